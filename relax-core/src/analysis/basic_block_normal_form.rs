@@ -1,0 +1,1 @@
+//! Basic-block normal form. INTERFACE STUB, replaced by the helper.

@@ -1,0 +1,132 @@
+//! `IRModule`: global functions by name.
+//!
+//! 1. Each [`GlobalVar`] (a unique name) maps to a Relax [`Function`] or a
+//!    loop-level [`PrimFunc`].
+//! 2. Functions are kept sorted by name, the order TVM prints them in.
+//! 3. Immutable in use: passes build a new module (`with_function`), and
+//!    cloning shares every function.
+//!
+//! `Display` prints TVMScript (`@I.ir_module class Module: …`) and `FromStr`
+//! parses it back (see [`crate::printer`] and [`crate::parser`]).
+
+use super::expr::{Expr, GlobalVar};
+use super::function::Function;
+use super::struct_info::StructInfo;
+use crate::tir::PrimFunc;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A module-level function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BaseFunc {
+    /// A Relax function.
+    Relax(Function),
+    /// A loop-level function.
+    Prim(PrimFunc),
+}
+
+impl BaseFunc {
+    /// Its StructInfo as a value.
+    pub fn struct_info(&self) -> StructInfo {
+        match self {
+            BaseFunc::Relax(f) => f.struct_info(),
+            BaseFunc::Prim(f) => f.struct_info(),
+        }
+    }
+    /// The Relax function, if this is one.
+    pub fn as_relax(&self) -> Option<&Function> {
+        match self {
+            BaseFunc::Relax(f) => Some(f),
+            BaseFunc::Prim(_) => None,
+        }
+    }
+    /// The PrimFunc, if this is one.
+    pub fn as_prim(&self) -> Option<&PrimFunc> {
+        match self {
+            BaseFunc::Prim(f) => Some(f),
+            BaseFunc::Relax(_) => None,
+        }
+    }
+}
+
+impl From<Function> for BaseFunc {
+    fn from(f: Function) -> Self {
+        BaseFunc::Relax(f)
+    }
+}
+impl From<PrimFunc> for BaseFunc {
+    fn from(f: PrimFunc) -> Self {
+        BaseFunc::Prim(f)
+    }
+}
+
+/// A Relax program: global functions by name. See the module docs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IRModule {
+    functions: Arc<BTreeMap<GlobalVar, BaseFunc>>,
+}
+
+impl IRModule {
+    /// An empty module.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// A module from `(name, function)` pairs.
+    pub fn from_functions(funcs: impl IntoIterator<Item = (GlobalVar, BaseFunc)>) -> Self {
+        IRModule {
+            functions: Arc::new(funcs.into_iter().collect()),
+        }
+    }
+    /// Adds or replaces the function `gv`.
+    pub fn add(&mut self, gv: GlobalVar, func: impl Into<BaseFunc>) {
+        Arc::make_mut(&mut self.functions).insert(gv, func.into());
+    }
+    /// This module with the function `gv` added or replaced.
+    pub fn with_function(&self, gv: GlobalVar, func: impl Into<BaseFunc>) -> Self {
+        let mut m = self.clone();
+        m.add(gv, func);
+        m
+    }
+    /// Removes the function `gv`, returning it.
+    pub fn remove(&mut self, gv: &GlobalVar) -> Option<BaseFunc> {
+        Arc::make_mut(&mut self.functions).remove(gv)
+    }
+    /// The function named `name`.
+    pub fn get(&self, name: &str) -> Option<&BaseFunc> {
+        self.functions.get(&GlobalVar::new(name))
+    }
+    /// The Relax function named `name`.
+    pub fn get_relax(&self, name: &str) -> Option<&Function> {
+        self.get(name).and_then(BaseFunc::as_relax)
+    }
+    /// The global var named `name`, if the module has it.
+    pub fn global_var(&self, name: &str) -> Option<GlobalVar> {
+        self.functions
+            .get_key_value(&GlobalVar::new(name))
+            .map(|(gv, _)| gv.clone())
+    }
+    /// Whether the module defines `gv`.
+    pub fn contains(&self, gv: &GlobalVar) -> bool {
+        self.functions.contains_key(gv)
+    }
+    /// All functions, sorted by name.
+    pub fn functions(&self) -> impl Iterator<Item = (&GlobalVar, &BaseFunc)> {
+        self.functions.iter()
+    }
+    /// The number of functions.
+    pub fn len(&self) -> usize {
+        self.functions.len()
+    }
+    /// Whether the module is empty.
+    pub fn is_empty(&self) -> bool {
+        self.functions.is_empty()
+    }
+    /// A reference to `gv` as an expression, carrying the function's StructInfo.
+    pub fn global_var_expr(&self, gv: &GlobalVar) -> Expr {
+        let e = Expr::global_var(gv.clone());
+        match self.functions.get(gv) {
+            Some(f) => e.with_struct_info(f.struct_info()),
+            None => e,
+        }
+    }
+}

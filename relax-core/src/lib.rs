@@ -1,0 +1,28 @@
+//! relax-core: the Relax compiler.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`ir`] | the IR: `PrimExpr`, `StructInfo`, `Expr`, `Function`, `IRModule` |
+//! | [`arith`] | symbolic arithmetic: simplifier and prover |
+//! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
+//! | [`printer`] | TVMScript text out (`Display`) |
+//! | [`parser`] | TVMScript text in (`FromStr`) |
+//! | [`tir`] | the loop-level IR (signatures for now) |
+//! | [`op`] | the operator registry |
+//! | [`transform`] | passes (`Pass`, `Sequential`) |
+//!
+//! See ARCHITECTURE.md at the repository root for the flow between them.
+
+#![warn(missing_docs)]
+
+pub mod analysis;
+pub mod arith;
+pub mod ir;
+pub mod parser;
+pub mod printer;
+pub mod tir;
+
+pub mod op;
+pub mod transform;
+
+pub use relax_runtime::{Diagnostic, Error, Span};

@@ -1,0 +1,1 @@
+//! TVMScript parser. INTERFACE STUB, replaced by the helper.

@@ -1,0 +1,1 @@
+//! TVMScript printer. INTERFACE STUB, replaced by the helper.

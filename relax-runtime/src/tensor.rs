@@ -1,0 +1,422 @@
+//! The runtime tensor: a dtype, a shape and a 64-byte-aligned contiguous buffer.
+//!
+//! 1. The buffer is row-major (C order) and contiguous; its start is aligned to
+//!    64 bytes so kernels may use aligned vector loads.
+//! 2. A tensor is immutable once built and cheap to clone (the buffer is shared
+//!    through an `Arc`), so it can sit in a `Constant` of a `static` module.
+//! 3. `bool` elements take one byte each (0 or 1).
+//!
+//! Typed access goes through [`Element`], implemented for the Rust scalar types
+//! that have a Relax dtype.
+
+use crate::data_type::DataType;
+use std::fmt;
+use std::sync::Arc;
+
+/// A Rust scalar type with a Relax dtype.
+///
+/// # Safety
+/// Implementors must be plain-old-data types of exactly `DTYPE.size_in_bytes()`
+/// bytes for which every bit pattern the runtime writes is valid.
+pub unsafe trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
+    /// The dtype of this element type.
+    const DTYPE: DataType;
+}
+
+macro_rules! element {
+    ($($t:ty => $dt:expr),* $(,)?) => {
+        $(unsafe impl Element for $t { const DTYPE: DataType = $dt; })*
+    };
+}
+
+element! {
+    f32 => DataType::f32(),
+    f64 => DataType::f64(),
+    i8 => DataType::int(8),
+    i16 => DataType::int(16),
+    i32 => DataType::int(32),
+    i64 => DataType::int(64),
+    u8 => DataType::uint(8),
+    u16 => DataType::uint(16),
+    u32 => DataType::uint(32),
+    u64 => DataType::uint(64),
+    bool => DataType::bool(),
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Chunk([u8; 64]);
+
+/// A 64-byte-aligned byte buffer.
+#[derive(Clone)]
+struct AlignedBuffer {
+    chunks: Vec<Chunk>,
+    len: usize,
+}
+
+impl AlignedBuffer {
+    fn zeroed(len: usize) -> Self {
+        AlignedBuffer {
+            chunks: vec![Chunk([0; 64]); len.div_ceil(64)],
+            len,
+        }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `chunks` holds at least `len` initialised bytes, contiguously.
+        unsafe { std::slice::from_raw_parts(self.chunks.as_ptr() as *const u8, self.len) }
+    }
+    fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and we hold the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+/// Why a tensor could not be built or read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TensorError {
+    /// The element count of the data differs from the product of the shape.
+    ShapeMismatch {
+        /// The requested shape.
+        shape: Vec<i64>,
+        /// How many elements were given.
+        elements: usize,
+    },
+    /// A dimension is negative.
+    NegativeDim(Vec<i64>),
+    /// The tensor's dtype is not the requested element type.
+    DTypeMismatch {
+        /// The dtype that was asked for.
+        expected: DataType,
+        /// The tensor's dtype.
+        found: DataType,
+    },
+    /// The dtype has no storage (void, or a vector of lanes).
+    UnsupportedDType(DataType),
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorError::ShapeMismatch { shape, elements } => write!(
+                f,
+                "shape {} needs {} elements, but {elements} were given",
+                fmt_shape(shape),
+                shape.iter().product::<i64>()
+            ),
+            TensorError::NegativeDim(shape) => {
+                write!(f, "shape {} has a negative dimension", fmt_shape(shape))
+            }
+            TensorError::DTypeMismatch { expected, found } => {
+                write!(f, "expected a tensor of dtype {expected}, found {found}")
+            }
+            TensorError::UnsupportedDType(dt) => write!(f, "a tensor cannot hold dtype {dt}"),
+        }
+    }
+}
+
+impl std::error::Error for TensorError {}
+
+/// Prints a shape as the DSL does: `(3, 4)`, `(5,)`, `()`.
+pub fn fmt_shape(shape: &[i64]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A dense, immutable, shared n-dimensional array.
+#[derive(Clone)]
+pub struct Tensor {
+    dtype: DataType,
+    shape: Arc<[i64]>,
+    data: Arc<AlignedBuffer>,
+}
+
+impl Tensor {
+    /// A zero-filled tensor.
+    pub fn zeros(dtype: DataType, shape: &[i64]) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape)?;
+        if dtype.is_void() || dtype.lanes() != 1 {
+            return Err(TensorError::UnsupportedDType(dtype));
+        }
+        Ok(Tensor {
+            dtype,
+            shape: shape.into(),
+            data: Arc::new(AlignedBuffer::zeroed(n * dtype.size_in_bytes())),
+        })
+    }
+
+    /// A tensor from row-major elements.
+    pub fn from_vec<T: Element>(shape: &[i64], data: Vec<T>) -> Result<Tensor, TensorError> {
+        Self::from_slice(shape, &data)
+    }
+
+    /// A tensor from row-major elements (copied).
+    pub fn from_slice<T: Element>(shape: &[i64], data: &[T]) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape)?;
+        if n != data.len() {
+            return Err(TensorError::ShapeMismatch {
+                shape: shape.to_vec(),
+                elements: data.len(),
+            });
+        }
+        let mut t = Self::zeros(T::DTYPE, shape)?;
+        let buf = Arc::get_mut(&mut t.data).expect("fresh buffer is unshared");
+        // SAFETY: T is plain old data (Element's contract) and the buffer holds
+        // exactly n * size_of::<T>() bytes.
+        let src = unsafe {
+            std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data))
+        };
+        buf.as_bytes_mut().copy_from_slice(src);
+        Ok(t)
+    }
+
+    /// A rank-0 tensor holding `value`.
+    pub fn scalar<T: Element>(value: T) -> Tensor {
+        Self::from_slice(&[], &[value]).expect("a scalar always has one element")
+    }
+
+    /// A tensor from raw little-endian bytes in row-major order.
+    pub fn from_bytes(dtype: DataType, shape: &[i64], bytes: &[u8]) -> Result<Tensor, TensorError> {
+        let mut t = Self::zeros(dtype, shape)?;
+        let elem = dtype.size_in_bytes();
+        if bytes.len() != t.data.len {
+            return Err(TensorError::ShapeMismatch {
+                shape: shape.to_vec(),
+                elements: bytes.len() / elem.max(1),
+            });
+        }
+        Arc::get_mut(&mut t.data)
+            .expect("fresh buffer is unshared")
+            .as_bytes_mut()
+            .copy_from_slice(bytes);
+        Ok(t)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+    /// The shape, one entry per dimension.
+    pub fn shape(&self) -> &[i64] {
+        &self.shape
+    }
+    /// The rank.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// The number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().map(|&d| d as usize).product()
+    }
+    /// The raw row-major bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.data.as_bytes()
+    }
+    /// The elements, if `T` is this tensor's element type.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T], TensorError> {
+        if T::DTYPE != self.dtype {
+            return Err(TensorError::DTypeMismatch {
+                expected: T::DTYPE,
+                found: self.dtype,
+            });
+        }
+        let bytes = self.as_bytes();
+        // SAFETY: the buffer is 64-byte aligned, holds numel elements of T, and
+        // was written with values of T.
+        Ok(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const T, self.numel()) })
+    }
+    /// The elements copied into a `Vec`.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, TensorError> {
+        self.as_slice().map(<[T]>::to_vec)
+    }
+    /// Each element widened to `f64` (integers and bools exactly when they fit).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        let b = self.as_bytes();
+        let n = self.numel();
+        let w = self.dtype.size_in_bytes();
+        (0..n)
+            .map(|i| scalar_to_f64(self.dtype, &b[i * w..(i + 1) * w]))
+            .collect()
+    }
+}
+
+fn checked_numel(shape: &[i64]) -> Result<usize, TensorError> {
+    if shape.iter().any(|&d| d < 0) {
+        return Err(TensorError::NegativeDim(shape.to_vec()));
+    }
+    Ok(shape.iter().map(|&d| d as usize).product())
+}
+
+/// Reads one little-endian element of `dtype` as `f64`.
+fn scalar_to_f64(dtype: DataType, b: &[u8]) -> f64 {
+    use crate::data_type::TypeCode;
+    let mut buf = [0u8; 8];
+    buf[..b.len()].copy_from_slice(b);
+    let raw = u64::from_le_bytes(buf);
+    match (dtype.code(), dtype.bits()) {
+        (TypeCode::Float, 32) => f32::from_bits(raw as u32) as f64,
+        (TypeCode::Float, 64) => f64::from_bits(raw),
+        (TypeCode::Float, 16) => half_to_f64(raw as u16),
+        (TypeCode::UInt, _) => raw as f64,
+        (TypeCode::Int, bits) => {
+            let shift = 64 - (b.len() * 8).min(64) as u32;
+            let _ = bits;
+            ((raw << shift) as i64 >> shift) as f64
+        }
+        _ => f64::NAN,
+    }
+}
+
+fn half_to_f64(h: u16) -> f64 {
+    let sign = if h >> 15 == 1 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
+    }
+}
+
+impl PartialEq for Tensor {
+    /// Equal dtype, shape and bytes.
+    fn eq(&self, other: &Self) -> bool {
+        self.dtype == other.dtype
+            && self.shape == other.shape
+            && self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tensor({}, {}, {self})",
+            fmt_shape(&self.shape),
+            self.dtype
+        )
+    }
+}
+
+impl fmt::Display for Tensor {
+    /// Nested lists of the elements, as numpy prints them (`[[1.0, 2.0], [3.0, 4.0]]`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let values = self.to_f64_vec();
+        let fmt_elem = |v: f64| -> String {
+            if self.dtype.is_bool() {
+                if v != 0.0 {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            } else if self.dtype.is_float() {
+                format_float(v, self.dtype.bits())
+            } else {
+                format!("{}", v as i128)
+            }
+        };
+        fn rec(
+            f: &mut fmt::Formatter<'_>,
+            shape: &[i64],
+            vals: &[f64],
+            fmt_elem: &dyn Fn(f64) -> String,
+        ) -> fmt::Result {
+            match shape.split_first() {
+                None => f.write_str(&fmt_elem(vals[0])),
+                Some((&d, rest)) => {
+                    let stride: usize = rest.iter().map(|&x| x as usize).product();
+                    f.write_str("[")?;
+                    for i in 0..d as usize {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        rec(f, rest, &vals[i * stride..(i + 1) * stride], fmt_elem)?;
+                    }
+                    f.write_str("]")
+                }
+            }
+        }
+        rec(f, &self.shape, &values, &fmt_elem)
+    }
+}
+
+/// Formats a float so that parsing the text gives back the same value of the
+/// given width (shortest round-trip form, always with a `.` or exponent).
+pub fn format_float(v: f64, bits: u16) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = if bits == 32 {
+        format!("{:?}", v as f32)
+    } else {
+        format!("{v:?}")
+    };
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_and_read_back() {
+        let t = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert_eq!(t.shape(), &[2, 3]);
+        assert_eq!(t.dtype(), DataType::f32());
+        assert_eq!(t.as_slice::<f32>().unwrap()[4], 5.0);
+        assert_eq!(t.as_bytes().as_ptr() as usize % 64, 0);
+        assert_eq!(t.to_string(), "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
+        assert!(matches!(
+            t.as_slice::<f64>(),
+            Err(TensorError::DTypeMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn shape_errors_are_errors() {
+        let e = Tensor::from_vec(&[2, 2], vec![1i64, 2, 3]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape (2, 2) needs 4 elements, but 3 were given"
+        );
+        assert!(Tensor::from_vec::<i32>(&[-1], vec![]).is_err());
+        assert!(Tensor::zeros(DataType::void(), &[1]).is_err());
+    }
+
+    #[test]
+    fn scalars_ints_and_bools_print() {
+        assert_eq!(Tensor::scalar(-3i8).to_string(), "-3");
+        assert_eq!(Tensor::scalar(true).to_string(), "True");
+        assert_eq!(
+            Tensor::from_vec(&[0], Vec::<f32>::new())
+                .unwrap()
+                .to_string(),
+            "[]"
+        );
+        assert_eq!(Tensor::scalar(0.1f32).to_string(), "0.1");
+    }
+
+    #[test]
+    fn bytes_round_trip() {
+        let t = Tensor::from_vec(&[3], vec![1u16, 2, 65535]).unwrap();
+        let u = Tensor::from_bytes(t.dtype(), t.shape(), t.as_bytes()).unwrap();
+        assert_eq!(t, u);
+        assert_eq!(u.to_f64_vec(), vec![1.0, 2.0, 65535.0]);
+    }
+}
