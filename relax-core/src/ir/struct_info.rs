@@ -350,3 +350,148 @@ pub fn shape_expr_ndim(shape: &Expr) -> i32 {
         },
     }
 }
+
+fn fmt_dims(values: &[PrimExpr]) -> String {
+    match values {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            values
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+impl std::fmt::Display for StructInfo {
+    /// TVMScript: `R.Tensor((n, 784), dtype="float32")`, `R.Shape([n, m])`,
+    /// `R.Prim("int64")`, `R.Tuple(…)`, `R.Callable((…), ret, purity)`, `R.Object`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind() {
+            StructInfoKind::Object => f.write_str("R.Object"),
+            StructInfoKind::Prim(p) => match &p.value {
+                Some(v) => write!(f, "R.Prim(value={v})"),
+                None => write!(f, "R.Prim(\"{}\")", p.dtype),
+            },
+            StructInfoKind::Shape(s) => match &s.values {
+                Some(vs) => write!(
+                    f,
+                    "R.Shape([{}])",
+                    vs.iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None if s.ndim == UNKNOWN_NDIM => f.write_str("R.Shape"),
+                None => write!(f, "R.Shape(ndim={})", s.ndim),
+            },
+            StructInfoKind::Tensor(t) => {
+                let mut args = Vec::new();
+                match (&t.shape, t.shape_values()) {
+                    (_, Some(vs)) => args.push(fmt_dims(vs)),
+                    (Some(e), None) => args.push(match e.kind() {
+                        ExprKind::Var(v) => v.name_hint().to_string(),
+                        _ => "<shape>".to_string(),
+                    }),
+                    (None, None) => {}
+                }
+                if !t.dtype.is_void() {
+                    args.push(format!("dtype=\"{}\"", t.dtype));
+                }
+                if t.shape.is_none() && t.ndim != UNKNOWN_NDIM {
+                    args.push(format!("ndim={}", t.ndim));
+                }
+                if args.is_empty() {
+                    f.write_str("R.Tensor")
+                } else {
+                    write!(f, "R.Tensor({})", args.join(", "))
+                }
+            }
+            StructInfoKind::Tuple(fields) if fields.is_empty() => f.write_str("R.Tuple"),
+            StructInfoKind::Tuple(fields) => write!(
+                f,
+                "R.Tuple({})",
+                fields
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            StructInfoKind::Func(func) => match &func.params {
+                Some(ps) => {
+                    let params = match ps.as_slice() {
+                        [p] => format!("({p},)"),
+                        _ => format!(
+                            "({})",
+                            ps.iter()
+                                .map(|s| s.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    };
+                    let purity = if func.purity { "True" } else { "False" };
+                    write!(f, "R.Callable({params}, {}, {purity})", func.ret)
+                }
+                None => {
+                    let derive = match func.derive_func {
+                        Some(DeriveFunc::Empty) => "empty_derive",
+                        _ => "default_derive",
+                    };
+                    write!(f, "R.Callable(derive_func=\"{derive}\", ret={})", func.ret)
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_as_tvmscript() {
+        let n = TirVar::new("n");
+        let t = StructInfo::tensor(vec![PrimExpr::var(&n), PrimExpr::int(784)], DataType::f32());
+        assert_eq!(t.to_string(), "R.Tensor((n, 784), dtype=\"float32\")");
+        assert_eq!(
+            StructInfo::tensor(vec![PrimExpr::int(5)], DataType::void()).to_string(),
+            "R.Tensor((5,))"
+        );
+        assert_eq!(
+            StructInfo::tensor_ndim(2, DataType::f32()).to_string(),
+            "R.Tensor(dtype=\"float32\", ndim=2)"
+        );
+        assert_eq!(
+            StructInfo::tensor_ndim(UNKNOWN_NDIM, DataType::void()).to_string(),
+            "R.Tensor"
+        );
+        assert_eq!(
+            StructInfo::shape(vec![PrimExpr::var(&n) * 2]).to_string(),
+            "R.Shape([n * 2])"
+        );
+        assert_eq!(
+            StructInfo::prim(DataType::i64()).to_string(),
+            "R.Prim(\"int64\")"
+        );
+        assert_eq!(
+            StructInfo::tuple(vec![t.clone(), StructInfo::object()]).to_string(),
+            "R.Tuple(R.Tensor((n, 784), dtype=\"float32\"), R.Object)"
+        );
+        assert_eq!(StructInfo::func(vec![t.clone()], t, true).to_string(),
+            "R.Callable((R.Tensor((n, 784), dtype=\"float32\"),), R.Tensor((n, 784), dtype=\"float32\"), True)");
+    }
+
+    #[test]
+    fn definable_vars_stand_alone() {
+        let n = TirVar::new("n");
+        let m = TirVar::new("m");
+        let s = StructInfo::tensor(
+            vec![PrimExpr::var(&n) * 2, PrimExpr::var(&m), PrimExpr::var(&n)],
+            DataType::f32(),
+        );
+        assert_eq!(s.definable_tir_vars(), vec![m.clone(), n.clone()]);
+        assert_eq!(s.tir_vars(), vec![n, m]);
+    }
+}
