@@ -18,7 +18,7 @@ pub(crate) fn reduce(call: &Call, x: &TensorStructInfo, dtype: DataType, ana: &A
             (None, false) => 0,
             (Some(_), false) => UNKNOWN_NDIM,
         };
-        return Ok(StructInfo::tensor_ndim(ndim, dtype));
+        return Ok(tensor(None, ndim, dtype, ana));
     }
     let axes = match axes {
         Some(a) => normalize_axes(call, &a, x.ndim)?,
