@@ -3,6 +3,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`ir`] | the IR: `PrimExpr`, `StructInfo`, `Expr`, `Function`, `IRModule` |
+//! | [`block_builder`] | `BlockBuilder`: build functions in normal form |
 //! | [`arith`] | symbolic arithmetic: simplifier and prover |
 //! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
 //! | [`printer`] | TVMScript text out (`Display`) |
@@ -17,6 +18,7 @@
 
 pub mod analysis;
 pub mod arith;
+pub mod block_builder;
 pub mod ir;
 pub mod parser;
 pub mod printer;
@@ -25,4 +27,5 @@ pub mod tir;
 pub mod op;
 pub mod transform;
 
+pub use block_builder::BlockBuilder;
 pub use relax_runtime::{Diagnostic, Error, Span};
