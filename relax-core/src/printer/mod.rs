@@ -11,20 +11,20 @@
 //!    separated by a blank line.
 //! 2. Variables print with their name hints made unique per function
 //!    (`x`, `x_1`, …); Relax vars and symbolic vars share the table
-//!    ([`names`]).
+//!    (`names.rs`).
 //! 3. Symbolic vars are declared from the parameter annotations, where their
 //!    dims print as strings (`R.Tensor(("n", 784))`), and every symbolic var
 //!    of a function gets an `n = T.int64()` line at the top of its body.
 //! 4. Tensor constants of rank one or more live in the `metadata` table after
-//!    the class ([`metadata`]).
+//!    the class (`metadata.rs`).
 //!
 //! | file | what |
 //! |---|---|
-//! | [`relax`] | functions, blocks, bindings, expressions |
-//! | [`prim`] | PrimExprs, StructInfo annotations, attribute values |
-//! | [`tir`] | PrimFunc signatures |
-//! | [`metadata`] | constants and the metadata section |
-//! | [`names`] | the name table |
+//! | `relax.rs` | functions, blocks, bindings, expressions |
+//! | `prim.rs` | PrimExprs, StructInfo annotations, attribute values |
+//! | `tir.rs` | PrimFunc signatures |
+//! | `metadata.rs` | constants and the metadata section |
+//! | `names.rs` | the name table |
 
 mod metadata;
 mod names;

@@ -753,3 +753,141 @@ def main(x) -> R.Object:
     assert!(m.to_string().contains("    def main(x) -> R.Object:"));
     assert_eq!(IRModule::new().to_string(), "# from tvm.script import ir as I\n# from tvm.script import relax as R\n\n@I.ir_module\nclass Module:\n    pass");
 }
+
+#[test]
+fn call_attributes_and_sinfo_args() {
+    let n = TirVar::new("n");
+    let x = v("x", t(&[2, 3]));
+    let cases = [
+        (
+            Expr::call_op(
+                "relax.sum",
+                vec![e(&x)],
+                Attrs::from_pairs([
+                    ("axis", AttrValue::from(vec![1i64])),
+                    ("keepdims", AttrValue::from(true)),
+                ]),
+            ),
+            "R.sum(x, axis=[1], keepdims=True)",
+        ),
+        (
+            Expr::call_op(
+                "relax.astype",
+                vec![e(&x)],
+                Attrs::from_pairs([("dtype", DataType::float(16))]),
+            ),
+            "R.astype(x, dtype=\"float16\")",
+        ),
+        (
+            Expr::call_op(
+                "relax.nn.leaky_relu",
+                vec![e(&x)],
+                Attrs::from_pairs([("alpha", 0.1f64)]),
+            ),
+            "R.nn.leaky_relu(x, alpha=0.1)",
+        ),
+        (
+            Expr::call_op(
+                "relax.nn.conv2d",
+                vec![e(&x)],
+                Attrs::from_pairs([(
+                    "strides",
+                    AttrValue::Array(vec![
+                        AttrValue::PrimExpr(n.to_expr() + 1),
+                        AttrValue::Float(2.0),
+                        AttrValue::Str("a\\b".into()),
+                    ]),
+                )]),
+            ),
+            "R.nn.conv2d(x, strides=[n + 1, 2.0, \"a\\\\b\"])",
+        ),
+        (
+            Expr::call_full(
+                Expr::op("relax.reshape"),
+                vec![e(&x)],
+                Attrs::new(),
+                vec![t(&[6])],
+            ),
+            "R.reshape(x, sinfo_args=(R.Tensor((6,), dtype=\"float32\"),))",
+        ),
+        (
+            Expr::call_full(
+                Expr::global_var(GlobalVar::new("f")),
+                vec![],
+                Attrs::new(),
+                vec![t(&[6]), StructInfo::object()],
+            ),
+            "cls.f(sinfo_args=(R.Tensor((6,), dtype=\"float32\"), R.Object))",
+        ),
+        (
+            Expr::call_full(
+                Expr::op("relax.call_tir"),
+                vec![Expr::global_var(GlobalVar::new("g"))],
+                Attrs::new(),
+                vec![],
+            ),
+            "R.call_tir(cls.g)",
+        ),
+        (
+            Expr::call_full(Expr::op("relax.call_tir"), vec![], Attrs::new(), vec![]),
+            "R.call_tir()",
+        ),
+        (
+            Expr::call(Expr::extern_func("p"), vec![]),
+            "R.call_packed(\"p\")",
+        ),
+    ];
+    for (expr, text) in cases {
+        assert_eq!(expr.to_string(), text);
+    }
+}
+
+#[test]
+fn nested_function_declares_its_own_symbolic_vars() {
+    let n = TirVar::new("n");
+    let m = TirVar::new("m");
+    let x = v("x", ts(vec![n.to_expr()]));
+    let y = v("y", ts(vec![m.to_expr()]));
+    let inner = Function::new(
+        vec![y.clone()],
+        Expr::seq(vec![], Expr::shape(vec![m.to_expr(), n.to_expr()])),
+        StructInfo::shape(vec![m.to_expr(), n.to_expr()]),
+    );
+    let g = Var::new("g", None);
+    let block = BindingBlock::new(vec![bind(&g, Expr::function(inner))]);
+    let f = public(func(vec![x], vec![block], &g), "main");
+    assert_eq!(
+        f.to_string(),
+        r#"# from tvm.script import relax as R
+# from tvm.script import tir as T
+
+@R.function
+def main(x: R.Tensor(("n",), dtype="float32")) -> R.Object:
+    n = T.int64()
+    @R.function
+    def g(y: R.Tensor(("m",), dtype="float32")) -> R.Shape(["m", "n"]):
+        m = T.int64()
+        return R.shape([m, n])
+    return g"#
+    );
+}
+
+#[test]
+fn constant_elements_print_exactly() {
+    let big = Expr::constant(Tensor::from_vec(&[2], vec![i64::MAX, -1]).unwrap());
+    assert_eq!(
+        big.to_string(),
+        "R.const([9223372036854775807, -1], \"int64\")"
+    );
+    let u = Expr::constant(Tensor::from_vec(&[1, 2], vec![255u8, 0]).unwrap());
+    assert_eq!(u.to_string(), "R.const([[255, 0]], \"uint8\")");
+    let b = Expr::constant(Tensor::from_vec(&[2], vec![true, false]).unwrap());
+    assert_eq!(b.to_string(), "R.const([True, False], \"bool\")");
+    let d = Expr::constant(Tensor::from_vec(&[2], vec![0.1f64, 1e300]).unwrap());
+    assert_eq!(d.to_string(), "R.const([0.1, 1e300], \"float64\")");
+    let z = Expr::constant(Tensor::zeros(DataType::i32(), &[3, 0]).unwrap());
+    assert_eq!(
+        z.to_string(),
+        "R.const([[], [], []], \"int32\", shape=(3, 0))"
+    );
+}
