@@ -68,7 +68,10 @@ struct FunctionFrame {
     is_pure: bool,
     private: bool,
     scopes: Vec<Scope>,
+    /// Next numeric suffix per name hint.
     names: HashMap<String, usize>,
+    /// Every name defined in the function so far.
+    used: HashSet<String>,
     /// Symbolic variables defined so far (by the parameters or match_casts).
     tir_vars: HashSet<TirVar>,
 }
@@ -108,10 +111,7 @@ impl BlockBuilder {
                 tir_vars.extend(s.definable_tir_vars());
             }
         }
-        let mut names = HashMap::new();
-        for p in &params {
-            names.insert(p.name_hint().to_string(), 1);
-        }
+        let used = params.iter().map(|p| p.name_hint().to_string()).collect();
         self.frames.push(FunctionFrame {
             name: name.to_string(),
             params,
@@ -119,7 +119,8 @@ impl BlockBuilder {
             is_pure: true,
             private: false,
             scopes: vec![Scope::default()],
-            names,
+            names: HashMap::new(),
+            used,
             tir_vars,
         });
     }
@@ -147,11 +148,14 @@ impl BlockBuilder {
     /// the module. The result StructInfo is the output's, erased of what is
     /// not defined by the parameters.
     pub fn emit_func_output(&mut self, output: impl Into<Expr>) -> Result<GlobalVar, Error> {
+        if self.frames.is_empty() {
+            return Err(err("builder-no-function", "emit_func_output without an open function"));
+        }
         if self.frame()?.scopes.last().and_then(|s| s.current.as_ref()).is_some_and(|b| b.is_dataflow) {
             return Err(err("builder-open-dataflow", "emit_func_output inside a dataflow block: end the block first"));
         }
         let output = self.normalize_argument(output.into())?;
-        let mut frame = self.frames.pop().expect("frame() checked that a function is open");
+        let mut frame = self.frames.pop().expect("checked above that a function is open");
         let mut scope = frame.scopes.pop().expect("a function frame always has its body scope");
         scope.close_block();
         let body = self.make_seq(scope.blocks, output)?;
@@ -169,7 +173,6 @@ impl BlockBuilder {
         }
         let gv = GlobalVar::new(&frame.name);
         self.module.add(gv.clone(), func);
-        frame.names.clear();
         Ok(gv)
     }
 
@@ -192,6 +195,48 @@ impl BlockBuilder {
                 Err(e)
             }
         }
+    }
+
+    /// Opens the body scope of a function value (a closure, or a function a
+    /// mutator rebuilds) whose parameters are `params`; it is not added to
+    /// the module. Close it with [`BlockBuilder::end_scope`].
+    pub fn begin_scope(&mut self, params: &[Var]) {
+        self.begin_function("", params.to_vec());
+        self.frames.last_mut().expect("just pushed").private = true;
+    }
+
+    /// Closes the scope opened by [`BlockBuilder::begin_scope`] with `output`
+    /// as its result and returns the body as a `SeqExpr`.
+    pub fn end_scope(&mut self, output: Expr) -> Result<Expr, Error> {
+        let output = self.normalize_argument(output);
+        let mut frame = self.frames.pop().ok_or_else(|| err("builder-no-function", "end_scope without begin_scope"))?;
+        let mut scope = frame.scopes.pop().expect("a function frame always has its body scope");
+        scope.close_block();
+        self.make_seq(scope.blocks, output?)
+    }
+
+    /// Opens a nested scope (an `If` branch) in the open function.
+    pub fn begin_inner_scope(&mut self) -> Result<(), Error> {
+        self.frame_mut()?.scopes.push(Scope::default());
+        Ok(())
+    }
+
+    /// Closes the scope opened by [`BlockBuilder::begin_inner_scope`] with
+    /// `output` as its result and returns it as a `SeqExpr`.
+    pub fn end_inner_scope(&mut self, output: Expr) -> Result<Expr, Error> {
+        let output = self.normalize_argument(output);
+        let frame = self.frame_mut()?;
+        if frame.scopes.len() < 2 {
+            return Err(err("builder-no-scope", "end_inner_scope without begin_inner_scope"));
+        }
+        let mut scope = frame.scopes.pop().expect("checked above");
+        scope.close_block();
+        self.make_seq(scope.blocks, output?)
+    }
+
+    /// Closes the open block of the innermost scope (of either kind).
+    pub fn end_block(&mut self) -> Result<(), Error> {
+        self.end_open_block()
     }
 
     // ----- blocks -------------------------------------------------------
@@ -282,8 +327,10 @@ impl BlockBuilder {
 
     /// Emits an already-normalized binding as it is.
     pub fn emit_normalized(&mut self, binding: Binding) -> Result<(), Error> {
+        let frame = self.frame_mut()?;
+        frame.used.insert(binding.var().name_hint().to_string());
         if let Binding::MatchCast(m) = &binding {
-            self.frame_mut()?.tir_vars.extend(m.struct_info.definable_tir_vars());
+            frame.tir_vars.extend(m.struct_info.definable_tir_vars());
         }
         self.push_binding(binding)
     }
@@ -292,12 +339,6 @@ impl BlockBuilder {
     /// functions, once visited), if any.
     pub fn lookup_binding(&self, var: &Var) -> Option<&Expr> {
         self.bindings.get(var)
-    }
-
-    /// Records `var = value` for [`BlockBuilder::lookup_binding`] without
-    /// emitting it (used by mutators for bindings they keep).
-    pub(crate) fn record_binding(&mut self, var: &Var, value: &Expr) {
-        self.bindings.insert(var.clone(), value.clone());
     }
 
     fn push_binding(&mut self, binding: Binding) -> Result<(), Error> {
@@ -318,11 +359,15 @@ impl BlockBuilder {
     /// `hint`, or `hint` with the smallest numeric suffix not yet used in the
     /// open function (`lv`, `lv1`, `lv2`, …).
     pub fn unique_name(&mut self, hint: &str) -> Result<String, Error> {
-        let names = &mut self.frame_mut()?.names;
-        let n = names.entry(hint.to_string()).or_insert(0);
-        let name = if *n == 0 { hint.to_string() } else { format!("{hint}{n}") };
-        *n += 1;
-        Ok(name)
+        let frame = self.frame_mut()?;
+        loop {
+            let n = frame.names.entry(hint.to_string()).or_insert(0);
+            let name = if *n == 0 { hint.to_string() } else { format!("{hint}{n}") };
+            *n += 1;
+            if frame.used.insert(name.clone()) {
+                return Ok(name);
+            }
+        }
     }
 
     // ----- normalization --------------------------------------------------

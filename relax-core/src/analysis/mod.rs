@@ -3,7 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | [`struct_info_analysis`] | base-of, least common ancestor, erasure, call result derivation |
-//! | [`derive`] | the StructInfo of an expression from its parts (spec derivation rules) |
+//! | [`derive`](mod@derive) | the StructInfo of an expression from its parts (spec derivation rules) |
 //! | [`well_formed`] | every well-formedness rule of the spec |
 //! | [`basic_block_normal_form`] | the basic-block normal form checker |
 

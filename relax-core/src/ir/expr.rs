@@ -19,7 +19,7 @@
 //!    branches are `SeqExpr`s; a `SeqExpr` appears nowhere else. The types do
 //!    not force it; [`crate::analysis::well_formed`] checks it.
 //! 5. `PartialEq` is exact equality (vars by identity). Equality modulo the
-//!    names and ids of bound variables is [`crate::ir::structural_equal`].
+//!    names and ids of bound variables is [`structural_equal`](fn@crate::ir::structural_equal).
 
 use super::attrs::Attrs;
 use super::function::Function;
