@@ -17,7 +17,7 @@
 //! 4. Normal form (spec §"Normal Form"): a binding's value is a leaf or a
 //!    non-leaf whose operands are leaves; a `Function` body and both `If`
 //!    branches are `SeqExpr`s; a `SeqExpr` appears nowhere else. The types do
-//!    not force it; [`crate::analysis::well_formed`] checks it.
+//!    not force it; [`well_formed`](fn@crate::analysis::well_formed) checks it.
 //! 5. `PartialEq` is exact equality (vars by identity). Equality modulo the
 //!    names and ids of bound variables is [`structural_equal`](fn@crate::ir::structural_equal).
 

@@ -10,7 +10,7 @@
 //! | [`attrs`] | call and function attributes |
 //! | [`function`] | `Function` |
 //! | [`module`] | `IRModule` |
-//! | [`structural_equal`] | equality and hashing modulo bound variables |
+//! | [`mod@structural_equal`] | equality and hashing modulo bound variables |
 //!
 //! `DataType` comes from `relax-runtime` (tensors need it too) and is
 //! re-exported here.
@@ -37,4 +37,7 @@ pub use struct_info::{
     DeriveFunc, FuncStructInfo, PrimStructInfo, ShapeStructInfo, StructInfo, StructInfoKind,
     TensorStructInfo, UNKNOWN_NDIM,
 };
-pub use structural_equal::{structural_equal, structural_hash, StructuralMismatch};
+pub use structural_equal::{
+    assert_structural_equal, structural_equal, structural_equal_map_free_vars, structural_equal_report, structural_hash,
+    structural_hash_map_free_vars, StructuralEq, StructuralMismatch,
+};
