@@ -12,4 +12,5 @@ pub mod derive;
 pub mod struct_info_analysis;
 pub mod well_formed;
 
+pub use basic_block_normal_form::{check_basic_block_normal_form, is_basic_block_normal_form};
 pub use well_formed::well_formed;
