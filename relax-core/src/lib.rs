@@ -8,6 +8,7 @@
 //! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
 //! | [`printer`] | TVMScript text out (`Display`) |
 //! | [`parser`] | TVMScript text in (`FromStr`) |
+//! | [`visitor`] | `ExprVisitor` (read-only traversal) |
 //! | [`tir`] | the loop-level IR (signatures for now) |
 //! | [`op`] | the operator registry |
 //! | [`transform`] | passes (`Pass`, `Sequential`) |
@@ -23,6 +24,7 @@ pub mod ir;
 pub mod parser;
 pub mod printer;
 pub mod tir;
+pub mod visitor;
 
 pub mod op;
 pub mod transform;
