@@ -184,7 +184,11 @@ impl Interval {
     /// `{a^p}` for `p >= 1`. Even powers are non-negative, which plain
     /// repeated multiplication would not see.
     pub fn pow(self, p: usize) -> Interval {
-        let base = if p % 2 == 0 { self.abs() } else { self };
+        let base = if p.is_multiple_of(2) {
+            self.abs()
+        } else {
+            self
+        };
         let mut acc = base;
         for _ in 1..p {
             acc = acc.mul(base);

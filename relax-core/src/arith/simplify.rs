@@ -414,7 +414,7 @@ impl Simplifier<'_> {
             // Σ kᵢ·mᵢ is a multiple of g = gcd(kᵢ); it never equals -c unless
             // g divides c.
             let g = d.terms_gcd();
-            g > 1 && d.constant.unsigned_abs() % g != 0
+            g > 1 && !d.constant.unsigned_abs().is_multiple_of(g)
         };
         match op {
             Cmp::Eq | Cmp::Ne => {
