@@ -400,8 +400,8 @@ impl Simplifier<'_> {
                 d = n;
             }
         }
-        let (pos, neg) = d.split_signs();
-        PrimExpr::new(out, op.build(pos.to_expr(dt), neg.to_expr(dt)))
+        let (lhs, rhs) = comparison_sides(&d);
+        PrimExpr::new(out, op.build(lhs.to_expr(dt), rhs.to_expr(dt)))
     }
 
     /// The truth of `d op 0`, when the bound of `d` settles it.
@@ -490,4 +490,26 @@ fn decided(yes: bool, no: bool) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// Two sides `(l, r)` with `d = l - r` for printing `d op 0` as `l op r`.
+/// Terms of one sign stay together and the constant goes to the side that
+/// has no terms (`n <= -4`, `2 < n`), or else to the side where it is
+/// positive (`n + 1 <= m`).
+fn comparison_sides(d: &Poly) -> (Poly, Poly) {
+    let (pos, neg) = d.split_signs();
+    if neg.terms.is_empty() {
+        if let Some(c) = d.constant.checked_neg() {
+            let mut terms = d.clone();
+            terms.constant = 0;
+            return (terms, Poly::constant(c));
+        }
+    } else if pos.terms.is_empty() {
+        if let Some(terms) = d.scale(-1) {
+            let mut terms = terms;
+            terms.constant = 0;
+            return (Poly::constant(d.constant), terms);
+        }
+    }
+    (pos, neg)
 }

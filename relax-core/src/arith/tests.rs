@@ -206,6 +206,9 @@ fn comparisons_fold_or_cancel() {
     assert_eq!(simp(&a, &m.clone().eq_(&n)), simp(&a, &n.clone().eq_(&m)));
     assert_eq!(simp(&a, &(&n + 1).le(&m)), "n + 1 <= m");
     assert_eq!(simp(&a, &n.clone().ge(0)), "n >= 0");
+    assert_eq!(simp(&a, &(&n + 4).le(0)), "n <= -4");
+    assert_eq!(simp(&a, &(PrimExpr::int(3) - &n).gt(1)), "2 > n");
+    assert_eq!(simp(&a, &(&n * 2 - 1).eq_(&m)), "n * 2 == m + 1");
     let nn = non_negative(&[&nv]);
     assert_eq!(simp(&nn, &n.clone().ge(0)), "True");
     assert_eq!(simp(&nn, &n.clone().lt(0)), "False");
