@@ -65,9 +65,14 @@ impl Analyzer {
     }
 
     /// Records that `v == value`: `v` is replaced by `value` before every
-    /// simplification or proof.
+    /// simplification or proof. A value that mentions `v` itself (after the
+    /// known bindings are substituted) is a recurrence, not a value, and is
+    /// ignored.
     pub fn bind(&mut self, v: &TirVar, value: &PrimExpr) {
         let value = self.substitute(value);
+        if value.free_vars().contains(v) {
+            return;
+        }
         let one = HashMap::from([(v.clone(), value.clone())]);
         for old in self.bindings.values_mut() {
             *old = old.substitute_map(&one);

@@ -320,6 +320,9 @@ fn ranges_and_bindings() {
     a.bind(&nv, &PrimExpr::int(3));
     a.bind(&k, &(&m + 1));
     assert_eq!(simp(&a, &k.to_expr()), "7");
+    let (jv, j) = v("j");
+    a.bind(&jv, &(&j + 1));
+    assert_eq!(a.prove(&j.clone().eq_(&j + 1)), Proof::Disproven);
 }
 
 // ------------------------------------------------------ required decisions
