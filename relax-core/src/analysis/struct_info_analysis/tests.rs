@@ -702,7 +702,7 @@ fn call_argument_kind_dtype_and_rank_errors() {
         StructInfo::object(),
         StructInfo::tensor_ndim(2, DataType::void()),
     ] {
-        let err = derive(&f, &[bad.clone()]).unwrap_err();
+        let err = derive(&f, std::slice::from_ref(&bad)).unwrap_err();
         assert_eq!(err.code, "call-arg-mismatch", "{bad}");
         assert!(
             err.message.contains(&format!("found {bad}")),
@@ -868,7 +868,7 @@ fn opaque_callees_derive_from_sinfo_args() {
         ),
     ];
     for (sinfo_args, expected) in cases {
-        let call = call_with(&[t.clone()], sinfo_args);
+        let call = call_with(std::slice::from_ref(&t), sinfo_args);
         assert_eq!(
             derive_call_ret_struct_info(func_of(&default), &call, &Analyzer::new()).unwrap(),
             expected
