@@ -27,7 +27,8 @@ use crate::analysis::derive::{derive_struct_info, DeriveContext};
 use crate::analysis::struct_info_analysis::erase_to_well_defined;
 use crate::arith::Analyzer;
 use crate::ir::{
-    Attrs, BaseFunc, Binding, BindingBlock, Expr, ExprKind, Function, GlobalVar, IRModule, StructInfo, TirVar, Var,
+    Attrs, BaseFunc, Binding, BindingBlock, Expr, ExprKind, Function, GlobalVar, IRModule,
+    StructInfo, TirVar, Var,
 };
 use relax_runtime::{Diagnostic, Error};
 use std::collections::{HashMap, HashSet};
@@ -49,13 +50,20 @@ impl Scope {
     /// Closes the open block, merging it into the previous one of the same
     /// kind and dropping it if empty.
     fn close_block(&mut self) {
-        let Some(frame) = self.current.take() else { return };
+        let Some(frame) = self.current.take() else {
+            return;
+        };
         if frame.bindings.is_empty() {
             return;
         }
         match self.blocks.last_mut() {
-            Some(last) if last.is_dataflow == frame.is_dataflow => last.bindings.extend(frame.bindings),
-            _ => self.blocks.push(BindingBlock { bindings: frame.bindings, is_dataflow: frame.is_dataflow }),
+            Some(last) if last.is_dataflow == frame.is_dataflow => {
+                last.bindings.extend(frame.bindings)
+            }
+            _ => self.blocks.push(BindingBlock {
+                bindings: frame.bindings,
+                is_dataflow: frame.is_dataflow,
+            }),
         }
     }
 }
@@ -97,7 +105,10 @@ impl BlockBuilder {
 
     /// A builder that adds to `module`.
     pub fn with_module(module: IRModule) -> Self {
-        BlockBuilder { module, ..Self::default() }
+        BlockBuilder {
+            module,
+            ..Self::default()
+        }
     }
 
     // ----- functions ---------------------------------------------------
@@ -138,7 +149,11 @@ impl BlockBuilder {
     }
 
     /// Sets an attribute of the open function (`R.func_attr`).
-    pub fn set_func_attr(&mut self, key: &str, value: impl Into<crate::ir::AttrValue>) -> Result<(), Error> {
+    pub fn set_func_attr(
+        &mut self,
+        key: &str,
+        value: impl Into<crate::ir::AttrValue>,
+    ) -> Result<(), Error> {
         let f = self.frame_mut()?;
         f.attrs = f.attrs.with(key, value);
         Ok(())
@@ -149,14 +164,32 @@ impl BlockBuilder {
     /// not defined by the parameters.
     pub fn emit_func_output(&mut self, output: impl Into<Expr>) -> Result<GlobalVar, Error> {
         if self.frames.is_empty() {
-            return Err(err("builder-no-function", "emit_func_output without an open function"));
+            return Err(err(
+                "builder-no-function",
+                "emit_func_output without an open function",
+            ));
         }
-        if self.frame()?.scopes.last().and_then(|s| s.current.as_ref()).is_some_and(|b| b.is_dataflow) {
-            return Err(err("builder-open-dataflow", "emit_func_output inside a dataflow block: end the block first"));
+        if self
+            .frame()?
+            .scopes
+            .last()
+            .and_then(|s| s.current.as_ref())
+            .is_some_and(|b| b.is_dataflow)
+        {
+            return Err(err(
+                "builder-open-dataflow",
+                "emit_func_output inside a dataflow block: end the block first",
+            ));
         }
         let output = self.normalize_argument(output.into())?;
-        let mut frame = self.frames.pop().expect("checked above that a function is open");
-        let mut scope = frame.scopes.pop().expect("a function frame always has its body scope");
+        let mut frame = self
+            .frames
+            .pop()
+            .expect("checked above that a function is open");
+        let mut scope = frame
+            .scopes
+            .pop()
+            .expect("a function frame always has its body scope");
         scope.close_block();
         let body = self.make_seq(scope.blocks, output)?;
         let param_vars: HashSet<TirVar> = frame
@@ -165,9 +198,20 @@ impl BlockBuilder {
             .filter_map(|p| p.struct_info())
             .flat_map(|s| s.definable_tir_vars())
             .collect();
-        let body_sinfo = body.struct_info().cloned().unwrap_or_else(StructInfo::object);
-        let ret = erase_to_well_defined(&body_sinfo, &HashMap::new(), &HashMap::new(), &|v| param_vars.contains(v));
-        let mut func = Function { params: frame.params, body, ret_struct_info: ret, is_pure: frame.is_pure, attrs: frame.attrs };
+        let body_sinfo = body
+            .struct_info()
+            .cloned()
+            .unwrap_or_else(StructInfo::object);
+        let ret = erase_to_well_defined(&body_sinfo, &HashMap::new(), &HashMap::new(), &|v| {
+            param_vars.contains(v)
+        });
+        let mut func = Function {
+            params: frame.params,
+            body,
+            ret_struct_info: ret,
+            is_pure: frame.is_pure,
+            attrs: frame.attrs,
+        };
         if !frame.private {
             func = func.with_global_symbol(&frame.name);
         }
@@ -209,8 +253,14 @@ impl BlockBuilder {
     /// as its result and returns the body as a `SeqExpr`.
     pub fn end_scope(&mut self, output: Expr) -> Result<Expr, Error> {
         let output = self.normalize_argument(output);
-        let mut frame = self.frames.pop().ok_or_else(|| err("builder-no-function", "end_scope without begin_scope"))?;
-        let mut scope = frame.scopes.pop().expect("a function frame always has its body scope");
+        let mut frame = self
+            .frames
+            .pop()
+            .ok_or_else(|| err("builder-no-function", "end_scope without begin_scope"))?;
+        let mut scope = frame
+            .scopes
+            .pop()
+            .expect("a function frame always has its body scope");
         scope.close_block();
         self.make_seq(scope.blocks, output?)
     }
@@ -227,7 +277,10 @@ impl BlockBuilder {
         let output = self.normalize_argument(output);
         let frame = self.frame_mut()?;
         if frame.scopes.len() < 2 {
-            return Err(err("builder-no-scope", "end_inner_scope without begin_inner_scope"));
+            return Err(err(
+                "builder-no-scope",
+                "end_inner_scope without begin_inner_scope",
+            ));
         }
         let mut scope = frame.scopes.pop().expect("checked above");
         scope.close_block();
@@ -245,10 +298,16 @@ impl BlockBuilder {
     pub fn begin_dataflow(&mut self) -> Result<(), Error> {
         let scope = self.scope_mut()?;
         if scope.current.as_ref().is_some_and(|b| b.is_dataflow) {
-            return Err(err("builder-nested-dataflow", "a dataflow block is already open"));
+            return Err(err(
+                "builder-nested-dataflow",
+                "a dataflow block is already open",
+            ));
         }
         scope.close_block();
-        scope.current = Some(BlockFrame { is_dataflow: true, bindings: vec![] });
+        scope.current = Some(BlockFrame {
+            is_dataflow: true,
+            bindings: vec![],
+        });
         Ok(())
     }
 
@@ -256,14 +315,20 @@ impl BlockBuilder {
     pub fn end_dataflow(&mut self) -> Result<(), Error> {
         let scope = self.scope_mut()?;
         if !scope.current.as_ref().is_some_and(|b| b.is_dataflow) {
-            return Err(err("builder-no-dataflow", "end_dataflow without an open dataflow block"));
+            return Err(err(
+                "builder-no-dataflow",
+                "end_dataflow without an open dataflow block",
+            ));
         }
         scope.close_block();
         Ok(())
     }
 
     /// Runs `body` inside a dataflow block.
-    pub fn dataflow<T>(&mut self, body: impl FnOnce(&mut BlockBuilder) -> Result<T, Error>) -> Result<T, Error> {
+    pub fn dataflow<T>(
+        &mut self,
+        body: impl FnOnce(&mut BlockBuilder) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.begin_dataflow()?;
         let out = body(self)?;
         self.end_dataflow()?;
@@ -306,7 +371,10 @@ impl BlockBuilder {
     /// after the block.
     pub fn emit_output(&mut self, expr: impl Into<Expr>) -> Result<Var, Error> {
         if !self.current_block_is_dataflow() {
-            return Err(err("builder-output-outside-dataflow", "emit_output is only meaningful inside a dataflow block"));
+            return Err(err(
+                "builder-output-outside-dataflow",
+                "emit_output is only meaningful inside a dataflow block",
+            ));
         }
         let value = self.normalize(expr.into())?;
         let var = self.fresh_var("gv", value.struct_info().cloned(), false)?;
@@ -316,11 +384,21 @@ impl BlockBuilder {
 
     /// Emits `var = match_cast(value, struct_info)`; the symbolic variables
     /// standing alone in `struct_info` come into scope.
-    pub fn emit_match_cast(&mut self, value: impl Into<Expr>, struct_info: StructInfo) -> Result<Var, Error> {
+    pub fn emit_match_cast(
+        &mut self,
+        value: impl Into<Expr>,
+        struct_info: StructInfo,
+    ) -> Result<Var, Error> {
         let value = self.normalize_argument(value.into())?;
         let is_df = self.current_block_is_dataflow();
-        let var = self.fresh_var(if is_df { "lv" } else { "gv" }, Some(struct_info.clone()), is_df)?;
-        self.frame_mut()?.tir_vars.extend(struct_info.definable_tir_vars());
+        let var = self.fresh_var(
+            if is_df { "lv" } else { "gv" },
+            Some(struct_info.clone()),
+            is_df,
+        )?;
+        self.frame_mut()?
+            .tir_vars
+            .extend(struct_info.definable_tir_vars());
         self.push_binding(Binding::match_cast(var.clone(), value, struct_info))?;
         Ok(var)
     }
@@ -342,18 +420,36 @@ impl BlockBuilder {
     }
 
     fn push_binding(&mut self, binding: Binding) -> Result<(), Error> {
-        self.bindings.insert(binding.var().clone(), binding.value().clone());
+        self.bindings
+            .insert(binding.var().clone(), binding.value().clone());
         let scope = self.scope_mut()?;
         if scope.current.is_none() {
-            scope.current = Some(BlockFrame { is_dataflow: false, bindings: vec![] });
+            scope.current = Some(BlockFrame {
+                is_dataflow: false,
+                bindings: vec![],
+            });
         }
-        scope.current.as_mut().expect("opened above").bindings.push(binding);
+        scope
+            .current
+            .as_mut()
+            .expect("opened above")
+            .bindings
+            .push(binding);
         Ok(())
     }
 
-    fn fresh_var(&mut self, hint: &str, sinfo: Option<StructInfo>, dataflow: bool) -> Result<Var, Error> {
+    fn fresh_var(
+        &mut self,
+        hint: &str,
+        sinfo: Option<StructInfo>,
+        dataflow: bool,
+    ) -> Result<Var, Error> {
         let name = self.unique_name(hint)?;
-        Ok(if dataflow { Var::new_dataflow(name, sinfo) } else { Var::new(name, sinfo) })
+        Ok(if dataflow {
+            Var::new_dataflow(name, sinfo)
+        } else {
+            Var::new(name, sinfo)
+        })
     }
 
     /// `hint`, or `hint` with the smallest numeric suffix not yet used in the
@@ -362,7 +458,11 @@ impl BlockBuilder {
         let frame = self.frame_mut()?;
         loop {
             let n = frame.names.entry(hint.to_string()).or_insert(0);
-            let name = if *n == 0 { hint.to_string() } else { format!("{hint}{n}") };
+            let name = if *n == 0 {
+                hint.to_string()
+            } else {
+                format!("{hint}{n}")
+            };
             *n += 1;
             if frame.used.insert(name.clone()) {
                 return Ok(name);
@@ -379,13 +479,22 @@ impl BlockBuilder {
         let rebuilt = match expr.kind() {
             ExprKind::Call(call) => {
                 let op = self.normalize_argument(call.op.clone())?;
-                let args = call.args.iter().map(|a| self.normalize_argument(a.clone())).collect::<Result<Vec<_>, _>>()?;
+                let args = call
+                    .args
+                    .iter()
+                    .map(|a| self.normalize_argument(a.clone()))
+                    .collect::<Result<Vec<_>, _>>()?;
                 Expr::call_full(op, args, call.attrs.clone(), call.sinfo_args.clone())
             }
-            ExprKind::Tuple(fields) => {
-                Expr::tuple(fields.iter().map(|f| self.normalize_argument(f.clone())).collect::<Result<_, _>>()?)
+            ExprKind::Tuple(fields) => Expr::tuple(
+                fields
+                    .iter()
+                    .map(|f| self.normalize_argument(f.clone()))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ExprKind::TupleGetItem(t, i) => {
+                Expr::tuple_get_item(self.normalize_argument(t.clone())?, *i)
             }
-            ExprKind::TupleGetItem(t, i) => Expr::tuple_get_item(self.normalize_argument(t.clone())?, *i),
             ExprKind::If(i) => {
                 let cond = self.normalize_argument(i.cond.clone())?;
                 let t = self.normalize_scoped(i.true_branch.clone())?;
@@ -399,7 +508,9 @@ impl BlockBuilder {
                         let value = self.normalize(b.value().clone())?;
                         let b = match b {
                             Binding::VarBinding(vb) => Binding::var_binding(vb.var.clone(), value),
-                            Binding::MatchCast(m) => Binding::match_cast(m.var.clone(), value, m.struct_info.clone()),
+                            Binding::MatchCast(m) => {
+                                Binding::match_cast(m.var.clone(), value, m.struct_info.clone())
+                            }
                         };
                         self.emit_normalized(b)?;
                     }
@@ -423,7 +534,10 @@ impl BlockBuilder {
             return Ok(e);
         }
         if self.frames.is_empty() {
-            return Err(err("builder-no-function", "a nested expression can only be bound inside a function"));
+            return Err(err(
+                "builder-no-function",
+                "a nested expression can only be bound inside a function",
+            ));
         }
         Ok(Expr::var(&self.emit(e)?))
     }
@@ -453,8 +567,12 @@ impl BlockBuilder {
                         r = r.and_then(|_| {
                             let value = self.normalize(b.value().clone())?;
                             let b = match b {
-                                Binding::VarBinding(vb) => Binding::var_binding(vb.var.clone(), value),
-                                Binding::MatchCast(m) => Binding::match_cast(m.var.clone(), value, m.struct_info.clone()),
+                                Binding::VarBinding(vb) => {
+                                    Binding::var_binding(vb.var.clone(), value)
+                                }
+                                Binding::MatchCast(m) => {
+                                    Binding::match_cast(m.var.clone(), value, m.struct_info.clone())
+                                }
                             };
                             self.emit_normalized(b)
                         });
@@ -477,6 +595,10 @@ impl BlockBuilder {
 
     /// Fills in the StructInfo of `expr` (whose parts carry theirs).
     fn infer(&self, expr: Expr) -> Result<Expr, Error> {
+        // An operator is not a value: it has no StructInfo of its own.
+        if matches!(expr.kind(), ExprKind::Op(_)) {
+            return Ok(expr);
+        }
         if let ExprKind::GlobalVar(gv) = expr.kind() {
             if expr.struct_info().is_none() && self.module.contains(gv) {
                 return Ok(self.module.global_var_expr(gv));
@@ -491,7 +613,10 @@ impl BlockBuilder {
                 analyzer.mark_non_negative(v);
             }
         }
-        let ctx = DeriveContext { module: Some(&self.module), analyzer };
+        let ctx = DeriveContext {
+            module: Some(&self.module),
+            analyzer,
+        };
         let sinfo = derive_struct_info(&expr, &ctx).map_err(|d| Error::Compile(vec![d]))?;
         Ok(expr.with_struct_info(sinfo))
     }
@@ -526,7 +651,10 @@ impl BlockBuilder {
     /// still open.
     pub fn finalize(self) -> Result<IRModule, Error> {
         if let Some(f) = self.frames.last() {
-            return Err(err("builder-open-function", format!("function {} was never closed with emit_func_output", f.name)));
+            return Err(err(
+                "builder-open-function",
+                format!("function {} was never closed with emit_func_output", f.name),
+            ));
         }
         Ok(self.module)
     }
@@ -534,15 +662,29 @@ impl BlockBuilder {
     // ----- frames -------------------------------------------------------
 
     fn frame(&self) -> Result<&FunctionFrame, Error> {
-        self.frames.last().ok_or_else(|| err("builder-no-function", "no function is open: call begin_function first"))
+        self.frames.last().ok_or_else(|| {
+            err(
+                "builder-no-function",
+                "no function is open: call begin_function first",
+            )
+        })
     }
 
     fn frame_mut(&mut self) -> Result<&mut FunctionFrame, Error> {
-        self.frames.last_mut().ok_or_else(|| err("builder-no-function", "no function is open: call begin_function first"))
+        self.frames.last_mut().ok_or_else(|| {
+            err(
+                "builder-no-function",
+                "no function is open: call begin_function first",
+            )
+        })
     }
 
     fn scope_mut(&mut self) -> Result<&mut Scope, Error> {
-        Ok(self.frame_mut()?.scopes.last_mut().expect("a function frame always has a scope"))
+        Ok(self
+            .frame_mut()?
+            .scopes
+            .last_mut()
+            .expect("a function frame always has a scope"))
     }
 }
 
@@ -553,11 +695,17 @@ mod tests {
     use relax_runtime::DataType;
 
     fn tensor(dims: &[i64]) -> StructInfo {
-        StructInfo::tensor(dims.iter().map(|&d| PrimExpr::int(d)).collect(), DataType::f32())
+        StructInfo::tensor(
+            dims.iter().map(|&d| PrimExpr::int(d)).collect(),
+            DataType::f32(),
+        )
     }
 
     fn call(op: &str, args: Vec<Expr>) -> Expr {
-        crate::op::lookup(op).unwrap().call(args, &Attrs::new()).unwrap()
+        crate::op::lookup(op)
+            .unwrap()
+            .call(args, &Attrs::new())
+            .unwrap()
     }
 
     #[test]
@@ -567,7 +715,13 @@ mod tests {
         let mut bb = BlockBuilder::new();
         bb.function("main", vec![x.clone(), y.clone()], |bb| {
             bb.dataflow(|bb| {
-                let nested = call("relax.add", vec![call("relax.multiply", vec![x.to_expr(), y.to_expr()]), y.to_expr()]);
+                let nested = call(
+                    "relax.add",
+                    vec![
+                        call("relax.multiply", vec![x.to_expr(), y.to_expr()]),
+                        y.to_expr(),
+                    ],
+                );
                 let lv = bb.emit(nested)?;
                 assert!(lv.is_dataflow());
                 Ok(bb.emit_output(lv)?.to_expr())
@@ -580,10 +734,20 @@ mod tests {
         assert_eq!(seq.blocks.len(), 1);
         let block = &seq.blocks[0];
         assert!(block.is_dataflow);
-        let names: Vec<_> = block.bindings.iter().map(|b| b.var().name_hint().to_string()).collect();
+        let names: Vec<_> = block
+            .bindings
+            .iter()
+            .map(|b| b.var().name_hint().to_string())
+            .collect();
         assert_eq!(names, ["lv", "lv1", "gv"]);
         assert!(block.bindings[0].value().call_op_name() == Some("relax.multiply"));
-        assert!(block.bindings[1].value().as_call().unwrap().args.iter().all(Expr::is_leaf));
+        assert!(block.bindings[1]
+            .value()
+            .as_call()
+            .unwrap()
+            .args
+            .iter()
+            .all(Expr::is_leaf));
         assert!(!block.bindings[2].var().is_dataflow());
         assert_eq!(f.global_symbol(), Some("main"));
     }
@@ -603,7 +767,11 @@ mod tests {
         let m = bb.get();
         let f = m.get_relax("f").unwrap();
         let seq = f.body.as_seq().unwrap();
-        assert_eq!(seq.blocks.len(), 1, "the empty dataflow block is dropped, the two bindings share a block");
+        assert_eq!(
+            seq.blocks.len(),
+            1,
+            "the empty dataflow block is dropped, the two bindings share a block"
+        );
         assert!(!seq.blocks[0].is_dataflow);
         assert_eq!(f.global_symbol(), None);
     }
@@ -617,7 +785,9 @@ mod tests {
         assert!(bb.emit_output(Expr::prim_value(PrimExpr::int(1))).is_err());
         bb.begin_dataflow().unwrap();
         assert!(bb.begin_dataflow().is_err());
-        assert!(bb.emit_func_output(Expr::prim_value(PrimExpr::int(1))).is_err());
+        assert!(bb
+            .emit_func_output(Expr::prim_value(PrimExpr::int(1)))
+            .is_err());
         assert!(bb.finalize().is_err());
     }
 
@@ -627,7 +797,8 @@ mod tests {
         let m = TirVar::new("m");
         let mut bb = BlockBuilder::new();
         bb.function("f", vec![x.clone()], |bb| {
-            let pattern = StructInfo::tensor(vec![PrimExpr::var(&m), PrimExpr::int(4)], DataType::f32());
+            let pattern =
+                StructInfo::tensor(vec![PrimExpr::var(&m), PrimExpr::int(4)], DataType::f32());
             let y = bb.emit_match_cast(x.to_expr(), pattern.clone())?;
             assert_eq!(y.struct_info(), Some(&pattern));
             Ok(y.to_expr())
@@ -637,6 +808,9 @@ mod tests {
         let f = module.get_relax("f").unwrap();
         // `m` is not defined by the parameters, so the result StructInfo
         // keeps only the rank and dtype.
-        assert_eq!(f.ret_struct_info.to_string(), "R.Tensor(dtype=\"float32\", ndim=2)");
+        assert_eq!(
+            f.ret_struct_info.to_string(),
+            "R.Tensor(dtype=\"float32\", ndim=2)"
+        );
     }
 }

@@ -24,8 +24,8 @@
 //! evaluation).
 
 use crate::ir::{
-    Binding, BindingBlock, Call, DataType, Expr, ExprKind, Function, GlobalVar, If, MatchCast, Op, PrimExpr, SeqExpr,
-    StructInfo, Tensor, Var, VarBinding,
+    Binding, BindingBlock, Call, DataType, Expr, ExprKind, Function, GlobalVar, If, MatchCast, Op,
+    PrimExpr, SeqExpr, StructInfo, Tensor, Var, VarBinding,
 };
 
 /// A read-only traversal of Relax expressions. See the module docs.
@@ -228,9 +228,16 @@ mod tests {
         let y = Var::new("y", Some(t.clone()));
         let lv0 = Var::new_dataflow("lv0", Some(t.clone()));
         let gv0 = Var::new("gv0", Some(t.clone()));
-        let mul = Expr::call_op("relax.multiply", vec![x.to_expr(), y.to_expr()], Attrs::new());
+        let mul = Expr::call_op(
+            "relax.multiply",
+            vec![x.to_expr(), y.to_expr()],
+            Attrs::new(),
+        );
         let add = Expr::call_op("relax.add", vec![lv0.to_expr(), y.to_expr()], Attrs::new());
-        let block = BindingBlock::dataflow(vec![Binding::var_binding(lv0, mul), Binding::var_binding(gv0.clone(), add)]);
+        let block = BindingBlock::dataflow(vec![
+            Binding::var_binding(lv0, mul),
+            Binding::var_binding(gv0.clone(), add),
+        ]);
         Function::new(vec![x, y], Expr::seq(vec![block], gv0.to_expr()), t)
     }
 
@@ -238,7 +245,11 @@ mod tests {
     fn count_var_def_dispatches_on_var_kind() {
         let mut c = CountVarDef::default();
         c.visit_expr(&Expr::function(ewise_function()));
-        assert_eq!((c.all, c.dataflow), (4, 1), "x, y, lv0, gv0 defined; only lv0 is a DataflowVar");
+        assert_eq!(
+            (c.all, c.dataflow),
+            (4, 1),
+            "x, y, lv0, gv0 defined; only lv0 is a DataflowVar"
+        );
     }
 
     #[test]
@@ -265,7 +276,11 @@ mod tests {
         let m = Var::new("m", x.struct_info().cloned());
         let seq = f.body.as_seq().unwrap();
         let mut blocks = seq.blocks.clone();
-        blocks.push(BindingBlock::new(vec![Binding::match_cast(m.clone(), x.to_expr(), x.struct_info().unwrap().clone())]));
+        blocks.push(BindingBlock::new(vec![Binding::match_cast(
+            m.clone(),
+            x.to_expr(),
+            x.struct_info().unwrap().clone(),
+        )]));
         let mut k = Kinds::default();
         k.visit_expr(&Expr::seq(blocks, m.to_expr()));
         assert_eq!(k.0, ["dataflow", "var-binding", "var-binding", "block"]);

@@ -38,6 +38,7 @@ pub use struct_info::{
     TensorStructInfo, UNKNOWN_NDIM,
 };
 pub use structural_equal::{
-    assert_structural_equal, structural_equal, structural_equal_map_free_vars, structural_equal_report, structural_hash,
-    structural_hash_map_free_vars, StructuralEq, StructuralMismatch,
+    assert_structural_equal, structural_equal, structural_equal_map_free_vars,
+    structural_equal_report, structural_hash, structural_hash_map_free_vars, StructuralEq,
+    StructuralMismatch,
 };

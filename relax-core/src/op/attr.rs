@@ -87,7 +87,9 @@ fn default_value(d: AttrDefault) -> Option<AttrValue> {
         AttrDefault::Float(f) => AttrValue::Float(f),
         AttrDefault::Str(s) => AttrValue::Str(s.to_string()),
         AttrDefault::DataType(s) => AttrValue::DataType(s.parse().unwrap_or(DataType::void())),
-        AttrDefault::IntArray(v) => AttrValue::Array(v.iter().map(|&i| AttrValue::Int(i)).collect()),
+        AttrDefault::IntArray(v) => {
+            AttrValue::Array(v.iter().map(|&i| AttrValue::Int(i)).collect())
+        }
     })
 }
 
@@ -135,7 +137,11 @@ fn coerce(ty: AttrType, v: &AttrValue) -> Option<AttrValue> {
     use AttrValue as V;
     let int_array = |v: &AttrValue| -> Option<AttrValue> {
         match v {
-            V::Array(items) => items.iter().map(|i| int_of(i).map(V::Int)).collect::<Option<Vec<_>>>().map(V::Array),
+            V::Array(items) => items
+                .iter()
+                .map(|i| int_of(i).map(V::Int))
+                .collect::<Option<Vec<_>>>()
+                .map(V::Array),
             other => int_of(other).map(|i| V::Array(vec![V::Int(i)])),
         }
     };
@@ -146,7 +152,11 @@ fn coerce(ty: AttrType, v: &AttrValue) -> Option<AttrValue> {
             _ => None,
         };
         match v {
-            V::Array(items) => items.iter().map(one).collect::<Option<Vec<_>>>().map(V::Array),
+            V::Array(items) => items
+                .iter()
+                .map(one)
+                .collect::<Option<Vec<_>>>()
+                .map(V::Array),
             other => one(other).map(|e| V::Array(vec![e])),
         }
     };
@@ -185,10 +195,17 @@ pub(super) fn normalize(op: &OpInfo, given: &Attrs) -> Result<Attrs, Diagnostic>
             } else {
                 format!(
                     "expected one of {}",
-                    op.attrs.iter().map(|a| format!("`{}`", a.name)).collect::<Vec<_>>().join(", ")
+                    op.attrs
+                        .iter()
+                        .map(|a| format!("`{}`", a.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             };
-            return Err(Diagnostic::new("op-unknown-attr", format!("{short}: unknown attribute `{k}`; {expected}")));
+            return Err(Diagnostic::new(
+                "op-unknown-attr",
+                format!("{short}: unknown attribute `{k}`; {expected}"),
+            ));
         }
     }
     let mut out = Vec::with_capacity(op.attrs.len());
@@ -206,7 +223,10 @@ pub(super) fn normalize(op: &OpInfo, given: &Attrs) -> Result<Attrs, Diagnostic>
                 )
             })?,
             None => default_value(spec.default).ok_or_else(|| {
-                Diagnostic::new("op-missing-attr", format!("{short}: missing required attribute `{}`", spec.name))
+                Diagnostic::new(
+                    "op-missing-attr",
+                    format!("{short}: missing required attribute `{}`", spec.name),
+                )
             })?,
         };
         out.push((spec.name, value));
@@ -223,7 +243,9 @@ mod tests {
     #[test]
     fn defaults_are_filled_in_declaration_order() {
         let sum = lookup("relax.sum").unwrap();
-        let a = sum.normalize_attrs(&Attrs::from_pairs([("keepdims", true)])).unwrap();
+        let a = sum
+            .normalize_attrs(&Attrs::from_pairs([("keepdims", true)]))
+            .unwrap();
         let names: Vec<_> = a.iter().map(|(k, _)| k.to_string()).collect();
         assert_eq!(names, ["axis", "keepdims"]);
         assert_eq!(a.get("axis"), Some(&AttrValue::None));
@@ -232,23 +254,48 @@ mod tests {
     #[test]
     fn values_are_coerced_where_tvmscript_is_lenient() {
         let sum = lookup("relax.sum").unwrap();
-        let a = sum.normalize_attrs(&Attrs::from_pairs([("axis", 1i64)])).unwrap();
-        assert_eq!(a.get("axis"), Some(&AttrValue::Array(vec![AttrValue::Int(1)])));
+        let a = sum
+            .normalize_attrs(&Attrs::from_pairs([("axis", 1i64)]))
+            .unwrap();
+        assert_eq!(
+            a.get("axis"),
+            Some(&AttrValue::Array(vec![AttrValue::Int(1)]))
+        );
         let mm = lookup("relax.matmul").unwrap();
-        let a = mm.normalize_attrs(&Attrs::from_pairs([("out_dtype", "float16")])).unwrap();
-        assert_eq!(a.get("out_dtype"), Some(&AttrValue::DataType(DataType::float(16))));
+        let a = mm
+            .normalize_attrs(&Attrs::from_pairs([("out_dtype", "float16")]))
+            .unwrap();
+        assert_eq!(
+            a.get("out_dtype"),
+            Some(&AttrValue::DataType(DataType::float(16)))
+        );
     }
 
     #[test]
     fn unknown_and_ill_typed_attributes_are_errors() {
         let sum = lookup("relax.sum").unwrap();
-        let e = sum.normalize_attrs(&Attrs::from_pairs([("axes", 1i64)])).unwrap_err();
-        assert_eq!(e.message, "sum: unknown attribute `axes`; expected one of `axis`, `keepdims`");
-        let e = sum.normalize_attrs(&Attrs::from_pairs([("keepdims", 3i64)])).unwrap_err();
-        assert_eq!(e.message, "sum: attribute `keepdims` must be a bool, found the integer 3");
+        let e = sum
+            .normalize_attrs(&Attrs::from_pairs([("axes", 1i64)]))
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "sum: unknown attribute `axes`; expected one of `axis`, `keepdims`"
+        );
+        let e = sum
+            .normalize_attrs(&Attrs::from_pairs([("keepdims", 3i64)]))
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "sum: attribute `keepdims` must be a bool, found the integer 3"
+        );
         let relu = lookup("relax.nn.relu").unwrap();
-        let e = relu.normalize_attrs(&Attrs::from_pairs([("axis", 1i64)])).unwrap_err();
-        assert_eq!(e.message, "nn.relu: unknown attribute `axis`; it takes no attributes");
+        let e = relu
+            .normalize_attrs(&Attrs::from_pairs([("axis", 1i64)]))
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "nn.relu: unknown attribute `axis`; it takes no attributes"
+        );
         let zeros = lookup("relax.zeros").unwrap();
         let e = zeros.normalize_attrs(&Attrs::new()).unwrap_err();
         assert_eq!(e.code, "op-missing-attr");

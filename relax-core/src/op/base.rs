@@ -15,13 +15,32 @@ use relax_runtime::Diagnostic;
 fn infer_dps(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let s = arg_sinfo(call, 1)?;
     if s.as_tuple().is_none() {
-        return Err(error(call, "op-arg-not-tuple", format!("{} must be a tuple of arguments, found {s}", arg_name(call, 1))));
+        return Err(error(
+            call,
+            "op-arg-not-tuple",
+            format!(
+                "{} must be a tuple of arguments, found {s}",
+                arg_name(call, 1)
+            ),
+        ));
     }
-    if let Some(bad) = call.sinfo_args.iter().find(|s| s.as_tensor().is_none() && s.as_tuple().is_none()) {
-        return Err(error(call, "op-out-sinfo", format!("each output must be a tensor, found {bad}")));
+    if let Some(bad) = call
+        .sinfo_args
+        .iter()
+        .find(|s| s.as_tensor().is_none() && s.as_tuple().is_none())
+    {
+        return Err(error(
+            call,
+            "op-out-sinfo",
+            format!("each output must be a tensor, found {bad}"),
+        ));
     }
     match call.sinfo_args.as_slice() {
-        [] => Err(error(call, "op-out-sinfo", "the output StructInfo (out_sinfo) is missing")),
+        [] => Err(error(
+            call,
+            "op-out-sinfo",
+            "the output StructInfo (out_sinfo) is missing",
+        )),
         [one] => Ok(one.clone()),
         many => Ok(StructInfo::tuple(many.to_vec())),
     }
@@ -74,23 +93,44 @@ mod tests {
 
     fn call_tir(out: Vec<StructInfo>) -> Result<StructInfo, String> {
         let f = Expr::global_var(GlobalVar::new("f"));
-        let call = Expr::call_full(Expr::op("relax.call_tir"), vec![f, Expr::tuple(vec![t(&[d(2)], F32)])], Attrs::new(), out);
-        crate::op::infer_call(call.as_call().unwrap(), &Analyzer::new()).unwrap().map_err(|d| d.message)
+        let call = Expr::call_full(
+            Expr::op("relax.call_tir"),
+            vec![f, Expr::tuple(vec![t(&[d(2)], F32)])],
+            Attrs::new(),
+            out,
+        );
+        crate::op::infer_call(call.as_call().unwrap(), &Analyzer::new())
+            .unwrap()
+            .map_err(|d| d.message)
     }
 
     #[test]
     fn call_tir_returns_out_sinfo() {
         let o = StructInfo::tensor(vec![d(2)], F32);
         assert_eq!(call_tir(vec![o.clone()]).unwrap(), o);
-        assert_eq!(call_tir(vec![o.clone(), o.clone()]).unwrap(), StructInfo::tuple(vec![o.clone(), o]));
-        assert_eq!(call_tir(vec![]).unwrap_err(), "call_tir: the output StructInfo (out_sinfo) is missing");
-        assert_eq!(call_tir(vec![StructInfo::object()]).unwrap_err(), "call_tir: each output must be a tensor, found R.Object");
+        assert_eq!(
+            call_tir(vec![o.clone(), o.clone()]).unwrap(),
+            StructInfo::tuple(vec![o.clone(), o])
+        );
+        assert_eq!(
+            call_tir(vec![]).unwrap_err(),
+            "call_tir: the output StructInfo (out_sinfo) is missing"
+        );
+        assert_eq!(
+            call_tir(vec![StructInfo::object()]).unwrap_err(),
+            "call_tir: each output must be a tensor, found R.Object"
+        );
     }
 
     #[test]
     fn shape_of() {
         let n = sym("n");
-        assert_infers("relax.shape_of", &[t(&[n, d(3)], F32)], &[], "R.Shape([n, 3])");
+        assert_infers(
+            "relax.shape_of",
+            &[t(&[n, d(3)], F32)],
+            &[],
+            "R.Shape([n, 3])",
+        );
         assert_infers("relax.shape_of", &[tn(2, F32)], &[], "R.Shape(ndim=2)");
     }
 }

@@ -54,38 +54,101 @@ mod tests {
 
     #[test]
     fn same_shapes() {
-        assert_infers("relax.add", &[t(&[d(3), d(4)], F32), t(&[d(3), d(4)], F32)], &[], "R.Tensor((3, 4), dtype=\"float32\")");
+        assert_infers(
+            "relax.add",
+            &[t(&[d(3), d(4)], F32), t(&[d(3), d(4)], F32)],
+            &[],
+            "R.Tensor((3, 4), dtype=\"float32\")",
+        );
     }
 
     #[test]
     fn broadcasting_with_symbolic_dims() {
         let (n, m) = (sym("n"), sym("m"));
-        assert_infers("relax.multiply", &[t(&[n.clone(), d(1), d(4)], F32), t(&[m.clone(), d(1)], F32)], &[],
-            "R.Tensor((n, m, 4), dtype=\"float32\")");
-        assert_infers("relax.add", &[t(&[n.clone(), d(4)], F32), t(&[d(4)], F32)], &[], "R.Tensor((n, 4), dtype=\"float32\")");
+        assert_infers(
+            "relax.multiply",
+            &[t(&[n.clone(), d(1), d(4)], F32), t(&[m.clone(), d(1)], F32)],
+            &[],
+            "R.Tensor((n, m, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.add",
+            &[t(&[n.clone(), d(4)], F32), t(&[d(4)], F32)],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
         // `n` against 5: n may be 1, so only the rank is known.
-        assert_infers("relax.add", &[t(&[n.clone()], F32), t(&[d(5)], F32)], &[], "R.Tensor(dtype=\"float32\", ndim=1)");
-        assert_infers("relax.add", &[t(&[n.clone() + 1], F32), t(&[n.clone() + 1], F32)], &[], "R.Tensor((n + 1,), dtype=\"float32\")");
+        assert_infers(
+            "relax.add",
+            &[t(&[n.clone()], F32), t(&[d(5)], F32)],
+            &[],
+            "R.Tensor(dtype=\"float32\", ndim=1)",
+        );
+        assert_infers(
+            "relax.add",
+            &[t(&[n.clone() + 1], F32), t(&[n.clone() + 1], F32)],
+            &[],
+            "R.Tensor((n + 1,), dtype=\"float32\")",
+        );
     }
 
     #[test]
     fn comparisons_give_bool() {
-        assert_infers("relax.less", &[t(&[d(2)], F32), t(&[], F32)], &[], "R.Tensor((2,), dtype=\"bool\")");
+        assert_infers(
+            "relax.less",
+            &[t(&[d(2)], F32), t(&[], F32)],
+            &[],
+            "R.Tensor((2,), dtype=\"bool\")",
+        );
     }
 
     #[test]
     fn unknowns_propagate() {
-        assert_infers("relax.add", &[t(&[d(2)], F32), t(&[d(2)], VOID)], &[], "R.Tensor((2,))");
-        assert_infers("relax.add", &[t(&[d(2)], F32), tn(-1, F32)], &[], "R.Tensor(dtype=\"float32\")");
-        assert_infers("relax.add", &[tn(2, F32), tn(3, F32)], &[], "R.Tensor(dtype=\"float32\", ndim=3)");
+        assert_infers(
+            "relax.add",
+            &[t(&[d(2)], F32), t(&[d(2)], VOID)],
+            &[],
+            "R.Tensor((2,))",
+        );
+        assert_infers(
+            "relax.add",
+            &[t(&[d(2)], F32), tn(-1, F32)],
+            &[],
+            "R.Tensor(dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.add",
+            &[tn(2, F32), tn(3, F32)],
+            &[],
+            "R.Tensor(dtype=\"float32\", ndim=3)",
+        );
     }
 
     #[test]
     fn errors() {
-        assert_fails("relax.add", &[t(&[d(3), d(4)], F32), t(&[d(3), d(5)], F32)], &[],
-            "add: shapes do not broadcast: x1 is (3, 4), x2 is (3, 5)");
-        assert_fails("relax.subtract", &[t(&[d(3)], F32), t(&[d(3)], I64)], &[], "subtract: dtypes differ: x1 is float32, x2 is int64");
-        assert_fails("relax.add", &[t(&[d(3)], F32), shape(&[d(3)])], &[], "add: x2 must be a tensor, found R.Shape([3])");
-        assert_fails("relax.add", &[t(&[d(3)], F32)], &[], "add takes 2 arguments, but 1 were given");
+        assert_fails(
+            "relax.add",
+            &[t(&[d(3), d(4)], F32), t(&[d(3), d(5)], F32)],
+            &[],
+            "add: shapes do not broadcast: x1 is (3, 4), x2 is (3, 5)",
+        );
+        assert_fails(
+            "relax.subtract",
+            &[t(&[d(3)], F32), t(&[d(3)], I64)],
+            &[],
+            "subtract: dtypes differ: x1 is float32, x2 is int64",
+        );
+        assert_fails(
+            "relax.add",
+            &[t(&[d(3)], F32), shape(&[d(3)])],
+            &[],
+            "add: x2 must be a tensor, found R.Shape([3])",
+        );
+        assert_fails(
+            "relax.add",
+            &[t(&[d(3)], F32)],
+            &[],
+            "add takes 2 arguments, but 1 were given",
+        );
     }
 }

@@ -1,7 +1,10 @@
 //! Indexing: `take` (gather along an axis) and `strided_slice`.
 
 use super::attr::{AttrDefault, AttrSpec, AttrType};
-use super::infer::{arg_name, attr_bool, attr_exprs, attr_int, attr_ints, error, normalize_axes, normalize_axis, tensor, tensor_arg};
+use super::infer::{
+    arg_name, attr_bool, attr_exprs, attr_int, attr_ints, error, normalize_axes, normalize_axis,
+    tensor, tensor_arg,
+};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{Call, PrimExpr, StructInfo, UNKNOWN_NDIM};
@@ -10,11 +13,24 @@ use relax_runtime::Diagnostic;
 fn infer_take(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let (x, idx) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
     if !idx.dtype.is_void() && !idx.dtype.is_integer() {
-        return Err(error(call, "op-dtype-not-int", format!("{} must have an integer dtype, found {}", arg_name(call, 1), idx.dtype)));
+        return Err(error(
+            call,
+            "op-dtype-not-int",
+            format!(
+                "{} must have an integer dtype, found {}",
+                arg_name(call, 1),
+                idx.dtype
+            ),
+        ));
     }
     let Some(axis) = attr_int(call, "axis") else {
         // Without an axis, x is flattened first: the result has the indices' shape.
-        return Ok(tensor(idx.shape_values().map(<[_]>::to_vec), idx.ndim, x.dtype, ana));
+        return Ok(tensor(
+            idx.shape_values().map(<[_]>::to_vec),
+            idx.ndim,
+            x.dtype,
+            ana,
+        ));
     };
     if x.is_unknown_ndim() || idx.is_unknown_ndim() {
         return Ok(StructInfo::tensor_ndim(UNKNOWN_NDIM, x.dtype));
@@ -30,7 +46,12 @@ fn infer_take(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
 
 /// The extent of `begin:end:stride` over a dim of size `dim`, Python slice
 /// semantics (negative indices count from the end, out-of-range clamps).
-fn slice_extent(begin: &PrimExpr, end: &PrimExpr, stride: &PrimExpr, dim: &PrimExpr) -> Option<PrimExpr> {
+fn slice_extent(
+    begin: &PrimExpr,
+    end: &PrimExpr,
+    stride: &PrimExpr,
+    dim: &PrimExpr,
+) -> Option<PrimExpr> {
     let s = stride.as_int()?;
     let norm = |e: &PrimExpr| match e.as_int() {
         Some(v) if v < 0 => dim.clone() + v,
@@ -71,7 +92,11 @@ fn infer_strided_slice(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagno
         ));
     }
     if let Some(i) = strides.iter().position(|s| s.as_int() == Some(0)) {
-        return Err(error(call, "op-slice-stride", format!("stride {i} is zero")));
+        return Err(error(
+            call,
+            "op-slice-stride",
+            format!("stride {i} is zero"),
+        ));
     }
     if x.is_unknown_ndim() {
         return Ok(StructInfo::tensor_ndim(UNKNOWN_NDIM, x.dtype));
@@ -132,14 +157,36 @@ mod tests {
     #[test]
     fn take() {
         let n = sym("n");
-        assert_infers("relax.take", &[t(&[n.clone(), d(4)], F32), t(&[d(2), d(3)], I64)], &[("axis", AttrValue::Int(0))],
-            "R.Tensor((2, 3, 4), dtype=\"float32\")");
-        assert_infers("relax.take", &[t(&[n.clone(), d(4)], F32), t(&[d(5)], I64)], &[("axis", AttrValue::Int(-1))],
-            "R.Tensor((n, 5), dtype=\"float32\")");
-        assert_infers("relax.take", &[t(&[n.clone(), d(4)], F32), t(&[d(5)], I32)], &[], "R.Tensor((5,), dtype=\"float32\")");
-        assert_fails("relax.take", &[t(&[d(4)], F32), t(&[d(5)], F32)], &[], "take: indices must have an integer dtype, found float32");
-        assert_fails("relax.take", &[t(&[d(4)], F32), t(&[d(5)], I64)], &[("axis", AttrValue::Int(1))],
-            "take: axis 1 is out of range for a tensor of rank 1");
+        assert_infers(
+            "relax.take",
+            &[t(&[n.clone(), d(4)], F32), t(&[d(2), d(3)], I64)],
+            &[("axis", AttrValue::Int(0))],
+            "R.Tensor((2, 3, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.take",
+            &[t(&[n.clone(), d(4)], F32), t(&[d(5)], I64)],
+            &[("axis", AttrValue::Int(-1))],
+            "R.Tensor((n, 5), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.take",
+            &[t(&[n.clone(), d(4)], F32), t(&[d(5)], I32)],
+            &[],
+            "R.Tensor((5,), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.take",
+            &[t(&[d(4)], F32), t(&[d(5)], F32)],
+            &[],
+            "take: indices must have an integer dtype, found float32",
+        );
+        assert_fails(
+            "relax.take",
+            &[t(&[d(4)], F32), t(&[d(5)], I64)],
+            &[("axis", AttrValue::Int(1))],
+            "take: axis 1 is out of range for a tensor of rank 1",
+        );
     }
 
     #[test]
@@ -151,12 +198,36 @@ mod tests {
             }
             v
         };
-        assert_infers("relax.strided_slice", &[t(&[d(10), d(8)], F32)], &attrs(&[0, 1], &[2, 0], &[7, 8], Some(&[2, 3])),
-            "R.Tensor((3, 3), dtype=\"float32\")");
-        assert_infers("relax.strided_slice", &[t(&[d(10)], F32)], &attrs(&[0], &[-3], &[100], None), "R.Tensor((3,), dtype=\"float32\")");
-        assert_infers("relax.strided_slice", &[t(&[d(10)], F32)], &attrs(&[0], &[8], &[2], Some(&[-2])), "R.Tensor((3,), dtype=\"float32\")");
-        assert_infers("relax.strided_slice", &[t(&[d(10)], F32)], &attrs(&[0], &[5], &[2], None), "R.Tensor((0,), dtype=\"float32\")");
-        assert_fails("relax.strided_slice", &[t(&[d(10)], F32)], &attrs(&[0], &[0], &[2], Some(&[0])), "strided_slice: stride 0 is zero");
+        assert_infers(
+            "relax.strided_slice",
+            &[t(&[d(10), d(8)], F32)],
+            &attrs(&[0, 1], &[2, 0], &[7, 8], Some(&[2, 3])),
+            "R.Tensor((3, 3), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.strided_slice",
+            &[t(&[d(10)], F32)],
+            &attrs(&[0], &[-3], &[100], None),
+            "R.Tensor((3,), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.strided_slice",
+            &[t(&[d(10)], F32)],
+            &attrs(&[0], &[8], &[2], Some(&[-2])),
+            "R.Tensor((3,), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.strided_slice",
+            &[t(&[d(10)], F32)],
+            &attrs(&[0], &[5], &[2], None),
+            "R.Tensor((0,), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.strided_slice",
+            &[t(&[d(10)], F32)],
+            &attrs(&[0], &[0], &[2], Some(&[0])),
+            "strided_slice: stride 0 is zero",
+        );
         assert_fails("relax.strided_slice", &[t(&[d(10)], F32)], &attrs(&[0, 1], &[0], &[2], None),
             "strided_slice: axes, begin, end and strides must have the same length, found 2, 1, 1 and 2");
     }

@@ -6,13 +6,19 @@
 //! otherwise.
 
 use crate::arith::{Analyzer, Proof};
-use crate::ir::{AttrValue, Call, ExprKind, PrimExpr, StructInfo, StructInfoKind, TensorStructInfo, UNKNOWN_NDIM};
+use crate::ir::{
+    AttrValue, Call, ExprKind, PrimExpr, StructInfo, StructInfoKind, TensorStructInfo, UNKNOWN_NDIM,
+};
 use relax_runtime::{DataType, Diagnostic};
 
 /// The op's short name (`nn.relu`) for messages.
 pub fn op_name(call: &Call) -> String {
     match call.op.kind() {
-        ExprKind::Op(op) => op.name().strip_prefix("relax.").unwrap_or(op.name()).to_string(),
+        ExprKind::Op(op) => op
+            .name()
+            .strip_prefix("relax.")
+            .unwrap_or(op.name())
+            .to_string(),
         _ => "call".to_string(),
     }
 }
@@ -34,7 +40,14 @@ pub fn arg_name(call: &Call, i: usize) -> String {
 pub fn fmt_dims(values: &[PrimExpr]) -> String {
     match values {
         [d] => format!("({d},)"),
-        _ => format!("({})", values.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            values
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -57,20 +70,35 @@ pub fn arg_sinfo(call: &Call, i: usize) -> Result<&StructInfo, Diagnostic> {
     call.args
         .get(i)
         .and_then(|a| a.struct_info())
-        .ok_or_else(|| error(call, "op-arg-missing-struct-info", format!("{} has no StructInfo", arg_name(call, i))))
+        .ok_or_else(|| {
+            error(
+                call,
+                "op-arg-missing-struct-info",
+                format!("{} has no StructInfo", arg_name(call, i)),
+            )
+        })
 }
 
 /// Argument `i` as a tensor, or an error naming what it is instead.
 pub fn tensor_arg(call: &Call, i: usize) -> Result<&TensorStructInfo, Diagnostic> {
     let s = arg_sinfo(call, i)?;
     s.as_tensor().ok_or_else(|| {
-        error(call, "op-arg-not-tensor", format!("{} must be a tensor, found {s}", arg_name(call, i)))
+        error(
+            call,
+            "op-arg-not-tensor",
+            format!("{} must be a tensor, found {s}", arg_name(call, i)),
+        )
     })
 }
 
 /// A tensor StructInfo from optional dims: known dims give a shape, else
 /// `ndim` (possibly unknown) is kept.
-pub fn tensor(dims: Option<Vec<PrimExpr>>, ndim: i32, dtype: DataType, ana: &Analyzer) -> StructInfo {
+pub fn tensor(
+    dims: Option<Vec<PrimExpr>>,
+    ndim: i32,
+    dtype: DataType,
+    ana: &Analyzer,
+) -> StructInfo {
     match dims {
         Some(d) => StructInfo::tensor(d.iter().map(|e| ana.simplify(e)).collect(), dtype),
         // A rank-0 tensor's shape is known: `()`.
@@ -81,7 +109,13 @@ pub fn tensor(dims: Option<Vec<PrimExpr>>, ndim: i32, dtype: DataType, ana: &Ana
 
 /// The result dtype of two operands: equal known dtypes, `void` if either is
 /// unknown, an error if they provably differ.
-pub fn unify_dtype(call: &Call, i: usize, a: DataType, j: usize, b: DataType) -> Result<DataType, Diagnostic> {
+pub fn unify_dtype(
+    call: &Call,
+    i: usize,
+    a: DataType,
+    j: usize,
+    b: DataType,
+) -> Result<DataType, Diagnostic> {
     if a.is_void() || b.is_void() {
         return Ok(DataType::void());
     }
@@ -89,7 +123,11 @@ pub fn unify_dtype(call: &Call, i: usize, a: DataType, j: usize, b: DataType) ->
         return Err(error(
             call,
             "op-dtype-mismatch",
-            format!("dtypes differ: {} is {a}, {} is {b}", arg_name(call, i), arg_name(call, j)),
+            format!(
+                "dtypes differ: {} is {a}, {} is {b}",
+                arg_name(call, i),
+                arg_name(call, j)
+            ),
         ));
     }
     Ok(a)
@@ -145,11 +183,19 @@ pub fn broadcast(
 
 /// The result StructInfo of a broadcasting binary op on arguments 0 and 1;
 /// `out_dtype` overrides the unified dtype (comparisons give `bool`).
-pub fn binary_broadcast(call: &Call, ana: &Analyzer, out_dtype: Option<DataType>) -> Result<StructInfo, Diagnostic> {
+pub fn binary_broadcast(
+    call: &Call,
+    ana: &Analyzer,
+    out_dtype: Option<DataType>,
+) -> Result<StructInfo, Diagnostic> {
     let (x, y) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
     let dtype = unify_dtype(call, 0, x.dtype, 1, y.dtype)?;
     let dtype = out_dtype.unwrap_or(dtype);
-    let ndim = if x.is_unknown_ndim() || y.is_unknown_ndim() { UNKNOWN_NDIM } else { x.ndim.max(y.ndim) };
+    let ndim = if x.is_unknown_ndim() || y.is_unknown_ndim() {
+        UNKNOWN_NDIM
+    } else {
+        x.ndim.max(y.ndim)
+    };
     let dims = match (x.shape_values(), y.shape_values()) {
         (Some(a), Some(b)) => broadcast(call, (0, a), (1, b), ana)?,
         _ => None,
@@ -177,7 +223,11 @@ pub fn normalize_axes(call: &Call, axes: &[i64], ndim: i32) -> Result<Vec<usize>
     for &a in axes {
         let n = normalize_axis(call, a, ndim)?;
         if out.contains(&n) {
-            return Err(error(call, "op-axis-repeated", format!("axis {a} appears more than once")));
+            return Err(error(
+                call,
+                "op-axis-repeated",
+                format!("axis {a} appears more than once"),
+            ));
         }
         out.push(n);
     }
@@ -225,7 +275,9 @@ pub fn attr_dtype(call: &Call, name: &str) -> DataType {
 
 /// The attribute `name` as a bool (`default` if absent).
 pub fn attr_bool(call: &Call, name: &str, default: bool) -> bool {
-    attr(call, name).and_then(AttrValue::as_bool).unwrap_or(default)
+    attr(call, name)
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(default)
 }
 
 /// The attribute `name` as an int.
@@ -240,7 +292,11 @@ pub fn shape_arg(call: &Call, i: usize) -> Result<Result<Vec<PrimExpr>, i32>, Di
     let s = arg_sinfo(call, i)?;
     match s.kind() {
         StructInfoKind::Shape(sh) => Ok(sh.values.clone().ok_or(sh.ndim)),
-        _ => Err(error(call, "op-arg-not-shape", format!("{} must be a shape, found {s}", arg_name(call, i)))),
+        _ => Err(error(
+            call,
+            "op-arg-not-shape",
+            format!("{} must be a shape, found {s}", arg_name(call, i)),
+        )),
     }
 }
 

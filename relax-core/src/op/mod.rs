@@ -137,10 +137,20 @@ impl OpInfo {
         if !self.arity.accepts(args.len()) {
             return Err(Diagnostic::new(
                 "op-arity",
-                format!("{} takes {}, but {} were given", self.short_name(), self.arity, args.len()),
+                format!(
+                    "{} takes {}, but {} were given",
+                    self.short_name(),
+                    self.arity,
+                    args.len()
+                ),
             ));
         }
-        Ok(Expr::call_full(Expr::op(self.name), args, self.normalize_attrs(attrs)?, vec![]))
+        Ok(Expr::call_full(
+            Expr::op(self.name),
+            args,
+            self.normalize_attrs(attrs)?,
+            vec![],
+        ))
     }
 }
 
@@ -160,8 +170,13 @@ const GROUPS: &[&[OpInfo]] = &[
     base::OPS,
 ];
 
-static BY_NAME: Lazy<HashMap<&'static str, &'static OpInfo>> =
-    Lazy::new(|| GROUPS.iter().flat_map(|g| g.iter()).map(|op| (op.name, op)).collect());
+static BY_NAME: Lazy<HashMap<&'static str, &'static OpInfo>> = Lazy::new(|| {
+    GROUPS
+        .iter()
+        .flat_map(|g| g.iter())
+        .map(|op| (op.name, op))
+        .collect()
+});
 
 /// The entry of the op named `name` (`relax.add`), if registered.
 pub fn lookup(name: &str) -> Option<&'static OpInfo> {
@@ -189,7 +204,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1));
+            cur.push(
+                (prev[j] + (ca != *cb) as usize)
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1),
+            );
         }
         prev = cur;
     }
@@ -207,7 +226,12 @@ pub fn infer_call(call: &Call, analyzer: &Analyzer) -> Option<Result<StructInfo,
     if !info.arity.accepts(call.args.len()) {
         return Some(Err(Diagnostic::new(
             "op-arity",
-            format!("{} takes {}, but {} were given", info.short_name(), info.arity, call.args.len()),
+            format!(
+                "{} takes {}, but {} were given",
+                info.short_name(),
+                info.arity,
+                call.args.len()
+            ),
         )));
     }
     Some((info.infer_struct_info)(call, analyzer))
@@ -220,14 +244,57 @@ mod tests {
     #[test]
     fn registry_has_the_design_op_list() {
         for name in [
-            "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "negative", "exp", "log",
-            "sqrt", "tanh", "sigmoid", "nn.relu", "nn.gelu", "nn.silu", "nn.softmax", "nn.log_softmax",
-            "nn.layer_norm", "matmul", "permute_dims", "reshape", "flatten", "expand_dims", "squeeze", "concat",
-            "split", "take", "strided_slice", "broadcast_to", "sum", "mean", "max", "min", "argmax", "astype",
-            "zeros", "ones", "full", "where", "ewise_fma", "call_tir", "call_dps_packed", "shape_of",
-            "nn.conv2d", "nn.max_pool2d",
+            "add",
+            "subtract",
+            "multiply",
+            "divide",
+            "power",
+            "maximum",
+            "minimum",
+            "negative",
+            "exp",
+            "log",
+            "sqrt",
+            "tanh",
+            "sigmoid",
+            "nn.relu",
+            "nn.gelu",
+            "nn.silu",
+            "nn.softmax",
+            "nn.log_softmax",
+            "nn.layer_norm",
+            "matmul",
+            "permute_dims",
+            "reshape",
+            "flatten",
+            "expand_dims",
+            "squeeze",
+            "concat",
+            "split",
+            "take",
+            "strided_slice",
+            "broadcast_to",
+            "sum",
+            "mean",
+            "max",
+            "min",
+            "argmax",
+            "astype",
+            "zeros",
+            "ones",
+            "full",
+            "where",
+            "ewise_fma",
+            "call_tir",
+            "call_dps_packed",
+            "shape_of",
+            "nn.conv2d",
+            "nn.max_pool2d",
         ] {
-            assert!(lookup(&format!("relax.{name}")).is_some(), "relax.{name} is not registered");
+            assert!(
+                lookup(&format!("relax.{name}")).is_some(),
+                "relax.{name} is not registered"
+            );
         }
         assert!(all().count() >= 45);
         let mut names: Vec<_> = all().map(|o| o.name).collect();

@@ -8,8 +8,8 @@
 
 use super::attr::{AttrDefault, AttrSpec, AttrType};
 use super::infer::{
-    arg_name, attr, attr_bool, attr_dtype, attr_exprs, attr_int, attr_ints, error, fmt_tensor_shape, normalize_axes,
-    normalize_axis, tensor, tensor_arg, unify_dtype,
+    arg_name, attr, attr_bool, attr_dtype, attr_exprs, attr_int, attr_ints, error,
+    fmt_tensor_shape, normalize_axes, normalize_axis, tensor, tensor_arg, unify_dtype,
 };
 use super::unary::{infer_float, infer_same};
 use super::{Arity, OpInfo, OpPatternKind};
@@ -40,7 +40,12 @@ fn infer_layer_norm(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
             return Err(error(
                 call,
                 "op-rank-mismatch",
-                format!("{} must have rank {} (one dim per normalized axis), found rank {}", arg_name(call, i), axes.len(), p.ndim),
+                format!(
+                    "{} must have rank {} (one dim per normalized axis), found rank {}",
+                    arg_name(call, i),
+                    axes.len(),
+                    p.ndim
+                ),
             ));
         }
         if let (Some(ds), Some(ps)) = (data.shape_values(), p.shape_values()) {
@@ -72,7 +77,13 @@ fn padding4(call: &Call) -> Result<[PrimExpr; 4], Diagnostic> {
         [a] => [a.clone(), a.clone(), a.clone(), a.clone()],
         [a, b] => [a.clone(), b.clone(), a.clone(), b.clone()],
         [a, b, c, d] => [a.clone(), b.clone(), c.clone(), d.clone()],
-        _ => return Err(error(call, "op-padding", format!("padding must have 1, 2 or 4 values, found {}", p.len()))),
+        _ => {
+            return Err(error(
+                call,
+                "op-padding",
+                format!("padding must have 1, 2 or 4 values, found {}", p.len()),
+            ))
+        }
     })
 }
 
@@ -81,7 +92,11 @@ fn pair(call: &Call, name: &str) -> Result<[PrimExpr; 2], Diagnostic> {
     match v.as_slice() {
         [a] => Ok([a.clone(), a.clone()]),
         [a, b] => Ok([a.clone(), b.clone()]),
-        _ => Err(error(call, "op-window", format!("{name} must have 1 or 2 values, found {}", v.len()))),
+        _ => Err(error(
+            call,
+            "op-window",
+            format!("{name} must have 1 or 2 values, found {}", v.len()),
+        )),
     }
 }
 
@@ -97,7 +112,14 @@ fn check_layout(call: &Call, name: &str, want: &str) -> Result<(), Diagnostic> {
 }
 
 /// The output extent of a sliding window.
-fn window_out(size: &PrimExpr, pad: PrimExpr, kernel: &PrimExpr, stride: &PrimExpr, dilation: &PrimExpr, ceil: bool) -> PrimExpr {
+fn window_out(
+    size: &PrimExpr,
+    pad: PrimExpr,
+    kernel: &PrimExpr,
+    stride: &PrimExpr,
+    dilation: &PrimExpr,
+    ceil: bool,
+) -> PrimExpr {
     let span = dilation.clone() * (kernel.clone() - 1) + 1;
     let mut num = size.clone() + pad - span;
     if ceil {
@@ -108,7 +130,11 @@ fn window_out(size: &PrimExpr, pad: PrimExpr, kernel: &PrimExpr, stride: &PrimEx
 
 fn positive(call: &Call, name: &str, v: &[PrimExpr]) -> Result<(), Diagnostic> {
     if let Some(bad) = v.iter().find(|e| matches!(e.as_int(), Some(x) if x <= 0)) {
-        return Err(error(call, "op-window", format!("{name} must be positive, found {bad}")));
+        return Err(error(
+            call,
+            "op-window",
+            format!("{name} must be positive, found {bad}"),
+        ));
     }
     Ok(())
 }
@@ -118,10 +144,22 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     check_layout(call, "data_layout", "NCHW")?;
     check_layout(call, "kernel_layout", "OIHW")?;
     let out_dtype = attr_dtype(call, "out_dtype");
-    let dtype = if out_dtype.is_void() { unify_dtype(call, 0, data.dtype, 1, weight.dtype)? } else { out_dtype };
+    let dtype = if out_dtype.is_void() {
+        unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
+    } else {
+        out_dtype
+    };
     for (i, t) in [(0, data), (1, weight)] {
         if !t.is_unknown_ndim() && t.ndim != 4 {
-            return Err(error(call, "op-rank", format!("{} must have rank 4, found rank {}", arg_name(call, i), t.ndim)));
+            return Err(error(
+                call,
+                "op-rank",
+                format!(
+                    "{} must have rank 4, found rank {}",
+                    arg_name(call, i),
+                    t.ndim
+                ),
+            ));
         }
     }
     let strides = pair(call, "strides")?;
@@ -131,7 +169,11 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let pad = padding4(call)?;
     let groups = attr_int(call, "groups").unwrap_or(1);
     if groups <= 0 {
-        return Err(error(call, "op-groups", format!("groups must be positive, found {groups}")));
+        return Err(error(
+            call,
+            "op-groups",
+            format!("groups must be positive, found {groups}"),
+        ));
     }
     let (Some(ds), Some(ws)) = (data.shape_values(), weight.shape_values()) else {
         return Ok(StructInfo::tensor_ndim(4, dtype));
@@ -149,16 +191,43 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
             ),
         ));
     }
-    let h = window_out(&ds[2], pad[0].clone() + pad[2].clone(), &ws[2], &strides[0], &dilation[0], false);
-    let w = window_out(&ds[3], pad[1].clone() + pad[3].clone(), &ws[3], &strides[1], &dilation[1], false);
-    Ok(tensor(Some(vec![ds[0].clone(), ws[0].clone(), h, w]), 4, dtype, ana))
+    let h = window_out(
+        &ds[2],
+        pad[0].clone() + pad[2].clone(),
+        &ws[2],
+        &strides[0],
+        &dilation[0],
+        false,
+    );
+    let w = window_out(
+        &ds[3],
+        pad[1].clone() + pad[3].clone(),
+        &ws[3],
+        &strides[1],
+        &dilation[1],
+        false,
+    );
+    Ok(tensor(
+        Some(vec![ds[0].clone(), ws[0].clone(), h, w]),
+        4,
+        dtype,
+        ana,
+    ))
 }
 
 fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
     check_layout(call, "layout", "NCHW")?;
     if !data.is_unknown_ndim() && data.ndim != 4 {
-        return Err(error(call, "op-rank", format!("{} must have rank 4, found rank {}", arg_name(call, 0), data.ndim)));
+        return Err(error(
+            call,
+            "op-rank",
+            format!(
+                "{} must have rank 4, found rank {}",
+                arg_name(call, 0),
+                data.ndim
+            ),
+        ));
     }
     let pool = pair(call, "pool_size")?;
     let strides = pair(call, "strides")?;
@@ -169,11 +238,37 @@ fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
     let pad = padding4(call)?;
     let ceil = attr_bool(call, "ceil_mode", false);
     let Some(ds) = data.shape_values() else {
-        return Ok(StructInfo::tensor_ndim(if data.is_unknown_ndim() { UNKNOWN_NDIM } else { 4 }, data.dtype));
+        return Ok(StructInfo::tensor_ndim(
+            if data.is_unknown_ndim() {
+                UNKNOWN_NDIM
+            } else {
+                4
+            },
+            data.dtype,
+        ));
     };
-    let h = window_out(&ds[2], pad[0].clone() + pad[2].clone(), &pool[0], &strides[0], &dilation[0], ceil);
-    let w = window_out(&ds[3], pad[1].clone() + pad[3].clone(), &pool[1], &strides[1], &dilation[1], ceil);
-    Ok(tensor(Some(vec![ds[0].clone(), ds[1].clone(), h, w]), 4, data.dtype, ana))
+    let h = window_out(
+        &ds[2],
+        pad[0].clone() + pad[2].clone(),
+        &pool[0],
+        &strides[0],
+        &dilation[0],
+        ceil,
+    );
+    let w = window_out(
+        &ds[3],
+        pad[1].clone() + pad[3].clone(),
+        &pool[1],
+        &strides[1],
+        &dilation[1],
+        ceil,
+    );
+    Ok(tensor(
+        Some(vec![ds[0].clone(), ds[1].clone(), h, w]),
+        4,
+        data.dtype,
+        ana,
+    ))
 }
 
 const AXIS_LAST: &[AttrSpec] = &[AttrSpec::new("axis", AttrType::Int, AttrDefault::Int(-1))];
@@ -242,7 +337,11 @@ pub const OPS: &[OpInfo] = &[
             AttrSpec::new("groups", AttrType::Int, AttrDefault::Int(1)),
             AttrSpec::new("data_layout", AttrType::Str, AttrDefault::Str("NCHW")),
             AttrSpec::new("kernel_layout", AttrType::Str, AttrDefault::Str("OIHW")),
-            AttrSpec::new("out_dtype", AttrType::DataType, AttrDefault::DataType("void")),
+            AttrSpec::new(
+                "out_dtype",
+                AttrType::DataType,
+                AttrDefault::DataType("void"),
+            ),
         ],
         infer_struct_info: infer_conv2d,
         purity: true,
@@ -274,55 +373,129 @@ mod tests {
     #[test]
     fn activations_and_softmax() {
         let n = sym("n");
-        assert_infers("relax.nn.relu", &[t(&[n.clone(), d(4)], F32)], &[], "R.Tensor((n, 4), dtype=\"float32\")");
-        assert_infers("relax.nn.gelu", &[t(&[n.clone()], F32)], &[], "R.Tensor((n,), dtype=\"float32\")");
-        assert_fails("relax.nn.silu", &[t(&[n.clone()], I64)], &[], "nn.silu: x must have a float dtype, found int64");
-        assert_infers("relax.nn.softmax", &[t(&[n.clone(), d(10)], F32)], &[], "R.Tensor((n, 10), dtype=\"float32\")");
-        assert_fails("relax.nn.log_softmax", &[t(&[n.clone(), d(10)], F32)], &[("axis", AttrValue::Int(2))],
-            "nn.log_softmax: axis 2 is out of range for a tensor of rank 2");
+        assert_infers(
+            "relax.nn.relu",
+            &[t(&[n.clone(), d(4)], F32)],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.nn.gelu",
+            &[t(&[n.clone()], F32)],
+            &[],
+            "R.Tensor((n,), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.silu",
+            &[t(&[n.clone()], I64)],
+            &[],
+            "nn.silu: x must have a float dtype, found int64",
+        );
+        assert_infers(
+            "relax.nn.softmax",
+            &[t(&[n.clone(), d(10)], F32)],
+            &[],
+            "R.Tensor((n, 10), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.log_softmax",
+            &[t(&[n.clone(), d(10)], F32)],
+            &[("axis", AttrValue::Int(2))],
+            "nn.log_softmax: axis 2 is out of range for a tensor of rank 2",
+        );
     }
 
     #[test]
     fn layer_norm() {
         let n = sym("n");
         let x = t(&[n.clone(), d(4), d(8)], F32);
-        assert_infers("relax.nn.layer_norm", &[x.clone(), t(&[d(8)], F32), t(&[d(8)], F32)], &[("axes", ints(&[-1]))],
-            "R.Tensor((n, 4, 8), dtype=\"float32\")");
+        assert_infers(
+            "relax.nn.layer_norm",
+            &[x.clone(), t(&[d(8)], F32), t(&[d(8)], F32)],
+            &[("axes", ints(&[-1]))],
+            "R.Tensor((n, 4, 8), dtype=\"float32\")",
+        );
         assert_fails("relax.nn.layer_norm", &[x.clone(), t(&[d(7)], F32), t(&[d(8)], F32)], &[("axes", ints(&[-1]))],
             "nn.layer_norm: gamma does not match the normalized dims: data is (n, 4, 8), gamma is (7,)");
-        assert_fails("relax.nn.layer_norm", &[x, t(&[d(4), d(8)], F32), t(&[d(8)], F32)], &[("axes", ints(&[-1]))],
-            "nn.layer_norm: gamma must have rank 1 (one dim per normalized axis), found rank 2");
+        assert_fails(
+            "relax.nn.layer_norm",
+            &[x, t(&[d(4), d(8)], F32), t(&[d(8)], F32)],
+            &[("axes", ints(&[-1]))],
+            "nn.layer_norm: gamma must have rank 1 (one dim per normalized axis), found rank 2",
+        );
     }
 
     #[test]
     fn conv2d_with_strides_padding_dilation() {
         let n = sym("n");
         let data = t(&[n.clone(), d(3), d(32), d(32)], F32);
-        assert_infers("relax.nn.conv2d", &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)], &[],
-            "R.Tensor((n, 16, 30, 30), dtype=\"float32\")");
-        assert_infers("relax.nn.conv2d", &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
-            &[("strides", ints(&[2, 2])), ("padding", ints(&[1])), ("dilation", ints(&[1, 2]))],
-            "R.Tensor((n, 16, 16, 15), dtype=\"float32\")");
+        assert_infers(
+            "relax.nn.conv2d",
+            &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
+            &[],
+            "R.Tensor((n, 16, 30, 30), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.nn.conv2d",
+            &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
+            &[
+                ("strides", ints(&[2, 2])),
+                ("padding", ints(&[1])),
+                ("dilation", ints(&[1, 2])),
+            ],
+            "R.Tensor((n, 16, 16, 15), dtype=\"float32\")",
+        );
         let h = sym("h");
-        assert_infers("relax.nn.conv2d", &[t(&[d(1), d(4), h.clone(), d(8)], F32), t(&[d(8), d(2), d(3), d(3)], F32)],
-            &[("groups", AttrValue::Int(2)), ("padding", ints(&[1, 1]))], "R.Tensor((1, 8, h, 8), dtype=\"float32\")");
+        assert_infers(
+            "relax.nn.conv2d",
+            &[
+                t(&[d(1), d(4), h.clone(), d(8)], F32),
+                t(&[d(8), d(2), d(3), d(3)], F32),
+            ],
+            &[("groups", AttrValue::Int(2)), ("padding", ints(&[1, 1]))],
+            "R.Tensor((1, 8, h, 8), dtype=\"float32\")",
+        );
         assert_fails("relax.nn.conv2d", &[data.clone(), t(&[d(16), d(4), d(3), d(3)], F32)], &[],
             "nn.conv2d: input channels differ: data is (n, 3, 32, 32), weight is (16, 4, 3, 3) with 1 group(s)");
-        assert_fails("relax.nn.conv2d", &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)], &[("data_layout", AttrValue::from("NHWC"))],
-            "nn.conv2d: only data_layout NCHW is supported, found NHWC");
-        assert_fails("relax.nn.conv2d", &[t(&[d(3), d(32)], F32), t(&[d(16), d(3), d(3), d(3)], F32)], &[],
-            "nn.conv2d: data must have rank 4, found rank 2");
+        assert_fails(
+            "relax.nn.conv2d",
+            &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
+            &[("data_layout", AttrValue::from("NHWC"))],
+            "nn.conv2d: only data_layout NCHW is supported, found NHWC",
+        );
+        assert_fails(
+            "relax.nn.conv2d",
+            &[t(&[d(3), d(32)], F32), t(&[d(16), d(3), d(3), d(3)], F32)],
+            &[],
+            "nn.conv2d: data must have rank 4, found rank 2",
+        );
     }
 
     #[test]
     fn max_pool2d() {
         let n = sym("n");
         let data = t(&[n.clone(), d(3), d(32), d(31)], F32);
-        assert_infers("relax.nn.max_pool2d", &[data.clone()], &[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
-            "R.Tensor((n, 3, 16, 15), dtype=\"float32\")");
-        assert_infers("relax.nn.max_pool2d", &[data.clone()],
-            &[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2])), ("ceil_mode", AttrValue::Bool(true))],
-            "R.Tensor((n, 3, 16, 16), dtype=\"float32\")");
-        assert_fails("relax.nn.max_pool2d", &[data], &[("strides", ints(&[0, 1]))], "nn.max_pool2d: strides must be positive, found 0");
+        assert_infers(
+            "relax.nn.max_pool2d",
+            &[data.clone()],
+            &[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
+            "R.Tensor((n, 3, 16, 15), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.nn.max_pool2d",
+            &[data.clone()],
+            &[
+                ("pool_size", ints(&[2, 2])),
+                ("strides", ints(&[2, 2])),
+                ("ceil_mode", AttrValue::Bool(true)),
+            ],
+            "R.Tensor((n, 3, 16, 16), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.max_pool2d",
+            &[data],
+            &[("strides", ints(&[0, 1]))],
+            "nn.max_pool2d: strides must be positive, found 0",
+        );
     }
 }

@@ -10,9 +10,21 @@ use crate::ir::{Call, StructInfo, UNKNOWN_NDIM};
 use relax_runtime::{DataType, Diagnostic};
 
 fn infer_where(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
-    let (c, a, b) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?, tensor_arg(call, 2)?);
+    let (c, a, b) = (
+        tensor_arg(call, 0)?,
+        tensor_arg(call, 1)?,
+        tensor_arg(call, 2)?,
+    );
     if !c.dtype.is_void() && !c.dtype.is_bool() {
-        return Err(error(call, "op-dtype-not-bool", format!("{} must have dtype bool, found {}", arg_name(call, 0), c.dtype)));
+        return Err(error(
+            call,
+            "op-dtype-not-bool",
+            format!(
+                "{} must have dtype bool, found {}",
+                arg_name(call, 0),
+                c.dtype
+            ),
+        ));
     }
     let dtype = unify_dtype(call, 1, a.dtype, 2, b.dtype)?;
     if [c, a, b].iter().any(|t| t.is_unknown_ndim()) {
@@ -78,20 +90,49 @@ mod tests {
     #[test]
     fn where_broadcasts_three_ways() {
         let n = sym("n");
-        assert_infers("relax.where", &[t(&[n.clone(), d(1)], BOOL), t(&[d(4)], F32), t(&[], F32)], &[],
-            "R.Tensor((n, 4), dtype=\"float32\")");
-        assert_fails("relax.where", &[t(&[d(4)], F32), t(&[d(4)], F32), t(&[d(4)], F32)], &[],
-            "where: condition must have dtype bool, found float32");
-        assert_fails("relax.where", &[t(&[d(4)], BOOL), t(&[d(4)], F32), t(&[d(3)], F32)], &[],
-            "where: shapes do not broadcast: x1 is (4,), x2 is (3,)");
+        assert_infers(
+            "relax.where",
+            &[t(&[n.clone(), d(1)], BOOL), t(&[d(4)], F32), t(&[], F32)],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.where",
+            &[t(&[d(4)], F32), t(&[d(4)], F32), t(&[d(4)], F32)],
+            &[],
+            "where: condition must have dtype bool, found float32",
+        );
+        assert_fails(
+            "relax.where",
+            &[t(&[d(4)], BOOL), t(&[d(4)], F32), t(&[d(3)], F32)],
+            &[],
+            "where: shapes do not broadcast: x1 is (4,), x2 is (3,)",
+        );
     }
 
     #[test]
     fn argmax_gives_int64() {
         let n = sym("n");
-        assert_infers("relax.argmax", &[t(&[n.clone(), d(10)], F32)], &[("axis", AttrValue::Int(1))], "R.Tensor((n,), dtype=\"int64\")");
-        assert_infers("relax.argmin", &[t(&[n.clone(), d(10)], F32)], &[("axis", AttrValue::Int(0)), ("keepdims", AttrValue::Bool(true))],
-            "R.Tensor((1, 10), dtype=\"int64\")");
-        assert_infers("relax.argmax", &[t(&[n.clone(), d(10)], F32)], &[], "R.Tensor((), dtype=\"int64\")");
+        assert_infers(
+            "relax.argmax",
+            &[t(&[n.clone(), d(10)], F32)],
+            &[("axis", AttrValue::Int(1))],
+            "R.Tensor((n,), dtype=\"int64\")",
+        );
+        assert_infers(
+            "relax.argmin",
+            &[t(&[n.clone(), d(10)], F32)],
+            &[
+                ("axis", AttrValue::Int(0)),
+                ("keepdims", AttrValue::Bool(true)),
+            ],
+            "R.Tensor((1, 10), dtype=\"int64\")",
+        );
+        assert_infers(
+            "relax.argmax",
+            &[t(&[n.clone(), d(10)], F32)],
+            &[],
+            "R.Tensor((), dtype=\"int64\")",
+        );
     }
 }

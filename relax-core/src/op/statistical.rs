@@ -9,7 +9,12 @@ use crate::ir::{Call, PrimExpr, StructInfo, TensorStructInfo, UNKNOWN_NDIM};
 use relax_runtime::{DataType, Diagnostic};
 
 /// The StructInfo of reducing `x` over the `axis` attribute of `call`.
-pub(crate) fn reduce(call: &Call, x: &TensorStructInfo, dtype: DataType, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+pub(crate) fn reduce(
+    call: &Call,
+    x: &TensorStructInfo,
+    dtype: DataType,
+    ana: &Analyzer,
+) -> Result<StructInfo, Diagnostic> {
     let keepdims = attr_bool(call, "keepdims", false);
     let axes = attr_ints(call, "axis");
     if x.is_unknown_ndim() {
@@ -24,7 +29,11 @@ pub(crate) fn reduce(call: &Call, x: &TensorStructInfo, dtype: DataType, ana: &A
         Some(a) => normalize_axes(call, &a, x.ndim)?,
         None => (0..x.ndim as usize).collect(),
     };
-    let ndim = if keepdims { x.ndim } else { x.ndim - axes.len() as i32 };
+    let ndim = if keepdims {
+        x.ndim
+    } else {
+        x.ndim - axes.len() as i32
+    };
     let dims = x.shape_values().map(|s| {
         s.iter()
             .enumerate()
@@ -63,7 +72,13 @@ macro_rules! reductions {
     };
 }
 
-reductions!("relax.sum", "relax.mean", "relax.max", "relax.min", "relax.prod");
+reductions!(
+    "relax.sum",
+    "relax.mean",
+    "relax.max",
+    "relax.min",
+    "relax.prod"
+);
 
 #[cfg(test)]
 mod tests {
@@ -74,13 +89,47 @@ mod tests {
     fn reductions() {
         let n = sym("n");
         let x = t(&[n.clone(), d(3), d(4)], F32);
-        assert_infers("relax.sum", &[x.clone()], &[("axis", ints(&[1]))], "R.Tensor((n, 4), dtype=\"float32\")");
-        assert_infers("relax.mean", &[x.clone()], &[("axis", ints(&[-1])), ("keepdims", AttrValue::Bool(true))],
-            "R.Tensor((n, 3, 1), dtype=\"float32\")");
-        assert_infers("relax.max", &[x.clone()], &[], "R.Tensor((), dtype=\"float32\")");
-        assert_infers("relax.min", &[tn(-1, F32)], &[], "R.Tensor((), dtype=\"float32\")");
-        assert_infers("relax.sum", &[tn(3, F32)], &[("axis", ints(&[0, 1]))], "R.Tensor(dtype=\"float32\", ndim=1)");
-        assert_fails("relax.sum", &[x.clone()], &[("axis", ints(&[3]))], "sum: axis 3 is out of range for a tensor of rank 3");
-        assert_fails("relax.sum", &[x], &[("axis", ints(&[1, -2]))], "sum: axis -2 appears more than once");
+        assert_infers(
+            "relax.sum",
+            &[x.clone()],
+            &[("axis", ints(&[1]))],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.mean",
+            &[x.clone()],
+            &[("axis", ints(&[-1])), ("keepdims", AttrValue::Bool(true))],
+            "R.Tensor((n, 3, 1), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.max",
+            &[x.clone()],
+            &[],
+            "R.Tensor((), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.min",
+            &[tn(-1, F32)],
+            &[],
+            "R.Tensor((), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.sum",
+            &[tn(3, F32)],
+            &[("axis", ints(&[0, 1]))],
+            "R.Tensor(dtype=\"float32\", ndim=1)",
+        );
+        assert_fails(
+            "relax.sum",
+            &[x.clone()],
+            &[("axis", ints(&[3]))],
+            "sum: axis 3 is out of range for a tensor of rank 3",
+        );
+        assert_fails(
+            "relax.sum",
+            &[x],
+            &[("axis", ints(&[1, -2]))],
+            "sum: axis -2 appears more than once",
+        );
     }
 }

@@ -8,7 +8,11 @@ use crate::ir::{Call, StructInfo, UNKNOWN_NDIM};
 use relax_runtime::Diagnostic;
 
 fn infer_ewise_fma(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
-    let xs = [tensor_arg(call, 0)?, tensor_arg(call, 1)?, tensor_arg(call, 2)?];
+    let xs = [
+        tensor_arg(call, 0)?,
+        tensor_arg(call, 1)?,
+        tensor_arg(call, 2)?,
+    ];
     let mut dtype = unify_dtype(call, 0, xs[0].dtype, 1, xs[1].dtype)?;
     dtype = unify_dtype(call, 0, dtype, 2, xs[2].dtype)?;
     let mut ndim = UNKNOWN_NDIM;
@@ -20,7 +24,12 @@ fn infer_ewise_fma(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic
             return Err(error(
                 call,
                 "op-rank-mismatch",
-                format!("ranks differ: {} has rank {ndim}, {} has rank {}", arg_name(call, 0), arg_name(call, i), x.ndim),
+                format!(
+                    "ranks differ: {} has rank {ndim}, {} has rank {}",
+                    arg_name(call, 0),
+                    arg_name(call, i),
+                    x.ndim
+                ),
             ));
         }
         ndim = x.ndim;
@@ -36,7 +45,13 @@ fn infer_ewise_fma(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic
                 return Err(error(
                     call,
                     "op-shape-mismatch",
-                    format!("shapes differ: {} is {}, {} is {}", arg_name(call, 0), fmt_dims(a), arg_name(call, i), fmt_dims(b)),
+                    format!(
+                        "shapes differ: {} is {}, {} is {}",
+                        arg_name(call, 0),
+                        fmt_dims(a),
+                        arg_name(call, i),
+                        fmt_dims(b)
+                    ),
                 ));
             }
         }
@@ -63,17 +78,34 @@ mod tests {
     fn equal_shapes() {
         let n = sym("n");
         let x = t(&[n.clone(), d(4)], F32);
-        assert_infers("relax.ewise_fma", &[x.clone(), x.clone(), x], &[], "R.Tensor((n, 4), dtype=\"float32\")");
+        assert_infers(
+            "relax.ewise_fma",
+            &[x.clone(), x.clone(), x],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
     }
 
     #[test]
     fn mismatches() {
         let x = t(&[d(3), d(4)], F32);
-        assert_fails("relax.ewise_fma", &[x.clone(), x.clone(), t(&[d(3), d(5)], F32)], &[],
-            "ewise_fma: shapes differ: x1 is (3, 4), x3 is (3, 5)");
-        assert_fails("relax.ewise_fma", &[x.clone(), x.clone(), t(&[d(3)], F32)], &[],
-            "ewise_fma: ranks differ: x1 has rank 2, x3 has rank 1");
-        assert_fails("relax.ewise_fma", &[x.clone(), x, t(&[d(3), d(4)], I64)], &[],
-            "ewise_fma: dtypes differ: x1 is float32, x3 is int64");
+        assert_fails(
+            "relax.ewise_fma",
+            &[x.clone(), x.clone(), t(&[d(3), d(5)], F32)],
+            &[],
+            "ewise_fma: shapes differ: x1 is (3, 4), x3 is (3, 5)",
+        );
+        assert_fails(
+            "relax.ewise_fma",
+            &[x.clone(), x.clone(), t(&[d(3)], F32)],
+            &[],
+            "ewise_fma: ranks differ: x1 has rank 2, x3 has rank 1",
+        );
+        assert_fails(
+            "relax.ewise_fma",
+            &[x.clone(), x, t(&[d(3), d(4)], I64)],
+            &[],
+            "ewise_fma: dtypes differ: x1 is float32, x3 is int64",
+        );
     }
 }

@@ -52,7 +52,9 @@ fn infer(op: &str, args: &[Expr], attrs: &[(&str, AttrValue)]) -> Result<StructI
             ana.mark_non_negative(&v);
         }
     }
-    crate::op::infer_call(call.as_call().unwrap(), &ana).unwrap().map_err(|d| d.message)
+    crate::op::infer_call(call.as_call().unwrap(), &ana)
+        .unwrap()
+        .map_err(|d| d.message)
 }
 
 /// Asserts the inferred StructInfo prints as `expected`.

@@ -11,7 +11,9 @@ use relax_runtime::Diagnostic;
 /// Same StructInfo as the input tensor.
 pub(crate) fn infer_same(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let x = tensor_arg(call, 0)?;
-    Ok(StructInfo::new(crate::ir::StructInfoKind::Tensor(x.clone())))
+    Ok(StructInfo::new(crate::ir::StructInfoKind::Tensor(
+        x.clone(),
+    )))
 }
 
 /// Same StructInfo as the input, which must be of a float dtype if known.
@@ -21,7 +23,11 @@ pub(crate) fn infer_float(call: &Call, ana: &Analyzer) -> Result<StructInfo, Dia
         return Err(error(
             call,
             "op-dtype-not-float",
-            format!("{} must have a float dtype, found {}", arg_name(call, 0), x.dtype),
+            format!(
+                "{} must have a float dtype, found {}",
+                arg_name(call, 0),
+                x.dtype
+            ),
         ));
     }
     infer_same(call, ana)
@@ -60,14 +66,34 @@ mod tests {
     #[test]
     fn keeps_the_input_struct_info() {
         let n = sym("n");
-        assert_infers("relax.exp", &[t(&[n.clone(), d(4)], F32)], &[], "R.Tensor((n, 4), dtype=\"float32\")");
-        assert_infers("relax.negative", &[t(&[d(2)], I64)], &[], "R.Tensor((2,), dtype=\"int64\")");
+        assert_infers(
+            "relax.exp",
+            &[t(&[n.clone(), d(4)], F32)],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.negative",
+            &[t(&[d(2)], I64)],
+            &[],
+            "R.Tensor((2,), dtype=\"int64\")",
+        );
         assert_infers("relax.sqrt", &[tn(-1, VOID)], &[], "R.Tensor");
     }
 
     #[test]
     fn transcendental_ops_need_floats() {
-        assert_fails("relax.exp", &[t(&[d(2)], I64)], &[], "exp: x must have a float dtype, found int64");
-        assert_fails("relax.tanh", &[shape(&[d(2)])], &[], "tanh: x must be a tensor, found R.Shape([2])");
+        assert_fails(
+            "relax.exp",
+            &[t(&[d(2)], I64)],
+            &[],
+            "exp: x must have a float dtype, found int64",
+        );
+        assert_fails(
+            "relax.tanh",
+            &[shape(&[d(2)])],
+            &[],
+            "tanh: x must be a tensor, found R.Shape([2])",
+        );
     }
 }

@@ -251,7 +251,6 @@ fn tensor_shape_given_as_a_var() {
 }
 
 #[test]
-#[ignore = "needs the arith prover"]
 fn symbolic_dims_are_compared_algebraically() {
     let n = TirVar::new("n");
     let a = tensor(&[(&n + 1) * 2]);
@@ -538,7 +537,6 @@ fn erase_substitutes_mapped_vars() {
 }
 
 #[test]
-#[ignore = "needs the arith prover"]
 fn erase_simplifies_substituted_dims() {
     let n = TirVar::new("n");
     let s = tensor(&[&n + 1]);
@@ -771,7 +769,6 @@ fn call_binds_from_a_later_parameter() {
 }
 
 #[test]
-#[ignore = "needs the arith prover"]
 fn call_checks_compound_dims_after_binding() {
     let n = TirVar::new("n");
     let f = StructInfo::func(
@@ -924,7 +921,6 @@ fn shape_var_mapping_binds_first_occurrence_only() {
 }
 
 #[test]
-#[ignore = "needs the arith prover"]
 fn shape_analyzer_knows_dims_are_non_negative() {
     let n = TirVar::new("n");
     let a = shape_analyzer(&Analyzer::new(), [&tensor(&[var(&n)])]);
