@@ -91,6 +91,8 @@ pub struct BlockBuilder {
     frames: Vec<FunctionFrame>,
     bindings: HashMap<Var, Expr>,
     module_names: HashMap<String, usize>,
+    /// Errors reported by users of the builder that keep going (mutators).
+    errors: Vec<Diagnostic>,
 }
 
 fn err(code: &'static str, message: impl Into<String>) -> Error {
@@ -657,6 +659,22 @@ impl BlockBuilder {
             ));
         }
         Ok(self.module)
+    }
+
+    /// Records an error and lets the caller go on (mutators rebuild the rest
+    /// of the program so that every error is found, not only the first).
+    pub fn report(&mut self, error: Error) {
+        match error {
+            Error::Compile(ds) => self.errors.extend(ds),
+            other => self
+                .errors
+                .push(Diagnostic::new("builder-error", other.to_string())),
+        }
+    }
+
+    /// Takes the errors recorded by [`BlockBuilder::report`].
+    pub fn take_errors(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.errors)
     }
 
     // ----- frames -------------------------------------------------------

@@ -8,6 +8,7 @@
 //! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
 //! | [`printer`] | TVMScript text out (`Display`) |
 //! | [`parser`] | TVMScript text in (`FromStr`) |
+//! | [`mutator`] | `ExprMutator` (rewriting through a BlockBuilder), `remove_all_unused`, graph rewrites |
 //! | [`visitor`] | `ExprVisitor` (read-only traversal) |
 //! | [`tir`] | the loop-level IR (signatures for now) |
 //! | [`op`] | the operator registry |
@@ -21,6 +22,7 @@ pub mod analysis;
 pub mod arith;
 pub mod block_builder;
 pub mod ir;
+pub mod mutator;
 pub mod parser;
 pub mod printer;
 pub mod tir;
