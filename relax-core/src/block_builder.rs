@@ -372,6 +372,11 @@ impl BlockBuilder {
     /// Inside a dataflow block: binds `expr` to a `Var` that is visible
     /// after the block.
     pub fn emit_output(&mut self, expr: impl Into<Expr>) -> Result<Var, Error> {
+        self.emit_output_named(expr, "gv")
+    }
+
+    /// [`BlockBuilder::emit_output`] with a name hint.
+    pub fn emit_output_named(&mut self, expr: impl Into<Expr>, name_hint: &str) -> Result<Var, Error> {
         if !self.current_block_is_dataflow() {
             return Err(err(
                 "builder-output-outside-dataflow",
@@ -379,7 +384,7 @@ impl BlockBuilder {
             ));
         }
         let value = self.normalize(expr.into())?;
-        let var = self.fresh_var("gv", value.struct_info().cloned(), false)?;
+        let var = self.fresh_var(name_hint, value.struct_info().cloned(), false)?;
         self.push_binding(Binding::var_binding(var.clone(), value))?;
         Ok(var)
     }
@@ -792,6 +797,54 @@ mod tests {
         );
         assert!(!seq.blocks[0].is_dataflow);
         assert_eq!(f.global_symbol(), None);
+    }
+
+    /// The seed's MLP (MLC chapter 7.4) with the weights as constants.
+    #[test]
+    fn seed_mlp_prints_as_the_seed_listing() {
+        use relax_runtime::Tensor;
+        let weight = |r: i64, c: i64| {
+            let data: Vec<f32> = (0..r * c).map(|i| (i % 7) as f32 * 0.1).collect();
+            Expr::constant(Tensor::from_vec(&[r, c], data).unwrap())
+        };
+        let bias = |n: i64| Expr::constant(Tensor::from_vec(&[n], vec![0.5f32; n as usize]).unwrap());
+        let (w0, b0, w1, b1) = (weight(128, 784), bias(128), weight(10, 128), bias(10));
+        let x = Var::new("x", Some(tensor(&[1, 784])));
+        let mut bb = BlockBuilder::new();
+        bb.function("main", vec![x.clone()], |bb| {
+            bb.dataflow(|bb| {
+                let lv0 = bb.emit(call("relax.matmul", vec![x.to_expr(), call("relax.permute_dims", vec![w0])]))?;
+                let lv1 = bb.emit(call("relax.add", vec![lv0.to_expr(), b0]))?;
+                let lv2 = bb.emit(call("relax.nn.relu", vec![lv1.to_expr()]))?;
+                let lv3 = bb.emit(call("relax.matmul", vec![lv2.to_expr(), call("relax.permute_dims", vec![w1])]))?;
+                let lv4 = bb.emit(call("relax.add", vec![lv3.to_expr(), b1]))?;
+                Ok(bb.emit_output(lv4)?.to_expr())
+            })
+        })
+        .unwrap();
+        let module = bb.finalize().unwrap();
+        assert!(crate::analysis::well_formed(&module).is_ok(), "{:?}", crate::analysis::well_formed(&module));
+        let text = module.to_string();
+        let code = text.split("\nmetadata = ").next().unwrap();
+        let expected = r#"@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 784), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((784, 128), dtype="float32") = R.permute_dims(metadata["relax.expr.Constant"][0], axes=None)
+            lv1: R.Tensor((1, 128), dtype="float32") = R.matmul(x, lv, out_dtype="void")
+            lv2: R.Tensor((1, 128), dtype="float32") = R.add(lv1, metadata["relax.expr.Constant"][1])
+            lv3: R.Tensor((1, 128), dtype="float32") = R.nn.relu(lv2)
+            lv4: R.Tensor((128, 10), dtype="float32") = R.permute_dims(metadata["relax.expr.Constant"][2], axes=None)
+            lv5: R.Tensor((1, 10), dtype="float32") = R.matmul(lv3, lv4, out_dtype="void")
+            lv6: R.Tensor((1, 10), dtype="float32") = R.add(lv5, metadata["relax.expr.Constant"][3])
+            gv: R.Tensor((1, 10), dtype="float32") = lv6
+            R.output(gv)
+        return gv
+"#;
+        let body = code.split_once("@I.ir_module").map(|(_, b)| format!("@I.ir_module{b}")).unwrap();
+        assert_eq!(body.trim_end(), expected.trim_end());
+        assert!(text.contains("metadata = {"), "the weights are printed as metadata");
     }
 
     #[test]
