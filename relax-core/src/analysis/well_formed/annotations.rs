@@ -252,7 +252,8 @@ impl Checker<'_> {
                     self.where_(),
                     place.what
                 );
-                self.report_once(&format!("#{}", v.id()), code, message);
+                // One undefined variable is one mistake, under either rule.
+                self.report_once_per(&format!("symbolic var #{}", v.id()), code, message);
             }
             self.note_tir_var(&v);
         }

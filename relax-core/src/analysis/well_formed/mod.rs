@@ -324,7 +324,12 @@ impl<'m> Checker<'m> {
     /// copied into a binding's annotation, the StructInfo of the `SeqExpr`
     /// and the return annotation, and is one mistake.
     fn report_once(&mut self, subject: &str, code: &'static str, message: String) {
-        let key = format!("{}\u{0}{code}\u{0}{subject}", self.where_());
+        self.report_once_per(&format!("{code}\u{0}{subject}"), code, message);
+    }
+
+    /// Records a problem once per function and `key`.
+    fn report_once_per(&mut self, key: &str, code: &'static str, message: String) {
+        let key = format!("{}\u{0}{key}", self.where_());
         if self.reported_subjects.insert(key) {
             self.report(code, message);
         }

@@ -646,11 +646,39 @@ fn mutual_recursion_in_dataflow_is_rejected() {
     // Only `even`'s call is in a dataflow block.
     assert_eq!(codes(&m), vec!["recursion-in-dataflow-block"]);
     // A call to a non-recursive global from a dataflow block is fine.
-    let (x, y) = (var("x", &t), var("y", &t));
+    let x = var("x", &t);
     let leaf = func(vec![x.clone()], seq(vec![], r(&x)));
     let m2 = module(vec![("even", calling("leaf", true)), ("leaf", leaf)]);
-    let _ = y;
     assert_ok(&m2);
+}
+
+#[test]
+fn local_recursion_in_its_own_dataflow_block_is_rejected() {
+    let t = StructInfo::object();
+    let fs = StructInfo::func(vec![t.clone()], t.clone(), true);
+    let (x, f, a, y) = (var("x", &t), var("f", &fs), var("a", &t), var("y", &t));
+    let (inner, out) = (dvar("inner", &t), var("out", &t));
+    let local = func(
+        vec![a.clone()],
+        seq(
+            vec![df(vec![
+                bind(&inner, call(r(&f), vec![r(&a)], &t)),
+                bind(&out, r(&inner)),
+            ])],
+            r(&out),
+        ),
+    );
+    let m = main_with(
+        vec![x.clone()],
+        vec![bb(vec![
+            bind(&f, Expr::function(local)),
+            bind(&y, call(r(&f), vec![r(&x)], &t)),
+        ])],
+        &y,
+    );
+    let d = assert_fails(&m, "recursion-in-dataflow-block");
+    assert!(d.message.contains("local function `f`"), "{}", d.message);
+    assert_eq!(codes(&m).len(), 1);
 }
 
 // ---------------------------------------------------------------- purity
@@ -832,6 +860,64 @@ fn struct_info_rules_can_be_turned_off() {
         check_struct_info: false,
     };
     assert_eq!(well_formed_with_options(&m, off), Ok(()));
+    // As in TVM, purity is judged from StructInfo, so it goes too.
+    assert_eq!(well_formed_with_options(&packed_call_in(true), off), Ok(()));
+    // Structural rules stay.
+    let broken = main_with(vec![x.clone()], vec![df(vec![])], &x);
+    assert!(well_formed_with_options(&broken, off).is_err());
+}
+
+#[test]
+fn tensor_shape_var_must_be_in_scope() {
+    let s = var("s", &StructInfo::shape_ndim(2));
+    let x = var(
+        "x",
+        &StructInfo::tensor_with_shape_expr(r(&s), DataType::f32()),
+    );
+    let m = module(vec![("main", func(vec![x.clone()], seq(vec![], r(&x))))]);
+    let d = assert_fails(&m, "undefined-var");
+    assert!(d.message.contains("`s`"), "{}", d.message);
+}
+
+#[test]
+fn callable_annotations_bind_their_own_symbolic_vars() {
+    // `f: R.Callable((R.Tensor((m,)),), R.Tensor((m * 2,)))` needs no outer `m`.
+    let m = TirVar::new("m");
+    let fs = StructInfo::func(
+        vec![tensor(vec![PrimExpr::var(&m)])],
+        tensor(vec![PrimExpr::var(&m) * 2]),
+        true,
+    );
+    assert_ok(&annotated(fs));
+    // Its symbolic variables do not leak into the function's scope.
+    let k = TirVar::new("k");
+    let fk = var(
+        "f",
+        &StructInfo::func(
+            vec![tensor(vec![PrimExpr::var(&k)])],
+            StructInfo::object(),
+            true,
+        ),
+    );
+    let y = var("y", &tensor(vec![PrimExpr::var(&k) + 1]));
+    let leak = module(vec![(
+        "main",
+        func(vec![fk, y.clone()], seq(vec![], r(&y))),
+    )]);
+    assert_eq!(codes(&leak), vec!["unbound-signature-symbolic-var"]);
+}
+
+#[test]
+fn nested_functions_see_outer_symbolic_vars() {
+    // main(x: (n, 4)) { g = fn(a: (n, 4)) { a }; g }: `n` is the outer one.
+    let n = TirVar::new("n");
+    let t = t_n4(&n);
+    let x = var("x", &t);
+    let a = var("a", &t);
+    let local = func(vec![a.clone()], seq(vec![], r(&a)));
+    let g = var("g", &local.struct_info());
+    let m = main_with(vec![x], vec![bb(vec![bind(&g, Expr::function(local))])], &g);
+    assert_ok(&m);
 }
 
 /// `main(x: annotation) { x }`: a module whose only interesting part is the
@@ -999,11 +1085,15 @@ fn binding_annotation_disjoint_from_value_is_rejected() {
     let t = t_n4(&n);
     let x = var("x", &t);
     let y = var("y", &StructInfo::shape_ndim(2));
-    let m = main_with(
-        vec![x.clone()],
-        vec![bb(vec![bind(&y, op("relax.nn.relu", vec![r(&x)], &t))])],
-        &y,
-    );
+    // An unregistered op's result comes from its `sinfo_args`: a tensor.
+    let value = Expr::call_full(
+        Expr::op("test.opaque"),
+        vec![r(&x)],
+        Attrs::new(),
+        vec![t.clone()],
+    )
+    .with_struct_info(t.clone());
+    let m = main_with(vec![x.clone()], vec![bb(vec![bind(&y, value)])], &y);
     assert_fails(&m, "struct-info-mismatch");
 }
 
