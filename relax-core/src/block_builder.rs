@@ -376,7 +376,11 @@ impl BlockBuilder {
     }
 
     /// [`BlockBuilder::emit_output`] with a name hint.
-    pub fn emit_output_named(&mut self, expr: impl Into<Expr>, name_hint: &str) -> Result<Var, Error> {
+    pub fn emit_output_named(
+        &mut self,
+        expr: impl Into<Expr>,
+        name_hint: &str,
+    ) -> Result<Var, Error> {
         if !self.current_block_is_dataflow() {
             return Err(err(
                 "builder-output-outside-dataflow",
@@ -807,23 +811,34 @@ mod tests {
             let data: Vec<f32> = (0..r * c).map(|i| (i % 7) as f32 * 0.1).collect();
             Expr::constant(Tensor::from_vec(&[r, c], data).unwrap())
         };
-        let bias = |n: i64| Expr::constant(Tensor::from_vec(&[n], vec![0.5f32; n as usize]).unwrap());
+        let bias =
+            |n: i64| Expr::constant(Tensor::from_vec(&[n], vec![0.5f32; n as usize]).unwrap());
         let (w0, b0, w1, b1) = (weight(128, 784), bias(128), weight(10, 128), bias(10));
         let x = Var::new("x", Some(tensor(&[1, 784])));
         let mut bb = BlockBuilder::new();
         bb.function("main", vec![x.clone()], |bb| {
             bb.dataflow(|bb| {
-                let lv0 = bb.emit(call("relax.matmul", vec![x.to_expr(), call("relax.permute_dims", vec![w0])]))?;
+                let lv0 = bb.emit(call(
+                    "relax.matmul",
+                    vec![x.to_expr(), call("relax.permute_dims", vec![w0])],
+                ))?;
                 let lv1 = bb.emit(call("relax.add", vec![lv0.to_expr(), b0]))?;
                 let lv2 = bb.emit(call("relax.nn.relu", vec![lv1.to_expr()]))?;
-                let lv3 = bb.emit(call("relax.matmul", vec![lv2.to_expr(), call("relax.permute_dims", vec![w1])]))?;
+                let lv3 = bb.emit(call(
+                    "relax.matmul",
+                    vec![lv2.to_expr(), call("relax.permute_dims", vec![w1])],
+                ))?;
                 let lv4 = bb.emit(call("relax.add", vec![lv3.to_expr(), b1]))?;
                 Ok(bb.emit_output(lv4)?.to_expr())
             })
         })
         .unwrap();
         let module = bb.finalize().unwrap();
-        assert!(crate::analysis::well_formed(&module).is_ok(), "{:?}", crate::analysis::well_formed(&module));
+        assert!(
+            crate::analysis::well_formed(&module).is_ok(),
+            "{:?}",
+            crate::analysis::well_formed(&module)
+        );
         let text = module.to_string();
         let code = text.split("\nmetadata = ").next().unwrap();
         let expected = r#"@I.ir_module
@@ -842,9 +857,15 @@ class Module:
             R.output(gv)
         return gv
 "#;
-        let body = code.split_once("@I.ir_module").map(|(_, b)| format!("@I.ir_module{b}")).unwrap();
+        let body = code
+            .split_once("@I.ir_module")
+            .map(|(_, b)| format!("@I.ir_module{b}"))
+            .unwrap();
         assert_eq!(body.trim_end(), expected.trim_end());
-        assert!(text.contains("metadata = {"), "the weights are printed as metadata");
+        assert!(
+            text.contains("metadata = {"),
+            "the weights are printed as metadata"
+        );
     }
 
     #[test]

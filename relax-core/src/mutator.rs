@@ -24,10 +24,14 @@
 //! bindings at hand, and removes what became dead.
 
 use crate::analysis::derive::is_impure_call;
+use crate::analysis::struct_info_analysis::{
+    erase_to_well_defined, struct_info_base_check, BaseCheckResult,
+};
+use crate::arith::Analyzer;
 use crate::block_builder::BlockBuilder;
 use crate::ir::{
     Binding, BindingBlock, Call, Expr, ExprKind, Function, GlobalVar, IRModule, If, MatchCast,
-    SeqExpr, Var, VarBinding,
+    SeqExpr, TirVar, Var, VarBinding,
 };
 use crate::visitor::{post_order_visit, ExprVisitor};
 use relax_runtime::Error;
@@ -121,9 +125,26 @@ pub trait ExprMutator {
         if body.ptr_eq(&func.body) && params == func.params {
             return expr.clone();
         }
+        // A rewrite may change what the body returns: the declared result is
+        // kept while it still holds, else re-derived from the new body.
+        let mut ret = func.ret_struct_info.clone();
+        if let Some(s) = body.struct_info() {
+            let analyzer = shape_analyzer_for(&params);
+            if struct_info_base_check(&ret, s, &analyzer) != BaseCheckResult::Pass {
+                let defined: HashSet<TirVar> = params
+                    .iter()
+                    .filter_map(|p| p.struct_info())
+                    .flat_map(|s| s.definable_tir_vars())
+                    .collect();
+                ret = erase_to_well_defined(s, &HashMap::new(), &HashMap::new(), &|v| {
+                    defined.contains(v)
+                });
+            }
+        }
         Expr::function(Function {
             params,
             body,
+            ret_struct_info: ret,
             ..func.clone()
         })
     }
@@ -311,6 +332,19 @@ pub trait ExprMutator {
             }
         }
     }
+}
+
+/// An analyzer that knows the parameters' symbolic dims are non-negative.
+fn shape_analyzer_for(params: &[Var]) -> Analyzer {
+    let mut a = Analyzer::new();
+    for v in params
+        .iter()
+        .filter_map(|p| p.struct_info())
+        .flat_map(|s| s.tir_vars())
+    {
+        a.mark_non_negative(&v);
+    }
+    a
 }
 
 /// The state every mutator needs; embed it and forward `builder` and

@@ -247,7 +247,11 @@ fn changed_struct_info_remaps_later_uses() {
         "the use is remapped to the new variable"
     );
     assert_eq!(bindings[1].var().struct_info().unwrap().to_string(), scalar);
-    assert!(crate::analysis::well_formed(&out).is_ok());
+    assert!(
+        crate::analysis::well_formed(&out).is_ok(),
+        "{:?}",
+        crate::analysis::well_formed(&out)
+    );
 }
 
 /// A rewrite that produces an ill-shaped call is an error, not a panic.

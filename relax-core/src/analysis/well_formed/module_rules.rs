@@ -5,7 +5,6 @@ use super::walk::for_each_expr;
 use super::Checker;
 use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
 use crate::ir::{Call, Expr, ExprKind, GlobalVar, IRModule};
-use crate::op;
 use std::collections::{HashMap, HashSet};
 
 /// Ops whose first argument is the `PrimFunc` they call.
@@ -154,26 +153,4 @@ fn call_graph_reach(module: &IRModule) -> HashMap<GlobalVar, HashSet<GlobalVar>>
             (start.clone(), seen)
         })
         .collect()
-}
-
-/// Whether `call` may have side effects: an `ExternFunc` callee; an `Op`
-/// the registry declares impure (unregistered ops are pure); any other callee
-/// whose function StructInfo is opaque or impure. A `GlobalVar` without
-/// StructInfo takes its function's from `module`.
-pub(super) fn is_impure_call(call: &Call, module: Option<&IRModule>) -> bool {
-    let callee_sinfo = match call.op.kind() {
-        ExprKind::Op(o) => return op::lookup(o.name()).is_some_and(|info| !info.purity),
-        ExprKind::ExternFunc(_) => return true,
-        ExprKind::GlobalVar(gv) => match call.op.struct_info() {
-            Some(s) => Some(s.clone()),
-            None => module
-                .and_then(|m| m.get(gv.name_hint()))
-                .map(|f| f.struct_info()),
-        },
-        _ => call.op.struct_info().cloned(),
-    };
-    match callee_sinfo.as_ref().and_then(|s| s.as_func()) {
-        Some(f) => f.derive_func.is_some() || !f.purity,
-        None => false,
-    }
 }

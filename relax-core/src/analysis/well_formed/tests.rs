@@ -411,7 +411,7 @@ rule!(dataflow_var_param, "dataflow-var-param",
 /// A local function defined in a dataflow block that uses `x` (a parameter
 /// of `main`) or, when `capture`, the dataflow var `lv`.
 fn closure_in_dataflow(capture: bool) -> IRModule {
-    let t = StructInfo::object();
+    let t = StructInfo::tensor(vec![PrimExpr::int(4)], DataType::f32());
     let x = var("x", &t);
     let lv = dvar("lv", &t);
     let a = var("a", &t);
@@ -1079,7 +1079,6 @@ rule!(struct_info_mismatch, "struct-info-mismatch",
     names: ["`helper`"]);
 
 #[test]
-#[ignore = "needs StructInfo derivation"]
 fn binding_annotation_disjoint_from_value_is_rejected() {
     let n = TirVar::new("n");
     let t = t_n4(&n);
@@ -1109,7 +1108,6 @@ rule!(match_cast_var_mismatch, "match-cast-var-mismatch",
     names: ["`y`"]);
 
 #[test]
-#[ignore = "needs StructInfo derivation"]
 fn return_annotation_disjoint_from_body_is_rejected() {
     let x = var("x", &StructInfo::tensor_ndim(2, DataType::f32()));
     let f = Function::new(
@@ -1121,7 +1119,6 @@ fn return_annotation_disjoint_from_body_is_rejected() {
 }
 
 #[test]
-#[ignore = "needs StructInfo derivation"]
 fn underivable_values_are_rejected() {
     let t = StructInfo::tuple(vec![StructInfo::object()]);
     let x = var("x", &t);

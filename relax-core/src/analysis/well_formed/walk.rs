@@ -7,7 +7,7 @@
 //! function body and an `If` branch must be a `SeqExpr`.
 
 use super::annotations::Place;
-use super::module_rules::{is_impure_call, CALL_TIR_OPS, TUPLE_ARGS_OPS};
+use super::module_rules::{CALL_TIR_OPS, TUPLE_ARGS_OPS};
 use super::{Checker, FuncCtx, VarDef};
 use crate::ir::function::attr;
 use crate::ir::{AttrValue, Binding, BindingBlock, Call, Expr, ExprKind, Function, If, SeqExpr};
@@ -468,7 +468,9 @@ impl Checker<'_> {
                 self.report("recursion-in-dataflow-block", message);
             }
         }
-        if self.options.check_struct_info && is_impure_call(call, self.module) {
+        if self.options.check_struct_info
+            && crate::analysis::derive::is_impure_call_in(call, self.module)
+        {
             if self.in_dataflow {
                 let message = format!(
                     "{}, impure {what}{} is in a dataflow block",
