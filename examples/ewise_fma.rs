@@ -1,0 +1,77 @@
+//! The MLC course's first graph rewrite (chapter 7.3): find `multiply`
+//! followed by `add` and fuse them into `ewise_fma`, then remove what became
+//! unused. Prints the module before and after.
+
+use relax::ir::{Attrs, Call, Expr, IRModule, PrimExpr, StructInfo, Var};
+use relax::mutator::{mutate_module, remove_all_unused, ExprMutator, MutatorState};
+use relax::{BlockBuilder, DataType, Error};
+use std::collections::HashMap;
+
+/// `add(lv, y)` where `lv = multiply(a, b)` becomes `ewise_fma(a, b, y)`.
+struct EwiseFmaRewriter(MutatorState);
+
+impl ExprMutator for EwiseFmaRewriter {
+    fn builder(&mut self) -> &mut BlockBuilder {
+        &mut self.0.builder
+    }
+    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
+        &mut self.0.var_remap
+    }
+    fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
+        let call = self.visit_expr_post_order(expr);
+        if call.call_op_name() != Some("relax.add") {
+            return call;
+        }
+        let args = &call.as_call().expect("checked above").args;
+        let Some(value) = args[0].as_var().and_then(|v| self.lookup_binding(v)) else {
+            return call;
+        };
+        if value.call_op_name() != Some("relax.multiply") {
+            return call;
+        }
+        let m = &value.as_call().expect("checked above").args;
+        let fma = vec![m[0].clone(), m[1].clone(), args[1].clone()];
+        Expr::call_op("relax.ewise_fma", fma, Attrs::new())
+    }
+}
+
+/// The seed's `MyModule`, built with the BlockBuilder.
+fn my_module() -> Result<IRModule, Error> {
+    let t = StructInfo::tensor(vec![PrimExpr::int(3), PrimExpr::int(4)], DataType::f32());
+    let x = Var::new("x", Some(t.clone()));
+    let y = Var::new("y", Some(t));
+    let op = |name: &str, args: Vec<Expr>| {
+        let info = relax::op::lookup(name).expect("a registered op");
+        info.call(args, &Attrs::new())
+    };
+    let mut bb = BlockBuilder::new();
+    bb.function("main", vec![x.clone(), y.clone()], |bb| {
+        bb.dataflow(|bb| {
+            let lv0 =
+                bb.emit_named(op("relax.multiply", vec![x.to_expr(), y.to_expr()])?, "lv0")?;
+            let add = op("relax.add", vec![lv0.to_expr(), y.to_expr()])?;
+            Ok(bb.emit_output_named(add, "gv0")?.to_expr())
+        })
+    })?;
+    bb.finalize()
+}
+
+fn main() -> Result<(), Error> {
+    let module = my_module()?;
+    println!("Before:\n{module}\n");
+    let rewritten = mutate_module(
+        &mut EwiseFmaRewriter(MutatorState::with_module(&module)),
+        &module,
+    )?;
+    let main = rewritten.get_relax("main").expect("main is defined");
+    println!(
+        "After EwiseFMARewriter:\n{}\n",
+        relax::printer::function_to_string("main", main)
+    );
+    let cleaned = remove_all_unused(main);
+    println!(
+        "After remove_all_unused:\n{}",
+        relax::printer::function_to_string("main", &cleaned)
+    );
+    Ok(())
+}
