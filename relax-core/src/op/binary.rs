@@ -151,4 +151,38 @@ mod tests {
             "add takes 2 arguments, but 1 were given",
         );
     }
+
+    #[test]
+    fn every_binary_op_broadcasts_symbolically_and_checks_dtypes() {
+        for op in super::OPS {
+            let n = sym("n");
+            let out = if op.name.contains("equal")
+                || op.name.contains("less")
+                || op.name.contains("greater")
+            {
+                "bool"
+            } else {
+                "float32"
+            };
+            assert_infers(
+                op.name,
+                &[t(&[n.clone(), d(1)], F32), t(&[d(5)], F32)],
+                &[],
+                &format!("R.Tensor((n, 5), dtype=\"{out}\")"),
+            );
+            let short = op.name.trim_start_matches("relax.");
+            assert_fails(
+                op.name,
+                &[t(&[d(2)], F32), t(&[d(3)], F32)],
+                &[],
+                &format!("{short}: shapes do not broadcast: x1 is (2,), x2 is (3,)"),
+            );
+            assert_fails(
+                op.name,
+                &[t(&[d(2)], F32), t(&[d(2)], I32)],
+                &[],
+                &format!("{short}: dtypes differ: x1 is float32, x2 is int32"),
+            );
+        }
+    }
 }

@@ -132,4 +132,23 @@ mod tests {
             "sum: axis -2 appears more than once",
         );
     }
+
+    #[test]
+    fn every_reduction_reduces_symbolic_shapes() {
+        for op in super::OPS {
+            let n = sym("n");
+            assert_infers(
+                op.name,
+                &[t(&[n.clone(), d(4)], F32)],
+                &[("axis", ints(&[1]))],
+                "R.Tensor((n,), dtype=\"float32\")",
+            );
+            assert_infers(
+                op.name,
+                &[t(&[n.clone(), d(4)], F32)],
+                &[("axis", ints(&[0])), ("keepdims", AttrValue::Bool(true))],
+                "R.Tensor((1, 4), dtype=\"float32\")",
+            );
+        }
+    }
 }

@@ -96,4 +96,34 @@ mod tests {
             "tanh: x must be a tensor, found R.Shape([2])",
         );
     }
+
+    #[test]
+    fn every_unary_op_keeps_symbolic_shapes() {
+        for op in super::OPS {
+            let n = sym("n");
+            assert_infers(
+                op.name,
+                &[t(&[n.clone(), d(4)], F32)],
+                &[],
+                "R.Tensor((n, 4), dtype=\"float32\")",
+            );
+            let short = op.name.trim_start_matches("relax.");
+            let int_ok = matches!(short, "negative" | "abs");
+            if int_ok {
+                assert_infers(
+                    op.name,
+                    &[t(&[d(2)], I64)],
+                    &[],
+                    "R.Tensor((2,), dtype=\"int64\")",
+                );
+            } else {
+                assert_fails(
+                    op.name,
+                    &[t(&[d(2)], I64)],
+                    &[],
+                    &format!("{short}: x must have a float dtype, found int64"),
+                );
+            }
+        }
+    }
 }
