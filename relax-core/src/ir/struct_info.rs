@@ -351,7 +351,8 @@ pub fn shape_expr_ndim(shape: &Expr) -> i32 {
     }
 }
 
-fn fmt_dims(values: &[PrimExpr]) -> String {
+/// Dims as a TVMScript/DSL tuple: `(n, 784)`, `(5,)`, `()`.
+pub fn fmt_dims(values: &[PrimExpr]) -> String {
     match values {
         [d] => format!("({d},)"),
         _ => format!(

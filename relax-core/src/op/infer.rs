@@ -6,6 +6,7 @@
 //! otherwise.
 
 use crate::arith::{Analyzer, Proof};
+pub use crate::ir::struct_info::fmt_dims;
 use crate::ir::{
     AttrValue, Call, ExprKind, PrimExpr, StructInfo, StructInfoKind, TensorStructInfo, UNKNOWN_NDIM,
 };
@@ -34,21 +35,6 @@ pub fn arg_name(call: &Call, i: usize) -> String {
         _ => None,
     };
     param.map_or_else(|| format!("argument {i}"), str::to_string)
-}
-
-/// `(n, 784)`, `(5,)`, `()`.
-pub fn fmt_dims(values: &[PrimExpr]) -> String {
-    match values {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            values
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// A tensor's shape for messages: its dims, else what is known of it.

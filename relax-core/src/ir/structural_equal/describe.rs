@@ -7,7 +7,7 @@
 use crate::ir::attrs::AttrValue;
 use crate::ir::expr::{Binding, Expr, ExprKind, Var};
 use crate::ir::module::BaseFunc;
-use crate::ir::prim_expr::PrimExpr;
+pub(super) use crate::ir::struct_info::fmt_dims as dims;
 use crate::ir::struct_info::StructInfo;
 use relax_runtime::tensor::fmt_shape;
 
@@ -19,21 +19,6 @@ pub(super) fn var(v: &Var) -> String {
         "Var"
     };
     format!("{kind} {}", v.name_hint())
-}
-
-/// `(n, 4)`, `(n,)`, `()`: dimensions as a TVMScript tuple.
-pub(super) fn dims(values: &[PrimExpr]) -> String {
-    match values {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            values
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// What a call calls, as the call's description names it.
