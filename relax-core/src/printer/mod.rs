@@ -1,1 +1,127 @@
-//! TVMScript printer. INTERFACE STUB, replaced by the helper.
+//! The TVMScript printer: IR to text.
+//!
+//! The text is TVMScript as TVM prints it (`@I.ir_module class Module:` with
+//! `@R.function` and `@T.prim_func` members), the format [`crate::parser`]
+//! reads back. Printing never fails and never panics: ill-formed IR prints as
+//! well as it can (a variable without StructInfo has no annotation, a
+//! `SeqExpr` out of place has its bindings written before the statement that
+//! uses it).
+//!
+//! 1. Functions print in module order (sorted by name), four-space indented,
+//!    separated by a blank line.
+//! 2. Variables print with their name hints made unique per function
+//!    (`x`, `x_1`, …); Relax vars and symbolic vars share the table
+//!    (`names.rs`).
+//! 3. Symbolic vars are declared from the parameter annotations, where their
+//!    dims print as strings (`R.Tensor(("n", 784))`), and every symbolic var
+//!    of a function gets an `n = T.int64()` line at the top of its body.
+//! 4. Tensor constants of rank one or more live in the `metadata` table after
+//!    the class (`metadata.rs`).
+//!
+//! | file | what |
+//! |---|---|
+//! | `relax.rs` | functions, blocks, bindings, expressions |
+//! | `prim.rs` | PrimExprs, StructInfo annotations, attribute values |
+//! | `tir.rs` | PrimFunc signatures |
+//! | `metadata.rs` | constants and the metadata section |
+//! | `names.rs` | the name table |
+
+mod metadata;
+mod names;
+mod prim;
+mod relax;
+mod tir;
+
+#[cfg(test)]
+mod tests;
+
+use crate::ir::expr::{Expr, ExprKind};
+use crate::ir::function::Function;
+use crate::ir::module::{BaseFunc, IRModule};
+use metadata::Constants;
+use relax::Printer;
+use std::fmt;
+
+/// The import comments TVM writes above a script: `I` for modules, `R`
+/// always, `T` when the text uses it.
+fn header(module: bool, uses_tir: bool) -> String {
+    let mut h = String::new();
+    if module {
+        h.push_str("# from tvm.script import ir as I\n");
+    }
+    h.push_str("# from tvm.script import relax as R\n");
+    if uses_tir {
+        h.push_str("# from tvm.script import tir as T\n");
+    }
+    h.push('\n');
+    h
+}
+
+/// The TVMScript text of `f` alone, as a function named `name` (its
+/// constants inline, no module around it).
+pub fn function_to_string(name: &str, f: &Function) -> String {
+    let mut p = Printer::new(Constants::Inline);
+    p.function(name, f, true);
+    let body = p.take_text();
+    format!("{}{body}", header(false, p.uses_tir))
+}
+
+/// The name a function printed alone goes by: its global symbol, else `main`.
+fn standalone_name(f: &Function) -> &str {
+    f.global_symbol().unwrap_or("main")
+}
+
+impl fmt::Display for IRModule {
+    /// The module as TVMScript, with a `metadata` section when it has tensor
+    /// constants of rank one or more.
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut p = Printer::new(Constants::metadata());
+        p.indent = 1;
+        for (i, (gv, func)) in self.functions().enumerate() {
+            if i > 0 {
+                p.line("");
+            }
+            p.reset_scope();
+            match func {
+                BaseFunc::Relax(f) => p.function(gv.name_hint(), f, true),
+                BaseFunc::Prim(f) => p.prim_func(gv.name_hint(), f),
+            }
+        }
+        if self.is_empty() {
+            p.line("pass");
+        }
+        let body = p.take_text();
+        write!(
+            out,
+            "{}@I.ir_module\nclass Module:\n{body}",
+            header(true, p.uses_tir)
+        )?;
+        if let Some(section) = p.consts.section() {
+            write!(out, "\n\n{section}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Function {
+    /// `@R.function def <global symbol or "main">(…)` with its constants inline.
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        out.write_str(&function_to_string(standalone_name(self), self))
+    }
+}
+
+impl fmt::Display for Expr {
+    /// The expression in TVMScript, its constants inline. A function prints
+    /// as a `def`; a `SeqExpr` prints its bindings, then its body.
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut p = Printer::new(Constants::Inline);
+        match self.kind() {
+            ExprKind::Function(f) => p.function(standalone_name(f), f, true),
+            _ => {
+                let text = p.expr(self);
+                p.line(&text);
+            }
+        }
+        out.write_str(&p.take_text())
+    }
+}
