@@ -18,7 +18,15 @@ use relax_runtime::DataType;
 
 /// Names that are statements or annotations, not values.
 const NOT_VALUES: &[&str] = &[
-    "Tensor", "Shape", "Prim", "Tuple", "Callable", "Object", "function", "dataflow", "output",
+    "Tensor",
+    "Shape",
+    "Prim",
+    "Tuple",
+    "Callable",
+    "Object",
+    "function",
+    "dataflow",
+    "output",
     "func_attr",
 ];
 
@@ -50,7 +58,9 @@ impl Lowerer<'_> {
                 );
                 return None;
             }
-            "call_tir" | "call_tir_inplace" | "call_tir_with_grad" => self.call_tir(e, &name, &mut a),
+            "call_tir" | "call_tir_inplace" | "call_tir_with_grad" => {
+                self.call_tir(e, &name, &mut a)
+            }
             "call_dps_packed" => self.call_dps_packed(e, &mut a),
             "call_packed" | "call_pure_packed" => self.call_packed(e, &name, &mut a),
             "shape" => {
@@ -59,7 +69,10 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         v.span,
-                        format!("expected a list of dimensions such as `[n, 4]`, found {}", v.describe()),
+                        format!(
+                            "expected a list of dimensions such as `[n, 4]`, found {}",
+                            v.describe()
+                        ),
                     );
                     return None;
                 };
@@ -82,7 +95,11 @@ impl Lowerer<'_> {
                 match &v.kind {
                     SK::Str(s) => Some(Expr::string(s.clone())),
                     _ => {
-                        self.error("syntax-error", v.span, format!("expected a string, found {}", v.describe()));
+                        self.error(
+                            "syntax-error",
+                            v.span,
+                            format!("expected a string, found {}", v.describe()),
+                        );
                         None
                     }
                 }
@@ -101,7 +118,10 @@ impl Lowerer<'_> {
                         self.error(
                             "invalid-dtype",
                             v.span,
-                            format!("expected a dtype string such as \"float32\", found {}", v.describe()),
+                            format!(
+                                "expected a dtype string such as \"float32\", found {}",
+                                v.describe()
+                            ),
                         );
                         None
                     }
@@ -133,14 +153,20 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 p.span,
-                format!("expected fewer arguments to `R.{name}`, found {}", p.describe()),
+                format!(
+                    "expected fewer arguments to `R.{name}`, found {}",
+                    p.describe()
+                ),
             );
         }
         for (k, _) in &a.kwargs {
             self.error(
                 "syntax-error",
                 k.span,
-                format!("expected a known keyword argument of `R.{name}`, found `{}`", k.name),
+                format!(
+                    "expected a known keyword argument of `R.{name}`, found `{}`",
+                    k.name
+                ),
             );
         }
     }
@@ -154,7 +180,11 @@ impl Lowerer<'_> {
     ) -> Option<&'a syntax::Expr> {
         let v = a.take(key, 0);
         if v.is_none() {
-            self.error("syntax-error", e.span, format!("expected an argument to `{what}(…)`, found none"));
+            self.error(
+                "syntax-error",
+                e.span,
+                format!("expected an argument to `{what}(…)`, found none"),
+            );
         }
         v
     }
@@ -210,7 +240,9 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 e.span,
-                format!("expected `R.{name}(cls.func, (args…), out_sinfo=…)`, found too few arguments"),
+                format!(
+                    "expected `R.{name}(cls.func, (args…), out_sinfo=…)`, found too few arguments"
+                ),
             );
             return None;
         };
@@ -225,10 +257,7 @@ impl Lowerer<'_> {
         let f = self.rexpr(callee);
         let t = self.args_tuple(args);
         let s = self.sinfo_list(out);
-        let tv = match tir_vars {
-            Some(v) => Some(self.rexpr(v)),
-            None => None,
-        };
+        let tv = tir_vars.map(|v| self.rexpr(v));
         let attrs = self.op_attrs(a);
         let (f, t, s, attrs) = (f?, t?, s?, attrs?);
         let mut call_args = vec![f, t];
@@ -258,7 +287,12 @@ impl Lowerer<'_> {
         let t = self.args_tuple(args);
         let s = self.sinfo_list(out);
         let (f, t, s) = (f?, t?, s?);
-        let call = Expr::call_full(Expr::op("relax.call_dps_packed"), vec![f, t], Attrs::new(), s);
+        let call = Expr::call_full(
+            Expr::op("relax.call_dps_packed"),
+            vec![f, t],
+            Attrs::new(),
+            s,
+        );
         Some(self.derive(call, e.span))
     }
 
@@ -272,21 +306,37 @@ impl Lowerer<'_> {
             return None;
         }
         let callee = a.positional.remove(0);
-        let f = self.string_arg(callee, "the packed function name");
+        // The callee is a symbol; `call_pure_packed` also takes any
+        // expression (`R.ExternFunc("f")`, a variable), as its generic form.
+        let f = match &callee.kind {
+            SK::Str(s) => Some(Expr::extern_func(s.clone())),
+            _ if name == "call_pure_packed" => self.rexpr(callee),
+            _ => {
+                self.error(
+                    "syntax-error",
+                    callee.span,
+                    format!(
+                        "expected the packed function name as a string, found {}",
+                        callee.describe()
+                    ),
+                );
+                None
+            }
+        };
         let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
         let args = self.rexprs(&items);
         let sinfo = match a.take("sinfo_args", usize::MAX) {
             Some(v) => self.sinfo_list(v),
             None => Some(vec![]),
         };
-        let (f, args, sinfo) = (f?, args?, sinfo?);
-        let ext = Expr::extern_func(f);
+        let attrs = self.op_attrs(a);
+        let (f, args, sinfo, attrs) = (f?, args?, sinfo?, attrs?);
         let call = if name == "call_packed" {
-            Expr::call_full(ext, args, Attrs::new(), sinfo)
+            Expr::call_full(f, args, attrs, sinfo)
         } else {
-            let mut all = vec![ext];
+            let mut all = vec![f];
             all.extend(args);
-            Expr::call_full(Expr::op("relax.call_pure_packed"), all, Attrs::new(), sinfo)
+            Expr::call_full(Expr::op("relax.call_pure_packed"), all, attrs, sinfo)
         };
         Some(self.derive(call, e.span))
     }
@@ -316,7 +366,10 @@ impl Lowerer<'_> {
                 d = d.with_span(func.span);
             }
             if let Some(near) = nearest_op(&op_name) {
-                d = d.with_note(format!("did you mean `R.{}`?", near.trim_start_matches("relax.")));
+                d = d.with_note(format!(
+                    "did you mean `R.{}`?",
+                    near.trim_start_matches("relax.")
+                ));
             }
             self.errors.push(d);
             return None;

@@ -11,8 +11,8 @@
 //!    integers in its range; `nan` and `inf` are accepted for floats.
 
 use super::lower::{Lowered, Lowerer};
-use super::syntax::{self, ExprKind as SK, Ident, UnOp};
 use super::prim::int_fits;
+use super::syntax::{self, ExprKind as SK, Ident, UnOp};
 use crate::ir::Expr;
 use relax_runtime::{DataType, Span, Tensor, TypeCode};
 
@@ -39,7 +39,10 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 extra.span,
-                format!("expected at most 2 positional arguments to `R.const`, found {}", extra.describe()),
+                format!(
+                    "expected at most 2 positional arguments to `R.const`, found {}",
+                    extra.describe()
+                ),
             );
             return None;
         }
@@ -52,24 +55,35 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         k.span,
-                        format!("expected `dtype` or `shape` as a keyword of `R.const`, found `{}`", k.name),
+                        format!(
+                            "expected `dtype` or `shape` as a keyword of `R.const`, found `{}`",
+                            k.name
+                        ),
                     );
                     return None;
                 }
             }
         }
         let Some(value) = value else {
-            self.error("syntax-error", span, "expected a value in `R.const(…)`, found none");
+            self.error(
+                "syntax-error",
+                span,
+                "expected a value in `R.const(…)`, found none",
+            );
             return None;
         };
         // Flatten the nested lists, checking that they are rectangular.
         let mut elems: Vec<(Scalar, Span)> = Vec::new();
-        let data_shape = self.const_shape(value, &mut elems, 0)?;
+        let data_shape = self.const_shape(value, &mut elems)?;
         let dtype = match dtype.map(|d| (d, &d.kind)) {
             Some((_, SK::Str(s))) => match s.parse::<DataType>() {
                 Ok(d) => d,
                 Err(err) => {
-                    self.error("invalid-dtype", dtype.map_or(span, |d| d.span), err.to_string());
+                    self.error(
+                        "invalid-dtype",
+                        dtype.map_or(span, |d| d.span),
+                        err.to_string(),
+                    );
                     return None;
                 }
             },
@@ -77,14 +91,19 @@ impl Lowerer<'_> {
                 self.error(
                     "invalid-dtype",
                     d.span,
-                    format!("expected a dtype string such as \"float32\", found {}", d.describe()),
+                    format!(
+                        "expected a dtype string such as \"float32\", found {}",
+                        d.describe()
+                    ),
                 );
                 return None;
             }
             _ => {
                 if elems.iter().any(|(s, _)| matches!(s, Scalar::Float(_))) {
                     DataType::f32()
-                } else if !elems.is_empty() && elems.iter().all(|(s, _)| matches!(s, Scalar::Bool(_))) {
+                } else if !elems.is_empty()
+                    && elems.iter().all(|(s, _)| matches!(s, Scalar::Bool(_)))
+                {
                     DataType::bool()
                 } else if elems.is_empty() {
                     DataType::f32()
@@ -117,7 +136,11 @@ impl Lowerer<'_> {
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))
         else {
-            self.error("invalid-constant", span, "expected a constant shape whose size fits in memory, found one too large");
+            self.error(
+                "invalid-constant",
+                span,
+                "expected a constant shape whose size fits in memory, found one too large",
+            );
             return None;
         };
         if numel != elems.len() {
@@ -139,7 +162,13 @@ impl Lowerer<'_> {
                 let shown = match s {
                     Scalar::Int(v) => v.to_string(),
                     Scalar::Float(v) => v.to_string(),
-                    Scalar::Bool(b) => if *b { "True".into() } else { "False".into() },
+                    Scalar::Bool(b) => {
+                        if *b {
+                            "True".into()
+                        } else {
+                            "False".into()
+                        }
+                    }
                 };
                 self.error(
                     "invalid-constant",
@@ -166,13 +195,12 @@ impl Lowerer<'_> {
         &mut self,
         v: &syntax::Expr,
         out: &mut Vec<(Scalar, Span)>,
-        depth: usize,
     ) -> Lowered<Vec<i64>> {
         match &v.kind {
             SK::List(items) | SK::Tuple(items) => {
                 let mut inner: Option<Vec<i64>> = None;
                 for it in items {
-                    let s = self.const_shape(it, out, depth + 1)?;
+                    let s = self.const_shape(it, out)?;
                     match &inner {
                         None => inner = Some(s),
                         Some(prev) if *prev != s => {
@@ -207,7 +235,10 @@ impl Lowerer<'_> {
             this.error(
                 "invalid-constant",
                 v.span,
-                format!("expected a number or a bool in `R.const`, found {}", v.describe()),
+                format!(
+                    "expected a number or a bool in `R.const`, found {}",
+                    v.describe()
+                ),
             );
             None
         };
@@ -236,7 +267,10 @@ impl Lowerer<'_> {
             self.error(
                 "invalid-constant",
                 s.span,
-                format!("expected a shape tuple such as `(0, 3)`, found {}", s.describe()),
+                format!(
+                    "expected a shape tuple such as `(0, 3)`, found {}",
+                    s.describe()
+                ),
             );
             return None;
         };
@@ -248,7 +282,10 @@ impl Lowerer<'_> {
                     self.error(
                         "invalid-constant",
                         it.span,
-                        format!("expected a non-negative integer dimension, found {}", it.describe()),
+                        format!(
+                            "expected a non-negative integer dimension, found {}",
+                            it.describe()
+                        ),
                     );
                     return None;
                 }
@@ -259,9 +296,12 @@ impl Lowerer<'_> {
 }
 
 fn dtype_arg_span(args: &[syntax::Expr], kwargs: &[(Ident, syntax::Expr)]) -> Option<Span> {
-    args.get(1)
-        .map(|a| a.span)
-        .or_else(|| kwargs.iter().find(|(k, _)| k.name == "dtype").map(|(_, v)| v.span))
+    args.get(1).map(|a| a.span).or_else(|| {
+        kwargs
+            .iter()
+            .find(|(k, _)| k.name == "dtype")
+            .map(|(_, v)| v.span)
+    })
 }
 
 /// Appends `s` as little-endian bytes of `dtype`; false if it does not fit.

@@ -172,7 +172,11 @@ impl Lexer<'_> {
         }
         let end = self.src.len();
         if self.depth > 0 {
-            self.error(end, end, "expected a closing bracket, found end of input".into());
+            self.error(
+                end,
+                end,
+                "expected a closing bracket, found end of input".into(),
+            );
         }
         if !self.last_is_newline() {
             self.tokens.push(Token {
@@ -255,7 +259,9 @@ impl Lexer<'_> {
     fn number(&mut self) {
         let lo = self.pos;
         let mut is_float = false;
-        if self.peek() == Some('0') && matches!(self.peek_at(1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O')) {
+        if self.peek() == Some('0')
+            && matches!(self.peek_at(1), Some('x' | 'X' | 'b' | 'B' | 'o' | 'O'))
+        {
             let radix = match self.peek_at(1) {
                 Some('x' | 'X') => 16,
                 Some('b' | 'B') => 2,
@@ -263,15 +269,25 @@ impl Lexer<'_> {
             };
             self.bump();
             self.bump();
-            while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            while self
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
                 self.bump();
             }
-            let digits: String = self.src[lo + 2..self.pos].chars().filter(|&c| c != '_').collect();
+            let digits: String = self.src[lo + 2..self.pos]
+                .chars()
+                .filter(|&c| c != '_')
+                .collect();
             match i64::from_str_radix(&digits, radix) {
                 Ok(v) => self.push(Tok::Int(v), lo),
                 Err(_) => {
                     let text = self.src[lo..self.pos].to_string();
-                    self.error(lo, self.pos, format!("expected an integer literal that fits in int64, found `{text}`"));
+                    self.error(
+                        lo,
+                        self.pos,
+                        format!("expected an integer literal that fits in int64, found `{text}`"),
+                    );
                     self.push(Tok::Int(0), lo);
                 }
             }
@@ -290,7 +306,11 @@ impl Lexer<'_> {
         }
         if matches!(self.peek(), Some('e' | 'E')) {
             let sign = matches!(self.peek_at(1), Some('+' | '-'));
-            let after = if sign { self.peek_at(2) } else { self.peek_at(1) };
+            let after = if sign {
+                self.peek_at(2)
+            } else {
+                self.peek_at(1)
+            };
             if after.is_some_and(|c| c.is_ascii_digit()) {
                 is_float = true;
                 self.bump();
@@ -300,7 +320,10 @@ impl Lexer<'_> {
                 digits(self);
             }
         }
-        let text: String = self.src[lo..self.pos].chars().filter(|&c| c != '_').collect();
+        let text: String = self.src[lo..self.pos]
+            .chars()
+            .filter(|&c| c != '_')
+            .collect();
         if is_float {
             match text.parse::<f64>() {
                 Ok(v) => self.push(Tok::Float(v), lo),
@@ -335,7 +358,11 @@ impl Lexer<'_> {
         let mut value = String::new();
         loop {
             let Some(c) = self.peek() else {
-                self.error(lo, self.pos, "expected the end of the string, found end of input".into());
+                self.error(
+                    lo,
+                    self.pos,
+                    "expected the end of the string, found end of input".into(),
+                );
                 break;
             };
             if c == quote {
@@ -349,7 +376,11 @@ impl Lexer<'_> {
                 }
             }
             if c == '\n' && !triple {
-                self.error(lo, self.pos, "expected the end of the string, found end of line".into());
+                self.error(
+                    lo,
+                    self.pos,
+                    "expected the end of the string, found end of line".into(),
+                );
                 break;
             }
             self.bump();

@@ -20,7 +20,7 @@
 //! `R.Object`, or its annotation) so one mistake does not cascade.
 
 use super::syntax::{self, ExprKind as SK, FuncDef, Ident, Stmt, StmtKind};
-use crate::analysis::derive::{derive_struct_info, DeriveContext};
+use crate::analysis::derive::{derive_struct_info, seq_expr_struct_info, DeriveContext};
 use crate::analysis::struct_info_analysis::{
     erase_to_well_defined, struct_info_base_check, BaseCheckResult,
 };
@@ -77,7 +77,12 @@ pub(super) struct Lowerer<'s> {
     pub(super) constants: Option<Vec<Option<Expr>>>,
     /// Dataflow variables whose block has ended, by name, for a precise
     /// message when one is used later.
-    escaped: HashMap<String, Span>,
+    escaped: HashSet<String>,
+    /// Symbolic variables *defined* so far on the path to the current
+    /// point (by parameters and `match_cast`s), innermost last; scopes
+    /// truncate it when they end. Declared-but-undefined variables (a
+    /// `T.int64()` line) are not here.
+    defined: Vec<TirVar>,
 }
 
 /// Result of lowering something whose errors were already recorded.
@@ -94,7 +99,8 @@ impl<'s> Lowerer<'s> {
             globals: HashMap::new(),
             sig_module: IRModule::new(),
             constants: None,
-            escaped: HashMap::new(),
+            escaped: HashSet::new(),
+            defined: Vec::new(),
         }
     }
 
@@ -145,12 +151,29 @@ impl<'s> Lowerer<'s> {
         }
     }
 
-    /// Symbolic variables visible from the current scope.
-    fn visible_syms(&self) -> HashSet<TirVar> {
-        self.frames
-            .iter()
-            .flat_map(|f| f.sym.values().cloned())
-            .collect()
+    /// Records that the symbolic variables `s` can define are defined.
+    fn define_syms(&mut self, s: &StructInfo) {
+        for v in s.definable_tir_vars() {
+            if !self.defined.contains(&v) {
+                self.defined.push(v);
+            }
+        }
+    }
+
+    /// A `SeqExpr` and its StructInfo: the body's, erased of what the
+    /// sequence binds. `outside` is how many of `self.defined` were defined
+    /// before the sequence began.
+    fn seq(&mut self, blocks: Vec<BindingBlock>, body: Expr, outside: usize) -> Expr {
+        let seq = Expr::seq(blocks, body);
+        let Some(s) = seq.as_seq() else { return seq };
+        let body_sinfo = s
+            .body
+            .struct_info()
+            .cloned()
+            .unwrap_or_else(StructInfo::object);
+        let defined: HashSet<&TirVar> = self.defined.iter().take(outside).collect();
+        let sinfo = seq_expr_struct_info(s, &body_sinfo, &|v| defined.contains(v), &self.analyzer);
+        seq.with_struct_info(sinfo)
     }
 
     // ----- StructInfo plumbing ---------------------------------------------
@@ -244,9 +267,9 @@ impl<'s> Lowerer<'s> {
                     }
                     class = Some(c);
                 }
-                StmtKind::Assign {
-                    targets, value, ..
-                } if targets.len() == 1 && targets[0].name == "metadata" => {
+                StmtKind::Assign { targets, value, .. }
+                    if targets.len() == 1 && targets[0].name == "metadata" =>
+                {
                     self.metadata(value);
                 }
                 _ => self.error(
@@ -303,7 +326,7 @@ impl<'s> Lowerer<'s> {
             first_def.insert(f.name.name.clone(), f.name.span);
             match function_kind(f) {
                 Some(FuncKind::Relax) => {
-                    let sig = self.relax_signature(f, true);
+                    let sig = self.relax_signature(f);
                     pending.push((f.name.name.clone(), Pending::Relax(f, sig)));
                 }
                 Some(FuncKind::Prim) => {
@@ -349,8 +372,27 @@ impl<'s> Lowerer<'s> {
             );
         }
 
-        // Pass 3: the bodies.
+        // Pass 3: the bodies, callees first, so that a call of a function
+        // whose result is derived (no return annotation) sees that result.
         let mut funcs: Vec<(GlobalVar, BaseFunc)> = Vec::new();
+        let names: Vec<&str> = pending.iter().map(|(n, _)| n.as_str()).collect();
+        let refs: Vec<HashSet<String>> = pending
+            .iter()
+            .map(|(_, p)| match p {
+                Pending::Relax(def, _) => {
+                    let mut r = HashSet::new();
+                    stmt_refs(&def.body, class.name.name.as_str(), &mut r);
+                    r
+                }
+                Pending::Prim(_) => HashSet::new(),
+            })
+            .collect();
+        let order = callees_first(&names, &refs);
+        let mut slots: Vec<Option<(String, Pending)>> = pending.into_iter().map(Some).collect();
+        let pending: Vec<(String, Pending)> = order
+            .into_iter()
+            .filter_map(|i| slots.get_mut(i)?.take())
+            .collect();
         for (name, p) in pending {
             let gv = GlobalVar::new(&name);
             match p {
@@ -530,9 +572,8 @@ impl<'s> Lowerer<'s> {
 
     /// Lowers a Relax function's parameters and return annotation, in a new
     /// function frame that the body lowering reuses.
-    fn relax_signature(&mut self, f: &FuncDef, top_level: bool) -> Option<RelaxSig> {
+    fn relax_signature(&mut self, f: &FuncDef) -> Option<RelaxSig> {
         let (is_pure, private) = self.relax_decorator(f);
-        let _ = top_level;
         self.frames.push(Frame {
             is_function: true,
             ..Frame::default()
@@ -618,7 +659,11 @@ impl<'s> Lowerer<'s> {
                     }
                     for (t, v) in targets.iter().zip(values) {
                         if let Some(dtype) = sym_decl_dtype(v) {
-                            if self.frames.last().is_some_and(|f| f.sym.contains_key(&t.name)) {
+                            if self
+                                .frames
+                                .last()
+                                .is_some_and(|f| f.sym.contains_key(&t.name))
+                            {
                                 continue;
                             }
                             match dtype {
@@ -662,7 +707,13 @@ impl<'s> Lowerer<'s> {
             private,
             frame,
         } = sig;
-        let outer_syms = self.visible_syms();
+        let defined_before = self.defined.len();
+        for p in &params {
+            if let Some(s) = p.struct_info() {
+                self.define_syms(s);
+            }
+        }
+        let outside = self.defined.len();
         self.frames.push(frame);
         if let Some(v) = self_var {
             self.define(v);
@@ -718,13 +769,37 @@ impl<'s> Lowerer<'s> {
                 None
             }
         };
-        let frame = self.frames.pop().unwrap_or_default();
-        let (body_value, ret_span) = body_value?;
+        self.frames.pop();
+        let result = self.finish_function(blocks, body_value, ret, outside, errors_before);
+        self.defined.truncate(defined_before);
+        let (seq, ret_struct_info) = result?;
+        Some(Function {
+            params,
+            body: seq,
+            ret_struct_info,
+            is_pure,
+            attrs,
+        })
+    }
+
+    /// The body `SeqExpr` and the result StructInfo of a function.
+    fn finish_function(
+        &mut self,
+        blocks: Vec<BindingBlock>,
+        body_value: Option<(Expr, Span)>,
+        ret: Option<(StructInfo, Span)>,
+        outside: usize,
+        errors_before: usize,
+    ) -> Option<(Expr, StructInfo)> {
+        let (body_value, _) = body_value?;
         if self.errors.len() > errors_before {
             return None;
         }
-        let seq = self.derive(Expr::seq(blocks, body_value), ret_span);
-        let body_sinfo = seq.struct_info().cloned().unwrap_or_else(StructInfo::object);
+        let seq = self.seq(blocks, body_value, outside);
+        let body_sinfo = seq
+            .struct_info()
+            .cloned()
+            .unwrap_or_else(StructInfo::object);
         let ret_struct_info = match ret {
             Some((ann, span)) => {
                 self.check_annotation(&ann, &body_sinfo, span);
@@ -733,28 +808,13 @@ impl<'s> Lowerer<'s> {
             None => {
                 // What the parameters define (and what enclosing functions
                 // define, for closures) is in scope of the signature.
-                let mut defined: HashSet<TirVar> = outer_syms;
-                for p in &params {
-                    if let Some(s) = p.struct_info() {
-                        defined.extend(s.definable_tir_vars());
-                    }
-                }
-                let _ = frame;
-                erase_to_well_defined(
-                    &body_sinfo,
-                    &HashMap::new(),
-                    &HashMap::new(),
-                    &|v| defined.contains(v),
-                )
+                let defined: HashSet<&TirVar> = self.defined.iter().take(outside).collect();
+                erase_to_well_defined(&body_sinfo, &HashMap::new(), &HashMap::new(), &|v| {
+                    defined.contains(v)
+                })
             }
         };
-        Some(Function {
-            params,
-            body: seq,
-            ret_struct_info,
-            is_pure,
-            attrs,
-        })
+        Some((seq, ret_struct_info))
     }
 
     /// `R.func_attr({...})` / `T.func_attr({...})`: the pairs, if `s` is one.
@@ -852,9 +912,10 @@ impl<'s> Lowerer<'s> {
         let mut output_pos = None;
         for (i, s) in body.iter().enumerate() {
             let StmtKind::Expr(e) = &s.kind else { continue };
-            let Some(("R.output", args, kwargs)) = e.as_call().map(|(p, a, k)| {
-                (if p == "R.output" { "R.output" } else { "" }, a, k)
-            }) else {
+            let Some(("R.output", args, kwargs)) = e
+                .as_call()
+                .map(|(p, a, k)| (if p == "R.output" { "R.output" } else { "" }, a, k))
+            else {
                 continue;
             };
             if output_pos.is_some() {
@@ -882,7 +943,10 @@ impl<'s> Lowerer<'s> {
                     _ => self.error(
                         "syntax-error",
                         a.span,
-                        format!("expected a variable name in `R.output`, found {}", a.describe()),
+                        format!(
+                            "expected a variable name in `R.output`, found {}",
+                            a.describe()
+                        ),
                     ),
                 }
             }
@@ -957,7 +1021,7 @@ impl<'s> Lowerer<'s> {
         let frame = self.frames.pop().unwrap_or_default();
         for (name, v) in frame.vars {
             if v.is_dataflow() {
-                self.escaped.insert(name, Span::default());
+                self.escaped.insert(name);
             } else {
                 self.escaped.remove(&name);
                 self.define(&v);
@@ -1011,7 +1075,10 @@ impl<'s> Lowerer<'s> {
                 }
                 // A call made for its effect is bound to an unused variable.
                 let value = self.rexpr(e)?;
-                let sinfo = value.struct_info().cloned().unwrap_or_else(StructInfo::object);
+                let sinfo = value
+                    .struct_info()
+                    .cloned()
+                    .unwrap_or_else(StructInfo::object);
                 Some(Binding::var_binding(make_var("_", sinfo), value))
             }
             StmtKind::Assign {
@@ -1025,9 +1092,9 @@ impl<'s> Lowerer<'s> {
                 }
                 if targets.len() == 1
                     && annotation.is_none()
-                    && value.as_name().is_some_and(|n| {
-                        n == "cls" || Some(n) == self.class_name.as_deref()
-                    })
+                    && value
+                        .as_name()
+                        .is_some_and(|n| n == "cls" || Some(n) == self.class_name.as_deref())
                 {
                     return None; // `cls = Module`
                 }
@@ -1091,7 +1158,7 @@ impl<'s> Lowerer<'s> {
                     );
                     return None;
                 }
-                let sig = self.relax_signature(f, false)?;
+                let sig = self.relax_signature(f)?;
                 // With a declared result the function can call itself.
                 let self_var = sig.ret.as_ref().map(|(r, _)| {
                     let fs = StructInfo::func(
@@ -1141,7 +1208,9 @@ impl<'s> Lowerer<'s> {
                 self.error(
                     "unsupported-syntax",
                     s.span,
-                    format!("expected a binding, found a `{kw}` statement (not TVMScript for Relax)"),
+                    format!(
+                        "expected a binding, found a `{kw}` statement (not TVMScript for Relax)"
+                    ),
                 );
                 None
             }
@@ -1177,6 +1246,7 @@ impl<'s> Lowerer<'s> {
             return None;
         };
         self.mark_dims(&pat);
+        self.define_syms(&pat);
         let sinfo = match ann {
             Some((a, sp)) => {
                 self.check_annotation(&a, &pat, sp);
@@ -1226,7 +1296,10 @@ impl<'s> Lowerer<'s> {
         }
         let c = c?;
         let value = self.derive(Expr::if_(c, tseq, eseq), span);
-        let derived = value.struct_info().cloned().unwrap_or_else(StructInfo::object);
+        let derived = value
+            .struct_info()
+            .cloned()
+            .unwrap_or_else(StructInfo::object);
         let sinfo = match tann.or(eann) {
             Some((a, sp)) => {
                 self.check_annotation(&a, &derived, sp);
@@ -1276,6 +1349,7 @@ impl<'s> Lowerer<'s> {
             );
             return None;
         }
+        let outside = self.defined.len();
         self.frames.push(Frame::default());
         let blocks = self.blocks(rest);
         let body = self.rexpr(value);
@@ -1284,8 +1358,9 @@ impl<'s> Lowerer<'s> {
             Some(a) => self.struct_info(a, false).map(|s| (s, a.span)),
             None => None,
         };
-        let body = body?;
-        let seq = self.derive(Expr::seq(blocks, body), value.span);
+        let seq = body.map(|body| self.seq(blocks, body, outside));
+        self.defined.truncate(outside);
+        let seq = seq?;
         Some((targets[0].clone(), ann, seq))
     }
 
@@ -1324,7 +1399,7 @@ impl<'s> Lowerer<'s> {
                 if self.globals.contains_key(n.as_str()) {
                     return self.global_ref(n, e.span);
                 }
-                if self.escaped.contains_key(n.as_str()) {
+                if self.escaped.contains(n.as_str()) {
                     self.error(
                         "dataflow-var-escapes",
                         e.span,
@@ -1485,6 +1560,102 @@ impl<'s> Lowerer<'s> {
             }
         }
         ok.then_some(out)
+    }
+}
+
+/// The indices of `names` in an order where each function comes after the
+/// functions it refers to (`refs`), text order otherwise; cycles are broken
+/// at the first function reached again.
+fn callees_first(names: &[&str], refs: &[HashSet<String>]) -> Vec<usize> {
+    // Depth-first post-order with an explicit stack (a module may hold many
+    // functions); `state`: 0 unvisited, 1 on the stack, 2 done.
+    let mut state = vec![0u8; names.len()];
+    let mut out = Vec::new();
+    for root in 0..names.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        state[root] = 1;
+        // (function, next callee index to look at)
+        let mut stack = vec![(root, 0usize)];
+        while let Some((i, next)) = stack.pop() {
+            // Callees in text order, for a deterministic result.
+            let callee = (next..names.len())
+                .find(|&j| j != i && state[j] == 0 && refs[i].contains(names[j]));
+            match callee {
+                Some(j) => {
+                    stack.push((i, j + 1));
+                    state[j] = 1;
+                    stack.push((j, 0));
+                }
+                None => {
+                    state[i] = 2;
+                    out.push(i);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The names of module functions that statements refer to (`cls.f`,
+/// `Module.f`, or a bare `f`), collected without resolving scopes.
+fn stmt_refs(stmts: &[Stmt], class: &str, out: &mut HashSet<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => expr_refs(e, class, out),
+            StmtKind::Assign {
+                annotation, value, ..
+            } => {
+                if let Some(a) = annotation {
+                    expr_refs(a, class, out);
+                }
+                expr_refs(value, class, out);
+            }
+            StmtKind::With { item, body } => {
+                expr_refs(item, class, out);
+                stmt_refs(body, class, out);
+            }
+            StmtKind::If { cond, then, orelse } => {
+                expr_refs(cond, class, out);
+                stmt_refs(then, class, out);
+                if let Some(o) = orelse {
+                    stmt_refs(o, class, out);
+                }
+            }
+            StmtKind::FuncDef(f) => stmt_refs(&f.body, class, out),
+            _ => {}
+        }
+    }
+}
+
+fn expr_refs(e: &syntax::Expr, class: &str, out: &mut HashSet<String>) {
+    match &e.kind {
+        SK::Name(n) => {
+            out.insert(n.clone());
+        }
+        SK::Attr(base, attr) => match base.as_name() {
+            Some(b) if b == "cls" || b == class => {
+                out.insert(attr.name.clone());
+            }
+            _ => expr_refs(base, class, out),
+        },
+        SK::Call { func, args, kwargs } => {
+            expr_refs(func, class, out);
+            args.iter().for_each(|a| expr_refs(a, class, out));
+            kwargs.iter().for_each(|(_, v)| expr_refs(v, class, out));
+        }
+        SK::Tuple(items) | SK::List(items) => items.iter().for_each(|a| expr_refs(a, class, out)),
+        SK::Dict(items) => items.iter().for_each(|(k, v)| {
+            expr_refs(k, class, out);
+            expr_refs(v, class, out);
+        }),
+        SK::Subscript(a, b) | SK::Binary(_, a, b) => {
+            expr_refs(a, class, out);
+            expr_refs(b, class, out);
+        }
+        SK::Unary(_, a) => expr_refs(a, class, out),
+        _ => {}
     }
 }
 

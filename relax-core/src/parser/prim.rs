@@ -126,7 +126,10 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 k.span,
-                format!("expected positional arguments to `{path}`, found `{}=`", k.name),
+                format!(
+                    "expected positional arguments to `{path}`, found `{}=`",
+                    k.name
+                ),
             );
             return None;
         }
@@ -210,7 +213,12 @@ impl Lowerer<'_> {
 
     /// `T.int32(3)`: a literal of the given dtype (or an expression that
     /// already has it).
-    fn typed_literal(&mut self, a: &syntax::Expr, dtype: DataType, path: &str) -> Lowered<PrimExpr> {
+    fn typed_literal(
+        &mut self,
+        a: &syntax::Expr,
+        dtype: DataType,
+        path: &str,
+    ) -> Lowered<PrimExpr> {
         let v = self.prim(a)?;
         let mismatch = |this: &mut Self, what: String| {
             this.error(
@@ -237,7 +245,10 @@ impl Lowerer<'_> {
             }
             PrimExprKind::FloatImm(f) if dtype.is_float() => Some(PrimExpr::float(dtype, *f)),
             _ if v.dtype() == dtype => Some(v),
-            _ => mismatch(self, format!("`{v}` of dtype {} (casts are not supported)", v.dtype())),
+            _ => mismatch(
+                self,
+                format!("`{v}` of dtype {} (casts are not supported)", v.dtype()),
+            ),
         }
     }
 
@@ -267,14 +278,22 @@ impl Lowerer<'_> {
         };
         if let Some(d) = lex_errors.into_iter().next() {
             let sp = d.span.map_or(span, fix);
-            self.error("syntax-error", sp, format!("in a dimension string: {}", d.message));
+            self.error(
+                "syntax-error",
+                sp,
+                format!("in a dimension string: {}", d.message),
+            );
             return None;
         }
         let parsed = match parse_expression(&tokens) {
             Ok(e) => e,
             Err(d) => {
                 let sp = d.span.map_or(span, fix);
-                self.error("syntax-error", sp, format!("in a dimension string: {}", d.message));
+                self.error(
+                    "syntax-error",
+                    sp,
+                    format!("in a dimension string: {}", d.message),
+                );
                 return None;
             }
         };
@@ -297,7 +316,10 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         e.span,
-                        format!("expected an integer dimension, found `{p}` of dtype {}", p.dtype()),
+                        format!(
+                            "expected an integer dimension, found `{p}` of dtype {}",
+                            p.dtype()
+                        ),
                     );
                     return None;
                 }

@@ -21,7 +21,11 @@ const KINDS: &str = "R.Tensor, R.Shape, R.Prim, R.Tuple, R.Callable or R.Object"
 impl Lowerer<'_> {
     /// Lowers an annotation. In a `match_cast` pattern (`declare_bare`), a
     /// bare unknown name standing alone as a dimension declares it.
-    pub(super) fn struct_info(&mut self, e: &syntax::Expr, declare_bare: bool) -> Lowered<StructInfo> {
+    pub(super) fn struct_info(
+        &mut self,
+        e: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<StructInfo> {
         let (path, args, kwargs): (String, &[syntax::Expr], &[(Ident, syntax::Expr)]) =
             match &e.kind {
                 SK::Call { func, args, kwargs } => match func.dotted() {
@@ -81,7 +85,10 @@ impl Lowerer<'_> {
         self.error(
             "unknown-struct-info",
             span,
-            format!("expected a struct info such as {KINDS}, found {}", e.describe()),
+            format!(
+                "expected a struct info such as {KINDS}, found {}",
+                e.describe()
+            ),
         );
         None
     }
@@ -92,14 +99,20 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 p.span,
-                format!("expected fewer positional arguments to `{path}`, found {}", p.describe()),
+                format!(
+                    "expected fewer positional arguments to `{path}`, found {}",
+                    p.describe()
+                ),
             );
         }
         for (k, _) in &a.kwargs {
             self.error(
                 "syntax-error",
                 k.span,
-                format!("expected a known keyword argument of `{path}`, found `{}`", k.name),
+                format!(
+                    "expected a known keyword argument of `{path}`, found `{}`",
+                    k.name
+                ),
             );
         }
     }
@@ -118,7 +131,10 @@ impl Lowerer<'_> {
                 self.error(
                     "invalid-dtype",
                     e.span,
-                    format!("expected a dtype string such as \"float32\", found {}", e.describe()),
+                    format!(
+                        "expected a dtype string such as \"float32\", found {}",
+                        e.describe()
+                    ),
                 );
                 None
             }
@@ -140,7 +156,10 @@ impl Lowerer<'_> {
                 self.error(
                     "syntax-error",
                     e.span,
-                    format!("expected {what} (an integer, -1 for unknown), found {}", e.describe()),
+                    format!(
+                        "expected {what} (an integer, -1 for unknown), found {}",
+                        e.describe()
+                    ),
                 );
                 None
             }
@@ -163,7 +182,12 @@ impl Lowerer<'_> {
     }
 
     /// `R.Tensor(shape?, dtype?, ndim=…)`
-    fn tensor(&mut self, a: &mut Args<'_>, e: &syntax::Expr, declare_bare: bool) -> Lowered<StructInfo> {
+    fn tensor(
+        &mut self,
+        a: &mut Args<'_>,
+        e: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<StructInfo> {
         // A leading string is the dtype: `R.Tensor("float32", ndim=2)`.
         let (shape, dtype) = match a.positional.first().map(|p| &p.kind) {
             Some(SK::Str(_)) => (a.take("shape", usize::MAX), a.take("dtype", 0)),
@@ -187,7 +211,10 @@ impl Lowerer<'_> {
             None => None,
         };
         match shape.map(|s| (s, &s.kind)) {
-            None | Some((_, SK::None)) => Some(StructInfo::tensor_ndim(ndim_v.unwrap_or(UNKNOWN_NDIM), dtype)),
+            None | Some((_, SK::None)) => Some(StructInfo::tensor_ndim(
+                ndim_v.unwrap_or(UNKNOWN_NDIM),
+                dtype,
+            )),
             Some((s, SK::Tuple(_) | SK::List(_))) => {
                 let dims = self.dims(s, declare_bare)?;
                 if let (Some(n), Some(nd)) = (ndim_v, ndim) {
@@ -211,8 +238,13 @@ impl Lowerer<'_> {
                     );
                     return None;
                 };
-                if !v.struct_info().is_some_and(|si| matches!(si.kind(), StructInfoKind::Shape(_))) {
-                    let found = v.struct_info().map_or("no struct info".to_string(), |s| s.to_string());
+                if !v
+                    .struct_info()
+                    .is_some_and(|si| matches!(si.kind(), StructInfoKind::Shape(_)))
+                {
+                    let found = v
+                        .struct_info()
+                        .map_or("no struct info".to_string(), |s| s.to_string());
                     self.error(
                         "syntax-error",
                         s.span,
@@ -227,7 +259,10 @@ impl Lowerer<'_> {
                 self.error(
                     "syntax-error",
                     s.span,
-                    format!("expected a shape tuple such as `(n, 4)`, found {}", s.describe()),
+                    format!(
+                        "expected a shape tuple such as `(n, 4)`, found {}",
+                        s.describe()
+                    ),
                 );
                 None
             }
@@ -252,7 +287,10 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         v.span,
-                        format!("expected a list of dimensions such as `[n, 4]`, found {}", v.describe()),
+                        format!(
+                            "expected a list of dimensions such as `[n, 4]`, found {}",
+                            v.describe()
+                        ),
                     );
                     return None;
                 }
@@ -263,7 +301,11 @@ impl Lowerer<'_> {
                             self.error(
                                 "syntax-error",
                                 nd.span,
-                                format!("expected ndim={} to match the {} values, found ndim={n}", dims.len(), dims.len()),
+                                format!(
+                                    "expected ndim={} to match the {} values, found ndim={n}",
+                                    dims.len(),
+                                    dims.len()
+                                ),
                             );
                         }
                         return None;
@@ -275,7 +317,12 @@ impl Lowerer<'_> {
     }
 
     /// `R.Prim("int64")`, `R.Prim(value=n)`
-    fn prim_sinfo(&mut self, a: &mut Args<'_>, e: &syntax::Expr, declare_bare: bool) -> Lowered<StructInfo> {
+    fn prim_sinfo(
+        &mut self,
+        a: &mut Args<'_>,
+        e: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<StructInfo> {
         let dtype = a.take("dtype", 0);
         let value = a.take("value", usize::MAX);
         let dtype = match dtype {
@@ -290,7 +337,10 @@ impl Lowerer<'_> {
                         self.error(
                             "syntax-error",
                             v.span,
-                            format!("expected a value of dtype {dt}, found `{p}` of dtype {}", p.dtype()),
+                            format!(
+                                "expected a value of dtype {dt}, found `{p}` of dtype {}",
+                                p.dtype()
+                            ),
                         );
                         return None;
                     }
@@ -312,7 +362,11 @@ impl Lowerer<'_> {
     }
 
     /// A prim value: declares like a dimension when it stands alone.
-    fn dim_or_prim(&mut self, v: &syntax::Expr, declare_bare: bool) -> Lowered<crate::ir::PrimExpr> {
+    fn dim_or_prim(
+        &mut self,
+        v: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<crate::ir::PrimExpr> {
         match &v.kind {
             SK::Str(_) | SK::Name(_) => self.dim(v, declare_bare),
             _ => self.prim(v),
@@ -320,7 +374,12 @@ impl Lowerer<'_> {
     }
 
     /// `R.Callable((A,), R, purity)`, `R.Callable(derive_func="…", ret=R)`
-    fn callable(&mut self, a: &mut Args<'_>, e: &syntax::Expr, declare_bare: bool) -> Lowered<StructInfo> {
+    fn callable(
+        &mut self,
+        a: &mut Args<'_>,
+        e: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<StructInfo> {
         let params = a.take("params", 0);
         let ret = a.take("ret", 0);
         let purity = a.take("purity", 0);
@@ -336,7 +395,10 @@ impl Lowerer<'_> {
                 self.error(
                     "syntax-error",
                     p.span,
-                    format!("expected `True` or `False` as the purity, found {}", p.describe()),
+                    format!(
+                        "expected `True` or `False` as the purity, found {}",
+                        p.describe()
+                    ),
                 );
                 return None;
             }
@@ -349,7 +411,10 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         d.span,
-                        format!("expected \"default_derive\" or \"empty_derive\", found {}", d.describe()),
+                        format!(
+                            "expected \"default_derive\" or \"empty_derive\", found {}",
+                            d.describe()
+                        ),
                     );
                     return None;
                 }
@@ -376,7 +441,10 @@ impl Lowerer<'_> {
             self.error(
                 "syntax-error",
                 params.span,
-                format!("expected a tuple of parameter struct infos, found {}", params.describe()),
+                format!(
+                    "expected a tuple of parameter struct infos, found {}",
+                    params.describe()
+                ),
             );
             return None;
         };
@@ -401,12 +469,10 @@ impl Lowerer<'_> {
         let mut a = Args::new(args, kwargs);
         let mut dims: Vec<&syntax::Expr> = Vec::new();
         match path.as_str() {
-            "R.Tensor" => {
-                if !matches!(a.positional.first().map(|p| &p.kind), Some(SK::Str(_))) {
-                    if let Some(s) = a.take("shape", 0) {
-                        if let SK::Tuple(items) | SK::List(items) = &s.kind {
-                            dims.extend(items);
-                        }
+            "R.Tensor" if !matches!(a.positional.first().map(|p| &p.kind), Some(SK::Str(_))) => {
+                if let Some(s) = a.take("shape", 0) {
+                    if let SK::Tuple(items) | SK::List(items) = &s.kind {
+                        dims.extend(items);
                     }
                 }
             }

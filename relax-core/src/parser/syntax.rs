@@ -163,7 +163,7 @@ impl Expr {
     }
     /// The callee path, positional and keyword arguments, if this is a call
     /// of a dotted name.
-    pub fn as_call(&self) -> Option<(String, &[Expr], &[(Ident, Expr)])> {
+    pub fn as_call(&self) -> Option<CallParts<'_>> {
         match &self.kind {
             ExprKind::Call { func, args, kwargs } => Some((func.dotted()?, args, kwargs)),
             _ => None,
@@ -203,6 +203,9 @@ impl Expr {
         }
     }
 }
+
+/// A call's dotted callee path, positional and keyword arguments.
+pub type CallParts<'a> = (String, &'a [Expr], &'a [(Ident, Expr)]);
 
 /// A function parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -494,7 +497,9 @@ impl<'t> Parser<'t> {
                 self.advance();
                 let item = self.expr()?;
                 if self.at_name("as") {
-                    return Err(self.error_here("expected `:`, found `as` (`with … as` is not TVMScript)"));
+                    return Err(
+                        self.error_here("expected `:`, found `as` (`with … as` is not TVMScript)")
+                    );
                 }
                 self.expect_punct(":")?;
                 let body = self.block()?;
@@ -601,7 +606,9 @@ impl<'t> Parser<'t> {
             let target = self.assign_target(&first)?;
             let value = self.expr_list()?;
             if self.at_punct("=") {
-                return Err(self.error_here("expected end of line, found `=` (chained assignment is not TVMScript)"));
+                return Err(self.error_here(
+                    "expected end of line, found `=` (chained assignment is not TVMScript)",
+                ));
             }
             return Ok(self.finish(
                 StmtKind::Assign {
@@ -680,7 +687,9 @@ impl<'t> Parser<'t> {
                     break;
                 }
                 Tok::Eof => break,
-                Tok::Indent => return Err(self.error_here("expected a statement, found an unexpected indent")),
+                Tok::Indent => {
+                    return Err(self.error_here("expected a statement, found an unexpected indent"))
+                }
                 _ => stmts.extend(self.statement()?),
             }
         }
@@ -786,7 +795,11 @@ impl<'t> Parser<'t> {
         }
         let mut items = vec![first];
         while self.eat_punct(",") {
-            if self.at(&Tok::Newline) || self.at_punct("=") || self.at_punct(":") || self.at(&Tok::Eof) {
+            if self.at(&Tok::Newline)
+                || self.at_punct("=")
+                || self.at_punct(":")
+                || self.at(&Tok::Eof)
+            {
                 break;
             }
             items.push(self.expr()?);
@@ -869,7 +882,9 @@ impl<'t> Parser<'t> {
                 Tok::Punct(">") => BinOp::Gt,
                 Tok::Punct(">=") => BinOp::Ge,
                 Tok::Name(n) if n == "in" || n == "is" => {
-                    return Err(self.error_here(format!("expected an expression, found `{n}` (not TVMScript)")))
+                    return Err(self.error_here(format!(
+                        "expected an expression, found `{n}` (not TVMScript)"
+                    )))
                 }
                 _ => break,
             };
@@ -1017,7 +1032,10 @@ impl<'t> Parser<'t> {
                 if kwargs.iter().any(|(k, _)| k.name == key.name) {
                     return Err(Diagnostic::new(
                         "syntax-error",
-                        format!("expected each keyword argument once, found `{}` again", key.name),
+                        format!(
+                            "expected each keyword argument once, found `{}` again",
+                            key.name
+                        ),
                     )
                     .with_span(key.span));
                 }
@@ -1157,10 +1175,38 @@ impl<'t> Parser<'t> {
 pub fn is_keyword(n: &str) -> bool {
     matches!(
         n,
-        "def" | "class" | "if" | "elif" | "else" | "with" | "return" | "pass" | "and" | "or"
-            | "not" | "in" | "is" | "import" | "from" | "as" | "for" | "while" | "try"
-            | "except" | "finally" | "raise" | "del" | "global" | "nonlocal" | "assert"
-            | "lambda" | "yield" | "async" | "await" | "break" | "continue"
+        "def"
+            | "class"
+            | "if"
+            | "elif"
+            | "else"
+            | "with"
+            | "return"
+            | "pass"
+            | "and"
+            | "or"
+            | "not"
+            | "in"
+            | "is"
+            | "import"
+            | "from"
+            | "as"
+            | "for"
+            | "while"
+            | "try"
+            | "except"
+            | "finally"
+            | "raise"
+            | "del"
+            | "global"
+            | "nonlocal"
+            | "assert"
+            | "lambda"
+            | "yield"
+            | "async"
+            | "await"
+            | "break"
+            | "continue"
     )
 }
 
@@ -1208,8 +1254,14 @@ mod tests {
 
     #[test]
     fn python_precedence() {
-        assert_eq!(show(&expr("a + b * c // d - e")), "((a + ((b * c) // d)) - e)");
-        assert_eq!(show(&expr("not a < b and c or d")), "(((not (a < b)) and c) or d)");
+        assert_eq!(
+            show(&expr("a + b * c // d - e")),
+            "((a + ((b * c) // d)) - e)"
+        );
+        assert_eq!(
+            show(&expr("not a < b and c or d")),
+            "(((not (a < b)) and c) or d)"
+        );
         assert_eq!(show(&expr("-a * -2")), "((-a) * (-2))");
         assert_eq!(show(&expr("a < b <= c")), "((a < b) and (b <= c))");
         assert_eq!(show(&expr("(a,)")), "T[a]");
@@ -1237,7 +1289,11 @@ mod tests {
     #[test]
     fn syntax_errors_name_expected_and_found() {
         let e = parse("def f(x:\n").unwrap_err();
-        assert!(e.message.starts_with("expected an expression, found"), "{}", e.message);
+        assert!(
+            e.message.starts_with("expected an expression, found"),
+            "{}",
+            e.message
+        );
         let e = parse("x = (1, 2\ny = 3\n").unwrap_err();
         assert!(e.message.contains("expected"), "{}", e.message);
         let e = parse("x = = 3\n").unwrap_err();

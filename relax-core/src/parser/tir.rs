@@ -103,14 +103,20 @@ impl Lowerer<'_> {
                 self.error(
                     "syntax-error",
                     extra.span,
-                    format!("expected at most a shape and a dtype in `T.Buffer`, found {}", extra.describe()),
+                    format!(
+                        "expected at most a shape and a dtype in `T.Buffer`, found {}",
+                        extra.describe()
+                    ),
                 );
             }
             for (k, _) in &args.kwargs {
                 self.error(
                     "unsupported-syntax",
                     k.span,
-                    format!("expected `shape` or `dtype` in `T.Buffer`, found `{}`", k.name),
+                    format!(
+                        "expected `shape` or `dtype` in `T.Buffer`, found `{}`",
+                        k.name
+                    ),
                 );
             }
             let dtype = match dtype.map(|d| (d, &d.kind)) {
@@ -126,7 +132,10 @@ impl Lowerer<'_> {
                     self.error(
                         "invalid-dtype",
                         d.span,
-                        format!("expected a dtype string such as \"float32\", found {}", d.describe()),
+                        format!(
+                            "expected a dtype string such as \"float32\", found {}",
+                            d.describe()
+                        ),
                     );
                     None
                 }
@@ -147,12 +156,19 @@ impl Lowerer<'_> {
                     self.error(
                         "syntax-error",
                         s.span,
-                        format!("expected a shape tuple such as `(n, 4)`, found {}", s.describe()),
+                        format!(
+                            "expected a shape tuple such as `(n, 4)`, found {}",
+                            s.describe()
+                        ),
                     );
                     None
                 }
                 None => {
-                    self.error("syntax-error", a.span, "expected a shape in `T.Buffer(…)`, found none");
+                    self.error(
+                        "syntax-error",
+                        a.span,
+                        "expected a shape in `T.Buffer(…)`, found none",
+                    );
                     None
                 }
             };
@@ -200,9 +216,15 @@ impl Lowerer<'_> {
     /// Declares `n = T.int64()` variables of a prim_func body.
     fn tir_prelude(&mut self, f: &FuncDef) {
         for s in &f.body {
-            let StmtKind::Assign { targets, value, .. } = &s.kind else { continue };
-            let Some((path, [], [])) = value.as_call() else { continue };
-            let Some(name) = path.strip_prefix("T.") else { continue };
+            let StmtKind::Assign { targets, value, .. } = &s.kind else {
+                continue;
+            };
+            let Some((path, [], [])) = value.as_call() else {
+                continue;
+            };
+            let Some(name) = path.strip_prefix("T.") else {
+                continue;
+            };
             let [t] = targets.as_slice() else { continue };
             match name.parse::<DataType>() {
                 Ok(dt) => {

@@ -5,20 +5,19 @@
 @I.ir_module
 class Module:
     @T.prim_func(private=True)
-    def add(A: T.Buffer((T.int64(1), T.int64(128)), "float32"), B: T.Buffer((T.int64(128),), "float32"), C: T.Buffer((T.int64(1), T.int64(128)), "float32")):
-        T.func_attr({"tir.noalias": T.bool(True)})
-        T.evaluate(0)
-
-    @T.prim_func
-    def matmul(A: T.Buffer((1, 784), "float32"), B: T.Buffer((784, 128), "float32"), C: T.Buffer((1, 128), "float32")):
-        T.func_attr({"layout_free_buffers": [1], "tir.noalias": T.bool(True)})
+    def add(A: T.Buffer((1, 128), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((1, 128), "float32")):
+        T.func_attr({"tir.noalias": True})
         T.evaluate(0)
 
     @R.function
     def main(x: R.Tensor((1, 784), dtype="float32"), w: R.Tensor((784, 128), dtype="float32"), b: R.Tensor((128,), dtype="float32")) -> R.Tensor((1, 128), dtype="float32"):
-        cls = Module
         with R.dataflow():
-            lv = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((1, 128), dtype="float32"))
-            gv = R.call_tir(cls.add, (lv, b), out_sinfo=R.Tensor((1, 128), dtype="float32"))
+            lv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((1, 128), dtype="float32"))
+            gv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.add, (lv, b), out_sinfo=R.Tensor((1, 128), dtype="float32"))
             R.output(gv)
         return gv
+
+    @T.prim_func
+    def matmul(A: T.Buffer((1, 784), "float32"), B: T.Buffer((784, 128), "float32"), C: T.Buffer((1, 128), "float32")):
+        T.func_attr({"layout_free_buffers": [1], "tir.noalias": True})
+        T.evaluate(0)

@@ -23,7 +23,6 @@ class Module:
 
     @R.function
     def main(x: R.Tensor((1, 4), dtype="float32")) -> R.Tensor((1, 2), dtype="float32"):
-        cls = Module
         with R.dataflow():
             lv: R.Tensor((4, 3), dtype="float32") = R.permute_dims(metadata["relax.expr.Constant"][0], axes=None)
             lv2: R.Tensor((1, 3), dtype="float32") = cls.fused_matmul_add0(x, lv, metadata["relax.expr.Constant"][1])
