@@ -81,6 +81,7 @@ pub fn tokenize(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
         errors: Vec::new(),
         indents: vec![0],
         depth: 0,
+        open: Vec::new(),
         at_line_start: true,
     };
     lx.run();
@@ -96,6 +97,8 @@ struct Lexer<'a> {
     indents: Vec<usize>,
     /// Bracket nesting depth; newlines inside brackets are not tokens.
     depth: usize,
+    /// The open brackets and where they are, innermost last.
+    open: Vec<(char, usize)>,
     at_line_start: bool,
 }
 
@@ -171,11 +174,14 @@ impl Lexer<'_> {
             }
         }
         let end = self.src.len();
-        if self.depth > 0 {
+        if let Some(&(c, at)) = self.open.first() {
             self.error(
-                end,
-                end,
-                "expected a closing bracket, found end of input".into(),
+                at,
+                at + 1,
+                format!(
+                    "expected `{}` to close this `{c}`, found end of input",
+                    closer(c)
+                ),
             );
         }
         if !self.last_is_newline() {
@@ -441,11 +447,45 @@ impl Lexer<'_> {
         };
         self.pos += p.len();
         match *p {
-            "(" | "[" | "{" => self.depth += 1,
-            ")" | "]" | "}" => self.depth = self.depth.saturating_sub(1),
+            "(" | "[" | "{" => {
+                self.depth += 1;
+                self.open.push((p.chars().next().unwrap_or('('), lo));
+            }
+            ")" | "]" | "}" => {
+                self.depth = self.depth.saturating_sub(1);
+                let c = p.chars().next().unwrap_or(')');
+                match self.open.pop() {
+                    Some((o, _)) if closer(o) == c => {}
+                    Some((o, at)) => {
+                        let (line, col) = Span::new(at, at).line_col(self.src);
+                        self.error(
+                            lo,
+                            self.pos,
+                            format!(
+                                "expected `{}` to close the `{o}` at {line}:{col}, found `{c}`",
+                                closer(o)
+                            ),
+                        );
+                    }
+                    None => self.error(
+                        lo,
+                        self.pos,
+                        format!("unexpected `{c}` with no open bracket"),
+                    ),
+                }
+            }
             _ => {}
         }
         self.push(Tok::Punct(p), lo);
+    }
+}
+
+/// The bracket that closes `open`.
+fn closer(open: char) -> char {
+    match open {
+        '(' => ')',
+        '[' => ']',
+        _ => '}',
     }
 }
 
@@ -513,5 +553,17 @@ mod tests {
         assert!(e[1].message.contains("expected the end of the string"));
         let (_, e) = tokenize("x = 99999999999999999999");
         assert!(e[0].message.contains("fits in int64"), "{}", e[0].message);
+        let (_, e) = tokenize("f(a, [b)\n");
+        assert_eq!(
+            e[0].message,
+            "expected `]` to close the `[` at 1:6, found `)`"
+        );
+        assert_eq!(e[0].span, Some(Span::new(7, 8)));
+        let (_, e) = tokenize("f(a,\n  b\n");
+        assert_eq!(
+            e[0].message,
+            "expected `)` to close this `(`, found end of input"
+        );
+        assert_eq!(e[0].span, Some(Span::new(1, 2)));
     }
 }

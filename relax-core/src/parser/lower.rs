@@ -78,6 +78,9 @@ pub(super) struct Lowerer<'s> {
     /// Dataflow variables whose block has ended, by name, for a precise
     /// message when one is used later.
     escaped: HashSet<String>,
+    /// Whether an unknown symbolic variable name anywhere declares it
+    /// (for [`super::parse_struct_info`], which has no signature).
+    pub(super) declare_all_syms: bool,
     /// Symbolic variables *defined* so far on the path to the current
     /// point (by parameters and `match_cast`s), innermost last; scopes
     /// truncate it when they end. Declared-but-undefined variables (a
@@ -101,6 +104,7 @@ impl<'s> Lowerer<'s> {
             constants: None,
             escaped: HashSet::new(),
             defined: Vec::new(),
+            declare_all_syms: false,
         }
     }
 
@@ -1173,7 +1177,10 @@ impl<'s> Lowerer<'s> {
                 });
                 let func = self.relax_body(f, sig, self_var.as_ref(), false);
                 let Some(func) = func else {
-                    self.define(&make_var(&f.name.name, StructInfo::object()));
+                    // Keep the declared signature so callers are still checked.
+                    let fallback =
+                        self_var.unwrap_or_else(|| make_var(&f.name.name, StructInfo::object()));
+                    self.define(&fallback);
                     return None;
                 };
                 let var = self_var.unwrap_or_else(|| make_var(&f.name.name, func.struct_info()));
@@ -1261,6 +1268,31 @@ impl<'s> Lowerer<'s> {
 
     /// `if c: … y = a else: … y = b` → `y = If(c, SeqExpr(…, a), SeqExpr(…, b))`
     fn if_binding(
+        &mut self,
+        span: Span,
+        cond: &syntax::Expr,
+        then: &[Stmt],
+        orelse: Option<&[Stmt]>,
+    ) -> Option<Binding> {
+        let b = self.if_binding_inner(span, cond, then, orelse);
+        if b.is_none() {
+            // Define the result names anyway, so later uses don't cascade.
+            for branch in std::iter::once(then).chain(orelse) {
+                if let Some(Stmt {
+                    kind: StmtKind::Assign { targets, .. },
+                    ..
+                }) = branch.last()
+                {
+                    for t in targets {
+                        self.define(&Var::new(&t.name, Some(StructInfo::object())));
+                    }
+                }
+            }
+        }
+        b
+    }
+
+    fn if_binding_inner(
         &mut self,
         span: Span,
         cond: &syntax::Expr,

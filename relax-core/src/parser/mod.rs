@@ -85,6 +85,7 @@ pub fn parse_struct_info(
     }
     let e = syntax::parse_expression(&tokens).map_err(|d| vec![d])?;
     let mut lw = lower::Lowerer::new(text);
+    lw.declare_all_syms = true;
     lw.frames.push(lower::Frame {
         sym: vars.clone(),
         is_function: true,

@@ -26,6 +26,9 @@ impl Lowerer<'_> {
             SK::Bool(b) => Some(PrimExpr::bool(*b)),
             SK::Name(n) => match self.lookup_sym(n) {
                 Some(v) => Some(PrimExpr::var(&v)),
+                None if self.declare_all_syms => {
+                    Some(PrimExpr::var(&self.declare_sym(n, DataType::i64())))
+                }
                 None => {
                     self.undefined_sym(n, e.span);
                     None
@@ -51,6 +54,23 @@ impl Lowerer<'_> {
                 let l = self.prim(l);
                 let r = self.prim(r);
                 let (l, r) = unify_literal(l?, r?);
+                let logical = matches!(op, BinOp::And | BinOp::Or);
+                if logical && !(l.dtype().is_bool() && r.dtype().is_bool()) {
+                    self.error(
+                        "syntax-error",
+                        e.span,
+                        format!(
+                            "expected bool operands of `{}`, found {} and {}",
+                            op.text(),
+                            l.dtype(),
+                            r.dtype()
+                        ),
+                    );
+                    return None;
+                }
+                if !self.same_dtype(&l, &r, op.text(), e.span) {
+                    return None;
+                }
                 Some(match op {
                     BinOp::Add => l + r,
                     BinOp::Sub => l - r,
@@ -93,6 +113,23 @@ impl Lowerer<'_> {
                 None
             }
         }
+    }
+
+    /// Reports operands of different dtypes (TIR has no implicit casts).
+    fn same_dtype(&mut self, a: &PrimExpr, b: &PrimExpr, op: &str, span: Span) -> bool {
+        if a.dtype() == b.dtype() {
+            return true;
+        }
+        self.error(
+            "syntax-error",
+            span,
+            format!(
+                "expected operands of `{op}` of one dtype, found `{a}` of {} and `{b}` of {}",
+                a.dtype(),
+                b.dtype()
+            ),
+        );
+        false
     }
 
     pub(super) fn undefined_sym(&mut self, n: &str, span: Span) {
@@ -165,6 +202,9 @@ impl Lowerer<'_> {
                 let a = self.prim(&args[0]);
                 let b = self.prim(&args[1]);
                 let (a, b) = unify_literal(a?, b?);
+                if !self.same_dtype(&a, &b, &path, e.span) {
+                    return None;
+                }
                 Some(match name {
                     "min" => a.min(b),
                     "max" => a.max(b),
@@ -180,6 +220,9 @@ impl Lowerer<'_> {
                 let t = self.prim(&args[1]);
                 let f = self.prim(&args[2]);
                 let (t, f) = unify_literal(t?, f?);
+                if !self.same_dtype(&t, &f, &path, e.span) {
+                    return None;
+                }
                 Some(PrimExpr::select(c?, t, f))
             }
             _ => {

@@ -43,7 +43,7 @@ impl Lowerer<'_> {
         let result = match path.as_str() {
             "R.Object" => Some(StructInfo::object()),
             "R.Tensor" if bare => Some(StructInfo::tensor_ndim(UNKNOWN_NDIM, DataType::void())),
-            "R.Tensor" => self.tensor(&mut a, e, declare_bare),
+            "R.Tensor" => self.tensor(&mut a, declare_bare),
             "R.Shape" if bare => Some(StructInfo::shape_ndim(UNKNOWN_NDIM)),
             "R.Shape" => self.shape_sinfo(&mut a, declare_bare),
             "R.Prim" => self.prim_sinfo(&mut a, e, declare_bare),
@@ -182,12 +182,7 @@ impl Lowerer<'_> {
     }
 
     /// `R.Tensor(shape?, dtype?, ndim=…)`
-    fn tensor(
-        &mut self,
-        a: &mut Args<'_>,
-        e: &syntax::Expr,
-        declare_bare: bool,
-    ) -> Lowered<StructInfo> {
+    fn tensor(&mut self, a: &mut Args<'_>, declare_bare: bool) -> Lowered<StructInfo> {
         // A leading string is the dtype: `R.Tensor("float32", ndim=2)`.
         let (shape, dtype) = match a.positional.first().map(|p| &p.kind) {
             Some(SK::Str(_)) => (a.take("shape", usize::MAX), a.take("dtype", 0)),
@@ -255,7 +250,6 @@ impl Lowerer<'_> {
                 Some(StructInfo::tensor_with_shape_expr(v.to_expr(), dtype))
             }
             Some((s, _)) => {
-                let _ = e;
                 self.error(
                     "syntax-error",
                     s.span,

@@ -1288,13 +1288,15 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_expected_and_found() {
-        let e = parse("def f(x:\n").unwrap_err();
+        let (t, _) = tokenize("def f(x:\n");
+        let e = parse_file(&t).unwrap_err();
         assert!(
             e.message.starts_with("expected an expression, found"),
             "{}",
             e.message
         );
-        let e = parse("x = (1, 2\ny = 3\n").unwrap_err();
+        let (t, _) = tokenize("x = (1, 2\ny = 3\n");
+        let e = parse_file(&t).unwrap_err();
         assert!(e.message.contains("expected"), "{}", e.message);
         let e = parse("x = = 3\n").unwrap_err();
         assert_eq!(e.message, "expected an expression, found `=`");
