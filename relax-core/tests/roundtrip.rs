@@ -5,6 +5,7 @@
 //! stable (`print(parse(print(m))) == print(m)`). The seed listings are also
 //! parsed in their original, non-canonical spellings.
 
+use relax_core::analysis::well_formed;
 use relax_core::ir::structural_equal::structural_equal_report;
 use relax_core::ir::IRModule;
 use relax_core::parser::parse_module;
@@ -34,6 +35,20 @@ fn parse(name: &str, text: &str) -> Result<IRModule, String> {
             .collect::<Vec<_>>()
             .join("\n")
     })
+}
+
+/// What the parser builds is well-formed IR.
+#[test]
+fn parsed_modules_are_well_formed() {
+    let mut failures = Vec::new();
+    for (name, text) in cases() {
+        let m = parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
+        if let Err(errs) = well_formed(&m) {
+            let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+            failures.push(format!("{name}:\n  {}", msgs.join("\n  ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -749,7 +749,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
         }
-        let blocks = self.blocks(body_stmts);
+        let mut blocks = self.blocks(body_stmts);
         let body_value = match ret_pos.map(|i| &f.body[i].kind) {
             Some(StmtKind::Return(Some(e))) => self.rexpr(e).map(|v| (v, e.span)),
             Some(StmtKind::Return(None)) => {
@@ -773,6 +773,9 @@ impl<'s> Lowerer<'s> {
                 None
             }
         };
+        // Normal form: the body of a sequence is a leaf.
+        let body_value =
+            body_value.map(|(v, sp)| (self.bind_if_not_leaf(&mut blocks, v, "gv", None), sp));
         self.frames.pop();
         let result = self.finish_function(blocks, body_value, ret, outside, errors_before);
         self.defined.truncate(defined_before);
@@ -1383,17 +1386,52 @@ impl<'s> Lowerer<'s> {
         }
         let outside = self.defined.len();
         self.frames.push(Frame::default());
-        let blocks = self.blocks(rest);
-        let body = self.rexpr(value);
-        self.frames.pop();
+        let mut blocks = self.blocks(rest);
         let ann = match annotation {
             Some(a) => self.struct_info(a, false).map(|s| (s, a.span)),
             None => None,
         };
+        let body = self
+            .rexpr(value)
+            .map(|v| self.bind_if_not_leaf(&mut blocks, v, &targets[0].name, ann.as_ref()));
+        self.frames.pop();
         let seq = body.map(|body| self.seq(blocks, body, outside));
         self.defined.truncate(outside);
         let seq = seq?;
         Some((targets[0].clone(), ann, seq))
+    }
+
+    /// `value` if it is a leaf; otherwise a new variable `name` bound to it
+    /// at the end of `blocks` (in an ordinary block), as TVM's normalizer
+    /// does, so that the sequence's body is a leaf.
+    fn bind_if_not_leaf(
+        &mut self,
+        blocks: &mut Vec<BindingBlock>,
+        value: Expr,
+        name: &str,
+        ann: Option<&(StructInfo, Span)>,
+    ) -> Expr {
+        if value.is_leaf() {
+            return value;
+        }
+        let derived = value
+            .struct_info()
+            .cloned()
+            .unwrap_or_else(StructInfo::object);
+        let sinfo = match ann {
+            Some((a, span)) => {
+                self.check_annotation(a, &derived, *span);
+                a.clone()
+            }
+            None => derived,
+        };
+        let var = Var::new(name, Some(sinfo));
+        let binding = Binding::var_binding(var.clone(), value);
+        match blocks.last_mut() {
+            Some(b) if !b.is_dataflow => b.bindings.push(binding),
+            _ => blocks.push(BindingBlock::new(vec![binding])),
+        }
+        Expr::var(&var)
     }
 
     // ----- expressions -------------------------------------------------------

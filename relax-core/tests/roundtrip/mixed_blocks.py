@@ -16,7 +16,5 @@ class Module:
             gv1: R.Tensor((8,), dtype="float32") = R.tanh(lv1)
             gv2: R.Tensor((8,), dtype="float32") = R.sigmoid(gv1)
             R.output(gv1, gv2)
-        with R.dataflow():
-            R.output()
         w: R.Tensor((8,), dtype="float32") = R.maximum(gv1, gv2)
         return w
