@@ -909,3 +909,81 @@ fn never_panics_on_pathological_inputs() {
     assert_eq!(e.len(), 1);
     assert_eq!(e[0].code, "undefined-function");
 }
+
+// ----- IR built with the constructors survives print → parse -----------------
+
+#[test]
+fn constructed_module_round_trips() {
+    use crate::analysis::derive::{derive_struct_info, DeriveContext};
+    use crate::ir::structural_equal::structural_equal_report;
+    use crate::ir::{BindingBlock, Expr, Function, GlobalVar, Var};
+    use relax_runtime::Tensor;
+
+    let norm = |e: Expr| {
+        let s = derive_struct_info(&e, &DeriveContext::default()).unwrap();
+        e.with_struct_info(s)
+    };
+    let n = TirVar::new("n");
+    let m = TirVar::new("m");
+    let t_n4 = StructInfo::tensor(vec![PrimExpr::var(&n), PrimExpr::int(4)], DataType::f32());
+    let x = Var::new("x", Some(t_n4.clone()));
+    let y = Var::new("y", Some(StructInfo::tensor_ndim(2, DataType::f32())));
+    // A dataflow block: a tuple, a get-item and an op call with attributes.
+    let lv = Var::new_dataflow(
+        "lv",
+        Some(StructInfo::tuple(vec![t_n4.clone(), t_n4.clone()])),
+    );
+    let lv_value = norm(Expr::tuple(vec![x.to_expr(), x.to_expr()]));
+    let gv = Var::new("gv", Some(t_n4.clone()));
+    let gv_value = norm(Expr::tuple_get_item(lv.to_expr(), 1));
+    let s = Var::new("s", Some(StructInfo::object()));
+    let s_value = norm(Expr::call_op(
+        "relax.sum",
+        vec![gv.to_expr()],
+        crate::ir::Attrs::from_pairs([("axis", AttrValue::from(vec![1i64]))])
+            .with("keepdims", true)
+            .with("scale", AttrValue::PrimExpr(PrimExpr::var(&n) * 2)),
+    ));
+    // A match_cast defining `m`, constants inline and in metadata.
+    let pattern = StructInfo::tensor(vec![PrimExpr::var(&m), PrimExpr::int(3)], DataType::f32());
+    let z = Var::new("z", Some(pattern.clone()));
+    let c0 = norm(Expr::constant(Tensor::scalar(2.5f32)));
+    let c1 = norm(Expr::constant(
+        Tensor::from_vec(&[2, 2], vec![1i32, -2, 3, i32::MIN]).unwrap(),
+    ));
+    let k = Var::new("k", Some(c1.struct_info().unwrap().clone()));
+    let w = Var::new("w", None);
+    let w_value = norm(Expr::tuple(vec![c0, k.to_expr(), z.to_expr(), s.to_expr()]));
+    let w = w.with_struct_info(w_value.struct_info().unwrap().clone());
+    let blocks = vec![
+        BindingBlock::dataflow(vec![
+            Binding::var_binding(lv.clone(), lv_value),
+            Binding::var_binding(gv.clone(), gv_value),
+        ]),
+        BindingBlock::new(vec![
+            Binding::var_binding(s.clone(), s_value),
+            Binding::match_cast(z.clone(), y.to_expr(), pattern),
+            Binding::var_binding(k.clone(), c1),
+            Binding::var_binding(w.clone(), w_value),
+        ]),
+    ];
+    let body = Expr::seq(blocks, w.to_expr());
+    let body = body.with_struct_info(w.struct_info().unwrap().clone());
+    let ret = StructInfo::tuple(vec![
+        StructInfo::tensor(vec![], DataType::f32()),
+        StructInfo::tensor(vec![PrimExpr::int(2), PrimExpr::int(2)], DataType::i32()),
+        StructInfo::tensor_ndim(2, DataType::f32()),
+        StructInfo::object(),
+    ]);
+    let f = Function::new(vec![x, y], body, ret)
+        .with_global_symbol("main")
+        .with_attr("Primitive", 1i64);
+    let module = IRModule::from_functions([(GlobalVar::new("main"), f.into())]);
+
+    let printed = module.to_string();
+    let parsed = parse(&printed);
+    if let Err(mismatch) = structural_equal_report(&module, &parsed) {
+        panic!("{mismatch}\n{printed}");
+    }
+    assert_eq!(parsed.to_string(), printed);
+}
