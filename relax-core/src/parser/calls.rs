@@ -1,0 +1,412 @@
+//! Lowering of `R.<name>(…)` calls: operator calls and the special forms.
+//!
+//! | text | IR |
+//! |---|---|
+//! | `R.add(x, y, key=v)` | `Call(Op relax.add, [x, y], attrs)` |
+//! | `R.op(…, sinfo_args=S)` / `(S1, S2)` | the same, with `sinfo_args` |
+//! | `R.call_tir(cls.f, (x,), out_sinfo=S, tir_vars=R.shape([n]))` | `Call(Op relax.call_tir, [f, Tuple(x), shape?], sinfo_args=[S])`; `out_sinfo=[S1, S2]` gives two |
+//! | `R.call_dps_packed("ext", (x,), out_sinfo=S)` | `Call(Op relax.call_dps_packed, [ExternFunc ext, Tuple(x)], sinfo_args=[S])` |
+//! | `R.call_packed("ext", x, sinfo_args=S)` | `Call(ExternFunc ext, [x], sinfo_args=[S])` |
+//! | `R.call_pure_packed("ext", x, sinfo_args=S)` | `Call(Op relax.call_pure_packed, [ExternFunc ext, x], sinfo_args=[S])` |
+//! | `R.shape([n, 4])`, `R.prim_value(e)`, `R.str("s")`, `R.dtype("f32")`, `R.ExternFunc("f")`, `R.tuple(a, b)`, `R.const(…)` | the leaves |
+
+use super::lower::{Lowered, Lowerer};
+use super::sinfo::Args;
+use super::syntax::{self, ExprKind as SK, Ident};
+use crate::ir::{Attrs, Expr, StructInfo};
+use relax_runtime::DataType;
+
+/// Names that are statements or annotations, not values.
+const NOT_VALUES: &[&str] = &[
+    "Tensor",
+    "Shape",
+    "Prim",
+    "Tuple",
+    "Callable",
+    "Object",
+    "function",
+    "dataflow",
+    "output",
+    "func_attr",
+];
+
+impl Lowerer<'_> {
+    /// `R.<path>(args, kwargs)` in value position.
+    pub(super) fn r_call(
+        &mut self,
+        e: &syntax::Expr,
+        path: &[&str],
+        args: &[syntax::Expr],
+        kwargs: &[(Ident, syntax::Expr)],
+    ) -> Lowered<Expr> {
+        let name = path.join(".");
+        let mut a = Args::new(args, kwargs);
+        let result = match name.as_str() {
+            "match_cast" => {
+                self.error(
+                    "syntax-error",
+                    e.span,
+                    "expected `R.match_cast(…)` only as the whole value of a binding, found it inside an expression",
+                );
+                return None;
+            }
+            n if NOT_VALUES.contains(&n) => {
+                self.error(
+                    "syntax-error",
+                    e.span,
+                    format!("expected a relax expression, found `R.{n}(…)`"),
+                );
+                return None;
+            }
+            "call_tir" | "call_tir_inplace" | "call_tir_with_grad" => {
+                self.call_tir(e, &name, &mut a)
+            }
+            "call_dps_packed" => self.call_dps_packed(e, &mut a),
+            "call_packed" | "call_pure_packed" => self.call_packed(e, &name, &mut a),
+            "shape" => {
+                let v = self.one_arg(e, &mut a, "values", "R.shape")?;
+                let (SK::List(items) | SK::Tuple(items)) = &v.kind else {
+                    self.error(
+                        "syntax-error",
+                        v.span,
+                        format!(
+                            "expected a list of dimensions such as `[n, 4]`, found {}",
+                            v.describe()
+                        ),
+                    );
+                    return None;
+                };
+                let mut dims = Vec::new();
+                let mut ok = true;
+                for d in items {
+                    match self.dim(d, false) {
+                        Some(p) => dims.push(p),
+                        None => ok = false,
+                    }
+                }
+                ok.then(|| Expr::shape(dims))
+            }
+            "prim_value" => {
+                let v = self.one_arg(e, &mut a, "value", "R.prim_value")?;
+                self.prim(v).map(Expr::prim_value)
+            }
+            "str" => {
+                let v = self.one_arg(e, &mut a, "value", "R.str")?;
+                match &v.kind {
+                    SK::Str(s) => Some(Expr::string(s.clone())),
+                    _ => {
+                        self.error(
+                            "syntax-error",
+                            v.span,
+                            format!("expected a string, found {}", v.describe()),
+                        );
+                        None
+                    }
+                }
+            }
+            "dtype" => {
+                let v = self.one_arg(e, &mut a, "value", "R.dtype")?;
+                match &v.kind {
+                    SK::Str(s) => match s.parse::<DataType>() {
+                        Ok(d) => Some(Expr::dtype(d)),
+                        Err(err) => {
+                            self.error("invalid-dtype", v.span, err.to_string());
+                            None
+                        }
+                    },
+                    _ => {
+                        self.error(
+                            "invalid-dtype",
+                            v.span,
+                            format!(
+                                "expected a dtype string such as \"float32\", found {}",
+                                v.describe()
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            "ExternFunc" | "extern" => {
+                let v = self.one_arg(e, &mut a, "global_symbol", "R.ExternFunc")?;
+                self.string_arg(v, "a function name").map(Expr::extern_func)
+            }
+            "tuple" => {
+                let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+                let fields = self.rexprs(&items)?;
+                Some(self.derive(Expr::tuple(fields), e.span))
+            }
+            "const" => {
+                let c = self.constant(args, kwargs, e.span);
+                a.positional.clear();
+                a.kwargs.clear();
+                c
+            }
+            _ => self.op_call(e, &name, &mut a),
+        };
+        self.finish_call_args(&a, &name);
+        result
+    }
+
+    fn finish_call_args(&mut self, a: &Args<'_>, name: &str) {
+        if let Some(p) = a.positional.first() {
+            self.error(
+                "syntax-error",
+                p.span,
+                format!(
+                    "expected fewer arguments to `R.{name}`, found {}",
+                    p.describe()
+                ),
+            );
+        }
+        for (k, _) in &a.kwargs {
+            self.error(
+                "syntax-error",
+                k.span,
+                format!(
+                    "expected a known keyword argument of `R.{name}`, found `{}`",
+                    k.name
+                ),
+            );
+        }
+    }
+
+    fn one_arg<'a>(
+        &mut self,
+        e: &syntax::Expr,
+        a: &mut Args<'a>,
+        key: &str,
+        what: &str,
+    ) -> Option<&'a syntax::Expr> {
+        let v = a.take(key, 0);
+        if v.is_none() {
+            self.error(
+                "syntax-error",
+                e.span,
+                format!("expected an argument to `{what}(…)`, found none"),
+            );
+        }
+        v
+    }
+
+    fn string_arg(&mut self, v: &syntax::Expr, what: &str) -> Option<String> {
+        match &v.kind {
+            SK::Str(s) => Some(s.clone()),
+            _ => {
+                self.error(
+                    "syntax-error",
+                    v.span,
+                    format!("expected {what} as a string, found {}", v.describe()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `out_sinfo=S` or `[S1, S2]`; `sinfo_args=S` or `(S1, S2)`.
+    fn sinfo_list(&mut self, v: &syntax::Expr) -> Lowered<Vec<StructInfo>> {
+        match &v.kind {
+            SK::List(items) | SK::Tuple(items) => {
+                let mut out = Vec::new();
+                let mut ok = true;
+                for it in items {
+                    match self.struct_info(it, false) {
+                        Some(s) => out.push(s),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(out)
+            }
+            _ => self.struct_info(v, false).map(|s| vec![s]),
+        }
+    }
+
+    /// The argument tuple of `call_tir`-like forms: a tuple expression, or a
+    /// single value wrapped in one.
+    fn args_tuple(&mut self, v: &syntax::Expr) -> Lowered<Expr> {
+        let x = self.rexpr(v)?;
+        if x.struct_info().is_some_and(|s| s.as_tuple().is_some()) {
+            return Some(x);
+        }
+        Some(self.derive(Expr::tuple(vec![x]), v.span))
+    }
+
+    fn call_tir(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
+        let callee = a.take("gvar", 0);
+        let args = a.take("args", 0);
+        let out = a.take("out_sinfo", 0);
+        let tir_vars = a.take("tir_vars", usize::MAX);
+        let (Some(callee), Some(args)) = (callee, args) else {
+            self.error(
+                "syntax-error",
+                e.span,
+                format!(
+                    "expected `R.{name}(cls.func, (args…), out_sinfo=…)`, found too few arguments"
+                ),
+            );
+            return None;
+        };
+        let Some(out) = out else {
+            self.error(
+                "syntax-error",
+                e.span,
+                format!("expected `out_sinfo=` in `R.{name}(…)`, found none"),
+            );
+            return None;
+        };
+        let f = self.rexpr(callee);
+        let t = self.args_tuple(args);
+        let s = self.sinfo_list(out);
+        let tv = tir_vars.map(|v| self.rexpr(v));
+        let attrs = self.op_attrs(a);
+        let (f, t, s, attrs) = (f?, t?, s?, attrs?);
+        let mut call_args = vec![f, t];
+        if let Some(tv) = tv {
+            call_args.push(tv?);
+        }
+        let call = Expr::call_full(Expr::op(&format!("relax.{name}")), call_args, attrs, s);
+        Some(self.derive(call, e.span))
+    }
+
+    fn call_dps_packed(&mut self, e: &syntax::Expr, a: &mut Args<'_>) -> Lowered<Expr> {
+        let callee = a.take("func", 0);
+        let args = a.take("args", 0);
+        let out = a.take("out_sinfo", 0);
+        let (Some(callee), Some(args), Some(out)) = (callee, args, out) else {
+            self.error(
+                "syntax-error",
+                e.span,
+                "expected `R.call_dps_packed(\"name\", (args…), out_sinfo=…)`, found too few arguments",
+            );
+            return None;
+        };
+        let f = match &callee.kind {
+            SK::Str(s) => Some(Expr::extern_func(s.clone())),
+            _ => self.rexpr(callee),
+        };
+        let t = self.args_tuple(args);
+        let s = self.sinfo_list(out);
+        let (f, t, s) = (f?, t?, s?);
+        let call = Expr::call_full(
+            Expr::op("relax.call_dps_packed"),
+            vec![f, t],
+            Attrs::new(),
+            s,
+        );
+        Some(self.derive(call, e.span))
+    }
+
+    fn call_packed(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
+        if a.positional.is_empty() {
+            self.error(
+                "syntax-error",
+                e.span,
+                format!("expected `R.{name}(\"function name\", args…)`, found no arguments"),
+            );
+            return None;
+        }
+        let callee = a.positional.remove(0);
+        // The callee is a symbol; `call_pure_packed` also takes any
+        // expression (`R.ExternFunc("f")`, a variable), as its generic form.
+        let f = match &callee.kind {
+            SK::Str(s) => Some(Expr::extern_func(s.clone())),
+            _ if name == "call_pure_packed" => self.rexpr(callee),
+            _ => {
+                self.error(
+                    "syntax-error",
+                    callee.span,
+                    format!(
+                        "expected the packed function name as a string, found {}",
+                        callee.describe()
+                    ),
+                );
+                None
+            }
+        };
+        let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+        let args = self.rexprs(&items);
+        let sinfo = match a.take("sinfo_args", usize::MAX) {
+            Some(v) => self.sinfo_list(v),
+            None => Some(vec![]),
+        };
+        let attrs = self.op_attrs(a);
+        let (f, args, sinfo, attrs) = (f?, args?, sinfo?, attrs?);
+        let call = if name == "call_packed" {
+            Expr::call_full(f, args, attrs, sinfo)
+        } else {
+            let mut all = vec![f];
+            all.extend(args);
+            Expr::call_full(Expr::op("relax.call_pure_packed"), all, attrs, sinfo)
+        };
+        Some(self.derive(call, e.span))
+    }
+
+    /// The remaining keyword arguments as attributes, in written order.
+    fn op_attrs(&mut self, a: &mut Args<'_>) -> Lowered<Attrs> {
+        let mut pairs = Vec::new();
+        let mut ok = true;
+        for (k, v) in a.kwargs.drain(..) {
+            match self.attr_value(v) {
+                Some(val) => pairs.push((k.name.clone(), val)),
+                None => ok = false,
+            }
+        }
+        ok.then(|| Attrs::from_pairs(pairs))
+    }
+
+    /// `R.<op>(args…, attr=value…, sinfo_args=…)`
+    fn op_call(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
+        let op_name = format!("relax.{name}");
+        if !crate::op::all().is_empty() && crate::op::lookup(&op_name).is_none() {
+            let mut d = relax_runtime::Diagnostic::new(
+                "unknown-op",
+                format!("expected a relax operator, found unknown `R.{name}`"),
+            );
+            if let SK::Call { func, .. } = &e.kind {
+                d = d.with_span(func.span);
+            }
+            if let Some(near) = nearest_op(&op_name) {
+                d = d.with_note(format!(
+                    "did you mean `R.{}`?",
+                    near.trim_start_matches("relax.")
+                ));
+            }
+            self.errors.push(d);
+            return None;
+        }
+        let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+        let args = self.rexprs(&items);
+        let sinfo = match a.take("sinfo_args", usize::MAX) {
+            Some(v) => self.sinfo_list(v),
+            None => Some(vec![]),
+        };
+        let attrs = self.op_attrs(a);
+        let (args, sinfo, attrs) = (args?, sinfo?, attrs?);
+        let call = Expr::call_full(Expr::op(&op_name), args, attrs, sinfo);
+        Some(self.derive(call, e.span))
+    }
+}
+
+/// The registered op whose name is closest to `name` (edit distance ≤ 3).
+fn nearest_op(name: &str) -> Option<&'static str> {
+    crate::op::all()
+        .iter()
+        .map(|op| (edit_distance(op.name, name), op.name))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
