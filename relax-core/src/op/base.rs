@@ -1,6 +1,7 @@
 //! Calls into lower levels and shape access: `call_tir` (a PrimFunc in
 //! destination-passing style), `call_dps_packed` (a packed function in
-//! destination-passing style, assumed pure) and `shape_of`.
+//! destination-passing style, assumed pure), `call_pure_packed` (a packed
+//! call declared pure) and `shape_of`.
 //!
 //! `R.call_packed("f", …)` is not an op: as in TVM it is a `Call` whose callee
 //! is an `ExternFunc`, impure, with its result StructInfo in `sinfo_args`.
@@ -46,6 +47,16 @@ fn infer_dps(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     }
 }
 
+/// `call_pure_packed(func, args…)`: a packed call declared pure; its result
+/// is given by `sinfo_args` (TVM's `default_derive`).
+fn infer_pure_packed(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    Ok(match call.sinfo_args.as_slice() {
+        [] => StructInfo::object(),
+        [one] => one.clone(),
+        many => StructInfo::tuple(many.to_vec()),
+    })
+}
+
 fn infer_shape_of(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let x = tensor_arg(call, 0)?;
     Ok(match x.shape_values() {
@@ -71,6 +82,15 @@ pub const OPS: &[OpInfo] = &[
         arity: Arity::Exact(2),
         attrs: &[],
         infer_struct_info: infer_dps,
+        purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
+    OpInfo {
+        name: "relax.call_pure_packed",
+        args: &["func", "args"],
+        arity: Arity::AtLeast(1),
+        attrs: &[],
+        infer_struct_info: infer_pure_packed,
         purity: true,
         pattern: OpPatternKind::Opaque,
     },

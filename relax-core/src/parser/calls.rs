@@ -357,7 +357,7 @@ impl Lowerer<'_> {
     /// `R.<op>(args…, attr=value…, sinfo_args=…)`
     fn op_call(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
         let op_name = format!("relax.{name}");
-        if !crate::op::all().is_empty() && crate::op::lookup(&op_name).is_none() {
+        let Some(info) = crate::op::lookup(&op_name) else {
             let mut d = relax_runtime::Diagnostic::new(
                 "unknown-op",
                 format!("expected a relax operator, found unknown `R.{name}`"),
@@ -365,7 +365,7 @@ impl Lowerer<'_> {
             if let SK::Call { func, .. } = &e.kind {
                 d = d.with_span(func.span);
             }
-            if let Some(near) = nearest_op(&op_name) {
+            if let Some(near) = crate::op::nearest(&op_name) {
                 d = d.with_note(format!(
                     "did you mean `R.{}`?",
                     near.trim_start_matches("relax.")
@@ -373,7 +373,7 @@ impl Lowerer<'_> {
             }
             self.errors.push(d);
             return None;
-        }
+        };
         let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
         let args = self.rexprs(&items);
         let sinfo = match a.take("sinfo_args", usize::MAX) {
@@ -382,31 +382,17 @@ impl Lowerer<'_> {
         };
         let attrs = self.op_attrs(a);
         let (args, sinfo, attrs) = (args?, sinfo?, attrs?);
+        // Attributes are checked against the op's schema and completed with
+        // its defaults, so `R.sum(x)` and `R.sum(x, axis=None, keepdims=False)`
+        // are the same call.
+        let attrs = match info.normalize_attrs(&attrs) {
+            Ok(a) => a,
+            Err(d) => {
+                self.errors.push(d.with_span(e.span));
+                return None;
+            }
+        };
         let call = Expr::call_full(Expr::op(&op_name), args, attrs, sinfo);
         Some(self.derive(call, e.span))
     }
-}
-
-/// The registered op whose name is closest to `name` (edit distance ≤ 3).
-fn nearest_op(name: &str) -> Option<&'static str> {
-    crate::op::all()
-        .iter()
-        .map(|op| (edit_distance(op.name, name), op.name))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, n)| n)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -256,8 +256,8 @@ class Module:
         cls = Module
         a = R.call_tir(cls.k, (x,), out_sinfo=R.Tensor((n, 4), dtype="float32"), tir_vars=R.shape([n]))
         b = R.call_packed("ext", a, R.str("s"), sinfo_args=R.Tensor((n, 4), dtype="float32"))
-        c = R.call_dps_packed("dps", (b, x), out_sinfo=[R.Tensor((n, 4), dtype="float32"), R.Object])
-        d = R.sum(b, axis=[1], keepdims=True, scale=n * 2)
+        c = R.call_dps_packed("dps", (b, x), out_sinfo=[R.Tensor((n, 4), dtype="float32"), R.Tensor((n,), dtype="float32")])
+        d = R.strided_slice(b, axes=[0], begin=[0], end=[n * 2])
         t = (R.prim_value(n + 1), R.dtype("f32"), R.ExternFunc("g"), R.const(2.5, "float16"))
         e = t[2]
         return b
@@ -296,8 +296,12 @@ class Module:
     assert_eq!(c.sinfo_args.len(), 2);
     let d = call(3);
     let keys: Vec<_> = d.attrs.iter().map(|(k, _)| k.to_string()).collect();
-    assert_eq!(keys, ["axis", "keepdims", "scale"]);
-    assert!(matches!(d.attrs.get("scale"), Some(AttrValue::PrimExpr(_))));
+    // The op's schema completes the attributes with their defaults, in
+    // declaration order.
+    assert_eq!(keys, ["axes", "begin", "end", "strides", "assume_inbound"]);
+    assert!(
+        matches!(d.attrs.get("end"), Some(AttrValue::Array(v)) if matches!(v[0], AttrValue::PrimExpr(_)))
+    );
     let ExprKind::Tuple(t) = bs[4].value().kind() else {
         panic!("a tuple")
     };
@@ -937,13 +941,14 @@ fn constructed_module_round_trips() {
     let gv = Var::new("gv", Some(t_n4.clone()));
     let gv_value = norm(Expr::tuple_get_item(lv.to_expr(), 1));
     let s = Var::new("s", Some(StructInfo::object()));
-    let s_value = norm(Expr::call_op(
-        "relax.sum",
-        vec![gv.to_expr()],
-        crate::ir::Attrs::from_pairs([("axis", AttrValue::from(vec![1i64]))])
-            .with("keepdims", true)
-            .with("scale", AttrValue::PrimExpr(PrimExpr::var(&n) * 2)),
-    ));
+    let slice_attrs = crate::ir::Attrs::from_pairs([("axes", AttrValue::from(vec![1i64]))])
+        .with("begin", AttrValue::from(vec![0i64]))
+        .with(
+            "end",
+            AttrValue::Array(vec![AttrValue::PrimExpr(PrimExpr::var(&n) * 2)]),
+        );
+    let slice = crate::op::lookup("relax.strided_slice").unwrap();
+    let s_value = norm(slice.call(vec![gv.to_expr()], &slice_attrs).unwrap());
     // A match_cast defining `m`, constants inline and in metadata.
     let pattern = StructInfo::tensor(vec![PrimExpr::var(&m), PrimExpr::int(3)], DataType::f32());
     let z = Var::new("z", Some(pattern.clone()));
