@@ -1,8 +1,9 @@
 //! The MLP of the MLC course's chapter 7, as Relax IR.
 //!
 //! Today this example parses the model from TVMScript text, checks that it is
-//! well formed, prints it back, and shows what the StructInfo machinery knows
-//! about it (its signature with a symbolic batch dimension `n`). The issues
+//! well formed, prints it back, shows what the StructInfo machinery knows
+//! about it (its signature with a symbolic batch dimension `n`), and shows a
+//! shape mistake being reported with its location. The issues
 //! after the IR foundation extend it through legalization, fusion, LLVM code
 //! generation and a run on real data.
 
@@ -33,5 +34,18 @@ fn main() -> Result<(), relax::Error> {
     println!("{module}");
     let main = module.get_relax("main").expect("the module defines main");
     println!("main: {}", main.struct_info());
+
+    // The same model with the first weight transposed by mistake: the
+    // symbolic shape check finds it before anything runs.
+    let wrong = MLP.replace("w0: R.Tensor((128, 784)", "w0: R.Tensor((784, 128)");
+    match relax::parser::parse_module(&wrong) {
+        Ok(_) => println!("\nthe wrong model was accepted (unexpected)"),
+        Err(diagnostics) => {
+            println!("\nWith w0 transposed by mistake:");
+            for d in diagnostics {
+                println!("{}", d.render("mlp.py", &wrong));
+            }
+        }
+    }
     Ok(())
 }
