@@ -869,6 +869,56 @@ class Module:
     }
 
     #[test]
+    fn add_func_names_uniquely_and_update_func_replaces() {
+        let x = Var::new("x", Some(tensor(&[2])));
+        let mut bb = BlockBuilder::new();
+        let gv = bb
+            .function("f", vec![x.clone()], |_| Ok(x.to_expr()))
+            .unwrap();
+        let f = bb.get().get_relax("f").unwrap().clone();
+        let gv1 = bb.add_func(f.clone(), "f");
+        let gv2 = bb.add_func(f.clone(), "f");
+        assert_eq!(
+            (gv.name_hint(), gv1.name_hint(), gv2.name_hint()),
+            ("f", "f1", "f2")
+        );
+        let y = Var::new("y", Some(tensor(&[2])));
+        let g = Function::new(
+            vec![y.clone()],
+            Expr::seq(vec![], y.to_expr()),
+            tensor(&[2]),
+        );
+        bb.update_func(&gv1, g.clone());
+        let m = bb.finalize().unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.get_relax("f1"), Some(&g));
+    }
+
+    #[test]
+    fn the_ir_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<IRModule>();
+        assert_send_sync::<Expr>();
+        assert_send_sync::<StructInfo>();
+        assert_send_sync::<crate::ir::PrimExpr>();
+        assert_send_sync::<Function>();
+        assert_send_sync::<crate::ir::Tensor>();
+        // A module can live in a static and be read from several threads.
+        static MODULE: once_cell::sync::Lazy<IRModule> = once_cell::sync::Lazy::new(|| {
+            let x = Var::new("x", Some(tensor(&[2])));
+            let mut bb = BlockBuilder::new();
+            bb.function("id", vec![x.clone()], |_| Ok(x.to_expr()))
+                .unwrap();
+            bb.finalize().unwrap()
+        });
+        let texts: Vec<String> = (0..4)
+            .map(|_| std::thread::spawn(|| MODULE.to_string()))
+            .map(|h| h.join().unwrap())
+            .collect();
+        assert!(texts.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
     fn misuse_is_an_error_not_a_panic() {
         let mut bb = BlockBuilder::new();
         assert!(bb.emit(Expr::prim_value(PrimExpr::int(1))).is_err());

@@ -1,3 +1,6 @@
+//! Tests of the mutator: the seed's EwiseFMARewriter, 1 → n and n → 1 rewrites,
+//! remapping, and error collection.
+
 use super::*;
 use crate::ir::{Attrs, PrimExpr, StructInfo};
 use relax_runtime::DataType;

@@ -1,3 +1,5 @@
+//! Tests of StructInfo derivation, one group per expression kind.
+
 use super::*;
 use crate::ir::{BindingBlock, DataType, Function, GlobalVar, Tensor};
 

@@ -1,3 +1,5 @@
+//! Tests of the StructInfo relations: base check, LCA, erasure, call derivation.
+
 use super::*;
 use crate::ir::DataType;
 use BaseCheckResult::*;
