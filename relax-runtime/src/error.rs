@@ -14,6 +14,47 @@ pub enum Error {
     Compile(Vec<Diagnostic>),
     /// A tensor could not be built or read.
     Tensor(TensorError),
+    /// A value did not match what the program requires (a parameter, a
+    /// `match_cast`, a return value). `context` says which ("parameter `x`
+    /// of `main`"), `expected` is the StructInfo as the DSL prints it, and
+    /// `found` describes the value and, when a dim is at fault, which.
+    Mismatch {
+        /// What was checked.
+        context: String,
+        /// What was expected.
+        expected: String,
+        /// What was found, and where it differs.
+        found: String,
+    },
+    /// A function was called with the wrong number of arguments.
+    ArgumentCount {
+        /// The function.
+        function: String,
+        /// How many it takes.
+        expected: usize,
+        /// How many were given.
+        found: usize,
+    },
+    /// No function of that name in the executable.
+    UnknownFunction(String),
+    /// A kernel rejected its inputs (e.g. an index out of range in `take`).
+    Kernel {
+        /// The op (`relax.take`).
+        op: String,
+        /// Why.
+        message: String,
+    },
+    /// A host function is missing or failed.
+    Packed {
+        /// The host function's name.
+        name: String,
+        /// Why.
+        message: String,
+    },
+    /// Serialized bytes are not a valid executable.
+    Deserialize(String),
+    /// The program uses something this build cannot run yet.
+    Unsupported(String),
 }
 
 impl fmt::Display for Error {
@@ -29,6 +70,29 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Tensor(e) => e.fmt(f),
+            Error::Mismatch {
+                context,
+                expected,
+                found,
+            } => {
+                write!(f, "{context}: expected {expected}, found {found}")
+            }
+            Error::ArgumentCount {
+                function,
+                expected,
+                found,
+            } => write!(
+                f,
+                "`{function}` takes {expected} argument{}, but {found} were given",
+                if *expected == 1 { "" } else { "s" }
+            ),
+            Error::UnknownFunction(name) => {
+                write!(f, "the executable has no function named `{name}`")
+            }
+            Error::Kernel { op, message } => write!(f, "{op}: {message}"),
+            Error::Packed { name, message } => write!(f, "host function `{name}`: {message}"),
+            Error::Deserialize(why) => write!(f, "not a valid executable: {why}"),
+            Error::Unsupported(what) => write!(f, "unsupported: {what}"),
         }
     }
 }

@@ -1,18 +1,35 @@
 //! relax-runtime: what runs a compiled Relax module.
 //!
-//! For now this crate holds the value types every other crate shares: element
-//! [`DataType`]s, the [`Tensor`], [`Diagnostic`]s and the user-facing
-//! [`Error`]. The virtual machine, reference kernels and host-function
-//! registry come with their issue (see ARCHITECTURE.md).
+//! | module | what |
+//! |---|---|
+//! | [`data_type`] | element types |
+//! | [`tensor`] | the tensor (ndarray interop) |
+//! | [`value`] | run-time values |
+//! | [`executable`] | VM code: functions, kernel table, constants |
+//! | [`vm`] | the virtual machine |
+//! | [`serialize`] | executables to bytes and back |
+//! | [`kernels`] | a reference kernel for every op |
+//! | [`packed`] | the host-function registry (`call_packed`) |
+//! | [`diagnostic`], [`error`] | what goes wrong, for users |
 
 #![warn(missing_docs)]
 
 pub mod data_type;
 pub mod diagnostic;
 pub mod error;
+pub mod executable;
+pub mod kernels;
+pub mod packed;
+pub mod serialize;
 pub mod tensor;
+pub mod value;
+pub mod vm;
 
 pub use data_type::{DataType, ParseDataTypeError, TypeCode};
 pub use diagnostic::{Diagnostic, Span};
 pub use error::Error;
+pub use executable::Executable;
+pub use packed::register_packed;
 pub use tensor::{Element, Tensor, TensorError};
+pub use value::Value;
+pub use vm::VirtualMachine;

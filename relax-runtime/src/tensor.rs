@@ -287,6 +287,52 @@ fn half_to_f64(h: u16) -> f64 {
     }
 }
 
+/// Conversions to and from `ndarray`.
+impl Tensor {
+    /// A zero-copy view as an ndarray of element type `T`.
+    pub fn view<T: Element>(&self) -> Result<ndarray::ArrayViewD<'_, T>, TensorError> {
+        let data = self.as_slice::<T>()?;
+        let shape: Vec<usize> = self.shape.iter().map(|&d| d as usize).collect();
+        Ok(ndarray::ArrayViewD::from_shape(shape, data)
+            .expect("the buffer holds numel elements in C order"))
+    }
+
+    /// A copy as an owned ndarray of element type `T`.
+    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, TensorError> {
+        Ok(self.view::<T>()?.to_owned())
+    }
+
+    /// A tensor from an ndarray of any layout and dimension (copied into a
+    /// contiguous, aligned buffer in C order).
+    pub fn from_ndarray<T, S, D>(array: &ndarray::ArrayBase<S, D>) -> Tensor
+    where
+        T: Element,
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        let shape: Vec<i64> = array.shape().iter().map(|&d| d as i64).collect();
+        match array.as_slice() {
+            Some(contiguous) => Self::from_slice(&shape, contiguous),
+            None => Self::from_vec(&shape, array.iter().copied().collect()),
+        }
+        .expect("an ndarray's element count matches its shape")
+    }
+}
+
+impl<T: Element, S: ndarray::Data<Elem = T>, D: ndarray::Dimension> From<&ndarray::ArrayBase<S, D>>
+    for Tensor
+{
+    fn from(array: &ndarray::ArrayBase<S, D>) -> Self {
+        Tensor::from_ndarray(array)
+    }
+}
+
+impl<T: Element, D: ndarray::Dimension> From<ndarray::Array<T, D>> for Tensor {
+    fn from(array: ndarray::Array<T, D>) -> Self {
+        Tensor::from_ndarray(&array)
+    }
+}
+
 impl PartialEq for Tensor {
     /// Equal dtype, shape and bytes.
     fn eq(&self, other: &Self) -> bool {
@@ -410,6 +456,21 @@ mod tests {
             "[]"
         );
         assert_eq!(Tensor::scalar(0.1f32).to_string(), "0.1");
+    }
+
+    #[test]
+    fn ndarray_round_trip_any_layout() {
+        let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as f32);
+        let t = Tensor::from(&a);
+        assert_eq!(t.shape(), &[3, 4]);
+        assert_eq!(t.view::<f32>().unwrap(), a.view().into_dyn());
+        // A transposed (non-contiguous) view is copied in logical order.
+        let tt = Tensor::from(&a.t());
+        assert_eq!(tt.shape(), &[4, 3]);
+        assert_eq!(tt.to_ndarray::<f32>().unwrap(), a.t().to_owned().into_dyn());
+        assert!(tt.view::<i32>().is_err());
+        let b = ndarray::arr0(true);
+        assert_eq!(Tensor::from(b).to_string(), "True");
     }
 
     #[test]
