@@ -5,8 +5,12 @@
 //! mutators, passes, and the runtime types. See ARCHITECTURE.md for where
 //! each part lives.
 
-pub use relax_core::BlockBuilder;
 pub use relax_core::{
-    analysis, arith, block_builder, ir, mutator, op, parser, printer, tir, transform, visitor,
+    analysis, arith, backend, block_builder, ir, mutator, op, parser, printer, tir, transform,
+    visitor,
 };
-pub use relax_runtime::{DataType, Diagnostic, Error, Span, Tensor};
+pub use relax_core::{build, BlockBuilder, Target};
+pub use relax_runtime::{executable, kernels, packed, vm};
+pub use relax_runtime::{
+    register_packed, DataType, Diagnostic, Error, Executable, Span, Tensor, Value, VirtualMachine,
+};

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`ir`] | the IR: `PrimExpr`, `StructInfo`, `Expr`, `Function`, `IRModule` |
 //! | [`block_builder`] | `BlockBuilder`: build functions in normal form |
+//! | [`backend`] | `build` and `Target`: from a module to an executable |
 //! | [`arith`] | symbolic arithmetic: simplifier and prover |
 //! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
 //! | [`printer`] | TVMScript text out (`Display`) |
@@ -20,6 +21,7 @@
 
 pub mod analysis;
 pub mod arith;
+pub mod backend;
 pub mod block_builder;
 pub mod ir;
 pub mod mutator;
@@ -31,5 +33,6 @@ pub mod visitor;
 pub mod op;
 pub mod transform;
 
+pub use backend::{build, Target};
 pub use block_builder::BlockBuilder;
 pub use relax_runtime::{Diagnostic, Error, Span};

@@ -1,0 +1,420 @@
+//! Relax functions to VM code (TVM's `CodeGenVM`).
+//!
+//! 1. Every Relax function of the module becomes a [`VmFunction`];
+//!    functions get their indices up front so calls can be compiled in any
+//!    order.
+//! 2. A function starts by checking its parameters against their
+//!    annotations (two passes, see [`super::shape`]) and ends by checking its
+//!    result against `ret_struct_info`, so a kernel only ever sees the
+//!    shapes that StructInfo inference promised.
+//! 3. Bindings are compiled in order; a variable lives in the register of
+//!    its value (binding a variable to a variable costs nothing). Dataflow
+//!    and ordinary blocks compile alike: the VM runs bindings in order.
+//! 4. `If` compiles to `If`/`Goto` with both branches writing one result
+//!    register.
+//! 5. Op calls become kernel-table entries (the op and its attributes, with
+//!    symbolic attributes compiled to [`SymExpr`]s); calls of global
+//!    functions, host functions (`call_packed`, `call_pure_packed`,
+//!    `call_dps_packed`) and closures get their own callees.
+
+use super::shape::{is_trivial, ShapeHeap};
+use crate::ir::{
+    AttrValue, Binding, Call, Expr, ExprKind, Function, IRModule, PrimExpr, PrimExprKind,
+    StructInfo, Var,
+};
+use relax_runtime::executable::{
+    Arg, Callee, Executable, Instr, KernelAttr, KernelEntry, Reg, VmFunction,
+};
+use relax_runtime::{Error, Value};
+use std::collections::HashMap;
+
+/// Compiles every Relax function of `module` (assumed well formed).
+pub fn codegen(module: &IRModule) -> Result<Executable, Error> {
+    let mut exec = Executable::default();
+    let names: Vec<String> = module
+        .functions()
+        .filter(|(_, f)| f.as_relax().is_some())
+        .map(|(gv, _)| gv.name_hint().to_string())
+        .collect();
+    let index: HashMap<String, u32> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i as u32))
+        .collect();
+    for name in &names {
+        let func = module
+            .get_relax(name)
+            .expect("listed above as a Relax function");
+        let mut c = FunctionCompiler {
+            exec: &mut exec,
+            functions: &index,
+            name,
+            regs: 0,
+            vars: HashMap::new(),
+            heap: ShapeHeap::default(),
+            instrs: vec![],
+        };
+        let f = c.compile(func)?;
+        exec.functions.push(f);
+    }
+    Ok(exec)
+}
+
+struct FunctionCompiler<'a> {
+    exec: &'a mut Executable,
+    functions: &'a HashMap<String, u32>,
+    name: &'a str,
+    regs: Reg,
+    vars: HashMap<Var, Arg>,
+    heap: ShapeHeap,
+    instrs: Vec<Instr>,
+}
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::Unsupported(what.into())
+}
+
+impl FunctionCompiler<'_> {
+    fn compile(&mut self, func: &Function) -> Result<VmFunction, Error> {
+        for p in &func.params {
+            let r = self.fresh();
+            self.vars.insert(p.clone(), Arg::Reg(r));
+        }
+        // Pass 1 binds every symbolic dim the parameters define; pass 2
+        // checks what pass 1 skipped (compound dims).
+        for bind in [true, false] {
+            for (i, p) in func.params.iter().enumerate() {
+                let Some(sinfo) = p.struct_info() else {
+                    continue;
+                };
+                let pattern = self.heap.pattern(sinfo, bind)?;
+                if is_trivial(&pattern) || (!bind && !has_compound_dims(sinfo)) {
+                    continue;
+                }
+                self.instrs.push(Instr::MatchCast {
+                    value: Arg::Reg(i as Reg),
+                    pattern,
+                    dst: None,
+                    context: format!("parameter `{}` of `{}`", p.name_hint(), self.name),
+                    expected: sinfo.to_string(),
+                });
+            }
+        }
+        let result = self.expr(&func.body)?;
+        let pattern = self.heap.pattern(&func.ret_struct_info, false)?;
+        if !is_trivial(&pattern) {
+            self.instrs.push(Instr::MatchCast {
+                value: result.clone(),
+                pattern,
+                dst: None,
+                context: format!("the result of `{}`", self.name),
+                expected: func.ret_struct_info.to_string(),
+            });
+        }
+        self.instrs.push(Instr::Ret { value: result });
+        Ok(VmFunction {
+            name: self.name.to_string(),
+            params: func
+                .params
+                .iter()
+                .map(|p| p.name_hint().to_string())
+                .collect(),
+            num_regs: self.regs,
+            num_slots: self.heap.len(),
+            instrs: std::mem::take(&mut self.instrs),
+        })
+    }
+
+    fn fresh(&mut self) -> Reg {
+        self.regs += 1;
+        self.regs - 1
+    }
+
+    fn constant(&mut self, v: Value) -> Arg {
+        let i = match self.exec.constants.iter().position(|c| *c == v) {
+            Some(i) => i,
+            None => {
+                self.exec.constants.push(v);
+                self.exec.constants.len() - 1
+            }
+        };
+        Arg::Const(i as u32)
+    }
+
+    fn into_reg(&mut self, a: Arg) -> Reg {
+        match a {
+            Arg::Reg(r) => r,
+            other => {
+                let dst = self.fresh();
+                self.instrs.push(Instr::Move { src: other, dst });
+                dst
+            }
+        }
+    }
+
+    fn binding(&mut self, b: &Binding) -> Result<(), Error> {
+        match b {
+            Binding::VarBinding(vb) => {
+                let v = self.expr(&vb.value)?;
+                self.vars.insert(vb.var.clone(), v);
+            }
+            Binding::MatchCast(m) => {
+                let value = self.expr(&m.value)?;
+                let pattern = self.heap.pattern(&m.struct_info, true)?;
+                let dst = self.fresh();
+                self.instrs.push(Instr::MatchCast {
+                    value,
+                    pattern,
+                    dst: Some(dst),
+                    context: format!(
+                        "the match_cast of `{}` in `{}`",
+                        m.var.name_hint(),
+                        self.name
+                    ),
+                    expected: m.struct_info.to_string(),
+                });
+                self.vars.insert(m.var.clone(), Arg::Reg(dst));
+            }
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Arg, Error> {
+        Ok(match e.kind() {
+            ExprKind::Var(v) => self
+                .vars
+                .get(v)
+                .cloned()
+                .ok_or_else(|| unsupported(format!("`{}` is used before it is defined in `{}`", v.name_hint(), self.name)))?,
+            ExprKind::Constant(t) => self.constant(Value::Tensor(t.clone())),
+            ExprKind::StringImm(s) => self.constant(Value::Str(s.as_str().into())),
+            ExprKind::DataTypeImm(d) => self.constant(Value::DataType(*d)),
+            ExprKind::GlobalVar(gv) => {
+                let i = self.function_index(gv.name_hint())?;
+                self.constant(Value::Func(i))
+            }
+            ExprKind::PrimValue(p) => self.prim_value(p)?,
+            ExprKind::ShapeExpr(dims) => {
+                let dims = dims.iter().map(|d| self.heap.sym(d)).collect::<Result<_, _>>()?;
+                let dst = self.fresh();
+                self.instrs.push(Instr::MakeShape { dims, dst });
+                Arg::Reg(dst)
+            }
+            ExprKind::Tuple(fields) => {
+                let fields = fields.iter().map(|f| self.expr(f)).collect::<Result<_, _>>()?;
+                let dst = self.fresh();
+                self.instrs.push(Instr::MakeTuple { fields, dst });
+                Arg::Reg(dst)
+            }
+            ExprKind::TupleGetItem(t, i) => {
+                let tuple = self.expr(t)?;
+                let dst = self.fresh();
+                self.instrs.push(Instr::GetItem { tuple, index: *i as u32, dst });
+                Arg::Reg(dst)
+            }
+            ExprKind::SeqExpr(seq) => {
+                for block in &seq.blocks {
+                    for b in &block.bindings {
+                        self.binding(b)?;
+                    }
+                }
+                self.expr(&seq.body)?
+            }
+            ExprKind::If(i) => {
+                let cond = self.expr(&i.cond)?;
+                let dst = self.fresh();
+                let branch_at = self.instrs.len();
+                self.instrs.push(Instr::If { cond, else_target: 0 });
+                let t = self.expr(&i.true_branch)?;
+                self.instrs.push(Instr::Move { src: t, dst });
+                let goto_at = self.instrs.len();
+                self.instrs.push(Instr::Goto { target: 0 });
+                let else_target = self.instrs.len() as u32;
+                let f = self.expr(&i.false_branch)?;
+                self.instrs.push(Instr::Move { src: f, dst });
+                let end = self.instrs.len() as u32;
+                self.instrs[branch_at] = match &self.instrs[branch_at] {
+                    Instr::If { cond, .. } => Instr::If { cond: cond.clone(), else_target },
+                    other => other.clone(),
+                };
+                self.instrs[goto_at] = Instr::Goto { target: end };
+                Arg::Reg(dst)
+            }
+            ExprKind::Call(c) => self.call(c)?,
+            ExprKind::Function(_) => {
+                return Err(unsupported(format!(
+                    "a local function in `{}`: the VM runs module-level functions only (lift it into the module)",
+                    self.name
+                )))
+            }
+            ExprKind::ExternFunc(name) => {
+                return Err(unsupported(format!("the host function `{name}` used as a value in `{}`", self.name)))
+            }
+            ExprKind::Op(op) => return Err(unsupported(format!("the operator `{}` used as a value", op.name()))),
+        })
+    }
+
+    fn prim_value(&mut self, p: &PrimExpr) -> Result<Arg, Error> {
+        match p.kind() {
+            PrimExprKind::FloatImm(f) => Ok(self.constant(Value::Float(*f))),
+            PrimExprKind::IntImm(v) if p.dtype().is_bool() => {
+                Ok(self.constant(Value::Bool(*v != 0)))
+            }
+            PrimExprKind::IntImm(v) => Ok(Arg::Imm(*v)),
+            _ => {
+                let value = self.heap.sym(p)?;
+                let dst = self.fresh();
+                self.instrs.push(Instr::MakePrim {
+                    value,
+                    dtype: p.dtype(),
+                    dst,
+                });
+                Ok(Arg::Reg(dst))
+            }
+        }
+    }
+
+    fn function_index(&self, name: &str) -> Result<u32, Error> {
+        self.functions
+            .get(name)
+            .copied()
+            .ok_or_else(|| unsupported(format!("`{name}` is not a Relax function of the module")))
+    }
+
+    fn packed_index(&mut self, name: &str) -> Result<u32, Error> {
+        if relax_runtime::packed::lookup_packed(name).is_none() {
+            return Err(Error::Packed {
+                name: name.to_string(),
+                message: format!(
+                    "no host function of this name is registered (called from `{}`); register it with relax::register_packed before building",
+                    self.name
+                ),
+            });
+        }
+        let i = match self.exec.packed.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.exec.packed.push(name.to_string());
+                self.exec.packed.len() - 1
+            }
+        };
+        Ok(i as u32)
+    }
+
+    fn args(&mut self, args: &[Expr]) -> Result<Vec<Arg>, Error> {
+        args.iter().map(|a| self.expr(a)).collect()
+    }
+
+    fn emit_call(&mut self, callee: Callee, args: Vec<Arg>) -> Arg {
+        let dst = self.fresh();
+        self.instrs.push(Instr::Call { callee, args, dst });
+        Arg::Reg(dst)
+    }
+
+    fn call(&mut self, c: &Call) -> Result<Arg, Error> {
+        match c.op.kind() {
+            ExprKind::Op(op) => self.op_call(op.name(), c),
+            ExprKind::GlobalVar(gv) => {
+                let i = self.function_index(gv.name_hint())?;
+                let args = self.args(&c.args)?;
+                Ok(self.emit_call(Callee::Function(i), args))
+            }
+            ExprKind::ExternFunc(name) => {
+                let i = self.packed_index(name)?;
+                let args = self.args(&c.args)?;
+                Ok(self.emit_call(Callee::Packed(i), args))
+            }
+            ExprKind::Var(_) => {
+                let f = self.expr(&c.op)?;
+                let r = self.into_reg(f);
+                let args = self.args(&c.args)?;
+                Ok(self.emit_call(Callee::Closure(r), args))
+            }
+            _ => Err(unsupported(format!(
+                "a call of a computed callee in `{}`",
+                self.name
+            ))),
+        }
+    }
+
+    fn op_call(&mut self, op: &str, c: &Call) -> Result<Arg, Error> {
+        let extern_name = |e: &Expr| match e.kind() {
+            ExprKind::ExternFunc(n) => Some(n.clone()),
+            _ => None,
+        };
+        match op {
+            "relax.call_tir" => Err(unsupported(
+                "call_tir: running a PrimFunc needs the loop-level IR and its interpreter, which arrive with their issue",
+            )),
+            "relax.call_pure_packed" => {
+                let name = c.args.first().and_then(extern_name).ok_or_else(|| unsupported("call_pure_packed without a host function"))?;
+                let i = self.packed_index(&name)?;
+                let args = self.args(&c.args[1..])?;
+                Ok(self.emit_call(Callee::Packed(i), args))
+            }
+            "relax.call_dps_packed" => {
+                let name = c.args.first().and_then(extern_name).ok_or_else(|| unsupported("call_dps_packed without a host function"))?;
+                let name = self.packed_index(&name)?;
+                let fields = match c.args.get(1).map(|a| a.kind()) {
+                    Some(ExprKind::Tuple(f)) => f.clone(),
+                    _ => return Err(unsupported("call_dps_packed: the arguments must be a tuple literal")),
+                };
+                let outputs = c.sinfo_args.iter().map(|s| self.heap.pattern(s, false)).collect::<Result<_, _>>()?;
+                let args = self.args(&fields)?;
+                Ok(self.emit_call(Callee::DpsPacked { name, outputs }, args))
+            }
+            _ => {
+                if relax_runtime::kernels::lookup(op).is_none() {
+                    return Err(unsupported(format!("`{op}` has no reference kernel")));
+                }
+                let attrs = c
+                    .attrs
+                    .iter()
+                    .map(|(k, v)| Ok((k.to_string(), self.kernel_attr(v)?)))
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let entry = KernelEntry { op: op.to_string(), attrs };
+                let k = match self.exec.kernels.iter().position(|e| *e == entry) {
+                    Some(i) => i,
+                    None => {
+                        self.exec.kernels.push(entry);
+                        self.exec.kernels.len() - 1
+                    }
+                };
+                let args = self.args(&c.args)?;
+                Ok(self.emit_call(Callee::Kernel(k as u32), args))
+            }
+        }
+    }
+
+    fn kernel_attr(&self, v: &AttrValue) -> Result<KernelAttr, Error> {
+        Ok(match v {
+            AttrValue::None => KernelAttr::None,
+            AttrValue::Bool(b) => KernelAttr::Bool(*b),
+            AttrValue::Int(i) => KernelAttr::Int(*i),
+            AttrValue::Float(f) => KernelAttr::Float(*f),
+            AttrValue::Str(s) => KernelAttr::Str(s.clone()),
+            AttrValue::DataType(d) => KernelAttr::DataType(*d),
+            AttrValue::PrimExpr(e) => match e.as_int() {
+                Some(i) => KernelAttr::Int(i),
+                None => KernelAttr::Sym(self.heap.sym(e)?),
+            },
+            AttrValue::Array(items) => KernelAttr::Array(
+                items
+                    .iter()
+                    .map(|i| self.kernel_attr(i))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+}
+
+/// Whether a StructInfo has a dimension that is neither a literal nor a
+/// bare variable (checked in the second pass over the parameters).
+fn has_compound_dims(s: &StructInfo) -> bool {
+    let mut compound = false;
+    s.visit_prim_exprs(
+        &mut |e| compound |= e.as_int().is_none() && e.as_var().is_none(),
+        true,
+    );
+    compound
+}
