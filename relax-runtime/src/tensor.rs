@@ -333,6 +333,35 @@ impl<T: Element, D: ndarray::Dimension> From<ndarray::Array<T, D>> for Tensor {
     }
 }
 
+impl Tensor {
+    /// Whether both have the same dtype and shape and every pair of elements
+    /// satisfies `|a - b| <= atol + rtol * |b|` (NaNs never match; exact for
+    /// integers when the tolerances are 0).
+    pub fn allclose(&self, other: &Tensor, rtol: f64, atol: f64) -> bool {
+        self.dtype == other.dtype
+            && self.shape == other.shape
+            && self
+                .to_f64_vec()
+                .iter()
+                .zip(other.to_f64_vec())
+                .all(|(a, b)| (a - b).abs() <= atol + rtol * b.abs())
+    }
+
+    /// The largest `|a - b|` over the elements, if dtype and shape agree.
+    pub fn max_abs_diff(&self, other: &Tensor) -> Option<f64> {
+        if self.dtype != other.dtype || self.shape != other.shape {
+            return None;
+        }
+        Some(
+            self.to_f64_vec()
+                .iter()
+                .zip(other.to_f64_vec())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max),
+        )
+    }
+}
+
 impl PartialEq for Tensor {
     /// Equal dtype, shape and bytes.
     fn eq(&self, other: &Self) -> bool {
@@ -471,6 +500,20 @@ mod tests {
         assert!(tt.view::<i32>().is_err());
         let b = ndarray::arr0(true);
         assert_eq!(Tensor::from(b).to_string(), "True");
+    }
+
+    #[test]
+    fn allclose_compares_within_tolerance() {
+        let a = Tensor::from_vec(&[2], vec![1.0f32, 2.0]).unwrap();
+        let b = Tensor::from_vec(&[2], vec![1.0f32, 2.000_001]).unwrap();
+        assert!(a.allclose(&b, 1e-5, 0.0));
+        assert!(!a.allclose(&b, 0.0, 0.0));
+        assert_eq!(a.max_abs_diff(&a), Some(0.0));
+        let c = Tensor::from_vec(&[1, 2], vec![1.0f32, 2.0]).unwrap();
+        assert!(!a.allclose(&c, 1.0, 1.0), "shapes differ");
+        assert_eq!(a.max_abs_diff(&c), None);
+        let nan = Tensor::from_vec(&[1], vec![f32::NAN]).unwrap();
+        assert!(!nan.allclose(&nan, 1.0, 1.0));
     }
 
     #[test]
