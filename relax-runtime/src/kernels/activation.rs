@@ -22,8 +22,8 @@
 //!    if `center`: `(x - mean) / sqrt(var + epsilon) · gamma + beta`.
 
 use super::dispatch::{
-    check_arity, same_dtype, tensor_arg, tensor_value, unsupported, view, with_float, with_num,
-    Float, Num, Scalar,
+    check_arity, dims, same_dtype, tensor_arg, tensor_value, unsupported, view, with_float,
+    with_num, Float, Num, Scalar,
 };
 use super::elementwise::{float_unary, sigmoid_f64, unary_operand};
 use super::reduce::{map_lanes, normalize_axes, normalize_axis};
@@ -112,7 +112,7 @@ fn relu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let x = unary_operand(op, args)?;
     with_num!(x.dtype(), T => {
         let data: Vec<T> = view::<T>(op, x)?.iter().map(|&v| Num::maximum(v, T::ZERO)).collect();
-        tensor_value(op, &super::dispatch::dims(x), data)
+        tensor_value(op, &dims(x), data)
     }, Err(unsupported(op, x.dtype())))
 }
 

@@ -7,7 +7,7 @@
 //!    defaults (`void`) to the fill's dtype, and otherwise the fill value is
 //!    converted as `astype` would (a C cast).
 
-use super::dispatch::{check_arity, tensor_arg, unsupported, view, with_any, Scalar};
+use super::dispatch::{check_arity, tensor_arg, unsupported, view, with_any, Scalar, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::data_type::DataType;
 use crate::tensor::{fmt_shape, Tensor};
@@ -53,12 +53,7 @@ fn shape_arg<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&'a [i6
 }
 
 /// A tensor of `shape` and `dtype` with every element `value` (converted).
-fn filled(
-    op: &str,
-    shape: &[i64],
-    dtype: DataType,
-    value: super::dispatch::Wide,
-) -> Result<Value, String> {
+fn filled(op: &str, shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
     with_any!(dtype, T => {
         let n: usize = shape.iter().map(|&d| d as usize).product();
         Tensor::from_vec(shape, vec![T::from_wide(value); n])

@@ -20,10 +20,11 @@
 //!    in the form that cannot overflow for either sign of `x`.
 //! 5. `ewise_fma(x1, x2, x3)` needs equal shapes and rounds twice (a multiply
 //!    then an add), as the unfused expression TVM legalizes it to.
-//! 6. `astype` converts as a C cast (see
-//!    [`Scalar::from_wide`](super::dispatch::Scalar::from_wide)): floats to
-//!    integers truncate toward zero and saturate, narrowing integers keep the
-//!    low bits, anything to `bool` is `x != 0`, `bool` to numbers is 0 or 1.
+//! 6. `astype` converts as a C cast: floats to integers truncate toward zero
+//!    (saturating at the bounds, NaN giving 0, where C is undefined),
+//!    narrowing integers keep the low bits, integers to floats round to
+//!    nearest, anything to `bool` is `x != 0` (NaN is `true`), and `bool` to
+//!    numbers is 0 or 1.
 
 use super::dispatch::{
     broadcast_elems, broadcast_shapes, check_arity, dims, same_dtype, tensor_arg, tensor_value,
@@ -710,6 +711,40 @@ mod tests {
             "float16 is not supported by the reference kernel of relax.astype"
         );
         assert!(run("relax.astype", &[i], &[]).is_err());
+    }
+
+    #[test]
+    fn every_numeric_dtype_runs() {
+        let names = [
+            "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+            "uint64",
+        ];
+        let base = tv(&[2, 2], vec![1i64, 2, 3, 4]);
+        for name in names {
+            let dtype = ("dtype", KernelAttr::Str(name.into()));
+            let x = run("relax.astype", from_ref(&base), &[dtype]).unwrap();
+            let x2 = x.clone();
+            let bin = |op: &str| {
+                let out = run(op, &[x.clone(), x2.clone()], &[]).unwrap();
+                assert_eq!(out.as_tensor().unwrap().dtype().to_string(), name, "{op}");
+                out.as_tensor().unwrap().to_f64_vec()
+            };
+            assert_eq!(bin("relax.add"), vec![2.0, 4.0, 6.0, 8.0], "{name}");
+            assert_eq!(bin("relax.subtract"), vec![0.0; 4], "{name}");
+            assert_eq!(bin("relax.multiply"), vec![1.0, 4.0, 9.0, 16.0], "{name}");
+            assert_eq!(bin("relax.divide"), vec![1.0; 4], "{name}");
+            // 4 ** 4 wraps around to 0 in 8 bits.
+            let p44 = if name.ends_with('8') { 0.0 } else { 256.0 };
+            assert_eq!(bin("relax.power"), vec![1.0, 4.0, 27.0, p44], "{name}");
+            assert_eq!(bin("relax.maximum"), vec![1.0, 2.0, 3.0, 4.0], "{name}");
+            let eq = run("relax.equal", &[x.clone(), x2.clone()], &[]).unwrap();
+            assert_tensor(&eq, &[2, 2], &[true; 4]);
+            let sum = run("relax.sum", from_ref(&x), &[]).unwrap();
+            assert_eq!(sum.as_tensor().unwrap().to_f64_vec(), vec![10.0], "{name}");
+            let neg = run("relax.negative", from_ref(&x), &[]).unwrap();
+            let back = run("relax.negative", from_ref(&neg), &[]).unwrap();
+            assert_eq!(back, x, "{name}");
+        }
     }
 
     #[test]

@@ -4,11 +4,11 @@
 //! 1. The axes are normalized first (negative axes count from the end; an
 //!    axis out of range or given twice is an error). `axis = None` reduces
 //!    every axis; `keepdims` keeps each reduced axis as a dim of 1.
-//! 2. The algorithm is the same for every reduction ([`reduce_lanes`]): the
+//! 2. The algorithm is the same for every reduction (`reduce_lanes`): the
 //!    input is permuted so the kept axes come first and the reduced axes
 //!    last, read in that order into one buffer, and cut into equal *lanes*,
 //!    one per output element, each holding the elements that reduce into
-//!    it. [`map_lanes`] uses the same layout for ops that map each lane to a
+//!    it. `map_lanes` uses the same layout for ops that map each lane to a
 //!    lane of the same length (softmax, layer norm) and permutes back.
 //! 3. Empty axes: `sum` gives 0 and `prod` 1; `max`, `min`, `argmax` and
 //!    `argmin` are an error ("reduction over an empty axis") unless the
