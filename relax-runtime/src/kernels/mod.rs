@@ -13,7 +13,12 @@
 //!
 //! One file per op group, mirroring `relax_core::op`.
 
+pub mod activation;
 pub mod attrs;
+pub mod create;
+pub(crate) mod dispatch;
+pub mod elementwise;
+pub mod reduce;
 
 pub use attrs::KernelAttrs;
 
@@ -23,7 +28,12 @@ use crate::value::Value;
 pub type Kernel = fn(&[Value], &KernelAttrs) -> Result<Value, String>;
 
 /// Every group's table of `(op name, kernel)`.
-const TABLES: &[&[(&str, Kernel)]] = &[];
+const TABLES: &[&[(&str, Kernel)]] = &[
+    elementwise::KERNELS,
+    reduce::KERNELS,
+    create::KERNELS,
+    activation::KERNELS,
+];
 
 /// The kernel of the op named `op` (`relax.add`).
 pub fn lookup(op: &str) -> Option<Kernel> {

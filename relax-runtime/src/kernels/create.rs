@@ -1,0 +1,224 @@
+//! Creation kernels: `zeros`, `ones` and `full`.
+//!
+//! 1. The first argument is a shape value (`Value::Shape`); a negative dim,
+//!    or a shape whose byte size overflows the address space, is an error.
+//! 2. `zeros` and `ones` take their element type from the `dtype` attribute
+//!    (required). `full` takes a rank-0 fill tensor; its `dtype` attribute
+//!    defaults (`void`) to the fill's dtype, and otherwise the fill value is
+//!    converted as `astype` would (a C cast).
+
+use super::dispatch::{check_arity, tensor_arg, unsupported, view, with_any, Scalar, Wide};
+use super::{Kernel, KernelAttrs};
+use crate::data_type::DataType;
+use crate::tensor::{fmt_shape, Tensor};
+use crate::value::Value;
+
+/// The creation kernels.
+pub const KERNELS: &[(&str, Kernel)] = &[
+    ("relax.zeros", zeros),
+    ("relax.ones", ones),
+    ("relax.full", full),
+];
+
+/// The shape argument, checked to describe a tensor that can exist.
+fn shape_arg<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&'a [i64], String> {
+    let shape = match args.first() {
+        Some(Value::Shape(s)) => s,
+        Some(other) => {
+            return Err(format!(
+                "{op}: shape must be a shape, found {}",
+                other.describe()
+            ))
+        }
+        None => return Err(format!("{op}: missing argument shape")),
+    };
+    if shape.iter().any(|&d| d < 0) {
+        return Err(format!(
+            "{op}: shape {} has a negative dimension",
+            fmt_shape(shape)
+        ));
+    }
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.size_in_bytes().max(1), |acc, &d| {
+            acc.checked_mul(usize::try_from(d).ok()?)
+        });
+    match bytes {
+        Some(b) if b <= isize::MAX as usize => Ok(shape),
+        _ => Err(format!(
+            "{op}: a {dtype} tensor of shape {} is too large",
+            fmt_shape(shape)
+        )),
+    }
+}
+
+/// A tensor of `shape` and `dtype` with every element `value` (converted).
+fn filled(op: &str, shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
+    with_any!(dtype, T => {
+        let n: usize = shape.iter().map(|&d| d as usize).product();
+        Tensor::from_vec(shape, vec![T::from_wide(value); n])
+            .map(Value::Tensor)
+            .map_err(|e| format!("{op}: {e}"))
+    }, Err(unsupported(op, dtype)))
+}
+
+/// The required `dtype` attribute.
+fn dtype_attr(op: &str, attrs: &KernelAttrs) -> Result<DataType, String> {
+    let dtype = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
+    if dtype.is_void() {
+        return Err(format!("{op}: the `dtype` attribute is required"));
+    }
+    Ok(dtype)
+}
+
+/// `relax.zeros(shape)`.
+fn zeros(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    let op = "relax.zeros";
+    check_arity(op, args, 1)?;
+    let dtype = dtype_attr(op, attrs)?;
+    let shape = shape_arg(op, args, dtype)?;
+    filled(op, shape, dtype, 0i64.to_wide())
+}
+
+/// `relax.ones(shape)`.
+fn ones(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    let op = "relax.ones";
+    check_arity(op, args, 1)?;
+    let dtype = dtype_attr(op, attrs)?;
+    let shape = shape_arg(op, args, dtype)?;
+    filled(op, shape, dtype, 1i64.to_wide())
+}
+
+/// `relax.full(shape, fill_value)`.
+fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    let op = "relax.full";
+    check_arity(op, args, 2)?;
+    let fill = tensor_arg(op, args, 1, "fill_value")?;
+    if fill.ndim() != 0 {
+        return Err(format!(
+            "{op}: fill_value must be a scalar (rank 0), found shape {}",
+            fmt_shape(fill.shape())
+        ));
+    }
+    let dtype = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
+    let dtype = if dtype.is_void() { fill.dtype() } else { dtype };
+    let shape = shape_arg(op, args, dtype)?;
+    let value = with_any!(fill.dtype(), S => {
+        let v = view::<S>(op, fill)?;
+        v.iter().next().map(|&x| x.to_wide()).ok_or_else(|| format!("{op}: empty fill_value"))
+    }, Err(unsupported(op, fill.dtype())))?;
+    filled(op, shape, dtype, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::data_type::DataType;
+    use crate::executable::KernelAttr;
+    use crate::kernels::dispatch::testing::*;
+    use crate::value::Value;
+    use std::slice::from_ref;
+
+    fn dt(s: &str) -> (&'static str, KernelAttr) {
+        ("dtype", KernelAttr::Str(s.into()))
+    }
+
+    #[test]
+    fn zeros_and_ones() {
+        let s = Value::shape(&[2, 3]);
+        assert_tensor(
+            &run("relax.zeros", from_ref(&s), &[dt("float32")]).unwrap(),
+            &[2, 3],
+            &[0.0f32; 6],
+        );
+        assert_tensor(
+            &run("relax.ones", from_ref(&s), &[dt("int8")]).unwrap(),
+            &[2, 3],
+            &[1i8; 6],
+        );
+        assert_tensor(
+            &run(
+                "relax.ones",
+                &[Value::shape(&[])],
+                &[("dtype", KernelAttr::DataType(DataType::bool()))],
+            )
+            .unwrap(),
+            &[],
+            &[true],
+        );
+        assert_tensor::<u64>(
+            &run("relax.zeros", &[Value::shape(&[4, 0])], &[dt("uint64")]).unwrap(),
+            &[4, 0],
+            &[],
+        );
+    }
+
+    #[test]
+    fn full_takes_the_fill_dtype_or_converts() {
+        let s = Value::shape(&[3]);
+        let f = tv(&[], vec![2.5f64]);
+        assert_tensor(
+            &run("relax.full", &[s.clone(), f.clone()], &[dt("void")]).unwrap(),
+            &[3],
+            &[2.5f64; 3],
+        );
+        assert_tensor(
+            &run("relax.full", &[s.clone(), f.clone()], &[]).unwrap(),
+            &[3],
+            &[2.5f64; 3],
+        );
+        assert_tensor(
+            &run("relax.full", &[s.clone(), f.clone()], &[dt("int32")]).unwrap(),
+            &[3],
+            &[2i32; 3],
+        );
+        assert_tensor(
+            &run(
+                "relax.full",
+                &[s.clone(), tv(&[], vec![true])],
+                &[dt("float32")],
+            )
+            .unwrap(),
+            &[3],
+            &[1.0f32; 3],
+        );
+        assert_eq!(
+            run("relax.full", &[s.clone(), tv(&[1], vec![1i32])], &[]).unwrap_err(),
+            "relax.full: fill_value must be a scalar (rank 0), found shape (1,)"
+        );
+        assert_eq!(
+            run("relax.full", &[s, Value::Int(1)], &[]).unwrap_err(),
+            "relax.full: fill_value must be a tensor, found the integer 1"
+        );
+    }
+
+    #[test]
+    fn creation_errors() {
+        assert_eq!(
+            run("relax.zeros", &[Value::shape(&[2])], &[]).unwrap_err(),
+            "relax.zeros: the `dtype` attribute is required"
+        );
+        assert_eq!(
+            run("relax.zeros", &[Value::shape(&[2, -1])], &[dt("f32")]).unwrap_err(),
+            "relax.zeros: shape (2, -1) has a negative dimension"
+        );
+        assert_eq!(
+            run("relax.ones", &[tv(&[1], vec![2i64])], &[dt("f32")]).unwrap_err(),
+            "relax.ones: shape must be a shape, found a int64 tensor of shape (1,)"
+        );
+        assert_eq!(
+            run(
+                "relax.zeros",
+                &[Value::shape(&[1 << 40, 1 << 40])],
+                &[dt("f32")]
+            )
+            .unwrap_err(),
+            "relax.zeros: a float32 tensor of shape (1099511627776, 1099511627776) is too large"
+        );
+        assert_eq!(
+            run("relax.ones", &[Value::shape(&[2])], &[dt("float16")]).unwrap_err(),
+            "float16 is not supported by the reference kernel of relax.ones"
+        );
+        assert!(run("relax.ones", &[], &[dt("f32")]).is_err());
+        assert!(run("relax.zeros", &[Value::shape(&[2])], &[dt("floaty")]).is_err());
+    }
+}
