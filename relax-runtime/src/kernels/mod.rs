@@ -14,6 +14,9 @@
 //! One file per op group, mirroring `relax_core::op`.
 
 pub mod attrs;
+pub mod linalg;
+pub mod manipulate;
+mod support;
 
 pub use attrs::KernelAttrs;
 
@@ -23,7 +26,7 @@ use crate::value::Value;
 pub type Kernel = fn(&[Value], &KernelAttrs) -> Result<Value, String>;
 
 /// Every group's table of `(op name, kernel)`.
-const TABLES: &[&[(&str, Kernel)]] = &[];
+const TABLES: &[&[(&str, Kernel)]] = &[linalg::KERNELS, manipulate::KERNELS];
 
 /// The kernel of the op named `op` (`relax.add`).
 pub fn lookup(op: &str) -> Option<Kernel> {
