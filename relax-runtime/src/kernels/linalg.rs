@@ -282,7 +282,7 @@ mod tests {
         let bools = t(&[1, 1], vec![true]);
         assert!(run(bools.clone(), bools, &none()).is_err());
         assert_eq!(
-            matmul(&[m.clone()], &none()).unwrap_err(),
+            matmul(std::slice::from_ref(&m), &none()).unwrap_err(),
             "expected 2 argument(s), found 1"
         );
         assert!(matmul(&[m, Value::Int(3)], &none()).is_err());

@@ -339,13 +339,16 @@ mod tests {
         let x = iota(&[2, 3]);
         let none = attrs(&[("axes", KernelAttr::None)]);
         check(
-            permute_dims(&[x.clone()], &none),
+            permute_dims(std::slice::from_ref(&x), &none),
             &[3, 2],
             vec![0, 3, 1, 4, 2, 5],
         );
         let x3 = iota(&[2, 1, 3]);
         check(
-            permute_dims(&[x3.clone()], &attrs(&[("axes", ints(&[-1, 0, 1]))])),
+            permute_dims(
+                std::slice::from_ref(&x3),
+                &attrs(&[("axes", ints(&[-1, 0, 1]))]),
+            ),
             &[3, 2, 1],
             vec![0, 3, 1, 4, 2, 5],
         );
@@ -358,11 +361,11 @@ mod tests {
         let u = t(&[1, 3], vec![1u64, 2, 3]);
         check(permute_dims(&[u], &none), &[3, 1], vec![1u64, 2, 3]);
         assert_eq!(
-            permute_dims(&[x.clone()], &attrs(&[("axes", ints(&[0, 0]))])).unwrap_err(),
+            permute_dims(std::slice::from_ref(&x), &attrs(&[("axes", ints(&[0, 0]))])).unwrap_err(),
             "axis 0 appears more than once"
         );
         assert_eq!(
-            permute_dims(&[x.clone()], &attrs(&[("axes", ints(&[0]))])).unwrap_err(),
+            permute_dims(std::slice::from_ref(&x), &attrs(&[("axes", ints(&[0]))])).unwrap_err(),
             "axes has 1 entries, but x has rank 2"
         );
         assert!(permute_dims(&[x], &attrs(&[("axes", ints(&[0, 2]))])).is_err());
@@ -427,25 +430,38 @@ mod tests {
         check(flatten(&[s], &no), &[1], vec![7i8]);
         let x = iota(&[2, 3]);
         check(
-            expand_dims(&[x.clone()], &attrs(&[("axis", ints(&[0, -1]))])),
+            expand_dims(
+                std::slice::from_ref(&x),
+                &attrs(&[("axis", ints(&[0, -1]))]),
+            ),
             &[1, 2, 3, 1],
             (0..6).collect::<Vec<i32>>(),
         );
         check(
-            expand_dims(&[x.clone()], &attrs(&[("axis", KernelAttr::Int(1))])),
+            expand_dims(
+                std::slice::from_ref(&x),
+                &attrs(&[("axis", KernelAttr::Int(1))]),
+            ),
             &[2, 1, 3],
             (0..6).collect::<Vec<i32>>(),
         );
-        assert!(expand_dims(&[x.clone()], &attrs(&[("axis", ints(&[4]))])).is_err());
-        assert!(expand_dims(&[x.clone()], &attrs(&[("axis", ints(&[0, -4]))])).is_err());
+        assert!(expand_dims(std::slice::from_ref(&x), &attrs(&[("axis", ints(&[4]))])).is_err());
+        assert!(expand_dims(
+            std::slice::from_ref(&x),
+            &attrs(&[("axis", ints(&[0, -4]))])
+        )
+        .is_err());
         let y = iota(&[1, 3, 1]);
         check(
-            squeeze(&[y.clone()], &attrs(&[("axis", KernelAttr::None)])),
+            squeeze(
+                std::slice::from_ref(&y),
+                &attrs(&[("axis", KernelAttr::None)]),
+            ),
             &[3],
             vec![0, 1, 2],
         );
         check(
-            squeeze(&[y.clone()], &attrs(&[("axis", ints(&[-1]))])),
+            squeeze(std::slice::from_ref(&y), &attrs(&[("axis", ints(&[-1]))])),
             &[1, 3],
             vec![0, 1, 2],
         );
@@ -498,7 +514,7 @@ mod tests {
             concat(&[Value::tuple(vec![])], &axis0).unwrap_err(),
             "needs at least one tensor"
         );
-        assert!(concat(&[a.clone()], &axis0).is_err());
+        assert!(concat(std::slice::from_ref(&a), &axis0).is_err());
         assert!(concat(&[Value::tuple(vec![a.clone(), Value::Int(1)])], &axis0).is_err());
         let rank1 = t(&[2], vec![0i32, 1]);
         assert!(concat(&[Value::tuple(vec![a.clone(), rank1])], &axis0).is_err());
@@ -519,7 +535,7 @@ mod tests {
         let x = iota(&[6, 2]);
         let parts = fields(
             split(
-                &[x.clone()],
+                std::slice::from_ref(&x),
                 &attrs(&[
                     ("indices_or_sections", KernelAttr::Int(3)),
                     ("axis", KernelAttr::Int(0)),
@@ -533,7 +549,7 @@ mod tests {
         let y = iota(&[2, 5]);
         let parts = fields(
             split(
-                &[y.clone()],
+                std::slice::from_ref(&y),
                 &attrs(&[
                     ("indices_or_sections", ints(&[1, 3, 9])),
                     ("axis", KernelAttr::Int(-1)),
@@ -548,7 +564,7 @@ mod tests {
         assert_eq!(parts[2].to_vec::<i32>().unwrap(), vec![3, 4, 8, 9]);
         let split_x = |spec: KernelAttr| {
             split(
-                &[x.clone()],
+                std::slice::from_ref(&x),
                 &attrs(&[("indices_or_sections", spec), ("axis", KernelAttr::Int(0))]),
             )
         };

@@ -14,6 +14,8 @@
 //! One file per op group, mirroring `relax_core::op`.
 
 pub mod attrs;
+pub mod conv;
+pub mod index;
 pub mod linalg;
 pub mod manipulate;
 mod support;
@@ -26,7 +28,12 @@ use crate::value::Value;
 pub type Kernel = fn(&[Value], &KernelAttrs) -> Result<Value, String>;
 
 /// Every group's table of `(op name, kernel)`.
-const TABLES: &[&[(&str, Kernel)]] = &[linalg::KERNELS, manipulate::KERNELS];
+const TABLES: &[&[(&str, Kernel)]] = &[
+    linalg::KERNELS,
+    manipulate::KERNELS,
+    index::KERNELS,
+    conv::KERNELS,
+];
 
 /// The kernel of the op named `op` (`relax.add`).
 pub fn lookup(op: &str) -> Option<Kernel> {
