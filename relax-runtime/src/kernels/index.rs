@@ -298,8 +298,48 @@ mod tests {
             }
         );
         assert_eq!(ext(-1, -100, -3, 10), 4);
+        assert_eq!(ext(5, 0, i64::MIN, 10), 1);
+        assert_eq!(ext(0, 10, i64::MAX, 10), 1);
         assert_eq!(ext(0, 0, -1, 0), 0);
         assert_eq!(ext(0, 5, 1, 0), 0);
+    }
+
+    /// Python's slice, by walking: clamp the start, then step until the stop.
+    fn python_walk(begin: i64, end: i64, step: i64, n: i64) -> Vec<i32> {
+        let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+        let fix = |v: i64| {
+            let v = if v < 0 { v + n } else { v };
+            v.clamp(lo, hi)
+        };
+        let (mut i, stop) = (fix(begin), fix(end));
+        let mut out = Vec::new();
+        while (step > 0 && i < stop) || (step < 0 && i > stop) {
+            out.push(i as i32);
+            i += step;
+        }
+        out
+    }
+
+    #[test]
+    fn strided_slice_matches_python_on_every_small_case() {
+        for n in 0..5i64 {
+            let x = iota(&[n]);
+            for begin in -7..7 {
+                for end in -7..7 {
+                    for step in [-3, -2, -1, 1, 2, 3] {
+                        let want = python_walk(begin, end, step, n);
+                        let a = slice_attrs(&[0], &[begin], &[end], Some(&[step]), false);
+                        let got = strided_slice(std::slice::from_ref(&x), &a).unwrap();
+                        let got = got.as_tensor().unwrap();
+                        assert_eq!(
+                            (got.shape(), got.to_vec::<i32>().unwrap()),
+                            (&[want.len() as i64][..], want.clone()),
+                            "{begin}:{end}:{step} over {n}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

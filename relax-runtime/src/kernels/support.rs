@@ -342,6 +342,28 @@ mod tests {
     }
 
     #[test]
+    fn every_kernel_is_registered_once() {
+        let ours = [
+            super::super::linalg::KERNELS,
+            super::super::manipulate::KERNELS,
+            super::super::index::KERNELS,
+            super::super::conv::KERNELS,
+        ];
+        for (name, _) in ours.iter().flat_map(|t| t.iter()) {
+            assert!(
+                super::super::lookup(name).is_some(),
+                "{name} is not in TABLES"
+            );
+            assert_eq!(
+                super::super::ops().filter(|n| n == name).count(),
+                1,
+                "{name}"
+            );
+        }
+        assert_eq!(ours.iter().map(|t| t.len()).sum::<usize>(), 14);
+    }
+
+    #[test]
     fn numel_rejects_negative_and_overflow() {
         assert_eq!(checked_numel(&[2, 3]), Ok(6));
         assert_eq!(checked_numel(&[]), Ok(1));
