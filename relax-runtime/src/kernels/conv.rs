@@ -116,11 +116,23 @@ impl Window {
         Ok(out)
     }
 
-    /// The input row (d = 0) or column (d = 1) that output position `o` and
-    /// window offset `k` read, or `None` when it lies in the padding.
-    fn input_pos(&self, o: usize, k: usize, input: usize, d: usize) -> Option<usize> {
-        let p = o as i64 * self.strides[d] + k as i64 * self.dilation[d] - self.padding[d];
-        usize::try_from(p).ok().filter(|&p| p < input)
+    /// The window taps of output position `o` along spatial axis `d` (0 rows,
+    /// 1 columns) that fall inside an input of extent `input`, as pairs
+    /// `(tap, input position)`. Taps in the padding are not visited at all,
+    /// so a huge window over a small input costs nothing.
+    fn taps(&self, o: usize, input: usize, d: usize) -> impl Iterator<Item = (usize, usize)> {
+        let (stride, dil) = (self.strides[d], self.dilation[d]);
+        // Tap k reads base + k * dil; keep 0 <= base + k * dil < input.
+        let base = o as i64 * stride - self.padding[d];
+        let lo = if base >= 0 {
+            0
+        } else {
+            (-base + dil - 1) / dil
+        };
+        let room = input as i64 - base;
+        let hi = if room <= 0 { 0 } else { (room + dil - 1) / dil };
+        let hi = hi.min(self.kernel[d]);
+        (lo..hi.max(lo)).map(move |k| (k as usize, (base + k * dil) as usize))
     }
 }
 
@@ -225,14 +237,8 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
                     for ci in 0..cg {
                         let plane = (b * c + first_ic + ci) * h;
                         let kplane = (oc * cg + ci) * kh;
-                        for ky in 0..kh {
-                            let Some(iy) = win.input_pos(oy, ky, h, 0) else {
-                                continue;
-                            };
-                            for kx in 0..kw {
-                                let Some(ix) = win.input_pos(ox, kx, w, 1) else {
-                                    continue;
-                                };
+                        for (ky, iy) in win.taps(oy, h, 0) {
+                            for (kx, ix) in win.taps(ox, w, 1) {
                                 acc = T::mul_add(
                                     acc,
                                     x[(plane + iy) * w + ix],
@@ -279,20 +285,14 @@ fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
 /// `[planes, h, w, out_h, out_w]`.
 fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
     let [planes, h, w, oh, ow] = geo;
-    let [kh, kw] = [win.kernel[0] as usize, win.kernel[1] as usize];
     let mut out = Vec::with_capacity(planes * oh * ow);
     for p in 0..planes {
         for oy in 0..oh {
             for ox in 0..ow {
                 let mut acc = T::LOWEST;
-                for ky in 0..kh {
-                    let Some(iy) = win.input_pos(oy, ky, h, 0) else {
-                        continue;
-                    };
-                    for kx in 0..kw {
-                        if let Some(ix) = win.input_pos(ox, kx, w, 1) {
-                            acc = T::max2(acc, x[(p * h + iy) * w + ix]);
-                        }
+                for (_, iy) in win.taps(oy, h, 0) {
+                    for (_, ix) in win.taps(ox, w, 1) {
+                        acc = T::max2(acc, x[(p * h + iy) * w + ix]);
                     }
                 }
                 out.push(acc);
@@ -583,6 +583,59 @@ mod tests {
         );
         let e = t::<f32>(&[1, 0, 2, 2], vec![]);
         check(max_pool2d(&[e], &floor), &[1, 0, 1, 1], Vec::<f32>::new());
+    }
+
+    #[test]
+    fn taps_are_exactly_the_in_bounds_window_positions() {
+        for stride in 1..4 {
+            for dil in 1..4 {
+                for pad in 0..4 {
+                    for k in 1..5 {
+                        for input in 0..6usize {
+                            let win = Window {
+                                kernel: [k, k],
+                                strides: [stride, stride],
+                                dilation: [dil, dil],
+                                padding: [pad, pad, pad, pad],
+                                ceil_mode: false,
+                            };
+                            for o in 0..6usize {
+                                let want: Vec<(usize, usize)> = (0..k as usize)
+                                    .filter_map(|t| {
+                                        let p = o as i64 * stride + t as i64 * dil - pad;
+                                        (0 <= p && p < input as i64).then_some((t, p as usize))
+                                    })
+                                    .collect();
+                                let got: Vec<_> = win.taps(o, input, 0).collect();
+                                assert_eq!(
+                                    got, want,
+                                    "s{stride} d{dil} p{pad} k{k} in{input} o{o}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_windows_only_visit_the_input() {
+        let x = t(&[1, 1, 2, 2], vec![1.0f32, 4.0, 2.0, 3.0]);
+        let big = 1i64 << 30;
+        let a = pool_attrs(&[
+            ("pool_size", ints(&[big])),
+            ("strides", ints(&[big])),
+            ("padding", ints(&[big])),
+        ]);
+        // Output row/column 0 starts 2^30 before the input and its window
+        // ends just before it: wholly padding. Row/column 1 starts at 0.
+        let ninf = f32::NEG_INFINITY;
+        check(
+            max_pool2d(&[x], &a),
+            &[1, 1, 2, 2],
+            vec![ninf, ninf, ninf, 4.0f32],
+        );
     }
 
     #[test]

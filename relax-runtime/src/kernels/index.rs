@@ -108,10 +108,13 @@ impl AxisSlice {
     }
 
     /// The same elements as an ndarray slice. ndarray applies a negative step
-    /// from the end of the range, so the range is `[last, first]` then.
+    /// from the end of the range, so the range is `[last, first]` then. One
+    /// element is sliced with step 1, so extreme strides never reach ndarray.
     fn to_ndarray(self) -> Slice {
-        if self.extent == 0 {
-            return Slice::new(0, Some(0), 1);
+        match self.extent {
+            0 => return Slice::new(0, Some(0), 1),
+            1 => return Slice::new(self.first as isize, Some(self.first as isize + 1), 1),
+            _ => {}
         }
         let last = self.first + self.stride * (self.extent - 1);
         let (lo, hi) = if self.stride > 0 {
@@ -399,6 +402,23 @@ mod tests {
             strided_slice(&[b], &slice_attrs(&[0], &[0], &[3], Some(&[2]), false)),
             &[2],
             vec![true, true],
+        );
+        // Extreme strides pick one element.
+        check(
+            strided_slice(
+                std::slice::from_ref(&v),
+                &slice_attrs(&[0], &[4], &[0], Some(&[i64::MIN]), false),
+            ),
+            &[1],
+            vec![4.0f32],
+        );
+        check(
+            strided_slice(
+                std::slice::from_ref(&v),
+                &slice_attrs(&[0], &[2], &[i64::MAX], Some(&[i64::MAX]), false),
+            ),
+            &[1],
+            vec![2.0f32],
         );
         // An empty input slices to empty.
         let e = t::<i64>(&[0, 2], vec![]);

@@ -26,7 +26,6 @@ macro_rules! dispatch_dtype {
         let dt: $crate::data_type::DataType = $dt;
         $(
             if dt == <$ty as $crate::tensor::Element>::DTYPE {
-                #[allow(dead_code)]
                 type $T = $ty;
                 $body
             } else
