@@ -6,10 +6,11 @@
 //!    `floor((in + pad_begin + pad_end - span + [ceil: stride - 1]) / stride) + 1`
 //!    with `span = dilation * (kernel - 1) + 1`, the formula of the ops' shape
 //!    inference, so kernel and inference agree on every shape.
-//! 2. The loops read the row-major buffers directly; a window position in the
-//!    padding is skipped (a zero for the convolution's sum, `-inf` — or the
-//!    integer minimum — for the max). A window that lies wholly in the padding
-//!    (possible with `ceil_mode`) gives that minimum.
+//! 2. The loops read the row-major buffers directly and visit only the window
+//!    taps that fall inside the input: padding adds zero to the convolution's
+//!    sum and counts as `-inf` (the integer minimum for integer dtypes) in the
+//!    max. A window wholly in the padding (possible with `ceil_mode`, or with
+//!    padding at least the window) gives that minimum.
 //! 3. `conv2d` with `out_dtype` converts both operands to it first and sums in
 //!    it (TVM's `topi.nn.conv` does the same); otherwise data and weight must
 //!    share a dtype. Integer sums wrap.
