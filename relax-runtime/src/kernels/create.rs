@@ -203,7 +203,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.ones", &[tv(&[1], vec![2i64])], &[dt("f32")]).unwrap_err(),
-            "relax.ones: shape must be a shape, found a int64 tensor of shape (1,)"
+            "relax.ones: shape must be a shape, found an int64 tensor of shape (1,)"
         );
         assert_eq!(
             run(

@@ -15,10 +15,15 @@
 
 pub mod activation;
 pub mod attrs;
+pub mod conv;
 pub mod create;
 pub(crate) mod dispatch;
 pub mod elementwise;
+pub mod index;
+pub mod linalg;
+pub mod manipulate;
 pub mod reduce;
+mod support;
 
 pub use attrs::KernelAttrs;
 
@@ -33,6 +38,10 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     reduce::KERNELS,
     create::KERNELS,
     activation::KERNELS,
+    linalg::KERNELS,
+    manipulate::KERNELS,
+    index::KERNELS,
+    conv::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

@@ -1,0 +1,682 @@
+//! `nn.conv2d` and `nn.max_pool2d` on NCHW data, as direct loops.
+//!
+//! 1. Geometry: strides and dilation take 1 or 2 values (height, width);
+//!    padding 1, 2 or 4 values, read as `(top, left, bottom, right)` the way
+//!    TVM expands them. An output extent is
+//!    `floor((in + pad_begin + pad_end - span + [ceil: stride - 1]) / stride) + 1`
+//!    with `span = dilation * (kernel - 1) + 1`, the formula of the ops' shape
+//!    inference, so kernel and inference agree on every shape.
+//! 2. The loops read the row-major buffers directly and visit only the window
+//!    taps that fall inside the input: padding adds zero to the convolution's
+//!    sum and counts as `-inf` (the integer minimum for integer dtypes) in the
+//!    max. A window wholly in the padding (possible with `ceil_mode`, or with
+//!    padding at least the window) gives that minimum.
+//! 3. `conv2d` with `out_dtype` converts both operands to it first and sums in
+//!    it (TVM's `topi.nn.conv` does the same); otherwise data and weight must
+//!    share a dtype. Integer sums wrap.
+//! 4. Geometry attributes are limited to `i32::MAX` so that every index
+//!    computation fits comfortably in `i64`.
+
+use super::support::{cast_to, check_arity, checked_numel, numeric_dtype, tensor_arg, view, Num};
+use super::{Kernel, KernelAttrs};
+use crate::executable::KernelAttr;
+use crate::tensor::{fmt_shape, Tensor};
+use crate::value::Value;
+
+/// The convolution and pooling kernels.
+pub const KERNELS: &[(&str, Kernel)] = &[
+    ("relax.nn.conv2d", conv2d),
+    ("relax.nn.max_pool2d", max_pool2d),
+];
+
+/// Checks a layout attribute: absent or `want`.
+fn check_layout(attrs: &KernelAttrs, name: &str, want: &str) -> Result<(), String> {
+    match attrs.get(name) {
+        None | Some(KernelAttr::None) => Ok(()),
+        Some(KernelAttr::Str(s)) if s == want => Ok(()),
+        Some(KernelAttr::Str(s)) => Err(format!("only {name} {want} is supported, found {s}")),
+        Some(other) => Err(format!(
+            "attribute `{name}` must be a string, found {other:?}"
+        )),
+    }
+}
+
+/// Rejects values outside `lo..=i32::MAX`.
+fn check_range(name: &str, values: &[i64], lo: i64) -> Result<(), String> {
+    match values.iter().find(|&&v| v < lo || v > i32::MAX as i64) {
+        Some(bad) if *bad < lo && lo == 1 => Err(format!("{name} must be positive, found {bad}")),
+        Some(bad) if *bad < lo => Err(format!("{name} must not be negative, found {bad}")),
+        Some(bad) => Err(format!("{name} value {bad} is too large")),
+        None => Ok(()),
+    }
+}
+
+/// A `(height, width)` attribute given as 1 or 2 positive values.
+fn pair(attrs: &KernelAttrs, name: &str) -> Result<[i64; 2], String> {
+    let v = attrs.ints(name)?;
+    let p = match v.as_slice() {
+        [a] => [*a, *a],
+        [a, b] => [*a, *b],
+        _ => return Err(format!("{name} must have 1 or 2 values, found {}", v.len())),
+    };
+    check_range(name, &p, 1)?;
+    Ok(p)
+}
+
+/// The sliding-window geometry shared by convolution and pooling.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    /// Window extent (height, width).
+    kernel: [i64; 2],
+    strides: [i64; 2],
+    dilation: [i64; 2],
+    /// (top, left, bottom, right).
+    padding: [i64; 4],
+    ceil_mode: bool,
+}
+
+impl Window {
+    fn from_attrs(attrs: &KernelAttrs, kernel: [i64; 2], ceil_mode: bool) -> Result<Self, String> {
+        let p = attrs.ints("padding")?;
+        let padding = match p.as_slice() {
+            [a] => [*a; 4],
+            [a, b] => [*a, *b, *a, *b],
+            [a, b, c, d] => [*a, *b, *c, *d],
+            _ => {
+                return Err(format!(
+                    "padding must have 1, 2 or 4 values, found {}",
+                    p.len()
+                ))
+            }
+        };
+        check_range("padding", &padding, 0)?;
+        Ok(Window {
+            kernel,
+            strides: pair(attrs, "strides")?,
+            dilation: pair(attrs, "dilation")?,
+            padding,
+            ceil_mode,
+        })
+    }
+
+    /// The output extent along spatial axis `d` (0 height, 1 width).
+    fn out_extent(&self, input: i64, d: usize) -> Result<i64, String> {
+        let span = self.dilation[d] * (self.kernel[d] - 1) + 1;
+        let mut num = input + self.padding[d] + self.padding[d + 2] - span;
+        if self.ceil_mode {
+            num += self.strides[d] - 1;
+        }
+        let out = num.div_euclid(self.strides[d]) + 1;
+        if out < 0 {
+            let axis = ["height", "width"][d];
+            return Err(format!(
+                "the window (extent {span} with dilation) does not fit the padded input {axis} {}",
+                input + self.padding[d] + self.padding[d + 2]
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The window taps of output position `o` along spatial axis `d` (0 rows,
+    /// 1 columns) that fall inside an input of extent `input`, as pairs
+    /// `(tap, input position)`. Taps in the padding are not visited at all,
+    /// so a huge window over a small input costs nothing.
+    fn taps(&self, o: usize, input: usize, d: usize) -> impl Iterator<Item = (usize, usize)> {
+        let (stride, dil) = (self.strides[d], self.dilation[d]);
+        // Tap k reads base + k * dil; keep 0 <= base + k * dil < input.
+        let base = o as i64 * stride - self.padding[d];
+        let lo = if base >= 0 {
+            0
+        } else {
+            (-base + dil - 1) / dil
+        };
+        let room = input as i64 - base;
+        let hi = if room <= 0 { 0 } else { (room + dil - 1) / dil };
+        let hi = hi.min(self.kernel[d]);
+        (lo..hi.max(lo)).map(move |k| (k as usize, (base + k * dil) as usize))
+    }
+}
+
+/// A tensor's shape as four dims, or an error naming it.
+fn dims4(t: &Tensor, name: &str) -> Result<[usize; 4], String> {
+    match t.shape() {
+        &[a, b, c, d] => Ok([a as usize, b as usize, c as usize, d as usize]),
+        s => Err(format!("{name} must have rank 4, found rank {}", s.len())),
+    }
+}
+
+/// `relax.nn.conv2d(data, weight, strides, padding, dilation, groups,
+/// data_layout, kernel_layout, out_dtype)`.
+fn conv2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let weight = tensor_arg(args, 1, "weight")?;
+    check_layout(attrs, "data_layout", "NCHW")?;
+    check_layout(attrs, "kernel_layout", "OIHW")?;
+    let [n, c, h, w] = dims4(data, "data")?;
+    let [o, cg, kh, kw] = dims4(weight, "weight")?;
+    let groups = attrs.int("groups")?;
+    check_range("groups", &[groups], 1)?;
+    let g = groups as usize;
+    if c != cg * g {
+        return Err(format!(
+            "input channels differ: data is {}, weight is {} with {groups} group(s)",
+            fmt_shape(data.shape()),
+            fmt_shape(weight.shape())
+        ));
+    }
+    if o % g != 0 {
+        return Err(format!(
+            "the {o} output channels of weight do not divide into {groups} groups"
+        ));
+    }
+    let win = Window::from_attrs(attrs, [kh as i64, kw as i64], false)?;
+    let oh = win.out_extent(h as i64, 0)?;
+    let ow = win.out_extent(w as i64, 1)?;
+    checked_numel(&[n as i64, o as i64, oh, ow])?;
+    let geo = ConvShape {
+        data: [n, c, h, w],
+        weight: [o, cg, kh, kw],
+        out: [oh as usize, ow as usize],
+        groups: g,
+    };
+    let out_dtype = attrs.dtype("out_dtype")?;
+    if out_dtype.is_void() {
+        if data.dtype() != weight.dtype() {
+            return Err(format!(
+                "dtypes differ: data is {}, weight is {}",
+                data.dtype(),
+                weight.dtype()
+            ));
+        }
+        numeric_dtype!(data.dtype(), T => {
+            let (x, k) = (view::<T>(data)?, view::<T>(weight)?);
+            conv_loop::<T>(slice(&x)?, slice(&k)?, &geo, &win)
+        })
+    } else {
+        numeric_dtype!(out_dtype, T => {
+            let (x, k) = (cast_to::<T>(data)?, cast_to::<T>(weight)?);
+            conv_loop::<T>(slice(&x)?, slice(&k)?, &geo, &win)
+        })
+    }
+}
+
+/// The contiguous elements of an array (our views and casts are row-major).
+fn slice<T, S>(a: &ndarray::ArrayBase<S, ndarray::IxDyn>) -> Result<&[T], String>
+where
+    S: ndarray::Data<Elem = T>,
+{
+    a.as_slice()
+        .ok_or_else(|| "internal error: a tensor view is not contiguous".to_string())
+}
+
+/// The dims of one convolution.
+struct ConvShape {
+    /// N, C, H, W.
+    data: [usize; 4],
+    /// O, C / groups, KH, KW.
+    weight: [usize; 4],
+    /// Output height and width.
+    out: [usize; 2],
+    groups: usize,
+}
+
+/// The direct convolution: each output element sums its group's input
+/// channels over the window. Returns the `(N, O, OH, OW)` result.
+fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Value, String> {
+    let [n, c, h, w] = s.data;
+    let [o, cg, kh, kw] = s.weight;
+    let [oh, ow] = s.out;
+    let per_group = o / s.groups;
+    let mut out = Vec::with_capacity(n * o * oh * ow);
+    for b in 0..n {
+        for oc in 0..o {
+            let first_ic = (oc / per_group) * cg;
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut acc = T::ZERO;
+                    for ci in 0..cg {
+                        let plane = (b * c + first_ic + ci) * h;
+                        let kplane = (oc * cg + ci) * kh;
+                        for (ky, iy) in win.taps(oy, h, 0) {
+                            for (kx, ix) in win.taps(ox, w, 1) {
+                                acc = T::mul_add(
+                                    acc,
+                                    x[(plane + iy) * w + ix],
+                                    k[(kplane + ky) * kw + kx],
+                                );
+                            }
+                        }
+                    }
+                    out.push(acc);
+                }
+            }
+        }
+    }
+    let shape = [n as i64, o as i64, oh as i64, ow as i64];
+    Tensor::from_vec(&shape, out)
+        .map(Value::Tensor)
+        .map_err(|e| e.to_string())
+}
+
+/// `relax.nn.max_pool2d(data, pool_size, strides, padding, dilation,
+/// ceil_mode, layout)`.
+fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 1)?;
+    let data = tensor_arg(args, 0, "data")?;
+    check_layout(attrs, "layout", "NCHW")?;
+    let [n, c, h, w] = dims4(data, "data")?;
+    let pool = pair(attrs, "pool_size")?;
+    let win = Window::from_attrs(attrs, pool, attrs.bool_or("ceil_mode", false)?)?;
+    let oh = win.out_extent(h as i64, 0)?;
+    let ow = win.out_extent(w as i64, 1)?;
+    let out_shape = [n as i64, c as i64, oh, ow];
+    checked_numel(&out_shape)?;
+    let geo = [n * c, h, w, oh as usize, ow as usize];
+    numeric_dtype!(data.dtype(), T => {
+        let x = view::<T>(data)?;
+        let result = pool_loop::<T>(slice(&x)?, geo, &win);
+        Tensor::from_vec(&out_shape, result)
+            .map(Value::Tensor)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The max over each window of each `(h, w)` plane; `geo` is
+/// `[planes, h, w, out_h, out_w]`.
+fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
+    let [planes, h, w, oh, ow] = geo;
+    let mut out = Vec::with_capacity(planes * oh * ow);
+    for p in 0..planes {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut acc = T::LOWEST;
+                for (_, iy) in win.taps(oy, h, 0) {
+                    for (_, ix) in win.taps(ox, w, 1) {
+                        acc = T::max2(acc, x[(p * h + iy) * w + ix]);
+                    }
+                }
+                out.push(acc);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data_type::DataType;
+    use crate::tensor::Element;
+
+    fn t<T: Element>(shape: &[i64], data: Vec<T>) -> Value {
+        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
+    }
+    fn ints(v: &[i64]) -> KernelAttr {
+        KernelAttr::Array(v.iter().map(|&i| KernelAttr::Int(i)).collect())
+    }
+    /// Complete conv2d attributes (the defaults) with `over` replacing some.
+    fn conv_attrs(over: &[(&str, KernelAttr)]) -> KernelAttrs {
+        let mut a = vec![
+            ("strides".to_string(), ints(&[1, 1])),
+            ("padding".into(), ints(&[0, 0, 0, 0])),
+            ("dilation".into(), ints(&[1, 1])),
+            ("groups".into(), KernelAttr::Int(1)),
+            ("data_layout".into(), KernelAttr::Str("NCHW".into())),
+            ("kernel_layout".into(), KernelAttr::Str("OIHW".into())),
+            ("out_dtype".into(), KernelAttr::DataType(DataType::void())),
+        ];
+        for (k, v) in over {
+            a.iter_mut().find(|(n, _)| n == k).unwrap().1 = v.clone();
+        }
+        KernelAttrs(a)
+    }
+    fn pool_attrs(over: &[(&str, KernelAttr)]) -> KernelAttrs {
+        let mut a = vec![
+            ("pool_size".to_string(), ints(&[1, 1])),
+            ("strides".into(), ints(&[1, 1])),
+            ("padding".into(), ints(&[0, 0, 0, 0])),
+            ("dilation".into(), ints(&[1, 1])),
+            ("ceil_mode".into(), KernelAttr::Bool(false)),
+            ("layout".into(), KernelAttr::Str("NCHW".into())),
+        ];
+        for (k, v) in over {
+            a.iter_mut().find(|(n, _)| n == k).unwrap().1 = v.clone();
+        }
+        KernelAttrs(a)
+    }
+    fn check<T: Element>(v: Result<Value, String>, shape: &[i64], data: Vec<T>) {
+        let got = v.unwrap().as_tensor().unwrap().clone();
+        assert_eq!(got.shape(), shape);
+        assert_eq!(got.to_vec::<T>().unwrap(), data);
+    }
+    fn nine() -> Value {
+        t(&[1, 1, 3, 3], (1..=9).map(|v| v as f32).collect())
+    }
+
+    #[test]
+    fn conv2d_plain() {
+        let k = t(&[1, 1, 2, 2], vec![1.0f32, 0.0, 0.0, 1.0]);
+        check(
+            conv2d(&[nine(), k], &conv_attrs(&[])),
+            &[1, 1, 2, 2],
+            vec![6.0f32, 8.0, 12.0, 14.0],
+        );
+        // Two images, two output channels, integers.
+        let x = t(&[2, 1, 1, 2], vec![1i32, 2, 3, 4]);
+        let k = t(&[2, 1, 1, 1], vec![10i32, -1]);
+        check(
+            conv2d(&[x, k], &conv_attrs(&[])),
+            &[2, 2, 1, 2],
+            vec![10, 20, -1, -2, 30, 40, -3, -4],
+        );
+    }
+
+    #[test]
+    fn conv2d_stride_padding_dilation() {
+        let ones = t(&[1, 1, 3, 3], vec![1.0f32; 9]);
+        check(
+            conv2d(
+                &[nine(), ones],
+                &conv_attrs(&[("strides", ints(&[2, 2])), ("padding", ints(&[1]))]),
+            ),
+            &[1, 1, 2, 2],
+            vec![12.0f32, 16.0, 24.0, 28.0],
+        );
+        let ones2 = t(&[1, 1, 2, 2], vec![1.0f32; 4]);
+        check(
+            conv2d(&[nine(), ones2], &conv_attrs(&[("dilation", ints(&[2]))])),
+            &[1, 1, 1, 1],
+            vec![20.0f32],
+        );
+        // Asymmetric padding (top, left, bottom, right) = (1, 0, 0, 1).
+        let x = t(&[1, 1, 2, 2], vec![1.0f64, 2.0, 3.0, 4.0]);
+        let one = t(&[1, 1, 1, 1], vec![1.0f64]);
+        check(
+            conv2d(&[x, one], &conv_attrs(&[("padding", ints(&[1, 0, 0, 1]))])),
+            &[1, 1, 3, 3],
+            vec![0.0f64, 0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0],
+        );
+    }
+
+    #[test]
+    fn conv2d_groups_and_channel_sums() {
+        let x = t(
+            &[1, 2, 2, 2],
+            vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        );
+        let k = t(&[2, 1, 1, 1], vec![10.0f32, 100.0]);
+        check(
+            conv2d(
+                &[x.clone(), k],
+                &conv_attrs(&[("groups", KernelAttr::Int(2))]),
+            ),
+            &[1, 2, 2, 2],
+            vec![10.0f32, 20.0, 30.0, 40.0, 500.0, 600.0, 700.0, 800.0],
+        );
+        // Four output channels over two groups: channels 0-1 read input 0,
+        // channels 2-3 read input 1.
+        let k = t(&[4, 1, 1, 1], vec![1.0f32, -1.0, 2.0, 0.0]);
+        let r = conv2d(
+            &[x.clone(), k],
+            &conv_attrs(&[("groups", KernelAttr::Int(2))]),
+        )
+        .unwrap();
+        assert_eq!(
+            r.as_tensor().unwrap().to_vec::<f32>().unwrap(),
+            vec![
+                1.0, 2.0, 3.0, 4.0, -1.0, -2.0, -3.0, -4.0, 10.0, 12.0, 14.0, 16.0, 0.0, 0.0, 0.0,
+                0.0
+            ]
+        );
+        let k = t(&[1, 2, 1, 1], vec![1.0f32, 1.0]);
+        check(
+            conv2d(&[x, k], &conv_attrs(&[])),
+            &[1, 1, 2, 2],
+            vec![6.0f32, 8.0, 10.0, 12.0],
+        );
+    }
+
+    #[test]
+    fn conv2d_out_dtype_and_empty() {
+        let x = t(&[1, 1, 1, 2], vec![100i8, 100]);
+        let k = t(&[1, 1, 1, 2], vec![1i8, 1]);
+        check(
+            conv2d(
+                &[x, k],
+                &conv_attrs(&[("out_dtype", KernelAttr::DataType(DataType::i32()))]),
+            ),
+            &[1, 1, 1, 1],
+            vec![200i32],
+        );
+        let x = t::<f32>(&[0, 1, 3, 3], vec![]);
+        let k = t(&[2, 1, 2, 2], vec![1.0f32; 8]);
+        check(
+            conv2d(&[x, k], &conv_attrs(&[])),
+            &[0, 2, 2, 2],
+            Vec::<f32>::new(),
+        );
+    }
+
+    #[test]
+    fn conv2d_errors() {
+        let k = t(&[1, 1, 2, 2], vec![1.0f32; 4]);
+        let a = conv_attrs(&[]);
+        assert_eq!(
+            conv2d(
+                &[nine(), k.clone()],
+                &conv_attrs(&[("data_layout", KernelAttr::Str("NHWC".into()))])
+            )
+            .unwrap_err(),
+            "only data_layout NCHW is supported, found NHWC"
+        );
+        let flat = t(&[3, 3], vec![0.0f32; 9]);
+        assert_eq!(
+            conv2d(&[flat, k.clone()], &a).unwrap_err(),
+            "data must have rank 4, found rank 2"
+        );
+        let k2 = t(&[1, 2, 2, 2], vec![1.0f32; 8]);
+        assert_eq!(
+            conv2d(&[nine(), k2], &a).unwrap_err(),
+            "input channels differ: data is (1, 1, 3, 3), weight is (1, 2, 2, 2) with 1 group(s)"
+        );
+        let x2 = t(&[1, 2, 3, 3], vec![0.0f32; 18]);
+        let k3 = t(&[3, 1, 1, 1], vec![1.0f32; 3]);
+        assert!(conv2d(&[x2, k3], &conv_attrs(&[("groups", KernelAttr::Int(2))])).is_err());
+        let big = t(&[1, 1, 5, 5], vec![1.0f32; 25]);
+        assert!(conv2d(&[nine(), big], &a).is_err());
+        assert_eq!(
+            conv2d(
+                &[nine(), k.clone()],
+                &conv_attrs(&[("strides", ints(&[0, 1]))])
+            )
+            .unwrap_err(),
+            "strides must be positive, found 0"
+        );
+        assert!(conv2d(
+            &[nine(), k.clone()],
+            &conv_attrs(&[("padding", ints(&[1, 1, 1]))])
+        )
+        .is_err());
+        assert!(conv2d(
+            &[nine(), k.clone()],
+            &conv_attrs(&[("padding", ints(&[-1]))])
+        )
+        .is_err());
+        assert!(conv2d(
+            &[nine(), k.clone()],
+            &conv_attrs(&[("dilation", ints(&[i64::MAX]))])
+        )
+        .is_err());
+        assert!(conv2d(
+            &[nine(), k.clone()],
+            &conv_attrs(&[("groups", KernelAttr::Int(0))])
+        )
+        .is_err());
+        let ki = t(&[1, 1, 2, 2], vec![1i32; 4]);
+        assert_eq!(
+            conv2d(&[nine(), ki], &a).unwrap_err(),
+            "dtypes differ: data is float32, weight is int32"
+        );
+        assert!(conv2d(&[nine()], &a).is_err());
+    }
+
+    #[test]
+    fn max_pool2d_windows() {
+        let x = t(&[1, 1, 4, 4], (0..16).map(|v| v as f32).collect());
+        let a = pool_attrs(&[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))]);
+        check(
+            max_pool2d(&[x], &a),
+            &[1, 1, 2, 2],
+            vec![5.0f32, 7.0, 13.0, 15.0],
+        );
+        // Padding counts as -inf: every value is negative, none becomes 0.
+        let neg = t(&[1, 1, 3, 3], (1..=9).map(|v| -(v as f64)).collect());
+        let a = pool_attrs(&[
+            ("pool_size", ints(&[3, 3])),
+            ("strides", ints(&[2, 2])),
+            ("padding", ints(&[1])),
+        ]);
+        check(
+            max_pool2d(&[neg], &a),
+            &[1, 1, 2, 2],
+            vec![-1.0f64, -2.0, -4.0, -5.0],
+        );
+        // Dilation 2 skips the centre.
+        let x = t(&[1, 1, 3, 3], vec![9i32, 0, 1, 0, 50, 0, 2, 0, 3]);
+        let a = pool_attrs(&[("pool_size", ints(&[2])), ("dilation", ints(&[2]))]);
+        check(max_pool2d(&[x], &a), &[1, 1, 1, 1], vec![9i32]);
+    }
+
+    #[test]
+    fn max_pool2d_ceil_mode_and_all_padding_windows() {
+        let x = t(&[1, 1, 3, 3], (0..9).map(|v| v as f32).collect());
+        let floor = pool_attrs(&[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))]);
+        check(
+            max_pool2d(std::slice::from_ref(&x), &floor),
+            &[1, 1, 1, 1],
+            vec![4.0f32],
+        );
+        let ceil = pool_attrs(&[
+            ("pool_size", ints(&[2, 2])),
+            ("strides", ints(&[2, 2])),
+            ("ceil_mode", KernelAttr::Bool(true)),
+        ]);
+        check(
+            max_pool2d(&[x], &ceil),
+            &[1, 1, 2, 2],
+            vec![4.0f32, 5.0, 7.0, 8.0],
+        );
+        let one = t(&[1, 1, 1, 1], vec![3.0f32]);
+        let pad = pool_attrs(&[("padding", ints(&[1]))]);
+        let r = max_pool2d(&[one], &pad).unwrap();
+        let r = r.as_tensor().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(r[4], 3.0);
+        assert!(r
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| i == 4 || v == f32::NEG_INFINITY));
+        let i = t(&[1, 1, 1, 1], vec![-5i8]);
+        check(
+            max_pool2d(&[i], &pool_attrs(&[("padding", ints(&[0, 1]))])),
+            &[1, 1, 1, 3],
+            vec![i8::MIN, -5, i8::MIN],
+        );
+        let e = t::<f32>(&[1, 0, 2, 2], vec![]);
+        check(max_pool2d(&[e], &floor), &[1, 0, 1, 1], Vec::<f32>::new());
+    }
+
+    #[test]
+    fn taps_are_exactly_the_in_bounds_window_positions() {
+        for stride in 1..4 {
+            for dil in 1..4 {
+                for pad in 0..4 {
+                    for k in 1..5 {
+                        for input in 0..6usize {
+                            let win = Window {
+                                kernel: [k, k],
+                                strides: [stride, stride],
+                                dilation: [dil, dil],
+                                padding: [pad, pad, pad, pad],
+                                ceil_mode: false,
+                            };
+                            for o in 0..6usize {
+                                let want: Vec<(usize, usize)> = (0..k as usize)
+                                    .filter_map(|t| {
+                                        let p = o as i64 * stride + t as i64 * dil - pad;
+                                        (0 <= p && p < input as i64).then_some((t, p as usize))
+                                    })
+                                    .collect();
+                                let got: Vec<_> = win.taps(o, input, 0).collect();
+                                assert_eq!(
+                                    got, want,
+                                    "s{stride} d{dil} p{pad} k{k} in{input} o{o}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_windows_only_visit_the_input() {
+        let x = t(&[1, 1, 2, 2], vec![1.0f32, 4.0, 2.0, 3.0]);
+        let big = 1i64 << 30;
+        let a = pool_attrs(&[
+            ("pool_size", ints(&[big])),
+            ("strides", ints(&[big])),
+            ("padding", ints(&[big])),
+        ]);
+        // Output row/column 0 starts 2^30 before the input and its window
+        // ends just before it: wholly padding. Row/column 1 starts at 0.
+        let ninf = f32::NEG_INFINITY;
+        check(
+            max_pool2d(&[x], &a),
+            &[1, 1, 2, 2],
+            vec![ninf, ninf, ninf, 4.0f32],
+        );
+    }
+
+    #[test]
+    fn max_pool2d_errors() {
+        let x = t(&[1, 1, 2, 2], vec![0.0f32; 4]);
+        // A window one larger than the input leaves no position; two larger
+        // would need a negative extent.
+        check(
+            max_pool2d(
+                std::slice::from_ref(&x),
+                &pool_attrs(&[("pool_size", ints(&[3]))]),
+            ),
+            &[1, 1, 0, 0],
+            Vec::<f32>::new(),
+        );
+        assert!(max_pool2d(
+            std::slice::from_ref(&x),
+            &pool_attrs(&[("pool_size", ints(&[4]))])
+        )
+        .is_err());
+        assert_eq!(
+            max_pool2d(
+                std::slice::from_ref(&x),
+                &pool_attrs(&[("pool_size", ints(&[0]))])
+            )
+            .unwrap_err(),
+            "pool_size must be positive, found 0"
+        );
+        assert_eq!(
+            max_pool2d(
+                std::slice::from_ref(&x),
+                &pool_attrs(&[("layout", KernelAttr::Str("NHWC".into()))])
+            )
+            .unwrap_err(),
+            "only layout NCHW is supported, found NHWC"
+        );
+        assert!(max_pool2d(&[x], &pool_attrs(&[("strides", ints(&[1, 1, 1]))])).is_err());
+        let b = t(&[1, 1, 1, 1], vec![true]);
+        assert!(max_pool2d(&[b], &pool_attrs(&[])).is_err());
+        let flat = t(&[2, 2], vec![0.0f32; 4]);
+        assert!(max_pool2d(&[flat], &pool_attrs(&[])).is_err());
+    }
+}
