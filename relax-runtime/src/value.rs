@@ -77,11 +77,10 @@ impl Value {
     pub fn describe(&self) -> String {
         match self {
             Value::Tensor(t) => {
-                format!(
-                    "a {} tensor of shape {}",
-                    t.dtype(),
-                    crate::tensor::fmt_shape(t.shape())
-                )
+                let dtype = t.dtype().to_string();
+                let article = if dtype.starts_with('i') { "an" } else { "a" };
+                let shape = crate::tensor::fmt_shape(t.shape());
+                format!("{article} {dtype} tensor of shape {shape}")
             }
             Value::Int(i) => format!("the integer {i}"),
             Value::Float(f) => format!("the float {f}"),

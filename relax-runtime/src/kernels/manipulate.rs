@@ -418,7 +418,7 @@ mod tests {
         assert!(reshape(&[empty, Value::shape(&[0, -1])], &no).is_err());
         assert_eq!(
             reshape(&[x.clone(), x], &no).unwrap_err(),
-            "shape must be a shape, found a int32 tensor of shape (2, 3)"
+            "shape must be a shape, found an int32 tensor of shape (2, 3)"
         );
     }
 
