@@ -45,6 +45,13 @@ pub type KernelResolver = fn(&str) -> Option<Kernel>;
 /// How many frames deep calls may nest by default.
 pub const DEFAULT_MAX_CALL_DEPTH: usize = 1000;
 
+/// How many registers and shape-heap slots the frames of one call may
+/// declare in total. Frames grow their storage lazily, but a corrupted
+/// executable could declare billions of registers and write the last one
+/// in every frame of a deep recursion; this bound turns that into an error
+/// instead of an out-of-memory abort.
+pub const MAX_FRAME_CELLS: u64 = 1 << 22;
+
 /// Runs the functions of an executable. See the module docs.
 pub struct VirtualMachine {
     exec: Arc<Executable>,
@@ -117,7 +124,9 @@ impl VirtualMachine {
     /// Runs function `entry` on `args` (already counted) to its `Ret`.
     fn run(&self, entry: usize, args: Vec<Value>) -> Result<Value, Error> {
         let exec: &Executable = &self.exec;
-        let mut stack = vec![Frame::new(exec, entry, args, 0)?];
+        let mut stack = Vec::new();
+        let mut cells: u64 = 0;
+        push_frame(&mut stack, &mut cells, Frame::new(exec, entry, args, 0)?)?;
         let mut steps: u64 = 0;
         loop {
             let Some(frame) = stack.last_mut() else {
@@ -178,7 +187,8 @@ impl VirtualMachine {
                                 callee_fn.name, self.max_depth
                             )));
                         }
-                        stack.push(Frame::new(exec, f as usize, argv, *dst)?);
+                        let callee_frame = Frame::new(exec, f as usize, argv, *dst)?;
+                        push_frame(&mut stack, &mut cells, callee_frame)?;
                         continue;
                     }
                     let value = self.call_external(frame, callee, argv, &at)?;
@@ -274,6 +284,7 @@ impl VirtualMachine {
                 Instr::Ret { value } => {
                     let v = frame.read(exec, value, &at)?;
                     let ret_dst = frame.ret_dst;
+                    cells -= frame.cells();
                     stack.pop();
                     match stack.last_mut() {
                         None => return Ok(v),
@@ -406,6 +417,26 @@ fn check_outputs<'a>(
     Ok(())
 }
 
+/// Pushes `frame`, keeping the cells all frames declare within
+/// [`MAX_FRAME_CELLS`].
+fn push_frame<'a>(
+    stack: &mut Vec<Frame<'a>>,
+    cells: &mut u64,
+    frame: Frame<'a>,
+) -> Result<(), Error> {
+    let total = *cells + frame.cells();
+    if total > MAX_FRAME_CELLS {
+        return Err(Error::Unsupported(format!(
+            "calling `{}` would need {total} registers and shape-heap slots in all, more than the \
+             limit of {MAX_FRAME_CELLS}",
+            frame.name
+        )));
+    }
+    *cells = total;
+    stack.push(frame);
+    Ok(())
+}
+
 /// Fails unless `func` takes `given` arguments.
 fn check_arity(func: &VmFunction, given: usize) -> Result<(), Error> {
     if func.params.len() == given {
@@ -487,6 +518,8 @@ impl Location<'_> {
 struct Frame<'a> {
     /// Index of the function in the executable.
     func: usize,
+    /// Its name, for messages.
+    name: &'a str,
     /// The next instruction.
     pc: usize,
     /// The register file size.
@@ -518,12 +551,18 @@ impl<'a> Frame<'a> {
         }
         Ok(Frame {
             func,
+            name: &f.name,
             pc: 0,
             num_regs: f.num_regs,
             regs: args.into_iter().map(Some).collect(),
             heap: ShapeHeap::new(f.num_slots),
             ret_dst,
         })
+    }
+
+    /// The registers and slots this frame declares.
+    fn cells(&self) -> u64 {
+        u64::from(self.num_regs) + u64::from(self.heap.size())
     }
 
     /// The value in register `r`.

@@ -43,6 +43,11 @@ impl<'a> ShapeHeap<'a> {
         }
     }
 
+    /// The number of slots.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
     /// Who bound `slot`, if anyone.
     pub fn binding(&self, slot: u32) -> Option<&Binding<'a>> {
         self.slots.get(slot as usize).and_then(Option::as_ref)
