@@ -1,14 +1,15 @@
 //! The virtual machine: an interpreter for [`Executable`]s.
 //!
 //! 1. The interpreter is iterative: calls between functions of the
-//!    executable push a [`Frame`] on an explicit stack instead of recursing
+//!    executable push a frame on an explicit stack instead of recursing
 //!    on the Rust stack, so deep (or runaway) Relax recursion ends in a clean
 //!    error at [`VirtualMachine::with_max_call_depth`] frames, never in a
 //!    stack overflow.
 //! 2. A frame holds the function's registers (`None` until written; reading
-//!    one that is unset is an error), its [`ShapeHeap`] and where the
+//!    one that is unset is an error), its shape heap and where the
 //!    caller wants the result. Registers and slots are allocated as they are
-//!    written, so a corrupted `num_regs` costs nothing.
+//!    written, and what all live frames declare is bounded by
+//!    [`MAX_FRAME_CELLS`], so a corrupted `num_regs` cannot exhaust memory.
 //! 3. The executable is validated once, when the VM is built
 //!    ([`Executable::validate`]); `call` returns that error if it failed.
 //!    Everything is still read with checked accessors, so a VM never panics

@@ -6,8 +6,8 @@
 //! 2. Each bound slot remembers the dim's name and who bound it (the context
 //!    of the `MatchCast`), so a later contradiction can say "expected n = 3
 //!    (bound by parameter `x` of `main`)".
-//! 3. Slots are allocated as they are bound, so a corrupted `num_slots` of
-//!    four billion costs nothing until a slot is actually written.
+//! 3. Slots are allocated as they are bound, so a large `num_slots` costs
+//!    only the slots actually written.
 //! 4. Arithmetic is checked `i64`; `//` and `%` round toward negative
 //!    infinity (TIR's `floordiv`/`floormod`). Overflow and division by zero
 //!    are errors. `Select` and the logical operators evaluate lazily, like
