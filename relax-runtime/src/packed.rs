@@ -1,25 +1,61 @@
-//! Host functions for `call_packed`. INTERFACE STUB, replaced by the VM helper.
+//! Host functions for `call_packed` and `call_dps_packed`.
+//!
+//! 1. A host ("packed") function is a Rust closure from argument values to a
+//!    result value or an error message. It is registered by name in one
+//!    process-wide registry, so an executable refers to host functions by
+//!    name only and stays plain, serializable data.
+//! 2. The registry is a `RwLock<HashMap>`: lookups (every call) take the read
+//!    lock, registration the write lock. A lookup clones the function's `Arc`
+//!    and releases the lock before the function runs, so a host function may
+//!    itself register functions or run a VM without deadlocking.
+//! 3. A name is resolved when it is called, not when an executable is loaded:
+//!    registering a function after building a VM is fine, and a missing one is
+//!    an [`Error::Packed`] naming it at the call.
+
 use crate::error::Error;
 use crate::value::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 /// A host function.
-pub type PackedFunc = std::sync::Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync>;
+pub type PackedFunc = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync>;
+
+/// The process-wide registry. Poisoning is ignored: the map is never left
+/// half-updated (every write is a single `insert` or `remove`).
+static REGISTRY: LazyLock<RwLock<HashMap<String, PackedFunc>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
 
 /// Registers `f` under `name` process-wide (replacing any earlier one).
 pub fn register_packed(
     name: &str,
     f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
 ) {
-    let _ = (name, f);
+    REGISTRY
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_string(), Arc::new(f));
+}
+
+/// Removes the host function `name`; whether there was one.
+pub fn unregister_packed(name: &str) -> bool {
+    REGISTRY
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(name)
+        .is_some()
 }
 
 /// The host function named `name`.
 pub fn lookup_packed(name: &str) -> Option<PackedFunc> {
-    let _ = name;
-    None
+    REGISTRY
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+        .cloned()
 }
 
-/// Calls the host function `name`.
+/// Calls the host function `name`; a missing function or its error message
+/// becomes an [`Error::Packed`] naming it.
 pub fn call_packed(name: &str, args: &[Value]) -> Result<Value, Error> {
     let f = lookup_packed(name).ok_or_else(|| Error::Packed {
         name: name.into(),
@@ -29,4 +65,54 @@ pub fn call_packed(name: &str, args: &[Value]) -> Result<Value, Error> {
         name: name.into(),
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_call_replace_unregister() {
+        let name = "packed.tests.register_call_replace_unregister";
+        register_packed(name, |args| Ok(Value::Int(args.len() as i64)));
+        assert_eq!(
+            call_packed(name, &[Value::Int(1), Value::Int(2)]),
+            Ok(Value::Int(2))
+        );
+        register_packed(name, |_| Err("bad input".into()));
+        assert_eq!(
+            call_packed(name, &[]),
+            Err(Error::Packed {
+                name: name.into(),
+                message: "bad input".into()
+            })
+        );
+        assert!(unregister_packed(name));
+        assert!(!unregister_packed(name));
+        assert!(lookup_packed(name).is_none());
+        match call_packed(name, &[]) {
+            Err(Error::Packed { name: n, message }) => {
+                assert_eq!(n, name);
+                assert!(message.contains("no host function"), "{message}");
+            }
+            other => panic!("expected a Packed error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_host_function_may_use_the_registry() {
+        let outer = "packed.tests.reentrant.outer";
+        let inner = "packed.tests.reentrant.inner";
+        register_packed(inner, |_| Ok(Value::Int(7)));
+        register_packed(outer, move |args| {
+            // Registration inside a call must not deadlock.
+            register_packed("packed.tests.reentrant.late", |_| Ok(Value::Bool(true)));
+            call_packed(inner, args).map_err(|e| e.to_string())
+        });
+        assert_eq!(call_packed(outer, &[]), Ok(Value::Int(7)));
+        assert_eq!(
+            call_packed("packed.tests.reentrant.late", &[]),
+            Ok(Value::Bool(true))
+        );
+    }
 }

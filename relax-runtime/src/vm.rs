@@ -1,23 +1,619 @@
-//! The virtual machine. INTERFACE STUB, replaced by the VM helper.
-use crate::error::Error;
-use crate::executable::Executable;
-use crate::value::Value;
+//! The virtual machine: an interpreter for [`Executable`]s.
+//!
+//! 1. The interpreter is iterative: calls between functions of the
+//!    executable push a frame on an explicit stack instead of recursing
+//!    on the Rust stack, so deep (or runaway) Relax recursion ends in a clean
+//!    error at [`VirtualMachine::with_max_call_depth`] frames, never in a
+//!    stack overflow.
+//! 2. A frame holds the function's registers (`None` until written; reading
+//!    one that is unset is an error), its shape heap and where the
+//!    caller wants the result. Registers and slots are allocated as they are
+//!    written, and what all live frames declare is bounded by
+//!    [`MAX_FRAME_CELLS`], so a corrupted `num_regs` cannot exhaust memory.
+//! 3. The executable is validated once, when the VM is built
+//!    ([`Executable::validate`]); `call` returns that error if it failed.
+//!    Everything is still read with checked accessors, so a VM never panics
+//!    or indexes out of bounds whatever executable it is given.
+//! 4. A VM is immutable once built (`Send + Sync`): every `call` has its own
+//!    frames, so threads may share one VM and call into it at once.
+//! 5. Errors a user can cause are typed: [`Error::Mismatch`] for a value that
+//!    does not match its StructInfo, [`Error::ArgumentCount`],
+//!    [`Error::UnknownFunction`], [`Error::Kernel`], [`Error::Packed`]. A
+//!    malformed executable, a shape expression that overflows or divides by
+//!    zero, and the call-depth and step limits are reported as
+//!    [`Error::Unsupported`] with the function and instruction at fault.
 
-/// Runs the functions of an executable.
+mod heap;
+mod matching;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use crate::error::Error;
+use crate::executable::{Arg, Callee, Executable, Instr, KernelAttr, Pattern, Reg, VmFunction};
+use crate::kernels::{Kernel, KernelAttrs};
+use crate::packed::call_packed;
+use crate::value::Value;
+use heap::ShapeHeap;
+use matching::{pattern_text, Fail, Matcher};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Finds the reference kernel of an op by name.
+pub type KernelResolver = fn(&str) -> Option<Kernel>;
+
+/// How many frames deep calls may nest by default.
+pub const DEFAULT_MAX_CALL_DEPTH: usize = 1000;
+
+/// How many registers and shape-heap slots the frames of one call may
+/// declare in total. Frames grow their storage lazily, but a corrupted
+/// executable could declare billions of registers and write the last one
+/// in every frame of a deep recursion; this bound turns that into an error
+/// instead of an out-of-memory abort.
+pub const MAX_FRAME_CELLS: u64 = 1 << 22;
+
+/// Runs the functions of an executable. See the module docs.
 pub struct VirtualMachine {
-    exec: std::sync::Arc<Executable>,
+    exec: Arc<Executable>,
+    /// The result of [`Executable::validate`], returned by every `call`.
+    valid: Result<(), Error>,
+    /// The kernel of each kernel-table entry, resolved once.
+    kernels: Vec<Option<Kernel>>,
+    max_depth: usize,
+    step_limit: Option<u64>,
 }
 
 impl VirtualMachine {
-    /// A VM for `exec`.
+    /// A VM for `exec`, with the reference kernels of [`crate::kernels`].
     pub fn new(exec: &Executable) -> Self {
-        VirtualMachine {
-            exec: std::sync::Arc::new(exec.clone()),
-        }
+        let exec = Arc::new(exec.clone());
+        let valid = exec.validate();
+        let mut vm = VirtualMachine {
+            exec,
+            valid,
+            kernels: Vec::new(),
+            max_depth: DEFAULT_MAX_CALL_DEPTH,
+            step_limit: None,
+        };
+        vm.resolve_kernels(crate::kernels::lookup);
+        vm
     }
+
+    /// This VM with kernels found by `resolve` instead of
+    /// [`crate::kernels::lookup`] (to run with other or extra kernels).
+    pub fn with_kernel_resolver(mut self, resolve: KernelResolver) -> Self {
+        self.resolve_kernels(resolve);
+        self
+    }
+
+    /// This VM with at most `depth` nested calls (1000 by default); a call
+    /// that would go deeper fails.
+    pub fn with_max_call_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth.max(1);
+        self
+    }
+
+    /// This VM with at most `steps` instructions per `call` (unlimited by
+    /// default), to bound the running time of untrusted executables.
+    pub fn with_step_limit(mut self, steps: u64) -> Self {
+        self.step_limit = Some(steps);
+        self
+    }
+
+    /// The executable this VM runs.
+    pub fn executable(&self) -> &Executable {
+        &self.exec
+    }
+
+    fn resolve_kernels(&mut self, resolve: KernelResolver) {
+        self.kernels = self.exec.kernels.iter().map(|k| resolve(&k.op)).collect();
+    }
+
     /// Calls the function `name` with `args`.
     pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, Error> {
-        let _ = (args, &self.exec);
-        Err(Error::UnknownFunction(name.into()))
+        self.valid.clone()?;
+        let index = self
+            .exec
+            .function_index(name)
+            .ok_or_else(|| Error::UnknownFunction(name.into()))?;
+        let func = &self.exec.functions[index];
+        check_arity(func, args.len())?;
+        self.run(index, args.to_vec())
+    }
+
+    /// Runs function `entry` on `args` (already counted) to its `Ret`.
+    fn run(&self, entry: usize, args: Vec<Value>) -> Result<Value, Error> {
+        let exec: &Executable = &self.exec;
+        let mut stack = Vec::new();
+        let mut cells: u64 = 0;
+        push_frame(&mut stack, &mut cells, Frame::new(exec, entry, args, 0)?)?;
+        let mut steps: u64 = 0;
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                return Err(Error::Unsupported("the VM's frame stack is empty".into()));
+            };
+            let func = &exec.functions[frame.func];
+            let at = Location {
+                func: &func.name,
+                pc: frame.pc,
+            };
+            let Some(instr) = func.instrs.get(frame.pc) else {
+                return Err(at.invalid("control runs past the end of the function"));
+            };
+            steps += 1;
+            if self.step_limit.is_some_and(|limit| steps > limit) {
+                return Err(at.error(format!(
+                    "the step limit of {} instructions is exceeded",
+                    steps - 1
+                )));
+            }
+            match instr {
+                Instr::Call { callee, args, dst } => {
+                    let argv = args
+                        .iter()
+                        .map(|a| frame.read(exec, a, &at))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let target = match callee {
+                        Callee::Function(f) => Some(*f),
+                        Callee::Closure(r) => match frame.reg(*r, &at)? {
+                            Value::Func(f) => Some(f),
+                            other => {
+                                return Err(Error::Mismatch {
+                                    context: format!(
+                                        "callee of instruction {} in `{}`",
+                                        at.pc, at.func
+                                    ),
+                                    expected: "R.Callable".into(),
+                                    found: other.describe(),
+                                })
+                            }
+                        },
+                        _ => None,
+                    };
+                    if let Some(f) = target {
+                        // A call into the executable pushes a frame; the
+                        // caller's pc stays on this `Call` until `Ret` writes
+                        // the result to `dst` and steps past it.
+                        let Some(callee_fn) = exec.functions.get(f as usize) else {
+                            return Err(at.invalid(format!(
+                                "function {f} is out of range (there are {})",
+                                exec.functions.len()
+                            )));
+                        };
+                        check_arity(callee_fn, argv.len())?;
+                        if stack.len() >= self.max_depth {
+                            return Err(at.error(format!(
+                                "calling `{}` exceeds the call depth limit of {} frames",
+                                callee_fn.name, self.max_depth
+                            )));
+                        }
+                        let callee_frame = Frame::new(exec, f as usize, argv, *dst)?;
+                        push_frame(&mut stack, &mut cells, callee_frame)?;
+                        continue;
+                    }
+                    let value = self.call_external(frame, callee, argv, &at)?;
+                    frame.write(*dst, value, &at)?;
+                }
+                Instr::MatchCast {
+                    value,
+                    pattern,
+                    dst,
+                    context,
+                    expected,
+                } => {
+                    let v = frame.read(exec, value, &at)?;
+                    let mut m = Matcher {
+                        heap: &mut frame.heap,
+                        by: Cow::Borrowed(context.as_str()),
+                    };
+                    m.check(&v, pattern).map_err(|fail| match fail {
+                        Fail::Found(found) => Error::Mismatch {
+                            context: context.clone(),
+                            expected: expected.clone(),
+                            found,
+                        },
+                        Fail::Internal(why) => at.invalid(why),
+                    })?;
+                    if let Some(d) = dst {
+                        frame.write(*d, v, &at)?;
+                    }
+                }
+                Instr::MakeShape { dims, dst } => {
+                    let dims = dims
+                        .iter()
+                        .map(|e| frame.heap.eval(e))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|why| at.error(why))?;
+                    frame.write(*dst, Value::Shape(dims.into()), &at)?;
+                }
+                Instr::MakePrim { value, dtype, dst } => {
+                    let v = frame.heap.eval(value).map_err(|why| at.error(why))?;
+                    let prim = if dtype.is_bool() {
+                        Value::Bool(v != 0)
+                    } else if dtype.is_integer() {
+                        Value::Int(v)
+                    } else if dtype.is_float() {
+                        Value::Float(v as f64)
+                    } else {
+                        return Err(at.invalid(format!("a prim value cannot have dtype {dtype}")));
+                    };
+                    frame.write(*dst, prim, &at)?;
+                }
+                Instr::MakeTuple { fields, dst } => {
+                    let fields = fields
+                        .iter()
+                        .map(|a| frame.read(exec, a, &at))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    frame.write(*dst, Value::tuple(fields), &at)?;
+                }
+                Instr::GetItem { tuple, index, dst } => {
+                    let t = frame.read(exec, tuple, &at)?;
+                    let field = t
+                        .as_tuple()
+                        .and_then(|fields| fields.get(*index as usize))
+                        .cloned()
+                        .ok_or_else(|| Error::Mismatch {
+                            context: format!(
+                                "tuple operand of instruction {} in `{}`",
+                                at.pc, at.func
+                            ),
+                            expected: format!("a tuple of at least {} fields", *index as u64 + 1),
+                            found: t.describe(),
+                        })?;
+                    frame.write(*dst, field, &at)?;
+                }
+                Instr::Move { src, dst } => {
+                    let v = frame.read(exec, src, &at)?;
+                    frame.write(*dst, v, &at)?;
+                }
+                Instr::If { cond, else_target } => {
+                    let c = frame.read(exec, cond, &at)?;
+                    if !truth(&c).ok_or_else(|| Error::Mismatch {
+                        context: format!("condition of instruction {} in `{}`", at.pc, at.func),
+                        expected: "a bool tensor of rank 0, or a bool or integer prim value".into(),
+                        found: c.describe(),
+                    })? {
+                        frame.pc = jump(func, *else_target, &at)?;
+                        continue;
+                    }
+                }
+                Instr::Goto { target } => {
+                    frame.pc = jump(func, *target, &at)?;
+                    continue;
+                }
+                Instr::Ret { value } => {
+                    let v = frame.read(exec, value, &at)?;
+                    let ret_dst = frame.ret_dst;
+                    cells -= frame.cells();
+                    stack.pop();
+                    match stack.last_mut() {
+                        None => return Ok(v),
+                        Some(caller) => {
+                            let caller_at = Location {
+                                func: &exec.functions[caller.func].name,
+                                pc: caller.pc,
+                            };
+                            caller.write(ret_dst, v, &caller_at)?;
+                            caller.pc += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            frame.pc += 1;
+        }
+    }
+
+    /// Calls a kernel or a host function (the callees that do not push a
+    /// frame).
+    fn call_external<'a>(
+        &self,
+        frame: &mut Frame<'a>,
+        callee: &'a Callee,
+        args: Vec<Value>,
+        at: &Location<'_>,
+    ) -> Result<Value, Error> {
+        let exec: &Executable = &self.exec;
+        let packed_name = |i: u32| {
+            exec.packed.get(i as usize).ok_or_else(|| {
+                at.invalid(format!(
+                    "host function {i} is out of range (there are {})",
+                    exec.packed.len()
+                ))
+            })
+        };
+        match callee {
+            Callee::Kernel(k) => {
+                let Some(entry) = exec.kernels.get(*k as usize) else {
+                    return Err(at.invalid(format!(
+                        "kernel entry {k} is out of range (there are {})",
+                        exec.kernels.len()
+                    )));
+                };
+                let Some(kernel) = self.kernels.get(*k as usize).copied().flatten() else {
+                    return Err(Error::Unsupported(format!(
+                        "no reference kernel for {}",
+                        entry.op
+                    )));
+                };
+                let attrs = entry
+                    .attrs
+                    .iter()
+                    .map(|(name, a)| Ok((name.clone(), eval_attr(&frame.heap, a)?)))
+                    .collect::<Result<Vec<_>, String>>()
+                    .map_err(|why| at.error(format!("attributes of {}: {why}", entry.op)))?;
+                kernel(&args, &KernelAttrs(attrs)).map_err(|message| Error::Kernel {
+                    op: entry.op.clone(),
+                    message,
+                })
+            }
+            Callee::Packed(p) => call_packed(packed_name(*p)?, &args),
+            Callee::DpsPacked { name, outputs } => {
+                let name = packed_name(*name)?;
+                let result = call_packed(name, &args)?;
+                let context = format!("result of host function `{name}`");
+                let mut m = Matcher {
+                    heap: &mut frame.heap,
+                    by: Cow::Owned(context.clone()),
+                };
+                let (checked, expected) = match outputs.as_slice() {
+                    [one] => (m.check(&result, one), pattern_text(one)),
+                    many => {
+                        // Several outputs come back as one tuple of them.
+                        let fields: Vec<String> = many.iter().map(pattern_text).collect();
+                        let expected = format!("R.Tuple({})", fields.join(", "));
+                        (check_outputs(&mut m, &result, many), expected)
+                    }
+                };
+                checked.map_err(|fail| match fail {
+                    Fail::Found(found) => Error::Mismatch {
+                        context,
+                        expected,
+                        found,
+                    },
+                    Fail::Internal(why) => at.invalid(why),
+                })?;
+                Ok(result)
+            }
+            Callee::Function(_) | Callee::Closure(_) => {
+                Err(at.invalid("a call into the executable reached the external-call path"))
+            }
+        }
     }
 }
+
+/// Checks the tuple a DPS host function returns for several outputs.
+fn check_outputs<'a>(
+    m: &mut Matcher<'_, 'a>,
+    result: &Value,
+    outputs: &'a [Pattern],
+) -> Result<(), Fail> {
+    // `Pattern::Tuple` would need an owned pattern; check field by field with
+    // the same wording instead.
+    let Some(items) = result.as_tuple() else {
+        return Err(Fail::Found(format!(
+            "{}: expected a tuple of {} outputs",
+            result.describe(),
+            outputs.len()
+        )));
+    };
+    if items.len() != outputs.len() {
+        return Err(Fail::Found(format!(
+            "{}: expected {} fields",
+            result.describe(),
+            outputs.len()
+        )));
+    }
+    for (i, (v, p)) in items.iter().zip(outputs).enumerate() {
+        if let Err(fail) = m.check(v, p) {
+            return Err(match fail {
+                Fail::Found(inner) => {
+                    Fail::Found(format!("{} whose field {i} is {inner}", result.describe()))
+                }
+                internal => internal,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Pushes `frame`, keeping the cells all frames declare within
+/// [`MAX_FRAME_CELLS`].
+fn push_frame<'a>(
+    stack: &mut Vec<Frame<'a>>,
+    cells: &mut u64,
+    frame: Frame<'a>,
+) -> Result<(), Error> {
+    let total = *cells + frame.cells();
+    if total > MAX_FRAME_CELLS {
+        return Err(Error::Unsupported(format!(
+            "calling `{}` would need {total} registers and shape-heap slots in all, more than the \
+             limit of {MAX_FRAME_CELLS}",
+            frame.name
+        )));
+    }
+    *cells = total;
+    stack.push(frame);
+    Ok(())
+}
+
+/// Fails unless `func` takes `given` arguments.
+fn check_arity(func: &VmFunction, given: usize) -> Result<(), Error> {
+    if func.params.len() == given {
+        Ok(())
+    } else {
+        Err(Error::ArgumentCount {
+            function: func.name.clone(),
+            expected: func.params.len(),
+            found: given,
+        })
+    }
+}
+
+/// A jump target, checked against the code.
+fn jump(func: &VmFunction, target: u32, at: &Location<'_>) -> Result<usize, Error> {
+    if (target as usize) < func.instrs.len() {
+        Ok(target as usize)
+    } else {
+        Err(at.invalid(format!(
+            "jump target {target} is out of range (the function has {} instructions)",
+            func.instrs.len()
+        )))
+    }
+}
+
+/// Whether a condition holds: a rank-0 bool tensor, a bool, or an integer
+/// (non-zero is true); `None` for anything else.
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Int(i) => Some(*i != 0),
+        Value::Tensor(t) if t.ndim() == 0 && t.dtype().is_bool() => {
+            t.as_bytes().first().map(|b| *b != 0)
+        }
+        _ => None,
+    }
+}
+
+/// An attribute with its symbolic integers evaluated over `heap`.
+fn eval_attr(heap: &ShapeHeap<'_>, a: &KernelAttr) -> Result<KernelAttr, String> {
+    Ok(match a {
+        KernelAttr::Sym(e) => KernelAttr::Int(heap.eval(e)?),
+        KernelAttr::Array(items) => KernelAttr::Array(
+            items
+                .iter()
+                .map(|i| eval_attr(heap, i))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// Where the interpreter is, for error messages.
+struct Location<'a> {
+    func: &'a str,
+    pc: usize,
+}
+
+impl Location<'_> {
+    /// A run-time failure at this instruction.
+    fn error(&self, why: String) -> Error {
+        Error::Unsupported(format!(
+            "in `{}` at instruction {}: {why}",
+            self.func, self.pc
+        ))
+    }
+    /// A malformed executable, detected at this instruction.
+    fn invalid(&self, why: impl Into<String>) -> Error {
+        validate::invalid(format!(
+            "`{}`, instruction {}: {}",
+            self.func,
+            self.pc,
+            why.into()
+        ))
+    }
+}
+
+/// One activation of a function.
+struct Frame<'a> {
+    /// Index of the function in the executable.
+    func: usize,
+    /// Its name, for messages.
+    name: &'a str,
+    /// The next instruction.
+    pc: usize,
+    /// The register file size.
+    num_regs: u32,
+    /// The registers written so far (grown on write, up to `num_regs`).
+    regs: Vec<Option<Value>>,
+    heap: ShapeHeap<'a>,
+    /// The caller's register that receives the result.
+    ret_dst: Reg,
+}
+
+impl<'a> Frame<'a> {
+    fn new(
+        exec: &'a Executable,
+        func: usize,
+        args: Vec<Value>,
+        ret_dst: Reg,
+    ) -> Result<Self, Error> {
+        let Some(f) = exec.functions.get(func) else {
+            return Err(validate::invalid(format!("function {func} does not exist")));
+        };
+        if args.len() as u64 > u64::from(f.num_regs) {
+            return Err(validate::invalid(format!(
+                "function `{}` has {} parameters but only {} registers",
+                f.name,
+                args.len(),
+                f.num_regs
+            )));
+        }
+        Ok(Frame {
+            func,
+            name: &f.name,
+            pc: 0,
+            num_regs: f.num_regs,
+            regs: args.into_iter().map(Some).collect(),
+            heap: ShapeHeap::new(f.num_slots),
+            ret_dst,
+        })
+    }
+
+    /// The registers and slots this frame declares.
+    fn cells(&self) -> u64 {
+        u64::from(self.num_regs) + u64::from(self.heap.size())
+    }
+
+    /// The value in register `r`.
+    fn reg(&self, r: Reg, at: &Location<'_>) -> Result<Value, Error> {
+        if r >= self.num_regs {
+            return Err(at.invalid(format!(
+                "register {r} is out of range (the function has {})",
+                self.num_regs
+            )));
+        }
+        self.regs
+            .get(r as usize)
+            .and_then(Option::clone)
+            .ok_or_else(|| at.invalid(format!("register {r} is read before it is written")))
+    }
+
+    /// The value of an operand.
+    fn read(&self, exec: &Executable, a: &Arg, at: &Location<'_>) -> Result<Value, Error> {
+        match a {
+            Arg::Reg(r) => self.reg(*r, at),
+            Arg::Const(c) => exec.constants.get(*c as usize).cloned().ok_or_else(|| {
+                at.invalid(format!(
+                    "constant {c} is out of range (the pool has {})",
+                    exec.constants.len()
+                ))
+            }),
+            Arg::Imm(i) => Ok(Value::Int(*i)),
+        }
+    }
+
+    /// Writes register `r`.
+    fn write(&mut self, r: Reg, v: Value, at: &Location<'_>) -> Result<(), Error> {
+        if r >= self.num_regs {
+            return Err(at.invalid(format!(
+                "register {r} is out of range (the function has {})",
+                self.num_regs
+            )));
+        }
+        let i = r as usize;
+        if self.regs.len() <= i {
+            self.regs.resize(i + 1, None);
+        }
+        self.regs[i] = Some(v);
+        Ok(())
+    }
+}
+
+// The VM is shared between threads; keep it that way.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Executable>();
+    assert_send_sync::<VirtualMachine>();
+};
