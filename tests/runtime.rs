@@ -359,7 +359,7 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
     // (op, tensor parameters, extra leading/trailing literal args, attributes)
     let t23 = || tensor(&[2, 3], f32_);
     let mut covered = std::collections::HashSet::new();
-    let samples: Vec<(&str, Vec<StructInfo>, Vec<(&str, AttrValue)>)> = vec![
+    let samples: Vec<(&str, Vec<StructInfo>, Vec<NamedAttr>)> = vec![
         (
             "relax.matmul",
             vec![tensor(&[2, 3, 4], f32_), tensor(&[4, 5], f32_)],
@@ -427,7 +427,7 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         ),
         ("relax.shape_of", vec![t23()], vec![]),
     ];
-    let mut cases: Vec<(String, Vec<StructInfo>, Vec<Expr>, Vec<(&str, AttrValue)>)> = samples
+    let mut cases: Vec<OpCase> = samples
         .into_iter()
         .map(|(o, p, a)| (o.to_string(), p, vec![], a))
         .collect();
@@ -575,6 +575,13 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         }
     }
 }
+
+/// An attribute as a keyword and a value.
+type NamedAttr = (&'static str, relax::ir::AttrValue);
+
+/// One op call to run: the op, its tensor parameters, its literal
+/// arguments, its attributes.
+type OpCase = (String, Vec<StructInfo>, Vec<Expr>, Vec<NamedAttr>);
 
 /// `float32(2, 3)`-style summaries of values and of StructInfo, to compare.
 fn describe_like(v: &Value) -> String {

@@ -83,9 +83,11 @@ impl fmt::Display for Error {
                 found,
             } => write!(
                 f,
-                "`{function}` takes {expected} argument{}, but {found} were given",
-                if *expected == 1 { "" } else { "s" }
+                "`{function}` takes {expected} argument{}, but {found} {} given",
+                if *expected == 1 { "" } else { "s" },
+                if *found == 1 { "was" } else { "were" }
             ),
+
             Error::UnknownFunction(name) => {
                 write!(f, "the executable has no function named `{name}`")
             }

@@ -148,7 +148,7 @@ mod tests {
             "relax.add",
             &[t(&[d(3)], F32)],
             &[],
-            "add takes 2 arguments, but 1 were given",
+            "add takes 2 arguments, but 1 was given",
         );
     }
 

@@ -136,19 +136,25 @@ impl OpInfo {
         attr::normalize(self, given)
     }
 
+    /// An error unless `n` arguments fit the op's arity.
+    pub fn check_arity(&self, n: usize) -> Result<(), Diagnostic> {
+        if self.arity.accepts(n) {
+            return Ok(());
+        }
+        let verb = if n == 1 { "was" } else { "were" };
+        Err(Diagnostic::new(
+            "op-arity",
+            format!(
+                "{} takes {}, but {n} {verb} given",
+                self.short_name(),
+                self.arity
+            ),
+        ))
+    }
+
     /// A call of this op on `args` with `attrs` checked and completed.
     pub fn call(&self, args: Vec<Expr>, attrs: &Attrs) -> Result<Expr, Diagnostic> {
-        if !self.arity.accepts(args.len()) {
-            return Err(Diagnostic::new(
-                "op-arity",
-                format!(
-                    "{} takes {}, but {} were given",
-                    self.short_name(),
-                    self.arity,
-                    args.len()
-                ),
-            ));
-        }
+        self.check_arity(args.len())?;
         Ok(Expr::call_full(
             Expr::op(self.name),
             args,
@@ -227,18 +233,10 @@ pub fn infer_call(call: &Call, analyzer: &Analyzer) -> Option<Result<StructInfo,
         _ => return None,
     };
     let info = lookup(&name)?;
-    if !info.arity.accepts(call.args.len()) {
-        return Some(Err(Diagnostic::new(
-            "op-arity",
-            format!(
-                "{} takes {}, but {} were given",
-                info.short_name(),
-                info.arity,
-                call.args.len()
-            ),
-        )));
-    }
-    Some((info.infer_struct_info)(call, analyzer))
+    Some(
+        info.check_arity(call.args.len())
+            .and_then(|()| (info.infer_struct_info)(call, analyzer)),
+    )
 }
 
 #[cfg(test)]

@@ -1257,14 +1257,13 @@ impl<'s> Lowerer<'s> {
         };
         self.mark_dims(&pat);
         self.define_syms(&pat);
-        let sinfo = match ann {
-            Some((a, sp)) => {
-                self.check_annotation(&a, &pat, sp);
-                a
-            }
-            None => pat.clone(),
-        };
-        let var = make_var(&target.name, sinfo);
+        // The variable has the pattern's StructInfo (a well-formedness rule);
+        // an annotation is only checked against it.
+        if let Some((a, sp)) = ann {
+            self.check_annotation(&a, &pat, sp);
+        }
+        let var = make_var(&target.name, pat.clone());
+
         self.define(&var);
         Some(Binding::match_cast(var, v, pat))
     }

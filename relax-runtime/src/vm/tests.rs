@@ -399,7 +399,7 @@ fn tuple_patterns_name_the_field_at_fault() {
     let (_, _, found) = mismatch(vm.call("main", &[bad_dtype]));
     assert_eq!(
         found,
-        "a tuple of 2 whose field 0 is a int32 tensor of shape (2,): dtype is int32, expected float32"
+        "a tuple of 2 whose field 0 is an int32 tensor of shape (2,): dtype is int32, expected float32"
     );
     let (_, _, found) = mismatch(vm.call("main", &[f32s(&[2])]));
     assert_eq!(found, "a float32 tensor of shape (2,)");

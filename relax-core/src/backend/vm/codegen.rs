@@ -141,7 +141,7 @@ impl FunctionCompiler<'_> {
         Arg::Const(i as u32)
     }
 
-    fn into_reg(&mut self, a: Arg) -> Reg {
+    fn reg_of(&mut self, a: Arg) -> Reg {
         match a {
             Arg::Reg(r) => r,
             other => {
@@ -326,7 +326,7 @@ impl FunctionCompiler<'_> {
             }
             ExprKind::Var(_) => {
                 let f = self.expr(&c.op)?;
-                let r = self.into_reg(f);
+                let r = self.reg_of(f);
                 let args = self.args(&c.args)?;
                 Ok(self.emit_call(Callee::Closure(r), args))
             }
