@@ -297,8 +297,9 @@ impl Tensor {
             .expect("the buffer holds numel elements in C order"))
     }
 
-    /// A copy as an owned ndarray of element type `T`.
-    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, TensorError> {
+    /// A copy as an owned ndarray of element type `T`; an error names both
+    /// dtypes when `T` is not this tensor's element type.
+    pub fn to_ndarray<T: Element>(&self) -> Result<ndarray::ArrayD<T>, crate::Error> {
         Ok(self.view::<T>()?.to_owned())
     }
 
