@@ -53,6 +53,12 @@ pub enum Error {
     },
     /// Serialized bytes are not a valid executable.
     Deserialize(String),
+    /// An executable is malformed (an index out of range, a jump past the
+    /// end): it did not come from the compiler, or was altered.
+    InvalidExecutable(String),
+    /// A run-time failure that is not a mismatch: a shape expression that
+    /// divides by zero or overflows, the call-depth, step or memory limit.
+    Runtime(String),
     /// The program uses something this build cannot run yet.
     Unsupported(String),
 }
@@ -94,6 +100,8 @@ impl fmt::Display for Error {
             Error::Kernel { op, message } => write!(f, "{op}: {message}"),
             Error::Packed { name, message } => write!(f, "host function `{name}`: {message}"),
             Error::Deserialize(why) => write!(f, "not a valid executable: {why}"),
+            Error::InvalidExecutable(why) => write!(f, "invalid executable: {why}"),
+            Error::Runtime(why) => f.write_str(why),
             Error::Unsupported(what) => write!(f, "unsupported: {what}"),
         }
     }

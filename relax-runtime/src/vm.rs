@@ -19,9 +19,11 @@
 //! 5. Errors a user can cause are typed: [`Error::Mismatch`] for a value that
 //!    does not match its StructInfo, [`Error::ArgumentCount`],
 //!    [`Error::UnknownFunction`], [`Error::Kernel`], [`Error::Packed`]. A
-//!    malformed executable, a shape expression that overflows or divides by
-//!    zero, and the call-depth and step limits are reported as
-//!    [`Error::Unsupported`] with the function and instruction at fault.
+//!    malformed executable is [`Error::InvalidExecutable`]; a shape
+//!    expression that overflows or divides by zero, and the call-depth, step
+//!    and memory limits are [`Error::Runtime`], naming the function and
+//!    instruction at fault. A kernel the build does not have is
+//!    [`Error::Unsupported`].
 
 mod heap;
 mod matching;
@@ -131,7 +133,7 @@ impl VirtualMachine {
         let mut steps: u64 = 0;
         loop {
             let Some(frame) = stack.last_mut() else {
-                return Err(Error::Unsupported("the VM's frame stack is empty".into()));
+                return Err(Error::Runtime("the VM's frame stack is empty".into()));
             };
             let func = &exec.functions[frame.func];
             let at = Location {
@@ -427,7 +429,7 @@ fn push_frame<'a>(
 ) -> Result<(), Error> {
     let total = *cells + frame.cells();
     if total > MAX_FRAME_CELLS {
-        return Err(Error::Unsupported(format!(
+        return Err(Error::Runtime(format!(
             "calling `{}` would need {total} registers and shape-heap slots in all, more than the \
              limit of {MAX_FRAME_CELLS}",
             frame.name
@@ -499,7 +501,7 @@ struct Location<'a> {
 impl Location<'_> {
     /// A run-time failure at this instruction.
     fn error(&self, why: String) -> Error {
-        Error::Unsupported(format!(
+        Error::Runtime(format!(
             "in `{}` at instruction {}: {why}",
             self.func, self.pc
         ))

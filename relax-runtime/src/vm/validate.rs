@@ -58,10 +58,9 @@ impl Executable {
     }
 }
 
-/// The error for a malformed executable. The error enum has no variant for
-/// it, so it is reported as unsupported input.
+/// The error for a malformed executable.
 pub(super) fn invalid(why: String) -> Error {
-    Error::Unsupported(format!("invalid executable: {why}"))
+    Error::InvalidExecutable(why)
 }
 
 /// Checks the instructions of one function.
