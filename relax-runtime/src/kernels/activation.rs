@@ -21,12 +21,12 @@
 //!    in two passes, then multiplies by `gamma` if `scale` and adds `beta`
 //!    if `center`: `(x - mean) / sqrt(var + epsilon) · gamma + beta`.
 
-use super::dispatch::{
-    check_arity, dims, same_dtype, tensor_arg, tensor_value, unsupported, view, with_float,
-    with_num, Float, Num, Scalar,
+use super::args::{
+    check_arity, norm_axes, norm_axis, same_dtype, tensor_arg, tensor_value, udims, view,
 };
+use super::dispatch::{with_float, with_num, Float, Num, Scalar};
 use super::elementwise::{float_unary, sigmoid_f64, unary_operand};
-use super::reduce::{map_lanes, normalize_axes, normalize_axis};
+use super::reduce::map_lanes;
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{fmt_shape, Tensor};
 use crate::value::Value;
@@ -108,22 +108,21 @@ fn gelu_f64(x: f64) -> f64 {
 
 /// `relax.nn.relu`: `max(x, 0)`.
 fn relu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.nn.relu";
-    let x = unary_operand(op, args)?;
+    let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(op, x)?.iter().map(|&v| Num::maximum(v, T::ZERO)).collect();
-        tensor_value(op, &dims(x), data)
-    }, Err(unsupported(op, x.dtype())))
+        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::maximum(v, T::ZERO)).collect();
+        tensor_value(&udims(x.shape()), data)
+    })
 }
 
 /// `relax.nn.gelu` (the erf form).
 fn gelu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.nn.gelu", args, gelu_f64)
+    float_unary(args, gelu_f64)
 }
 
 /// `relax.nn.silu`: `x · sigmoid(x)`.
 fn silu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.nn.silu", args, |x| x * sigmoid_f64(x))
+    float_unary(args, |x| x * sigmoid_f64(x))
 }
 
 /// Applies `f` to each lane of the float tensor argument along `axis`.
@@ -133,14 +132,14 @@ fn along_axis(
     attrs: &KernelAttrs,
     f: fn(&[f64], &mut Vec<f64>),
 ) -> Result<Value, String> {
-    let x = unary_operand(op, args)?;
+    let x = unary_operand(args)?;
     let axis = match attrs.get("axis") {
         None => -1,
         Some(_) => attrs.int("axis").map_err(|e| format!("{op}: {e}"))?,
     };
-    let axis = normalize_axis(op, axis, x.ndim())?;
+    let axis = norm_axis(axis, x.ndim())?;
     with_float!(x.dtype(), T => {
-        let v = view::<T>(op, x)?;
+        let v = view::<T>(x)?;
         let mut lane = Vec::new();
         let out = map_lanes(&v, &[axis], |xs: &[T], out: &mut Vec<T>| {
             lane.clear();
@@ -149,7 +148,7 @@ fn along_axis(
             Ok(())
         })?;
         Ok(Value::Tensor(Tensor::from(out)))
-    }, Err(unsupported(op, x.dtype())))
+    })
 }
 
 /// The lane's maximum (`-inf` for an empty lane, which has nothing to shift).
@@ -188,13 +187,13 @@ fn log_softmax(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
 /// `relax.nn.layer_norm(data, gamma, beta)`.
 fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let op = "relax.nn.layer_norm";
-    check_arity(op, args, 3)?;
-    let data = tensor_arg(op, args, 0, "data")?;
-    let gamma = tensor_arg(op, args, 1, "gamma")?;
-    let beta = tensor_arg(op, args, 2, "beta")?;
-    let dtype = same_dtype(op, &[("data", data), ("gamma", gamma), ("beta", beta)])?;
+    check_arity(args, 3)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let gamma = tensor_arg(args, 1, "gamma")?;
+    let beta = tensor_arg(args, 2, "beta")?;
+    let dtype = same_dtype(&[("data", data), ("gamma", gamma), ("beta", beta)])?;
     let err = |e: String| format!("{op}: {e}");
-    let axes = normalize_axes(op, &attrs.ints("axes").map_err(err)?, data.ndim())?;
+    let axes = norm_axes(&attrs.ints("axes").map_err(err)?, data.ndim())?;
     let epsilon = match attrs.get("epsilon") {
         None => 1e-5,
         Some(_) => attrs.float("epsilon").map_err(err)?,
@@ -214,9 +213,9 @@ fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         }
     }
     with_float!(dtype, T => {
-        let v = view::<T>(op, data)?;
-        let g: Vec<f64> = view::<T>(op, gamma)?.iter().map(|&e| e.to_f64()).collect();
-        let b: Vec<f64> = view::<T>(op, beta)?.iter().map(|&e| e.to_f64()).collect();
+        let v = view::<T>(data)?;
+        let g: Vec<f64> = view::<T>(gamma)?.iter().map(|&e| e.to_f64()).collect();
+        let b: Vec<f64> = view::<T>(beta)?.iter().map(|&e| e.to_f64()).collect();
         let out = map_lanes(&v, &axes, |xs: &[T], out: &mut Vec<T>| {
             let xs: Vec<f64> = xs.iter().map(|&e| e.to_f64()).collect();
             let n = xs.len() as f64;
@@ -236,14 +235,14 @@ fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
             Ok(())
         })?;
         Ok(Value::Tensor(Tensor::from(out)))
-    }, Err(unsupported(op, dtype)))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::{erf, erfc};
     use crate::executable::KernelAttr;
-    use crate::kernels::dispatch::testing::*;
+    use crate::kernels::testing::*;
     use crate::value::Value;
     use std::slice::from_ref;
 
@@ -314,7 +313,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.nn.gelu", &[tv(&[1], vec![1i32])], &[]).unwrap_err(),
-            "int32 is not supported by the reference kernel of relax.nn.gelu"
+            "dtype int32 is not supported by this kernel"
         );
         assert!(run("relax.nn.relu", &[tv(&[1], vec![true])], &[]).is_err());
     }
@@ -387,7 +386,7 @@ mod tests {
                 &[("axis", KernelAttr::Int(2))]
             )
             .unwrap_err(),
-            "relax.nn.softmax: axis 2 is out of range for a tensor of rank 2"
+            "axis 2 is out of range for a tensor of rank 2"
         );
         assert!(run("relax.nn.log_softmax", &[tv(&[2], vec![1i64, 2])], &[]).is_err());
         assert!(run("relax.nn.softmax", &[x.clone(), x], &[]).is_err());
@@ -481,7 +480,7 @@ mod tests {
                 &ln_attrs(&[1])
             )
             .unwrap_err(),
-            "relax.nn.layer_norm: dtypes differ: data is float32, beta is float64"
+            "dtypes differ: data is float32, beta is float64"
         );
         assert!(run(
             "relax.nn.layer_norm",

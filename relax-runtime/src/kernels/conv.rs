@@ -17,7 +17,8 @@
 //! 4. Geometry attributes are limited to `i32::MAX` so that every index
 //!    computation fits comfortably in `i64`.
 
-use super::support::{cast_to, check_arity, checked_numel, numeric_dtype, tensor_arg, view, Num};
+use super::args::{check_arity, checked_numel, same_dtype, tensor_arg, tensor_value, view};
+use super::dispatch::{cast_to, with_num, Num};
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
 use crate::tensor::{fmt_shape, Tensor};
@@ -182,19 +183,13 @@ fn conv2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     };
     let out_dtype = attrs.dtype("out_dtype")?;
     if out_dtype.is_void() {
-        if data.dtype() != weight.dtype() {
-            return Err(format!(
-                "dtypes differ: data is {}, weight is {}",
-                data.dtype(),
-                weight.dtype()
-            ));
-        }
-        numeric_dtype!(data.dtype(), T => {
+        let dtype = same_dtype(&[("data", data), ("weight", weight)])?;
+        with_num!(dtype, T => {
             let (x, k) = (view::<T>(data)?, view::<T>(weight)?);
             conv_loop::<T>(slice(&x)?, slice(&k)?, &geo, &win)
         })
     } else {
-        numeric_dtype!(out_dtype, T => {
+        with_num!(out_dtype, T => {
             let (x, k) = (cast_to::<T>(data)?, cast_to::<T>(weight)?);
             conv_loop::<T>(slice(&x)?, slice(&k)?, &geo, &win)
         })
@@ -253,10 +248,7 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
             }
         }
     }
-    let shape = [n as i64, o as i64, oh as i64, ow as i64];
-    Tensor::from_vec(&shape, out)
-        .map(Value::Tensor)
-        .map_err(|e| e.to_string())
+    tensor_value(&[n, o, oh, ow], out)
 }
 
 /// `relax.nn.max_pool2d(data, pool_size, strides, padding, dilation,
@@ -270,15 +262,12 @@ fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let win = Window::from_attrs(attrs, pool, attrs.bool_or("ceil_mode", false)?)?;
     let oh = win.out_extent(h as i64, 0)?;
     let ow = win.out_extent(w as i64, 1)?;
-    let out_shape = [n as i64, c as i64, oh, ow];
-    checked_numel(&out_shape)?;
-    let geo = [n * c, h, w, oh as usize, ow as usize];
-    numeric_dtype!(data.dtype(), T => {
+    checked_numel(&[n as i64, c as i64, oh, ow])?;
+    let (oh, ow) = (oh as usize, ow as usize);
+    let geo = [n * c, h, w, oh, ow];
+    with_num!(data.dtype(), T => {
         let x = view::<T>(data)?;
-        let result = pool_loop::<T>(slice(&x)?, geo, &win);
-        Tensor::from_vec(&out_shape, result)
-            .map(Value::Tensor)
-            .map_err(|e| e.to_string())
+        tensor_value(&[n, c, oh, ow], pool_loop::<T>(slice(&x)?, geo, &win))
     })
 }
 
@@ -293,7 +282,7 @@ fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
                 let mut acc = T::LOWEST;
                 for (_, iy) in win.taps(oy, h, 0) {
                     for (_, ix) in win.taps(ox, w, 1) {
-                        acc = T::max2(acc, x[(p * h + iy) * w + ix]);
+                        acc = acc.maximum(x[(p * h + iy) * w + ix]);
                     }
                 }
                 out.push(acc);
@@ -307,14 +296,8 @@ fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
 mod tests {
     use super::*;
     use crate::data_type::DataType;
-    use crate::tensor::Element;
+    use crate::kernels::testing::{assert_ok, ints, tv};
 
-    fn t<T: Element>(shape: &[i64], data: Vec<T>) -> Value {
-        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
-    }
-    fn ints(v: &[i64]) -> KernelAttr {
-        KernelAttr::Array(v.iter().map(|&i| KernelAttr::Int(i)).collect())
-    }
     /// Complete conv2d attributes (the defaults) with `over` replacing some.
     fn conv_attrs(over: &[(&str, KernelAttr)]) -> KernelAttrs {
         let mut a = vec![
@@ -345,27 +328,22 @@ mod tests {
         }
         KernelAttrs(a)
     }
-    fn check<T: Element>(v: Result<Value, String>, shape: &[i64], data: Vec<T>) {
-        let got = v.unwrap().as_tensor().unwrap().clone();
-        assert_eq!(got.shape(), shape);
-        assert_eq!(got.to_vec::<T>().unwrap(), data);
-    }
     fn nine() -> Value {
-        t(&[1, 1, 3, 3], (1..=9).map(|v| v as f32).collect())
+        tv(&[1, 1, 3, 3], (1..=9).map(|v| v as f32).collect())
     }
 
     #[test]
     fn conv2d_plain() {
-        let k = t(&[1, 1, 2, 2], vec![1.0f32, 0.0, 0.0, 1.0]);
-        check(
+        let k = tv(&[1, 1, 2, 2], vec![1.0f32, 0.0, 0.0, 1.0]);
+        assert_ok(
             conv2d(&[nine(), k], &conv_attrs(&[])),
             &[1, 1, 2, 2],
             vec![6.0f32, 8.0, 12.0, 14.0],
         );
         // Two images, two output channels, integers.
-        let x = t(&[2, 1, 1, 2], vec![1i32, 2, 3, 4]);
-        let k = t(&[2, 1, 1, 1], vec![10i32, -1]);
-        check(
+        let x = tv(&[2, 1, 1, 2], vec![1i32, 2, 3, 4]);
+        let k = tv(&[2, 1, 1, 1], vec![10i32, -1]);
+        assert_ok(
             conv2d(&[x, k], &conv_attrs(&[])),
             &[2, 2, 1, 2],
             vec![10, 20, -1, -2, 30, 40, -3, -4],
@@ -374,8 +352,8 @@ mod tests {
 
     #[test]
     fn conv2d_stride_padding_dilation() {
-        let ones = t(&[1, 1, 3, 3], vec![1.0f32; 9]);
-        check(
+        let ones = tv(&[1, 1, 3, 3], vec![1.0f32; 9]);
+        assert_ok(
             conv2d(
                 &[nine(), ones],
                 &conv_attrs(&[("strides", ints(&[2, 2])), ("padding", ints(&[1]))]),
@@ -383,16 +361,16 @@ mod tests {
             &[1, 1, 2, 2],
             vec![12.0f32, 16.0, 24.0, 28.0],
         );
-        let ones2 = t(&[1, 1, 2, 2], vec![1.0f32; 4]);
-        check(
+        let ones2 = tv(&[1, 1, 2, 2], vec![1.0f32; 4]);
+        assert_ok(
             conv2d(&[nine(), ones2], &conv_attrs(&[("dilation", ints(&[2]))])),
             &[1, 1, 1, 1],
             vec![20.0f32],
         );
         // Asymmetric padding (top, left, bottom, right) = (1, 0, 0, 1).
-        let x = t(&[1, 1, 2, 2], vec![1.0f64, 2.0, 3.0, 4.0]);
-        let one = t(&[1, 1, 1, 1], vec![1.0f64]);
-        check(
+        let x = tv(&[1, 1, 2, 2], vec![1.0f64, 2.0, 3.0, 4.0]);
+        let one = tv(&[1, 1, 1, 1], vec![1.0f64]);
+        assert_ok(
             conv2d(&[x, one], &conv_attrs(&[("padding", ints(&[1, 0, 0, 1]))])),
             &[1, 1, 3, 3],
             vec![0.0f64, 0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0],
@@ -401,12 +379,12 @@ mod tests {
 
     #[test]
     fn conv2d_groups_and_channel_sums() {
-        let x = t(
+        let x = tv(
             &[1, 2, 2, 2],
             vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
         );
-        let k = t(&[2, 1, 1, 1], vec![10.0f32, 100.0]);
-        check(
+        let k = tv(&[2, 1, 1, 1], vec![10.0f32, 100.0]);
+        assert_ok(
             conv2d(
                 &[x.clone(), k],
                 &conv_attrs(&[("groups", KernelAttr::Int(2))]),
@@ -416,7 +394,7 @@ mod tests {
         );
         // Four output channels over two groups: channels 0-1 read input 0,
         // channels 2-3 read input 1.
-        let k = t(&[4, 1, 1, 1], vec![1.0f32, -1.0, 2.0, 0.0]);
+        let k = tv(&[4, 1, 1, 1], vec![1.0f32, -1.0, 2.0, 0.0]);
         let r = conv2d(
             &[x.clone(), k],
             &conv_attrs(&[("groups", KernelAttr::Int(2))]),
@@ -429,8 +407,8 @@ mod tests {
                 0.0
             ]
         );
-        let k = t(&[1, 2, 1, 1], vec![1.0f32, 1.0]);
-        check(
+        let k = tv(&[1, 2, 1, 1], vec![1.0f32, 1.0]);
+        assert_ok(
             conv2d(&[x, k], &conv_attrs(&[])),
             &[1, 1, 2, 2],
             vec![6.0f32, 8.0, 10.0, 12.0],
@@ -439,9 +417,9 @@ mod tests {
 
     #[test]
     fn conv2d_out_dtype_and_empty() {
-        let x = t(&[1, 1, 1, 2], vec![100i8, 100]);
-        let k = t(&[1, 1, 1, 2], vec![1i8, 1]);
-        check(
+        let x = tv(&[1, 1, 1, 2], vec![100i8, 100]);
+        let k = tv(&[1, 1, 1, 2], vec![1i8, 1]);
+        assert_ok(
             conv2d(
                 &[x, k],
                 &conv_attrs(&[("out_dtype", KernelAttr::DataType(DataType::i32()))]),
@@ -449,9 +427,9 @@ mod tests {
             &[1, 1, 1, 1],
             vec![200i32],
         );
-        let x = t::<f32>(&[0, 1, 3, 3], vec![]);
-        let k = t(&[2, 1, 2, 2], vec![1.0f32; 8]);
-        check(
+        let x = tv::<f32>(&[0, 1, 3, 3], vec![]);
+        let k = tv(&[2, 1, 2, 2], vec![1.0f32; 8]);
+        assert_ok(
             conv2d(&[x, k], &conv_attrs(&[])),
             &[0, 2, 2, 2],
             Vec::<f32>::new(),
@@ -460,7 +438,7 @@ mod tests {
 
     #[test]
     fn conv2d_errors() {
-        let k = t(&[1, 1, 2, 2], vec![1.0f32; 4]);
+        let k = tv(&[1, 1, 2, 2], vec![1.0f32; 4]);
         let a = conv_attrs(&[]);
         assert_eq!(
             conv2d(
@@ -470,20 +448,20 @@ mod tests {
             .unwrap_err(),
             "only data_layout NCHW is supported, found NHWC"
         );
-        let flat = t(&[3, 3], vec![0.0f32; 9]);
+        let flat = tv(&[3, 3], vec![0.0f32; 9]);
         assert_eq!(
             conv2d(&[flat, k.clone()], &a).unwrap_err(),
             "data must have rank 4, found rank 2"
         );
-        let k2 = t(&[1, 2, 2, 2], vec![1.0f32; 8]);
+        let k2 = tv(&[1, 2, 2, 2], vec![1.0f32; 8]);
         assert_eq!(
             conv2d(&[nine(), k2], &a).unwrap_err(),
             "input channels differ: data is (1, 1, 3, 3), weight is (1, 2, 2, 2) with 1 group(s)"
         );
-        let x2 = t(&[1, 2, 3, 3], vec![0.0f32; 18]);
-        let k3 = t(&[3, 1, 1, 1], vec![1.0f32; 3]);
+        let x2 = tv(&[1, 2, 3, 3], vec![0.0f32; 18]);
+        let k3 = tv(&[3, 1, 1, 1], vec![1.0f32; 3]);
         assert!(conv2d(&[x2, k3], &conv_attrs(&[("groups", KernelAttr::Int(2))])).is_err());
-        let big = t(&[1, 1, 5, 5], vec![1.0f32; 25]);
+        let big = tv(&[1, 1, 5, 5], vec![1.0f32; 25]);
         assert!(conv2d(&[nine(), big], &a).is_err());
         assert_eq!(
             conv2d(
@@ -513,7 +491,7 @@ mod tests {
             &conv_attrs(&[("groups", KernelAttr::Int(0))])
         )
         .is_err());
-        let ki = t(&[1, 1, 2, 2], vec![1i32; 4]);
+        let ki = tv(&[1, 1, 2, 2], vec![1i32; 4]);
         assert_eq!(
             conv2d(&[nine(), ki], &a).unwrap_err(),
             "dtypes differ: data is float32, weight is int32"
@@ -523,36 +501,36 @@ mod tests {
 
     #[test]
     fn max_pool2d_windows() {
-        let x = t(&[1, 1, 4, 4], (0..16).map(|v| v as f32).collect());
+        let x = tv(&[1, 1, 4, 4], (0..16).map(|v| v as f32).collect());
         let a = pool_attrs(&[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))]);
-        check(
+        assert_ok(
             max_pool2d(&[x], &a),
             &[1, 1, 2, 2],
             vec![5.0f32, 7.0, 13.0, 15.0],
         );
         // Padding counts as -inf: every value is negative, none becomes 0.
-        let neg = t(&[1, 1, 3, 3], (1..=9).map(|v| -(v as f64)).collect());
+        let neg = tv(&[1, 1, 3, 3], (1..=9).map(|v| -(v as f64)).collect());
         let a = pool_attrs(&[
             ("pool_size", ints(&[3, 3])),
             ("strides", ints(&[2, 2])),
             ("padding", ints(&[1])),
         ]);
-        check(
+        assert_ok(
             max_pool2d(&[neg], &a),
             &[1, 1, 2, 2],
             vec![-1.0f64, -2.0, -4.0, -5.0],
         );
         // Dilation 2 skips the centre.
-        let x = t(&[1, 1, 3, 3], vec![9i32, 0, 1, 0, 50, 0, 2, 0, 3]);
+        let x = tv(&[1, 1, 3, 3], vec![9i32, 0, 1, 0, 50, 0, 2, 0, 3]);
         let a = pool_attrs(&[("pool_size", ints(&[2])), ("dilation", ints(&[2]))]);
-        check(max_pool2d(&[x], &a), &[1, 1, 1, 1], vec![9i32]);
+        assert_ok(max_pool2d(&[x], &a), &[1, 1, 1, 1], vec![9i32]);
     }
 
     #[test]
     fn max_pool2d_ceil_mode_and_all_padding_windows() {
-        let x = t(&[1, 1, 3, 3], (0..9).map(|v| v as f32).collect());
+        let x = tv(&[1, 1, 3, 3], (0..9).map(|v| v as f32).collect());
         let floor = pool_attrs(&[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))]);
-        check(
+        assert_ok(
             max_pool2d(std::slice::from_ref(&x), &floor),
             &[1, 1, 1, 1],
             vec![4.0f32],
@@ -562,12 +540,12 @@ mod tests {
             ("strides", ints(&[2, 2])),
             ("ceil_mode", KernelAttr::Bool(true)),
         ]);
-        check(
+        assert_ok(
             max_pool2d(&[x], &ceil),
             &[1, 1, 2, 2],
             vec![4.0f32, 5.0, 7.0, 8.0],
         );
-        let one = t(&[1, 1, 1, 1], vec![3.0f32]);
+        let one = tv(&[1, 1, 1, 1], vec![3.0f32]);
         let pad = pool_attrs(&[("padding", ints(&[1]))]);
         let r = max_pool2d(&[one], &pad).unwrap();
         let r = r.as_tensor().unwrap().to_vec::<f32>().unwrap();
@@ -576,14 +554,14 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &v)| i == 4 || v == f32::NEG_INFINITY));
-        let i = t(&[1, 1, 1, 1], vec![-5i8]);
-        check(
+        let i = tv(&[1, 1, 1, 1], vec![-5i8]);
+        assert_ok(
             max_pool2d(&[i], &pool_attrs(&[("padding", ints(&[0, 1]))])),
             &[1, 1, 1, 3],
             vec![i8::MIN, -5, i8::MIN],
         );
-        let e = t::<f32>(&[1, 0, 2, 2], vec![]);
-        check(max_pool2d(&[e], &floor), &[1, 0, 1, 1], Vec::<f32>::new());
+        let e = tv::<f32>(&[1, 0, 2, 2], vec![]);
+        assert_ok(max_pool2d(&[e], &floor), &[1, 0, 1, 1], Vec::<f32>::new());
     }
 
     #[test]
@@ -622,7 +600,7 @@ mod tests {
 
     #[test]
     fn huge_windows_only_visit_the_input() {
-        let x = t(&[1, 1, 2, 2], vec![1.0f32, 4.0, 2.0, 3.0]);
+        let x = tv(&[1, 1, 2, 2], vec![1.0f32, 4.0, 2.0, 3.0]);
         let big = 1i64 << 30;
         let a = pool_attrs(&[
             ("pool_size", ints(&[big])),
@@ -632,7 +610,7 @@ mod tests {
         // Output row/column 0 starts 2^30 before the input and its window
         // ends just before it: wholly padding. Row/column 1 starts at 0.
         let ninf = f32::NEG_INFINITY;
-        check(
+        assert_ok(
             max_pool2d(&[x], &a),
             &[1, 1, 2, 2],
             vec![ninf, ninf, ninf, 4.0f32],
@@ -641,10 +619,10 @@ mod tests {
 
     #[test]
     fn max_pool2d_errors() {
-        let x = t(&[1, 1, 2, 2], vec![0.0f32; 4]);
+        let x = tv(&[1, 1, 2, 2], vec![0.0f32; 4]);
         // A window one larger than the input leaves no position; two larger
         // would need a negative extent.
-        check(
+        assert_ok(
             max_pool2d(
                 std::slice::from_ref(&x),
                 &pool_attrs(&[("pool_size", ints(&[3]))]),
@@ -674,9 +652,9 @@ mod tests {
             "only layout NCHW is supported, found NHWC"
         );
         assert!(max_pool2d(&[x], &pool_attrs(&[("strides", ints(&[1, 1, 1]))])).is_err());
-        let b = t(&[1, 1, 1, 1], vec![true]);
+        let b = tv(&[1, 1, 1, 1], vec![true]);
         assert!(max_pool2d(&[b], &pool_attrs(&[])).is_err());
-        let flat = t(&[2, 2], vec![0.0f32; 4]);
+        let flat = tv(&[2, 2], vec![0.0f32; 4]);
         assert!(max_pool2d(&[flat], &pool_attrs(&[])).is_err());
     }
 }

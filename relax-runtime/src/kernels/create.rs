@@ -7,7 +7,8 @@
 //!    defaults (`void`) to the fill's dtype, and otherwise the fill value is
 //!    converted as `astype` would (a C cast).
 
-use super::dispatch::{check_arity, tensor_arg, unsupported, view, with_any, Scalar, Wide};
+use super::args::{check_arity, check_nonnegative, shape_arg, tensor_arg, view};
+use super::dispatch::{with_any, Scalar, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::data_type::DataType;
 use crate::tensor::{fmt_shape, Tensor};
@@ -21,23 +22,9 @@ pub const KERNELS: &[(&str, Kernel)] = &[
 ];
 
 /// The shape argument, checked to describe a tensor that can exist.
-fn shape_arg<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&'a [i64], String> {
-    let shape = match args.first() {
-        Some(Value::Shape(s)) => s,
-        Some(other) => {
-            return Err(format!(
-                "{op}: shape must be a shape, found {}",
-                other.describe()
-            ))
-        }
-        None => return Err(format!("{op}: missing argument shape")),
-    };
-    if shape.iter().any(|&d| d < 0) {
-        return Err(format!(
-            "{op}: shape {} has a negative dimension",
-            fmt_shape(shape)
-        ));
-    }
+fn creatable_shape<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&'a [i64], String> {
+    let shape = shape_arg(args, 0, "shape")?;
+    check_nonnegative(shape)?;
     let bytes = shape
         .iter()
         .try_fold(dtype.size_in_bytes().max(1), |acc, &d| {
@@ -59,7 +46,7 @@ fn filled(op: &str, shape: &[i64], dtype: DataType, value: Wide) -> Result<Value
         Tensor::from_vec(shape, vec![T::from_wide(value); n])
             .map(Value::Tensor)
             .map_err(|e| format!("{op}: {e}"))
-    }, Err(unsupported(op, dtype)))
+    })
 }
 
 /// The required `dtype` attribute.
@@ -73,27 +60,28 @@ fn dtype_attr(op: &str, attrs: &KernelAttrs) -> Result<DataType, String> {
 
 /// `relax.zeros(shape)`.
 fn zeros(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.zeros";
-    check_arity(op, args, 1)?;
-    let dtype = dtype_attr(op, attrs)?;
-    let shape = shape_arg(op, args, dtype)?;
-    filled(op, shape, dtype, 0i64.to_wide())
+    constant("relax.zeros", args, attrs, 0)
 }
 
 /// `relax.ones(shape)`.
 fn ones(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.ones";
-    check_arity(op, args, 1)?;
+    constant("relax.ones", args, attrs, 1)
+}
+
+/// A tensor of the `shape` argument and the `dtype` attribute filled with
+/// `value`.
+fn constant(op: &str, args: &[Value], attrs: &KernelAttrs, value: i64) -> Result<Value, String> {
+    check_arity(args, 1)?;
     let dtype = dtype_attr(op, attrs)?;
-    let shape = shape_arg(op, args, dtype)?;
-    filled(op, shape, dtype, 1i64.to_wide())
+    let shape = creatable_shape(op, args, dtype)?;
+    filled(op, shape, dtype, value.to_wide())
 }
 
 /// `relax.full(shape, fill_value)`.
 fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let op = "relax.full";
-    check_arity(op, args, 2)?;
-    let fill = tensor_arg(op, args, 1, "fill_value")?;
+    check_arity(args, 2)?;
+    let fill = tensor_arg(args, 1, "fill_value")?;
     if fill.ndim() != 0 {
         return Err(format!(
             "{op}: fill_value must be a scalar (rank 0), found shape {}",
@@ -102,11 +90,11 @@ fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     }
     let dtype = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
     let dtype = if dtype.is_void() { fill.dtype() } else { dtype };
-    let shape = shape_arg(op, args, dtype)?;
+    let shape = creatable_shape(op, args, dtype)?;
     let value = with_any!(fill.dtype(), S => {
-        let v = view::<S>(op, fill)?;
+        let v = view::<S>(fill)?;
         v.iter().next().map(|&x| x.to_wide()).ok_or_else(|| format!("{op}: empty fill_value"))
-    }, Err(unsupported(op, fill.dtype())))?;
+    })?;
     filled(op, shape, dtype, value)
 }
 
@@ -114,7 +102,7 @@ fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
 mod tests {
     use crate::data_type::DataType;
     use crate::executable::KernelAttr;
-    use crate::kernels::dispatch::testing::*;
+    use crate::kernels::testing::*;
     use crate::value::Value;
     use std::slice::from_ref;
 
@@ -187,7 +175,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.full", &[s, Value::Int(1)], &[]).unwrap_err(),
-            "relax.full: fill_value must be a tensor, found the integer 1"
+            "fill_value must be a tensor, found the integer 1"
         );
     }
 
@@ -199,11 +187,11 @@ mod tests {
         );
         assert_eq!(
             run("relax.zeros", &[Value::shape(&[2, -1])], &[dt("f32")]).unwrap_err(),
-            "relax.zeros: shape (2, -1) has a negative dimension"
+            "shape (2, -1) has a negative dimension"
         );
         assert_eq!(
             run("relax.ones", &[tv(&[1], vec![2i64])], &[dt("f32")]).unwrap_err(),
-            "relax.ones: shape must be a shape, found an int64 tensor of shape (1,)"
+            "shape must be a shape, found an int64 tensor of shape (1,)"
         );
         assert_eq!(
             run(
@@ -216,7 +204,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.ones", &[Value::shape(&[2])], &[dt("float16")]).unwrap_err(),
-            "float16 is not supported by the reference kernel of relax.ones"
+            "dtype float16 is not supported by this kernel"
         );
         assert!(run("relax.ones", &[], &[dt("f32")]).is_err());
         assert!(run("relax.zeros", &[Value::shape(&[2])], &[dt("floaty")]).is_err());

@@ -1,26 +1,32 @@
-//! Shared machinery of the reference kernels: dtype dispatch, scalar traits,
-//! argument checks and broadcasting.
+//! Dtype dispatch and the scalar element types of the reference kernels.
+//!
+//! The kernels' shared code is split in two by what it is about: this module
+//! turns a run-time dtype into a Rust type and gives that type its
+//! arithmetic; [`super::args`] checks the call's arguments (arity, kinds,
+//! axes, shapes) and builds results. A kernel file imports from both.
 //!
 //! 1. A kernel sees a [`Tensor`] whose dtype is known only at run time. The
 //!    `with_*!` macros turn that dtype into a Rust type `T` and run a generic
 //!    body once per supported type: [`with_float!`] (`f32`, `f64`),
 //!    [`with_int!`] (the eight integer types), [`with_num!`] (both) and
 //!    [`with_any!`] (both and `bool`). A dtype outside the list runs the
-//!    fallback expression, which is normally `Err(unsupported(op, dtype))`.
+//!    fallback expression; without one it is `Err(unsupported(dtype))`.
 //! 2. The traits [`Scalar`] (every element type), [`Num`] (arithmetic) and
 //!    [`Float`] (transcendental math through `f64`) give the generic bodies
-//!    their operations. Integer arithmetic wraps on overflow, as two's
-//!    complement machine code does; integer division by zero is an error.
+//!    their operations. Integer arithmetic wraps on overflow, as TVM's
+//!    generated machine code does (a debug-build overflow panic would
+//!    otherwise be reachable from user data); integer division by zero is an
+//!    error.
 //! 3. Conversions between element types go through [`Wide`], a value that
-//!    holds any element exactly (`i128` for integers, `f64` for floats), with
-//!    the C cast rules applied on the way in (see [`Scalar::from_wide`]).
-//! 4. The check helpers return the error messages kernels give back: they
-//!    name the op by its registry name and print shapes in the DSL's syntax.
+//!    holds any element exactly (`i128` for integers, `f64` for floats), so
+//!    `int64 → float32` rounds once and `uint64` survives, with the C cast
+//!    rules applied on the way in (see [`Scalar::from_wide`]). [`cast_to`]
+//!    and [`int_values`] convert whole tensors this way.
 
+use super::args::view;
 use crate::data_type::DataType;
-use crate::tensor::{fmt_shape, Element, Tensor};
-use crate::value::Value;
-use ndarray::{ArrayViewD, IxDyn};
+use crate::tensor::{Element, Tensor};
+use ndarray::ArrayD;
 
 /// Runs `$body` with the type alias `$T` set to the Rust type of `$dtype`,
 /// trying each type of the bracketed list in turn; runs `$fallback` when
@@ -39,50 +45,59 @@ macro_rules! dispatch {
             $fallback
         }
     }};
+    // Without a fallback, an unlisted dtype is reported as unsupported.
+    ($dtype:expr, [$($ty:ty),+ $(,)?], $T:ident => $body:expr) => {{
+        let dtype: $crate::data_type::DataType = $dtype;
+        $crate::kernels::dispatch::dispatch!(
+            dtype, [$($ty),+], $T => $body, Err($crate::kernels::dispatch::unsupported(dtype))
+        )
+    }};
 }
 pub(crate) use dispatch;
 
 /// [`dispatch!`] over the float types `f32` and `f64`.
 macro_rules! with_float {
-    ($dtype:expr, $T:ident => $body:expr, $fallback:expr) => {
-        $crate::kernels::dispatch::dispatch!($dtype, [f32, f64], $T => $body, $fallback)
+    ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
+        $crate::kernels::dispatch::dispatch!($dtype, [f32, f64], $T => $body $(, $fallback)?)
     };
 }
 pub(crate) use with_float;
 
 /// [`dispatch!`] over the signed and unsigned integer types (not `bool`).
-// Offered to every kernel file (index dtypes are integers); not every build
-// uses it.
-#[allow(unused_macros)]
 macro_rules! with_int {
-    ($dtype:expr, $T:ident => $body:expr, $fallback:expr) => {
+    ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
         $crate::kernels::dispatch::dispatch!(
-            $dtype, [i8, i16, i32, i64, u8, u16, u32, u64], $T => $body, $fallback
+            $dtype, [i8, i16, i32, i64, u8, u16, u32, u64], $T => $body $(, $fallback)?
         )
     };
 }
-#[allow(unused_imports)]
-pub(crate) use with_int;
 
-/// [`dispatch!`] over the float and integer types (not `bool`).
+/// [`dispatch!`] over the float and integer types (not `bool`): the
+/// [`Num`] types.
 macro_rules! with_num {
-    ($dtype:expr, $T:ident => $body:expr, $fallback:expr) => {
+    ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
         $crate::kernels::dispatch::dispatch!(
-            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64], $T => $body, $fallback
+            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64], $T => $body $(, $fallback)?
         )
     };
 }
 pub(crate) use with_num;
 
-/// [`dispatch!`] over every element type, `bool` included.
+/// [`dispatch!`] over every element type, `bool` included: every dtype a
+/// tensor can hold with a Rust element type.
 macro_rules! with_any {
-    ($dtype:expr, $T:ident => $body:expr, $fallback:expr) => {
+    ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
         $crate::kernels::dispatch::dispatch!(
-            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool], $T => $body, $fallback
+            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool], $T => $body $(, $fallback)?
         )
     };
 }
 pub(crate) use with_any;
+
+/// The message for a dtype a kernel does not handle.
+pub(crate) fn unsupported(dtype: DataType) -> String {
+    format!("dtype {dtype} is not supported by this kernel")
+}
 
 /// One element of any type, held exactly: integers (`u64` included) fit an
 /// `i128`, floats an `f64`.
@@ -96,7 +111,7 @@ pub(crate) enum Wide {
 
 /// An element type a kernel can read and write.
 pub(crate) trait Scalar: Element + PartialOrd {
-    /// Zero (`false`).
+    /// Zero (`false`), the start of a sum.
     const ZERO: Self;
     /// One (`true`).
     const ONE: Self;
@@ -116,12 +131,19 @@ pub(crate) trait Scalar: Element + PartialOrd {
 
 /// An element type with arithmetic (ints and floats, not `bool`).
 pub(crate) trait Num: Scalar {
+    /// The smallest value (`-inf` for floats), the start of a max.
+    const LOWEST: Self;
     /// `self + o` (wrapping for integers).
     fn add(self, o: Self) -> Self;
     /// `self - o` (wrapping for integers).
     fn sub(self, o: Self) -> Self;
     /// `self * o` (wrapping for integers).
     fn mul(self, o: Self) -> Self;
+    /// `acc + a * b` (wrapping for integers); for floats the product is
+    /// rounded before the sum, as in `acc + a * b`, not fused.
+    fn mul_add(acc: Self, a: Self, b: Self) -> Self {
+        acc.add(a.mul(b))
+    }
     /// `self / o`: IEEE for floats; truncating C division for integers,
     /// an error when `o` is zero.
     fn div(self, o: Self) -> Result<Self, String>;
@@ -199,6 +221,7 @@ macro_rules! impl_int {
             }
         }
         impl Num for $t {
+            const LOWEST: Self = <$t>::MIN;
             fn add(self, o: Self) -> Self {
                 self.wrapping_add(o)
             }
@@ -272,6 +295,7 @@ macro_rules! impl_float {
             }
         }
         impl Num for $t {
+            const LOWEST: Self = <$t>::NEG_INFINITY;
             fn add(self, o: Self) -> Self {
                 self + o
             }
@@ -330,126 +354,25 @@ impl Scalar for bool {
     }
 }
 
-/// The message for a dtype the kernel of `op` does not handle.
-pub(crate) fn unsupported(op: &str, dtype: DataType) -> String {
-    format!("{dtype} is not supported by the reference kernel of {op}")
+/// The elements of a numeric tensor converted to `T` (C cast rules, see
+/// [`Scalar::from_wide`]); a `bool` tensor is not numeric and is an error.
+pub(crate) fn cast_to<T: Num>(t: &Tensor) -> Result<ArrayD<T>, String> {
+    with_num!(t.dtype(), S => {
+        Ok(view::<S>(t)?.mapv(|v| T::from_wide(v.to_wide())))
+    })
 }
 
-/// Checks that `op` got exactly `n` arguments.
-pub(crate) fn check_arity(op: &str, args: &[Value], n: usize) -> Result<(), String> {
-    if args.len() == n {
-        Ok(())
-    } else {
-        Err(format!(
-            "{op} takes {n} argument{}, but {} were given",
-            if n == 1 { "" } else { "s" },
-            args.len()
-        ))
-    }
-}
-
-/// Argument `i` of `op`, named `name`, as a tensor.
-pub(crate) fn tensor_arg<'a>(
-    op: &str,
-    args: &'a [Value],
-    i: usize,
-    name: &str,
-) -> Result<&'a Tensor, String> {
-    match args.get(i) {
-        Some(Value::Tensor(t)) => Ok(t),
-        Some(other) => Err(format!(
-            "{op}: {name} must be a tensor, found {}",
-            other.describe()
-        )),
-        None => Err(format!("{op}: missing argument {name}")),
-    }
-}
-
-/// Checks that the named tensors have the same dtype and returns it.
-pub(crate) fn same_dtype(op: &str, tensors: &[(&str, &Tensor)]) -> Result<DataType, String> {
-    let (first_name, first) = tensors
-        .first()
-        .ok_or_else(|| format!("{op}: no tensors to compare"))?;
-    for (name, t) in &tensors[1..] {
-        if t.dtype() != first.dtype() {
-            return Err(format!(
-                "{op}: dtypes differ: {first_name} is {}, {name} is {}",
-                first.dtype(),
-                t.dtype()
-            ));
+/// The elements of an integer (or bool) tensor as `i128`, for index tensors.
+pub(crate) fn int_values(t: &Tensor) -> Result<Vec<i128>, String> {
+    with_int!(
+        t.dtype(),
+        S => Ok(view::<S>(t)?.iter().map(|&v| v as i128).collect()),
+        if t.dtype().is_bool() {
+            Ok(view::<bool>(t)?.iter().map(|&v| v as i128).collect())
+        } else {
+            Err(format!("indices must have an integer dtype, found {}", t.dtype()))
         }
-    }
-    Ok(first.dtype())
-}
-
-/// A tensor's shape as `usize`s (tensor dims are never negative).
-pub(crate) fn dims(t: &Tensor) -> Vec<usize> {
-    t.shape().iter().map(|&d| d as usize).collect()
-}
-
-/// The NumPy broadcast of the named shapes: aligned at the right, each dim
-/// equal or 1. An error names every shape when they do not broadcast.
-pub(crate) fn broadcast_shapes(
-    op: &str,
-    shapes: &[(&str, &[usize])],
-) -> Result<Vec<usize>, String> {
-    let ndim = shapes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
-    let mut out = vec![1usize; ndim];
-    for (_, s) in shapes {
-        let offset = ndim - s.len();
-        for (k, &d) in s.iter().enumerate() {
-            let o = &mut out[offset + k];
-            if *o == 1 {
-                *o = d;
-            } else if d != 1 && d != *o {
-                let list = shapes
-                    .iter()
-                    .map(|(n, s)| {
-                        let s: Vec<i64> = s.iter().map(|&d| d as i64).collect();
-                        format!("{n} is {}", fmt_shape(&s))
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(format!("{op}: shapes do not broadcast: {list}"));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// `t` viewed as an ndarray of `T` (the dispatch macros make the dtype match).
-pub(crate) fn view<'a, T: Element>(op: &str, t: &'a Tensor) -> Result<ArrayViewD<'a, T>, String> {
-    t.view::<T>().map_err(|e| format!("{op}: {e}"))
-}
-
-/// The elements of `t` (of type `T`) broadcast to `shape` (checked by
-/// [`broadcast_shapes`]), in row-major order.
-pub(crate) fn broadcast_elems<T: Element>(
-    op: &str,
-    t: &Tensor,
-    shape: &[usize],
-) -> Result<Vec<T>, String> {
-    let v = view::<T>(op, t)?;
-    let b = v.broadcast(IxDyn(shape)).ok_or_else(|| {
-        format!(
-            "{op}: cannot broadcast shape {} to {}",
-            fmt_shape(t.shape()),
-            fmt_shape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
-        )
-    })?;
-    Ok(b.iter().copied().collect())
-}
-
-/// A tensor value of `shape` from row-major `data`.
-pub(crate) fn tensor_value<T: Element>(
-    op: &str,
-    shape: &[usize],
-    data: Vec<T>,
-) -> Result<Value, String> {
-    let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-    Tensor::from_vec(&shape, data)
-        .map(Value::Tensor)
-        .map_err(|e| format!("{op}: {e}"))
+    )
 }
 
 #[cfg(test)]
@@ -459,14 +382,14 @@ mod tests {
     #[test]
     fn dispatch_picks_the_matching_type() {
         fn size(dt: DataType) -> Result<usize, String> {
-            with_any!(dt, T => Ok(std::mem::size_of::<T>()), Err(unsupported("x", dt)))
+            with_any!(dt, T => Ok(std::mem::size_of::<T>()))
         }
         assert_eq!(size(DataType::f64()), Ok(8));
         assert_eq!(size(DataType::uint(16)), Ok(2));
         assert_eq!(size(DataType::bool()), Ok(1));
         assert_eq!(
             size(DataType::float(16)),
-            Err("float16 is not supported by the reference kernel of x".into())
+            Err("dtype float16 is not supported by this kernel".into())
         );
         let ints: Result<(), String> = with_int!(DataType::f32(), T => Ok(()), Err("no".into()));
         assert!(ints.is_err());
@@ -485,8 +408,25 @@ mod tests {
     }
 
     #[test]
+    fn casts_are_exact_where_the_type_allows() {
+        let t = Tensor::from_vec(&[3], vec![u64::MAX, 1, 0]).unwrap();
+        let as_i64 = cast_to::<i64>(&t).unwrap();
+        assert_eq!(as_i64.as_slice().unwrap(), &[-1, 1, 0]);
+        let f = Tensor::from_vec(&[3], vec![-1.5f32, 300.0, f32::NAN]).unwrap();
+        assert_eq!(cast_to::<u8>(&f).unwrap().as_slice().unwrap(), &[0, 255, 0]);
+        assert_eq!(
+            cast_to::<f64>(&f).unwrap().as_slice().unwrap()[..2],
+            [-1.5, 300.0]
+        );
+        let b = Tensor::from_vec(&[2], vec![true, false]).unwrap();
+        assert!(cast_to::<f32>(&b).is_err());
+        assert_eq!(int_values(&b).unwrap(), vec![1, 0]);
+    }
+
+    #[test]
     fn integer_arithmetic_wraps_and_divides_toward_zero() {
         assert_eq!(Num::add(127i8, 1), -128);
+        assert_eq!(i8::mul_add(100, 10, 10), 100i8.wrapping_add(100));
         assert_eq!(Num::div(-7i32, 2), Ok(-3));
         assert_eq!(Num::div(7i32, -2), Ok(-3));
         assert!(Num::div(1u8, 0).is_err());
@@ -496,89 +436,17 @@ mod tests {
         assert!(Num::pow(2i32, -1).is_err());
         assert_eq!(Num::neg(1u8), 255);
         assert_eq!(Num::abs(i8::MIN), i8::MIN);
-        assert!(Num::maximum(1.0f32, f32::NAN).is_nan());
-        assert!(Num::minimum(f64::NAN, 1.0).is_nan());
-        assert_eq!(Num::maximum(-3i16, 2), 2);
     }
 
     #[test]
-    fn broadcasting_rules() {
-        let s = broadcast_shapes("relax.add", &[("x1", &[2, 1, 3]), ("x2", &[4, 1])]).unwrap();
-        assert_eq!(s, vec![2, 4, 3]);
-        assert_eq!(
-            broadcast_shapes("relax.add", &[("x1", &[0]), ("x2", &[1])]).unwrap(),
-            vec![0]
-        );
-        assert_eq!(
-            broadcast_shapes("relax.add", &[("x1", &[3, 4]), ("x2", &[3, 5])]).unwrap_err(),
-            "relax.add: shapes do not broadcast: x1 is (3, 4), x2 is (3, 5)"
-        );
-    }
-}
-
-/// Helpers shared by the kernel tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use crate::executable::KernelAttr;
-    use crate::kernels::KernelAttrs;
-    use crate::tensor::{Element, Tensor};
-    use crate::value::Value;
-
-    /// A tensor value.
-    pub(crate) fn tv<T: Element>(shape: &[i64], data: Vec<T>) -> Value {
-        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
-    }
-
-    /// An integer-list attribute.
-    pub(crate) fn ints(v: &[i64]) -> KernelAttr {
-        KernelAttr::Array(v.iter().map(|&i| KernelAttr::Int(i)).collect())
-    }
-
-    /// Runs the registered kernel of `op`.
-    pub(crate) fn run(
-        op: &str,
-        args: &[Value],
-        attrs: &[(&str, KernelAttr)],
-    ) -> Result<Value, String> {
-        let k = crate::kernels::lookup(op).unwrap_or_else(|| panic!("no kernel for {op}"));
-        let attrs = KernelAttrs(
-            attrs
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.clone()))
-                .collect(),
-        );
-        k(args, &attrs)
-    }
-
-    /// Asserts that `v` is a tensor of `shape` holding exactly `want`.
-    #[track_caller]
-    pub(crate) fn assert_tensor<T: Element>(v: &Value, shape: &[i64], want: &[T]) {
-        let t = v.as_tensor().expect("a tensor");
-        assert_eq!(t.shape(), shape, "shape");
-        assert_eq!(t.to_vec::<T>().expect("dtype"), want);
-    }
-
-    /// Asserts that `v` is a float tensor of `shape` within relative
-    /// tolerance `rel` of `want` (NaN matches NaN).
-    #[track_caller]
-    pub(crate) fn assert_close(v: &Value, shape: &[i64], want: &[f64], rel: f64) {
-        let t = v.as_tensor().expect("a tensor");
-        assert!(t.dtype().is_float(), "dtype {}", t.dtype());
-        assert_eq!(t.shape(), shape, "shape");
-        let got = t.to_f64_vec();
-        assert_eq!(got.len(), want.len());
-        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-            let ok = (g.is_nan() && w.is_nan())
-                || g == w
-                || (g - w).abs() <= rel * w.abs().max(f64::MIN_POSITIVE);
-            assert!(ok, "element {i}: got {g}, want {w} (got {got:?})");
-        }
-    }
-
-    /// [`assert_close`] with the `f32` tolerance, `1e-6` relative.
-    #[track_caller]
-    pub(crate) fn assert_close_f32(v: &Value, shape: &[i64], want: &[f64]) {
-        assert_eq!(v.as_tensor().unwrap().dtype(), crate::DataType::f32());
-        assert_close(v, shape, want, 1e-6);
+    fn maximum_and_minimum_keep_nan() {
+        assert!(Num::maximum(1.0f32, f32::NAN).is_nan());
+        assert!(Num::maximum(f32::NAN, 1.0f32).is_nan());
+        assert!(Num::minimum(f64::NAN, 1.0).is_nan());
+        assert_eq!(Num::maximum(-1.0f64, 2.0), 2.0);
+        assert_eq!(Num::maximum(-3i16, 2), 2);
+        assert_eq!(Num::maximum(3u8, 7), 7);
+        assert_eq!(<i8 as Num>::LOWEST, i8::MIN);
+        assert_eq!(<f32 as Num>::LOWEST, f32::NEG_INFINITY);
     }
 }

@@ -26,10 +26,11 @@
 //!    nearest, anything to `bool` is `x != 0` (NaN is `true`), and `bool` to
 //!    numbers is 0 or 1.
 
-use super::dispatch::{
-    broadcast_elems, broadcast_shapes, check_arity, dims, same_dtype, tensor_arg, tensor_value,
-    unsupported, view, with_any, with_float, with_num, Float, Num, Scalar,
+use super::args::{
+    broadcast_elems, broadcast_shapes, check_arity, same_dtype, tensor_arg, tensor_value, udims,
+    view,
 };
+use super::dispatch::{with_any, with_float, with_num, Float, Num, Scalar};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{fmt_shape, Tensor};
 use crate::value::Value;
@@ -113,37 +114,38 @@ fn binary_operands<'a>(
     op: &str,
     args: &'a [Value],
 ) -> Result<(&'a Tensor, &'a Tensor, Vec<usize>), String> {
-    check_arity(op, args, 2)?;
-    let a = tensor_arg(op, args, 0, "x1")?;
-    let b = tensor_arg(op, args, 1, "x2")?;
-    same_dtype(op, &[("x1", a), ("x2", b)])?;
-    let shape = broadcast_shapes(op, &[("x1", &dims(a)), ("x2", &dims(b))])?;
+    check_arity(args, 2)?;
+    let a = tensor_arg(args, 0, "x1")?;
+    let b = tensor_arg(args, 1, "x2")?;
+    same_dtype(&[("x1", a), ("x2", b)])?;
+    let shape = broadcast_shapes(&[("x1", &udims(a.shape())), ("x2", &udims(b.shape()))])
+        .map_err(|e| format!("{op}: {e}"))?;
     Ok((a, b, shape))
 }
 
 fn binary_arith(op: &str, f: Arith, args: &[Value]) -> Result<Value, String> {
     let (a, b, shape) = binary_operands(op, args)?;
     with_num!(a.dtype(), T => {
-        let x = broadcast_elems::<T>(op, a, &shape)?;
-        let y = broadcast_elems::<T>(op, b, &shape)?;
+        let x = broadcast_elems::<T>(a, &shape)?;
+        let y = broadcast_elems::<T>(b, &shape)?;
         let data = x
             .iter()
             .zip(y.iter())
             .map(|(&p, &q)| arith(f, p, q))
             .collect::<Result<Vec<T>, String>>()
             .map_err(|e| format!("{op}: {e}"))?;
-        tensor_value(op, &shape, data)
-    }, Err(unsupported(op, a.dtype())))
+        tensor_value(&shape, data)
+    })
 }
 
 fn binary_compare(op: &str, f: Cmp, args: &[Value]) -> Result<Value, String> {
     let (a, b, shape) = binary_operands(op, args)?;
     with_any!(a.dtype(), T => {
-        let x = broadcast_elems::<T>(op, a, &shape)?;
-        let y = broadcast_elems::<T>(op, b, &shape)?;
+        let x = broadcast_elems::<T>(a, &shape)?;
+        let y = broadcast_elems::<T>(b, &shape)?;
         let data: Vec<bool> = x.iter().zip(y.iter()).map(|(&p, &q)| compare(f, p, q)).collect();
-        tensor_value(op, &shape, data)
-    }, Err(unsupported(op, a.dtype())))
+        tensor_value(&shape, data)
+    })
 }
 
 macro_rules! binary_kernels {
@@ -172,19 +174,19 @@ binary_kernels! {
 }
 
 /// The single tensor argument of a unary op.
-pub(crate) fn unary_operand<'a>(op: &str, args: &'a [Value]) -> Result<&'a Tensor, String> {
-    check_arity(op, args, 1)?;
-    tensor_arg(op, args, 0, "x")
+pub(crate) fn unary_operand(args: &[Value]) -> Result<&Tensor, String> {
+    check_arity(args, 1)?;
+    tensor_arg(args, 0, "x")
 }
 
 /// Applies `f` to every element of the single float tensor argument, in
 /// `f64`, rounding each result once to the tensor's dtype.
-pub(crate) fn float_unary(op: &str, args: &[Value], f: fn(f64) -> f64) -> Result<Value, String> {
-    let x = unary_operand(op, args)?;
+pub(crate) fn float_unary(args: &[Value], f: fn(f64) -> f64) -> Result<Value, String> {
+    let x = unary_operand(args)?;
     with_float!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(op, x)?.iter().map(|&v| T::from_f64(f(v.to_f64()))).collect();
-        tensor_value(op, &dims(x), data)
-    }, Err(unsupported(op, x.dtype())))
+        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| T::from_f64(f(v.to_f64()))).collect();
+        tensor_value(&udims(x.shape()), data)
+    })
 }
 
 /// `1 / (1 + e^-x)`, in a form whose exponential never overflows.
@@ -199,65 +201,63 @@ pub(crate) fn sigmoid_f64(x: f64) -> f64 {
 
 /// `relax.negative`: `-x` (wrapping for integers).
 fn negative(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.negative";
-    let x = unary_operand(op, args)?;
+    let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(op, x)?.iter().map(|&v| Num::neg(v)).collect();
-        tensor_value(op, &dims(x), data)
-    }, Err(unsupported(op, x.dtype())))
+        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::neg(v)).collect();
+        tensor_value(&udims(x.shape()), data)
+    })
 }
 
 /// `relax.abs`: `|x|` (the identity for unsigned integers).
 fn abs(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.abs";
-    let x = unary_operand(op, args)?;
+    let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(op, x)?.iter().map(|&v| Num::abs(v)).collect();
-        tensor_value(op, &dims(x), data)
-    }, Err(unsupported(op, x.dtype())))
+        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::abs(v)).collect();
+        tensor_value(&udims(x.shape()), data)
+    })
 }
 
 /// `relax.exp`.
 fn exp(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.exp", args, f64::exp)
+    float_unary(args, f64::exp)
 }
 
 /// `relax.log`: the natural logarithm (NaN below 0, `-inf` at 0).
 fn log(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.log", args, f64::ln)
+    float_unary(args, f64::ln)
 }
 
 /// `relax.sqrt` (NaN below 0).
 fn sqrt(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.sqrt", args, f64::sqrt)
+    float_unary(args, f64::sqrt)
 }
 
 /// `relax.rsqrt`: `1 / sqrt(x)`.
 fn rsqrt(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.rsqrt", args, |v| 1.0 / v.sqrt())
+    float_unary(args, |v| 1.0 / v.sqrt())
 }
 
 /// `relax.tanh`.
 fn tanh(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.tanh", args, f64::tanh)
+    float_unary(args, f64::tanh)
 }
 
 /// `relax.sigmoid`: `1 / (1 + e^-x)`.
 fn sigmoid(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    float_unary("relax.sigmoid", args, sigmoid_f64)
+    float_unary(args, sigmoid_f64)
 }
 
 /// `relax.ewise_fma`: `x1 * x2 + x3` on equal shapes.
 fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let op = "relax.ewise_fma";
-    check_arity(op, args, 3)?;
+    check_arity(args, 3)?;
     let names = ["x1", "x2", "x3"];
     let xs = [
-        tensor_arg(op, args, 0, names[0])?,
-        tensor_arg(op, args, 1, names[1])?,
-        tensor_arg(op, args, 2, names[2])?,
+        tensor_arg(args, 0, names[0])?,
+        tensor_arg(args, 1, names[1])?,
+        tensor_arg(args, 2, names[2])?,
     ];
-    let dtype = same_dtype(op, &[("x1", xs[0]), ("x2", xs[1]), ("x3", xs[2])])?;
+    let dtype = same_dtype(&[("x1", xs[0]), ("x2", xs[1]), ("x3", xs[2])])?;
     for i in 1..3 {
         if xs[i].shape() != xs[0].shape() {
             return Err(format!(
@@ -269,72 +269,74 @@ fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
         }
     }
     with_num!(dtype, T => {
-        let (a, b, c) = (view::<T>(op, xs[0])?, view::<T>(op, xs[1])?, view::<T>(op, xs[2])?);
+        let (a, b, c) = (view::<T>(xs[0])?, view::<T>(xs[1])?, view::<T>(xs[2])?);
         let data: Vec<T> = a
             .iter()
             .zip(b.iter())
             .zip(c.iter())
             .map(|((&p, &q), &r)| Num::add(Num::mul(p, q), r))
             .collect();
-        tensor_value(op, &dims(xs[0]), data)
-    }, Err(unsupported(op, dtype)))
+        tensor_value(&udims(xs[0].shape()), data)
+    })
 }
 
 /// `relax.where`: `x1` where `condition` holds, else `x2`, the three
 /// broadcast together.
 fn where_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let op = "relax.where";
-    check_arity(op, args, 3)?;
-    let c = tensor_arg(op, args, 0, "condition")?;
-    let a = tensor_arg(op, args, 1, "x1")?;
-    let b = tensor_arg(op, args, 2, "x2")?;
+    check_arity(args, 3)?;
+    let c = tensor_arg(args, 0, "condition")?;
+    let a = tensor_arg(args, 1, "x1")?;
+    let b = tensor_arg(args, 2, "x2")?;
     if !c.dtype().is_bool() {
         return Err(format!(
             "{op}: condition must have dtype bool, found {}",
             c.dtype()
         ));
     }
-    let dtype = same_dtype(op, &[("x1", a), ("x2", b)])?;
-    let shape = broadcast_shapes(
-        op,
-        &[("condition", &dims(c)), ("x1", &dims(a)), ("x2", &dims(b))],
-    )?;
-    let cond = broadcast_elems::<bool>(op, c, &shape)?;
+    let dtype = same_dtype(&[("x1", a), ("x2", b)])?;
+    let shape = broadcast_shapes(&[
+        ("condition", &udims(c.shape())),
+        ("x1", &udims(a.shape())),
+        ("x2", &udims(b.shape())),
+    ])
+    .map_err(|e| format!("{op}: {e}"))?;
+    let cond = broadcast_elems::<bool>(c, &shape)?;
     with_any!(dtype, T => {
-        let x = broadcast_elems::<T>(op, a, &shape)?;
-        let y = broadcast_elems::<T>(op, b, &shape)?;
+        let x = broadcast_elems::<T>(a, &shape)?;
+        let y = broadcast_elems::<T>(b, &shape)?;
         let data: Vec<T> = cond
             .iter()
             .zip(x.iter().zip(y.iter()))
             .map(|(&k, (&p, &q))| if k { p } else { q })
             .collect();
-        tensor_value(op, &shape, data)
-    }, Err(unsupported(op, dtype)))
+        tensor_value(&shape, data)
+    })
 }
 
 /// `relax.astype`: each element converted to the `dtype` attribute's type.
 fn astype(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let op = "relax.astype";
-    let x = unary_operand(op, args)?;
+    let x = unary_operand(args)?;
     let to = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
     if to.is_void() {
         return Err(format!("{op}: the `dtype` attribute is required"));
     }
     let from = x.dtype();
     with_any!(from, S => {
-        let src = view::<S>(op, x)?;
+        let src = view::<S>(x)?;
         with_any!(to, D => {
             let data: Vec<D> = src.iter().map(|&v| D::from_wide(v.to_wide())).collect();
-            tensor_value(op, &dims(x), data)
-        }, Err(unsupported(op, to)))
-    }, Err(unsupported(op, from)))
+            tensor_value(&udims(x.shape()), data)
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use crate::data_type::DataType;
     use crate::executable::KernelAttr;
-    use crate::kernels::dispatch::testing::*;
+    use crate::kernels::testing::*;
     use crate::value::Value;
     use std::slice::from_ref;
 
@@ -495,7 +497,7 @@ mod tests {
         let i = tv(&[3], vec![1i64, 2, 3]);
         assert_eq!(
             run("relax.add", &[f.clone(), i], &[]).unwrap_err(),
-            "relax.add: dtypes differ: x1 is float32, x2 is int64"
+            "dtypes differ: x1 is float32, x2 is int64"
         );
         assert_eq!(
             run(
@@ -508,11 +510,11 @@ mod tests {
         );
         assert_eq!(
             run("relax.add", from_ref(&f), &[]).unwrap_err(),
-            "relax.add takes 2 arguments, but 1 were given"
+            "expected 2 argument(s), found 1"
         );
         assert_eq!(
             run("relax.less", &[f.clone(), Value::shape(&[3])], &[]).unwrap_err(),
-            "relax.less: x2 must be a tensor, found the shape (3,)"
+            "x2 must be a tensor, found the shape (3,)"
         );
         assert_eq!(
             run(
@@ -521,12 +523,12 @@ mod tests {
                 &[]
             )
             .unwrap_err(),
-            "bool is not supported by the reference kernel of relax.add"
+            "dtype bool is not supported by this kernel"
         );
         let half = crate::tensor::Tensor::zeros(DataType::float(16), &[2]).unwrap();
         assert_eq!(
             run("relax.add", &[half.clone().into(), half.into()], &[]).unwrap_err(),
-            "float16 is not supported by the reference kernel of relax.add"
+            "dtype float16 is not supported by this kernel"
         );
     }
 
@@ -589,16 +591,16 @@ mod tests {
         );
         assert_eq!(
             run("relax.exp", &[x], &[]).unwrap_err(),
-            "int8 is not supported by the reference kernel of relax.exp"
+            "dtype int8 is not supported by this kernel"
         );
         let half = crate::tensor::Tensor::zeros(DataType::float(16), &[2]).unwrap();
         assert_eq!(
             run("relax.exp", &[half.into()], &[]).unwrap_err(),
-            "float16 is not supported by the reference kernel of relax.exp"
+            "dtype float16 is not supported by this kernel"
         );
         assert_eq!(
             run("relax.sqrt", &[Value::Int(3)], &[]).unwrap_err(),
-            "relax.sqrt: x must be a tensor, found the integer 3"
+            "x must be a tensor, found the integer 3"
         );
         assert_tensor::<f32>(
             &run("relax.exp", &[tv(&[0], Vec::<f32>::new())], &[]).unwrap(),
@@ -634,7 +636,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.ewise_fma", &[a.clone(), b, f], &[]).unwrap_err(),
-            "relax.ewise_fma: dtypes differ: x1 is int32, x3 is float32"
+            "dtypes differ: x1 is int32, x3 is float32"
         );
         assert!(run("relax.ewise_fma", &[a], &[]).is_err());
     }
@@ -669,7 +671,7 @@ mod tests {
                 &[]
             )
             .unwrap_err(),
-            "relax.where: dtypes differ: x1 is uint16, x2 is int32"
+            "dtypes differ: x1 is uint16, x2 is int32"
         );
         assert_eq!(
             run("relax.where", &[tv(&[4], vec![true; 4]), a, b], &[]).unwrap_err(),
@@ -708,7 +710,7 @@ mod tests {
         assert_tensor(&typed, &[2], &[257.0f32, -1.0]);
         assert_eq!(
             cast(&i, "float16").unwrap_err(),
-            "float16 is not supported by the reference kernel of relax.astype"
+            "dtype float16 is not supported by this kernel"
         );
         assert!(run("relax.astype", &[i], &[]).is_err());
     }

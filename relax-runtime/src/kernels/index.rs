@@ -12,9 +12,8 @@
 //!    `end - begin` without clamping; the kernel checks that the slice really
 //!    is in bounds (then both readings agree) and reports it otherwise.
 
-use super::support::{
-    any_dtype, check_arity, int_values, norm_axes, norm_axis, reshaped, tensor_arg, value_of, view,
-};
+use super::args::{check_arity, norm_axes, norm_axis, reshaped, tensor_arg, value_of, view};
+use super::dispatch::{int_values, with_any};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{Element, Tensor};
 use crate::value::Value;
@@ -70,7 +69,7 @@ fn take(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         };
         Ok(Tensor::from_ndarray(&picked))
     }
-    let picked = any_dtype!(x.dtype(), T => run::<T>(x, axis, &idx))?;
+    let picked = with_any!(x.dtype(), T => run::<T>(x, axis, &idx))?;
     // `select` keeps the axis as one dim of len(indices); the result spreads
     // it over the indices' dims.
     reshaped(&picked, &out_shape).map(Value::Tensor)
@@ -170,29 +169,15 @@ fn strided_slice(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         });
         Ok(value_of(&sliced))
     }
-    any_dtype!(x.dtype(), T => run::<T>(x, &slices))
+    with_any!(x.dtype(), T => run::<T>(x, &slices))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::executable::KernelAttr;
+    use crate::kernels::testing::{assert_ok, ints, iota, tv};
 
-    fn t<T: Element>(shape: &[i64], data: Vec<T>) -> Value {
-        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
-    }
-    fn iota(shape: &[i64]) -> Value {
-        let n: i64 = shape.iter().product();
-        t(shape, (0..n as i32).collect())
-    }
-    fn ints(v: &[i64]) -> KernelAttr {
-        KernelAttr::Array(v.iter().map(|&i| KernelAttr::Int(i)).collect())
-    }
-    fn check<T: Element>(v: Result<Value, String>, shape: &[i64], data: Vec<T>) {
-        let got = v.unwrap().as_tensor().unwrap().clone();
-        assert_eq!(got.shape(), shape);
-        assert_eq!(got.to_vec::<T>().unwrap(), data);
-    }
     fn axis(a: Option<i64>) -> KernelAttrs {
         KernelAttrs(vec![(
             "axis".into(),
@@ -203,39 +188,39 @@ mod tests {
     #[test]
     fn take_along_an_axis() {
         let x = iota(&[3, 2]);
-        let idx = t(&[2, 2], vec![2i64, 0, 1, 1]);
-        check(
+        let idx = tv(&[2, 2], vec![2i64, 0, 1, 1]);
+        assert_ok(
             take(&[x.clone(), idx.clone()], &axis(Some(0))),
             &[2, 2, 2],
             vec![4, 5, 0, 1, 2, 3, 2, 3],
         );
-        let idx1 = t(&[3], vec![1u8, 0, 1]);
-        check(
+        let idx1 = tv(&[3], vec![1u8, 0, 1]);
+        assert_ok(
             take(&[x.clone(), idx1], &axis(Some(-1))),
             &[3, 3],
             vec![1, 0, 1, 3, 2, 3, 5, 4, 5],
         );
         // Without an axis, x is flattened; a scalar index gives a scalar.
-        check(
-            take(&[x.clone(), t(&[], vec![5i32])], &axis(None)),
+        assert_ok(
+            take(&[x.clone(), tv(&[], vec![5i32])], &axis(None)),
             &[],
             vec![5],
         );
-        let f = t(&[2, 2], vec![1.5f64, 2.5, 3.5, 4.5]);
-        check(
-            take(&[f, t(&[2], vec![3i16, 0])], &axis(None)),
+        let f = tv(&[2, 2], vec![1.5f64, 2.5, 3.5, 4.5]);
+        assert_ok(
+            take(&[f, tv(&[2], vec![3i16, 0])], &axis(None)),
             &[2],
             vec![4.5f64, 1.5],
         );
         // Empty indices and an empty x with empty indices.
-        check(
-            take(&[x.clone(), t::<i64>(&[0], vec![])], &axis(Some(0))),
+        assert_ok(
+            take(&[x.clone(), tv::<i64>(&[0], vec![])], &axis(Some(0))),
             &[0, 2],
             Vec::<i32>::new(),
         );
-        let e = t::<f32>(&[0, 3], vec![]);
-        check(
-            take(&[e, t::<i64>(&[0], vec![])], &axis(Some(0))),
+        let e = tv::<f32>(&[0, 3], vec![]);
+        assert_ok(
+            take(&[e, tv::<i64>(&[0], vec![])], &axis(Some(0))),
             &[0, 3],
             Vec::<f32>::new(),
         );
@@ -245,25 +230,25 @@ mod tests {
     fn take_rejects_bad_indices() {
         let x = iota(&[3, 2]);
         assert_eq!(
-            take(&[x.clone(), t(&[1], vec![3i64])], &axis(Some(0))).unwrap_err(),
+            take(&[x.clone(), tv(&[1], vec![3i64])], &axis(Some(0))).unwrap_err(),
             "index 3 is out of range for axis 0 of x of length 3"
         );
         assert_eq!(
-            take(&[x.clone(), t(&[1], vec![-1i64])], &axis(Some(0))).unwrap_err(),
+            take(&[x.clone(), tv(&[1], vec![-1i64])], &axis(Some(0))).unwrap_err(),
             "index -1 is out of range for axis 0 of x of length 3"
         );
         assert_eq!(
-            take(&[x.clone(), t(&[1], vec![6i32])], &axis(None)).unwrap_err(),
+            take(&[x.clone(), tv(&[1], vec![6i32])], &axis(None)).unwrap_err(),
             "index 6 is out of range for x flattened of length 6"
         );
-        assert!(take(&[x.clone(), t(&[1], vec![u64::MAX])], &axis(None)).is_err());
+        assert!(take(&[x.clone(), tv(&[1], vec![u64::MAX])], &axis(None)).is_err());
         assert_eq!(
-            take(&[x.clone(), t(&[1], vec![0.0f32])], &axis(None)).unwrap_err(),
+            take(&[x.clone(), tv(&[1], vec![0.0f32])], &axis(None)).unwrap_err(),
             "indices must have an integer dtype, found float32"
         );
-        assert!(take(&[x.clone(), t(&[1], vec![0i32])], &axis(Some(2))).is_err());
-        let e = t::<f32>(&[0, 3], vec![]);
-        assert!(take(&[e, t(&[1], vec![0i64])], &axis(Some(0))).is_err());
+        assert!(take(&[x.clone(), tv(&[1], vec![0i32])], &axis(Some(2))).is_err());
+        let e = tv::<f32>(&[0, 3], vec![]);
+        assert!(take(&[e, tv(&[1], vec![0i64])], &axis(Some(0))).is_err());
         assert!(take(&[x], &axis(None)).is_err());
     }
 
@@ -348,7 +333,7 @@ mod tests {
     #[test]
     fn strided_slice_forward_backward_and_clamped() {
         let x = iota(&[4, 5]);
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&x),
                 &slice_attrs(&[0, 1], &[1, 0], &[3, 5], Some(&[1, 2]), false),
@@ -357,7 +342,7 @@ mod tests {
             vec![5, 7, 9, 10, 12, 14],
         );
         // Negative stride and negative indices: x[-1:0:-2, ::-1] on (4, 5).
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&x),
                 &slice_attrs(
@@ -372,8 +357,8 @@ mod tests {
             vec![19, 18, 17, 16, 15, 9, 8, 7, 6, 5],
         );
         // Out-of-range bounds clamp; strides default to 1.
-        let v = t(&[6], vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]);
-        check(
+        let v = tv(&[6], vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[-100], &[3], None, false),
@@ -381,7 +366,7 @@ mod tests {
             &[3],
             vec![0.0f32, 1.0, 2.0],
         );
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[4], &[1], None, false),
@@ -389,7 +374,7 @@ mod tests {
             &[0],
             Vec::<f32>::new(),
         );
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[10], &[-10], Some(&[-4]), false),
@@ -397,14 +382,14 @@ mod tests {
             &[2],
             vec![5.0f32, 1.0],
         );
-        let b = t(&[3], vec![true, false, true]);
-        check(
+        let b = tv(&[3], vec![true, false, true]);
+        assert_ok(
             strided_slice(&[b], &slice_attrs(&[0], &[0], &[3], Some(&[2]), false)),
             &[2],
             vec![true, true],
         );
         // Extreme strides pick one element.
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[4], &[0], Some(&[i64::MIN]), false),
@@ -412,7 +397,7 @@ mod tests {
             &[1],
             vec![4.0f32],
         );
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[2], &[i64::MAX], Some(&[i64::MAX]), false),
@@ -421,8 +406,8 @@ mod tests {
             vec![2.0f32],
         );
         // An empty input slices to empty.
-        let e = t::<i64>(&[0, 2], vec![]);
-        check(
+        let e = tv::<i64>(&[0, 2], vec![]);
+        assert_ok(
             strided_slice(&[e], &slice_attrs(&[0], &[-1], &[5], Some(&[-1]), false)),
             &[0, 2],
             Vec::<i64>::new(),
@@ -432,7 +417,7 @@ mod tests {
     #[test]
     fn strided_slice_assume_inbound_and_errors() {
         let v = iota(&[6]);
-        check(
+        assert_ok(
             strided_slice(
                 std::slice::from_ref(&v),
                 &slice_attrs(&[0], &[1], &[4], None, true),

@@ -12,11 +12,12 @@
 //!    accumulated in it, as TVM's legalization does
 //!    (`a.astype(out) * b.astype(out)`), so the inputs may differ in dtype.
 
-use super::support::{cast_to, check_arity, numeric_dtype, tensor_arg, udims, view, Num};
+use super::args::{check_arity, same_dtype, tensor_arg, tensor_value, udims, view};
+use super::dispatch::{cast_to, with_num, Num};
 use super::{Kernel, KernelAttrs};
-use crate::tensor::{fmt_shape, Tensor};
+use crate::tensor::fmt_shape;
 use crate::value::Value;
-use ndarray::{ArrayViewD, Axis, Dimension, Ix2};
+use ndarray::{Array2, ArrayView2, ArrayViewD, Axis, Dimension, Ix2};
 
 /// The linear-algebra kernels.
 pub const KERNELS: &[(&str, Kernel)] = &[("relax.matmul", matmul)];
@@ -29,16 +30,10 @@ fn matmul(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let plan = MatmulPlan::new(a.shape(), b.shape())?;
     let out_dtype = attrs.dtype("out_dtype")?;
     if out_dtype.is_void() {
-        if a.dtype() != b.dtype() {
-            return Err(format!(
-                "dtypes differ: x1 is {}, x2 is {}",
-                a.dtype(),
-                b.dtype()
-            ));
-        }
-        numeric_dtype!(a.dtype(), T => plan.run::<T>(view::<T>(a)?, view::<T>(b)?))
+        let dtype = same_dtype(&[("x1", a), ("x2", b)])?;
+        with_num!(dtype, T => plan.run::<T>(view::<T>(a)?, view::<T>(b)?))
     } else {
-        numeric_dtype!(out_dtype, T => {
+        with_num!(out_dtype, T => {
             let (ca, cb) = (cast_to::<T>(a)?, cast_to::<T>(b)?);
             plan.run::<T>(ca.view(), cb.view())
         })
@@ -54,7 +49,7 @@ struct MatmulPlan {
     /// The broadcast batch dims.
     batch: Vec<usize>,
     /// The result shape, promoted dims removed.
-    out: Vec<i64>,
+    out: Vec<usize>,
 }
 
 impl MatmulPlan {
@@ -92,18 +87,18 @@ impl MatmulPlan {
                 _ => return Err(mismatch("batch dimensions do not broadcast")),
             });
         }
-        let mut out: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
+        let mut out = batch.clone();
         if sa.len() >= 2 {
-            out.push(a[ra - 2] as i64);
+            out.push(a[ra - 2]);
         }
         if sb.len() >= 2 {
-            out.push(b[rb - 1] as i64);
+            out.push(b[rb - 1]);
         }
         Ok(MatmulPlan { a, b, batch, out })
     }
 
     /// The product of `x` and `y` (already of element type `T`).
-    fn run<T: Num>(&self, x: ArrayViewD<'_, T>, y: ArrayViewD<'_, T>) -> Result<Value, String> {
+    fn run<T: MatMul>(&self, x: ArrayViewD<'_, T>, y: ArrayViewD<'_, T>) -> Result<Value, String> {
         let x = x
             .into_shape_with_order(self.a.clone())
             .map_err(|e| e.to_string())?;
@@ -116,11 +111,45 @@ impl MatmulPlan {
             let mb = batch_matrix(&y, idx.slice(), self.batch.len())?;
             data.extend(T::matmul2(ma, mb).iter().copied());
         }
-        Tensor::from_vec(&self.out, data)
-            .map(Value::Tensor)
-            .map_err(|e| e.to_string())
+        tensor_value(&self.out, data)
     }
 }
+
+/// The 2-D matrix product of an element type, the one step of matmul whose
+/// algorithm depends on the type.
+trait MatMul: Num {
+    /// `a · b` for 2-D views with matching inner dims.
+    fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self>;
+}
+
+macro_rules! matmul_float {
+    ($($t:ty),*) => {$(
+        impl MatMul for $t {
+            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self> {
+                // ndarray's `dot` is general_mat_mul (matrixmultiply's GEMM).
+                a.dot(&b)
+            }
+        }
+    )*};
+}
+matmul_float!(f32, f64);
+
+macro_rules! matmul_int {
+    ($($t:ty),*) => {$(
+        impl MatMul for $t {
+            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self> {
+                // ndarray's integer `dot` would panic on overflow in debug
+                // builds; a plain loop with wrapping arithmetic does not.
+                let (n, k) = a.dim();
+                let m = b.dim().1;
+                Array2::from_shape_fn((n, m), |(i, j)| {
+                    (0..k).fold(0, |acc, l| Self::mul_add(acc, a[(i, l)], b[(l, j)]))
+                })
+            }
+        }
+    )*};
+}
+matmul_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// The matrix of `m` (batch dims then 2) at the output batch index `idx`
 /// (`nb` dims): `m`'s batch dims align with the last of `idx`, and a dim of
@@ -144,10 +173,8 @@ mod tests {
     use super::*;
     use crate::data_type::DataType;
     use crate::executable::KernelAttr;
-
-    fn t<T: crate::tensor::Element>(shape: &[i64], data: Vec<T>) -> Value {
-        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
-    }
+    use crate::kernels::testing::tv;
+    use crate::tensor::Tensor;
     fn none() -> KernelAttrs {
         KernelAttrs(vec![(
             "out_dtype".into(),
@@ -163,13 +190,13 @@ mod tests {
 
     #[test]
     fn two_d_float() {
-        let a = t(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
-        let b = t(&[3, 2], vec![7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0]);
+        let a = tv(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let b = tv(&[3, 2], vec![7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0]);
         let r = run(a, b, &none()).unwrap();
         assert_eq!(r.shape(), &[2, 2]);
         assert_eq!(r.to_vec::<f32>().unwrap(), vec![58.0, 64.0, 139.0, 154.0]);
-        let a = t(&[1, 2], vec![0.5f64, -1.0]);
-        let b = t(&[2, 1], vec![4.0f64, 3.0]);
+        let a = tv(&[1, 2], vec![0.5f64, -1.0]);
+        let b = tv(&[2, 1], vec![4.0f64, 3.0]);
         assert_eq!(
             run(a, b, &none()).unwrap().to_vec::<f64>().unwrap(),
             vec![-1.0]
@@ -178,12 +205,12 @@ mod tests {
 
     #[test]
     fn one_d_operands_drop_the_promoted_dim() {
-        let v = t(&[2], vec![1.0f32, 2.0]);
-        let m = t(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let v = tv(&[2], vec![1.0f32, 2.0]);
+        let m = tv(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let r = run(v.clone(), m.clone(), &none()).unwrap();
         assert_eq!(r.shape(), &[3]);
         assert_eq!(r.to_vec::<f32>().unwrap(), vec![9.0, 12.0, 15.0]);
-        let mt = t(&[3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let mt = tv(&[3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let r = run(mt, v.clone(), &none()).unwrap();
         assert_eq!(r.shape(), &[3]);
         assert_eq!(r.to_vec::<f32>().unwrap(), vec![5.0, 11.0, 17.0]);
@@ -195,11 +222,11 @@ mod tests {
     #[test]
     fn batched_with_broadcast() {
         // (2, 1, 2, 2) @ (3, 2, 1) -> (2, 3, 2, 1).
-        let a = t(
+        let a = tv(
             &[2, 1, 2, 2],
             vec![1.0f32, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 2.0],
         );
-        let b = t(&[3, 2, 1], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let b = tv(&[3, 2, 1], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let r = run(a, b, &none()).unwrap();
         assert_eq!(r.shape(), &[2, 3, 2, 1]);
         assert_eq!(
@@ -207,8 +234,8 @@ mod tests {
             vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
         );
         // A batched left operand times a 1-D vector: (2, 2, 3) @ (3,) -> (2, 2).
-        let a = t(&[2, 2, 3], (0..12).map(|i| i as f64).collect());
-        let v = t(&[3], vec![1.0f64, 0.0, -1.0]);
+        let a = tv(&[2, 2, 3], (0..12).map(|i| i as f64).collect());
+        let v = tv(&[3], vec![1.0f64, 0.0, -1.0]);
         let r = run(a, v, &none()).unwrap();
         assert_eq!(r.shape(), &[2, 2]);
         assert_eq!(r.to_vec::<f64>().unwrap(), vec![-2.0, -2.0, -2.0, -2.0]);
@@ -216,22 +243,22 @@ mod tests {
 
     #[test]
     fn integers_wrap_and_out_dtype_converts_operands() {
-        let a = t(&[2, 2], vec![1i32, 2, 3, 4]);
-        let b = t(&[2, 2], vec![5i32, 6, 7, 8]);
+        let a = tv(&[2, 2], vec![1i32, 2, 3, 4]);
+        let b = tv(&[2, 2], vec![5i32, 6, 7, 8]);
         let r = run(a.clone(), b.clone(), &none()).unwrap();
         assert_eq!(r.dtype(), DataType::i32());
         assert_eq!(r.to_vec::<i32>().unwrap(), vec![19, 22, 43, 50]);
         let r = run(a, b, &out(DataType::f64())).unwrap();
         assert_eq!(r.to_vec::<f64>().unwrap(), vec![19.0, 22.0, 43.0, 50.0]);
-        let big = t(&[1, 2], vec![100i8, 100]);
-        let one = t(&[2, 1], vec![1i8, 1]);
+        let big = tv(&[1, 2], vec![100i8, 100]);
+        let one = tv(&[2, 1], vec![1i8, 1]);
         let r = run(big.clone(), one.clone(), &none()).unwrap();
         assert_eq!(r.to_vec::<i8>().unwrap(), vec![200u8 as i8]);
         let r = run(big, one, &out(DataType::i32())).unwrap();
         assert_eq!(r.to_vec::<i32>().unwrap(), vec![200]);
         // Mixed input dtypes are fine once out_dtype names the common one.
-        let x = t(&[1, 1], vec![2i64]);
-        let y = t(&[1, 1], vec![1.5f32]);
+        let x = tv(&[1, 1], vec![2i64]);
+        let y = tv(&[1, 1], vec![1.5f32]);
         let r = run(x, y, &out(DataType::f32())).unwrap();
         assert_eq!(r.to_vec::<f32>().unwrap(), vec![3.0]);
     }
@@ -239,26 +266,26 @@ mod tests {
     #[test]
     fn empty_dims() {
         // k = 0: every entry is an empty sum.
-        let a = t::<f32>(&[2, 0], vec![]);
-        let b = t::<f32>(&[0, 3], vec![]);
+        let a = tv::<f32>(&[2, 0], vec![]);
+        let b = tv::<f32>(&[0, 3], vec![]);
         let r = run(a, b, &none()).unwrap();
         assert_eq!(r.shape(), &[2, 3]);
         assert_eq!(r.to_vec::<f32>().unwrap(), vec![0.0; 6]);
-        let a = t::<i64>(&[2, 0], vec![]);
-        let b = t::<i64>(&[0, 1], vec![]);
+        let a = tv::<i64>(&[2, 0], vec![]);
+        let b = tv::<i64>(&[0, 1], vec![]);
         assert_eq!(
             run(a, b, &none()).unwrap().to_vec::<i64>().unwrap(),
             vec![0, 0]
         );
         // A zero batch dim gives an empty result.
-        let a = t::<f32>(&[0, 2, 2], vec![]);
-        let b = t(&[2, 2], vec![1.0f32, 0.0, 0.0, 1.0]);
+        let a = tv::<f32>(&[0, 2, 2], vec![]);
+        let b = tv(&[2, 2], vec![1.0f32, 0.0, 0.0, 1.0]);
         assert_eq!(run(a, b, &none()).unwrap().shape(), &[0, 2, 2]);
     }
 
     #[test]
     fn errors() {
-        let m = t(&[2, 3], vec![0.0f32; 6]);
+        let m = tv(&[2, 3], vec![0.0f32; 6]);
         assert_eq!(
             run(m.clone(), m.clone(), &none()).unwrap_err(),
             "inner dimensions differ: x1 is (2, 3), x2 is (2, 3)"
@@ -268,18 +295,18 @@ mod tests {
             run(s, m.clone(), &none()).unwrap_err(),
             "x1 must have rank at least 1, found a scalar"
         );
-        let a = t(&[2, 2, 3], vec![0.0f32; 12]);
-        let b = t(&[3, 3, 1], vec![0.0f32; 9]);
+        let a = tv(&[2, 2, 3], vec![0.0f32; 12]);
+        let b = tv(&[3, 3, 1], vec![0.0f32; 9]);
         assert_eq!(
             run(a, b, &none()).unwrap_err(),
             "batch dimensions do not broadcast: x1 is (2, 2, 3), x2 is (3, 3, 1)"
         );
-        let i = t(&[3, 1], vec![1i32, 2, 3]);
+        let i = tv(&[3, 1], vec![1i32, 2, 3]);
         assert_eq!(
             run(m.clone(), i, &none()).unwrap_err(),
             "dtypes differ: x1 is float32, x2 is int32"
         );
-        let bools = t(&[1, 1], vec![true]);
+        let bools = tv(&[1, 1], vec![true]);
         assert!(run(bools.clone(), bools, &none()).is_err());
         assert_eq!(
             matmul(std::slice::from_ref(&m), &none()).unwrap_err(),

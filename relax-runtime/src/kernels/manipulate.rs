@@ -11,10 +11,11 @@
 //! 3. Every attribute is checked against the actual input (rank, axes,
 //!    divisibility) before ndarray is asked to do anything that could panic.
 
-use super::support::{
-    any_dtype, check_arity, checked_numel, norm_axes, norm_axis, reshaped, shape_arg, tensor_arg,
-    udims, value_of, view,
+use super::args::{
+    check_arity, checked_numel, norm_axes, norm_axis, reshaped, shape_arg, tensor_arg, udims,
+    value_of, view,
 };
+use super::dispatch::with_any;
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
 use crate::tensor::{fmt_shape, Element, Tensor};
@@ -54,7 +55,7 @@ fn permute_dims(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     fn run<T: Element>(x: &Tensor, perm: &[usize]) -> Result<Value, String> {
         Ok(value_of(&view::<T>(x)?.permuted_axes(IxDyn(perm))))
     }
-    any_dtype!(x.dtype(), T => run::<T>(x, &perm))
+    with_any!(x.dtype(), T => run::<T>(x, &perm))
 }
 
 /// `relax.reshape(x, shape)`: one dim of `shape` may be `-1`, inferred from
@@ -211,7 +212,7 @@ fn concat(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         let joined = ndarray::concatenate(Axis(axis), &views).map_err(|e| e.to_string())?;
         Ok(value_of(&joined))
     }
-    any_dtype!(first.dtype(), T => run::<T>(&ts, axis))
+    with_any!(first.dtype(), T => run::<T>(&ts, axis))
 }
 
 /// `relax.split(x, indices_or_sections, axis)`: an integer `n` cuts `axis`
@@ -267,7 +268,7 @@ fn split(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
                 .collect(),
         ))
     }
-    any_dtype!(x.dtype(), T => run::<T>(x, axis, &bounds))
+    with_any!(x.dtype(), T => run::<T>(x, axis, &bounds))
 }
 
 /// `relax.broadcast_to(x, shape)`: NumPy broadcasting to exactly `shape`.
@@ -295,7 +296,7 @@ fn broadcast_to(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
             .ok_or_else(|| format!("cannot broadcast x to {}", fmt_shape(target)))?;
         Ok(value_of(&b))
     }
-    any_dtype!(x.dtype(), T => run::<T>(x, target))
+    with_any!(x.dtype(), T => run::<T>(x, target))
 }
 
 /// `relax.shape_of(x)`: x's shape as a shape value.
@@ -307,44 +308,23 @@ fn shape_of(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::testing::{assert_ok, attrs, ints, iota, tv};
 
-    fn t<T: Element>(shape: &[i64], data: Vec<T>) -> Value {
-        Value::Tensor(Tensor::from_vec(shape, data).unwrap())
-    }
-    fn iota(shape: &[i64]) -> Value {
-        let n: i64 = shape.iter().product();
-        t(shape, (0..n as i32).collect())
-    }
-    fn attrs(list: &[(&str, KernelAttr)]) -> KernelAttrs {
-        KernelAttrs(
-            list.iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
-    }
-    fn ints(v: &[i64]) -> KernelAttr {
-        KernelAttr::Array(v.iter().map(|&i| KernelAttr::Int(i)).collect())
-    }
     fn tensor(v: Value) -> Tensor {
         v.as_tensor().unwrap().clone()
-    }
-    fn check<T: Element>(v: Result<Value, String>, shape: &[i64], data: Vec<T>) {
-        let got = tensor(v.unwrap());
-        assert_eq!(got.shape(), shape);
-        assert_eq!(got.to_vec::<T>().unwrap(), data);
     }
 
     #[test]
     fn permute_dims_reverses_or_follows_axes() {
         let x = iota(&[2, 3]);
         let none = attrs(&[("axes", KernelAttr::None)]);
-        check(
+        assert_ok(
             permute_dims(std::slice::from_ref(&x), &none),
             &[3, 2],
             vec![0, 3, 1, 4, 2, 5],
         );
         let x3 = iota(&[2, 1, 3]);
-        check(
+        assert_ok(
             permute_dims(
                 std::slice::from_ref(&x3),
                 &attrs(&[("axes", ints(&[-1, 0, 1]))]),
@@ -352,14 +332,14 @@ mod tests {
             &[3, 2, 1],
             vec![0, 3, 1, 4, 2, 5],
         );
-        let b = t(&[2, 2], vec![true, false, false, false]);
-        check(
+        let b = tv(&[2, 2], vec![true, false, false, false]);
+        assert_ok(
             permute_dims(&[b], &none),
             &[2, 2],
             vec![true, false, false, false],
         );
-        let u = t(&[1, 3], vec![1u64, 2, 3]);
-        check(permute_dims(&[u], &none), &[3, 1], vec![1u64, 2, 3]);
+        let u = tv(&[1, 3], vec![1u64, 2, 3]);
+        assert_ok(permute_dims(&[u], &none), &[3, 1], vec![1u64, 2, 3]);
         assert_eq!(
             permute_dims(std::slice::from_ref(&x), &attrs(&[("axes", ints(&[0, 0]))])).unwrap_err(),
             "axis 0 appears more than once"
@@ -374,12 +354,12 @@ mod tests {
     #[test]
     fn reshape_with_and_without_wildcard() {
         let x = iota(&[2, 3]);
-        check(
+        assert_ok(
             reshape(&[x.clone(), Value::shape(&[3, 2])], &KernelAttrs::default()),
             &[3, 2],
             (0..6).collect::<Vec<i32>>(),
         );
-        check(
+        assert_ok(
             reshape(
                 &[x.clone(), Value::shape(&[-1, 1, 2])],
                 &KernelAttrs::default(),
@@ -387,8 +367,8 @@ mod tests {
             &[3, 1, 2],
             (0..6).collect::<Vec<i32>>(),
         );
-        let empty = t::<f32>(&[0, 4], vec![]);
-        check(
+        let empty = tv::<f32>(&[0, 4], vec![]);
+        assert_ok(
             reshape(
                 &[empty.clone(), Value::shape(&[2, 0, 3])],
                 &KernelAttrs::default(),
@@ -396,7 +376,7 @@ mod tests {
             &[2, 0, 3],
             Vec::<f32>::new(),
         );
-        check(
+        assert_ok(
             reshape(
                 &[empty.clone(), Value::shape(&[-1, 2])],
                 &KernelAttrs::default(),
@@ -425,11 +405,11 @@ mod tests {
     #[test]
     fn flatten_expand_squeeze() {
         let no = KernelAttrs::default();
-        check(flatten(&[iota(&[2, 2])], &no), &[4], vec![0, 1, 2, 3]);
+        assert_ok(flatten(&[iota(&[2, 2])], &no), &[4], vec![0, 1, 2, 3]);
         let s = Value::Tensor(Tensor::scalar(7i8));
-        check(flatten(&[s], &no), &[1], vec![7i8]);
+        assert_ok(flatten(&[s], &no), &[1], vec![7i8]);
         let x = iota(&[2, 3]);
-        check(
+        assert_ok(
             expand_dims(
                 std::slice::from_ref(&x),
                 &attrs(&[("axis", ints(&[0, -1]))]),
@@ -437,7 +417,7 @@ mod tests {
             &[1, 2, 3, 1],
             (0..6).collect::<Vec<i32>>(),
         );
-        check(
+        assert_ok(
             expand_dims(
                 std::slice::from_ref(&x),
                 &attrs(&[("axis", KernelAttr::Int(1))]),
@@ -452,7 +432,7 @@ mod tests {
         )
         .is_err());
         let y = iota(&[1, 3, 1]);
-        check(
+        assert_ok(
             squeeze(
                 std::slice::from_ref(&y),
                 &attrs(&[("axis", KernelAttr::None)]),
@@ -460,7 +440,7 @@ mod tests {
             &[3],
             vec![0, 1, 2],
         );
-        check(
+        assert_ok(
             squeeze(std::slice::from_ref(&y), &attrs(&[("axis", ints(&[-1]))])),
             &[1, 3],
             vec![0, 1, 2],
@@ -469,8 +449,8 @@ mod tests {
             squeeze(&[y], &attrs(&[("axis", ints(&[1]))])).unwrap_err(),
             "dimension 1 of x is 3, not 1: x is (1, 3, 1)"
         );
-        let e = t::<f64>(&[1, 0], vec![]);
-        check(
+        let e = tv::<f64>(&[1, 0], vec![]);
+        assert_ok(
             squeeze(&[e], &attrs(&[("axis", KernelAttr::None)])),
             &[0],
             Vec::<f64>::new(),
@@ -480,22 +460,22 @@ mod tests {
     #[test]
     fn concat_along_axes_with_empty_pieces() {
         let a = iota(&[2, 2]);
-        let b = t(&[2, 1], vec![10i32, 11]);
+        let b = tv(&[2, 1], vec![10i32, 11]);
         let tup = Value::tuple(vec![a.clone(), b.clone()]);
-        check(
+        assert_ok(
             concat(&[tup], &attrs(&[("axis", KernelAttr::Int(-1))])),
             &[2, 3],
             vec![0, 1, 10, 2, 3, 11],
         );
-        let e = t::<i32>(&[0, 2], vec![]);
+        let e = tv::<i32>(&[0, 2], vec![]);
         let tup = Value::tuple(vec![e.clone(), a.clone(), e]);
-        check(
+        assert_ok(
             concat(&[tup], &attrs(&[("axis", KernelAttr::Int(0))])),
             &[2, 2],
             vec![0, 1, 2, 3],
         );
-        let bools = Value::tuple(vec![t(&[1], vec![true]), t(&[2], vec![false, true])]);
-        check(
+        let bools = Value::tuple(vec![tv(&[1], vec![true]), tv(&[2], vec![false, true])]);
+        assert_ok(
             concat(&[bools], &attrs(&[("axis", KernelAttr::Int(0))])),
             &[3],
             vec![true, false, true],
@@ -505,7 +485,7 @@ mod tests {
             concat(&[Value::tuple(vec![a.clone(), b.clone()])], &axis0).unwrap_err(),
             "shapes differ outside axis 0: (2, 2) and (2, 1)"
         );
-        let f = t(&[1, 2], vec![1.0f32, 2.0]);
+        let f = tv(&[1, 2], vec![1.0f32, 2.0]);
         assert_eq!(
             concat(&[Value::tuple(vec![a.clone(), f])], &axis0).unwrap_err(),
             "dtypes differ: int32 and float32"
@@ -516,7 +496,7 @@ mod tests {
         );
         assert!(concat(std::slice::from_ref(&a), &axis0).is_err());
         assert!(concat(&[Value::tuple(vec![a.clone(), Value::Int(1)])], &axis0).is_err());
-        let rank1 = t(&[2], vec![0i32, 1]);
+        let rank1 = tv(&[2], vec![0i32, 1]);
         assert!(concat(&[Value::tuple(vec![a.clone(), rank1])], &axis0).is_err());
         let scalar = Value::Tensor(Tensor::scalar(1i32));
         assert!(concat(&[Value::tuple(vec![scalar])], &axis0).is_err());
@@ -577,7 +557,7 @@ mod tests {
         assert!(split_x(ints(&[-1])).is_err());
         assert!(split_x(KernelAttr::None).is_err());
         // An empty axis splits into empty pieces.
-        let e = t::<f32>(&[0, 3], vec![]);
+        let e = tv::<f32>(&[0, 3], vec![]);
         let parts = fields(
             split(
                 &[e],
@@ -594,16 +574,16 @@ mod tests {
 
     #[test]
     fn broadcast_to_and_shape_of() {
-        let x = t(&[2, 1], vec![1.0f32, 2.0]);
+        let x = tv(&[2, 1], vec![1.0f32, 2.0]);
         let no = KernelAttrs::default();
-        check(
+        assert_ok(
             broadcast_to(&[x.clone(), Value::shape(&[2, 2, 3])], &no),
             &[2, 2, 3],
             vec![
                 1.0f32, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0,
             ],
         );
-        check(
+        assert_ok(
             broadcast_to(&[x.clone(), Value::shape(&[2, 0])], &no),
             &[2, 0],
             Vec::<f32>::new(),

@@ -14,16 +14,18 @@
 //! One file per op group, mirroring `relax_core::op`.
 
 pub mod activation;
+mod args;
 pub mod attrs;
 pub mod conv;
 pub mod create;
-pub(crate) mod dispatch;
+mod dispatch;
 pub mod elementwise;
 pub mod index;
 pub mod linalg;
 pub mod manipulate;
 pub mod reduce;
-mod support;
+#[cfg(test)]
+mod testing;
 
 pub use attrs::KernelAttrs;
 
