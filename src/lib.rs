@@ -14,3 +14,8 @@ pub use relax_runtime::{executable, kernels, packed, vm};
 pub use relax_runtime::{
     register_packed, DataType, Diagnostic, Error, Executable, Span, Tensor, Value, VirtualMachine,
 };
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
