@@ -127,7 +127,6 @@ fn silu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 
 /// Applies `f` to each lane of the float tensor argument along `axis`.
 fn along_axis(
-    op: &str,
     args: &[Value],
     attrs: &KernelAttrs,
     f: fn(&[f64], &mut Vec<f64>),
@@ -135,7 +134,7 @@ fn along_axis(
     let x = unary_operand(args)?;
     let axis = match attrs.get("axis") {
         None => -1,
-        Some(_) => attrs.int("axis").map_err(|e| format!("{op}: {e}"))?,
+        Some(_) => attrs.int("axis")?,
     };
     let axis = norm_axis(axis, x.ndim())?;
     with_float!(x.dtype(), T => {
@@ -176,35 +175,33 @@ fn log_softmax_lane(xs: &[f64], out: &mut Vec<f64>) {
 
 /// `relax.nn.softmax` along `axis`.
 fn softmax(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    along_axis("relax.nn.softmax", args, attrs, softmax_lane)
+    along_axis(args, attrs, softmax_lane)
 }
 
 /// `relax.nn.log_softmax` along `axis`.
 fn log_softmax(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    along_axis("relax.nn.log_softmax", args, attrs, log_softmax_lane)
+    along_axis(args, attrs, log_softmax_lane)
 }
 
 /// `relax.nn.layer_norm(data, gamma, beta)`.
 fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.nn.layer_norm";
     check_arity(args, 3)?;
     let data = tensor_arg(args, 0, "data")?;
     let gamma = tensor_arg(args, 1, "gamma")?;
     let beta = tensor_arg(args, 2, "beta")?;
     let dtype = same_dtype(&[("data", data), ("gamma", gamma), ("beta", beta)])?;
-    let err = |e: String| format!("{op}: {e}");
-    let axes = norm_axes(&attrs.ints("axes").map_err(err)?, data.ndim())?;
+    let axes = norm_axes(&attrs.ints("axes")?, data.ndim())?;
     let epsilon = match attrs.get("epsilon") {
         None => 1e-5,
-        Some(_) => attrs.float("epsilon").map_err(err)?,
+        Some(_) => attrs.float("epsilon")?,
     };
-    let center = attrs.bool_or("center", true).map_err(err)?;
-    let scale = attrs.bool_or("scale", true).map_err(err)?;
+    let center = attrs.bool_or("center", true)?;
+    let scale = attrs.bool_or("scale", true)?;
     let param_shape: Vec<i64> = axes.iter().map(|&a| data.shape()[a]).collect();
     for (name, p) in [("gamma", gamma), ("beta", beta)] {
         if p.shape() != param_shape.as_slice() {
             return Err(format!(
-                "{op}: {name} must have shape {} (the dims of data {} at axes {:?}), found {}",
+                "{name} must have shape {} (the dims of data {} at axes {:?}), found {}",
                 fmt_shape(&param_shape),
                 fmt_shape(data.shape()),
                 axes,
@@ -471,7 +468,7 @@ mod tests {
                 &ln_attrs(&[1])
             )
             .unwrap_err(),
-            "relax.nn.layer_norm: gamma must have shape (4,) (the dims of data (2, 4) at axes [1]), found (3,)"
+            "gamma must have shape (4,) (the dims of data (2, 4) at axes [1]), found (3,)"
         );
         assert_eq!(
             run(

@@ -22,7 +22,7 @@ pub const KERNELS: &[(&str, Kernel)] = &[
 ];
 
 /// The shape argument, checked to describe a tensor that can exist.
-fn creatable_shape<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&'a [i64], String> {
+fn creatable_shape(args: &[Value], dtype: DataType) -> Result<&[i64], String> {
     let shape = shape_arg(args, 0, "shape")?;
     check_nonnegative(shape)?;
     let bytes = shape
@@ -33,69 +33,68 @@ fn creatable_shape<'a>(op: &str, args: &'a [Value], dtype: DataType) -> Result<&
     match bytes {
         Some(b) if b <= isize::MAX as usize => Ok(shape),
         _ => Err(format!(
-            "{op}: a {dtype} tensor of shape {} is too large",
+            "a {dtype} tensor of shape {} is too large",
             fmt_shape(shape)
         )),
     }
 }
 
 /// A tensor of `shape` and `dtype` with every element `value` (converted).
-fn filled(op: &str, shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
+fn filled(shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
     with_any!(dtype, T => {
         let n: usize = shape.iter().map(|&d| d as usize).product();
         Tensor::from_vec(shape, vec![T::from_wide(value); n])
             .map(Value::Tensor)
-            .map_err(|e| format!("{op}: {e}"))
+            .map_err(|e| e.to_string())
     })
 }
 
 /// The required `dtype` attribute.
-fn dtype_attr(op: &str, attrs: &KernelAttrs) -> Result<DataType, String> {
-    let dtype = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
+fn dtype_attr(attrs: &KernelAttrs) -> Result<DataType, String> {
+    let dtype = attrs.dtype("dtype")?;
     if dtype.is_void() {
-        return Err(format!("{op}: the `dtype` attribute is required"));
+        return Err("the `dtype` attribute is required".into());
     }
     Ok(dtype)
 }
 
 /// `relax.zeros(shape)`.
 fn zeros(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    constant("relax.zeros", args, attrs, 0)
+    constant(args, attrs, 0)
 }
 
 /// `relax.ones(shape)`.
 fn ones(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    constant("relax.ones", args, attrs, 1)
+    constant(args, attrs, 1)
 }
 
 /// A tensor of the `shape` argument and the `dtype` attribute filled with
 /// `value`.
-fn constant(op: &str, args: &[Value], attrs: &KernelAttrs, value: i64) -> Result<Value, String> {
+fn constant(args: &[Value], attrs: &KernelAttrs, value: i64) -> Result<Value, String> {
     check_arity(args, 1)?;
-    let dtype = dtype_attr(op, attrs)?;
-    let shape = creatable_shape(op, args, dtype)?;
-    filled(op, shape, dtype, value.to_wide())
+    let dtype = dtype_attr(attrs)?;
+    let shape = creatable_shape(args, dtype)?;
+    filled(shape, dtype, value.to_wide())
 }
 
 /// `relax.full(shape, fill_value)`.
 fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.full";
     check_arity(args, 2)?;
     let fill = tensor_arg(args, 1, "fill_value")?;
     if fill.ndim() != 0 {
         return Err(format!(
-            "{op}: fill_value must be a scalar (rank 0), found shape {}",
+            "fill_value must be a scalar (rank 0), found shape {}",
             fmt_shape(fill.shape())
         ));
     }
-    let dtype = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
+    let dtype = attrs.dtype("dtype")?;
     let dtype = if dtype.is_void() { fill.dtype() } else { dtype };
-    let shape = creatable_shape(op, args, dtype)?;
+    let shape = creatable_shape(args, dtype)?;
     let value = with_any!(fill.dtype(), S => {
         let v = view::<S>(fill)?;
-        v.iter().next().map(|&x| x.to_wide()).ok_or_else(|| format!("{op}: empty fill_value"))
+        v.iter().next().map(|&x| x.to_wide()).ok_or_else(|| "empty fill_value".to_string())
     })?;
-    filled(op, shape, dtype, value)
+    filled(shape, dtype, value)
 }
 
 #[cfg(test)]
@@ -171,7 +170,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.full", &[s.clone(), tv(&[1], vec![1i32])], &[]).unwrap_err(),
-            "relax.full: fill_value must be a scalar (rank 0), found shape (1,)"
+            "fill_value must be a scalar (rank 0), found shape (1,)"
         );
         assert_eq!(
             run("relax.full", &[s, Value::Int(1)], &[]).unwrap_err(),
@@ -183,7 +182,7 @@ mod tests {
     fn creation_errors() {
         assert_eq!(
             run("relax.zeros", &[Value::shape(&[2])], &[]).unwrap_err(),
-            "relax.zeros: the `dtype` attribute is required"
+            "the `dtype` attribute is required"
         );
         assert_eq!(
             run("relax.zeros", &[Value::shape(&[2, -1])], &[dt("f32")]).unwrap_err(),
@@ -200,7 +199,7 @@ mod tests {
                 &[dt("f32")]
             )
             .unwrap_err(),
-            "relax.zeros: a float32 tensor of shape (1099511627776, 1099511627776) is too large"
+            "a float32 tensor of shape (1099511627776, 1099511627776) is too large"
         );
         assert_eq!(
             run("relax.ones", &[Value::shape(&[2])], &[dt("float16")]).unwrap_err(),
@@ -208,5 +207,41 @@ mod tests {
         );
         assert!(run("relax.ones", &[], &[dt("f32")]).is_err());
         assert!(run("relax.zeros", &[Value::shape(&[2])], &[dt("floaty")]).is_err());
+    }
+
+    /// Through the VM (with its default kernel resolver), a kernel's error
+    /// names the op exactly once: the VM adds it, the kernel does not.
+    #[test]
+    fn vm_error_names_the_op_once() {
+        use crate::executable::{Arg, Callee, Executable, Instr, KernelEntry, VmFunction};
+        use crate::vm::VirtualMachine;
+        let main = VmFunction {
+            name: "main".into(),
+            params: vec![],
+            num_regs: 1,
+            num_slots: 0,
+            instrs: vec![
+                Instr::Call {
+                    callee: Callee::Kernel(0),
+                    args: vec![Arg::Const(0), Arg::Const(1)],
+                    dst: 0,
+                },
+                Instr::Ret { value: Arg::Reg(0) },
+            ],
+        };
+        let exec = Executable {
+            functions: vec![main],
+            kernels: vec![KernelEntry {
+                op: "relax.full".into(),
+                attrs: vec![],
+            }],
+            constants: vec![Value::shape(&[3]), tv(&[2], vec![1.0f32, 2.0])],
+            ..Executable::default()
+        };
+        let err = VirtualMachine::new(&exec).call("main", &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "relax.full: fill_value must be a scalar (rank 0), found shape (2,)"
+        );
     }
 }

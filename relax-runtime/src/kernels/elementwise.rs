@@ -110,21 +110,17 @@ fn compare<T: PartialOrd>(f: Cmp, x: T, y: T) -> bool {
 }
 
 /// The two tensor operands of a binary op and their broadcast shape.
-fn binary_operands<'a>(
-    op: &str,
-    args: &'a [Value],
-) -> Result<(&'a Tensor, &'a Tensor, Vec<usize>), String> {
+fn binary_operands(args: &[Value]) -> Result<(&Tensor, &Tensor, Vec<usize>), String> {
     check_arity(args, 2)?;
     let a = tensor_arg(args, 0, "x1")?;
     let b = tensor_arg(args, 1, "x2")?;
     same_dtype(&[("x1", a), ("x2", b)])?;
-    let shape = broadcast_shapes(&[("x1", &udims(a.shape())), ("x2", &udims(b.shape()))])
-        .map_err(|e| format!("{op}: {e}"))?;
+    let shape = broadcast_shapes(&[("x1", &udims(a.shape())), ("x2", &udims(b.shape()))])?;
     Ok((a, b, shape))
 }
 
-fn binary_arith(op: &str, f: Arith, args: &[Value]) -> Result<Value, String> {
-    let (a, b, shape) = binary_operands(op, args)?;
+fn binary_arith(f: Arith, args: &[Value]) -> Result<Value, String> {
+    let (a, b, shape) = binary_operands(args)?;
     with_num!(a.dtype(), T => {
         let x = broadcast_elems::<T>(a, &shape)?;
         let y = broadcast_elems::<T>(b, &shape)?;
@@ -132,14 +128,13 @@ fn binary_arith(op: &str, f: Arith, args: &[Value]) -> Result<Value, String> {
             .iter()
             .zip(y.iter())
             .map(|(&p, &q)| arith(f, p, q))
-            .collect::<Result<Vec<T>, String>>()
-            .map_err(|e| format!("{op}: {e}"))?;
+            .collect::<Result<Vec<T>, String>>()?;
         tensor_value(&shape, data)
     })
 }
 
-fn binary_compare(op: &str, f: Cmp, args: &[Value]) -> Result<Value, String> {
-    let (a, b, shape) = binary_operands(op, args)?;
+fn binary_compare(f: Cmp, args: &[Value]) -> Result<Value, String> {
+    let (a, b, shape) = binary_operands(args)?;
     with_any!(a.dtype(), T => {
         let x = broadcast_elems::<T>(a, &shape)?;
         let y = broadcast_elems::<T>(b, &shape)?;
@@ -152,7 +147,7 @@ macro_rules! binary_kernels {
     ($($f:ident => $name:literal, $via:ident($kind:expr);)*) => {$(
         #[doc = concat!("`", $name, "`.")]
         fn $f(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-            $via($name, $kind, args)
+            $via($kind, args)
         }
     )*};
 }
@@ -249,7 +244,6 @@ fn sigmoid(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 
 /// `relax.ewise_fma`: `x1 * x2 + x3` on equal shapes.
 fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.ewise_fma";
     check_arity(args, 3)?;
     let names = ["x1", "x2", "x3"];
     let xs = [
@@ -261,7 +255,7 @@ fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     for i in 1..3 {
         if xs[i].shape() != xs[0].shape() {
             return Err(format!(
-                "{op}: shapes differ: x1 is {}, {} is {}",
+                "shapes differ: x1 is {}, {} is {}",
                 fmt_shape(xs[0].shape()),
                 names[i],
                 fmt_shape(xs[i].shape())
@@ -283,14 +277,13 @@ fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 /// `relax.where`: `x1` where `condition` holds, else `x2`, the three
 /// broadcast together.
 fn where_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.where";
     check_arity(args, 3)?;
     let c = tensor_arg(args, 0, "condition")?;
     let a = tensor_arg(args, 1, "x1")?;
     let b = tensor_arg(args, 2, "x2")?;
     if !c.dtype().is_bool() {
         return Err(format!(
-            "{op}: condition must have dtype bool, found {}",
+            "condition must have dtype bool, found {}",
             c.dtype()
         ));
     }
@@ -299,8 +292,7 @@ fn where_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
         ("condition", &udims(c.shape())),
         ("x1", &udims(a.shape())),
         ("x2", &udims(b.shape())),
-    ])
-    .map_err(|e| format!("{op}: {e}"))?;
+    ])?;
     let cond = broadcast_elems::<bool>(c, &shape)?;
     with_any!(dtype, T => {
         let x = broadcast_elems::<T>(a, &shape)?;
@@ -316,11 +308,10 @@ fn where_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 
 /// `relax.astype`: each element converted to the `dtype` attribute's type.
 fn astype(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    let op = "relax.astype";
     let x = unary_operand(args)?;
-    let to = attrs.dtype("dtype").map_err(|e| format!("{op}: {e}"))?;
+    let to = attrs.dtype("dtype")?;
     if to.is_void() {
-        return Err(format!("{op}: the `dtype` attribute is required"));
+        return Err("the `dtype` attribute is required".into());
     }
     let from = x.dtype();
     with_any!(from, S => {
@@ -409,7 +400,7 @@ mod tests {
             &[],
         )
         .unwrap_err();
-        assert_eq!(e, "relax.divide: integer division by zero");
+        assert_eq!(e, "integer division by zero");
         let e = run(
             "relax.power",
             &[tv(&[1], vec![2i16]), tv(&[1], vec![-1i16])],
@@ -506,7 +497,7 @@ mod tests {
                 &[]
             )
             .unwrap_err(),
-            "relax.multiply: shapes do not broadcast: x1 is (3,), x2 is (2,)"
+            "shapes do not broadcast: x1 is (3,), x2 is (2,)"
         );
         assert_eq!(
             run("relax.add", from_ref(&f), &[]).unwrap_err(),
@@ -632,7 +623,7 @@ mod tests {
                 &[]
             )
             .unwrap_err(),
-            "relax.ewise_fma: shapes differ: x1 is (2, 2), x3 is (2,)"
+            "shapes differ: x1 is (2, 2), x3 is (2,)"
         );
         assert_eq!(
             run("relax.ewise_fma", &[a.clone(), b, f], &[]).unwrap_err(),
@@ -662,7 +653,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.where", &[a.clone(), a.clone(), b.clone()], &[]).unwrap_err(),
-            "relax.where: condition must have dtype bool, found uint16"
+            "condition must have dtype bool, found uint16"
         );
         assert_eq!(
             run(
@@ -675,7 +666,7 @@ mod tests {
         );
         assert_eq!(
             run("relax.where", &[tv(&[4], vec![true; 4]), a, b], &[]).unwrap_err(),
-            "relax.where: shapes do not broadcast: condition is (4,), x1 is (3,), x2 is ()"
+            "shapes do not broadcast: condition is (4,), x1 is (3,), x2 is ()"
         );
     }
 
