@@ -3,6 +3,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`ir`] | the IR: `PrimExpr`, `StructInfo`, `Expr`, `Function`, `IRModule` |
+//! | `frontend` | the DSL: Rust tokens to a checked module, and the generated code (feature "syntax") |
 //! | [`block_builder`] | `BlockBuilder`: build functions in normal form |
 //! | [`backend`] | `build` and `Target`: from a module to an executable |
 //! | [`arith`] | symbolic arithmetic: simplifier and prover |
@@ -23,6 +24,8 @@ pub mod analysis;
 pub mod arith;
 pub mod backend;
 pub mod block_builder;
+#[cfg(feature = "syntax")]
+pub mod frontend;
 pub mod ir;
 pub mod mutator;
 pub mod parser;
