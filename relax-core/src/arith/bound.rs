@@ -53,6 +53,13 @@ impl Bounds<'_> {
             Min(a, b) => self.of_expr(a).min(self.of_expr(b)),
             Max(a, b) => self.of_expr(a).max(self.of_expr(b)),
             Select(_, t, f) => self.of_expr(t).union(self.of_expr(f)),
+            // A cast between integer types of at least 64 bits keeps the
+            // value; anything else is only known to fit its type.
+            Cast(a) if e.dtype().is_int() && e.dtype().bits() >= 64 && a.dtype().is_integer() => {
+                self.of_expr(a)
+            }
+            Cast(_) | BufferLoad(..) | Call(..) if e.dtype().is_uint() => Interval::non_negative(),
+            Cast(_) | BufferLoad(..) | Call(..) => Interval::everything(),
             Eq(..) | Ne(..) | Lt(..) | Le(..) | Gt(..) | Ge(..) | And(..) | Or(..) | Not(_) => {
                 Interval::boolean()
             }

@@ -50,6 +50,9 @@ fn kind_rank(k: &PrimExprKind) -> u8 {
         Or(..) => 17,
         Not(_) => 18,
         Select(..) => 19,
+        Cast(_) => 20,
+        BufferLoad(..) => 21,
+        Call(..) => 22,
     }
 }
 
@@ -67,6 +70,10 @@ pub(crate) fn cmp_expr(a: &PrimExpr, b: &PrimExpr) -> Ordering {
             (Var(x), Var(y)) => x.id().cmp(&y.id()),
             (IntImm(x), IntImm(y)) => x.cmp(y),
             (FloatImm(x), FloatImm(y)) => x.total_cmp(y),
+            (BufferLoad(x, ia), BufferLoad(y, ib)) => {
+                x.id().cmp(&y.id()).then_with(|| cmp_list(ia, ib))
+            }
+            (Call(x, aa), Call(y, ab)) => x.cmp(y).then_with(|| cmp_list(aa, ab)),
             _ => {
                 let (ca, cb) = (a.children(), b.children());
                 for (x, y) in ca.iter().zip(cb.iter()) {
@@ -79,6 +86,17 @@ pub(crate) fn cmp_expr(a: &PrimExpr, b: &PrimExpr) -> Ordering {
             }
         })
         .then_with(|| a.dtype().cmp(&b.dtype()))
+}
+
+/// Lists compared element by element, then by length.
+fn cmp_list(a: &[PrimExpr], b: &[PrimExpr]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = cmp_expr(x, y);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// An expression that the canonical form treats as an indivisible factor.

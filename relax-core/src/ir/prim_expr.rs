@@ -145,6 +145,13 @@ pub enum PrimExprKind {
     Not(PrimExpr),
     /// `cond ? t : f`, evaluating both sides.
     Select(PrimExpr, PrimExpr, PrimExpr),
+    /// `T.Cast(dtype, value)`: a conversion to this node's dtype.
+    Cast(PrimExpr),
+    /// `buffer[indices]` (loop-level IR only).
+    BufferLoad(crate::tir::Buffer, Vec<PrimExpr>),
+    /// An intrinsic call such as `T.exp(x)` (loop-level IR only): the
+    /// intrinsic's name and arguments; the result has this node's dtype.
+    Call(String, Vec<PrimExpr>),
 }
 
 #[derive(Debug, PartialEq)]
@@ -168,7 +175,15 @@ impl Hash for PrimExpr {
             Var(v) => v.hash(state),
             IntImm(i) => i.hash(state),
             FloatImm(f) => f.to_bits().hash(state),
-            Not(a) => a.hash(state),
+            Not(a) | Cast(a) => a.hash(state),
+            BufferLoad(b, idx) => {
+                b.hash(state);
+                idx.hash(state)
+            }
+            Call(name, args) => {
+                name.hash(state);
+                args.hash(state)
+            }
             Select(c, t, f) => {
                 c.hash(state);
                 t.hash(state);
@@ -304,6 +319,25 @@ impl PrimExpr {
     pub fn or(self, rhs: impl Into<PrimExpr>) -> PrimExpr {
         self.compare(rhs.into(), PrimExprKind::Or)
     }
+    /// `T.Cast(dtype, self)`
+    pub fn cast(self, dtype: DataType) -> PrimExpr {
+        if self.dtype() == dtype {
+            return self;
+        }
+        PrimExpr::new(dtype, PrimExprKind::Cast(self))
+    }
+    /// `buffer[indices]`
+    pub fn load(buffer: &crate::tir::Buffer, indices: Vec<PrimExpr>) -> PrimExpr {
+        PrimExpr::new(
+            buffer.dtype(),
+            PrimExprKind::BufferLoad(buffer.clone(), indices),
+        )
+    }
+    /// The intrinsic `name(args…)` with result type `dtype` (`exp`, `log`,
+    /// `sqrt`, `tanh`, `erf`, `pow`, `fabs`, …).
+    pub fn call(dtype: DataType, name: &str, args: Vec<PrimExpr>) -> PrimExpr {
+        PrimExpr::new(dtype, PrimExprKind::Call(name.to_string(), args))
+    }
     /// `cond ? t : f`
     pub fn select(cond: PrimExpr, t: PrimExpr, f: PrimExpr) -> PrimExpr {
         let dtype = t.dtype();
@@ -315,7 +349,8 @@ impl PrimExpr {
         use PrimExprKind::*;
         match self.kind() {
             Var(_) | IntImm(_) | FloatImm(_) => vec![],
-            Not(a) => vec![a],
+            Not(a) | Cast(a) => vec![a],
+            BufferLoad(_, args) | Call(_, args) => args.iter().collect(),
             Select(c, t, f) => vec![c, t, f],
             Add(a, b)
             | Sub(a, b)
@@ -342,6 +377,9 @@ impl PrimExpr {
         let kind = match self.kind() {
             Var(_) | IntImm(_) | FloatImm(_) => return self.clone(),
             Not(a) => Not(f(a)),
+            Cast(a) => Cast(f(a)),
+            BufferLoad(b, idx) => BufferLoad(b.clone(), idx.iter().map(&mut f).collect()),
+            Call(name, args) => Call(name.clone(), args.iter().map(&mut f).collect()),
             Select(c, t, e) => Select(f(c), f(t), f(e)),
             Add(a, b) => Add(f(a), f(b)),
             Sub(a, b) => Sub(f(a), f(b)),
@@ -415,7 +453,19 @@ impl PrimExpr {
                 .get(v)
                 .ok_or_else(|| EvalError::Unbound(v.name().to_string()))?,
             IntImm(i) => *i,
-            FloatImm(_) => return Err(EvalError::NotInteger(self.to_string())),
+            FloatImm(_) | BufferLoad(..) | Call(..) => {
+                return Err(EvalError::NotInteger(self.to_string()))
+            }
+            Cast(a) if self.dtype().is_integer() && a.dtype().is_integer() => {
+                let v = a.eval(env)?;
+                match self.dtype() {
+                    d if d.is_bool() => (v != 0) as i64,
+                    d if d.bits() >= 64 => v,
+                    d if d.is_uint() => v & ((1i64 << d.bits()) - 1),
+                    d => (v << (64 - d.bits())) >> (64 - d.bits()),
+                }
+            }
+            Cast(_) => return Err(EvalError::NotInteger(self.to_string())),
             Add(a, b) => {
                 let (a, b) = bin(a, b)?;
                 a.checked_add(b).ok_or_else(overflow)?
@@ -669,6 +719,15 @@ impl fmt::Display for PrimExpr {
             Min(a, b) => write!(f, "T.min({a}, {b})"),
             Max(a, b) => write!(f, "T.max({a}, {b})"),
             Select(c, t, e) => write!(f, "T.Select({c}, {t}, {e})"),
+            Cast(a) => write!(f, "T.Cast(\"{}\", {a})", self.dtype()),
+            BufferLoad(b, idx) => {
+                let idx: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+                write!(f, "{}[{}]", b.name(), idx.join(", "))
+            }
+            Call(name, args) => {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "T.{name}({})", args.join(", "))
+            }
         }
     }
 }

@@ -267,9 +267,10 @@ class Module:
     let PrimFuncParam::Scalar(n) = &pf.params[2] else {
         panic!("a scalar")
     };
-    let PrimFuncParam::Buffer { shape, .. } = &pf.params[0] else {
+    let PrimFuncParam::Buffer(buffer) = &pf.params[0] else {
         panic!("a buffer")
     };
+    let shape = buffer.shape();
     assert_eq!(
         shape[0].as_var(),
         Some(n),

@@ -173,11 +173,11 @@ impl Lowerer<'_> {
                 }
             };
             if let (Some(shape), Some(dtype)) = (dims, dtype) {
-                params.push(PrimFuncParam::Buffer {
-                    name: p.name.name.clone(),
+                params.push(PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                    p.name.name.clone(),
                     shape,
                     dtype,
-                });
+                )));
             }
         }
         let mut attrs = Attrs::new();
@@ -210,7 +210,11 @@ impl Lowerer<'_> {
             }
         }
         self.frames.pop();
-        (self.errors.len() == errors_before).then_some(PrimFunc { params, attrs })
+        (self.errors.len() == errors_before).then_some(PrimFunc {
+            params,
+            body: crate::tir::Stmt::no_op(),
+            attrs,
+        })
     }
 
     /// Declares `n = T.int64()` variables of a prim_func body.

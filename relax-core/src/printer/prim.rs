@@ -122,6 +122,20 @@ impl Printer {
                     self.prim(f)
                 )
             }
+            Cast(a) => {
+                self.uses_tir = true;
+                format!("T.Cast(\"{}\", {})", e.dtype(), self.prim(a))
+            }
+            BufferLoad(b, idx) => {
+                let name = self.names.get(b.id(), b.name());
+                let idx: Vec<String> = idx.iter().map(|i| self.prim(i)).collect();
+                format!("{name}[{}]", idx.join(", "))
+            }
+            Call(name, args) => {
+                self.uses_tir = true;
+                let args: Vec<String> = args.iter().map(|a| self.prim(a)).collect();
+                format!("T.{name}({})", args.join(", "))
+            }
         }
     }
 

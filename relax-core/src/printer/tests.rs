@@ -216,18 +216,11 @@ fn module_with_prim_func_call_tir_call_packed_private_and_impure() {
     let nd = || vec![n.to_expr(), PrimExpr::int(4)];
     let add = PrimFunc {
         params: vec![
-            PrimFuncParam::Buffer {
-                name: "A".into(),
-                shape: nd(),
-                dtype: f32(),
-            },
-            PrimFuncParam::Buffer {
-                name: "B".into(),
-                shape: nd(),
-                dtype: f32(),
-            },
+            PrimFuncParam::Buffer(crate::tir::Buffer::new("A", nd(), f32())),
+            PrimFuncParam::Buffer(crate::tir::Buffer::new("B", nd(), f32())),
             PrimFuncParam::Scalar(n.clone()),
         ],
+        body: crate::tir::Stmt::no_op(),
         attrs: Attrs::new(),
     };
 
@@ -337,18 +330,19 @@ fn prim_func_attrs_and_undeclared_shape_vars() {
     let m = TirVar::new("m");
     let f = PrimFunc {
         params: vec![
-            PrimFuncParam::Buffer {
-                name: "A".into(),
-                shape: vec![n.to_expr(), m.to_expr()],
-                dtype: f32(),
-            },
-            PrimFuncParam::Buffer {
-                name: "n".into(),
-                shape: vec![PrimExpr::int(3)],
-                dtype: DataType::i32(),
-            },
+            PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                "A",
+                vec![n.to_expr(), m.to_expr()],
+                f32(),
+            )),
+            PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                "n",
+                vec![PrimExpr::int(3)],
+                DataType::i32(),
+            )),
             PrimFuncParam::Scalar(m.clone()),
         ],
+        body: crate::tir::Stmt::no_op(),
         attrs: Attrs::from_pairs([
             ("global_symbol", AttrValue::from("k")),
             ("op_pattern", AttrValue::from(0i64)),

@@ -27,8 +27,9 @@ impl Printer {
         let mut shape_vars: Vec<TirVar> = Vec::new();
         for p in &f.params {
             params.push(match p {
-                PrimFuncParam::Buffer { name, shape, dtype } => {
-                    let name = self.names.fresh(name);
+                PrimFuncParam::Buffer(b) => {
+                    let (shape, dtype) = (b.shape(), b.dtype());
+                    let name = self.names.fresh(b.name());
                     let dims: Vec<String> = shape.iter().map(|d| self.prim(d)).collect();
                     for d in shape {
                         d.collect_vars(&mut shape_vars);

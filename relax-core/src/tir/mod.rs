@@ -1,9 +1,18 @@
-//! The loop-level IR (TVM's TIR).
+//! The loop-level IR (TVM's TIR / TensorIR).
 //!
-//! For now this holds only what the Relax side needs to refer to a PrimFunc:
-//! its signature ([`PrimFunc`]). Statements, buffers, the printer/parser for
-//! `@T.prim_func` and the interpreter arrive with the loop-level IR issue.
+//! | file | what |
+//! |---|---|
+//! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
+//! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
+//! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
+//!
+//! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
+//! `Cast` and intrinsic `Call` nodes exist for this IR.
 
+pub mod buffer;
 pub mod prim_func;
+pub mod stmt;
 
+pub use buffer::Buffer;
 pub use prim_func::{PrimFunc, PrimFuncParam};
+pub use stmt::{Block, BufferRegion, ForKind, IterKind, IterVar, Stmt};

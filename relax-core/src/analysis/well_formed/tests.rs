@@ -89,13 +89,16 @@ mod build {
     }
     /// `prim(A: (n, 4) f32, B: (n, 4) f32)`: a PrimFunc for `call_tir`.
     pub fn prim_func(n: &TirVar) -> PrimFunc {
-        let buffer = |name: &str| PrimFuncParam::Buffer {
-            name: name.to_string(),
-            shape: vec![PrimExpr::var(n), PrimExpr::int(4)],
-            dtype: DataType::f32(),
+        let buffer = |name: &str| {
+            PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                name.to_string(),
+                vec![PrimExpr::var(n), PrimExpr::int(4)],
+                DataType::f32(),
+            ))
         };
         PrimFunc {
             params: vec![buffer("A"), buffer("B")],
+            body: crate::tir::Stmt::no_op(),
             attrs: Attrs::new(),
         }
     }

@@ -77,6 +77,11 @@ impl ShapeHeap {
             K::Or(x, y) => SymExpr::Or(b(x)?, b(y)?),
             K::Not(x) => SymExpr::Not(b(x)?),
             K::Select(c, t, f) => SymExpr::Select(b(c)?, b(t)?, b(f)?),
+            K::Cast(_) | K::BufferLoad(..) | K::Call(..) => {
+                return Err(unsupported(format!(
+                    "the loop-level expression `{e}` in a shape"
+                )))
+            }
         })
     }
 

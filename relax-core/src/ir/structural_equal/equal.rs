@@ -281,18 +281,9 @@ impl Comparer {
 
     fn prim_func_param(&mut self, a: &PrimFuncParam, b: &PrimFuncParam) -> Outcome {
         match (a, b) {
-            (
-                PrimFuncParam::Buffer {
-                    shape: sa,
-                    dtype: da,
-                    ..
-                },
-                PrimFuncParam::Buffer {
-                    shape: sb,
-                    dtype: db,
-                    ..
-                },
-            ) => {
+            (PrimFuncParam::Buffer(ba), PrimFuncParam::Buffer(bb)) => {
+                let (sa, sb) = (ba.shape(), bb.shape());
+                let (da, db) = (&ba.dtype(), &bb.dtype());
                 self.same("dtype", da, db)?;
                 if sa.len() != sb.len() {
                     return self.at(Seg::Field("shape"), |c| {
@@ -651,6 +642,9 @@ impl Comparer {
             (K::IntImm(x), K::IntImm(y)) if x == y => Ok(()),
             (K::FloatImm(x), K::FloatImm(y)) if x.to_bits() == y.to_bits() => Ok(()),
             (K::Var(_) | K::IntImm(_) | K::FloatImm(_), _) => Err(None),
+            (K::Call(x, _), K::Call(y, _)) if x != y => {
+                Err(Some(format!("lhs calls T.{x}, rhs calls T.{y}")))
+            }
             (x, y) if std::mem::discriminant(x) == std::mem::discriminant(y) => {
                 for (p, q) in a.children().into_iter().zip(b.children()) {
                     self.prim(p, q)?;
@@ -697,8 +691,13 @@ impl Comparer {
 /// `buffer A: float32 (n, 4)` or `scalar n: int64`.
 fn prim_param(p: &PrimFuncParam) -> String {
     match p {
-        PrimFuncParam::Buffer { name, shape, dtype } => {
-            format!("buffer {name}: {dtype} {}", describe::dims(shape))
+        PrimFuncParam::Buffer(b) => {
+            format!(
+                "buffer {}: {} {}",
+                b.name(),
+                b.dtype(),
+                describe::dims(b.shape())
+            )
         }
         PrimFuncParam::Scalar(v) => format!("scalar {v}: {}", v.dtype()),
     }

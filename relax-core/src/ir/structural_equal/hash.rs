@@ -185,7 +185,8 @@ impl HashWalker {
 
     fn prim_func_param(&mut self, p: &PrimFuncParam) {
         match p {
-            PrimFuncParam::Buffer { shape, dtype, .. } => {
+            PrimFuncParam::Buffer(b) => {
+                let (shape, dtype) = (b.shape(), &b.dtype());
                 self.tag(Tag::Buffer);
                 self.put(dtype);
                 self.len(shape.len());
@@ -414,6 +415,12 @@ impl HashWalker {
             PrimExprKind::Var(v) => self.tir_var(v),
             PrimExprKind::IntImm(i) => self.put(i),
             PrimExprKind::FloatImm(f) => self.put(&f.to_bits()),
+            PrimExprKind::Call(name, args) => {
+                self.put(name);
+                for a in args {
+                    self.prim_expr(a);
+                }
+            }
             _ => {
                 for c in e.children() {
                     self.prim_expr(c);

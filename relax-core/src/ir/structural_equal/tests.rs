@@ -175,18 +175,19 @@ fn prim_func(prefix: &str, last: i64) -> PrimFunc {
     let s = TirVar::new(format!("{prefix}s"));
     PrimFunc {
         params: vec![
-            PrimFuncParam::Buffer {
-                name: format!("{prefix}A"),
-                shape: vec![PrimExpr::var(&n), PrimExpr::var(&k)],
-                dtype: DataType::f32(),
-            },
-            PrimFuncParam::Buffer {
-                name: format!("{prefix}B"),
-                shape: vec![PrimExpr::var(&n), PrimExpr::int(last)],
-                dtype: DataType::f32(),
-            },
+            PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                format!("{prefix}A"),
+                vec![PrimExpr::var(&n), PrimExpr::var(&k)],
+                DataType::f32(),
+            )),
+            PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                format!("{prefix}B"),
+                vec![PrimExpr::var(&n), PrimExpr::int(last)],
+                DataType::f32(),
+            )),
             PrimFuncParam::Scalar(s),
         ],
+        body: crate::tir::Stmt::no_op(),
         attrs: Attrs::from_pairs([("global_symbol", "helper")]),
     }
 }

@@ -1,0 +1,148 @@
+//! Statements of the loop-level IR (TVM's TIR `Stmt`).
+//!
+//! 1. A PrimFunc body is a tree of statements over [`Buffer`]s; scalar
+//!    computation is `PrimExpr` (with `BufferLoad`, `Cast` and intrinsic
+//!    `Call` nodes).
+//! 2. A [`Block`] is TensorIR's unit of computation: iteration variables
+//!    (spatial or reduce) bound to values of the surrounding loops, the
+//!    buffer regions it reads and writes, an optional `init` run on the first
+//!    iteration of its reduce variables, and a body. Blocks make the
+//!    computation's structure explicit for scheduling and analysis (for
+//!    instance the op-pattern annotation); lowering replaces them with plain
+//!    loops.
+//! 3. Loops carry a [`ForKind`]: serial, parallel (run on the runtime's
+//!    thread pool), vectorized (becomes LLVM vectors) or unrolled.
+//! 4. Immutable values; rewriting builds new statements.
+
+use super::buffer::Buffer;
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+
+/// How a loop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ForKind {
+    /// One iteration after another.
+    Serial,
+    /// Iterations in parallel on the runtime's thread pool.
+    Parallel,
+    /// Iterations as the lanes of vector instructions.
+    Vectorized,
+    /// Fully unrolled.
+    Unrolled,
+}
+
+/// The kind of a block's iteration variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IterKind {
+    /// Indexes the output (`T.axis.spatial`).
+    Spatial,
+    /// Is reduced over (`T.axis.reduce`).
+    Reduce,
+}
+
+/// A block iteration variable with its domain `[min, min + extent)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IterVar {
+    /// The variable.
+    pub var: TirVar,
+    /// The domain's start.
+    pub min: PrimExpr,
+    /// The domain's size.
+    pub extent: PrimExpr,
+    /// Spatial or reduce.
+    pub kind: IterKind,
+}
+
+/// A rectangular region of a buffer: `(min, extent)` per dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferRegion {
+    /// The buffer.
+    pub buffer: Buffer,
+    /// One `(min, extent)` per dimension.
+    pub region: Vec<(PrimExpr, PrimExpr)>,
+}
+
+/// A TensorIR block. See the module docs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    /// The block's name (`T.block("C")`).
+    pub name: String,
+    /// Its iteration variables.
+    pub iter_vars: Vec<IterVar>,
+    /// The value of each iteration variable, in terms of the enclosing loops.
+    pub iter_values: Vec<PrimExpr>,
+    /// The regions read.
+    pub reads: Vec<BufferRegion>,
+    /// The regions written.
+    pub writes: Vec<BufferRegion>,
+    /// Run when every reduce variable is at its minimum.
+    pub init: Option<Box<Stmt>>,
+    /// The computation.
+    pub body: Box<Stmt>,
+    /// Buffers allocated for the block's lifetime.
+    pub alloc_buffers: Vec<Buffer>,
+}
+
+/// A statement. See the module docs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `for loop_var in range(min, min + extent): body`
+    For {
+        /// The loop variable.
+        loop_var: TirVar,
+        /// The first value.
+        min: PrimExpr,
+        /// The number of iterations.
+        extent: PrimExpr,
+        /// How the iterations run.
+        kind: ForKind,
+        /// The body.
+        body: Box<Stmt>,
+    },
+    /// A TensorIR block.
+    Block(Box<Block>),
+    /// `buffer[indices] = value`
+    BufferStore {
+        /// The buffer written.
+        buffer: Buffer,
+        /// The value.
+        value: PrimExpr,
+        /// One index per dimension.
+        indices: Vec<PrimExpr>,
+    },
+    /// A buffer allocated for the duration of `body`.
+    Allocate {
+        /// The buffer.
+        buffer: Buffer,
+        /// Where it is live.
+        body: Box<Stmt>,
+    },
+    /// `if cond: then_case else: else_case`
+    IfThenElse {
+        /// The condition (bool).
+        cond: PrimExpr,
+        /// Run when true.
+        then_case: Box<Stmt>,
+        /// Run when false, if any.
+        else_case: Option<Box<Stmt>>,
+    },
+    /// `var = value` in `body`.
+    LetStmt {
+        /// The variable.
+        var: TirVar,
+        /// Its value.
+        value: PrimExpr,
+        /// Where it is visible.
+        body: Box<Stmt>,
+    },
+    /// An expression evaluated for its effect (`T.evaluate(0)` is a no-op).
+    Evaluate(PrimExpr),
+    /// Statements in order.
+    Seq(Vec<Stmt>),
+}
+
+impl Stmt {
+    /// The no-op `T.evaluate(0)`.
+    pub fn no_op() -> Stmt {
+        Stmt::Evaluate(PrimExpr::int_of(relax_runtime::DataType::i32(), 0))
+    }
+}
