@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`ir`] | the IR: `PrimExpr`, `StructInfo`, `Expr`, `Function`, `IRModule` |
 //! | `frontend` | the DSL: Rust tokens to a checked module, and the generated code (feature "syntax") |
+//! | [`codegen`] | LLVM code generation for PrimFuncs (feature "llvm") |
 //! | [`block_builder`] | `BlockBuilder`: build functions in normal form |
 //! | [`backend`] | `build` and `Target`: from a module to an executable |
 //! | [`arith`] | symbolic arithmetic: simplifier and prover |
@@ -24,6 +25,7 @@ pub mod analysis;
 pub mod arith;
 pub mod backend;
 pub mod block_builder;
+pub mod codegen;
 #[cfg(feature = "syntax")]
 pub mod frontend;
 pub mod ir;

@@ -152,6 +152,19 @@ pub enum Callee {
     },
     /// A function value held in a register (a closure without captures).
     Closure(Reg),
+    /// A native kernel (a PrimFunc) in destination-passing style: the VM
+    /// allocates `outputs` (their dims must all be `Check`s, their dtypes
+    /// known), calls the kernel with the arguments (tensors) and the values
+    /// of `scalars`, and returns the output (a tuple if several). See
+    /// [`crate::native`].
+    Native {
+        /// Index into [`Executable::natives`].
+        symbol: u32,
+        /// The outputs to allocate.
+        outputs: Vec<Pattern>,
+        /// The PrimFunc's scalar parameters, over the shape heap.
+        scalars: Vec<SymExpr>,
+    },
 }
 
 /// One VM instruction.
@@ -298,9 +311,24 @@ pub struct Executable {
     pub packed: Vec<String>,
     /// The constant pool.
     pub constants: Vec<Value>,
+    /// The native kernels called, by symbol.
+    pub natives: Vec<String>,
+    /// Where the native kernels come from; attached by the compiler, not
+    /// serialized (a loaded executable gets it back from
+    /// [`Executable::with_library`]).
+    pub library: Option<crate::native::LibraryHandle>,
 }
 
 impl Executable {
+    /// This executable with its native kernels taken from `library`.
+    pub fn with_library(
+        mut self,
+        library: std::sync::Arc<dyn crate::native::NativeLibrary>,
+    ) -> Self {
+        self.library = Some(crate::native::LibraryHandle(library));
+        self
+    }
+
     /// The index of the function named `name`.
     pub fn function_index(&self, name: &str) -> Option<usize> {
         self.functions.iter().position(|f| f.name == name)

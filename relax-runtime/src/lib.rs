@@ -9,6 +9,7 @@
 //! | [`vm`] | the virtual machine |
 //! | [`serialize`] | executables to bytes and back |
 //! | [`kernels`] | a reference kernel for every op |
+//! | [`native`] | native kernels (compiled or interpreted PrimFuncs) and their libraries |
 //! | [`packed`] | the host-function registry (`call_packed`) |
 //! | [`diagnostic`], [`error`] | what goes wrong, for users |
 
@@ -19,6 +20,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod executable;
 pub mod kernels;
+pub mod native;
 pub mod packed;
 pub mod serialize;
 pub mod tensor;

@@ -35,7 +35,7 @@ pub const MAGIC: &[u8; 8] = b"RELAXVM\0";
 
 /// The format version written by [`Executable::to_bytes`], and the only one
 /// [`Executable::from_bytes`] reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The deepest nesting of symbolic expressions, patterns, kernel attributes
 /// and tuple values that decoding and [`Executable::validate`] accept.
@@ -67,6 +67,10 @@ impl Executable {
         w.len(self.constants.len());
         for c in &self.constants {
             w.value(c);
+        }
+        w.len(self.natives.len());
+        for n in &self.natives {
+            w.str(n);
         }
         w.0
     }
@@ -100,6 +104,7 @@ impl Executable {
         })?;
         let packed = r.list(|r| r.str())?;
         let constants = r.list(|r| r.value())?;
+        let natives = r.list(|r| r.str())?;
         if r.pos != bytes.len() {
             return Err(r.error(format!(
                 "{} unexpected bytes after the end of the executable",
@@ -111,6 +116,8 @@ impl Executable {
             kernels,
             packed,
             constants,
+            natives,
+            library: None,
         })
     }
 }
@@ -295,6 +302,22 @@ impl Writer {
             Callee::Closure(r) => {
                 self.u8(4);
                 self.u32(*r);
+            }
+            Callee::Native {
+                symbol,
+                outputs,
+                scalars,
+            } => {
+                self.u8(5);
+                self.u32(*symbol);
+                self.len(outputs.len());
+                for p in outputs {
+                    self.pattern(p);
+                }
+                self.len(scalars.len());
+                for s in scalars {
+                    self.sym(s);
+                }
             }
         }
     }
@@ -718,6 +741,11 @@ impl<'b> Reader<'b> {
                 outputs: self.list(|r| r.pattern())?,
             },
             4 => Callee::Closure(self.u32()?),
+            5 => Callee::Native {
+                symbol: self.u32()?,
+                outputs: self.list(|r| r.pattern())?,
+                scalars: self.list(|r| r.sym())?,
+            },
             t => return Err(self.bad_tag(t, "a callee")),
         })
     }

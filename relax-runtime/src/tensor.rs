@@ -220,6 +220,11 @@ impl Tensor {
     pub fn as_bytes(&self) -> &[u8] {
         self.data.as_bytes()
     }
+    /// The raw bytes for writing, if this tensor's buffer is not shared
+    /// (a freshly allocated output is not).
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        Arc::get_mut(&mut self.data).map(AlignedBuffer::as_bytes_mut)
+    }
     /// The elements, if `T` is this tensor's element type.
     pub fn as_slice<T: Element>(&self) -> Result<&[T], TensorError> {
         if T::DTYPE != self.dtype {

@@ -34,8 +34,10 @@ mod tests;
 
 use crate::error::Error;
 use crate::executable::{Arg, Callee, Executable, Instr, KernelAttr, Pattern, Reg, VmFunction};
+use crate::executable::{DimPattern, SymExpr};
 use crate::kernels::{Kernel, KernelAttrs};
 use crate::packed::call_packed;
+use crate::tensor::Tensor;
 use crate::value::Value;
 use heap::ShapeHeap;
 use matching::{pattern_text, Fail, Matcher};
@@ -378,10 +380,101 @@ impl VirtualMachine {
                 })?;
                 Ok(result)
             }
+            Callee::Native {
+                symbol,
+                outputs,
+                scalars,
+            } => self.call_native(frame, *symbol, outputs, scalars, &args, at),
             Callee::Function(_) | Callee::Closure(_) => {
                 Err(at.invalid("a call into the executable reached the external-call path"))
             }
         }
+    }
+}
+
+impl VirtualMachine {
+    /// Calls a native kernel: allocates the outputs from their patterns over
+    /// the caller's shape heap, then runs the kernel in destination-passing
+    /// style (see [`crate::native`]).
+    fn call_native(
+        &self,
+        frame: &Frame<'_>,
+        symbol: u32,
+        outputs: &[Pattern],
+        scalars: &[SymExpr],
+        args: &[Value],
+        at: &Location<'_>,
+    ) -> Result<Value, Error> {
+        let exec: &Executable = &self.exec;
+        let Some(name) = exec.natives.get(symbol as usize) else {
+            return Err(at.invalid(format!("native kernel {symbol} is out of range")));
+        };
+        let Some(library) = &exec.library else {
+            return Err(Error::Unsupported(format!(
+                "native kernel `{name}` is not loaded: attach its library with Executable::with_library"
+            )));
+        };
+        let Some(kernel) = library.0.lookup(name) else {
+            return Err(Error::Unsupported(format!(
+                "native kernel `{name}` is not in {}",
+                library.0.describe()
+            )));
+        };
+        let mut inputs = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                Value::Tensor(t) => inputs.push(t),
+                other => {
+                    return Err(Error::Mismatch {
+                        context: format!("argument {i} of native kernel `{name}`"),
+                        expected: "a tensor".into(),
+                        found: other.describe(),
+                    })
+                }
+            }
+        }
+        let mut outs = Vec::with_capacity(outputs.len());
+        for p in outputs {
+            let Pattern::Tensor {
+                dtype: Some(dtype),
+                dims: Some(dims),
+                ..
+            } = p
+            else {
+                return Err(
+                    at.invalid(format!("an output of `{name}` has no known dtype and dims"))
+                );
+            };
+            let mut shape = Vec::with_capacity(dims.len());
+            for d in dims {
+                let DimPattern::Check { expr, .. } = d else {
+                    return Err(at.invalid(format!("an output dim of `{name}` is not computed")));
+                };
+                let v = frame.heap.eval(expr).map_err(|why| at.error(why))?;
+                if v < 0 {
+                    return Err(at.error(format!(
+                        "an output of `{name}` would have the negative dim {v}"
+                    )));
+                }
+                shape.push(v);
+            }
+            outs.push(Tensor::zeros(*dtype, &shape)?);
+        }
+        let scalar_values = scalars
+            .iter()
+            .map(|s| frame.heap.eval(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|why| at.error(why))?;
+        kernel
+            .call(&inputs, &mut outs, &scalar_values)
+            .map_err(|message| Error::Kernel {
+                op: name.clone(),
+                message,
+            })?;
+        Ok(match outs.len() {
+            1 => Value::Tensor(outs.pop().expect("one output")),
+            _ => Value::tuple(outs.into_iter().map(Value::Tensor).collect()),
+        })
     }
 }
 

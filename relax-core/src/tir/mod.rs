@@ -4,12 +4,14 @@
 //! |---|---|
 //! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
 //! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
+//! | [`interp`] | the interpreter: runs a PrimFunc on tensors (the oracle for compiled code) |
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
 //!
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
 
 pub mod buffer;
+pub mod interp;
 pub mod prim_func;
 pub mod stmt;
 

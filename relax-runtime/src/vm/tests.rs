@@ -1139,6 +1139,8 @@ fn with_instr(instr: Instr) -> Executable {
         }],
         packed: vec!["vm.tests.invalid".into()],
         constants: vec![Value::Int(0)],
+        natives: vec!["test.native_kernel".into()],
+        library: None,
     }
 }
 
@@ -1474,4 +1476,122 @@ fn one_vm_serves_four_threads_at_once() {
             h.join().unwrap();
         }
     });
+}
+
+// ------------------------------------------------------- native kernels
+
+/// A library with one kernel, `add_one(A: (n,), B: (n,), n)`: B = A + 1.
+struct AddOneLibrary;
+
+struct AddOne;
+
+impl crate::native::NativeKernel for AddOne {
+    fn call(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &mut [Tensor],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let a = inputs[0].as_slice::<f32>().map_err(|e| e.to_string())?;
+        assert_eq!(scalars, &[a.len() as i64], "the scalar parameter is n");
+        let out = outputs[0].bytes_mut().ok_or("shared output")?;
+        for (i, v) in a.iter().enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(&(v + 1.0).to_le_bytes());
+        }
+        Ok(())
+    }
+}
+
+impl crate::native::NativeLibrary for AddOneLibrary {
+    fn lookup(&self, symbol: &str) -> Option<std::sync::Arc<dyn crate::native::NativeKernel>> {
+        (symbol == "add_one").then(|| std::sync::Arc::new(AddOne) as _)
+    }
+    fn describe(&self) -> String {
+        "the test library".into()
+    }
+}
+
+fn native_exec() -> Executable {
+    let n = || DimPattern::Check {
+        expr: SymExpr::Slot(0),
+        text: "n".into(),
+    };
+    let instrs = vec![
+        Instr::MatchCast {
+            value: Arg::Reg(0),
+            pattern: Pattern::Tensor {
+                ndim: Some(1),
+                dtype: Some(DataType::f32()),
+                dims: Some(vec![DimPattern::Bind {
+                    slot: 0,
+                    name: "n".into(),
+                }]),
+            },
+            dst: None,
+            context: "parameter `x` of `main`".into(),
+            expected: "R.Tensor((n,), dtype=\"float32\")".into(),
+        },
+        Instr::Call {
+            callee: Callee::Native {
+                symbol: 0,
+                outputs: vec![Pattern::Tensor {
+                    ndim: Some(1),
+                    dtype: Some(DataType::f32()),
+                    dims: Some(vec![n()]),
+                }],
+                scalars: vec![SymExpr::Slot(0)],
+            },
+            args: vec![Arg::Reg(0)],
+            dst: 1,
+        },
+        ret(1),
+    ];
+    Executable {
+        natives: vec!["add_one".into()],
+        ..exec(vec![func("main", &["x"], 2, 1, instrs)])
+    }
+}
+
+#[test]
+fn native_kernels_get_allocated_outputs_and_scalar_params() {
+    let e = native_exec().with_library(std::sync::Arc::new(AddOneLibrary));
+    let x = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
+    let out = VirtualMachine::new(&e).call("main", &[x.into()]).unwrap();
+    assert_eq!(
+        out.as_tensor().unwrap().to_vec::<f32>().unwrap(),
+        vec![2.0, 3.0, 4.0]
+    );
+    // Bytes carry the symbols but not the library.
+    let back = Executable::from_bytes(&e.to_bytes()).unwrap();
+    assert_eq!(back.natives, vec!["add_one".to_string()]);
+    let err = VirtualMachine::new(&back).call(
+        "main",
+        &[Tensor::from_vec(&[1], vec![0.0f32]).unwrap().into()],
+    );
+    assert!(
+        matches!(&err, Err(Error::Unsupported(m)) if m.contains("with_library")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn native_outputs_must_be_allocatable() {
+    let mut e = native_exec();
+    if let Instr::Call {
+        callee: Callee::Native { outputs, .. },
+        ..
+    } = &mut e.functions[0].instrs[1]
+    {
+        outputs[0] = Pattern::Tensor {
+            ndim: Some(1),
+            dtype: None,
+            dims: None,
+        };
+    }
+    let err = e.validate().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("not a tensor of known dtype and dims"),
+        "{err}"
+    );
 }

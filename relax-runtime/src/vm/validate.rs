@@ -145,6 +145,22 @@ impl FunctionCheck<'_> {
                 outputs.iter().try_for_each(|p| self.pattern(p, 0))
             }
             Callee::Closure(r) => self.reg(*r),
+            Callee::Native {
+                symbol,
+                outputs,
+                scalars,
+            } => {
+                in_range("native kernel", *symbol, exec.natives.len())?;
+                for (i, p) in outputs.iter().enumerate() {
+                    self.pattern(p, 0)?;
+                    if !allocatable(p) {
+                        return Err(format!(
+                            "output {i} of native kernel {symbol} is not a tensor of known dtype and dims"
+                        ));
+                    }
+                }
+                scalars.iter().try_for_each(|s| self.sym(s, 0))
+            }
         }
     }
 
@@ -273,4 +289,15 @@ impl FunctionCheck<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether the VM can allocate an output of this pattern: a tensor of known
+/// dtype whose every dim is computed (`Check`).
+pub(super) fn allocatable(p: &crate::executable::Pattern) -> bool {
+    use crate::executable::{DimPattern, Pattern};
+    matches!(
+        p,
+        Pattern::Tensor { dtype: Some(_), dims: Some(dims), .. }
+            if dims.iter().all(|d| matches!(d, DimPattern::Check { .. }))
+    )
 }

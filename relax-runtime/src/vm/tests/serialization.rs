@@ -271,6 +271,8 @@ fn rich() -> Executable {
             Tensor::zeros(DataType::uint(8), &[0, 4]).unwrap().into(),
             Tensor::from_vec(&[2], vec![-1i8, 5]).unwrap().into(),
         ],
+        natives: vec!["test.native_kernel".into()],
+        library: None,
     }
 }
 
@@ -349,7 +351,7 @@ fn tiny() -> Vec<u8> {
 #[test]
 fn header_length_and_tag_errors() {
     let ok = tiny();
-    assert_eq!(ok.len(), 87);
+    assert_eq!(ok.len(), 95);
     assert!(Executable::from_bytes(&ok).is_ok());
 
     assert!(deserialize_error(&[]).contains("magic"));
@@ -357,8 +359,8 @@ fn header_length_and_tag_errors() {
     bad[0] = b'X';
     assert!(deserialize_error(&bad).contains("magic"));
     let mut bad = ok.clone();
-    bad[8] = 2;
-    assert!(deserialize_error(&bad).contains("format version 2 is not supported"));
+    bad[8] = 1;
+    assert!(deserialize_error(&bad).contains("format version 1 is not supported"));
     let mut bad = ok.clone();
     bad.push(0);
     assert!(deserialize_error(&bad).contains("1 unexpected bytes"));
@@ -391,6 +393,8 @@ fn with_constant(value: &[u8]) -> Vec<u8> {
         b.extend_from_slice(&count.to_le_bytes());
     }
     b.extend_from_slice(value);
+    // No native kernels.
+    b.extend_from_slice(&0u64.to_le_bytes());
     b
 }
 
