@@ -27,14 +27,47 @@ pub(super) fn unsupported(span: Span, expected: &str, found: &str) -> FrontendEr
 
 /// The tokens of `node` quoted for a message, shortened to one line.
 pub(super) fn quoted(node: &impl ToTokens) -> String {
-    let text = node.to_token_stream().to_string();
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = tidy(&node.to_token_stream().to_string());
     let short: String = text.chars().take(48).collect();
     if short.len() < text.len() {
         format!("`{short}…`")
     } else {
         format!("`{short}`")
     }
+}
+
+/// Token text with the spaces `to_string` puts around punctuation removed
+/// where Rust code would not have them (`x . exp ()` → `x.exp()`).
+fn tidy(text: &str) -> String {
+    let mut t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (from, to) in [
+        (" . ", "."),
+        (" ,", ","),
+        (" ;", ";"),
+        (" :: ", "::"),
+        (" ! ", "!"),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+        ("& ", "&"),
+    ] {
+        t = t.replace(from, to);
+    }
+    // A call's or a macro's opening bracket follows its name directly.
+    let mut out = String::with_capacity(t.len());
+    let chars: Vec<char> = t.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let prev = i.checked_sub(1).and_then(|j| chars.get(j)).copied();
+        let glue = c == ' '
+            && matches!(next, Some('(' | '['))
+            && prev.is_some_and(|p| p.is_alphanumeric() || p == '_' || p == '!');
+        if !glue {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What kind of expression `e` is, for "found …" in messages.
@@ -101,7 +134,7 @@ pub(super) fn nearest<'a>(want: &str, candidates: impl IntoIterator<Item = &'a s
         .into_iter()
         .filter(|c| *c != want)
         .map(|c| (edit_distance(want, c), c))
-        .filter(|(d, _)| *d <= limit)
+        .filter(|(d, _)| *d <= limit && *d < want.chars().count())
         .min()
         .map(|(_, c)| c)
 }
