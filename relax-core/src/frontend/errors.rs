@@ -128,7 +128,10 @@ pub(super) fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate closest to `want`, if one is close enough to be a typo.
-pub(super) fn nearest<'a>(want: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(super) fn nearest<'a>(
+    want: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = want.chars().count().max(3) / 2 + 1;
     candidates
         .into_iter()

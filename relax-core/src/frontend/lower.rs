@@ -28,8 +28,7 @@ use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckRes
 use crate::arith::Analyzer;
 use crate::block_builder::BlockBuilder;
 use crate::ir::{
-    AttrValue, Attrs, Binding, DataType, Expr, GlobalVar, PrimExpr, StructInfo, Tensor, TirVar,
-    Var,
+    AttrValue, Attrs, Binding, DataType, Expr, GlobalVar, PrimExpr, StructInfo, Tensor, TirVar, Var,
 };
 use proc_macro2::{Span, TokenStream, TokenTree};
 use relax_runtime::Error;
@@ -534,7 +533,8 @@ impl<'a> FnCx<'a> {
             ));
             return;
         }
-        let stmts = match (|input: ParseStream| syn::Block::parse_within(input)).parse2(mac.tokens.clone())
+        let stmts = match (|input: ParseStream| syn::Block::parse_within(input))
+            .parse2(mac.tokens.clone())
         {
             Ok(s) => s,
             Err(e) => {
@@ -1372,7 +1372,10 @@ impl<'a> FnCx<'a> {
 
 /// A rank-0 integer (or float, for `2f32`) constant of the literal's suffix.
 fn int_constant(suffix: &str, v: i128) -> Result<Tensor, String> {
-    fn fit<T: TryFrom<i128> + relax_runtime::tensor::Element>(v: i128, s: &str) -> Result<Tensor, String> {
+    fn fit<T: TryFrom<i128> + relax_runtime::tensor::Element>(
+        v: i128,
+        s: &str,
+    ) -> Result<Tensor, String> {
         T::try_from(v)
             .map(Tensor::scalar)
             .map_err(|_| format!("integer literal {v} does not fit in {s}"))

@@ -230,18 +230,15 @@ fn function(
             continue;
         }
         if path.is_ident("func_attr") {
-            match a.parse_args_with(
-                Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated,
-            ) {
+            match a
+                .parse_args_with(Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated)
+            {
                 Ok(pairs) => {
                     for nv in pairs {
                         let Some(key) = nv.path.get_ident() else {
                             errors.push(FrontendError::new(
                                 nv.path.span(),
-                                format!(
-                                    "expected an attribute name, found {}",
-                                    quoted(&nv.path)
-                                ),
+                                format!("expected an attribute name, found {}", quoted(&nv.path)),
                             ));
                             continue;
                         };

@@ -170,9 +170,15 @@ fn two_outputs_returned_as_a_tuple() {
         }
     }"#);
     let t = text(&l);
-    assert!(t.contains(r#"s: R.Tensor((n,), dtype="float32") = R.sum(e, axis=[1], keepdims=False)"#), "{t}");
+    assert!(
+        t.contains(r#"s: R.Tensor((n,), dtype="float32") = R.sum(e, axis=[1], keepdims=False)"#),
+        "{t}"
+    );
     assert!(t.contains("t: R.Tuple(") && t.contains("= (e, s)"), "{t}");
-    assert!(t.contains("first: R.Tensor((n, 4), dtype=\"float32\") = t[0]"), "{t}");
+    assert!(
+        t.contains("first: R.Tensor((n, 4), dtype=\"float32\") = t[0]"),
+        "{t}"
+    );
     assert_eq!(
         dsl_of(&l.functions[0].ret),
         "(Tensor![(n, 4), f32], Tensor![(n,), f32])"
@@ -224,8 +230,14 @@ fn private_helper_called_before_it_is_defined() {
         }
     }"#);
     let t = text(&l);
-    assert!(t.contains("@R.function(private=True)\n    def helper("), "{t}");
-    assert!(t.contains("y: R.Tensor((n, 4), dtype=\"float32\") = cls.helper(x)"), "{t}");
+    assert!(
+        t.contains("@R.function(private=True)\n    def helper("),
+        "{t}"
+    );
+    assert!(
+        t.contains("y: R.Tensor((n, 4), dtype=\"float32\") = cls.helper(x)"),
+        "{t}"
+    );
     let helper = l.module.get_relax("helper").unwrap();
     assert_eq!(helper.global_symbol(), None);
     assert_eq!(
@@ -285,7 +297,11 @@ fn attributes_and_docs() {
         l.functions[0].doc.as_deref(),
         Some("Adds one.\nTwice documented.")
     );
-    assert!(text(&l).contains("one: R.Tensor((), dtype=\"float32\") = R.const(1.0"), "{}", text(&l));
+    assert!(
+        text(&l).contains("one: R.Tensor((), dtype=\"float32\") = R.const(1.0"),
+        "{}",
+        text(&l)
+    );
 }
 
 #[test]
@@ -363,8 +379,13 @@ fn function_item_form() {
     )
     .unwrap();
     assert!(pure.module.get_relax("id").unwrap().is_pure);
-    let bad = lower_function_item(tokens("pur = false"), tokens("pub fn id(x: Object) -> Object { x }"));
-    assert!(bad.unwrap_err()[0].message.contains("unknown function option `pur`"));
+    let bad = lower_function_item(
+        tokens("pur = false"),
+        tokens("pub fn id(x: Object) -> Object { x }"),
+    );
+    assert!(bad.unwrap_err()[0]
+        .message
+        .contains("unknown function option `pur`"));
 }
 
 #[test]
@@ -390,8 +411,14 @@ fn shadowing_makes_a_new_variable() {
         }
     }"#);
     let t = text(&l);
-    assert!(t.contains("y: R.Tensor((2,), dtype=\"float32\") = R.exp(x)"), "{t}");
-    assert!(t.contains("y_1: R.Tensor((2,), dtype=\"float32\") = R.exp(y)"), "{t}");
+    assert!(
+        t.contains("y: R.Tensor((2,), dtype=\"float32\") = R.exp(x)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("y_1: R.Tensor((2,), dtype=\"float32\") = R.exp(y)"),
+        "{t}"
+    );
     assert!(t.contains("return y_1"), "{t}");
 }
 
@@ -423,8 +450,16 @@ fn dtype_mismatch_names_both_dtypes() {
         }
     }"#;
     let e = one_error_at(src, "R::add", 0);
-    assert!(e.message.contains("float32") || e.message.contains("f32"), "{}", e.message);
-    assert!(e.message.contains("int64") || e.message.contains("i64"), "{}", e.message);
+    assert!(
+        e.message.contains("float32") || e.message.contains("f32"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("int64") || e.message.contains("i64"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -437,10 +472,16 @@ fn unknown_op_suggests_the_nearest() {
         }
     }"#;
     let e = one_error_at(src, "R::matmull", 0);
-    assert_eq!(e.message, "unknown op `R::matmull`; did you mean `R::matmul`?");
+    assert_eq!(
+        e.message,
+        "unknown op `R::matmull`; did you mean `R::matmul`?"
+    );
     let src = src.replace("R::matmull", "R::nn::rellu");
     let e = one_error_at(&src, "R::nn::rellu", 0);
-    assert_eq!(e.message, "unknown op `R::nn::rellu`; did you mean `R::nn::relu`?");
+    assert_eq!(
+        e.message,
+        "unknown op `R::nn::rellu`; did you mean `R::nn::relu`?"
+    );
 }
 
 #[test]
@@ -473,7 +514,11 @@ fn unknown_and_ill_typed_attributes_point_at_the_keyword() {
         "sum: unknown attribute `axes`; expected one of `axis`, `keepdims`"
     );
     assert_eq!(start(&errors[0]), pos(src, "axes", 0));
-    assert!(errors[1].message.contains("keepdims"), "{}", errors[1].message);
+    assert!(
+        errors[1].message.contains("keepdims"),
+        "{}",
+        errors[1].message
+    );
     assert_eq!(start(&errors[1]), pos(src, "keepdims", 0));
 }
 
@@ -487,7 +532,10 @@ fn undefined_variable_suggests_the_nearest() {
         }
     }"#;
     let e = one_error_at(src, "inptu", 0);
-    assert_eq!(e.message, "undefined variable `inptu`; did you mean `input`?");
+    assert_eq!(
+        e.message,
+        "undefined variable `inptu`; did you mean `input`?"
+    );
 }
 
 #[test]
@@ -550,7 +598,8 @@ fn impure_call_in_a_dataflow_block_and_in_a_pure_function() {
     }"#;
     let e = one_error_at(src, "R::call_packed", 0);
     assert!(
-        e.message.starts_with("impure call `R::call_packed` inside `R::dataflow!`"),
+        e.message
+            .starts_with("impure call `R::call_packed` inside `R::dataflow!`"),
         "{}",
         e.message
     );
@@ -629,11 +678,16 @@ fn unsupported_syntax_names_expected_and_found() {
     }"#;
     let e = one_error_at(src, "x.exp()", 0);
     assert!(
-        e.message.starts_with("unsupported syntax in a relax function: expected a relax expression"),
+        e.message
+            .starts_with("unsupported syntax in a relax function: expected a relax expression"),
         "{}",
         e.message
     );
-    assert!(e.message.contains("found a method call `x.exp()`"), "{}", e.message);
+    assert!(
+        e.message.contains("found a method call `x.exp()`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -690,7 +744,9 @@ fn dataflow_block_rules() {
         }
     }"#;
     let e = one_error_at(src, "b)", 0);
-    assert!(e.message.starts_with("`b` is not bound in this `R::dataflow!` block"));
+    assert!(e
+        .message
+        .starts_with("`b` is not bound in this `R::dataflow!` block"));
 }
 
 #[test]
@@ -702,7 +758,9 @@ fn symbolic_dims_must_stand_alone_in_the_parameters() {
         }
     }"#;
     let e = one_error_at(src, "n * 2", 0);
-    assert!(e.message.starts_with("symbolic dim `n` is not defined by the parameters"));
+    assert!(e
+        .message
+        .starts_with("symbolic dim `n` is not defined by the parameters"));
 }
 
 // ----- robustness and size --------------------------------------------------------
@@ -771,7 +829,19 @@ fn mutate_inputs() -> Vec<String> {
             }
         }
         // Replacements of identifiers and literals.
-        let replacements = ["x", "n", "0", "-1", "1.5", "true", "R", "_", "Tensor", "f32", "999999999999999999999"];
+        let replacements = [
+            "x",
+            "n",
+            "0",
+            "-1",
+            "1.5",
+            "true",
+            "R",
+            "_",
+            "Tensor",
+            "f32",
+            "999999999999999999999",
+        ];
         for i in (0..n).step_by(2) {
             let r = replacements[i % replacements.len()];
             let mut v = toks.clone();
