@@ -223,7 +223,7 @@ fn body(
         }
         let mut cx = FnCx::new(bb, errors, globals, sig, f.pure);
         cx.reserve_names(&f.block);
-        let out = cx.block_value(&f.block);
+        let out = cx.function_result(&f.block);
         match out {
             Ok(v) if errors.len() == before => Ok(v),
             // The errors are recorded; this only closes the function.
