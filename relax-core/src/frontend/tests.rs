@@ -907,3 +907,77 @@ fn a_module_with_200_bindings_lowers() {
     let f = l.module.get_relax("main").unwrap();
     assert_eq!(f.body.as_seq().unwrap().blocks[0].bindings.len(), 200);
 }
+
+#[test]
+fn well_formedness_errors_land_on_the_function() {
+    // Recursion inside a dataflow block passes every expansion check but
+    // not the well-formedness rules.
+    let src = r#"pub mod m {
+        #[function]
+        pub fn f(x: Tensor![(2,), f32]) -> Tensor![(2,), f32] {
+            R::dataflow! {
+                let y = f(x);
+                R::output(y);
+            }
+            y
+        }
+    }"#;
+    let errors = errs(src);
+    assert!(!errors.is_empty());
+    for e in &errors {
+        assert_eq!(start(e), pos(src, "f(x:", 0), "{}", e.message);
+        assert!(e.message.contains("function `f`"), "{}", e.message);
+        assert!(e.notes[0].starts_with("found by the well-formedness check"));
+    }
+}
+
+#[test]
+fn items_and_attributes_that_are_not_dsl() {
+    let src = r#"pub mod m {
+        #[function]
+        #[inline]
+        pub fn f(x: Object) -> Object { x }
+        pub fn g(x: Object) -> Object { x }
+        struct S;
+    }"#;
+    let errors = errs(src);
+    let messages: Vec<_> = errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(
+        messages[0].starts_with("unsupported syntax in a relax function: expected `#[function]`")
+    );
+    assert_eq!(start(&errors[0]), pos(src, "#[inline]", 0));
+    assert!(messages[1].starts_with("expected `#[function]` on `fn g`"));
+    assert_eq!(start(&errors[1]), pos(src, "g(x", 0));
+    assert!(messages[2].contains("found `struct S;`"), "{}", messages[2]);
+}
+
+#[test]
+fn calls_between_functions_are_checked_and_purity_propagates() {
+    let src = r#"pub mod m {
+        #[function]
+        pub fn main(x: Tensor![(3,), f32]) -> Object {
+            let a = helper(x, x);
+            let b = log(x);
+            (a, b)
+        }
+        #[function(pure = false)]
+        fn log(x: Tensor![(3,), f32]) -> Object {
+            R::call_packed("print", x)
+        }
+        #[function]
+        fn helper(x: Tensor![(3,), f32]) -> Object { x }
+    }"#;
+    let errors = errs(src);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(start(&errors[0]), pos(src, "helper(x, x)", 0));
+    assert_eq!(
+        errors[0].message,
+        "`helper` takes 1 argument, but 2 were given"
+    );
+    assert_eq!(start(&errors[1]), pos(src, "log(x)", 0));
+    assert_eq!(
+        errors[1].message,
+        "impure call of `log` in a pure function: mark the function `#[function(pure = false)]`"
+    );
+}

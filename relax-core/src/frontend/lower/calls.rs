@@ -302,6 +302,23 @@ impl FnCx<'_> {
         self.no_keywords(args, &format!("`{name}`"))?;
         let values = self.leaves(&args.positional);
         let (callee, values) = (callee?, values?);
+        let expected = callee
+            .struct_info()
+            .and_then(StructInfo::as_func)
+            .and_then(|f| f.params.as_ref())
+            .map(Vec::len);
+        if let Some(n) = expected.filter(|&n| n != values.len()) {
+            let plural = |k: usize| if k == 1 { "" } else { "s" };
+            let verb = if values.len() == 1 { "was" } else { "were" };
+            return Err(self.error(FrontendError::new(
+                whole.span(),
+                format!(
+                    "`{name}` takes {n} argument{}, but {} {verb} given",
+                    plural(n),
+                    values.len()
+                ),
+            )));
+        }
         let value = self.normalize(Expr::call(callee, values), whole.span())?;
         self.check_purity(&value, whole.span(), &format!("of `{name}`"));
         Ok(value)
