@@ -17,6 +17,18 @@
 //!    and a typed wrapper per public function.
 //!
 //! Nothing here panics on any input: every failure is a spanned error.
+//!
+//! | file | what |
+//! |---|---|
+//! | `syntax.rs` | syn parsing of the input into a module of functions; function attributes and docs |
+//! | `types.rs` | annotations (`Tensor![(n, 4), f32]`, …) to StructInfo, symbolic dim scopes, StructInfo printed in DSL syntax |
+//! | `module.rs` | signatures first, bodies in dependency order, return checks, `well_formed` |
+//! | `lower.rs` | a function body: scopes, `let`, `R::dataflow!`; `lower/expr.rs` expressions, `lower/calls.rs` calls |
+//! | `errors.rs` | shared message helpers (unsupported syntax, nearest names) |
+//! | [`codegen`] | Rust code from a lowered module |
+//!
+//! Function docs are kept twice: in [`FunctionInfo::doc`] and as the
+//! function attribute `"doc"`, so they survive in the IR.
 
 pub mod codegen;
 mod errors;
