@@ -1,0 +1,158 @@
+//! Programs written in the DSL, run through the generated wrappers and
+//! checked against ndarray, with a symbolic batch dim at several sizes.
+
+use relax::ndarray::{arr1, arr2, Array, Array1, Array2, Axis, IxDyn};
+
+relax::module! {
+    /// The seed's MLP (MLC chapter 7.4).
+    pub mod mlp {
+        #[function]
+        pub fn main(
+            x: Tensor![(n, 784), f32],
+            w0: Tensor![(128, 784), f32],
+            b0: Tensor![(128,), f32],
+            w1: Tensor![(10, 128), f32],
+            b1: Tensor![(10,), f32],
+        ) -> Tensor![(n, 10), f32] {
+            R::dataflow! {
+                let lv0 = R::matmul(x, R::permute_dims(w0));
+                let lv1 = R::add(lv0, b0);
+                let lv2 = R::nn::relu(lv1);
+                let lv3 = R::matmul(lv2, R::permute_dims(w1));
+                let gv = R::add(lv3, b1);
+                R::output(gv);
+            }
+            gv
+        }
+    }
+}
+
+relax::module! {
+    pub mod programs {
+        /// The seed's rewrite target: x * y + y.
+        #[function]
+        pub fn fma(x: Tensor![(n, 4), f32], y: Tensor![(n, 4), f32]) -> Tensor![(n, 4), f32] {
+            R::dataflow! {
+                let lv0 = R::multiply(x, y);
+                let gv0 = R::add(lv0, y);
+                R::output(gv0);
+            }
+            gv0
+        }
+
+        /// Two outputs: the exp and its row sums.
+        #[function]
+        pub fn two_outputs(x: Tensor![(n, 3), f32]) -> (Tensor![(n, 3), f32], Tensor![(n,), f32]) {
+            let e = R::exp(x);
+            let s = R::sum(e, axis = [1]);
+            (e, s)
+        }
+
+        /// A tensor of unknown shape, cast to (m, 4), then flattened.
+        #[function]
+        pub fn cast_then_reshape(x: Tensor![ndim = 2, f32]) -> Tensor![ndim = 1, f32] {
+            let y = R::match_cast(x, Tensor![(m, 4), f32]);
+            R::reshape(y, R::shape([m * 4]))
+        }
+
+        /// A public function calling a private helper.
+        #[function]
+        pub fn uses_helper(x: Tensor![(n,), f32]) -> Tensor![(n,), f32] {
+            let y = square(x);
+            R::add(y, x)
+        }
+
+        #[function]
+        fn square(a: Tensor![(k,), f32]) -> Tensor![(k,), f32] {
+            R::multiply(a, a)
+        }
+
+        /// `if` on a bool prim value.
+        #[function]
+        pub fn pick(flag: bool, x: Tensor![(n,), f32]) -> Tensor![(n,), f32] {
+            let y = if flag {
+                let a = R::exp(x);
+                a
+            } else {
+                R::negative(x)
+            };
+            y
+        }
+    }
+}
+
+fn random(shape: &[usize], seed: u64) -> Array<f32, IxDyn> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Array::from_shape_fn(IxDyn(shape), |_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 2000) as f32 / 1000.0 - 1.0
+    })
+}
+
+fn matrix(rows: usize, cols: usize, seed: u64) -> Array2<f32> {
+    random(&[rows, cols], seed).into_dimensionality().unwrap()
+}
+
+fn vector(len: usize, seed: u64) -> Array1<f32> {
+    random(&[len], seed).into_dimensionality().unwrap()
+}
+
+fn assert_close<D: relax::ndarray::Dimension>(a: &Array<f32, D>, b: &Array<f32, D>) {
+    assert_eq!(a.shape(), b.shape());
+    for (x, y) in a.iter().zip(b.iter()) {
+        assert!((x - y).abs() <= 1e-5 * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn seed_mlp_for_several_batch_sizes() {
+    let (w0, b0, w1, b1) = (matrix(128, 784, 1), vector(128, 2), matrix(10, 128, 3), vector(10, 4));
+    for batch in [1, 3, 64] {
+        let x = matrix(batch, 784, 10 + batch as u64);
+        let out: Array2<f32> = mlp::main(&x, &w0, &b0, &w1, &b1).unwrap();
+        let expected = (x.dot(&w0.t()) + &b0).mapv(|v| v.max(0.0)).dot(&w1.t()) + &b1;
+        assert_close(&out, &expected);
+    }
+}
+
+#[test]
+fn a_wrong_shape_is_an_error_naming_both_dims() {
+    let (w0, b0, w1, b1) = (matrix(128, 784, 1), vector(128, 2), matrix(10, 128, 3), vector(10, 4));
+    let x = matrix(2, 785, 5);
+    let err = mlp::main(&x, &w0, &b0, &w1, &b1).unwrap_err().to_string();
+    assert!(err.contains("parameter `x` of `main`"), "{err}");
+    assert!(err.contains("785") && err.contains("784"), "{err}");
+    // A relax::Tensor works as an argument too.
+    let t = relax::Tensor::from(&matrix(1, 784, 6));
+    assert!(mlp::main(&t, &w0, &b0, &w1, &b1).is_ok());
+}
+
+#[test]
+fn fma_two_outputs_cast_helper_and_if() {
+    for n in [1, 5] {
+        let x = matrix(n, 4, 7);
+        let y = matrix(n, 4, 8);
+        assert_close(&programs::fma(&x, &y).unwrap(), &(&x * &y + &y));
+
+        let x3 = matrix(n, 3, 9);
+        let (e, s) = programs::two_outputs(&x3).unwrap();
+        let expected = x3.mapv(f32::exp);
+        assert_close(&e, &expected);
+        assert_close(&s, &expected.sum_axis(Axis(1)));
+
+        let flat = programs::cast_then_reshape(&x).unwrap();
+        assert_eq!(flat.len(), n * 4);
+
+        let v = vector(n, 11);
+        assert_close(&programs::uses_helper(&v).unwrap(), &(&v * &v + &v));
+        assert_close(&programs::pick(true, &v).unwrap(), &v.mapv(f32::exp));
+        assert_close(&programs::pick(false, &v).unwrap(), &v.mapv(|a| -a));
+    }
+    // The match_cast fails at run time when the second dim is not 4.
+    let bad = arr2(&[[1.0f32, 2.0, 3.0]]);
+    let err = programs::cast_then_reshape(&bad).unwrap_err().to_string();
+    assert!(err.contains("match_cast"), "{err}");
+    let _ = arr1(&[0.0f32]);
+}

@@ -1,0 +1,11 @@
+// `y` is not defined.
+relax::module! {
+    pub mod m {
+        #[function]
+        pub fn main(x: Tensor![(2,), f32]) -> Tensor![(2,), f32] {
+            R::add(x, y)
+        }
+    }
+}
+
+fn main() {}
