@@ -5,6 +5,7 @@
 //! | [`data_type`] | element types |
 //! | [`tensor`] | the tensor (ndarray interop) |
 //! | [`value`] | run-time values |
+//! | [`interop`] | Rust arguments in and results out (the DSL wrappers' conversions) |
 //! | [`executable`] | VM code: functions, kernel table, constants |
 //! | [`vm`] | the virtual machine |
 //! | [`serialize`] | executables to bytes and back |
@@ -18,6 +19,7 @@ pub mod data_type;
 pub mod diagnostic;
 pub mod error;
 pub mod executable;
+pub mod interop;
 pub mod kernels;
 pub mod packed;
 pub mod serialize;
@@ -29,6 +31,7 @@ pub use data_type::{DataType, ParseDataTypeError, TypeCode};
 pub use diagnostic::{Diagnostic, Span};
 pub use error::Error;
 pub use executable::Executable;
+pub use interop::{FromValue, PrimArg, TensorArg};
 pub use packed::register_packed;
 pub use tensor::{Element, Tensor, TensorError};
 pub use value::Value;
