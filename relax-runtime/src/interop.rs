@@ -13,7 +13,7 @@
 //! 2. [`PrimArg`] is what a scalar (`R.Prim`) parameter accepts: the Rust
 //!    number types and `bool`.
 //! 3. [`FromValue`] reads a result: `ndarray::Array<T, D>` (a fixed rank
-//!    `IxN` or `IxDyn`), [`Tensor`], Rust tuples of up to 6 results, the
+//!    `IxN` or `IxDyn`), [`Tensor`], Rust tuples of up to 12 results, the
 //!    number types, `bool`, `Vec<i64>` for a shape and [`Value`] itself.
 //!
 //! Every failure is an [`Error::Mismatch`] whose `context` names the
@@ -224,6 +224,12 @@ from_value_tuple!(3: A 0, B 1, C 2);
 from_value_tuple!(4: A 0, B 1, C 2, D 3);
 from_value_tuple!(5: A 0, B 1, C 2, D 3, E 4);
 from_value_tuple!(6: A 0, B 1, C 2, D 3, E 4, F 5);
+from_value_tuple!(7: A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+from_value_tuple!(8: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+from_value_tuple!(9: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+from_value_tuple!(10: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+from_value_tuple!(11: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+from_value_tuple!(12: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
 /// `a float32 tensor`, `a float32 tensor of rank 2`, `an int64 tensor`.
 fn tensor_text(dtype: DataType, ndim: Option<usize>) -> String {
@@ -402,6 +408,10 @@ mod tests {
         let six = Value::tuple((0..6).map(Value::Int).collect());
         let t = <(i64, i64, i64, i64, i64, i64)>::from_value(six, CTX).unwrap();
         assert_eq!(t, (0, 1, 2, 3, 4, 5));
+        let twelve = Value::tuple((0..12).map(Value::Int).collect());
+        type I12 = (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
+        let t = I12::from_value(twelve, CTX).unwrap();
+        assert_eq!(t.11, 11);
         <()>::from_value(Value::tuple(vec![]), CTX).unwrap();
     }
 
