@@ -104,7 +104,13 @@ class Module:
         let cache = ExecutableCache::new(42);
         assert!(!cache.is_built());
         assert_eq!(cache.content_hash(), 42);
-        let out = call(&module, &cache, "main", &[vector(&[1.0, 2.0]), vector(&[3.0, 4.0])]).unwrap();
+        let out = call(
+            &module,
+            &cache,
+            "main",
+            &[vector(&[1.0, 2.0]), vector(&[3.0, 4.0])],
+        )
+        .unwrap();
         assert_eq!(out, vector(&[4.0, 6.0]));
         assert!(cache.is_built());
         let first = cache.vm(&module).unwrap() as *const VirtualMachine;
@@ -116,7 +122,13 @@ class Module:
     fn a_shape_mismatch_is_the_vms_error() {
         let module: IRModule = ADD.parse().unwrap();
         let cache = ExecutableCache::new(0);
-        let err = call(&module, &cache, "main", &[vector(&[1.0, 2.0]), vector(&[3.0])]).unwrap_err();
+        let err = call(
+            &module,
+            &cache,
+            "main",
+            &[vector(&[1.0, 2.0]), vector(&[3.0])],
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, Error::Mismatch { context, .. } if context == "parameter `y` of `main`"),
             "{err}"
@@ -132,8 +144,7 @@ class Module:
             crate::ir::Expr::seq(vec![], crate::ir::Expr::var(&z)),
             crate::ir::StructInfo::object(),
         );
-        let module =
-            IRModule::from_functions([(crate::ir::GlobalVar::new("main"), f.into())]);
+        let module = IRModule::from_functions([(crate::ir::GlobalVar::new("main"), f.into())]);
         let cache = ExecutableCache::new(0);
         let first = call(&module, &cache, "main", &[]).unwrap_err();
         assert!(matches!(first, Error::Compile(_)), "{first}");

@@ -14,6 +14,8 @@
 //!
 //! Use them through the facade: `relax::module!`, `#[relax::function]`.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use relax_core::frontend::{codegen, lower_function_item, lower_module_macro, FrontendError};
@@ -77,14 +79,26 @@ mod tests {
     fn a_panic_becomes_a_compile_error() {
         let out = guarded(|| panic!("boom {}", 42)).to_string();
         assert!(out.contains("compile_error"), "{out}");
-        assert!(out.contains("internal error in relax macro: boom 42"), "{out}");
+        assert!(
+            out.contains("internal error in relax macro: boom 42"),
+            "{out}"
+        );
         let out = guarded(|| std::panic::panic_any(7u8)).to_string();
         assert!(out.contains("a panic without a message"), "{out}");
     }
 
     #[test]
     fn without_a_panic_the_expansion_is_returned() {
-        assert_eq!(guarded(|| quote!(fn f() {})).to_string(), quote!(fn f() {}).to_string());
+        assert_eq!(
+            guarded(|| quote!(
+                fn f() {}
+            ))
+            .to_string(),
+            quote!(
+                fn f() {}
+            )
+            .to_string()
+        );
     }
 
     #[test]
@@ -93,9 +107,18 @@ mod tests {
             FrontendError::new(Span::call_site(), "first"),
             FrontendError::new(Span::call_site(), "second").with_note("why"),
         ];
-        let out = with_fallback(&errors, quote!(mod m {})).to_string();
+        let out = with_fallback(
+            &errors,
+            quote!(
+                mod m {}
+            ),
+        )
+        .to_string();
         let (first, second) = (out.find("first").unwrap(), out.find("second").unwrap());
-        assert!(first < second && second < out.find("mod m").unwrap(), "{out}");
+        assert!(
+            first < second && second < out.find("mod m").unwrap(),
+            "{out}"
+        );
         assert!(out.contains("note: why"), "{out}");
     }
 }

@@ -143,10 +143,15 @@ fn stub(vis: &TokenStream, sig: &syn::Signature) -> TokenStream {
         generics.push(format_ident!("__R"));
         quote!(__R)
     });
+    let generics = if generics.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(<#(#generics),*>)
+    };
     let message = format!("`{name}` did not compile");
     quote! {
         #[allow(clippy::too_many_arguments)]
-        #vis fn #name<#(#generics),*>(#(#params),*) -> ::std::result::Result<#ret, ::relax::Error> {
+        #vis fn #name #generics(#(#params),*) -> ::std::result::Result<#ret, ::relax::Error> {
             ::std::result::Result::Err(::relax::Error::Unsupported(
                 ::std::string::String::from(#message),
             ))
@@ -239,4 +244,3 @@ fn dtype_of(piece: &[TokenTree]) -> Option<DataType> {
         _ => None,
     }
 }
-

@@ -286,8 +286,7 @@ impl Quoter {
                 }
             }
             StructInfoKind::Tuple(fields) => {
-                let fields: Vec<TokenStream> =
-                    fields.iter().map(|f| self.struct_info(f)).collect();
+                let fields: Vec<TokenStream> = fields.iter().map(|f| self.struct_info(f)).collect();
                 return quote!(::relax::ir::StructInfo::tuple(::std::vec![#(#fields),*]));
             }
             StructInfoKind::Func(f) => {
@@ -495,7 +494,11 @@ impl Quoter {
             .params
             .iter()
             .map(|p| match p {
-                PrimFuncParam::Buffer { name, shape, dtype: dt } => {
+                PrimFuncParam::Buffer {
+                    name,
+                    shape,
+                    dtype: dt,
+                } => {
                     let name = Literal::string(name);
                     let shape = self.prim_exprs(shape);
                     let dt = dtype(*dt);

@@ -48,7 +48,10 @@ pub(super) fn wrapper(
         let ident = rust_ident(pname, info.span).ok_or_else(|| {
             FrontendError::new(
                 info.span,
-                format!("parameter `{pname}` of `{}` cannot name a Rust parameter", info.name),
+                format!(
+                    "parameter `{pname}` of `{}` cannot name a Rust parameter",
+                    info.name
+                ),
             )
         })?;
         let ty = param_type(sinfo);
