@@ -78,6 +78,8 @@ pub fn module_tokens(lowered: &Lowered) -> TokenStream {
 }
 
 /// The Rust code for `#[relax::function]`: the wrapper fn plus `mod f { module() }`.
+/// The wrapper and the module take the item's visibility; a non-`pub` item
+/// still gets its wrapper (the user wrote a Rust function to call).
 pub fn function_tokens(lowered: &Lowered) -> TokenStream {
     let name = &lowered.mod_name;
     let vis = &lowered.vis;
