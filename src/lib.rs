@@ -11,6 +11,18 @@ pub use relax_core::{
 };
 pub use relax_core::{build, BlockBuilder, Target};
 pub use relax_runtime::{executable, kernels, packed, vm};
+pub use relax_runtime::{FromValue, TensorArg};
+
+/// The DSL's macros: `relax::module! { pub mod m { … } }` and
+/// `#[relax::function] pub fn f(…) -> … { … }` (see DESIGN.md, "The DSL").
+pub use relax_macros::{function, module};
+
+/// The `ndarray` version the generated wrappers take and return, so users
+/// need not depend on the same one.
+pub use ndarray;
+
+#[doc(hidden)]
+pub mod dsl;
 pub use relax_runtime::{
     register_packed, DataType, Diagnostic, Error, Executable, Span, Tensor, Value, VirtualMachine,
 };

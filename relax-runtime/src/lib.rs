@@ -5,6 +5,7 @@
 //! | [`data_type`] | element types |
 //! | [`tensor`] | the tensor (ndarray interop) |
 //! | [`value`] | run-time values |
+//! | [`interop`] | Rust arguments in and results out (the DSL wrappers' conversions) |
 //! | [`executable`] | VM code: functions, kernel table, constants |
 //! | [`vm`] | the virtual machine |
 //! | [`serialize`] | executables to bytes and back |
@@ -19,6 +20,7 @@ pub mod data_type;
 pub mod diagnostic;
 pub mod error;
 pub mod executable;
+pub mod interop;
 pub mod kernels;
 pub mod native;
 pub mod packed;
@@ -31,6 +33,7 @@ pub use data_type::{DataType, ParseDataTypeError, TypeCode};
 pub use diagnostic::{Diagnostic, Span};
 pub use error::Error;
 pub use executable::Executable;
+pub use interop::{FromValue, PrimArg, TensorArg};
 pub use packed::register_packed;
 pub use tensor::{Element, Tensor, TensorError};
 pub use value::Value;
