@@ -108,7 +108,12 @@ fn assert_close<D: relax::ndarray::Dimension>(a: &Array<f32, D>, b: &Array<f32, 
 
 #[test]
 fn seed_mlp_for_several_batch_sizes() {
-    let (w0, b0, w1, b1) = (matrix(128, 784, 1), vector(128, 2), matrix(10, 128, 3), vector(10, 4));
+    let (w0, b0, w1, b1) = (
+        matrix(128, 784, 1),
+        vector(128, 2),
+        matrix(10, 128, 3),
+        vector(10, 4),
+    );
     for batch in [1, 3, 64] {
         let x = matrix(batch, 784, 10 + batch as u64);
         let out: Array2<f32> = mlp::main(&x, &w0, &b0, &w1, &b1).unwrap();
@@ -119,7 +124,12 @@ fn seed_mlp_for_several_batch_sizes() {
 
 #[test]
 fn a_wrong_shape_is_an_error_naming_both_dims() {
-    let (w0, b0, w1, b1) = (matrix(128, 784, 1), vector(128, 2), matrix(10, 128, 3), vector(10, 4));
+    let (w0, b0, w1, b1) = (
+        matrix(128, 784, 1),
+        vector(128, 2),
+        matrix(10, 128, 3),
+        vector(10, 4),
+    );
     let x = matrix(2, 785, 5);
     let err = mlp::main(&x, &w0, &b0, &w1, &b1).unwrap_err().to_string();
     assert!(err.contains("parameter `x` of `main`"), "{err}");

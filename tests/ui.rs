@@ -5,7 +5,16 @@
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
-    for category in ["shape", "op", "names", "dataflow", "purity", "annotation", "syntax", "multiple"] {
+    for category in [
+        "shape",
+        "op",
+        "names",
+        "dataflow",
+        "purity",
+        "annotation",
+        "syntax",
+        "multiple",
+    ] {
         t.compile_fail(format!("tests/ui/{category}/*.rs"));
     }
     t.pass("tests/ui/pass/*.rs");

@@ -83,6 +83,7 @@ struct Quoter {
     lets: Vec<TokenStream>,
     tir_vars: HashMap<TirVar, Ident>,
     vars: HashMap<Var, Ident>,
+    buffers: HashMap<crate::tir::Buffer, Ident>,
     /// Distinct StructInfos with their bindings. Looked up linearly: a
     /// module has few distinct StructInfos, and `StructInfo` has no `Hash`.
     struct_infos: Vec<(StructInfo, Ident)>,
@@ -109,6 +110,24 @@ impl Quoter {
         };
         self.lets.push(quote!(let #id = #value;));
         self.tir_vars.insert(v.clone(), id.clone());
+        id
+    }
+
+    /// The binding of buffer `b`, created on first sight (after the
+    /// bindings its shape needs).
+    fn buffer(&mut self, b: &crate::tir::Buffer) -> Ident {
+        if let Some(id) = self.buffers.get(b) {
+            return id.clone();
+        }
+        let name = Literal::string(b.name());
+        let shape = self.prim_exprs(b.shape());
+        let strides = self.prim_exprs(b.strides());
+        let dt = dtype(b.dtype());
+        let id = self.fresh("b");
+        self.lets.push(quote!(
+            let #id = ::relax::tir::Buffer::with_strides(#name, #shape, #dt, #strides);
+        ));
+        self.buffers.insert(b.clone(), id.clone());
         id
     }
 
@@ -172,6 +191,20 @@ impl Quoter {
             K::Select(c, t, f) => {
                 let (c, t, f) = (self.prim_expr(c), self.prim_expr(t), self.prim_expr(f));
                 quote!(Select(#c, #t, #f))
+            }
+            K::Cast(a) => {
+                let a = self.prim_expr(a);
+                quote!(Cast(#a))
+            }
+            K::BufferLoad(buffer, idx) => {
+                let b = self.buffer(buffer);
+                let idx = self.prim_exprs(idx);
+                quote!(BufferLoad(#b.clone(), #idx))
+            }
+            K::Call(name, args) => {
+                let name = Literal::string(name);
+                let args = self.prim_exprs(args);
+                quote!(Call(::std::string::String::from(#name), #args))
             }
             K::Add(a, b) => self.binary("Add", a, b),
             K::Sub(a, b) => self.binary("Sub", a, b),
@@ -494,21 +527,9 @@ impl Quoter {
             .params
             .iter()
             .map(|p| match p {
-                PrimFuncParam::Buffer {
-                    name,
-                    shape,
-                    dtype: dt,
-                } => {
-                    let name = Literal::string(name);
-                    let shape = self.prim_exprs(shape);
-                    let dt = dtype(*dt);
-                    quote! {
-                        ::relax::tir::PrimFuncParam::Buffer {
-                            name: ::std::string::String::from(#name),
-                            shape: #shape,
-                            dtype: #dt,
-                        }
-                    }
+                PrimFuncParam::Buffer(b) => {
+                    let b = self.buffer(b);
+                    quote!(::relax::tir::PrimFuncParam::Buffer(#b.clone()))
                 }
                 PrimFuncParam::Scalar(v) => {
                     let id = self.tir_var(v);
@@ -517,9 +538,20 @@ impl Quoter {
             })
             .collect();
         let attrs = self.attrs(&f.attrs);
+        // The DSL defines no loop-level code, so only the signature of a
+        // PrimFunc (with the no-op body) can reach this point; anything else
+        // is a compile error, never silently wrong code.
+        let body = if f.body == crate::tir::Stmt::no_op() {
+            quote!(::relax::tir::Stmt::no_op())
+        } else {
+            quote!(::core::compile_error!(
+                "relax macro: a PrimFunc with a loop-level body cannot be embedded yet"
+            ))
+        };
         quote! {
             ::relax::ir::PrimFunc {
                 params: ::std::vec![#(#params),*],
+                body: #body,
                 attrs: #attrs,
             }
         }

@@ -288,13 +288,14 @@ fn attributes_and_prim_funcs_are_quoted() {
     let n = TirVar::new("n");
     let pf = crate::ir::PrimFunc {
         params: vec![
-            crate::tir::PrimFuncParam::Buffer {
-                name: "A".into(),
-                shape: vec![PrimExpr::var(&n)],
-                dtype: DataType::f32(),
-            },
+            crate::tir::PrimFuncParam::Buffer(crate::tir::Buffer::new(
+                "A",
+                vec![PrimExpr::var(&n)],
+                DataType::f32(),
+            )),
             crate::tir::PrimFuncParam::Scalar(n.clone()),
         ],
+        body: crate::tir::Stmt::no_op(),
         attrs: Attrs::from_pairs(vec![("tir.noalias", true)]),
     };
     let m = IRModule::from_functions([
@@ -317,13 +318,10 @@ fn attributes_and_prim_funcs_are_quoted() {
     let pf_text = quote! {
         ::relax::ir::BaseFunc::Prim(::relax::ir::PrimFunc {
             params: ::std::vec![
-                ::relax::tir::PrimFuncParam::Buffer {
-                    name: ::std::string::String::from("A"),
-                    shape: ::std::vec![::relax::ir::PrimExpr::var(&t0)],
-                    dtype: ::relax::ir::DataType::float(32),
-                },
+                ::relax::tir::PrimFuncParam::Buffer(crate::tir::Buffer::new(::std::string::String::from("A"), ::std::vec![::relax::ir::PrimExpr::var(&t0)], ::relax::ir::DataType::float(32))),
                 ::relax::tir::PrimFuncParam::Scalar(t0.clone())
             ],
+            body: crate::tir::Stmt::no_op(),
             attrs: ::relax::ir::Attrs::from_pairs(::std::vec![
                 ("tir.noalias", ::relax::ir::AttrValue::Bool(true))
             ]),
