@@ -24,13 +24,13 @@
 //!    stands alone, and makes the others scalar parameters (see
 //!    [`lower`](lower::create_prim_func)).
 //!
-//! Scalar semantics used by the stages (and expected of the loop-level
-//! interpreter and code generator): `Div`/`Mod` are floor division and
-//! modulo on integers only; true division is the intrinsic `div` (C
-//! semantics: IEEE for floats, truncating for integers); the other
-//! intrinsics used are `exp`, `log`, `sqrt`, `tanh`, `erf` and `pow`.
-//! Float `max`/`min` are written with `Select`s so that NaN propagates
-//! whatever the target's `max` does with it.
+//! Scalar semantics used by the stages (those of the loop-level
+//! interpreter): `Div` is floor division on integers and true division on
+//! floats, `Mod` floor modulo; [`div`] gives C division (truncating for
+//! integers, as the kernels' `divide`). The intrinsics used are `exp`, `log`,
+//! `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf` and `pow`, each computed in
+//! `f64` and rounded once. Float `max`/`min` are written with `Select`s so
+//! that NaN propagates whatever the target's `max` does with it.
 
 pub mod call_te;
 pub mod lower;
@@ -400,9 +400,20 @@ pub fn minimum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     }
 }
 
-/// `a / b` with C semantics (IEEE for floats, truncating for integers).
+/// `a / b` with C semantics: IEEE for floats (the `Div` node), truncating
+/// toward zero for integers (floor division corrected by one when the
+/// remainder is non-zero and the operands' signs differ).
 pub fn div(a: PrimExpr, b: PrimExpr) -> PrimExpr {
-    PrimExpr::call(a.dtype(), "div", vec![a, b])
+    let dtype = a.dtype();
+    if dtype.is_float() || dtype.is_uint() || dtype.is_bool() {
+        return a.floordiv(b);
+    }
+    let q = a.clone().floordiv(b.clone());
+    let r = a.clone().floormod(b.clone());
+    let zero = PrimExpr::int_of(dtype, 0);
+    let signs_differ = a.lt(zero.clone()).ne_(b.lt(zero.clone()));
+    let fix = r.ne_(zero).and(signs_differ);
+    PrimExpr::select(fix, q.clone() + PrimExpr::int_of(dtype, 1), q)
 }
 
 /// The intrinsic `name(x)` with `x`'s dtype (`exp`, `log`, `sqrt`, …).

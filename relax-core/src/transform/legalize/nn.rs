@@ -20,7 +20,7 @@ use crate::op::infer::{
     attr_bool, attr_dtype, attr_exprs, attr_int, attr_ints, normalize_axes, normalize_axis,
 };
 use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
-use relax_runtime::Error;
+use relax_runtime::{DataType, Error};
 
 fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     elementwise(cx, |x| {
@@ -29,12 +29,17 @@ fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+/// `x · ½ · (1 + erf(x/√2))`, computed in `float64` for narrower floats:
+/// for negative `x`, `1 + erf` cancels, and `float32` would lose the tail's
+/// relative accuracy (the reference kernel keeps it).
 fn gelu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     elementwise(cx, |x| {
         let d = x.dtype();
-        let scaled = x.clone() * te::constant(d, std::f64::consts::FRAC_1_SQRT_2);
+        let w = if d.bits() < 64 { DataType::f64() } else { d };
+        let xw = x.cast(w);
+        let scaled = xw.clone() * te::constant(w, std::f64::consts::FRAC_1_SQRT_2);
         let erf = te::unary("erf", scaled);
-        x * te::constant(d, 0.5) * (te::one(d) + erf)
+        (xw * te::constant(w, 0.5) * (te::one(w) + erf)).cast(d)
     })
 }
 

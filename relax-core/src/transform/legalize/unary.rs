@@ -16,18 +16,9 @@ pub(crate) fn negate(x: PrimExpr) -> PrimExpr {
     }
 }
 
-/// `1 / (1 + e^-x)`, written so that no NaN appears for large `|x|`: the
-/// selected side never divides infinity by infinity.
+/// `1 / (1 + e^-x)` (the `sigmoid` intrinsic, as TOPI's).
 pub(crate) fn sigmoid(x: PrimExpr) -> PrimExpr {
-    let dtype = x.dtype();
-    let one = te::one(dtype);
-    let pos = te::div(
-        one.clone(),
-        one.clone() + te::unary("exp", negate(x.clone())),
-    );
-    let e = te::unary("exp", x.clone());
-    let neg = te::div(e.clone(), one + e);
-    PrimExpr::select(x.ge(te::zero(dtype)), pos, neg)
+    te::unary("sigmoid", x)
 }
 
 fn abs(x: PrimExpr) -> PrimExpr {
@@ -36,10 +27,6 @@ fn abs(x: PrimExpr) -> PrimExpr {
         return x;
     }
     PrimExpr::select(x.clone().lt(te::zero(dtype)), negate(x.clone()), x)
-}
-
-fn rsqrt(x: PrimExpr) -> PrimExpr {
-    te::div(te::one(x.dtype()), te::unary("sqrt", x))
 }
 
 /// An elementwise stage of `f` over argument 0.
@@ -72,7 +59,7 @@ unary_ops! {
     exp => "relax.exp", |x| te::unary("exp", x);
     log => "relax.log", |x| te::unary("log", x);
     sqrt => "relax.sqrt", |x| te::unary("sqrt", x);
-    rsqrt_ => "relax.rsqrt", rsqrt;
+    rsqrt => "relax.rsqrt", |x| te::unary("rsqrt", x);
     tanh => "relax.tanh", |x| te::unary("tanh", x);
     sigmoid_ => "relax.sigmoid", sigmoid;
 }
