@@ -289,12 +289,18 @@ pub fn placeholder(name: &str, shape: Vec<PrimExpr>, dtype: DataType) -> Tensor 
 
 /// A stage named `name` of the given shape whose element at `indices` is
 /// `f(indices)`: a plain expression, or a reduction built with [`sum`],
-/// [`max`], [`min`] or [`prod`].
+/// [`max`], [`min`] or [`prod`]. The dims are simplified (symbolic dims
+/// are taken to be non-negative), so `1 * n * 4` becomes `n * 4`.
 pub fn compute<B: Into<ComputeBody>>(
     name: &str,
     shape: Vec<PrimExpr>,
     f: impl FnOnce(&[PrimExpr]) -> B,
 ) -> Tensor {
+    let mut analyzer = crate::arith::Analyzer::new();
+    for v in shape.iter().flat_map(PrimExpr::free_vars) {
+        analyzer.mark_non_negative(&v);
+    }
+    let shape: Vec<PrimExpr> = shape.iter().map(|d| analyzer.simplify(d)).collect();
     let axis: Vec<TirVar> = (0..shape.len())
         .map(|i| TirVar::new(format!("v_ax{i}")))
         .collect();
