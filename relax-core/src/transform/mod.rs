@@ -5,7 +5,12 @@
 //! 2. [`Sequential`] runs passes in order; in debug builds it checks
 //!    well-formedness after each one and names the pass that broke it.
 
+pub mod annotate_tir_op_pattern;
+pub mod legalize;
+pub mod legalize_ops;
 pub mod to_basic_block_normal_form;
+pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
+pub use legalize_ops::LegalizeOps;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 
 use crate::analysis::well_formed;
