@@ -318,10 +318,10 @@ fn attributes_and_prim_funcs_are_quoted() {
     let pf_text = quote! {
         ::relax::ir::BaseFunc::Prim(::relax::ir::PrimFunc {
             params: ::std::vec![
-                ::relax::tir::PrimFuncParam::Buffer(crate::tir::Buffer::new(::std::string::String::from("A"), ::std::vec![::relax::ir::PrimExpr::var(&t0)], ::relax::ir::DataType::float(32))),
+                ::relax::tir::PrimFuncParam::Buffer(b1.clone()),
                 ::relax::tir::PrimFuncParam::Scalar(t0.clone())
             ],
-            body: crate::tir::Stmt::no_op(),
+            body: ::relax::tir::Stmt::no_op(),
             attrs: ::relax::ir::Attrs::from_pairs(::std::vec![
                 ("tir.noalias", ::relax::ir::AttrValue::Bool(true))
             ]),
