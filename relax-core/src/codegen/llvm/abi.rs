@@ -133,10 +133,9 @@ pub(super) fn emit_kernel<'ctx>(
         let slot = unsafe { e.b.build_in_bounds_gep(buf_arr, &[idx], "slot").ll()? };
         let raw = e.b.build_load(slot, b.name()).ll()?.into_pointer_value();
         let t = memory_type(ctx, b.dtype())?;
-        let p = e
-            .b
-            .build_pointer_cast(raw, t.ptr_type(AddressSpace::default()), b.name())
-            .ll()?;
+        let p =
+            e.b.build_pointer_cast(raw, t.ptr_type(AddressSpace::default()), b.name())
+                .ll()?;
         args.push(p.into());
     }
     for (k, v) in scalars.iter().enumerate() {
@@ -146,23 +145,19 @@ pub(super) fn emit_kernel<'ctx>(
         let raw = e.b.build_load(slot, v.name()).ll()?;
         let x = if v.dtype().is_float() {
             // A float scalar arrives as the bits of an f64.
-            let f = e
-                .b
-                .build_bit_cast(raw, ctx.f64_type(), "bits")
-                .ll()?;
+            let f = e.b.build_bit_cast(raw, ctx.f64_type(), "bits").ll()?;
             e.convert(f, DataType::f64(), v.dtype())?
         } else {
             e.convert(raw, DataType::i64(), v.dtype())?
         };
         args.push(x.into());
     }
-    let rc = e
-        .b
-        .build_call(impl_fn, &args, "rc")
-        .ll()?
-        .try_as_basic_value()
-        .basic()
-        .ok_or_else(|| internal("the kernel implementation returned no value"))?;
+    let rc =
+        e.b.build_call(impl_fn, &args, "rc")
+            .ll()?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| internal("the kernel implementation returned no value"))?;
     e.b.build_return(Some(&rc)).ll()?;
 
     let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);

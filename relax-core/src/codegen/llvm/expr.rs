@@ -63,7 +63,11 @@ fn common_dtype(a: DataType, b: DataType) -> DataType {
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// `e` as `dtype`.
-    pub fn expr_as(&mut self, e: &PrimExpr, dtype: DataType) -> Result<BasicValueEnum<'ctx>, Error> {
+    pub fn expr_as(
+        &mut self,
+        e: &PrimExpr,
+        dtype: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
         let v = self.expr(e)?;
         self.convert(v, e.dtype(), dtype)
     }
@@ -81,7 +85,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     }
                 }
                 self.vars.get(v).copied().ok_or_else(|| {
-                    unsupported(format!("the variable `{v}` is not defined where it is used"))
+                    unsupported(format!(
+                        "the variable `{v}` is not defined where it is used"
+                    ))
                 })
             }
             K::IntImm(i) => self.constant_int(d, *i),
@@ -180,7 +186,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.b.build_binop(op, x, y, "arith").ll()
     }
 
-    fn compare(&mut self, cmp: Cmp, a: &PrimExpr, b: &PrimExpr) -> Result<BasicValueEnum<'ctx>, Error> {
+    fn compare(
+        &mut self,
+        cmp: Cmp,
+        a: &PrimExpr,
+        b: &PrimExpr,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
         let d = common_dtype(a.dtype(), b.dtype());
         let (x, y) = self.operands(d, a, b)?;
         if d.is_float() {
@@ -270,7 +281,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `base + <0, 1, …, n-1>`.
-    fn lane_indices(&mut self, base: IntValue<'ctx>, n: u32) -> Result<BasicValueEnum<'ctx>, Error> {
+    fn lane_indices(
+        &mut self,
+        base: IntValue<'ctx>,
+        n: u32,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
         let t = base.get_type();
         let steps: Vec<IntValue> = (0..n).map(|k| t.const_int(k as u64, false)).collect();
         let steps = VectorType::const_vector(&steps);
@@ -323,7 +338,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .build_insert_element(undef, v, i32t.const_zero(), "splat")
             .ll()?;
         let mask = i32t.vec_type(n).const_zero();
-        self.b.build_shuffle_vector(first, undef, mask, "splat").ll()
+        self.b
+            .build_shuffle_vector(first, undef, mask, "splat")
+            .ll()
     }
 
     /// Both values with the same lanes: a scalar is splat against a vector.
@@ -453,7 +470,10 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let decl = inkwell::intrinsics::Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, &[first.get_type()]))
             .ok_or_else(|| internal(format!("no LLVM intrinsic {name}")))?;
-        let args: Vec<_> = args.iter().map(|a| a.as_basic_value_enum().into()).collect();
+        let args: Vec<_> = args
+            .iter()
+            .map(|a| a.as_basic_value_enum().into())
+            .collect();
         self.b
             .build_call(decl, &args, "call")
             .ll()?

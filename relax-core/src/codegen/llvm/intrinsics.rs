@@ -78,8 +78,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         args: &[PrimExpr],
         dtype: DataType,
     ) -> Result<BasicValueEnum<'ctx>, Error> {
-        let want = arity(name)
-            .ok_or_else(|| unsupported(format!("the intrinsic `T.{name}`")))?;
+        let want = arity(name).ok_or_else(|| unsupported(format!("the intrinsic `T.{name}`")))?;
         if args.len() != want {
             return Err(unsupported(format!(
                 "`T.{name}` with {} arguments (it takes {want})",
@@ -160,14 +159,15 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let params: Vec<_> = args.iter().map(|_| scalar_ty.into()).collect();
         let fn_ty = scalar_ty.into_float_type().fn_type(&params, false);
         let f = self.declare(symbol, fn_ty);
-        let call = |g: &mut Self, xs: &[BasicValueEnum<'ctx>]| -> Result<BasicValueEnum<'ctx>, Error> {
-            let xs: Vec<_> = xs.iter().map(|x| (*x).into()).collect();
-            g.b.build_call(f, &xs, symbol)
-                .ll()?
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| internal(format!("{symbol} returned no value")))
-        };
+        let call =
+            |g: &mut Self, xs: &[BasicValueEnum<'ctx>]| -> Result<BasicValueEnum<'ctx>, Error> {
+                let xs: Vec<_> = xs.iter().map(|x| (*x).into()).collect();
+                g.b.build_call(f, &xs, symbol)
+                    .ll()?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or_else(|| internal(format!("{symbol} returned no value")))
+            };
         let Some(n) = lanes else {
             return call(self, args);
         };

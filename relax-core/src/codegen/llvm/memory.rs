@@ -99,7 +99,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         r
     }
 
-    fn element(&self, base: PointerValue<'ctx>, offset: IntValue<'ctx>) -> Result<PointerValue<'ctx>, Error> {
+    fn element(
+        &self,
+        base: PointerValue<'ctx>,
+        offset: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, Error> {
         // SAFETY (of the generated code, not of this call): the VM checked
         // every buffer's shape, so offsets stay inside the allocation.
         unsafe { self.b.build_in_bounds_gep(base, &[offset], "elem").ll() }
@@ -128,7 +132,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// The value of `buffer[indices]`.
-    pub fn load(&mut self, buffer: &Buffer, indices: &[PrimExpr]) -> Result<BasicValueEnum<'ctx>, Error> {
+    pub fn load(
+        &mut self,
+        buffer: &Buffer,
+        indices: &[PrimExpr],
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
         let base = self.buffer_ptr(buffer)?;
         let offset = self.offset_expr(buffer, indices)?;
         let dtype = buffer.dtype();
@@ -174,7 +182,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `buffer[indices] = value`.
-    pub fn store(&mut self, buffer: &Buffer, indices: &[PrimExpr], value: &PrimExpr) -> Result<(), Error> {
+    pub fn store(
+        &mut self,
+        buffer: &Buffer,
+        indices: &[PrimExpr],
+        value: &PrimExpr,
+    ) -> Result<(), Error> {
         let base = self.buffer_ptr(buffer)?;
         let offset = self.offset_expr(buffer, indices)?;
         let dtype = buffer.dtype();

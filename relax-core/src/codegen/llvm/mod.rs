@@ -116,3 +116,14 @@ pub fn jit(
 pub fn emit_object(funcs: &[(String, PrimFunc)], opts: &CodegenOptions) -> Result<Vec<u8>, Error> {
     object::compile(funcs, opts)
 }
+
+/// The LLVM IR of `funcs` as text, optimized as [`emit_object`] would
+/// (`optimized`) or as generated: for reading what the back end makes of a
+/// PrimFunc.
+pub fn emit_llvm_ir(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+    optimized: bool,
+) -> Result<String, Error> {
+    object::ir_text(funcs, opts, optimized)
+}

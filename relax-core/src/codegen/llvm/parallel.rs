@@ -177,14 +177,14 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let begin = param(0)?.into_int_value();
             let end = param(1)?.into_int_value();
             let raw = param(2)?.into_pointer_value();
-            let envp = g
-                .b
-                .build_pointer_cast(raw, env_ty.ptr_type(AddressSpace::default()), "env")
-                .ll()?;
-            let field = |g: &mut FuncGen<'ctx, '_>, k: u32| -> Result<BasicValueEnum<'ctx>, Error> {
-                let p = g.b.build_struct_gep(envp, k, "field").ll()?;
-                g.b.build_load(p, "capture").ll()
-            };
+            let envp =
+                g.b.build_pointer_cast(raw, env_ty.ptr_type(AddressSpace::default()), "env")
+                    .ll()?;
+            let field =
+                |g: &mut FuncGen<'ctx, '_>, k: u32| -> Result<BasicValueEnum<'ctx>, Error> {
+                    let p = g.b.build_struct_gep(envp, k, "field").ll()?;
+                    g.b.build_load(p, "capture").ll()
+                };
             let g_start = field(&mut g, 0)?.into_int_value();
             let flag = field(&mut g, 1)?.into_pointer_value();
             g.fail = FailMode::Flag(flag);

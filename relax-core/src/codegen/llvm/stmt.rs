@@ -377,10 +377,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let r = self.stmt(body);
         self.restore_buffer(buffer, old);
         r?;
-        let free = self.declare(
-            "free",
-            self.ctx.void_type().fn_type(&[i8p.into()], false),
-        );
+        let free = self.declare("free", self.ctx.void_type().fn_type(&[i8p.into()], false));
         self.b.build_call(free, &[raw.into()], "").ll()?;
         Ok(())
     }

@@ -3,9 +3,7 @@
 
 use super::{emit_object, jit, scalar_abi, CodegenOptions};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
-use crate::tir::{
-    Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt,
-};
+use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
 
 // ---------------------------------------------------------------- helpers
@@ -19,7 +17,11 @@ fn var(name: &str) -> TirVar {
 }
 
 fn buf(name: &str, shape: &[i64], dtype: DataType) -> Buffer {
-    Buffer::new(name, shape.iter().map(|&d| PrimExpr::int(d)).collect(), dtype)
+    Buffer::new(
+        name,
+        shape.iter().map(|&d| PrimExpr::int(d)).collect(),
+        dtype,
+    )
 }
 
 fn load(b: &Buffer, idx: &[&TirVar]) -> PrimExpr {
@@ -130,14 +132,22 @@ fn ewise(
     kind: ForKind,
     f: impl Fn(PrimExpr, PrimExpr) -> PrimExpr,
 ) -> PrimFunc {
-    let (a, b, c) = (buf("A", &[n], dtype), buf("B", &[n], dtype), buf("C", &[n], dtype));
+    let (a, b, c) = (
+        buf("A", &[n], dtype),
+        buf("B", &[n], dtype),
+        buf("C", &[n], dtype),
+    );
     let (i, vi) = (var("i"), var("vi"));
     let body = block(
         "C",
         &[(&vi, PrimExpr::int(n), IterKind::Spatial)],
         &[&i],
         None,
-        store(&c, vec![vi.to_expr()], f(load(&a, &[&vi]), load(&b, &[&vi]))),
+        store(
+            &c,
+            vec![vi.to_expr()],
+            f(load(&a, &[&vi]), load(&b, &[&vi])),
+        ),
         vec![],
     );
     func(vec![bp(&a), bp(&b), bp(&c)], for_(&i, n, kind, body))
@@ -152,7 +162,10 @@ fn elementwise_add_f32_and_i64() {
     let b: Vec<f32> = (0..n).map(|x| 100.0 - x as f32).collect();
     let out = run(
         ewise(n, f32t(), ForKind::Serial, |x, y| x + y),
-        &[Tensor::from_vec(&[n], a.clone()).unwrap(), Tensor::from_vec(&[n], b.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[n], a.clone()).unwrap(),
+            Tensor::from_vec(&[n], b.clone()).unwrap(),
+        ],
         &[(f32t(), vec![n])],
         &[],
     );
@@ -163,7 +176,10 @@ fn elementwise_add_f32_and_i64() {
     let b: Vec<i64> = (0..n).map(|x| -3 * x).collect();
     let out = run(
         ewise(n, DataType::i64(), ForKind::Serial, |x, y| x + y),
-        &[Tensor::from_vec(&[n], a.clone()).unwrap(), Tensor::from_vec(&[n], b.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[n], a.clone()).unwrap(),
+            Tensor::from_vec(&[n], b.clone()).unwrap(),
+        ],
         &[(DataType::i64(), vec![n])],
         &[],
     );
@@ -175,7 +191,11 @@ fn elementwise_add_f32_and_i64() {
 fn broadcasting_add_2d() {
     // C[i, j] = A[i, j] + B[j]
     let (m, n) = (3, 5);
-    let (a, b, c) = (buf("A", &[m, n], f32t()), buf("B", &[n], f32t()), buf("C", &[m, n], f32t()));
+    let (a, b, c) = (
+        buf("A", &[m, n], f32t()),
+        buf("B", &[n], f32t()),
+        buf("C", &[m, n], f32t()),
+    );
     let (i, j, vi, vj) = (var("i"), var("j"), var("vi"), var("vj"));
     let body = block(
         "C",
@@ -192,12 +212,18 @@ fn broadcasting_add_2d() {
         ),
         vec![],
     );
-    let f = func(vec![bp(&a), bp(&b), bp(&c)], serial(&i, m, serial(&j, n, body)));
+    let f = func(
+        vec![bp(&a), bp(&b), bp(&c)],
+        serial(&i, m, serial(&j, n, body)),
+    );
     let av: Vec<f32> = (0..m * n).map(|x| x as f32).collect();
     let bv: Vec<f32> = (0..n).map(|x| 10.0 * x as f32).collect();
     let out = run(
         f,
-        &[Tensor::from_vec(&[m, n], av.clone()).unwrap(), Tensor::from_vec(&[n], bv.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[m, n], av.clone()).unwrap(),
+            Tensor::from_vec(&[n], bv.clone()).unwrap(),
+        ],
         &[(f32t(), vec![m, n])],
         &[],
     );
@@ -210,7 +236,11 @@ fn broadcasting_add_2d() {
 #[test]
 fn relu_with_select_and_max() {
     let n = 9;
-    let (a, c, d) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()), buf("D", &[n], f32t()));
+    let (a, c, d) = (
+        buf("A", &[n], f32t()),
+        buf("C", &[n], f32t()),
+        buf("D", &[n], f32t()),
+    );
     let i = var("i");
     let zero = PrimExpr::float(f32t(), 0.0);
     let x = load(&a, &[&i]);
@@ -296,7 +326,11 @@ fn matmul_reduction_block_with_init() {
         &Tensor::from_vec(&[k as i64, n as i64], b.clone()).unwrap(),
     ];
     kernel.call(&ins, &mut out, &[]).unwrap();
-    close32(&out[0].to_vec::<f32>().unwrap(), &matmul_ref(&a, &b, m, k, n), 1e-6);
+    close32(
+        &out[0].to_vec::<f32>().unwrap(),
+        &matmul_ref(&a, &b, m, k, n),
+        1e-6,
+    );
     assert!(lib.describe().contains("LLVM JIT"));
 }
 
@@ -312,7 +346,11 @@ fn reduction_over_symbolic_n_and_scalar_order() {
         "sum",
         &[(&vi, n.to_expr(), IterKind::Reduce)],
         &[&i],
-        Some(store(&b, vec![zero.clone()], PrimExpr::float(DataType::f64(), 0.0))),
+        Some(store(
+            &b,
+            vec![zero.clone()],
+            PrimExpr::float(DataType::f64(), 0.0),
+        )),
         store(
             &b,
             vec![zero.clone()],
@@ -330,9 +368,16 @@ fn reduction_over_symbolic_n_and_scalar_order() {
     for len in [1i64, 7, 100] {
         let av: Vec<f64> = (0..len).map(|x| x as f64 * 1.5).collect();
         let mut out = vec![Tensor::zeros(DataType::f64(), &[1]).unwrap()];
-        k.call(&[&Tensor::from_vec(&[len], av.clone()).unwrap()], &mut out, &[len])
-            .unwrap();
-        assert_eq!(out[0].to_vec::<f64>().unwrap(), vec![av.iter().sum::<f64>()]);
+        k.call(
+            &[&Tensor::from_vec(&[len], av.clone()).unwrap()],
+            &mut out,
+            &[len],
+        )
+        .unwrap();
+        assert_eq!(
+            out[0].to_vec::<f64>().unwrap(),
+            vec![av.iter().sum::<f64>()]
+        );
     }
 
     // A dim that is not a scalar parameter is appended after them.
@@ -364,7 +409,11 @@ fn matmul_with_symbolic_rows_from_the_shape() {
         &[(f32t(), vec![rows as i64, n as i64])],
         &[rows as i64],
     );
-    close32(&out[0].to_vec::<f32>().unwrap(), &matmul_ref(&a, &b, rows, k, n), 1e-6);
+    close32(
+        &out[0].to_vec::<f32>().unwrap(),
+        &matmul_ref(&a, &b, rows, k, n),
+        1e-6,
+    );
 }
 
 #[test]
@@ -389,7 +438,11 @@ fn exp_tanh_erf_and_friends() {
             if name == "log" {
                 arg = PrimExpr::call(dtype, "fabs", vec![arg]);
             }
-            let body = store(&c, vec![i.to_expr()], PrimExpr::call(dtype, name, vec![arg]));
+            let body = store(
+                &c,
+                vec![i.to_expr()],
+                PrimExpr::call(dtype, name, vec![arg]),
+            );
             // Vectorized too: LLVM intrinsics on vectors, libm per lane.
             for kind in [ForKind::Serial, ForKind::Vectorized] {
                 let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
@@ -420,13 +473,21 @@ fn exp_tanh_erf_and_friends() {
     let i = var("i");
     let x = load(&a, &[&i]);
     let body = Stmt::Seq(vec![
-        store(&c, vec![i.to_expr()], PrimExpr::call(f32t(), "erf", vec![x.clone()])),
+        store(
+            &c,
+            vec![i.to_expr()],
+            PrimExpr::call(f32t(), "erf", vec![x.clone()]),
+        ),
         store(
             &d,
             vec![i.to_expr()],
             PrimExpr::call(f32t(), "pow", vec![x.clone(), PrimExpr::float(f32t(), 2.0)]),
         ),
-        store(&e, vec![i.to_expr()], PrimExpr::call(f32t(), "rsqrt", vec![x])),
+        store(
+            &e,
+            vec![i.to_expr()],
+            PrimExpr::call(f32t(), "rsqrt", vec![x]),
+        ),
     ]);
     let f = func(vec![bp(&a), bp(&c), bp(&d), bp(&e)], serial(&i, 4, body));
     let out = run(
@@ -440,8 +501,21 @@ fn exp_tanh_erf_and_friends() {
         &[0.520_499_9, 0.842_700_8, 0.995_322_3, 0.999_999_98],
         1e-6,
     );
-    close32(&out[1].to_vec::<f32>().unwrap(), &[0.25, 1.0, 4.0, 16.0], 1e-6);
-    close32(&out[2].to_vec::<f32>().unwrap(), &[1.414_213_5, 1.0, 0.707_106_8, 0.5], 1e-6);
+    close32(
+        &out[1].to_vec::<f32>().unwrap(),
+        &[0.25, 1.0, 4.0, 16.0],
+        1e-6,
+    );
+    close32(
+        &out[2].to_vec::<f32>().unwrap(),
+        &[
+            std::f32::consts::SQRT_2,
+            1.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+            0.5,
+        ],
+        1e-6,
+    );
 }
 
 #[test]
@@ -466,20 +540,29 @@ fn casts_between_dtypes() {
         at(&to_u8, y.clone().cast(DataType::uint(8))),
         at(&to_bool, x.cast(DataType::bool())),
         // u8 -> i32 zero-extends: 200 stays 200.
-        at(
-            &u8_back,
-            y.cast(DataType::uint(8)).cast(DataType::i32()),
-        ),
+        at(&u8_back, y.cast(DataType::uint(8)).cast(DataType::i32())),
     ]);
     let f = func(
-        vec![bp(&a), bp(&b), bp(&to_i32), bp(&to_f64), bp(&to_i8), bp(&to_u8), bp(&to_bool), bp(&u8_back)],
+        vec![
+            bp(&a),
+            bp(&b),
+            bp(&to_i32),
+            bp(&to_f64),
+            bp(&to_i8),
+            bp(&to_u8),
+            bp(&to_bool),
+            bp(&u8_back),
+        ],
         serial(&i, n, body),
     );
     let av = vec![-2.7f32, 2.7, 0.0, 0.25, -0.0, 100.9];
     let bv = vec![300i64, -1, 200, -129, 7, 1 << 40];
     let out = run(
         f,
-        &[Tensor::from_vec(&[n], av).unwrap(), Tensor::from_vec(&[n], bv.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[n], av).unwrap(),
+            Tensor::from_vec(&[n], bv.clone()).unwrap(),
+        ],
         &[
             (DataType::i32(), vec![n]),
             (DataType::f64(), vec![n]),
@@ -540,7 +623,13 @@ fn floor_div_and_mod_with_negatives() {
         let f = func(vec![bp(&a), bp(&b), bp(&q), bp(&r)], serial(&i, n, body));
         let (xs, ys): (Vec<i64>, Vec<i64>) = pairs
             .iter()
-            .map(|&(x, y)| if dtype == DataType::i32() { (x as i32 as i64, y) } else { (x, y) })
+            .map(|&(x, y)| {
+                if dtype == DataType::i32() {
+                    (x as i32 as i64, y)
+                } else {
+                    (x, y)
+                }
+            })
             .unzip();
         let tensor = |v: &[i64]| {
             if dtype == DataType::i32() {
@@ -549,7 +638,12 @@ fn floor_div_and_mod_with_negatives() {
                 Tensor::from_vec(&[n], v.to_vec()).unwrap()
             }
         };
-        let out = run(f, &[tensor(&xs), tensor(&ys)], &[(dtype, vec![n]), (dtype, vec![n])], &[]);
+        let out = run(
+            f,
+            &[tensor(&xs), tensor(&ys)],
+            &[(dtype, vec![n]), (dtype, vec![n])],
+            &[],
+        );
         let (got_q, got_r) = (out[0].to_f64_vec(), out[1].to_f64_vec());
         for (k, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
             // The documented results where floor division is undefined.
@@ -559,7 +653,13 @@ fn floor_div_and_mod_with_negatives() {
                 (Some(q), Some(r)) => (q, r),
                 _ => unreachable!(),
             };
-            let wrap = |v: i64| if dtype == DataType::i32() { v as i32 as f64 } else { v as f64 };
+            let wrap = |v: i64| {
+                if dtype == DataType::i32() {
+                    v as i32 as f64
+                } else {
+                    v as f64
+                }
+            };
             assert_eq!(got_q[k], wrap(wq), "{x} // {y} ({dtype})");
             assert_eq!(got_r[k], wrap(wr), "{x} % {y} ({dtype})");
         }
@@ -571,7 +671,11 @@ fn alloc_buffer_intermediate_on_stack_and_heap() {
     // T = A * 2 in a block-allocated buffer, then B = T + 1.
     for (len, symbolic) in [(10i64, false), (20_000i64, false), (33i64, true)] {
         let n = var("n");
-        let dim = if symbolic { n.to_expr() } else { PrimExpr::int(len) };
+        let dim = if symbolic {
+            n.to_expr()
+        } else {
+            PrimExpr::int(len)
+        };
         let a = Buffer::new("A", vec![dim.clone()], f32t());
         let b = Buffer::new("B", vec![dim.clone()], f32t());
         let t = Buffer::new("T", vec![dim.clone()], f32t());
@@ -579,14 +683,27 @@ fn alloc_buffer_intermediate_on_stack_and_heap() {
         let two = PrimExpr::float(f32t(), 2.0);
         let one = PrimExpr::float(f32t(), 1.0);
         let body = Stmt::Seq(vec![
-            serial(&i, dim.clone(), store(&t, vec![i.to_expr()], load(&a, &[&i]) * two)),
-            serial(&j, dim.clone(), store(&b, vec![j.to_expr()], load(&t, &[&j]) + one)),
+            serial(
+                &i,
+                dim.clone(),
+                store(&t, vec![i.to_expr()], load(&a, &[&i]) * two),
+            ),
+            serial(
+                &j,
+                dim.clone(),
+                store(&b, vec![j.to_expr()], load(&t, &[&j]) + one),
+            ),
         ]);
         let root = block("root", &[], &[], None, body, vec![t.clone()]);
         let f = func(vec![bp(&a), bp(&b)], root);
         let av: Vec<f32> = (0..len).map(|x| x as f32).collect();
         let scalars = if symbolic { vec![len] } else { vec![] };
-        let out = run(f, &[Tensor::from_vec(&[len], av.clone()).unwrap()], &[(f32t(), vec![len])], &scalars);
+        let out = run(
+            f,
+            &[Tensor::from_vec(&[len], av.clone()).unwrap()],
+            &[(f32t(), vec![len])],
+            &scalars,
+        );
         let want: Vec<f32> = av.iter().map(|x| x * 2.0 + 1.0).collect();
         assert_eq!(out[0].to_vec::<f32>().unwrap(), want, "length {len}");
     }
@@ -606,7 +723,12 @@ fn parallel_loop_with_captures_and_nesting() {
         &i,
         m,
         ForKind::Parallel,
-        for_(&j, n, ForKind::Parallel, store(&b, vec![i.to_expr(), j.to_expr()], value)),
+        for_(
+            &j,
+            n,
+            ForKind::Parallel,
+            store(&b, vec![i.to_expr(), j.to_expr()], value),
+        ),
     );
     let f = func(vec![bp(&a), bp(&b), PrimFuncParam::Scalar(s)], body);
     let av: Vec<f64> = (0..m * n).map(|x| x as f64 * 0.5).collect();
@@ -660,16 +782,19 @@ fn vectorized_loops_contiguous_broadcast_gather_and_fallback() {
     let bv = vec![1.0f32, -2.0, 0.5];
     let out = run(
         f,
-        &[Tensor::from_vec(&[m, n], av.clone()).unwrap(), Tensor::from_vec(&[m], bv.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[m, n], av.clone()).unwrap(),
+            Tensor::from_vec(&[m], bv.clone()).unwrap(),
+        ],
         &[(f32t(), vec![m, n]), (DataType::bool(), vec![m, n])],
         &[],
     );
     let mut want = vec![0.0f32; (m * n) as usize];
     let mut flags = vec![false; (m * n) as usize];
-    for r in 0..m as usize {
+    for (r, scale) in bv.iter().enumerate() {
         for q in 0..n as usize {
             let row = r * n as usize;
-            want[row + q] = av[row + q] * bv[r] + av[row + (2 * q) % n as usize];
+            want[row + q] = av[row + q] * scale + av[row + (2 * q) % n as usize];
             flags[row + q] = av[row + q] > 10.0;
         }
     }
@@ -686,7 +811,10 @@ fn vectorized_ewise_with_blocks_and_unrolled_loops() {
         let f = ewise(n, f32t(), kind, |x, y| x * y.clone() - y);
         let out = run(
             f,
-            &[Tensor::from_vec(&[n], av.clone()).unwrap(), Tensor::from_vec(&[n], bv.clone()).unwrap()],
+            &[
+                Tensor::from_vec(&[n], av.clone()).unwrap(),
+                Tensor::from_vec(&[n], bv.clone()).unwrap(),
+            ],
             &[(f32t(), vec![n])],
             &[],
         );
@@ -699,7 +827,10 @@ fn vectorized_ewise_with_blocks_and_unrolled_loops() {
 fn if_then_else_let_and_bool_buffers() {
     // M[i] = A[i] < B[i]; C[i] = if M[i] { let t = A[i] * 2 in t } else { -1 }
     let n = 7i64;
-    let (a, b) = (buf("A", &[n], DataType::i32()), buf("B", &[n], DataType::i32()));
+    let (a, b) = (
+        buf("A", &[n], DataType::i32()),
+        buf("B", &[n], DataType::i32()),
+    );
     let m = buf("M", &[n], DataType::bool());
     let c = buf("C", &[n], DataType::i32());
     let (i, t) = (var("i"), TirVar::with_dtype("t", DataType::i32()));
@@ -724,7 +855,10 @@ fn if_then_else_let_and_bool_buffers() {
     let bv = vec![2i32, 5, -4, 8, 1, 0, 0];
     let out = run(
         f,
-        &[Tensor::from_vec(&[n], av.clone()).unwrap(), Tensor::from_vec(&[n], bv.clone()).unwrap()],
+        &[
+            Tensor::from_vec(&[n], av.clone()).unwrap(),
+            Tensor::from_vec(&[n], bv.clone()).unwrap(),
+        ],
         &[(DataType::bool(), vec![n]), (DataType::i32(), vec![n])],
         &[],
     );
@@ -749,9 +883,15 @@ fn several_kernels_in_one_library() {
     .unwrap();
     let x = Tensor::from_vec(&[4], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let y = Tensor::from_vec(&[4], vec![0.5f32; 4]).unwrap();
-    for (name, want) in [("add", [1.5f32, 2.5, 3.5, 4.5]), ("sub", [0.5, 1.5, 2.5, 3.5])] {
+    for (name, want) in [
+        ("add", [1.5f32, 2.5, 3.5, 4.5]),
+        ("sub", [0.5, 1.5, 2.5, 3.5]),
+    ] {
         let mut out = vec![Tensor::zeros(f32t(), &[4]).unwrap()];
-        lib.lookup(name).unwrap().call(&[&x, &y], &mut out, &[]).unwrap();
+        lib.lookup(name)
+            .unwrap()
+            .call(&[&x, &y], &mut out, &[])
+            .unwrap();
         assert_eq!(out[0].to_vec::<f32>().unwrap(), want);
     }
     // Kernels outlive the library handle that made them.
@@ -790,12 +930,23 @@ fn unsupported_constructs_are_errors_not_panics() {
     let a = buf("A", &[4], f32t());
     let c = buf("C", &[4], f32t());
     let compile = |body: Stmt, params: Vec<PrimFuncParam>| {
-        jit(&[("k".into(), func(params, body))], &CodegenOptions::default())
+        jit(
+            &[("k".into(), func(params, body))],
+            &CodegenOptions::default(),
+        )
     };
     let ps = || vec![bp(&a), bp(&c)];
 
     let m = unsupported(compile(
-        serial(&i, 4, store(&c, vec![i.to_expr()], PrimExpr::call(f32t(), "frobnicate", vec![load(&a, &[&i])]))),
+        serial(
+            &i,
+            4,
+            store(
+                &c,
+                vec![i.to_expr()],
+                PrimExpr::call(f32t(), "frobnicate", vec![load(&a, &[&i])]),
+            ),
+        ),
         ps(),
     ));
     assert!(m.contains("T.frobnicate"), "{m}");
@@ -808,7 +959,11 @@ fn unsupported_constructs_are_errors_not_panics() {
     assert!(m.contains("`ghost`"), "{m}");
 
     let m = unsupported(compile(
-        serial(&i, 4, store(&c, vec![i.to_expr(), i.to_expr()], load(&a, &[&i]))),
+        serial(
+            &i,
+            4,
+            store(&c, vec![i.to_expr(), i.to_expr()], load(&a, &[&i])),
+        ),
         ps(),
     ));
     assert!(m.contains("rank 1 indexed with 2"), "{m}");
@@ -825,7 +980,11 @@ fn unsupported_constructs_are_errors_not_panics() {
     assert!(m.contains("float16"), "{m}");
 
     let m = unsupported(compile(
-        serial(&i, 4, store(&c, vec![i.to_expr()], PrimExpr::call(f32t(), "exp", vec![]))),
+        serial(
+            &i,
+            4,
+            store(&c, vec![i.to_expr()], PrimExpr::call(f32t(), "exp", vec![])),
+        ),
         ps(),
     ));
     assert!(m.contains("takes 1"), "{m}");
@@ -857,4 +1016,42 @@ fn unsupported_constructs_are_errors_not_panics() {
         &CodegenOptions::default(),
     ));
     assert!(m.contains("`malloc` is taken"), "{m}");
+}
+
+#[test]
+fn generated_ir_has_vectors_loop_hints_and_the_pool_call() {
+    let ir = |f: PrimFunc| {
+        super::emit_llvm_ir(&[("k".into(), f)], &CodegenOptions::default(), false).unwrap()
+    };
+    let text = ir(ewise(37, f32t(), ForKind::Vectorized, |x, y| x + y));
+    assert!(text.contains("load <16 x float>"), "{text}");
+    assert!(text.contains("store <5 x float>"), "{text}");
+    let text = ir(ewise(8, f32t(), ForKind::Unrolled, |x, y| x + y));
+    assert!(text.contains("!\"llvm.loop.unroll.full\""), "{text}");
+    // The loop ID refers to itself, as LLVM requires.
+    assert!(
+        text.lines().any(|l| {
+            l.split_once(" = distinct !{")
+                .or_else(|| l.split_once(" = !{"))
+                .is_some_and(|(id, rest)| rest.starts_with(&format!("{id},")))
+        }),
+        "{text}"
+    );
+    let text = ir(ewise(8, f32t(), ForKind::Parallel, |x, y| x + y));
+    assert!(text.contains("call void @relax_parallel_for"), "{text}");
+    assert!(
+        text.contains("define internal void @k.parallel.0"),
+        "{text}"
+    );
+    // Optimized for the host, the scalar loop is vectorized by LLVM.
+    let text = super::emit_llvm_ir(
+        &[(
+            "k".into(),
+            ewise(1024, f32t(), ForKind::Serial, |x, y| x * y),
+        )],
+        &CodegenOptions { native_cpu: true },
+        true,
+    )
+    .unwrap();
+    assert!(text.contains("x float>"), "{text}");
 }
