@@ -8,19 +8,25 @@
 //!    type (so LLVM knows the buffers do not overlap), and the external
 //!    `<symbol>` of the `KernelFn` ABI, which unpacks the two arrays and
 //!    calls it; the optimizer inlines one into the other.
+//! 3. [`KernelSignature`] is the host side of the ABI: from the tensors of a
+//!    call and either every [`scalar_abi`] value or only the scalar
+//!    parameters (the interpreter's convention), it checks the call (buffer
+//!    count, dtypes, shapes, strided extents) and returns the full
+//!    `scalars[]`, reading the remaining dims off the tensors' shapes.
 
 use super::lower::lower_blocks;
 use super::stmt::{FailMode, FuncGen};
 use super::types::{internal, memory_type, unsupported, value_type, Ll};
-use crate::ir::prim_expr::TirVar;
-use crate::tir::{PrimFunc, PrimFuncParam};
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{Buffer, PrimFunc, PrimFuncParam};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue};
 use inkwell::AddressSpace;
-use relax_runtime::{DataType, Error};
+use relax_runtime::{DataType, Error, Tensor};
+use std::collections::HashMap;
 
 /// The variables `scalars[]` carries, in order: the scalar parameters, then
 /// every variable of a buffer parameter's shape or strides that is not a
@@ -45,6 +51,114 @@ pub fn scalar_abi(func: &PrimFunc) -> Vec<TirVar> {
         }
     }
     out
+}
+
+/// What a kernel call must look like, and how to complete its scalars.
+/// See the module docs.
+#[derive(Clone, Debug)]
+pub struct KernelSignature {
+    buffers: Vec<Buffer>,
+    params: usize,
+    abi: Vec<TirVar>,
+}
+
+impl KernelSignature {
+    /// The signature of `func`.
+    pub fn new(func: &PrimFunc) -> Self {
+        KernelSignature {
+            buffers: func.buffers().cloned().collect(),
+            params: func
+                .params
+                .iter()
+                .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
+                .count(),
+            abi: scalar_abi(func),
+        }
+    }
+
+    /// The full `scalars[]` of a call on `tensors` (inputs then outputs),
+    /// given every [`scalar_abi`] value or only the scalar parameters'.
+    /// Fails, naming the culprit, when the call does not fit.
+    pub fn scalars(&self, tensors: &[&Tensor], scalars: &[i64]) -> Result<Vec<i64>, String> {
+        if tensors.len() != self.buffers.len() {
+            return Err(format!(
+                "expected {} buffer arguments, found {}",
+                self.buffers.len(),
+                tensors.len()
+            ));
+        }
+        let mut env: HashMap<TirVar, i64> = HashMap::new();
+        // The scalar parameters lead scalar_abi, so either list zips with it.
+        if scalars.len() == self.abi.len() || scalars.len() == self.params {
+            env.extend(self.abi.iter().cloned().zip(scalars.iter().copied()));
+        } else {
+            return Err(format!(
+                "expected {} scalar arguments (or {} with the shape variables), found {}",
+                self.params,
+                self.abi.len(),
+                scalars.len()
+            ));
+        }
+        // Dims that are bare variables take the actual extents on first sight.
+        for (b, t) in self.buffers.iter().zip(tensors) {
+            if b.dtype() != t.dtype() || b.shape().len() != t.ndim() {
+                return Err(format!(
+                    "buffer `{}` is {} of rank {}, its argument is {} of shape {}",
+                    b.name(),
+                    b.dtype(),
+                    b.shape().len(),
+                    t.dtype(),
+                    relax_runtime::tensor::fmt_shape(t.shape())
+                ));
+            }
+            for (d, &actual) in b.shape().iter().zip(t.shape()) {
+                if let Some(v) = d.as_var() {
+                    env.entry(v.clone()).or_insert(actual);
+                }
+            }
+        }
+        for (b, t) in self.buffers.iter().zip(tensors) {
+            let eval = |e: &PrimExpr| {
+                e.eval(&env)
+                    .map_err(|err| format!("buffer `{}`: {err}", b.name()))
+            };
+            for (axis, (d, &actual)) in b.shape().iter().zip(t.shape()).enumerate() {
+                let want = eval(d)?;
+                if want != actual {
+                    return Err(format!(
+                        "buffer `{}` has dim {axis} = {d} = {want}, its argument has shape {}",
+                        b.name(),
+                        relax_runtime::tensor::fmt_shape(t.shape())
+                    ));
+                }
+            }
+            if !b.strides().is_empty() {
+                // The last element a strided view reaches must exist.
+                let mut last: i128 = 0;
+                for (s, &d) in b.strides().iter().zip(t.shape()) {
+                    last += (d.max(1) as i128 - 1) * eval(s)? as i128;
+                }
+                if t.numel() > 0 && (last < 0 || last >= t.numel() as i128) {
+                    return Err(format!(
+                        "buffer `{}`: its strides reach past its {} elements",
+                        b.name(),
+                        t.numel()
+                    ));
+                }
+            }
+        }
+        self.abi
+            .iter()
+            .map(|v| {
+                env.get(v).copied().ok_or_else(|| {
+                    format!(
+                        "`{v}` is neither a scalar argument nor a dim of a buffer: \
+                         pass every scalar_abi value"
+                    )
+                })
+            })
+            .collect()
+    }
 }
 
 /// Names a kernel may not take: the external symbols kernels call.

@@ -8,7 +8,10 @@
 //! 2. Operands are converted to the node's dtype first (TIR requires them to
 //!    agree; converting instead of failing keeps a slightly off IR
 //!    compilable). Comparisons convert to the wider operand type.
-//! 3. Integer `Div`/`Mod` are floor division/modulo. A zero divisor acts as
+//! 3. `Select` whose sides read memory, and `T.if_then_else`, branch so
+//!    that only the chosen side runs (a guarded out-of-range access must not
+//!    fault); other `Select`s are LLVM `select`s.
+//! 4. Integer `Div`/`Mod` are floor division/modulo. A zero divisor acts as
 //!    1 and a signed divisor of -1 is handled apart, so no input traps
 //!    (x86 faults on both).
 
@@ -49,6 +52,11 @@ pub(super) fn vec_type(ty: BasicTypeEnum<'_>, n: u32) -> Result<VectorType<'_>, 
         BasicTypeEnum::PointerType(t) => Ok(t.vec_type(n)),
         other => Err(internal(format!("no vector of {other:?}"))),
     }
+}
+
+/// Whether `e` reads memory.
+pub(super) fn has_load(e: &PrimExpr) -> bool {
+    matches!(e.kind(), PrimExprKind::BufferLoad(..)) || e.children().into_iter().any(has_load)
 }
 
 /// The dtype both sides of a comparison are converted to.
@@ -151,6 +159,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 self.b.build_binop(Op::Xor, x, t, "not").ll()
             }
             K::Select(c, t, f) => {
+                if self.lanes.is_none() && (has_load(t) || has_load(f)) {
+                    return self.lazy_select(c, t, f, d);
+                }
                 let c = self.expr_as(c, DataType::bool())?;
                 let (t, f) = self.operands(d, t, f)?;
                 self.select(c, t, f)
@@ -293,6 +304,73 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.b
             .build_binop(Op::Add, BasicValueEnum::from(splat), steps.into(), "lanes")
             .ll()
+    }
+
+    /// `c ? t : f` evaluating only the chosen side, through a branch: a
+    /// guarded access (`Select(i > 0, A[i - 1], 0)`) must not read memory
+    /// when its guard fails. Inside a vector step (where the loop's body was
+    /// checked to have no such access) both sides are computed.
+    pub fn lazy_select(
+        &mut self,
+        c: &PrimExpr,
+        t: &PrimExpr,
+        f: &PrimExpr,
+        d: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let cv = self.expr_as(c, DataType::bool())?;
+        let cond = match cv {
+            BasicValueEnum::IntValue(c) if self.lanes.is_none() => c,
+            _ => {
+                let (t, f) = self.operands(d, t, f)?;
+                return self.select(cv, t, f);
+            }
+        };
+        let then_bb = self.ctx.append_basic_block(self.func, "sel.then");
+        let else_bb = self.ctx.append_basic_block(self.func, "sel.else");
+        let merge = self.ctx.append_basic_block(self.func, "sel.end");
+        self.b
+            .build_conditional_branch(cond, then_bb, else_bb)
+            .ll()?;
+        self.b.position_at_end(then_bb);
+        let tv = self.expr_as(t, d)?;
+        let t_end = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| internal("the builder has no position"))?;
+        self.b.build_unconditional_branch(merge).ll()?;
+        self.b.position_at_end(else_bb);
+        let fv = self.expr_as(f, d)?;
+        let f_end = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| internal("the builder has no position"))?;
+        self.b.build_unconditional_branch(merge).ll()?;
+        self.b.position_at_end(merge);
+        let phi = self.b.build_phi(tv.get_type(), "sel").ll()?;
+        phi.add_incoming(&[(&tv, t_end), (&fv, f_end)]);
+        Ok(phi.as_basic_value())
+    }
+
+    /// The float constant `v` with the type (and lanes) of `like`.
+    pub fn constant_float_like(
+        &self,
+        like: BasicValueEnum<'ctx>,
+        v: f64,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let scalar = |ty: BasicTypeEnum<'ctx>| -> Result<BasicValueEnum<'ctx>, Error> {
+            match ty {
+                BasicTypeEnum::FloatType(t) => Ok(t.const_float(v).into()),
+                other => Err(internal(format!("no float constant of {other:?}"))),
+            }
+        };
+        match like {
+            BasicValueEnum::VectorValue(vv) => {
+                let ty = vv.get_type();
+                let c = scalar(ty.get_element_type())?;
+                Ok(VectorType::const_vector(&vec![c; ty.get_size() as usize]).into())
+            }
+            other => scalar(other.get_type()),
+        }
     }
 
     /// The integer (or bool) constant `v` of dtype `d`.

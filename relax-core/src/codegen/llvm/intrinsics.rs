@@ -3,12 +3,16 @@
 //! | intrinsic | emitted as |
 //! |---|---|
 //! | `exp`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
-//! | `round` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
+//! | `round`, `nearbyint` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
 //! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
 //! | `rsqrt` | `1 / llvm.sqrt(x)` |
 //! | `sigmoid` | `1 / (1 + llvm.exp(-x))` |
 //! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
-//! | `fabs` on integers | `x < 0 ? -x : x` |
+//! | `fabs`/`abs` on integers | `x < 0 ? -x : x` (`abs` on floats is `llvm.fabs`) |
+//! | `fmod` | `frem` (C's `fmod`: the sign of the dividend) |
+//! | `isnan`, `isinf` | `x != x`, `fabs(x) == inf` (a `bool` result) |
+//! | `exp10` | libm `exp10` |
+//! | `if_then_else(c, t, f)` | a branch: only the chosen side is evaluated (see [`super::expr`]) |
 //!
 //! Arguments are converted to the call's dtype, which must be a float
 //! (except `fabs`). libm symbols resolve in the JIT through
@@ -36,6 +40,7 @@ pub(super) const LIBM: &[(&str, usize)] = &[
     ("log1p", 1),
     ("expm1", 1),
     ("atan2", 2),
+    ("exp10", 1),
 ];
 
 /// The LLVM intrinsic for a TIR intrinsic, with its arity.
@@ -51,7 +56,7 @@ fn llvm_intrinsic(name: &str) -> Option<(&'static str, usize)> {
         "floor" => ("llvm.floor", 1),
         "ceil" => ("llvm.ceil", 1),
         "trunc" => ("llvm.trunc", 1),
-        "round" => ("llvm.nearbyint", 1),
+        "round" | "nearbyint" => ("llvm.nearbyint", 1),
         "sin" => ("llvm.sin", 1),
         "cos" => ("llvm.cos", 1),
         "pow" => ("llvm.pow", 2),
@@ -65,7 +70,9 @@ fn arity(name: &str) -> Option<usize> {
         return Some(n);
     }
     match name {
-        "rsqrt" | "sigmoid" => Some(1),
+        "rsqrt" | "sigmoid" | "abs" | "isnan" | "isinf" => Some(1),
+        "fmod" => Some(2),
+        "if_then_else" => Some(3),
         _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
     }
 }
@@ -85,6 +92,24 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 args.len()
             )));
         }
+        if name == "if_then_else" {
+            return self.lazy_select(&args[0], &args[1], &args[2], dtype);
+        }
+        if matches!(name, "isnan" | "isinf") {
+            let x = self.expr(&args[0])?;
+            if !args[0].dtype().is_float() {
+                // An integer is never NaN nor infinite.
+                let zero = self.constant_like(x, 0)?;
+                return self.icmp(IntPredicate::NE, zero, zero);
+            }
+            if name == "isnan" {
+                return self.fcmp(inkwell::FloatPredicate::UNO, x, x);
+            }
+            let a = self.call_intrinsic("llvm.fabs", &[x])?;
+            let inf = self.constant_float_like(a, f64::INFINITY)?;
+            return self.fcmp(inkwell::FloatPredicate::OEQ, a, inf);
+        }
+        let name = if name == "abs" { "fabs" } else { name };
         if name == "fabs" && dtype.is_integer() {
             let x = self.expr_as(&args[0], dtype)?;
             if !dtype.is_int() {
@@ -117,6 +142,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             return self.call_intrinsic(llvm, &vals);
         }
         match name {
+            "fmod" => self.b.build_binop(Op::FRem, vals[0], vals[1], "fmod").ll(),
             "rsqrt" => {
                 let s = self.call_intrinsic("llvm.sqrt", &vals)?;
                 let one = self.constant_like(s, 1)?;

@@ -9,8 +9,10 @@
 //! 2. The LLVM context, module and engine live in a [`JitOwner`] shared by
 //!    every kernel ([`CompiledKernel::owner`]); the code is freed when the
 //!    last kernel is dropped.
+//! 3. Each kernel checks its call against its [`KernelSignature`] before
+//!    running the code, and completes the scalars from the shapes.
 
-use super::abi::emit_kernel;
+use super::abi::{emit_kernel, KernelSignature};
 use super::parallel::PARALLEL_FOR;
 use super::target::{host_machine, optimize, LLVM_GLOBAL};
 use super::types::internal;
@@ -20,7 +22,7 @@ use inkwell::execution_engine::ExecutionEngine;
 use inkwell::targets::TargetMachine;
 use inkwell::OptimizationLevel;
 use relax_runtime::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
-use relax_runtime::Error;
+use relax_runtime::{Error, Tensor};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
@@ -99,9 +101,31 @@ impl Drop for JitOwner {
     }
 }
 
+/// A compiled kernel behind its signature's checks.
+struct JitKernel {
+    code: CompiledKernel,
+    signature: KernelSignature,
+}
+
+impl NativeKernel for JitKernel {
+    fn call(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &mut [Tensor],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let tensors: Vec<&Tensor> = inputs.iter().copied().chain(outputs.iter()).collect();
+        let scalars = self
+            .signature
+            .scalars(&tensors, scalars)
+            .map_err(|e| format!("{}: {e}", self.code.symbol))?;
+        self.code.call(inputs, outputs, &scalars)
+    }
+}
+
 /// The kernels of one JIT module.
 struct JitLibrary {
-    kernels: HashMap<String, Arc<CompiledKernel>>,
+    kernels: HashMap<String, Arc<JitKernel>>,
     description: String,
 }
 
@@ -136,14 +160,18 @@ pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibr
     });
     let kernels = addresses
         .into_iter()
-        .map(|(symbol, address)| {
+        .zip(funcs)
+        .map(|((symbol, address), (_, prim_func))| {
             // SAFETY: the address is the JIT-compiled entry of `symbol`,
             // generated with the KernelFn signature by `emit_kernel`.
             let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(address) };
-            let kernel = CompiledKernel {
-                symbol: symbol.clone(),
-                func,
-                owner: owner.clone(),
+            let kernel = JitKernel {
+                code: CompiledKernel {
+                    symbol: symbol.clone(),
+                    func,
+                    owner: owner.clone(),
+                },
+                signature: KernelSignature::new(prim_func),
             };
             (symbol, Arc::new(kernel))
         })

@@ -21,6 +21,12 @@
 //!    passes outputs it uniquely owns and generated code never writes inputs.
 //! 4. It returns 2 when a heap allocation of the kernel fails.
 //!
+//! The kernels [`jit`] returns take either convention through
+//! [`NativeKernel::call`](relax_runtime::native::NativeKernel::call): every
+//! `scalar_abi` value, or only the scalar parameters (as the interpreter
+//! does), the other dims then read off the tensors' shapes by
+//! [`KernelSignature`], which also checks the call.
+//!
 //! # Lowering
 //!
 //! [`lower`] removes blocks: a block becomes its body with its iteration
@@ -33,7 +39,7 @@
 //!   `llvm.loop.unroll.full` metadata (`unroll.enable` when the extent is not
 //!   a constant).
 //! - `Vectorized` loops with a constant extent whose body is one
-//!   `BufferStore` are emitted as LLVM vector code ([`vectorize`]): the loop
+//!   `BufferStore` (without a load guarded by a `Select`) are emitted as LLVM vector code ([`vectorize`]): the loop
 //!   variable becomes `<base, base+1, …>`, loads whose flat offset has
 //!   coefficient 1 in it become vector loads, invariant loads are broadcast,
 //!   other loads are gathered lane by lane; the store is a vector store (or a
@@ -84,7 +90,7 @@ mod vectorize;
 #[cfg(test)]
 mod tests;
 
-pub use abi::scalar_abi;
+pub use abi::{scalar_abi, KernelSignature};
 
 use crate::tir::PrimFunc;
 use relax_runtime::native::NativeLibrary;

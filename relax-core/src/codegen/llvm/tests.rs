@@ -1055,3 +1055,156 @@ fn generated_ir_has_vectors_loop_hints_and_the_pool_call() {
     .unwrap();
     assert!(text.contains("x float>"), "{text}");
 }
+
+#[test]
+fn guarded_loads_only_run_when_chosen() {
+    // C[i] = i > 0 ? A[i - 2^40] : A[i] would fault if both sides ran.
+    let n = 6i64;
+    let (a, c, d) = (
+        buf("A", &[n], f32t()),
+        buf("C", &[n], f32t()),
+        buf("D", &[n], f32t()),
+    );
+    let i = var("i");
+    let far = PrimExpr::load(&a, vec![i.to_expr() - (1i64 << 40)]);
+    let body = Stmt::Seq(vec![
+        store(
+            &c,
+            vec![i.to_expr()],
+            PrimExpr::select(i.to_expr().lt(0), far.clone(), load(&a, &[&i])),
+        ),
+        store(
+            &d,
+            vec![i.to_expr()],
+            PrimExpr::call(
+                f32t(),
+                "if_then_else",
+                vec![i.to_expr().ge(n), far, PrimExpr::float(f32t(), 5.0)],
+            ),
+        ),
+    ]);
+    let av: Vec<f32> = (0..n).map(|x| x as f32).collect();
+    for kind in [ForKind::Serial, ForKind::Vectorized] {
+        let f = func(
+            vec![bp(&a), bp(&c), bp(&d)],
+            for_(&i, n, kind, body.clone()),
+        );
+        let out = run(
+            f,
+            &[Tensor::from_vec(&[n], av.clone()).unwrap()],
+            &[(f32t(), vec![n]), (f32t(), vec![n])],
+            &[],
+        );
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), av);
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), vec![5.0; n as usize]);
+    }
+}
+
+#[test]
+fn nan_inf_fmod_and_abs() {
+    let n = 5i64;
+    let a = buf("A", &[n], DataType::f64());
+    let (nan, inf) = (
+        buf("N", &[n], DataType::bool()),
+        buf("I", &[n], DataType::bool()),
+    );
+    let (m, ab) = (
+        buf("M", &[n], DataType::f64()),
+        buf("B", &[n], DataType::i32()),
+    );
+    let i = var("i");
+    let x = load(&a, &[&i]);
+    let at = |b: &Buffer, v: PrimExpr| store(b, vec![i.to_expr()], v);
+    let body = Stmt::Seq(vec![
+        at(
+            &nan,
+            PrimExpr::call(DataType::bool(), "isnan", vec![x.clone()]),
+        ),
+        at(
+            &inf,
+            PrimExpr::call(DataType::bool(), "isinf", vec![x.clone()]),
+        ),
+        at(
+            &m,
+            PrimExpr::call(
+                DataType::f64(),
+                "fmod",
+                vec![x.clone(), PrimExpr::float(DataType::f64(), 2.5)],
+            ),
+        ),
+        at(
+            &ab,
+            PrimExpr::call(DataType::i32(), "abs", vec![x.cast(DataType::i32())]),
+        ),
+    ]);
+    let f = func(
+        vec![bp(&a), bp(&nan), bp(&inf), bp(&m), bp(&ab)],
+        serial(&i, n, body),
+    );
+    let av = vec![f64::NAN, f64::INFINITY, -7.0, 6.0, f64::NEG_INFINITY];
+    let out = run(
+        f,
+        &[Tensor::from_vec(&[n], av).unwrap()],
+        &[
+            (DataType::bool(), vec![n]),
+            (DataType::bool(), vec![n]),
+            (DataType::f64(), vec![n]),
+            (DataType::i32(), vec![n]),
+        ],
+        &[],
+    );
+    assert_eq!(
+        out[0].to_vec::<bool>().unwrap(),
+        [true, false, false, false, false]
+    );
+    assert_eq!(
+        out[1].to_vec::<bool>().unwrap(),
+        [false, true, false, false, true]
+    );
+    let fm = out[2].to_vec::<f64>().unwrap();
+    assert_eq!(&fm[2..4], &[-2.0, 1.0]);
+    assert_eq!(&out[3].to_vec::<i32>().unwrap()[2..4], &[7, 6]);
+}
+
+#[test]
+fn calls_are_checked_and_dims_come_from_shapes() {
+    // `n` is only a dim: a call may pass it or leave it to the shapes.
+    let n = var("n");
+    let a = Buffer::new("A", vec![n.to_expr()], f32t());
+    let c = Buffer::new("C", vec![n.to_expr()], f32t());
+    let i = var("i");
+    let body = serial(
+        &i,
+        n.to_expr(),
+        store(
+            &c,
+            vec![i.to_expr()],
+            load(&a, &[&i]) * PrimExpr::float(f32t(), 3.0),
+        ),
+    );
+    let lib = jit(
+        &[("k".into(), func(vec![bp(&a), bp(&c)], body))],
+        &CodegenOptions::default(),
+    )
+    .unwrap();
+    let k = lib.lookup("k").unwrap();
+    let x = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
+    for scalars in [&[][..], &[3][..]] {
+        let mut out = vec![Tensor::zeros(f32t(), &[3]).unwrap()];
+        k.call(&[&x], &mut out, scalars).unwrap();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), [3.0, 6.0, 9.0]);
+    }
+    let mut short = vec![Tensor::zeros(f32t(), &[2]).unwrap()];
+    let e = k.call(&[&x], &mut short, &[]).unwrap_err();
+    assert!(e.contains("buffer `C` has dim 0 = n = 3"), "{e}");
+    let mut out = vec![Tensor::zeros(f32t(), &[3]).unwrap()];
+    let e = k.call(&[&x], &mut out, &[4]).unwrap_err();
+    assert!(e.contains("buffer `A`"), "{e}");
+    let e = k.call(&[], &mut out, &[]).unwrap_err();
+    assert!(e.contains("expected 2 buffer arguments, found 1"), "{e}");
+    let wrong = Tensor::zeros(DataType::f64(), &[3]).unwrap();
+    let e = k.call(&[&wrong], &mut out, &[]).unwrap_err();
+    assert!(e.contains("float64"), "{e}");
+    let e = k.call(&[&x], &mut out, &[1, 2]).unwrap_err();
+    assert!(e.contains("scalar arguments"), "{e}");
+}

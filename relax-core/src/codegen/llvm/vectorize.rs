@@ -1,7 +1,8 @@
 //! `Vectorized` loops as LLVM vector code.
 //!
 //! 1. What is vectorized here: a loop with a constant positive extent whose
-//!    body is a single `BufferStore` (what an elementwise block lowers to).
+//!    body is a single `BufferStore` (what an elementwise block lowers to)
+//!    with no load guarded by a `Select` or `if_then_else`.
 //!    Its iterations run as the lanes of one vector step: see
 //!    [`super::memory`] for how each access becomes a vector load/store, a
 //!    broadcast or a gather/scatter.
@@ -62,6 +63,21 @@ pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
     }
 }
 
+/// Whether `e` has a load that only runs under a condition (a side of a
+/// `Select` or `if_then_else`): vector steps compute every side, so such a
+/// body is left to LLVM's vectorizer, which masks the loads.
+fn guarded_load(e: &PrimExpr) -> bool {
+    use super::expr::has_load;
+    let guarded = match e.kind() {
+        PrimExprKind::Select(_, t, f) => has_load(t) || has_load(f),
+        PrimExprKind::Call(name, args) if name == "if_then_else" => {
+            args.iter().skip(1).any(has_load)
+        }
+        _ => false,
+    };
+    guarded || e.children().into_iter().any(guarded_load)
+}
+
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// A `Vectorized` loop. See the module docs.
     pub fn vectorized_for(
@@ -73,7 +89,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     ) -> Result<(), Error> {
         let d = Self::loop_dtype(var)?;
         let n = match (extent.as_int(), body) {
-            (Some(n), Stmt::BufferStore { .. }) if n > 0 && self.lanes.is_none() => n,
+            (Some(n), Stmt::BufferStore { value, .. })
+                if n > 0 && self.lanes.is_none() && !guarded_load(value) =>
+            {
+                n
+            }
             _ => return self.hinted_for(var, min, extent, body),
         };
         let start = self.scalar_of(min, d)?;
