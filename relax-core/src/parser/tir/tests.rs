@@ -1,0 +1,1 @@
+//! Tests of the loop-level parser: round trips through the printer and the interpreter on parsed text.
