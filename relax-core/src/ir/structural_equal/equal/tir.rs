@@ -346,3 +346,6 @@ impl Comparer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
