@@ -12,8 +12,9 @@
 //!    (serial from a non-zero start), `T.parallel(n)`, `T.vectorized(n)`,
 //!    `T.unroll(n)`, with `(min, min + extent)` when the start is not 0.
 //! 3. Blocks print in TVM's order: `with T.block("C"):`, the iteration
-//!    variables (one `T.axis.remap("SSR", [i, j, k])` line when every value
-//!    is an enclosing loop var from 0 whose extent is the domain's, else one
+//!    variables (one `T.axis.remap("SSR", [i, j, k])` line when there are
+//!    several and every value is an enclosing loop var from 0 whose extent
+//!    is the domain's, else one
 //!    `vi = T.axis.spatial(extent, value)` / `T.axis.reduce` line each, the
 //!    domain as `(min, min + extent)` when it does not start at 0),
 //!    `T.reads(…)`, `T.writes(…)`, the `alloc_buffers`, `with T.init():`,
@@ -292,7 +293,7 @@ impl Printer {
     fn tir_block(&mut self, b: &Block, loops: &mut Vec<LoopScope>) {
         self.line(&format!("with T.block({}):", quote(&b.name)));
         self.indent += 1;
-        let remap = !b.iter_vars.is_empty()
+        let remap = b.iter_vars.len() >= 2
             && b.iter_vars.len() == b.iter_values.len()
             && b.iter_vars.iter().zip(&b.iter_values).all(|(iv, value)| {
                 value.as_var().is_some_and(|lv| {

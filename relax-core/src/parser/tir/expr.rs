@@ -47,7 +47,7 @@ fn retype_literal(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
     match lit.kind() {
         PrimExprKind::IntImm(v) if lit.dtype() == DataType::i64() => {
             if dt.is_float() {
-                Some(PrimExpr::float(dt, *v as f64))
+                Some(float_lit(dt, *v as f64))
             } else if dt.is_integer() && !dt.is_bool() && fits(*v, dt) {
                 Some(PrimExpr::int_of(dt, *v))
             } else {
@@ -55,10 +55,18 @@ fn retype_literal(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
             }
         }
         PrimExprKind::FloatImm(v) if lit.dtype() == DataType::f32() && dt.is_float() => {
-            Some(PrimExpr::float(dt, *v))
+            Some(float_lit(dt, *v))
         }
         _ => None,
     }
+}
+
+/// A float literal of `dt`, its value rounded to `dt`'s precision so that
+/// it prints (shortest round-trip digits of that precision) and parses back
+/// to the same value.
+pub(super) fn float_lit(dt: DataType, v: f64) -> PrimExpr {
+    let v = if dt.bits() == 32 { v as f32 as f64 } else { v };
+    PrimExpr::float(dt, v)
 }
 
 /// Whether `v` fits in the integer dtype `dt`.
@@ -191,7 +199,7 @@ impl Lowerer<'_> {
     pub(super) fn tir_expr(&mut self, sc: &mut TirScope, e: &syntax::Expr) -> Lowered<PrimExpr> {
         match &e.kind {
             SK::Int(v) => Some(PrimExpr::int(*v)),
-            SK::Float(v) => Some(PrimExpr::float(DataType::f32(), *v)),
+            SK::Float(v) => Some(float_lit(DataType::f32(), *v)),
             SK::Bool(b) => Some(PrimExpr::bool(*b)),
             SK::Name(n) => {
                 if let Some(v) = sc.var(n).or_else(|| self.lookup_sym(n)) {
@@ -226,7 +234,7 @@ impl Lowerer<'_> {
                             Some(n) => PrimExpr::int_of(a.dtype(), n),
                             None => -a,
                         },
-                        PrimExprKind::FloatImm(v) => PrimExpr::float(a.dtype(), -v),
+                        PrimExprKind::FloatImm(v) => float_lit(a.dtype(), -v),
                         _ if a.dtype().is_float() => PrimExpr::float(a.dtype(), 0.0) - a,
                         _ => -a,
                     },
@@ -505,9 +513,9 @@ impl Lowerer<'_> {
 fn typed(v: PrimExpr, dtype: DataType) -> PrimExpr {
     match v.kind() {
         PrimExprKind::IntImm(i) if dtype.is_bool() => PrimExpr::bool(*i != 0),
-        PrimExprKind::IntImm(i) if dtype.is_float() => PrimExpr::float(dtype, *i as f64),
+        PrimExprKind::IntImm(i) if dtype.is_float() => float_lit(dtype, *i as f64),
         PrimExprKind::IntImm(i) if dtype.is_integer() => PrimExpr::int_of(dtype, *i),
-        PrimExprKind::FloatImm(f) if dtype.is_float() => PrimExpr::float(dtype, *f),
+        PrimExprKind::FloatImm(f) if dtype.is_float() => float_lit(dtype, *f),
         _ => v.cast(dtype),
     }
 }
@@ -522,7 +530,7 @@ fn limit(dt: DataType, max: bool) -> Option<PrimExpr> {
             64 => f64::MAX,
             _ => return None,
         };
-        return Some(PrimExpr::float(dt, if max { m } else { -m }));
+        return Some(float_lit(dt, if max { m } else { -m }));
     }
     if dt.is_bool() {
         return Some(PrimExpr::bool(max));
