@@ -7,7 +7,13 @@
 //! 2. Every node carries the byte span of its text.
 //! 3. Expressions follow Python's precedence (`or` < `and` < `not` <
 //!    comparisons < `+ -` < `* / // %` < unary `-` < `**` < postfix).
-//! 4. The parser stops at the first syntax error (its recovery would only
+//! 4. Loop-level statements (`for i in range(n):` and item assignment
+//!    `C[i, j] = v`, which only `@T.prim_func` bodies have) are parsed into
+//!    [`StmtKind::Unsupported`], so the Relax lowering reports them as
+//!    statements it does not support while the loop-level lowering reads
+//!    them. A slice `lo:hi` in a subscript (`T.reads(A[i, 0:4])`) becomes the
+//!    call `slice(lo, hi)`, as in Python, with `None` for a missing bound.
+//! 5. The parser stops at the first syntax error (its recovery would only
 //!    produce noise), but never panics: nesting deeper than
 //!    [`MAX_DEPTH`] is reported instead of overflowing the stack.
 

@@ -27,6 +27,12 @@
 //!    by its body at the same indentation: their scope runs to the end of
 //!    the enclosing statement list, which is how the parser reads them back.
 //!    `T.alloc_buffer` leaves out the dtype when it is `float32`, as TVM does.
+//!    Two shapes are therefore printed alike and read back as one: an
+//!    `Allocate` followed by more statements of a `Seq` reads back with
+//!    those statements in its body, and an `Allocate` that starts a block's
+//!    body reads back as one of the block's `alloc_buffers`. Both keep the
+//!    program's meaning (the scratch is live and zero-filled over the same
+//!    statements that use it).
 //! 5. Expressions print like Relax's PrimExprs (same precedence rules) with
 //!    the loop-level forms: `A[i, j]` loads, `T.Cast("float32", x)`, `T.exp(x)`
 //!    intrinsics, `T.Select(c, t, f)`, `T.float32(1.0)` float literals, and

@@ -851,6 +851,26 @@ impl InterpreterLibrary {
         self.funcs.insert(symbol.into(), Arc::new(func));
     }
 
+    /// Every PrimFunc of `module`, under its name in the module (the symbol
+    /// `call_tir` calls) and, when it differs, its `global_symbol`.
+    pub fn from_module(module: &crate::ir::IRModule) -> Self {
+        let mut lib = InterpreterLibrary::new();
+        for (gv, f) in module.functions() {
+            if let crate::ir::module::BaseFunc::Prim(p) = f {
+                let func = Arc::new(p.clone());
+                if let Some(sym) = p
+                    .attrs
+                    .get(crate::ir::function::attr::GLOBAL_SYMBOL)
+                    .and_then(|v| v.as_str())
+                {
+                    lib.funcs.insert(sym.to_string(), func.clone());
+                }
+                lib.funcs.insert(gv.name_hint().to_string(), func);
+            }
+        }
+        lib
+    }
+
     /// The symbols it holds, sorted.
     pub fn symbols(&self) -> Vec<&str> {
         let mut s: Vec<&str> = self.funcs.keys().map(String::as_str).collect();

@@ -503,6 +503,16 @@ impl Lowerer<'_> {
                     return None;
                 }
                 let v = self.tir_expr(sc, &args[0])?;
+                if let Some(i) = v.as_int() {
+                    if dtype.is_integer() && !dtype.is_bool() && !fits(i, dtype) {
+                        self.error(
+                            "syntax-error",
+                            args[0].span,
+                            format!("expected a literal of dtype {dtype} in `{path}(…)`, found `{i}`, which is out of range"),
+                        );
+                        return None;
+                    }
+                }
                 Some(typed(v, dtype))
             }
         }

@@ -330,3 +330,21 @@ fn the_seed_listings_run() {
     run(&t, &[&a], &mut out, &[]).unwrap();
     assert_eq!(out[0].to_vec::<f32>().unwrap()[1], 128.);
 }
+
+#[test]
+fn a_library_from_a_module_serves_its_prim_funcs_by_name() {
+    use relax_runtime::native::NativeLibrary;
+    let m = module(include_str!(
+        "../../../tests/roundtrip/tir_elementwise_broadcast.py"
+    ));
+    let lib = crate::tir::interp::InterpreterLibrary::from_module(&m);
+    assert_eq!(lib.symbols(), vec!["add"]);
+    let k = lib.lookup("add").unwrap();
+    let x = f32t(&[4, 3], vec![1.; 12]);
+    let y = f32t(&[3], vec![1., 2., 3.]);
+    let mut out = [zeros(&[4, 3])];
+    k.call(&[&x, &y], &mut out, &[]).unwrap();
+    assert_eq!(out[0].to_vec::<f32>().unwrap()[..3], [2., 3., 4.]);
+    let e = k.call(&[&x], &mut out, &[]).unwrap_err();
+    assert!(e.contains("expected 3 buffer arguments"), "{e}");
+}
