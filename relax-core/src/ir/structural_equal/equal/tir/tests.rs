@@ -1,18 +1,15 @@
 //! Equality and hashing of loop-level bodies, on PrimFuncs parsed from text.
 
 use crate::ir::module::BaseFunc;
-use crate::ir::structural_equal::{
-    structural_equal, structural_equal_report, structural_hash,
-};
+use crate::ir::structural_equal::{structural_equal, structural_equal_report, structural_hash};
 use crate::parser::parse_module;
 use crate::tir::PrimFunc;
 
 /// The PrimFunc `f` of a module holding just `def f(…)` with `body`
 /// (indented by eight spaces) and `params`.
 fn prim(params: &str, body: &str) -> PrimFunc {
-    let text = format!(
-        "@I.ir_module\nclass Module:\n    @T.prim_func\n    def f({params}):\n{body}"
-    );
+    let text =
+        format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def f({params}):\n{body}");
     let m = parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
     let (_, f) = m.functions().next().unwrap();
     match f {
@@ -68,7 +65,11 @@ fn differs(a: &str, b: &str, path_part: &str) {
 #[test]
 fn different_op_bound_kind_and_buffer_differ() {
     differs(MATMUL, &MATMUL.replace("] * A[", "] + A["), "value");
-    differs(MATMUL, &MATMUL.replace("T.grid(4, 4, 4)", "T.grid(4, 4, 3)"), "extent");
+    differs(
+        MATMUL,
+        &MATMUL.replace("T.grid(4, 4, 4)", "T.grid(4, 4, 3)"),
+        "extent",
+    );
     differs(MATMUL, &MATMUL.replace("\"SSR\"", "\"SSS\""), "iter var 2");
     differs(MATMUL, &MATMUL.replace("A[vk, vj]", "B[vk, vj]"), "value");
     let par = "        for i in T.parallel(4):\n            B[i, 0] = A[i, 0]\n";
@@ -89,7 +90,11 @@ fn seqs_compare_flattened_and_allocs_map_buffers() {
         AB,
         "        D = T.alloc_buffer((4,))\n        for j in range(4):\n            D[j] = A[j, 0]\n        for j in range(4):\n            B[j, 0] = D[j]\n",
     );
-    assert!(structural_equal(&a, &b), "{:?}", structural_equal_report(&a, &b));
+    assert!(
+        structural_equal(&a, &b),
+        "{:?}",
+        structural_equal_report(&a, &b)
+    );
     // A scratch buffer of another shape differs at its definition.
     let c = prim(
         AB,
