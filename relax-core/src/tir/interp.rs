@@ -24,7 +24,7 @@
 //!    `erf(x) = 2/√π · e^{-x²} · Σ 2ⁿ x^{2n+1} / (1·3·…·(2n+1))`, whose terms
 //!    are all positive (no cancellation), so it is accurate to a few ulps of
 //!    `f64`, far below the required 1e-7 relative error.
-//! 4. **Statements.** Loops of every [`ForKind`] run serially. A block binds
+//! 4. **Statements.** Loops of every [`ForKind`](crate::tir::ForKind) run serially. A block binds
 //!    its iteration variables to their values, allocates its
 //!    `alloc_buffers`, runs `init` when every reduce variable is at its
 //!    domain's minimum, then its body. `Allocate` and `alloc_buffers` give
