@@ -6,7 +6,7 @@
 //! `proc_macro`:
 //!
 //! 1. On success, the generated code.
-//! 2. On errors, every error as a `compile_error!` at its span, plus a
+//! 2. On errors, every error as a `compile_error!` over its culprit tokens, plus a
 //!    fallback expansion that keeps the module's and functions' names alive,
 //!    so one mistake does not also break every use of the model.
 //! 3. A panic anywhere inside is caught and becomes a `compile_error!`

@@ -5,7 +5,7 @@
 //! undefined names with the nearest known one, syn's parse errors) so the
 //! proc macro and build.rs print one vocabulary.
 
-use super::FrontendError;
+use super::{FrontendError, SpanRange};
 use proc_macro2::Span;
 use quote::ToTokens;
 
@@ -17,10 +17,20 @@ pub(super) struct Failed;
 /// The result of a lowering step whose errors were recorded.
 pub(super) type Lowering<T> = Result<T, Failed>;
 
-/// "unsupported syntax in a relax function: expected …, found …".
-pub(super) fn unsupported(span: Span, expected: &str, found: &str) -> FrontendError {
+/// "unsupported syntax in a relax function: expected …, found …" on the
+/// tokens of `node`.
+pub(super) fn unsupported(
+    node: &(impl ToTokens + ?Sized),
+    expected: &str,
+    found: &str,
+) -> FrontendError {
+    unsupported_at(SpanRange::of(node), expected, found)
+}
+
+/// [`unsupported`] on a range that is not one syntax node.
+pub(super) fn unsupported_at(range: SpanRange, expected: &str, found: &str) -> FrontendError {
     FrontendError::new(
-        span,
+        range,
         format!("unsupported syntax in a relax function: expected {expected}, found {found}"),
     )
 }
@@ -105,9 +115,20 @@ pub(super) fn describe_expr(e: &syn::Expr) -> String {
 }
 
 /// syn's parse errors (possibly several combined) as frontend errors.
+///
+/// `syn::Error::span` is only the first token on stable Rust, but the error
+/// keeps its whole range: its `compile_error!` carries the start on the
+/// leading `::` and the end on the braces, so the range is read from there.
 pub(super) fn from_syn(err: syn::Error) -> Vec<FrontendError> {
     err.into_iter()
-        .map(|e| FrontendError::new(e.span(), e.to_string()))
+        .map(|e| {
+            let mut tokens = e.to_compile_error().into_iter();
+            let range = match (tokens.next(), tokens.last()) {
+                (Some(first), Some(last)) => SpanRange::new(first.span(), last.span()),
+                _ => SpanRange::from(e.span()),
+            };
+            FrontendError::new(range, e.to_string())
+        })
         .collect()
 }
 

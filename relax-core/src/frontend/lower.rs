@@ -22,10 +22,12 @@
 mod calls;
 mod expr;
 
-use super::errors::{at, describe_expr, from_syn, quoted, unsupported, Failed, Lowering};
+use super::errors::{
+    at, describe_expr, from_syn, quoted, unsupported, unsupported_at, Failed, Lowering,
+};
 use super::syntax::FnDef;
 use super::types::{dsl, Syms, TypeCx};
-use super::FrontendError;
+use super::{FrontendError, SpanRange};
 use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
 use crate::arith::Analyzer;
 use crate::block_builder::BlockBuilder;
@@ -34,14 +36,14 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
 use syn::parse::{ParseStream, Parser};
-use syn::spanned::Spanned;
 
 /// A lowered signature.
 pub(super) struct Sig {
     pub params: Vec<Var>,
     /// Parameters whose annotation failed (poisoned in the body).
     pub bad_params: HashSet<Var>,
-    pub ret: Option<(StructInfo, Span)>,
+    /// The return annotation's StructInfo and tokens.
+    pub ret: Option<(StructInfo, SpanRange)>,
     pub syms: Syms,
     pub failed_ret: bool,
 }
@@ -50,7 +52,8 @@ pub(super) struct Sig {
 #[derive(Clone)]
 enum Slot {
     Var(Var),
-    /// A dataflow variable of a block that has ended (the block's span).
+    /// A dataflow variable of a block that has ended (the span of the
+    /// block's `R::dataflow!`).
     Escaped(Span),
 }
 
@@ -78,7 +81,7 @@ pub(super) fn signature(f: &FnDef, errors: &mut Vec<FrontendError>) -> Sig {
         if let Some(first) = seen.get(&name) {
             let note = format!("the first `{name}` is{}", at(*first));
             cx.errors.push(
-                FrontendError::new(ident.span(), format!("duplicate parameter `{name}`"))
+                FrontendError::spanned(ident, format!("duplicate parameter `{name}`"))
                     .with_note(note),
             );
         } else {
@@ -116,7 +119,7 @@ pub(super) fn signature(f: &FnDef, errors: &mut Vec<FrontendError>) -> Sig {
     let mut failed_ret = false;
     let ret = match &f.ret {
         Some(ty) => match cx.struct_info(ty) {
-            Ok(s) => Some((s, ty.span())),
+            Ok(s) => Some((s, SpanRange::of(ty))),
             Err(Failed) => {
                 failed_ret = true;
                 None
@@ -213,6 +216,16 @@ fn r_path(path: &syn::Path) -> Option<Vec<String>> {
     Some(segs[1..].iter().map(|s| s.ident.to_string()).collect())
 }
 
+/// The tokens that name a macro invocation: `R::dataflow!` without its body.
+fn macro_head(mac: &syn::Macro) -> SpanRange {
+    SpanRange::of(&mac.path).to(SpanRange::from(mac.bang_token.span))
+}
+
+/// The tokens that make an `if` one: `if cond`, without the branches.
+fn if_head(i: &syn::ExprIf) -> SpanRange {
+    SpanRange::from(i.if_token.span).to(SpanRange::of(&*i.cond))
+}
+
 /// Whether `e` is a call of `R::<name>`.
 fn r_call<'e>(e: &'e syn::Expr, name: &str) -> Option<&'e syn::ExprCall> {
     let syn::Expr::Call(c) = e else { return None };
@@ -275,9 +288,10 @@ impl<'a> FnCx<'a> {
         Failed
     }
 
-    fn report(&mut self, err: Error, span: Span) -> Failed {
+    /// Records the builder's error `err` on the tokens of the culprit.
+    fn report(&mut self, err: Error, range: SpanRange) -> Failed {
         for (message, notes) in diagnostics(err) {
-            let mut e = FrontendError::new(span, message);
+            let mut e = FrontendError::new(range, message);
             e.notes = notes;
             self.errors.push(e);
         }
@@ -345,11 +359,11 @@ impl<'a> FnCx<'a> {
     /// function cannot fail on it.
     pub(super) fn function_result(&mut self, block: &syn::Block) -> Lowering<Expr> {
         let value = self.block_value(block)?;
-        let span = block
+        let range = block
             .stmts
             .last()
-            .map_or_else(|| block.span(), |s| s.span());
-        self.bind_leaf(value, span)
+            .map_or_else(|| SpanRange::of(block), SpanRange::of);
+        self.bind_leaf(value, range)
     }
 
     /// The statements of `block` and its trailing expression (its value).
@@ -378,12 +392,12 @@ impl<'a> FnCx<'a> {
                     self.dataflow(&m.mac);
                 } else if r_path(&m.mac.path).is_some_and(|p| p == ["output"]) {
                     self.error(FrontendError::new(
-                        m.mac.path.span(),
+                        macro_head(&m.mac),
                         "`R::output` is a call, not a macro: write `R::output(a, b);` at the end of `R::dataflow!`",
                     ));
                 } else {
                     self.error(unsupported(
-                        m.span(),
+                        m,
                         "`let name = …;` or `R::dataflow! { … }`",
                         &format!("the macro {}", quoted(&m.mac.path)),
                     ));
@@ -392,14 +406,14 @@ impl<'a> FnCx<'a> {
             syn::Stmt::Expr(e, Some(_)) => self.effect(e),
             syn::Stmt::Expr(e, None) => {
                 self.error(unsupported(
-                    e.span(),
+                    e,
                     "`let name = …;` (an `if` is an expression: bind it with `let` or make it the block's last expression)",
                     &describe_expr(e),
                 ));
             }
             syn::Stmt::Item(i) => {
                 self.error(unsupported(
-                    i.span(),
+                    i,
                     "a `let` binding",
                     &format!("the item {}", quoted(i)),
                 ));
@@ -411,7 +425,7 @@ impl<'a> FnCx<'a> {
     fn effect(&mut self, e: &syn::Expr) {
         if !matches!(e, syn::Expr::Call(_)) {
             self.error(unsupported(
-                e.span(),
+                e,
                 "`let name = …;` or a call made for its effect",
                 &describe_expr(e),
             ));
@@ -424,7 +438,7 @@ impl<'a> FnCx<'a> {
             .unwrap_or_else(StructInfo::object);
         let var = self.new_var("_", sinfo, false);
         if let Err(err) = self.bb.emit_normalized(Binding::var_binding(var, value)) {
-            self.report(err, e.span());
+            self.report(err, SpanRange::of(e));
         }
     }
 
@@ -437,7 +451,7 @@ impl<'a> FnCx<'a> {
             syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                 if let Some(m) = &pi.mutability {
                     self.error(unsupported(
-                        m.span(),
+                        m,
                         "`let name` (relax variables are immutable)",
                         "`mut`",
                     ));
@@ -447,7 +461,7 @@ impl<'a> FnCx<'a> {
             syn::Pat::Wild(_) => "_".to_string(),
             other => {
                 self.error(unsupported(
-                    other.span(),
+                    other,
                     "`let name = …` (bind a tuple and use `t.0`)",
                     &format!("the pattern {}", quoted(other)),
                 ));
@@ -460,19 +474,20 @@ impl<'a> FnCx<'a> {
             }
         };
         let Some(init) = &l.init else {
-            self.error(FrontendError::new(
-                l.span(),
+            self.error(FrontendError::spanned(
+                l,
                 format!("expected `let {name} = value;`, found no value"),
             ));
             self.poison(&name, is_output);
             return;
         };
-        if let Some((_, diverge)) = &init.diverge {
-            self.error(unsupported(diverge.span(), "`let name = value;`", "`else`"));
+        if let Some((else_token, diverge)) = &init.diverge {
+            let range = SpanRange::from(else_token.span).to(SpanRange::of(diverge));
+            self.error(unsupported_at(range, "`let name = value;`", "`else`"));
         }
-        let ann = ann.map(|ty| (self.types(false).struct_info(ty), ty.span()));
+        let ann = ann.map(|ty| (self.types(false).struct_info(ty), SpanRange::of(ty)));
         if let Some(c) = r_call(&init.expr, "match_cast") {
-            self.let_match_cast(&name, c, ann, is_output, l.span());
+            self.let_match_cast(&name, c, ann, is_output, SpanRange::of(l));
             return;
         }
         let Ok(value) = self.expr(&init.expr) else {
@@ -489,8 +504,8 @@ impl<'a> FnCx<'a> {
                 self.poison(&name, is_output);
                 return;
             }
-            Some((Ok(a), span)) => {
-                self.check_annotation(&a, &derived, span, "annotation");
+            Some((Ok(a), range)) => {
+                self.check_annotation(&a, &derived, range, "annotation");
                 a
             }
         };
@@ -501,7 +516,7 @@ impl<'a> FnCx<'a> {
         {
             Ok(()) => self.define(&name, var),
             Err(err) => {
-                self.report(err, l.span());
+                self.report(err, SpanRange::of(l));
                 self.poison(&name, is_output);
             }
         }
@@ -513,12 +528,12 @@ impl<'a> FnCx<'a> {
         &mut self,
         ann: &StructInfo,
         derived: &StructInfo,
-        span: Span,
+        range: SpanRange,
         what: &str,
     ) {
         if struct_info_base_check(ann, derived, &self.analyzer) == BaseCheckResult::FailL0 {
             self.error(FrontendError::new(
-                span,
+                range,
                 format!(
                     "{what} `{}` does not match the inferred `{}`",
                     dsl(ann),
@@ -530,10 +545,10 @@ impl<'a> FnCx<'a> {
 
     /// `R::dataflow! { …; R::output(a, b); }`
     fn dataflow(&mut self, mac: &syn::Macro) {
-        let block_span = mac.path.span();
+        let head = macro_head(mac);
         if self.in_dataflow {
             self.error(FrontendError::new(
-                block_span,
+                head,
                 "`R::dataflow!` blocks do not nest: found one inside another",
             ));
             return;
@@ -556,16 +571,16 @@ impl<'a> FnCx<'a> {
                 continue;
             };
             if out_pos.is_some() {
-                self.error(FrontendError::new(
-                    e.span(),
+                self.error(FrontendError::spanned(
+                    e,
                     "expected one `R::output(…)` per `R::dataflow!` block, found a second one",
                 ));
                 continue;
             }
             out_pos = Some(i);
             if let Some(next) = stmts.get(i + 1) {
-                self.error(FrontendError::new(
-                    next.span(),
+                self.error(FrontendError::spanned(
+                    next,
                     "expected the end of the `R::dataflow!` block after `R::output(…)`, found another statement",
                 ));
             }
@@ -575,8 +590,8 @@ impl<'a> FnCx<'a> {
                         outputs.extend(p.path.get_ident());
                     }
                     other => {
-                        self.error(FrontendError::new(
-                            other.span(),
+                        self.error(FrontendError::spanned(
+                            other,
                             format!(
                                 "expected a variable name in `R::output`, found {}",
                                 describe_expr(other)
@@ -606,8 +621,8 @@ impl<'a> FnCx<'a> {
                     output_stmts.insert(i);
                 }
                 None => {
-                    self.error(FrontendError::new(
-                        o.span(),
+                    self.error(FrontendError::spanned(
+                        o,
                         format!(
                             "`{o}` is not bound in this `R::dataflow!` block: `R::output` lists the block's own bindings that are used after it"
                         ),
@@ -616,7 +631,7 @@ impl<'a> FnCx<'a> {
             }
         }
         if let Err(err) = self.bb.begin_dataflow() {
-            self.report(err, block_span);
+            self.report(err, head);
             return;
         }
         self.in_dataflow = true;
@@ -627,9 +642,9 @@ impl<'a> FnCx<'a> {
             }
             match s {
                 syn::Stmt::Local(l) => self.local(l, output_stmts.contains(&i)),
-                syn::Stmt::Expr(e @ syn::Expr::If(_), _) => {
+                syn::Stmt::Expr(syn::Expr::If(i), _) => {
                     self.error(FrontendError::new(
-                        e.span(),
+                        if_head(i),
                         "`if` is not allowed inside `R::dataflow!`: end the block before it",
                     ));
                 }
@@ -639,14 +654,14 @@ impl<'a> FnCx<'a> {
         self.in_dataflow = false;
         let frame = self.frames.pop().unwrap_or_default();
         if let Err(err) = self.bb.end_dataflow() {
-            self.report(err, block_span);
+            self.report(err, head);
         }
         let mut names: Vec<(String, Slot)> = frame.vars.into_iter().collect();
         names.sort_by(|a, b| a.0.cmp(&b.0));
         if let Some(outer) = self.frames.last_mut() {
             for (name, slot) in names {
                 let slot = match slot {
-                    Slot::Var(v) if v.is_dataflow() => Slot::Escaped(block_span),
+                    Slot::Var(v) if v.is_dataflow() => Slot::Escaped(head.start),
                     other => other,
                 };
                 outer.vars.insert(name, slot);

@@ -10,8 +10,9 @@
 //!    parse with syn, lower every function through the `BlockBuilder` (so
 //!    StructInfo is inferred and checked as each binding is emitted), run
 //!    `well_formed`, and return a [`Lowered`] module or every error found.
-//! 2. Errors are [`FrontendError`]s carrying the `proc_macro2::Span` of the
-//!    culprit token range; independent errors are all reported.
+//! 2. Errors are [`FrontendError`]s carrying the culprit token range (a
+//!    [`SpanRange`]: first and last token, since stable Rust cannot join
+//!    spans); independent errors are all reported.
 //! 3. [`codegen`] turns a [`Lowered`] module back into Rust tokens: a
 //!    `module()` function that rebuilds the IRModule by constructor calls,
 //!    and a typed wrapper per public function.
@@ -38,13 +39,62 @@ mod syntax;
 mod types;
 
 use crate::ir::{IRModule, StructInfo};
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::ToTokens;
+
+/// A culprit token range: the spans of its first and last tokens.
+///
+/// On stable Rust `Span::join` is unavailable (it returns `None` inside a
+/// proc macro), so `syn::spanned::Spanned::span` of a node is only its
+/// first token. Keeping both ends and handing them to `compile_error!` as
+/// the spans of its first and last tokens makes rustc underline the whole
+/// range, which is what `syn::Error::new_spanned` does.
+#[derive(Clone, Copy, Debug)]
+pub struct SpanRange {
+    /// The first token's span; errors are reported as starting here.
+    pub start: Span,
+    /// The last token's span (the same as `start` for one token).
+    pub end: Span,
+}
+
+impl SpanRange {
+    /// The range from `start` to `end`.
+    pub fn new(start: Span, end: Span) -> Self {
+        SpanRange { start, end }
+    }
+
+    /// The range of `node`'s tokens; `Span::call_site()` when it has none.
+    pub fn of(node: &(impl ToTokens + ?Sized)) -> Self {
+        let mut tokens = node.to_token_stream().into_iter();
+        let start = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let end = tokens.last().map_or(start, |t| t.span());
+        SpanRange { start, end }
+    }
+
+    /// The range from the start of `self` to the end of `other`.
+    pub fn to(self, other: SpanRange) -> Self {
+        SpanRange {
+            start: self.start,
+            end: other.end,
+        }
+    }
+}
+
+impl From<Span> for SpanRange {
+    /// One token's range.
+    fn from(span: Span) -> Self {
+        SpanRange {
+            start: span,
+            end: span,
+        }
+    }
+}
 
 /// One error, located on the tokens at fault.
 #[derive(Clone, Debug)]
 pub struct FrontendError {
     /// The culprit token range.
-    pub span: Span,
+    pub range: SpanRange,
     /// A lower-case sentence naming what was expected and what was found.
     pub message: String,
     /// Further context, one sentence each.
@@ -52,13 +102,25 @@ pub struct FrontendError {
 }
 
 impl FrontendError {
-    /// An error at `span`.
-    pub fn new(span: Span, message: impl Into<String>) -> Self {
+    /// An error on `range` (a [`SpanRange`], or one token's `Span`).
+    pub fn new(range: impl Into<SpanRange>, message: impl Into<String>) -> Self {
         FrontendError {
-            span,
+            range: range.into(),
             message: message.into(),
             notes: vec![],
         }
+    }
+
+    /// An error on all of `node`'s tokens: the syntax node at fault, such
+    /// as the call `R::add(x, y)` or the annotation `Tensor![(3, 5), f32]`.
+    pub fn spanned(node: &(impl ToTokens + ?Sized), message: impl Into<String>) -> Self {
+        FrontendError::new(SpanRange::of(node), message)
+    }
+
+    /// The span of the culprit's first token, where the error starts (its
+    /// `start()` is the line and column build.rs prints).
+    pub fn span(&self) -> Span {
+        self.range.start
     }
 
     /// This error with a note.
@@ -67,14 +129,22 @@ impl FrontendError {
         self
     }
 
-    /// The error as a `compile_error!` invocation at its span.
+    /// The error as a `compile_error!` invocation over its whole range.
     pub fn to_compile_error(&self) -> TokenStream {
         let mut text = self.message.clone();
         for n in &self.notes {
             text.push_str("\nnote: ");
             text.push_str(n);
         }
-        syn::Error::new(self.span, text).to_compile_error()
+        // Two stand-in tokens carrying the range's ends: syn puts the first
+        // one's span on `compile_error`'s path and the last one's on its
+        // braces, and rustc reports the invocation from one to the other.
+        let ends = [self.range.start, self.range.end].map(|span| {
+            let mut p = Punct::new('#', Spacing::Alone);
+            p.set_span(span);
+            TokenTree::Punct(p)
+        });
+        syn::Error::new_spanned(TokenStream::from_iter(ends), text).to_compile_error()
     }
 }
 
@@ -164,8 +234,8 @@ fn finish(
         }),
         _ => {
             if errors.is_empty() {
-                errors.push(FrontendError::new(
-                    def.ident.span(),
+                errors.push(FrontendError::spanned(
+                    &def.ident,
                     "the module could not be lowered (internal error without a message)",
                 ));
             }

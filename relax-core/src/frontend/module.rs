@@ -14,7 +14,7 @@ use super::errors::{at, line_col};
 use super::lower::{callee_struct_info, global_expr, idents_in, signature, FnCx, Sig};
 use super::syntax::{fn_span, FnDef, ModuleDef};
 use super::types::dsl;
-use super::{FrontendError, FunctionInfo};
+use super::{FrontendError, FunctionInfo, SpanRange};
 use crate::block_builder::BlockBuilder;
 use crate::ir::{Expr, IRModule, StructInfo};
 use relax_runtime::{Diagnostic, Error};
@@ -32,8 +32,8 @@ pub(super) fn lower(
         let name = f.name.to_string();
         if let Some(span) = first.get(&name) {
             errors.push(
-                FrontendError::new(
-                    f.name.span(),
+                FrontendError::spanned(
+                    &f.name,
                     format!("duplicate function `{name}` in the module"),
                 )
                 .with_note(format!("the first `{name}` is{}", at(*span))),
@@ -113,7 +113,7 @@ pub(super) fn lower(
     let module = match bb.finalize() {
         Ok(m) => m,
         Err(e) => {
-            errors.extend(to_errors(e, def.ident.span()));
+            errors.extend(to_errors(e, SpanRange::of(&def.ident)));
             return (None, infos);
         }
     };
@@ -126,17 +126,18 @@ pub(super) fn lower(
     (Some(module), infos)
 }
 
-fn to_errors(err: Error, span: proc_macro2::Span) -> Vec<FrontendError> {
+/// The builder's error `err` as frontend errors on `range`.
+fn to_errors(err: Error, range: SpanRange) -> Vec<FrontendError> {
     match err {
         Error::Compile(ds) => ds
             .into_iter()
             .map(|d| {
-                let mut e = FrontendError::new(span, d.message);
+                let mut e = FrontendError::new(range, d.message);
                 e.notes = d.notes;
                 e
             })
             .collect(),
-        other => vec![FrontendError::new(span, other.to_string())],
+        other => vec![FrontendError::new(range, other.to_string())],
     }
 }
 
@@ -233,7 +234,7 @@ fn body(
     let gv = match result {
         Ok(gv) => gv,
         Err(e) => {
-            errors.extend(to_errors(e, fn_span(f)));
+            errors.extend(to_errors(e, fn_span(f).into()));
             return None;
         }
     };
@@ -243,7 +244,7 @@ fn body(
         .struct_info()
         .cloned()
         .unwrap_or_else(StructInfo::object);
-    let Some((declared, span)) = &sig.ret else {
+    let Some((declared, range)) = &sig.ret else {
         return Some(func.ret_struct_info);
     };
     let mut analyzer = crate::arith::Analyzer::new();
@@ -255,7 +256,7 @@ fn body(
     use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
     if struct_info_base_check(declared, &body_sinfo, &analyzer) == BaseCheckResult::FailL0 {
         let mut e = FrontendError::new(
-            *span,
+            *range,
             format!(
                 "return annotation `{}` does not match the inferred `{}`",
                 dsl(declared),

@@ -10,12 +10,11 @@
 //! 3. Anything that is not DSL is reported at its tokens and skipped, so
 //!    the other functions are still checked.
 
-use super::errors::{from_syn, quoted, unsupported};
-use super::FrontendError;
+use super::errors::{from_syn, quoted, unsupported, unsupported_at};
+use super::{FrontendError, SpanRange};
 use crate::ir::AttrValue;
 use proc_macro2::{Span, TokenStream};
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 
 /// A parsed module.
 pub(super) struct ModuleDef {
@@ -72,17 +71,13 @@ pub(super) fn parse_module(
     };
     for a in &item.attrs {
         if !a.path().is_ident("doc") {
-            errors.push(unsupported(
-                a.span(),
-                "doc comments on the module",
-                &quoted(a),
-            ));
+            errors.push(unsupported(a, "doc comments on the module", &quoted(a)));
         }
     }
     let mut functions = Vec::new();
     match &item.content {
-        None => errors.push(FrontendError::new(
-            item.ident.span(),
+        None => errors.push(FrontendError::spanned(
+            &item.ident,
             format!(
                 "expected the module's functions in braces, `mod {} {{ … }}`, found `;`",
                 item.ident
@@ -97,7 +92,7 @@ pub(super) fn parse_module(
                         }
                     }
                     other => errors.push(unsupported(
-                        other.span(),
+                        other,
                         "`#[function] fn …` items in the module",
                         &quoted(other),
                     )),
@@ -153,8 +148,8 @@ fn function_options<'a>(
     let mut pure = true;
     for nv in pairs {
         if !nv.path.is_ident("pure") {
-            errors.push(FrontendError::new(
-                nv.path.span(),
+            errors.push(FrontendError::spanned(
+                nv,
                 format!(
                     "unknown function option {}: expected `pure = false`",
                     quoted(&nv.path)
@@ -167,8 +162,8 @@ fn function_options<'a>(
                 lit: syn::Lit::Bool(b),
                 ..
             }) => pure = b.value,
-            other => errors.push(FrontendError::new(
-                other.span(),
+            other => errors.push(FrontendError::spanned(
+                other,
                 format!("expected `true` or `false`, found {}", quoted(other)),
             )),
         }
@@ -222,7 +217,7 @@ fn function(
                     Err(e) => errors.extend(from_syn(e)),
                 },
                 syn::Meta::NameValue(nv) => errors.push(unsupported(
-                    nv.span(),
+                    nv,
                     "`#[function]` or `#[function(pure = false)]`",
                     &quoted(a),
                 )),
@@ -236,16 +231,16 @@ fn function(
                 Ok(pairs) => {
                     for nv in pairs {
                         let Some(key) = nv.path.get_ident() else {
-                            errors.push(FrontendError::new(
-                                nv.path.span(),
+                            errors.push(FrontendError::spanned(
+                                &nv.path,
                                 format!("expected an attribute name, found {}", quoted(&nv.path)),
                             ));
                             continue;
                         };
                         match literal_attr(&nv.value) {
                             Some(v) => attrs.push((key.to_string(), v)),
-                            None => errors.push(FrontendError::new(
-                                nv.value.span(),
+                            None => errors.push(FrontendError::spanned(
+                                &nv.value,
                                 format!(
                                     "expected an integer, float, bool or string attribute value, found {}",
                                     quoted(&nv.value)
@@ -259,14 +254,14 @@ fn function(
             continue;
         }
         errors.push(unsupported(
-            a.span(),
+            a,
             "`#[function]`, `#[func_attr(…)]` or a doc comment on a relax function",
             &quoted(a),
         ));
     }
     if !is_function {
-        errors.push(FrontendError::new(
-            f.sig.ident.span(),
+        errors.push(FrontendError::spanned(
+            &f.sig.ident,
             format!(
                 "expected `#[function]` on `fn {}` (every fn of the module is a relax function)",
                 f.sig.ident
@@ -275,22 +270,28 @@ fn function(
     }
     let sig = &f.sig;
     let header_problem = if sig.constness.is_some() {
-        Some(("`const`", sig.constness.span()))
+        Some(("`const`", SpanRange::of(&sig.constness)))
     } else if sig.asyncness.is_some() {
-        Some(("`async`", sig.asyncness.span()))
+        Some(("`async`", SpanRange::of(&sig.asyncness)))
     } else if sig.unsafety.is_some() {
-        Some(("`unsafe`", sig.unsafety.span()))
+        Some(("`unsafe`", SpanRange::of(&sig.unsafety)))
     } else if sig.abi.is_some() {
-        Some(("an `extern` ABI", sig.abi.span()))
-    } else if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        Some(("generics", sig.generics.span()))
+        Some(("an `extern` ABI", SpanRange::of(&sig.abi)))
+    } else if !sig.generics.params.is_empty() {
+        Some(("generics", SpanRange::of(&sig.generics)))
+    } else if sig.generics.where_clause.is_some() {
+        Some(("generics", SpanRange::of(&sig.generics.where_clause)))
     } else if sig.variadic.is_some() {
-        Some(("a variadic parameter", sig.variadic.span()))
+        Some(("a variadic parameter", SpanRange::of(&sig.variadic)))
     } else {
         None
     };
-    if let Some((what, span)) = header_problem {
-        errors.push(unsupported(span, "a plain `fn name(…) -> … { … }`", what));
+    if let Some((what, range)) = header_problem {
+        errors.push(unsupported_at(
+            range,
+            "a plain `fn name(…) -> … { … }`",
+            what,
+        ));
     }
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -299,14 +300,10 @@ fn function(
                 syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                     params.push((pi.ident.clone(), (*pt.ty).clone()))
                 }
-                other => errors.push(unsupported(
-                    other.span(),
-                    "a parameter name",
-                    &quoted(other),
-                )),
+                other => errors.push(unsupported(other, "a parameter name", &quoted(other))),
             },
             syn::FnArg::Receiver(r) => {
-                errors.push(unsupported(r.span(), "a parameter `name: Type`", "`self`"))
+                errors.push(unsupported(r, "a parameter `name: Type`", "`self`"))
             }
         }
     }

@@ -20,7 +20,7 @@ fn ok(src: &str) -> Lowered {
             "expected the module to lower, found errors:\n{}",
             errors
                 .iter()
-                .map(|e| format!("{:?}: {}", e.span.start(), e.message))
+                .map(|e| format!("{:?}: {}", e.span().start(), e.message))
                 .collect::<Vec<_>>()
                 .join("\n")
         ),
@@ -57,8 +57,27 @@ fn pos(src: &str, needle: &str, nth: usize) -> (usize, usize) {
 }
 
 fn start(e: &FrontendError) -> (usize, usize) {
-    let s = e.span.start();
+    let s = e.span().start();
     (s.line, s.column)
+}
+
+/// The source text an error covers, from its first token's start to its
+/// last token's end (proc-macro2 columns count chars).
+fn culprit<'s>(src: &'s str, e: &FrontendError) -> &'s str {
+    let offset = |lc: proc_macro2::LineColumn| {
+        let line_start: usize = src
+            .split_inclusive('\n')
+            .take(lc.line - 1)
+            .map(str::len)
+            .sum();
+        let in_line: usize = src[line_start..]
+            .chars()
+            .take(lc.column)
+            .map(char::len_utf8)
+            .sum();
+        line_start + in_line
+    };
+    &src[offset(e.range.start.start())..offset(e.range.end.end())]
 }
 
 /// The single error of `src`, checked to start at the `nth` `needle`.
@@ -438,6 +457,7 @@ fn shape_mismatch_points_at_the_inner_call() {
         e.message,
         "matmul: inner dimensions differ: x is (n, 784), w is (128, 784)"
     );
+    assert_eq!(culprit(src, &e), "R::matmul(x, w)");
 }
 
 #[test]
@@ -450,6 +470,7 @@ fn dtype_mismatch_names_both_dtypes() {
         }
     }"#;
     let e = one_error_at(src, "R::add", 0);
+    assert_eq!(culprit(src, &e), "R::add(x, y)");
     assert!(
         e.message.contains("float32") || e.message.contains("f32"),
         "{}",
@@ -482,6 +503,7 @@ fn unknown_op_suggests_the_nearest() {
         e.message,
         "unknown op `R::nn::rellu`; did you mean `R::nn::relu`?"
     );
+    assert_eq!(culprit(&src, &e), "R::nn::rellu");
 }
 
 #[test]
@@ -495,6 +517,7 @@ fn wrong_arity() {
     }"#;
     let e = one_error_at(src, "R::add", 0);
     assert_eq!(e.message, "add takes 2 arguments, but 1 was given");
+    assert_eq!(culprit(src, &e), "R::add(x)");
 }
 
 #[test]
@@ -520,6 +543,8 @@ fn unknown_and_ill_typed_attributes_point_at_the_keyword() {
         errors[1].message
     );
     assert_eq!(start(&errors[1]), pos(src, "keepdims", 0));
+    assert_eq!(culprit(src, &errors[0]), "axes = [1]");
+    assert_eq!(culprit(src, &errors[1]), r#"keepdims = "yes""#);
 }
 
 #[test]
@@ -536,6 +561,7 @@ fn undefined_variable_suggests_the_nearest() {
         e.message,
         "undefined variable `inptu`; did you mean `input`?"
     );
+    assert_eq!(culprit(src, &e), "inptu");
 }
 
 #[test]
@@ -615,6 +641,10 @@ fn impure_call_in_a_dataflow_block_and_in_a_pure_function() {
         e.message,
         "impure call `R::call_packed` in a pure function: mark the function `#[function(pure = false)]`"
     );
+    assert_eq!(
+        culprit(src, &e),
+        r#"R::call_packed("p", x, sinfo = Tensor![(2,), f32])"#
+    );
 }
 
 #[test]
@@ -632,6 +662,7 @@ fn binding_annotation_provably_different() {
         e.message,
         "annotation `Tensor![(n, 5), f32]` does not match the inferred `Tensor![(n, 4), f32]`"
     );
+    assert_eq!(culprit(src, &e), "Tensor![(n, 5), f32]");
 }
 
 #[test]
@@ -647,6 +678,7 @@ fn return_annotation_provably_different() {
         e.message,
         "return annotation `Tensor![(n, 4), i32]` does not match the inferred `Tensor![(n, 4), f32]`"
     );
+    assert_eq!(culprit(src, &e), "Tensor![(n, 4), i32]");
 }
 
 #[test]
@@ -688,6 +720,7 @@ fn unsupported_syntax_names_expected_and_found() {
         "{}",
         e.message
     );
+    assert_eq!(culprit(src, &e), "x.exp()");
 }
 
 #[test]
@@ -761,6 +794,71 @@ fn symbolic_dims_must_stand_alone_in_the_parameters() {
     assert!(e
         .message
         .starts_with("symbolic dim `n` is not defined by the parameters"));
+    assert_eq!(culprit(src, &e), "n");
+}
+
+#[test]
+fn errors_cover_the_culprit_tokens() {
+    // A negative literal is one culprit with its sign; a syn parse error
+    // inside an annotation keeps its whole range; a nested `R::dataflow!`
+    // is named by its head, not its body; `if` in a dataflow block by
+    // `if cond`.
+    let src = r#"pub mod m {
+        #[function]
+        pub fn f(x: Tensor![(2,), f32], c: bool) -> Object {
+            let a = -300i8;
+            let b: Tensor![n + 1, f32] = x;
+            R::dataflow! {
+                R::dataflow! {
+                    let d = x;
+                    R::output(d);
+                }
+                let e = if c { x } else { x };
+                R::output(e);
+            }
+            (a, b, x, e)
+        }
+    }"#;
+    let errors = errs(src);
+    let found: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (culprit(src, e), e.message.as_str()))
+        .collect();
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert_eq!(found[0].0, "-300i8", "{found:?}");
+    assert_eq!(found[1].0, "n + 1", "{found:?}");
+    assert!(
+        found[1].1.starts_with("expected a shape such as"),
+        "{found:?}"
+    );
+    assert_eq!(found[2].0, "R::dataflow!", "{found:?}");
+    assert_eq!(found[3].0, "if c", "{found:?}");
+}
+
+#[test]
+fn the_compile_error_spans_the_whole_range() {
+    let src = r#"pub mod m {
+        #[function]
+        pub fn f(x: Tensor![(2, 3), f32], y: Tensor![(2, 4), f32]) -> Object {
+            let z = R::add(x, y);
+            z
+        }
+    }"#;
+    let e = one_error_at(src, "R::add", 0);
+    let tokens: Vec<TokenTree> = e.to_compile_error().into_iter().collect();
+    let (first, last) = (&tokens[0], &tokens[tokens.len() - 1]);
+    // `::core::compile_error! { … }`: the path starts the range, the
+    // braces end it; rustc reports the invocation from one to the other.
+    assert_eq!(first.to_string(), ":");
+    assert!(matches!(last, TokenTree::Group(_)), "{last}");
+    assert_eq!(first.span().start(), pos_lc(src, "R::add", 0));
+    assert_eq!(last.span().end(), e.range.end.end());
+    assert_eq!(culprit(src, &e), "R::add(x, y)");
+}
+
+fn pos_lc(src: &str, needle: &str, nth: usize) -> proc_macro2::LineColumn {
+    let (line, column) = pos(src, needle, nth);
+    proc_macro2::LineColumn { line, column }
 }
 
 // ----- robustness and size --------------------------------------------------------

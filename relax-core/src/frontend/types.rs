@@ -14,13 +14,12 @@
 //!    user's source.
 
 use super::errors::{quoted, unsupported, Failed, Lowering};
-use super::FrontendError;
+use super::{FrontendError, SpanRange};
 use crate::ir::{DataType, PrimExpr, PrimExprKind, StructInfo, StructInfoKind, TirVar};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use std::collections::HashMap;
 use syn::parse::{ParseStream, Parser};
-use syn::spanned::Spanned;
 
 /// Symbolic dims in scope, innermost scope last.
 #[derive(Clone, Default)]
@@ -98,8 +97,8 @@ fn parse_shape_part(input: ParseStream) -> syn::Result<ShapeAnn> {
     if input.peek(syn::Ident) && input.peek2(syn::Token![=]) {
         let key: syn::Ident = input.parse()?;
         if key != "ndim" {
-            return Err(syn::Error::new(
-                key.span(),
+            return Err(syn::Error::new_spanned(
+                &key,
                 format!("expected `ndim = …`, found `{key} = …`"),
             ));
         }
@@ -114,8 +113,8 @@ fn parse_shape_part(input: ParseStream) -> syn::Result<ShapeAnn> {
         syn::Expr::Array(a) => ShapeAnn::Dims(a.elems.into_iter().collect()),
         syn::Expr::Paren(p) => ShapeAnn::Dims(vec![*p.expr]),
         other => {
-            return Err(syn::Error::new(
-                other.span(),
+            return Err(syn::Error::new_spanned(
+                &other,
                 format!(
                     "expected a shape such as `(n, 784)`, `ndim = 2` or `_`, found {}",
                     quoted(&other)
@@ -136,8 +135,8 @@ fn parse_dtype_part(input: ParseStream) -> syn::Result<DtypeAnn> {
     if input.peek(syn::Ident) && input.peek2(syn::Token![=]) {
         let key: syn::Ident = input.parse()?;
         if key != "dtype" {
-            return Err(syn::Error::new(
-                key.span(),
+            return Err(syn::Error::new_spanned(
+                &key,
                 format!("expected a dtype such as `f32`, found `{key} = …`"),
             ));
         }
@@ -214,7 +213,7 @@ impl TypeCx<'_> {
             T::Path(p) if p.qself.is_none() => {
                 let Some(ident) = p.path.get_ident() else {
                     return Err(self.error(unsupported(
-                        ty.span(),
+                        ty,
                         "an annotation such as `Tensor![(n, 4), f32]`, `i64` or `Object`",
                         &quoted(ty),
                     )));
@@ -225,8 +224,8 @@ impl TypeCx<'_> {
                 }
                 if let Some(d) = dtype_named(&name) {
                     if d.is_void() {
-                        return Err(self.error(FrontendError::new(
-                            ident.span(),
+                        return Err(self.error(FrontendError::spanned(
+                            ident,
                             "expected a scalar dtype such as `i64` or `f32`, found `void`",
                         )));
                     }
@@ -236,8 +235,8 @@ impl TypeCx<'_> {
                     "Tensor" | "Shape" => format!("; write `{name}![…]`"),
                     _ => String::new(),
                 };
-                Err(self.error(FrontendError::new(
-                    ident.span(),
+                Err(self.error(FrontendError::spanned(
+                    ident,
                     format!(
                         "unknown annotation `{name}`: expected `Tensor![…]`, `Shape![…]`, a tuple, a scalar dtype such as `i64`, `Object` or `fn(…) -> …`{hint}"
                     ),
@@ -262,7 +261,7 @@ impl TypeCx<'_> {
                 Ok(StructInfo::func(params, ret?, true))
             }
             other => Err(self.error(unsupported(
-                other.span(),
+                other,
                 "an annotation such as `Tensor![(n, 4), f32]`, `(A, B)`, `i64` or `Object`",
                 &quoted(other),
             ))),
@@ -274,7 +273,7 @@ impl TypeCx<'_> {
         match syn::parse2::<syn::Type>(e.to_token_stream()) {
             Ok(ty) => self.struct_info(&ty),
             Err(_) => Err(self.error(unsupported(
-                e.span(),
+                e,
                 "an annotation such as `Tensor![(n, 4), f32]`",
                 &quoted(e),
             ))),
@@ -298,8 +297,8 @@ impl TypeCx<'_> {
                 };
                 let dtype = match dtype {
                     DtypeAnn::Unknown => Ok(DataType::void()),
-                    DtypeAnn::Known(i) => self.dtype(&i.to_string(), i.span()),
-                    DtypeAnn::Str(s) => self.dtype(&s.value(), s.span()),
+                    DtypeAnn::Known(i) => self.dtype(&i.to_string(), SpanRange::of(&i)),
+                    DtypeAnn::Str(s) => self.dtype(&s.value(), SpanRange::of(&s)),
                 };
                 let shape = self.shape_ann(shape);
                 let dtype = dtype?;
@@ -322,18 +321,18 @@ impl TypeCx<'_> {
                 })
             }
             _ => Err(self.error(unsupported(
-                mac.span(),
+                mac,
                 "`Tensor![…]` or `Shape![…]`",
                 &quoted(mac),
             ))),
         }
     }
 
-    fn dtype(&mut self, name: &str, span: Span) -> Lowering<DataType> {
+    fn dtype(&mut self, name: &str, range: SpanRange) -> Lowering<DataType> {
         match dtype_named(name) {
             Some(d) => Ok(d),
             None => Err(self.error(FrontendError::new(
-                span,
+                range,
                 format!("unknown dtype `{name}`: expected a name such as `f32`, `float32`, `i64`, `bool` or `_` (unknown)"),
             ))),
         }
@@ -368,13 +367,13 @@ impl TypeCx<'_> {
             E::Lit(l) => match &l.lit {
                 syn::Lit::Int(i) => match i.base10_parse::<i64>() {
                     Ok(v) => Ok(PrimExpr::int(v)),
-                    Err(_) => Err(self.error(FrontendError::new(
-                        i.span(),
+                    Err(_) => Err(self.error(FrontendError::spanned(
+                        i,
                         format!("expected a dimension that fits in i64, found `{i}`"),
                     ))),
                 },
-                other => Err(self.error(FrontendError::new(
-                    other.span(),
+                other => Err(self.error(FrontendError::spanned(
+                    other,
                     format!(
                         "expected an integer dimension or a symbolic dim, found {}",
                         quoted(other)
@@ -394,8 +393,8 @@ impl TypeCx<'_> {
                     return Ok(PrimExpr::var(&v));
                 }
                 let names = self.syms.names();
-                let mut err = FrontendError::new(
-                    ident.span(),
+                let mut err = FrontendError::spanned(
+                    ident,
                     format!("undefined symbolic dim `{name}`"),
                 )
                 .with_note(
@@ -426,14 +425,14 @@ impl TypeCx<'_> {
                     syn::BinOp::Div(_) => Ok(l.floordiv(r)),
                     syn::BinOp::Rem(_) => Ok(l.floormod(r)),
                     _ => Err(self.error(unsupported(
-                        b.op.span(),
+                        &b.op,
                         "`+`, `-`, `*`, `/` or `%` in a dimension",
                         &quoted(&b.op),
                     ))),
                 }
             }
             other => Err(self.error(unsupported(
-                other.span(),
+                other,
                 "a dimension (an integer, a symbolic dim, or `+ - * / %` of them)",
                 &quoted(other),
             ))),

@@ -7,6 +7,11 @@
 //! parameter list whose body returns an error (it is never run, since the
 //! crate does not compile).
 //!
+//! The fallback must not add errors of its own (a follow-on error is noise
+//! beside the real one): it emits at most one stub per name, none named
+//! `module` (the generated `module()` has that name), and it skips items
+//! it cannot read instead of giving up on the rest of the module.
+//!
 //! The input is read with a small, forgiving syn parse that never looks
 //! into function bodies, so it works on inputs the frontend rejected.
 //! Parameter and result types come from the DSL annotations when they are
@@ -18,6 +23,8 @@ use super::wrapper::{param_type, result_type, rust_ident};
 use crate::ir::{DataType, StructInfo, UNKNOWN_NDIM};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{format_ident, quote};
+use std::collections::HashSet;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{ParseStream, Parser};
 use syn::{Attribute, Token, Visibility};
 
@@ -37,10 +44,15 @@ pub fn module_fallback(input: TokenStream) -> TokenStream {
     let Ok((vis, name, sigs)) = parsed else {
         return TokenStream::new();
     };
-    let wrappers = sigs
+    // The frontend reports a duplicate or a function named `module`; a
+    // second stub of the name would add rustc's E0428 beside it.
+    let mut taken: HashSet<String> = HashSet::from(["module".to_string()]);
+    let wrappers: Vec<TokenStream> = sigs
         .iter()
         .filter(|(vis, _)| matches!(vis, Visibility::Public(_)))
-        .map(|(_, sig)| stub(&quote!(pub), sig));
+        .filter(|(_, sig)| taken.insert(sig.ident.to_string()))
+        .map(|(_, sig)| stub(&quote!(pub), sig))
+        .collect();
     let module_fn = empty_module_fn();
     quote! {
         #vis mod #name {
@@ -81,36 +93,50 @@ fn empty_module_fn() -> TokenStream {
     }
 }
 
-/// The signatures of the leading `fn` items of `stream`, with their
-/// visibility; the bodies are skipped unparsed. Stops at the first item
-/// that is not a function.
+/// The signatures of the `fn` items of `stream`, with their visibility;
+/// the bodies are skipped unparsed. An item that is not a function, or
+/// whose signature does not parse, is skipped up to its end (its `;` or its
+/// braced body): the frontend's errors say what is wrong with it, and the
+/// functions after it still get their stubs.
 fn signatures(stream: ParseStream) -> Vec<(Visibility, syn::Signature)> {
     let mut out = Vec::new();
     while !stream.is_empty() {
+        let fork = stream.fork();
         let item = (|| -> syn::Result<(Visibility, syn::Signature)> {
-            stream.call(Attribute::parse_outer)?;
-            let vis: Visibility = stream.parse()?;
-            let sig: syn::Signature = stream.parse()?;
-            match stream.parse::<TokenTree>()? {
+            fork.call(Attribute::parse_outer)?;
+            let vis: Visibility = fork.parse()?;
+            let sig: syn::Signature = fork.parse()?;
+            match fork.parse::<TokenTree>()? {
                 TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => Ok((vis, sig)),
                 other => Err(syn::Error::new(other.span(), "expected a function body")),
             }
         })();
         match item {
-            Ok(item) => out.push(item),
-            Err(_) => break,
+            Ok(item) => {
+                stream.advance_to(&fork);
+                out.push(item);
+            }
+            Err(_) => skip_item(stream),
         }
     }
-    // What is left (if the loop stopped early) is not ours to report: the
-    // frontend's errors say what is wrong with it.
+    out
+}
+
+/// Skips the tokens of one item: up to and including the first top-level
+/// `;` or braced group (a stray `;` is an item of its own).
+fn skip_item(stream: ParseStream) {
     let _ = stream.step(|cursor| {
         let mut rest = *cursor;
-        while let Some((_, next)) = rest.token_tree() {
+        while let Some((tt, next)) = rest.token_tree() {
             rest = next;
+            match tt {
+                TokenTree::Punct(p) if p.as_char() == ';' => break,
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
+                _ => {}
+            }
         }
         Ok(((), rest))
     });
-    out
 }
 
 /// A wrapper with the parameters of `sig` whose body is an error.

@@ -91,8 +91,8 @@ pub fn function_tokens(lowered: &Lowered) -> TokenStream {
         .or_else(|| lowered.functions.first());
     let wrapper = match function {
         Some(f) => wrapper::wrapper(f, &quote!(#vis), &quote!(#name)),
-        None => Err(FrontendError::new(
-            name.span(),
+        None => Err(FrontendError::spanned(
+            name,
             format!("internal error in relax macro: no function `{name}` was lowered"),
         )),
     };

@@ -315,6 +315,16 @@ fn attributes_and_prim_funcs_are_quoted() {
         ])
     };
     assert!(text.contains(&attrs_text.to_string()), "{text}");
+    // The buffer is built once, before the functions, and shared.
+    let buffer_text = quote! {
+        let b1 = ::relax::tir::Buffer::with_strides(
+            "A",
+            ::std::vec![::relax::ir::PrimExpr::var(&t0)],
+            ::relax::ir::DataType::float(32),
+            ::std::vec![]
+        );
+    };
+    assert!(text.contains(&buffer_text.to_string()), "{text}");
     let pf_text = quote! {
         ::relax::ir::BaseFunc::Prim(::relax::ir::PrimFunc {
             params: ::std::vec![
@@ -798,6 +808,37 @@ fn the_function_fallback_keeps_the_item_and_its_module() {
     ))
     .to_string()
     .contains("mod m"));
+}
+
+#[test]
+fn the_module_fallback_adds_no_errors_of_its_own() {
+    // A duplicate name or a function named `module` gets no second item
+    // (rustc would add E0428); items that are not functions, or whose
+    // signature does not parse, are skipped and the functions after them
+    // still get their stubs.
+    let input = quote! {
+        pub mod m {
+            #[function]
+            pub fn f(x: Object) -> Object { x }
+            #[function]
+            pub fn f(y: Object) -> Object { y }
+            #[function]
+            pub fn module(x: Object) -> Object { x }
+            struct S { a: u8 }
+            use a::{b, c};
+            #[function]
+            pub fn broken(x: Tensor![(2,), f32]) -> = { x }
+            const K: usize = 3;
+            #[function]
+            pub fn g(x: Object) -> Object { x }
+        }
+    };
+    let file = parse_file(module_fallback(input));
+    let [syn::Item::Mod(m)] = &file.items[..] else {
+        panic!()
+    };
+    let items = &m.content.as_ref().unwrap().1;
+    assert_eq!(fn_names(items), ["module", "f", "g"]);
 }
 
 #[test]

@@ -5,17 +5,23 @@
 use super::super::errors::{describe_expr, nearest, quoted, unsupported, Failed, Lowering};
 use super::super::syntax::literal_attr;
 use super::super::types::dtype_named;
-use super::super::FrontendError;
+use super::super::{FrontendError, SpanRange};
 use super::{r_path, FnCx};
 use crate::analysis::derive::is_impure_call;
 use crate::ir::{AttrValue, Attrs, Binding, DataType, Expr, PrimExpr, StructInfo};
-use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 /// A call's arguments split into positional ones and `key = value` ones.
 struct Args<'e> {
     positional: Vec<&'e syn::Expr>,
-    keywords: Vec<(&'e syn::Ident, &'e syn::Expr)>,
+    keywords: Vec<Keyword<'e>>,
+}
+
+/// One `key = value` argument.
+struct Keyword<'e> {
+    key: &'e syn::Ident,
+    value: &'e syn::Expr,
+    /// The whole `key = value`, where errors about the argument go.
+    whole: &'e syn::ExprAssign,
 }
 
 impl FnCx<'_> {
@@ -30,18 +36,22 @@ impl FnCx<'_> {
                 syn::Expr::Assign(asg) => match &*asg.left {
                     syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                         let key = p.path.get_ident().expect("checked above");
-                        if args.keywords.iter().any(|(k, _)| *k == key) {
-                            self.error(FrontendError::new(
-                                key.span(),
+                        if args.keywords.iter().any(|k| k.key == key) {
+                            self.error(FrontendError::spanned(
+                                asg,
                                 format!("keyword argument `{key}` given twice"),
                             ));
                             failed = true;
                         }
-                        args.keywords.push((key, &asg.right));
+                        args.keywords.push(Keyword {
+                            key,
+                            value: &asg.right,
+                            whole: asg,
+                        });
                     }
                     other => {
                         self.error(unsupported(
-                            other.span(),
+                            other,
                             "a keyword argument `name = value`",
                             &quoted(other),
                         ));
@@ -49,9 +59,10 @@ impl FnCx<'_> {
                     }
                 },
                 other => {
-                    if let Some((k, _)) = args.keywords.last() {
-                        self.error(FrontendError::new(
-                            other.span(),
+                    if let Some(k) = args.keywords.last() {
+                        let k = k.key;
+                        self.error(FrontendError::spanned(
+                            other,
                             format!(
                                 "positional argument after the keyword argument `{k}`: keyword arguments come last"
                             ),
@@ -90,7 +101,7 @@ impl FnCx<'_> {
     pub(super) fn call(&mut self, c: &syn::ExprCall, whole: &syn::Expr) -> Lowering<Expr> {
         let syn::Expr::Path(p) = &*c.func else {
             return Err(self.error(unsupported(
-                c.func.span(),
+                &*c.func,
                 "a call of `R::op(…)` or of a module function",
                 &describe_expr(&c.func),
             )));
@@ -98,7 +109,7 @@ impl FnCx<'_> {
         for seg in &p.path.segments {
             if !seg.arguments.is_none() {
                 return Err(self.error(unsupported(
-                    seg.arguments.span(),
+                    &seg.arguments,
                     "a path without generic arguments",
                     &quoted(&seg.arguments),
                 )));
@@ -109,22 +120,23 @@ impl FnCx<'_> {
             let path = segs.join("::");
             return match path.as_str() {
                 "match_cast" => {
-                    let (value, pattern) = self.match_cast_parts(&args, whole.span())?;
+                    let range = SpanRange::of(whole);
+                    let (value, pattern) = self.match_cast_parts(&args, range)?;
                     match self.bb.emit_match_cast(value, pattern) {
                         Ok(v) => Ok(Expr::var(&v)),
-                        Err(err) => Err(self.report(err, whole.span())),
+                        Err(err) => Err(self.report(err, range)),
                     }
                 }
                 "call_tir" => self.call_tir(&args, whole),
                 "call_packed" => self.call_packed(&args, whole),
                 "shape" => self.shape_value(&args, whole),
                 "prim" => self.prim_value(&args, whole),
-                "output" => Err(self.error(FrontendError::new(
-                    whole.span(),
+                "output" => Err(self.error(FrontendError::spanned(
+                    whole,
                     "`R::output(…)` may only end an `R::dataflow!` block",
                 ))),
-                "dataflow" => Err(self.error(FrontendError::new(
-                    whole.span(),
+                "dataflow" => Err(self.error(FrontendError::spanned(
+                    whole,
                     "`R::dataflow` is a macro statement: write `R::dataflow! { … }`",
                 ))),
                 _ => self.op_call(&segs, p, &args, whole),
@@ -133,28 +145,30 @@ impl FnCx<'_> {
         match p.path.get_ident() {
             Some(ident) if p.qself.is_none() => self.function_call(ident, &args, whole),
             _ => Err(self.error(unsupported(
-                p.span(),
+                p,
                 "`R::op(…)` or a module function `name(…)`",
                 &format!("a call of {}", quoted(p)),
             ))),
         }
     }
 
-    fn check_purity(&mut self, value: &Expr, span: Span, what: &str) {
+    /// Reports an impure call where only pure ones are allowed; `range` is
+    /// the call's tokens.
+    fn check_purity(&mut self, value: &Expr, range: SpanRange, what: &str) {
         let Some(call) = value.as_call() else { return };
         if !is_impure_call(call) {
             return;
         }
         if self.in_dataflow {
             self.error(FrontendError::new(
-                span,
+                range,
                 format!(
                     "impure call {what} inside `R::dataflow!`: dataflow blocks hold pure computations only; move it after the block"
                 ),
             ));
         } else if self.pure {
             self.error(FrontendError::new(
-                span,
+                range,
                 format!(
                     "impure call {what} in a pure function: mark the function `#[function(pure = false)]`"
                 ),
@@ -176,7 +190,7 @@ impl FnCx<'_> {
                 let short = n.strip_prefix("relax.").unwrap_or(n).replace('.', "::");
                 message.push_str(&format!("; did you mean `R::{short}`?"));
             }
-            self.error(FrontendError::new(p.span(), message));
+            self.error(FrontendError::spanned(p, message));
             // The arguments may hold independent errors.
             let _ = self.leaves(&args.positional);
             return Err(Failed);
@@ -187,25 +201,27 @@ impl FnCx<'_> {
         let call = match info.call(values, &attrs) {
             Ok(c) => c,
             Err(d) => {
-                let span = args
+                // An error about one attribute lands on its `key = value`.
+                let range = args
                     .keywords
                     .iter()
-                    .find(|(k, _)| d.message.contains(&format!("`{k}`")))
-                    .map_or_else(|| whole.span(), |(k, _)| k.span());
-                return Err(self.error(FrontendError::new(span, d.message)));
+                    .find(|k| d.message.contains(&format!("`{}`", k.key)))
+                    .map_or_else(|| SpanRange::of(whole), |k| SpanRange::of(k.whole));
+                return Err(self.error(FrontendError::new(range, d.message)));
             }
         };
-        let value = self.normalize(call, whole.span())?;
-        self.check_purity(&value, whole.span(), &format!("`R::{}`", segs.join("::")));
+        let range = SpanRange::of(whole);
+        let value = self.normalize(call, range)?;
+        self.check_purity(&value, range, &format!("`R::{}`", segs.join("::")));
         Ok(value)
     }
 
-    fn call_attrs(&mut self, keywords: &[(&syn::Ident, &syn::Expr)]) -> Lowering<Attrs> {
+    fn call_attrs(&mut self, keywords: &[Keyword]) -> Lowering<Attrs> {
         let mut attrs = Attrs::new();
         let mut failed = false;
-        for (k, v) in keywords {
-            match self.attr_value(v) {
-                Ok(a) => attrs = attrs.with(&k.to_string(), a),
+        for k in keywords {
+            match self.attr_value(k.value) {
+                Ok(a) => attrs = attrs.with(&k.key.to_string(), a),
                 Err(Failed) => failed = true,
             }
         }
@@ -248,8 +264,8 @@ impl FnCx<'_> {
                 if let Some(d) = dtype_named(&name) {
                     return Ok(AttrValue::DataType(d));
                 }
-                Err(self.error(FrontendError::new(
-                    ident.span(),
+                Err(self.error(FrontendError::spanned(
+                    ident,
                     format!(
                         "`{name}` is neither a symbolic dim in scope nor a dtype: expected an attribute value such as `1`, `[1, 2]`, `true`, `\"s\"`, `None`, `f32` or a symbolic dim"
                     ),
@@ -259,7 +275,7 @@ impl FnCx<'_> {
                 self.types(false).dim(e).map(AttrValue::PrimExpr)
             }
             other => Err(self.error(unsupported(
-                other.span(),
+                other,
                 "an attribute value (a literal, a list, `None`, a dtype or a dimension)",
                 &describe_expr(other),
             ))),
@@ -268,9 +284,9 @@ impl FnCx<'_> {
 
     fn no_keywords(&mut self, args: &Args, what: &str) -> Lowering<()> {
         match args.keywords.first() {
-            Some((k, _)) => Err(self.error(FrontendError::new(
-                k.span(),
-                format!("unknown keyword argument `{k}`: {what} takes none"),
+            Some(k) => Err(self.error(FrontendError::spanned(
+                k.whole,
+                format!("unknown keyword argument `{}`: {what} takes none", k.key),
             ))),
             None => Ok(()),
         }
@@ -295,7 +311,7 @@ impl FnCx<'_> {
                     } else if crate::op::lookup(&format!("relax.{name}")).is_some() {
                         message.push_str(&format!("; did you mean the op `R::{name}`?"));
                     }
-                    Err(self.error(FrontendError::new(ident.span(), message)))
+                    Err(self.error(FrontendError::spanned(ident, message)))
                 }
             },
         };
@@ -310,8 +326,8 @@ impl FnCx<'_> {
         if let Some(n) = expected.filter(|&n| n != values.len()) {
             let plural = |k: usize| if k == 1 { "" } else { "s" };
             let verb = if values.len() == 1 { "was" } else { "were" };
-            return Err(self.error(FrontendError::new(
-                whole.span(),
+            return Err(self.error(FrontendError::spanned(
+                whole,
                 format!(
                     "`{name}` takes {n} argument{}, but {} {verb} given",
                     plural(n),
@@ -319,18 +335,19 @@ impl FnCx<'_> {
                 ),
             )));
         }
-        let value = self.normalize(Expr::call(callee, values), whole.span())?;
-        self.check_purity(&value, whole.span(), &format!("of `{name}`"));
+        let range = SpanRange::of(whole);
+        let value = self.normalize(Expr::call(callee, values), range)?;
+        self.check_purity(&value, range, &format!("of `{name}`"));
         Ok(value)
     }
 
     /// `R::match_cast(value, pattern)`: the value as a leaf and the pattern,
-    /// whose new symbolic dims come into scope.
-    fn match_cast_parts(&mut self, args: &Args, span: Span) -> Lowering<(Expr, StructInfo)> {
+    /// whose new symbolic dims come into scope. `range` is the call's tokens.
+    fn match_cast_parts(&mut self, args: &Args, range: SpanRange) -> Lowering<(Expr, StructInfo)> {
         self.no_keywords(args, "`R::match_cast`")?;
         let [value, pattern] = args.positional[..] else {
             return Err(self.error(FrontendError::new(
-                span,
+                range,
                 format!(
                     "`R::match_cast` takes 2 arguments (a value and an annotation), but {} were given",
                     args.positional.len()
@@ -351,13 +368,13 @@ impl FnCx<'_> {
         &mut self,
         name: &str,
         c: &syn::ExprCall,
-        ann: Option<(Lowering<StructInfo>, Span)>,
+        ann: Option<(Lowering<StructInfo>, SpanRange)>,
         is_output: bool,
-        span: Span,
+        range: SpanRange,
     ) {
         let parts = self
             .split_args(c)
-            .and_then(|args| self.match_cast_parts(&args, c.span()));
+            .and_then(|args| self.match_cast_parts(&args, SpanRange::of(c)));
         let Ok((value, pattern)) = parts else {
             self.poison(name, is_output);
             return;
@@ -367,7 +384,9 @@ impl FnCx<'_> {
                 self.poison(name, is_output);
                 return;
             }
-            Some((Ok(a), ann_span)) => self.check_annotation(&a, &pattern, ann_span, "annotation"),
+            Some((Ok(a), ann_range)) => {
+                self.check_annotation(&a, &pattern, ann_range, "annotation")
+            }
             None => {}
         }
         let var = self.new_var(name, pattern.clone(), is_output);
@@ -377,19 +396,19 @@ impl FnCx<'_> {
         {
             Ok(()) => self.define(name, var),
             Err(err) => {
-                self.report(err, span);
+                self.report(err, range);
                 self.poison(name, is_output);
             }
         }
     }
 
     fn call_tir(&mut self, args: &Args, whole: &syn::Expr) -> Lowering<Expr> {
-        let (span, f) = match args.positional.first() {
-            Some(f) => (f.span(), quoted(*f)),
-            None => (whole.span(), "`f`".to_string()),
+        let (range, f) = match args.positional.first() {
+            Some(f) => (SpanRange::of(*f), quoted(*f)),
+            None => (SpanRange::of(whole), "`f`".to_string()),
         };
         Err(self.error(FrontendError::new(
-            span,
+            range,
             format!(
                 "call_tir needs a PrimFunc {} in the module; the DSL cannot define PrimFuncs yet",
                 f
@@ -404,15 +423,15 @@ impl FnCx<'_> {
                 lit: syn::Lit::Str(s),
                 ..
             })) => Ok(s.value()),
-            Some(other) => Err(self.error(FrontendError::new(
-                other.span(),
+            Some(other) => Err(self.error(FrontendError::spanned(
+                *other,
                 format!(
                     "expected the packed function's name as a string literal, found {}",
                     describe_expr(other)
                 ),
             ))),
-            None => Err(self.error(FrontendError::new(
-                whole.span(),
+            None => Err(self.error(FrontendError::spanned(
+                whole,
                 "`R::call_packed` takes the packed function's name first, as in `R::call_packed(\"name\", x, sinfo = …)`",
             ))),
         };
@@ -420,16 +439,19 @@ impl FnCx<'_> {
         let values = self.leaves(rest);
         let mut sinfo_args = Vec::new();
         let mut failed = false;
-        for (k, v) in &args.keywords {
-            if *k == "sinfo" {
-                match self.types(false).struct_info_expr(v) {
+        for k in &args.keywords {
+            if k.key == "sinfo" {
+                match self.types(false).struct_info_expr(k.value) {
                     Ok(s) => sinfo_args.push(s),
                     Err(Failed) => failed = true,
                 }
             } else {
-                self.error(FrontendError::new(
-                    k.span(),
-                    format!("unknown keyword argument `{k}` of `R::call_packed`: expected `sinfo`"),
+                self.error(FrontendError::spanned(
+                    k.whole,
+                    format!(
+                        "unknown keyword argument `{}` of `R::call_packed`: expected `sinfo`",
+                        k.key
+                    ),
                 ));
                 failed = true;
             }
@@ -439,8 +461,9 @@ impl FnCx<'_> {
             return Err(Failed);
         }
         let call = Expr::call_full(Expr::extern_func(func), values, Attrs::new(), sinfo_args);
-        let value = self.normalize(call, whole.span())?;
-        self.check_purity(&value, whole.span(), "`R::call_packed`");
+        let range = SpanRange::of(whole);
+        let value = self.normalize(call, range)?;
+        self.check_purity(&value, range, "`R::call_packed`");
         Ok(value)
     }
 
@@ -451,8 +474,8 @@ impl FnCx<'_> {
             [syn::Expr::Array(a)] => a.elems.iter().collect(),
             [syn::Expr::Tuple(t)] => t.elems.iter().collect(),
             _ => {
-                return Err(self.error(FrontendError::new(
-                    whole.span(),
+                return Err(self.error(FrontendError::spanned(
+                    whole,
                     "expected `R::shape([dim, …])` with one list of dimensions",
                 )))
             }
@@ -468,15 +491,15 @@ impl FnCx<'_> {
         if failed {
             return Err(Failed);
         }
-        self.normalize(Expr::shape(dims), whole.span())
+        self.normalize(Expr::shape(dims), SpanRange::of(whole))
     }
 
     /// `R::prim(n)`, `R::prim(2)`, `R::prim(true)`, `R::prim(1.5)`
     fn prim_value(&mut self, args: &Args, whole: &syn::Expr) -> Lowering<Expr> {
         self.no_keywords(args, "`R::prim`")?;
         let [arg] = args.positional[..] else {
-            return Err(self.error(FrontendError::new(
-                whole.span(),
+            return Err(self.error(FrontendError::spanned(
+                whole,
                 format!(
                     "`R::prim` takes 1 argument, but {} were given",
                     args.positional.len()
@@ -499,8 +522,8 @@ impl FnCx<'_> {
                 match f.base10_digits().parse::<f64>() {
                     Ok(v) => PrimExpr::float(dtype, v),
                     Err(_) => {
-                        return Err(self.error(FrontendError::new(
-                            f.span(),
+                        return Err(self.error(FrontendError::spanned(
+                            f,
                             format!("invalid float literal `{f}`"),
                         )))
                     }
@@ -508,6 +531,6 @@ impl FnCx<'_> {
             }
             other => self.types(false).dim(other)?,
         };
-        self.normalize(Expr::prim_value(value), whole.span())
+        self.normalize(Expr::prim_value(value), SpanRange::of(whole))
     }
 }

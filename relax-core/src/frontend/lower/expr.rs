@@ -1,13 +1,11 @@
 //! Expressions: variables, literals, tuples, fields and `if`.
 
 use super::super::errors::{
-    describe_expr, line_col, nearest, quoted, unsupported, Failed, Lowering,
+    describe_expr, line_col, nearest, quoted, unsupported, unsupported_at, Failed, Lowering,
 };
-use super::super::FrontendError;
-use super::{r_path, FnCx, Frame, Slot};
+use super::super::{FrontendError, SpanRange};
+use super::{if_head, r_path, FnCx, Frame, Slot};
 use crate::ir::{Expr, Tensor};
-use proc_macro2::Span;
-use syn::spanned::Spanned;
 
 impl FnCx<'_> {
     // ----- expressions ----------------------------------------------------
@@ -19,11 +17,11 @@ impl FnCx<'_> {
         match e {
             E::Paren(p) => self.expr(&p.expr),
             E::Group(g) => self.expr(&g.expr),
-            E::Lit(l) => self.literal(&l.lit, false),
+            E::Lit(l) => self.literal(&l.lit, false, SpanRange::of(e)),
             E::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match &*u.expr {
-                E::Lit(l) => self.literal(&l.lit, true),
+                E::Lit(l) => self.literal(&l.lit, true, SpanRange::of(e)),
                 other => Err(self.error(unsupported(
-                    u.span(),
+                    u,
                     "a negative literal such as `-1.0` (use `R::negative(x)` for values)",
                     &describe_expr(other),
                 ))),
@@ -31,7 +29,7 @@ impl FnCx<'_> {
             E::Path(p) => match p.path.get_ident() {
                 Some(ident) if p.qself.is_none() => self.name_value(ident),
                 _ => Err(self.error(unsupported(
-                    p.span(),
+                    p,
                     "a variable name",
                     &format!("the path {}", quoted(p)),
                 ))),
@@ -48,18 +46,21 @@ impl FnCx<'_> {
                 if failed {
                     return Err(Failed);
                 }
-                self.normalize(Expr::tuple(fields), e.span())
+                self.normalize(Expr::tuple(fields), SpanRange::of(e))
             }
             E::Field(f) => {
                 let syn::Member::Unnamed(index) = &f.member else {
                     return Err(self.error(unsupported(
-                        f.member.span(),
+                        &f.member,
                         "a tuple field such as `t.0`",
                         &quoted(&f.member),
                     )));
                 };
                 let base = self.leaf(&f.base)?;
-                self.normalize(Expr::tuple_get_item(base, index.index as usize), e.span())
+                self.normalize(
+                    Expr::tuple_get_item(base, index.index as usize),
+                    SpanRange::of(e),
+                )
             }
             E::Call(c) => self.call(c, e),
             E::If(i) => self.if_expr(i, e),
@@ -76,21 +77,21 @@ impl FnCx<'_> {
                 if failed {
                     return Err(Failed);
                 }
-                self.normalize(Expr::shape(dims), e.span())
+                self.normalize(Expr::shape(dims), SpanRange::of(e))
             }
             E::Assign(a) => Err(self.error(unsupported(
-                a.span(),
+                a,
                 "an expression (`key = value` is only allowed as a keyword argument of a call)",
                 &describe_expr(e),
             ))),
             E::Macro(m) if r_path(&m.mac.path).is_some_and(|p| p == ["dataflow"]) => {
-                Err(self.error(FrontendError::new(
-                    m.span(),
+                Err(self.error(FrontendError::spanned(
+                    m,
                     "`R::dataflow!` is a statement, not a value: the value after it is the block's result",
                 )))
             }
             other => Err(self.error(unsupported(
-                other.span(),
+                other,
                 "a relax expression (a call, a variable, a literal, a tuple, `t.0` or `if`)",
                 &describe_expr(other),
             ))),
@@ -100,25 +101,27 @@ impl FnCx<'_> {
     /// Lowers `e` to a leaf, binding it to a fresh variable if needed.
     pub(super) fn leaf(&mut self, e: &syn::Expr) -> Lowering<Expr> {
         let v = self.expr(e)?;
-        self.bind_leaf(v, e.span())
+        self.bind_leaf(v, SpanRange::of(e))
     }
 
-    /// `v` itself if it is a leaf, else a fresh variable bound to it.
-    pub(super) fn bind_leaf(&mut self, v: Expr, span: Span) -> Lowering<Expr> {
+    /// `v` itself if it is a leaf, else a fresh variable bound to it; an
+    /// error of the builder lands on `range`.
+    pub(super) fn bind_leaf(&mut self, v: Expr, range: SpanRange) -> Lowering<Expr> {
         if v.is_leaf() {
             return Ok(v);
         }
         match self.bb.emit(v) {
             Ok(var) => Ok(Expr::var(&var)),
-            Err(err) => Err(self.report(err, span)),
+            Err(err) => Err(self.report(err, range)),
         }
     }
 
-    /// Fills in the StructInfo of `e`; an inference error lands on `span`.
-    pub(super) fn normalize(&mut self, e: Expr, span: Span) -> Lowering<Expr> {
+    /// Fills in the StructInfo of `e`; an inference error lands on `range`
+    /// (the tokens `e` was lowered from).
+    pub(super) fn normalize(&mut self, e: Expr, range: SpanRange) -> Lowering<Expr> {
         match self.bb.normalize(e) {
             Ok(v) => Ok(v),
-            Err(err) => Err(self.report(err, span)),
+            Err(err) => Err(self.report(err, range)),
         }
     }
 
@@ -136,8 +139,8 @@ impl FnCx<'_> {
                     Some((l, c)) => format!("the block at {l}:{c}"),
                     None => "an earlier `R::dataflow!` block".to_string(),
                 };
-                return Err(self.error(FrontendError::new(
-                    ident.span(),
+                return Err(self.error(FrontendError::spanned(
+                    ident,
                     format!(
                         "`{name}` is a dataflow variable of {block_at}; list it in R::output to use it here"
                     ),
@@ -149,8 +152,8 @@ impl FnCx<'_> {
             return Ok(g.clone());
         }
         if self.syms.lookup(&name).is_some() {
-            return Err(self.error(FrontendError::new(
-                ident.span(),
+            return Err(self.error(FrontendError::spanned(
+                ident,
                 format!(
                     "`{name}` is a symbolic dim, not a relax value: use `R::prim({name})` or `R::shape([{name}])`"
                 ),
@@ -161,13 +164,13 @@ impl FnCx<'_> {
         if let Some(n) = nearest(&name, names.iter().map(String::as_str)) {
             message.push_str(&format!("; did you mean `{n}`?"));
         }
-        Err(self.error(FrontendError::new(ident.span(), message)))
+        Err(self.error(FrontendError::spanned(ident, message)))
     }
 
     /// `1.0` (f32), `2` (i64), `1.0f64`, `2i32`, `true`: rank-0 constants.
-    fn literal(&mut self, lit: &syn::Lit, negative: bool) -> Lowering<Expr> {
-        let span = lit.span();
-        let bad = |what: String| FrontendError::new(span, what);
+    /// `range` covers the literal and its `-`, if `negative`.
+    fn literal(&mut self, lit: &syn::Lit, negative: bool, range: SpanRange) -> Lowering<Expr> {
+        let bad = |what: String| FrontendError::new(range, what);
         let tensor = match lit {
             syn::Lit::Int(i) => {
                 let digits: Result<i128, _> = i.base10_digits().parse();
@@ -199,14 +202,14 @@ impl FnCx<'_> {
                 "a string is only allowed as `R::call_packed`'s function name or as an attribute value"
                     .to_string(),
             )),
-            other => Err(unsupported(
-                other.span(),
+            other => Err(unsupported_at(
+                range,
                 "a number or bool literal",
                 &quoted(other),
             )),
         };
         match tensor {
-            Ok(t) => self.normalize(Expr::constant(t), span),
+            Ok(t) => self.normalize(Expr::constant(t), range),
             Err(e) => Err(self.error(e)),
         }
     }
@@ -215,36 +218,37 @@ impl FnCx<'_> {
     fn if_expr(&mut self, i: &syn::ExprIf, whole: &syn::Expr) -> Lowering<Expr> {
         if self.in_dataflow {
             return Err(self.error(FrontendError::new(
-                i.if_token.span,
+                if_head(i),
                 "`if` is not allowed inside `R::dataflow!`: end the block before it",
             )));
         }
         let cond = self.leaf(&i.cond);
         let Some((_, else_expr)) = &i.else_branch else {
-            let _ = self.branch(whole.span(), |cx| cx.block_value(&i.then_branch));
+            let _ = self.branch(SpanRange::of(whole), |cx| cx.block_value(&i.then_branch));
             return Err(self.error(FrontendError::new(
                 i.then_branch.brace_token.span.close(),
                 "expected an `else` branch: an `if` is a value, so both branches are needed",
             )));
         };
-        let t = self.branch(whole.span(), |cx| cx.block_value(&i.then_branch));
-        let f = self.branch(whole.span(), |cx| match &**else_expr {
+        let whole = SpanRange::of(whole);
+        let t = self.branch(whole, |cx| cx.block_value(&i.then_branch));
+        let f = self.branch(whole, |cx| match &**else_expr {
             syn::Expr::Block(b) => cx.block_value(&b.block),
             other => cx.expr(other),
         });
         let (cond, t, f) = (cond?, t?, f?);
-        self.normalize(Expr::if_(cond, t, f), whole.span())
+        self.normalize(Expr::if_(cond, t, f), whole)
     }
 
     /// Lowers one `if` branch in a scope of its own; returns its `SeqExpr`.
-    /// `span` is the `if`'s, for the builder's own errors.
+    /// `range` is the `if`'s, for the builder's own errors.
     fn branch(
         &mut self,
-        span: Span,
+        range: SpanRange,
         body: impl FnOnce(&mut Self) -> Lowering<Expr>,
     ) -> Lowering<Expr> {
         if let Err(err) = self.bb.begin_inner_scope() {
-            return Err(self.report(err, span));
+            return Err(self.report(err, range));
         }
         self.frames.push(Frame::default());
         self.syms.push();
@@ -261,7 +265,7 @@ impl FnCx<'_> {
             Ok(s) => Ok(s),
             Err(err) => {
                 let _ = value;
-                Err(self.report(err, span))
+                Err(self.report(err, range))
             }
         }
     }
