@@ -5,7 +5,9 @@
 //! 2. [`Sequential`] runs passes in order; in debug builds it checks
 //!    well-formedness after each one and names the pass that broke it.
 
+pub mod dead_code_elimination;
 pub mod to_basic_block_normal_form;
+pub use dead_code_elimination::DeadCodeElimination;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 
 use crate::analysis::well_formed;
