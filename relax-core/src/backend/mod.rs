@@ -105,4 +105,6 @@ pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
 }
 
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;

@@ -478,3 +478,35 @@ class Module:
     let out = run(&exec, &[f32_tensor(&[3], &[0.0; 3])]).unwrap();
     assert_eq!(out.as_tensor().unwrap().to_vec::<i64>().unwrap(), vec![6]);
 }
+
+#[test]
+fn primfuncs_run_on_the_loop_level_interpreter() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_one(A: T.Buffer((m,), "float32"), B: T.Buffer((m,), "float32")):
+        m = T.int64()
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((n,), dtype="float32"))
+            z = R.multiply(y, y)
+            R.output(z)
+        return z
+"#;
+    let m = super::testing::with_prim_func(parse(text), "add_one", super::testing::add_one());
+    for target in [Target::interpreter(), Target::tir_interpreter()] {
+        let exec = build(&m, &target).unwrap();
+        let out = run(&exec, &[f32_tensor(&[3], &[1.0, 2.0, -1.0])]).unwrap();
+        assert_eq!(
+            out.as_tensor().unwrap().to_vec::<f32>().unwrap(),
+            vec![4.0, 9.0, 0.0],
+            "{target}"
+        );
+    }
+}

@@ -13,12 +13,19 @@
 //!    (`a = add(c0, c1); b = multiply(a, c2)` folds both). The bindings
 //!    themselves stay; `DeadCodeElimination` removes the ones that became
 //!    unused.
-//! 3. A call whose kernel fails (an index out of range, an unsupported
+//! 3. A `call_tir` whose arguments are all constants, whose outputs have
+//!    static shapes and known dtypes, and whose `tir_vars` (if any) are
+//!    literals, is folded by running the PrimFunc on the loop-level
+//!    interpreter ([`crate::tir::interp`]), the oracle of compiled kernels.
+//! 4. A call whose evaluation fails (an index out of range, an unsupported
 //!    dtype) is left as it is: the error belongs to run time, where it is
 //!    reported with the call's context. Calls outside dataflow blocks, calls
-//!    of functions, `call_tir` and host calls are never folded.
+//!    of Relax functions and host calls are never folded.
 
-use crate::ir::{AttrValue, Attrs, BindingBlock, Call, Expr, ExprKind, IRModule, Var, VarBinding};
+use crate::ir::{
+    AttrValue, Attrs, BindingBlock, Call, Expr, ExprKind, IRModule, PrimExpr, StructInfo, Tensor,
+    Var, VarBinding,
+};
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use crate::transform::Pass;
 use crate::BlockBuilder;
@@ -37,6 +44,7 @@ impl Pass for FoldConstant {
     }
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         let mut folder = Folder {
+            module: module.clone(),
             state: MutatorState::with_module(&module),
             in_dataflow: false,
             constants: HashMap::new(),
@@ -46,6 +54,8 @@ impl Pass for FoldConstant {
 }
 
 struct Folder {
+    /// The module being folded (for the PrimFuncs of `call_tir`).
+    module: IRModule,
     state: MutatorState,
     /// Whether the bindings visited are in a dataflow block.
     in_dataflow: bool,
@@ -88,7 +98,8 @@ impl ExprMutator for Folder {
         if !self.in_dataflow {
             return rebuilt;
         }
-        match rebuilt.as_call().and_then(evaluate) {
+        let module = &self.module;
+        match rebuilt.as_call().and_then(|c| evaluate(module, c)) {
             Some(folded) => self.normalize(folded),
             None => rebuilt,
         }
@@ -109,10 +120,13 @@ impl ExprMutator for Folder {
 }
 
 /// The value of `call` if it can be folded (see the module docs).
-fn evaluate(call: &Call) -> Option<Expr> {
+fn evaluate(module: &IRModule, call: &Call) -> Option<Expr> {
     let ExprKind::Op(op) = call.op.kind() else {
         return None;
     };
+    if op.name() == "relax.call_tir" {
+        return evaluate_call_tir(module, call);
+    }
     let info = crate::op::lookup(op.name())?;
     if !info.purity {
         return None;
@@ -126,6 +140,66 @@ fn evaluate(call: &Call) -> Option<Expr> {
     let attrs = constant_attrs(&call.attrs)?;
     let result = kernel(&args, &attrs).ok()?;
     constant_expr(result)
+}
+
+/// The value of a `call_tir` on constants, run on the loop-level
+/// interpreter.
+fn evaluate_call_tir(module: &IRModule, call: &Call) -> Option<Expr> {
+    let ExprKind::GlobalVar(gv) = call.args.first()?.kind() else {
+        return None;
+    };
+    let func = module.get(gv.name_hint())?.as_prim()?;
+    let inputs = constant_tuple(call.args.get(1)?)?;
+    let scalars = match call.args.get(2) {
+        None => vec![],
+        Some(e) => match e.kind() {
+            ExprKind::ShapeExpr(dims) => {
+                dims.iter().map(PrimExpr::as_int).collect::<Option<_>>()?
+            }
+            _ => return None,
+        },
+    };
+    let declared: Vec<StructInfo> = match call.sinfo_args.as_slice() {
+        [one] => one
+            .as_tuple()
+            .map_or_else(|| vec![one.clone()], <[_]>::to_vec),
+        many => many.to_vec(),
+    };
+    let mut outputs = declared
+        .iter()
+        .map(|s| {
+            let t = s.as_tensor()?;
+            let dims = t
+                .shape_values()?
+                .iter()
+                .map(PrimExpr::as_int)
+                .collect::<Option<Vec<_>>>()?;
+            if t.dtype.is_void() {
+                return None;
+            }
+            Tensor::zeros(t.dtype, &dims).ok()
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    crate::tir::interp::run(func, &refs, &mut outputs, &scalars).ok()?;
+    Some(match outputs.len() {
+        1 => Expr::constant(outputs.pop()?),
+        _ => Expr::tuple(outputs.into_iter().map(Expr::constant).collect()),
+    })
+}
+
+/// The tensors of a tuple of constants.
+fn constant_tuple(e: &Expr) -> Option<Vec<Tensor>> {
+    match e.kind() {
+        ExprKind::Tuple(fields) => fields
+            .iter()
+            .map(|f| match f.kind() {
+                ExprKind::Constant(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 /// An argument's value, if it is a constant or a tuple of constants.
@@ -258,6 +332,52 @@ class Module:
         return R.const([[0.0, 0.0, 0.0, 0.0]], "float32")
 "#,
         );
+    }
+
+    #[test]
+    fn call_tir_on_constants_runs_the_primfunc() {
+        use crate::backend::testing::{add_one, with_prim_func};
+        let before = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_one(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((3,), dtype="float32")) -> R.Tensor((3,), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            a = R.call_tir(cls.add_one, (R.const([1.0, 2.0, 3.0], "float32"),), out_sinfo=R.Tensor((3,), dtype="float32"))
+            b = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((3,), dtype="float32"))
+            c = R.add(a, b)
+            R.output(c)
+        return c
+"#;
+        let expected = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_one(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((3,), dtype="float32")) -> R.Tensor((3,), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            a = R.const([2.0, 3.0, 4.0], "float32")
+            b = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((3,), dtype="float32"))
+            c = R.add(R.const([2.0, 3.0, 4.0], "float32"), b)
+            R.output(c)
+        return c
+"#;
+        let func = add_one();
+        let before = with_prim_func(parse(before), "add_one", func.clone());
+        let after = FoldConstant.run(before).unwrap();
+        let expected = with_prim_func(parse(expected), "add_one", func);
+        if let Err(m) = structural_equal_report(&after, &expected) {
+            panic!("{m}\n--- after:\n{after}\n--- expected:\n{expected}");
+        }
     }
 
     #[test]
