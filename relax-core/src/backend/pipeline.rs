@@ -1,22 +1,24 @@
 //! The default pipeline of `relax::build` (TVM's `zero_pipeline`, followed
 //! by dead-code elimination):
 //!
-//! 1. `LegalizeOps`: op calls to `call_tir` of generated PrimFuncs — on
-//!    targets that legalize ([`Target::legalizes`]);
-//! 2. `AnnotateTIROpPattern`: each PrimFunc's fusion pattern kind — idem;
-//! 3. [`FoldConstant`]: op calls on constants evaluated at compile time;
+//! 1. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
+//! 2. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
+//! 3. [`FoldConstant`]: calls on constants evaluated at compile time (op
+//!    calls on the reference kernels, `call_tir` on the loop-level
+//!    interpreter);
 //! 4. [`FuseOps`], [`FuseTIR`]: fusion (identity passes until fusion
-//!    arrives with its issue) — idem;
+//!    arrives with its issue);
 //! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
-//!    (legalization leaves PrimFuncs behind that folding made unused).
+//!    (the PrimFuncs of calls that folding removed go here).
 //!
-//! `Target::interpreter()` is the oracle and runs steps 3 and 5 only. Steps
-//! 1 and 2 join the list when `LegalizeOps` and `AnnotateTIROpPattern`
-//! land (written on their own branch); until then the legalizing targets
-//! run op calls on the reference kernels too.
+//! `Target::interpreter()` is the oracle and runs steps 3 and 5 only: its
+//! op calls stay op calls, run on the reference kernels.
 
 use super::Target;
-use crate::transform::{DeadCodeElimination, FoldConstant, FuseOps, FuseTIR, Sequential};
+use crate::transform::{
+    AnnotateTIROpPattern, DeadCodeElimination, FoldConstant, FuseOps, FuseTIR, LegalizeOps,
+    Sequential,
+};
 
 /// The passes `build` runs for `target`, in order. See the module docs.
 pub fn pipeline(target: &Target) -> Sequential {
@@ -26,6 +28,8 @@ pub fn pipeline(target: &Target) -> Sequential {
             .with(DeadCodeElimination::new());
     }
     Sequential::new()
+        .with(LegalizeOps)
+        .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(FuseOps)
         .with(FuseTIR)

@@ -6,6 +6,7 @@
 //! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
 //! | [`interp`] | the interpreter: runs a PrimFunc on tensors (the oracle for compiled code) |
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
+//! | [`te`] | tensor expressions: stages lowered to a PrimFunc; `BlockBuilder::call_te` |
 //!
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
@@ -15,6 +16,7 @@ pub mod buffer;
 pub mod interp;
 pub mod prim_func;
 pub mod stmt;
+pub mod te;
 
 pub use buffer::Buffer;
 pub use prim_func::{PrimFunc, PrimFuncParam};

@@ -1,0 +1,1 @@
+//! Tests of the TE layer: lowering and `call_te`.

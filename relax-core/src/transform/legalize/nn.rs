@@ -1,0 +1,274 @@
+//! Neural-network ops.
+//!
+//! 1. `relu`, `gelu` (erf form: `x · ½ · (1 + erf(x/√2))`) and `silu`
+//!    (`x · sigmoid(x)`) are elementwise.
+//! 2. `softmax`/`log_softmax`: a max stage and a sum-of-exponentials stage
+//!    over the axis, then `exp(x - max) / sum` or `x - max - log(sum)`.
+//! 3. `layer_norm`: a sum stage (the mean), a sum of squared deviations (the
+//!    biased variance, two passes as the reference kernel), then
+//!    `(x - mean) / sqrt(var + ε) · γ + β`.
+//! 4. `conv2d`/`max_pool2d` (NCHW, OIHW): one reduction over the window
+//!    (and the input channels of the group); a tap in the padding reads a
+//!    clamped, in-bounds element and a `Select` replaces it by 0 (conv) or
+//!    the lowest value (pool).
+
+use super::statistical::{input_ndim, reduce_stage};
+use super::unary::{elementwise, sigmoid};
+use super::{clamp_index, error, in_range, Legalize, LegalizeCtx};
+use crate::ir::{Expr, PrimExpr};
+use crate::op::infer::{
+    attr_bool, attr_dtype, attr_exprs, attr_int, attr_ints, normalize_axes, normalize_axis,
+};
+use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
+use relax_runtime::{DataType, Error};
+
+fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    elementwise(cx, |x| {
+        let z = te::zero(x.dtype());
+        te::maximum(x, z)
+    })
+}
+
+/// `x · ½ · (1 + erf(x/√2))`, computed in `float64` for narrower floats:
+/// for negative `x`, `1 + erf` cancels, and `float32` would lose the tail's
+/// relative accuracy (the reference kernel keeps it).
+fn gelu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    elementwise(cx, |x| {
+        let d = x.dtype();
+        let w = if d.bits() < 64 { DataType::f64() } else { d };
+        let xw = x.cast(w);
+        let scaled = xw.clone() * te::constant(w, std::f64::consts::FRAC_1_SQRT_2);
+        let erf = te::unary("erf", scaled);
+        (xw * te::constant(w, 0.5) * (te::one(w) + erf)).cast(d)
+    })
+}
+
+fn silu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    elementwise(cx, |x| x.clone() * sigmoid(x))
+}
+
+fn softmax_like(cx: &mut LegalizeCtx<'_>, log: bool) -> Result<Expr, Error> {
+    let ndim = input_ndim(cx)?;
+    let axis = attr_int(cx.call, "axis").unwrap_or(-1);
+    let axis = cx.check(normalize_axis(cx.call, axis, ndim as i32))?;
+    let axes = [axis];
+    let name = format!("T_{}", cx.name());
+    cx.te1(&[0], |xs| {
+        let x = &xs[0];
+        let m = reduce_stage(
+            "T_softmax_maxelem",
+            x,
+            &axes,
+            false,
+            Combiner::Max,
+            |v, _| v,
+        );
+        let s = reduce_stage(
+            "T_softmax_expsum",
+            x,
+            &axes,
+            false,
+            Combiner::Sum,
+            |v, idx| {
+                let mut mi = idx.to_vec();
+                mi.remove(axis);
+                te::unary("exp", v - m.at(&mi))
+            },
+        );
+        Ok(compute(&name, x.shape().to_vec(), |i| {
+            let mut r = i.to_vec();
+            r.remove(axis);
+            let shifted = x.at(i) - m.at(&r);
+            if log {
+                shifted - te::unary("log", s.at(&r))
+            } else {
+                te::div(te::unary("exp", shifted), s.at(&r))
+            }
+        }))
+    })
+}
+
+fn softmax(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    softmax_like(cx, false)
+}
+
+fn log_softmax(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    softmax_like(cx, true)
+}
+
+fn layer_norm(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let ndim = input_ndim(cx)?;
+    let axes = attr_ints(cx.call, "axes").unwrap_or_default();
+    let axes = cx.check(normalize_axes(cx.call, &axes, ndim as i32))?;
+    let eps = match cx.call.attrs.get("epsilon") {
+        Some(crate::ir::AttrValue::Float(f)) => *f,
+        Some(crate::ir::AttrValue::Int(i)) => *i as f64,
+        _ => 1e-5,
+    };
+    let center = attr_bool(cx.call, "center", true);
+    let scale = attr_bool(cx.call, "scale", true);
+    cx.te1(&[0, 1, 2], |xs| {
+        let (x, gamma, beta) = (&xs[0], &xs[1], &xs[2]);
+        let d = x.dtype();
+        let count = axes
+            .iter()
+            .fold(PrimExpr::int(1), |acc, &a| acc * x.shape()[a].clone())
+            .cast(d);
+        let reduced = |idx: &[PrimExpr]| -> Vec<PrimExpr> {
+            (0..ndim)
+                .filter(|k| !axes.contains(k))
+                .map(|k| idx[k].clone())
+                .collect()
+        };
+        let s1 = reduce_stage("T_layer_norm_sum", x, &axes, false, Combiner::Sum, |v, _| v);
+        let s2 = reduce_stage(
+            "T_layer_norm_sqsum",
+            x,
+            &axes,
+            false,
+            Combiner::Sum,
+            |v, idx| {
+                let dev = v - te::div(s1.at(&reduced(idx)), count.clone());
+                dev.clone() * dev
+            },
+        );
+        Ok(compute("T_layer_norm", x.shape().to_vec(), |i| {
+            let r = reduced(i);
+            let mean = te::div(s1.at(&r), count.clone());
+            let var = te::div(s2.at(&r), count.clone());
+            let denom = te::unary("sqrt", var + te::constant(d, eps));
+            let mut y = te::div(x.at(i) - mean, denom);
+            let p: Vec<PrimExpr> = axes.iter().map(|&a| i[a].clone()).collect();
+            if scale {
+                y = y * gamma.at(&p);
+            }
+            if center {
+                y = y + beta.at(&p);
+            }
+            y
+        }))
+    })
+}
+
+/// `(top, left, bottom, right)` from 1, 2 or 4 values, as inference reads them.
+fn padding4(cx: &LegalizeCtx<'_>) -> Result<[PrimExpr; 4], Error> {
+    let p = attr_exprs(cx.call, "padding").unwrap_or_else(|| vec![PrimExpr::int(0)]);
+    Ok(match p.as_slice() {
+        [a] => [a.clone(), a.clone(), a.clone(), a.clone()],
+        [a, b] => [a.clone(), b.clone(), a.clone(), b.clone()],
+        [a, b, c, d] => [a.clone(), b.clone(), c.clone(), d.clone()],
+        _ => {
+            return Err(error(format!(
+                "{}: padding must have 1, 2 or 4 values",
+                cx.name()
+            )))
+        }
+    })
+}
+
+/// `[h, w]` from 1 or 2 values (default 1).
+fn pair(cx: &LegalizeCtx<'_>, name: &str) -> Result<[PrimExpr; 2], Error> {
+    let v = attr_exprs(cx.call, name).unwrap_or_else(|| vec![PrimExpr::int(1)]);
+    match v.as_slice() {
+        [a] => Ok([a.clone(), a.clone()]),
+        [a, b] => Ok([a.clone(), b.clone()]),
+        _ => Err(error(format!(
+            "{}: {name} must have 1 or 2 values",
+            cx.name()
+        ))),
+    }
+}
+
+/// The input position of output position `o`, window tap `k`.
+fn tap(
+    o: &PrimExpr,
+    k: &PrimExpr,
+    stride: &PrimExpr,
+    dilation: &PrimExpr,
+    pad: &PrimExpr,
+) -> PrimExpr {
+    o.clone() * stride.clone() + k.clone() * dilation.clone() - pad.clone()
+}
+
+fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let strides = pair(cx, "strides")?;
+    let dilation = pair(cx, "dilation")?;
+    let pad = padding4(cx)?;
+    let groups = attr_int(cx.call, "groups").unwrap_or(1);
+    let out_dtype = attr_dtype(cx.call, "out_dtype");
+    cx.te1(&[0, 1], |xs| {
+        let (data, w) = (&xs[0], &xs[1]);
+        let (h, wd) = (&data.shape()[2], &data.shape()[3]);
+        let rc = reduce_axis(w.shape()[1].clone(), "rc");
+        let ry = reduce_axis(w.shape()[2].clone(), "ry");
+        let rx = reduce_axis(w.shape()[3].clone(), "rx");
+        let per_group = w.shape()[0].clone().floordiv(groups);
+        let convert = |e: PrimExpr| {
+            if out_dtype.is_void() {
+                e
+            } else {
+                e.cast(out_dtype)
+            }
+        };
+        Ok(compute("T_conv2d_nchw", shape, |i| {
+            let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
+            let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
+            let c = if groups == 1 {
+                rc.to_expr()
+            } else {
+                i[1].clone().floordiv(per_group.clone()) * w.shape()[1].clone() + rc.to_expr()
+            };
+            let inside = in_range(&y, h).and(in_range(&x, wd));
+            let v = data.at(&[i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)]);
+            let v = PrimExpr::select(inside, convert(v), te::zero(dtype));
+            let k = convert(w.at(&[i[1].clone(), rc.to_expr(), ry.to_expr(), rx.to_expr()]));
+            Reduce {
+                combiner: Combiner::Sum,
+                source: v * k,
+                axes: vec![rc.clone(), ry.clone(), rx.clone()],
+            }
+        }))
+    })
+}
+
+fn max_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let pool = pair(cx, "pool_size")?;
+    let strides = pair(cx, "strides")?;
+    let dilation = pair(cx, "dilation")?;
+    let pad = padding4(cx)?;
+    cx.te1(&[0], |xs| {
+        let data = &xs[0];
+        let (h, wd) = (&data.shape()[2], &data.shape()[3]);
+        let ry = reduce_axis(pool[0].clone(), "ry");
+        let rx = reduce_axis(pool[1].clone(), "rx");
+        Ok(compute("T_pool_max", shape, |i| {
+            let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
+            let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
+            let inside = in_range(&y, h).and(in_range(&x, wd));
+            let v = data.at(&[
+                i[0].clone(),
+                i[1].clone(),
+                clamp_index(y, h),
+                clamp_index(x, wd),
+            ]);
+            te::max(
+                PrimExpr::select(inside, v, te::lowest(dtype)),
+                &[ry.clone(), rx.clone()],
+            )
+        }))
+    })
+}
+
+/// The nn legalizations.
+pub const LEGALIZE: &[(&str, Legalize)] = &[
+    ("relax.nn.relu", relu),
+    ("relax.nn.gelu", gelu),
+    ("relax.nn.silu", silu),
+    ("relax.nn.softmax", softmax),
+    ("relax.nn.log_softmax", log_softmax),
+    ("relax.nn.layer_norm", layer_norm),
+    ("relax.nn.conv2d", conv2d),
+    ("relax.nn.max_pool2d", max_pool2d),
+];

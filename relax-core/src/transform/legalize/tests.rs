@@ -1,0 +1,834 @@
+//! Tests of the legalizations: every registered op has one; each case is
+//! legalized with symbolic dims (the module stays well formed, the
+//! `call_tir` and the PrimFunc's output buffers have the call's shape, with
+//! its symbolic dims) and with concrete dims run through the loop-level
+//! interpreter against the op's reference kernel.
+//!
+//! Tolerances: `|got - want| <= atol + rtol · |want|` with rtol 1e-5 and
+//! atol 1e-6 for float32 (the stages round to float32 after each operation,
+//! the kernels compute in float64 and round once); integer and bool results
+//! are exact.
+
+use crate::analysis::well_formed;
+use crate::block_builder::BlockBuilder;
+use crate::ir::{AttrValue, Attrs, BaseFunc, Expr, IRModule, PrimExpr, StructInfo, TirVar, Var};
+use crate::tir::{PrimFunc, PrimFuncParam};
+use crate::transform::legalize::LEGALIZED_FROM;
+use crate::transform::legalize_ops::SKIPPED_OPS;
+use crate::transform::{AnnotateTIROpPattern, LegalizeOps, Pass};
+use relax_runtime::executable::KernelAttr;
+use relax_runtime::kernels::KernelAttrs;
+use relax_runtime::{DataType, Tensor, Value};
+use std::sync::Arc;
+
+const F32: DataType = DataType::f32();
+const F64: DataType = DataType::f64();
+const I32: DataType = DataType::i32();
+const I64: DataType = DataType::i64();
+const BOOL: DataType = DataType::bool();
+
+/// An argument of a case.
+#[derive(Clone)]
+enum A {
+    /// A tensor parameter.
+    T(Vec<PrimExpr>, DataType),
+    /// A shape literal.
+    S(Vec<PrimExpr>),
+    /// A tuple of tensor parameters.
+    Tup(Vec<(Vec<PrimExpr>, DataType)>),
+}
+
+/// How random inputs are drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Draw {
+    /// Floats in [-2, 2), integers in [-9, 9] without 0.
+    Any,
+    /// Floats in [0.1, 2.1), integers in [1, 9].
+    Positive,
+    /// Integers in [0, k) (indices; ties for argmax).
+    Below(i64),
+}
+
+struct Case {
+    op: &'static str,
+    args: Vec<A>,
+    attrs: Vec<(&'static str, AttrValue)>,
+    draw: Draw,
+}
+
+fn case(op: &'static str, args: Vec<A>, attrs: Vec<(&'static str, AttrValue)>) -> Case {
+    Case {
+        op,
+        args,
+        attrs,
+        draw: Draw::Any,
+    }
+}
+
+fn positive(mut c: Case) -> Case {
+    c.draw = Draw::Positive;
+    c
+}
+
+fn below(mut c: Case, k: i64) -> Case {
+    c.draw = Draw::Below(k);
+    c
+}
+
+fn d(v: i64) -> PrimExpr {
+    PrimExpr::int(v)
+}
+
+fn ints(v: &[i64]) -> AttrValue {
+    AttrValue::from(v.to_vec())
+}
+
+/// The cases, over the dims `n` and `m` (symbolic variables or literals).
+fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
+    let t = |dims: &[PrimExpr], dt: DataType| A::T(dims.to_vec(), dt);
+    let (n, m) = (n.clone(), m.clone());
+    let mut out = Vec::new();
+    for op in crate::op::binary::OPS {
+        let c = case(
+            op.name,
+            vec![t(&[n.clone(), d(1), d(4)], F32), t(&[d(5), d(1)], F32)],
+            vec![],
+        );
+        out.push(if op.name == "relax.power" {
+            positive(c)
+        } else {
+            c
+        });
+    }
+    out.push(case(
+        "relax.divide",
+        vec![t(&[n.clone(), d(4)], I32), t(&[d(4)], I32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.maximum",
+        vec![t(&[n.clone(), d(4)], I64), t(&[d(4)], I64)],
+        vec![],
+    ));
+    for op in crate::op::unary::OPS {
+        let c = case(op.name, vec![t(&[n.clone(), d(4)], F32)], vec![]);
+        out.push(match op.name {
+            "relax.log" | "relax.sqrt" | "relax.rsqrt" => positive(c),
+            _ => c,
+        });
+    }
+    out.push(case("relax.negative", vec![t(&[n.clone()], I32)], vec![]));
+    out.push(case("relax.abs", vec![t(&[n.clone()], I64)], vec![]));
+    let x = t(&[n.clone(), d(4)], F32);
+    out.push(case(
+        "relax.ewise_fma",
+        vec![x.clone(), x.clone(), x],
+        vec![],
+    ));
+    // Linear algebra: batch broadcast, 1-D operands, out_dtype.
+    out.push(case(
+        "relax.matmul",
+        vec![t(&[d(2), n.clone(), d(4)], F32), t(&[d(4), m.clone()], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.matmul",
+        vec![t(&[d(4)], F32), t(&[n.clone(), d(4), d(5)], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.matmul",
+        vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32)],
+        vec![("out_dtype", AttrValue::from("float64"))],
+    ));
+    // Manipulation.
+    out.push(case(
+        "relax.permute_dims",
+        vec![t(&[n.clone(), d(3), d(4)], F32)],
+        vec![("axes", ints(&[2, 0, 1]))],
+    ));
+    out.push(case(
+        "relax.permute_dims",
+        vec![t(&[n.clone(), d(3), d(4)], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.reshape",
+        vec![t(&[n.clone(), d(4)], F32), A::S(vec![d(2), d(-1), d(2)])],
+        vec![],
+    ));
+    out.push(case(
+        "relax.reshape",
+        vec![t(&[n.clone(), d(4)], F32), A::S(vec![d(2), n.clone() * 2])],
+        vec![],
+    ));
+    out.push(case(
+        "relax.flatten",
+        vec![t(&[n.clone(), d(3), d(4)], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.expand_dims",
+        vec![t(&[n.clone(), d(4)], F32)],
+        vec![("axis", ints(&[0, -1]))],
+    ));
+    out.push(case(
+        "relax.squeeze",
+        vec![t(&[n.clone(), d(1), d(4)], F32)],
+        vec![("axis", ints(&[1]))],
+    ));
+    out.push(case(
+        "relax.squeeze",
+        vec![t(&[d(3), d(1), d(4), d(1)], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.concat",
+        vec![A::Tup(vec![
+            (vec![n.clone(), d(4)], F32),
+            (vec![m.clone(), d(4)], F32),
+            (vec![d(2), d(4)], F32),
+        ])],
+        vec![("axis", AttrValue::Int(0))],
+    ));
+    out.push(case(
+        "relax.split",
+        vec![t(&[n.clone(), d(6)], F32)],
+        vec![
+            ("indices_or_sections", AttrValue::Int(3)),
+            ("axis", AttrValue::Int(1)),
+        ],
+    ));
+    out.push(case(
+        "relax.split",
+        vec![t(&[n.clone(), d(6)], F32)],
+        vec![
+            ("indices_or_sections", ints(&[1, 4])),
+            ("axis", AttrValue::Int(-1)),
+        ],
+    ));
+    out.push(case(
+        "relax.split",
+        vec![t(&[n.clone(), d(6)], F32)],
+        vec![("indices_or_sections", AttrValue::Int(1))],
+    ));
+    out.push(case(
+        "relax.broadcast_to",
+        vec![
+            t(&[n.clone(), d(1), d(4)], F32),
+            A::S(vec![n.clone(), d(3), d(4)]),
+        ],
+        vec![],
+    ));
+    // Indexing.
+    out.push(below(
+        case(
+            "relax.take",
+            vec![t(&[n.clone(), d(5)], F32), t(&[d(3)], I64)],
+            vec![("axis", AttrValue::Int(1))],
+        ),
+        3,
+    ));
+    out.push(below(
+        case(
+            "relax.take",
+            vec![t(&[n.clone(), d(5)], F32), t(&[d(2), d(2)], I32)],
+            vec![],
+        ),
+        3,
+    ));
+    let slice = |axes: &[i64], b: &[i64], e: &[i64], s: &[i64]| {
+        case(
+            "relax.strided_slice",
+            vec![t(&[n.clone(), d(10)], F32)],
+            vec![
+                ("axes", ints(axes)),
+                ("begin", ints(b)),
+                ("end", ints(e)),
+                ("strides", ints(s)),
+            ],
+        )
+    };
+    out.push(slice(&[1], &[1], &[8], &[2]));
+    out.push(slice(&[1], &[-1], &[-11], &[-3]));
+    out.push(slice(&[0, 1], &[0, -100], &[2, 100], &[1, 1]));
+    // Creation.
+    for op in ["relax.zeros", "relax.ones"] {
+        out.push(case(
+            op,
+            vec![A::S(vec![n.clone(), d(3)])],
+            vec![("dtype", AttrValue::from("float32"))],
+        ));
+    }
+    out.push(case(
+        "relax.full",
+        vec![A::S(vec![d(2), n.clone()]), t(&[], F32)],
+        vec![("dtype", AttrValue::from("int32"))],
+    ));
+    out.push(case(
+        "relax.full",
+        vec![A::S(vec![n.clone()]), t(&[], F32)],
+        vec![],
+    ));
+    // Reductions.
+    for op in crate::op::statistical::OPS {
+        let x = t(&[n.clone(), d(3), d(4)], F32);
+        out.push(case(
+            op.name,
+            vec![x.clone()],
+            vec![("axis", ints(&[1, -1]))],
+        ));
+        out.push(case(
+            op.name,
+            vec![x],
+            vec![("keepdims", AttrValue::Bool(true))],
+        ));
+    }
+    out.push(case(
+        "relax.mean",
+        vec![t(&[n.clone(), d(4)], I32)],
+        vec![("axis", ints(&[1]))],
+    ));
+    // Search.
+    out.push(case(
+        "relax.where",
+        vec![
+            t(&[n.clone(), d(1)], BOOL),
+            t(&[d(1), d(4)], F32),
+            t(&[d(4)], F32),
+        ],
+        vec![],
+    ));
+    for op in ["relax.argmax", "relax.argmin"] {
+        out.push(case(
+            op,
+            vec![t(&[n.clone(), d(5)], F32)],
+            vec![("axis", AttrValue::Int(1))],
+        ));
+        out.push(case(
+            op,
+            vec![t(&[n.clone(), d(5)], F32)],
+            vec![("keepdims", AttrValue::Bool(true))],
+        ));
+        out.push(below(
+            case(
+                op,
+                vec![t(&[n.clone(), d(5)], I64)],
+                vec![("axis", AttrValue::Int(-1))],
+            ),
+            3,
+        ));
+    }
+    // Dtypes.
+    for (from, to) in [
+        (F32, "int32"),
+        (F32, "bool"),
+        (I32, "float32"),
+        (F32, "float64"),
+    ] {
+        out.push(case(
+            "relax.astype",
+            vec![t(&[n.clone(), d(4)], from)],
+            vec![("dtype", AttrValue::from(to))],
+        ));
+    }
+    // nn.
+    for op in ["relax.nn.relu", "relax.nn.gelu", "relax.nn.silu"] {
+        out.push(case(op, vec![t(&[n.clone(), d(4)], F32)], vec![]));
+    }
+    out.push(case(
+        "relax.nn.softmax",
+        vec![t(&[n.clone(), d(5)], F32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.nn.log_softmax",
+        vec![t(&[n.clone(), d(5)], F32)],
+        vec![("axis", AttrValue::Int(0))],
+    ));
+    out.push(case(
+        "relax.nn.layer_norm",
+        vec![
+            t(&[n.clone(), d(3), d(4)], F32),
+            t(&[d(3), d(4)], F32),
+            t(&[d(3), d(4)], F32),
+        ],
+        vec![("axes", ints(&[1, 2]))],
+    ));
+    out.push(case(
+        "relax.nn.layer_norm",
+        vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32), t(&[d(4)], F32)],
+        vec![("axes", ints(&[-1])), ("center", AttrValue::Bool(false))],
+    ));
+    out.push(case(
+        "relax.nn.conv2d",
+        vec![
+            t(&[n.clone(), d(3), d(5), d(5)], F32),
+            t(&[d(2), d(3), d(3), d(3)], F32),
+        ],
+        vec![],
+    ));
+    out.push(case(
+        "relax.nn.conv2d",
+        vec![
+            t(&[n.clone(), d(4), d(7), d(7)], F32),
+            t(&[d(6), d(2), d(3), d(3)], F32),
+        ],
+        vec![
+            ("groups", AttrValue::Int(2)),
+            ("strides", ints(&[2, 1])),
+            ("padding", ints(&[1, 2])),
+            ("dilation", ints(&[1, 2])),
+        ],
+    ));
+    out.push(case(
+        "relax.nn.max_pool2d",
+        vec![t(&[n.clone(), d(2), d(6), d(6)], F32)],
+        vec![
+            ("pool_size", ints(&[3, 3])),
+            ("strides", ints(&[2, 2])),
+            ("padding", ints(&[1])),
+            ("ceil_mode", AttrValue::Bool(true)),
+        ],
+    ));
+    out.push(case(
+        "relax.nn.max_pool2d",
+        vec![t(&[n.clone(), d(2), d(5), d(4)], F32)],
+        vec![("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
+    ));
+    out
+}
+
+/// A module whose `main` applies the case's op once (in a dataflow block)
+/// to parameters; with symbolic dims a leading `R.Shape([n, m])` parameter
+/// defines them. Returns the module and the call's StructInfo.
+fn build(c: &Case, dims: Option<(&TirVar, &TirVar)>) -> (IRModule, StructInfo) {
+    let mut params = Vec::new();
+    if let Some((n, m)) = dims {
+        params.push(Var::new(
+            "s",
+            Some(StructInfo::shape(vec![n.to_expr(), m.to_expr()])),
+        ));
+    }
+    let mut args = Vec::new();
+    for (i, a) in c.args.iter().enumerate() {
+        match a {
+            A::T(dims, dt) => {
+                let v = Var::new(format!("x{i}"), Some(StructInfo::tensor(dims.clone(), *dt)));
+                params.push(v.clone());
+                args.push(Expr::var(&v));
+            }
+            A::S(dims) => args.push(Expr::shape(dims.clone())),
+            A::Tup(fields) => {
+                let mut fs = Vec::new();
+                for (j, (dims, dt)) in fields.iter().enumerate() {
+                    let v = Var::new(
+                        format!("x{i}_{j}"),
+                        Some(StructInfo::tensor(dims.clone(), *dt)),
+                    );
+                    params.push(v.clone());
+                    fs.push(Expr::var(&v));
+                }
+                args.push(Expr::tuple(fs));
+            }
+        }
+    }
+    let info = crate::op::lookup(c.op).expect("registered");
+    let attrs = Attrs::from_pairs(c.attrs.iter().map(|(k, v)| (*k, v.clone())));
+    let call = info.call(args, &attrs).expect("valid call");
+    let mut bb = BlockBuilder::new();
+    let mut out = None;
+    bb.function("main", params, |bb| {
+        bb.dataflow(|bb| {
+            let lv = bb.emit(call)?;
+            out = lv.struct_info().cloned();
+            let gv = bb.emit_output(Expr::var(&lv))?;
+            Ok(Expr::var(&gv))
+        })
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", c.op));
+    (bb.finalize().expect("closed"), out.expect("inferred"))
+}
+
+/// The PrimFuncs legalized from `op`.
+fn prim_funcs<'a>(m: &'a IRModule, op: &str) -> Vec<&'a PrimFunc> {
+    m.functions()
+        .filter_map(|(_, f)| match f {
+            BaseFunc::Prim(p) if p.attrs.get(LEGALIZED_FROM) == Some(&AttrValue::from(op)) => {
+                Some(p)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The op calls left in `main`.
+fn op_calls(m: &IRModule) -> Vec<String> {
+    let f = m.get_relax("main").expect("main");
+    let mut out = Vec::new();
+    crate::visitor::post_order_visit(&Expr::function(f.clone()), &mut |e: &Expr| {
+        if let Some(name) = e.call_op_name() {
+            out.push(name.to_string());
+        }
+    });
+    out
+}
+
+fn tensor_fields(s: &StructInfo) -> Vec<StructInfo> {
+    match s.as_tuple() {
+        Some(fs) => fs.to_vec(),
+        None => vec![s.clone()],
+    }
+}
+
+#[test]
+fn every_registered_op_has_a_legalization_and_a_case() {
+    let n = PrimExpr::int(3);
+    let cs = cases(&n, &n);
+    for op in crate::op::all() {
+        if SKIPPED_OPS.contains(&op.name) {
+            continue;
+        }
+        assert!(
+            super::lookup(op.name).is_some(),
+            "{} has no legalization",
+            op.name
+        );
+        assert!(
+            cs.iter().any(|c| c.op == op.name),
+            "{} has no test case",
+            op.name
+        );
+    }
+    for name in super::ops() {
+        assert!(crate::op::lookup(name).is_some(), "{name} is not an op");
+    }
+}
+
+#[test]
+fn legalized_modules_are_well_formed_with_the_calls_shapes() {
+    let (n, m) = (TirVar::new("n"), TirVar::new("m"));
+    for c in cases(&n.to_expr(), &m.to_expr()) {
+        let (module, out) = build(&c, Some((&n, &m)));
+        let legal = LegalizeOps
+            .run(module)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.op));
+        if let Err(ds) = well_formed(&legal) {
+            panic!("{}: ill-formed after legalization: {ds:?}\n{legal}", c.op);
+        }
+        assert_eq!(
+            op_calls(&legal)
+                .into_iter()
+                .filter(|o| o != "relax.call_tir")
+                .collect::<Vec<_>>(),
+            Vec::<String>::new(),
+            "{}",
+            c.op
+        );
+        let funcs = prim_funcs(&legal, c.op);
+        assert_eq!(funcs.len(), 1, "{}: one PrimFunc", c.op);
+        let f = funcs[0];
+        // The output buffers are the last buffer parameters; their dims print
+        // as the call's (the PrimFunc's variables keep the caller's names).
+        let outs = tensor_fields(&out);
+        let bufs: Vec<_> = f.buffers().collect();
+        let out_bufs = &bufs[bufs.len() - outs.len()..];
+        for (b, s) in out_bufs.iter().zip(&outs) {
+            let t = s.as_tensor().expect("tensor output");
+            assert_eq!(b.dtype(), t.dtype, "{}", c.op);
+            assert_eq!(
+                crate::ir::struct_info::fmt_dims(b.shape()),
+                crate::ir::struct_info::fmt_dims(t.shape_values().expect("known")),
+                "{}: output buffer shape",
+                c.op
+            );
+        }
+        // The binding keeps the call's StructInfo, symbolic dims included.
+        let main = legal.get_relax("main").expect("main");
+        assert_eq!(
+            main.ret_struct_info.to_string(),
+            out.to_string(),
+            "{}",
+            c.op
+        );
+    }
+}
+
+#[test]
+fn symbolic_dims_stay_symbolic() {
+    let (n, m) = (TirVar::new("n"), TirVar::new("m"));
+    let c = case(
+        "relax.add",
+        vec![A::T(vec![n.to_expr(), d(4)], F32), A::T(vec![d(4)], F32)],
+        vec![],
+    );
+    let (module, _) = build(&c, Some((&n, &m)));
+    let legal = LegalizeOps.run(module).unwrap();
+    let text = legal.to_string();
+    assert!(
+        text.contains(
+            "R.call_tir(cls.add, (x0, x1), out_sinfo=R.Tensor((n, 4), dtype=\"float32\"))"
+        ),
+        "{text}"
+    );
+    // `n` is bound from the first buffer: no scalar parameter, no tir_vars.
+    let f = prim_funcs(&legal, "relax.add")[0];
+    assert!(f
+        .params
+        .iter()
+        .all(|p| matches!(p, PrimFuncParam::Buffer(_))));
+    let bufs: Vec<_> = f.buffers().collect();
+    let inner_n = bufs[0].shape()[0].as_var().expect("a variable").clone();
+    assert_ne!(inner_n, n, "the PrimFunc has its own variable");
+    assert_eq!(inner_n.name(), "n");
+    assert_eq!(bufs[2].shape()[0].as_var(), Some(&inner_n));
+}
+
+#[test]
+fn a_dim_only_in_an_expression_is_passed_as_tir_vars() {
+    // `full((n + 1,), v)`: `n` is no buffer's dim, so it is a scalar
+    // parameter and the call passes it.
+    let (n, m) = (TirVar::new("n"), TirVar::new("m"));
+    let c = case(
+        "relax.full",
+        vec![A::S(vec![n.to_expr() + 1]), A::T(vec![], F32)],
+        vec![],
+    );
+    let (module, _) = build(&c, Some((&n, &m)));
+    let legal = LegalizeOps.run(module).unwrap();
+    well_formed(&legal).unwrap();
+    let f = prim_funcs(&legal, "relax.full")[0];
+    assert!(matches!(f.params.last(), Some(PrimFuncParam::Scalar(v)) if v.name() == "n"));
+    let text = legal.to_string();
+    assert!(text.contains("R.shape([n])"), "{text}");
+}
+
+#[test]
+fn calls_with_unknown_shapes_are_left_alone() {
+    let mut bb = BlockBuilder::new();
+    let x = Var::new("x", Some(StructInfo::tensor_ndim(2, F32)));
+    let y = Var::new("y", Some(StructInfo::tensor_ndim(-1, F32)));
+    let add = crate::op::lookup("relax.add").unwrap();
+    let exp = crate::op::lookup("relax.exp").unwrap();
+    let sum = crate::op::lookup("relax.sum").unwrap();
+    bb.function("main", vec![x.clone(), y.clone()], |bb| {
+        bb.dataflow(|bb| {
+            // Unknown rank: left alone.
+            let a = bb.emit(
+                add.call(vec![Expr::var(&y), Expr::var(&y)], &Attrs::new())
+                    .unwrap(),
+            )?;
+            // Known rank, unknown dims: the result's dims are unknown too.
+            let b = bb.emit(exp.call(vec![Expr::var(&x)], &Attrs::new()).unwrap())?;
+            // Known rank in, known shape out (a full reduction): legalized,
+            // the input's dims bound inside the PrimFunc.
+            let s = bb.emit(sum.call(vec![Expr::var(&b)], &Attrs::new()).unwrap())?;
+            let out = bb.emit_output(Expr::tuple(vec![Expr::var(&a), Expr::var(&s)]))?;
+            Ok(Expr::var(&out))
+        })
+    })
+    .unwrap();
+    let legal = LegalizeOps.run(bb.finalize().unwrap()).unwrap();
+    well_formed(&legal).unwrap();
+    let mut calls = op_calls(&legal);
+    calls.sort();
+    assert_eq!(calls, ["relax.add", "relax.call_tir", "relax.exp"]);
+}
+
+#[test]
+fn annotate_tir_op_pattern_uses_the_op_or_the_blocks() {
+    use crate::op::OpPatternKind as K;
+    use crate::transform::annotate_tir_op_pattern::{analyze, OP_PATTERN};
+    let n = TirVar::new("n");
+    let m = TirVar::new("m");
+    let expect = [
+        ("relax.add", K::Broadcast, K::Broadcast),
+        ("relax.exp", K::ElemWise, K::ElemWise),
+        ("relax.sum", K::CommReduce, K::CommReduce),
+        ("relax.matmul", K::OutEWiseFusable, K::OutEWiseFusable),
+        ("relax.permute_dims", K::Injective, K::Injective),
+        ("relax.nn.conv2d", K::OutEWiseFusable, K::OutEWiseFusable),
+        ("relax.nn.softmax", K::OutEWiseFusable, K::CommReduce),
+    ];
+    let all = cases(&n.to_expr(), &m.to_expr());
+    for (op, registered, analysed) in expect {
+        let c = all.iter().find(|c| c.op == op).unwrap();
+        let (module, _) = build(c, Some((&n, &m)));
+        let legal = LegalizeOps.run(module).unwrap();
+        let annotated = AnnotateTIROpPattern.run(legal).unwrap();
+        let f = prim_funcs(&annotated, op)[0];
+        assert_eq!(
+            f.attrs.get(OP_PATTERN),
+            Some(&AttrValue::Int(registered as i64)),
+            "{op}"
+        );
+        assert_eq!(analyze(f), analysed, "{op}: analysis");
+    }
+}
+
+// ----- numeric comparison with the reference kernels ---------------------
+
+/// A small deterministic generator (64-bit LCG, high bits).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn tensor(&mut self, shape: &[i64], dt: DataType, draw: Draw) -> Tensor {
+        let n = shape.iter().product::<i64>() as usize;
+        let int = |r: &mut Rng| match draw {
+            Draw::Below(k) => (r.next() * k as f64) as i64,
+            Draw::Positive => 1 + (r.next() * 9.0) as i64,
+            Draw::Any => {
+                let v = (r.next() * 18.0) as i64 - 9;
+                if v >= 0 {
+                    v + 1
+                } else {
+                    v
+                }
+            }
+        };
+        let float = |r: &mut Rng| match draw {
+            Draw::Positive => 0.1 + 2.0 * r.next(),
+            Draw::Below(k) => (r.next() * k as f64).floor(),
+            Draw::Any => 4.0 * r.next() - 2.0,
+        };
+        let t = if dt == F32 {
+            Tensor::from_vec(shape, (0..n).map(|_| float(self) as f32).collect())
+        } else if dt == F64 {
+            Tensor::from_vec(shape, (0..n).map(|_| float(self)).collect())
+        } else if dt == I32 {
+            Tensor::from_vec(shape, (0..n).map(|_| int(self) as i32).collect())
+        } else if dt == I64 {
+            Tensor::from_vec(shape, (0..n).map(|_| int(self)).collect())
+        } else if dt == BOOL {
+            Tensor::from_vec(shape, (0..n).map(|_| self.next() < 0.5).collect())
+        } else {
+            panic!("no generator for {dt}")
+        };
+        t.expect("valid tensor")
+    }
+}
+
+fn concrete(dims: &[PrimExpr]) -> Vec<i64> {
+    dims.iter()
+        .map(|d| d.eval(&Default::default()).expect("concrete dim"))
+        .collect()
+}
+
+fn kernel_attr(v: &AttrValue) -> KernelAttr {
+    match v {
+        AttrValue::None => KernelAttr::None,
+        AttrValue::Bool(b) => KernelAttr::Bool(*b),
+        AttrValue::Int(i) => KernelAttr::Int(*i),
+        AttrValue::Float(f) => KernelAttr::Float(*f),
+        AttrValue::Str(s) => KernelAttr::Str(s.clone()),
+        AttrValue::DataType(d) => KernelAttr::DataType(*d),
+        AttrValue::PrimExpr(e) => KernelAttr::Int(e.as_int().expect("concrete attribute")),
+        AttrValue::Array(items) => KernelAttr::Array(items.iter().map(kernel_attr).collect()),
+    }
+}
+
+#[test]
+fn legalized_prim_funcs_compute_what_the_reference_kernels_compute() {
+    let mut rng = Rng(0x5eed);
+    let (n, m) = (PrimExpr::int(3), PrimExpr::int(2));
+    let mut failures = Vec::new();
+    for c in cases(&n, &m) {
+        let (module, out) = build(&c, None);
+        let legal = LegalizeOps.run(module).unwrap();
+        let f = prim_funcs(&legal, c.op)[0];
+        // Inputs: the tensor arguments, tuple fields flattened, in order.
+        let mut inputs = Vec::new();
+        let mut values = Vec::new();
+        for a in &c.args {
+            match a {
+                A::T(dims, dt) => {
+                    let t = rng.tensor(&concrete(dims), *dt, c.draw);
+                    inputs.push(t.clone());
+                    values.push(Value::Tensor(t));
+                }
+                A::S(dims) => values.push(Value::Shape(Arc::from(concrete(dims)))),
+                A::Tup(fields) => {
+                    let mut vs = Vec::new();
+                    for (dims, dt) in fields {
+                        let t = rng.tensor(&concrete(dims), *dt, c.draw);
+                        inputs.push(t.clone());
+                        vs.push(Value::Tensor(t));
+                    }
+                    values.push(Value::Tuple(Arc::from(vs)));
+                }
+            }
+        }
+        let info = crate::op::lookup(c.op).unwrap();
+        let attrs = info
+            .normalize_attrs(&Attrs::from_pairs(
+                c.attrs.iter().map(|(k, v)| (*k, v.clone())),
+            ))
+            .unwrap();
+        let kattrs = KernelAttrs(
+            attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), kernel_attr(v)))
+                .collect(),
+        );
+        let kernel = relax_runtime::kernels::lookup(c.op).expect("a reference kernel");
+        let want = match kernel(&values, &kattrs).unwrap_or_else(|e| panic!("{}: {e}", c.op)) {
+            Value::Tensor(t) => vec![t],
+            Value::Tuple(ts) => ts
+                .iter()
+                .map(|v| match v {
+                    Value::Tensor(t) => t.clone(),
+                    other => panic!("{}: {other:?}", c.op),
+                })
+                .collect(),
+            other => panic!("{}: {other:?}", c.op),
+        };
+        let mut outputs: Vec<Tensor> = tensor_fields(&out)
+            .iter()
+            .map(|s| {
+                let t = s.as_tensor().unwrap();
+                Tensor::zeros(t.dtype, &concrete(t.shape_values().unwrap())).unwrap()
+            })
+            .collect();
+        let refs: Vec<&Tensor> = inputs.iter().collect();
+        if let Err(e) = crate::tir::interp::run(f, &refs, &mut outputs, &[]) {
+            failures.push(format!("{}: the interpreter failed: {e}", c.op));
+            continue;
+        }
+        for (got, want) in outputs.iter().zip(&want) {
+            let (rtol, atol) = if got.dtype().is_float() {
+                (1e-5, 1e-6)
+            } else {
+                (0.0, 0.0)
+            };
+            if !got.allclose(want, rtol, atol) {
+                failures.push(format!(
+                    "{} {:?}: got {:?}, want {:?}",
+                    c.op,
+                    c.attrs,
+                    got.to_f64_vec(),
+                    want.to_f64_vec()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_case_op_has_a_reference_kernel() {
+    let n = PrimExpr::int(3);
+    for c in cases(&n, &n) {
+        assert!(
+            relax_runtime::kernels::lookup(c.op).is_some(),
+            "{} has no kernel",
+            c.op
+        );
+    }
+}

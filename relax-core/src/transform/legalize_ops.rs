@@ -1,0 +1,199 @@
+//! `LegalizeOps`: every call of a registered op becomes a `call_tir` of a
+//! PrimFunc computing it (TVM's `relax.transform.LegalizeOps`).
+//!
+//! 1. The op's legalization ([`super::legalize`]) describes the computation
+//!    as TE stages over the call's arguments; `BlockBuilder::call_te` lowers
+//!    them to a PrimFunc, adds it to the module (named after the op: `add`,
+//!    `add1`, …) and returns the `call_tir`. The PrimFunc records the op in
+//!    its `legalized_from` attribute, which `AnnotateTIROpPattern` reads.
+//! 2. Left alone: the `call_*` family and `shape_of` (they are already at
+//!    the level below), calls of things that are not registered ops, and —
+//!    as TVM does — calls whose shapes are not fully known: an argument
+//!    tensor of unknown dtype or rank, or a result tensor of unknown dtype or
+//!    dims (the output buffer could not be allocated).
+//! 3. The `call_tir`'s StructInfo must be provably the call's; it then takes
+//!    the call's own StructInfo (so bindings keep their variables). A
+//!    legalization producing another shape is reported as an error, never
+//!    silently accepted.
+//! 4. Errors (an attribute the legalization cannot use) are collected and
+//!    reported together, naming the op.
+
+use super::legalize::{self, error, LegalizeCtx};
+use super::Pass;
+use crate::arith::{Analyzer, Proof};
+use crate::block_builder::BlockBuilder;
+use crate::ir::{Call, Expr, ExprKind, IRModule, StructInfo, StructInfoKind};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
+use relax_runtime::Error;
+use std::collections::HashMap;
+
+/// The ops never legalized: they already call into the level below, or
+/// (`shape_of`) the VM implements them.
+pub const SKIPPED_OPS: &[&str] = &[
+    "relax.call_tir",
+    "relax.call_tir_inplace",
+    "relax.call_tir_with_grad",
+    "relax.call_dps_packed",
+    "relax.call_pure_packed",
+    "relax.shape_of",
+];
+
+/// The pass. See the module docs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LegalizeOps;
+
+impl Pass for LegalizeOps {
+    fn name(&self) -> &str {
+        "LegalizeOps"
+    }
+
+    fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        let mut m = Legalizer {
+            state: MutatorState::with_module(&module),
+        };
+        let mut out = mutate_module(&mut m, &module)?;
+        // The PrimFuncs the legalizations added live in the builder's module.
+        for (gv, f) in m.state.builder.get().functions() {
+            if !out.contains(gv) {
+                out.add(gv.clone(), f.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct Legalizer {
+    state: MutatorState,
+}
+
+impl ExprMutator for Legalizer {
+    fn builder(&mut self) -> &mut BlockBuilder {
+        &mut self.state.builder
+    }
+    fn var_remap(&mut self) -> &mut HashMap<crate::ir::Var, crate::ir::Var> {
+        &mut self.state.var_remap
+    }
+    fn visit_call(&mut self, expr: &Expr, _call: &Call) -> Expr {
+        let e = self.visit_expr_post_order(expr);
+        match legalize_call(self.builder(), &e) {
+            Ok(Some(new)) => new,
+            Ok(None) => e,
+            Err(err) => {
+                self.builder().report(err);
+                e
+            }
+        }
+    }
+}
+
+/// Whether a StructInfo is a tensor (or a tuple of them) with known dtype and
+/// rank, and with `dims` also known dims. Other StructInfo (shapes, prims)
+/// qualifies as an argument, not as a result.
+fn known(s: &StructInfo, dims: bool, result: bool) -> bool {
+    match s.kind() {
+        StructInfoKind::Tensor(t) => {
+            !t.is_unknown_dtype() && !t.is_unknown_ndim() && (!dims || t.shape_values().is_some())
+        }
+        StructInfoKind::Tuple(fields) => fields.iter().all(|f| known(f, dims, result)),
+        _ => !result,
+    }
+}
+
+/// The legalized form of `expr` if it is a call the pass rewrites (see the
+/// module docs), `None` if it is left alone.
+pub fn legalize_call(bb: &mut BlockBuilder, expr: &Expr) -> Result<Option<Expr>, Error> {
+    let Some(call) = expr.as_call() else {
+        return Ok(None);
+    };
+    let ExprKind::Op(op) = call.op.kind() else {
+        return Ok(None);
+    };
+    if SKIPPED_OPS.contains(&op.name()) {
+        return Ok(None);
+    }
+    let Some(info) = crate::op::lookup(op.name()) else {
+        return Ok(None);
+    };
+    let Some(out) = expr.struct_info() else {
+        return Ok(None);
+    };
+    let args_known = call
+        .args
+        .iter()
+        .all(|a| a.struct_info().is_some_and(|s| known(s, false, false)));
+    if !args_known || !known(out, true, true) {
+        return Ok(None);
+    }
+    let f = legalize::lookup(op.name())
+        .ok_or_else(|| error(format!("{} has no legalization", info.short_name())))?;
+    let attrs = info
+        .normalize_attrs(&call.attrs)
+        .map_err(|d| Error::Compile(vec![d]))?;
+    let call = Call {
+        attrs,
+        ..call.clone()
+    };
+    let mut cx = LegalizeCtx {
+        bb,
+        op: info,
+        call: &call,
+        out,
+    };
+    let new = f(&mut cx)?;
+    let got = new.struct_info().ok_or_else(|| {
+        error(format!(
+            "{}: the legalized call has no StructInfo",
+            info.short_name()
+        ))
+    })?;
+    if !provably_equal(got, out) {
+        return Err(error(format!(
+            "{}: the legalization computes {got}, but the call has {out}",
+            info.short_name()
+        )));
+    }
+    // Give the call_tir the call's own StructInfo (equal, maybe spelled
+    // differently) so that the binding keeps its variable.
+    if let Some(c) = new.as_call() {
+        if c.sinfo_args.len() == 1 || out.as_tuple().is_some() {
+            let sinfo_args = match out.as_tuple() {
+                Some(fields) if c.sinfo_args.len() == fields.len() => fields.to_vec(),
+                Some(_) => c.sinfo_args.clone(),
+                None => vec![out.clone()],
+            };
+            let rebuilt =
+                Expr::call_full(c.op.clone(), c.args.clone(), c.attrs.clone(), sinfo_args);
+            return bb.normalize(rebuilt).map(Some);
+        }
+    }
+    Ok(Some(new))
+}
+
+/// Whether two tensor / tuple StructInfos have equal dtypes and provably
+/// equal dims.
+fn provably_equal(a: &StructInfo, b: &StructInfo) -> bool {
+    match (a.kind(), b.kind()) {
+        (StructInfoKind::Tensor(x), StructInfoKind::Tensor(y)) => {
+            if x.dtype != y.dtype || x.ndim != y.ndim {
+                return false;
+            }
+            match (x.shape_values(), y.shape_values()) {
+                (Some(p), Some(q)) => {
+                    let mut ana = Analyzer::new();
+                    for v in p.iter().chain(q).flat_map(|e| e.free_vars()) {
+                        ana.mark_non_negative(&v);
+                    }
+                    p.iter()
+                        .zip(q)
+                        .all(|(d, e)| d == e || ana.compare_equal(d, e) == Proof::Proven)
+                }
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        (StructInfoKind::Tuple(xs), StructInfoKind::Tuple(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| provably_equal(x, y))
+        }
+        _ => false,
+    }
+}
