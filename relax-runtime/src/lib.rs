@@ -11,6 +11,7 @@
 //! | [`kernels`] | a reference kernel for every op |
 //! | [`native`] | native kernels (compiled or interpreted PrimFuncs) and their libraries |
 //! | [`packed`] | the host-function registry (`call_packed`) |
+//! | [`parallel`] | the thread pool parallel loops of compiled kernels run on |
 //! | [`diagnostic`], [`error`] | what goes wrong, for users |
 
 #![warn(missing_docs)]
@@ -22,6 +23,7 @@ pub mod executable;
 pub mod kernels;
 pub mod native;
 pub mod packed;
+pub mod parallel;
 pub mod serialize;
 pub mod tensor;
 pub mod value;

@@ -7,7 +7,13 @@
 //! 2. Every node carries the byte span of its text.
 //! 3. Expressions follow Python's precedence (`or` < `and` < `not` <
 //!    comparisons < `+ -` < `* / // %` < unary `-` < `**` < postfix).
-//! 4. The parser stops at the first syntax error (its recovery would only
+//! 4. Loop-level statements (`for i in range(n):` and item assignment
+//!    `C[i, j] = v`, which only `@T.prim_func` bodies have) are parsed into
+//!    [`StmtKind::Unsupported`], so the Relax lowering reports them as
+//!    statements it does not support while the loop-level lowering reads
+//!    them. A slice `lo:hi` in a subscript (`T.reads(A[i, 0:4])`) becomes the
+//!    call `slice(lo, hi)`, as in Python, with `None` for a missing bound.
+//! 5. The parser stops at the first syntax error (its recovery would only
 //!    produce noise), but never panics: nesting deeper than
 //!    [`MAX_DEPTH`] is reported instead of overflowing the stack.
 
@@ -289,9 +295,47 @@ pub enum StmtKind {
     ClassDef(ClassDef),
     /// `import …` / `from … import …` (ignored)
     Import,
-    /// A statement TVMScript has no use for (`for`, `while`, …), kept so the
-    /// lowering can say so at the right place.
-    Unsupported(String),
+    /// A statement Relax has no use for, kept so the Relax lowering can say
+    /// so at the right place: the loop-level statements (`for` loops and
+    /// item assignments, which `@T.prim_func` bodies read from here) and
+    /// those TVMScript has no use for at all (`while`, `try`, …).
+    Unsupported(OtherStmt),
+}
+
+/// A statement outside the Relax subset; `Display` prints its keyword.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OtherStmt {
+    /// `for`, `while`, … or `item assignment`.
+    pub keyword: String,
+    /// The parsed statement, for the loop-level ones.
+    pub loop_level: Option<LoopLevelStmt>,
+}
+
+impl std::fmt::Display for OtherStmt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.keyword)
+    }
+}
+
+/// The statements only loop-level (`@T.prim_func`) bodies have.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopLevelStmt {
+    /// `for i, j in T.grid(a, b): body`
+    For {
+        /// The loop variables.
+        targets: Vec<Ident>,
+        /// What they range over.
+        iter: Expr,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// `C[vi, vj] = value`
+    ItemAssign {
+        /// The subscript assigned to.
+        target: Expr,
+        /// The value.
+        value: Expr,
+    },
 }
 
 /// A statement and its span.
@@ -346,8 +390,8 @@ struct Parser<'t> {
 }
 
 const STATEMENT_KEYWORDS: &[&str] = &[
-    "for", "while", "try", "except", "finally", "raise", "del", "global", "nonlocal", "assert",
-    "lambda", "yield", "async", "await", "break", "continue",
+    "while", "try", "except", "finally", "raise", "del", "global", "nonlocal", "assert", "lambda",
+    "yield", "async", "await", "break", "continue",
 ];
 
 impl<'t> Parser<'t> {
@@ -505,6 +549,10 @@ impl<'t> Parser<'t> {
                 let body = self.block()?;
                 return Ok(vec![self.finish(StmtKind::With { item, body }, lo)]);
             }
+            Tok::Name(n) if n == "for" => {
+                self.advance();
+                return Ok(vec![self.for_rest(lo)?]);
+            }
             Tok::Name(n) if STATEMENT_KEYWORDS.contains(&n.as_str()) => {
                 let n = n.clone();
                 // Skip the statement's header and body so the lowering can
@@ -512,7 +560,10 @@ impl<'t> Parser<'t> {
                 let span = self.span();
                 self.skip_statement()?;
                 return Ok(vec![Stmt {
-                    kind: StmtKind::Unsupported(n),
+                    kind: StmtKind::Unsupported(OtherStmt {
+                        keyword: n,
+                        loop_level: None,
+                    }),
                     span,
                 }]);
             }
@@ -600,6 +651,23 @@ impl<'t> Parser<'t> {
                 },
                 lo,
             ));
+        }
+        if self.at_punct("=") && matches!(first.kind, ExprKind::Subscript(..)) {
+            self.advance();
+            let value = self.expr_list()?;
+            if self.at_punct("=") {
+                return Err(self.error_here(
+                    "expected end of line, found `=` (chained assignment is not TVMScript)",
+                ));
+            }
+            let kind = StmtKind::Unsupported(OtherStmt {
+                keyword: "item assignment".into(),
+                loop_level: Some(LoopLevelStmt::ItemAssign {
+                    target: first,
+                    value,
+                }),
+            });
+            return Ok(self.finish(kind, lo));
         }
         if self.at_punct("=") {
             self.advance();
@@ -716,6 +784,36 @@ impl<'t> Parser<'t> {
         Ok(self.finish(StmtKind::If { cond, then, orelse }, lo))
     }
 
+    /// `for a, b in iter: body`, after `for`.
+    fn for_rest(&mut self, lo: usize) -> Result<Stmt, Diagnostic> {
+        let mut targets = Vec::new();
+        let paren = self.eat_punct("(");
+        loop {
+            targets.push(self.ident("a loop variable name")?);
+            if !self.eat_punct(",") || self.at_name("in") || self.at_punct(")") {
+                break;
+            }
+        }
+        if paren {
+            self.expect_punct(")")?;
+        }
+        if !self.eat_name("in") {
+            return Err(self.expected("`in`"));
+        }
+        let iter = self.expr()?;
+        self.expect_punct(":")?;
+        let body = self.block()?;
+        let kind = StmtKind::Unsupported(OtherStmt {
+            keyword: "for".into(),
+            loop_level: Some(LoopLevelStmt::For {
+                targets,
+                iter,
+                body,
+            }),
+        });
+        Ok(self.finish(kind, lo))
+    }
+
     fn func_def(&mut self) -> Result<FuncDef, Diagnostic> {
         let lo = self.span().lo;
         self.advance(); // `def`
@@ -783,6 +881,67 @@ impl<'t> Parser<'t> {
             decorators: Vec::new(),
             name,
             body,
+        })
+    }
+
+    /// The index of a subscript: like [`Self::expr_list`], but items may
+    /// be slices `lo:hi`.
+    fn subscript_list(&mut self) -> Result<Expr, Diagnostic> {
+        let lo = self.span().lo;
+        let mut items = Vec::new();
+        let mut trailing = false;
+        while !self.at_punct("]") {
+            items.push(self.subscript_item()?);
+            trailing = self.eat_punct(",");
+            if !trailing {
+                break;
+            }
+        }
+        if items.len() == 1 && !trailing {
+            if let Some(e) = items.pop() {
+                return Ok(e);
+            }
+        }
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span: Span::new(lo, self.prev_hi()),
+        })
+    }
+
+    /// `e`, or a slice `lo:hi` (also `lo:`, `:hi`, `:`), which becomes
+    /// `slice(lo, hi)` with `None` for a missing bound, as in Python.
+    fn subscript_item(&mut self) -> Result<Expr, Diagnostic> {
+        let lo = self.span().lo;
+        let start = if self.at_punct(":") {
+            None
+        } else {
+            Some(self.expr()?)
+        };
+        let colon = self.span();
+        if !self.eat_punct(":") {
+            return start.ok_or_else(|| self.expected("an index"));
+        }
+        let end = if self.at_punct(",") || self.at_punct("]") {
+            None
+        } else {
+            Some(self.expr()?)
+        };
+        let none = |at: Span| Expr {
+            kind: ExprKind::None,
+            span: Span::new(at.hi, at.hi),
+        };
+        let start = start.unwrap_or_else(|| none(Span::new(lo, lo)));
+        let end = end.unwrap_or_else(|| none(colon));
+        Ok(Expr {
+            kind: ExprKind::Call {
+                func: Box::new(Expr {
+                    kind: ExprKind::Name("slice".into()),
+                    span: colon,
+                }),
+                args: vec![start, end],
+                kwargs: vec![],
+            },
+            span: Span::new(lo, self.prev_hi()),
         })
     }
 
@@ -1007,7 +1166,7 @@ impl<'t> Parser<'t> {
                 };
             } else if self.at_punct("[") {
                 self.advance();
-                let index = self.expr_list()?;
+                let index = self.subscript_list()?;
                 self.expect_punct("]")?;
                 let span = Span::new(e.span.lo, self.prev_hi());
                 e = Expr {

@@ -1,22 +1,99 @@
-//! Lowering of `@T.prim_func` definitions to [`PrimFunc`] signatures.
+//! Lowering of `@T.prim_func` definitions to [`PrimFunc`]s.
 //!
-//! Only the signature is represented for now (see [`crate::tir`]), so the
-//! body may hold just `T.func_attr({…})`, symbolic variable declarations
-//! (`n = T.int64()`), `T.evaluate(0)` and `pass`; a loop-level body is
-//! reported as unsupported rather than silently dropped.
+//! The signature: parameters are buffers (`A: T.Buffer((n, 4), "float32")`,
+//! dtype `float32` when omitted, `strides=(…)` optional) or scalars
+//! (`n: T.int64`). Scalar parameters are declared before any buffer shape is
+//! read, so `(A: T.Buffer((n,)), n: T.int64)` refers to the scalar `n`; other
+//! symbolic vars are declared by the body's `n = T.int64()` lines.
 //!
-//! Parameters are buffers (`A: T.Buffer((n, 4), "float32")`, dtype
-//! `float32` when omitted) or scalars (`n: T.int64`). Scalar parameters are
-//! declared before any buffer shape is read, so `(A: T.Buffer((n,)), n: T.int64)`
-//! refers to the scalar `n`.
+//! The body is the printer's format (see [`crate::printer`]'s `tir.rs`):
+//!
+//! 1. `for i in range(n)` / `range(a, b)`, `T.serial`, `T.parallel`,
+//!    `T.vectorized`, `T.unroll` (one or two bounds) and
+//!    `for i, j in T.grid(a, b)` (nested serial loops). A loop var takes the
+//!    dtype of the loop's extent.
+//! 2. `with T.block("C"):` whose leading statements are its header: iteration
+//!    variables (`vi = T.axis.spatial(n, i)`, `T.axis.reduce`, a domain
+//!    `(lo, hi)` for a non-zero start, or `vi, vj = T.axis.remap("SS", [i, j])`
+//!    over enclosing loops, whose ranges give the domains), `T.reads(…)`,
+//!    `T.writes(…)`, `name = T.alloc_buffer(…)` (the block's
+//!    `alloc_buffers`) and `with T.init():`; the remaining statements are the
+//!    body. An iteration variable takes its value's dtype.
+//! 3. `C[vi, vj] = value` stores; `if`/`else`; `T.evaluate(e)` (a bare
+//!    integer there is an `int32`, as in TVM); `pass` (nothing).
+//! 4. Statements that open a scope running to the end of their statement
+//!    list: `name = T.alloc_buffer(shape, dtype)` outside a block header is
+//!    an `Allocate`, and `x: T.int32 = value` (or `x = value`) a `LetStmt`.
+//! 5. A statement list of one statement is that statement, of several a
+//!    `Seq`, of none an empty `Seq`.
+//! 6. Regions: `A[vi, vk]` is a point (extent 1 per dim); a slice `lo:hi`
+//!    has extent `hi - lo`, computed so that what the printer writes for
+//!    `min:min + extent` gives back `extent` exactly (a literal difference
+//!    when both bounds are literals, `e` when `hi` is `lo + e`); `:` alone is
+//!    the whole dim.
+//!
+//! Expressions are lowered by `tir/expr.rs`.
+
+mod expr;
 
 use super::lower::{Frame, Lowered, Lowerer};
 use super::sinfo::Args;
-use super::syntax::{ExprKind as SK, FuncDef, StmtKind};
+use super::syntax::{self, ExprKind as SK, FuncDef, LoopLevelStmt, Stmt, StmtKind};
 use crate::ir::function::attr;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::ir::Attrs;
-use crate::tir::{PrimFunc, PrimFuncParam};
-use relax_runtime::DataType;
+use crate::tir::{
+    Block, Buffer, BufferRegion, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt as TStmt,
+};
+use relax_runtime::{DataType, Span};
+use std::collections::HashMap;
+
+/// The scopes of a prim_func body: loop, block and let variables and
+/// buffers by name (innermost last), and the enclosing loops.
+#[derive(Default)]
+pub(super) struct TirScope {
+    vars: Vec<HashMap<String, TirVar>>,
+    buffers: Vec<HashMap<String, Buffer>>,
+    /// The enclosing loops: variable, start and extent.
+    loops: Vec<(TirVar, PrimExpr, PrimExpr)>,
+}
+
+impl TirScope {
+    fn push(&mut self) {
+        self.vars.push(HashMap::new());
+        self.buffers.push(HashMap::new());
+    }
+    fn pop(&mut self) {
+        self.vars.pop();
+        self.buffers.pop();
+    }
+    fn define_var(&mut self, name: &str, v: TirVar) {
+        if let Some(s) = self.vars.last_mut() {
+            s.insert(name.to_string(), v);
+        }
+    }
+    fn define_buffer(&mut self, name: &str, b: Buffer) {
+        if let Some(s) = self.buffers.last_mut() {
+            s.insert(name.to_string(), b);
+        }
+    }
+    fn var(&self, name: &str) -> Option<TirVar> {
+        self.vars.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+    fn buffer(&self, name: &str) -> Option<Buffer> {
+        self.buffers.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+}
+
+/// One of a block's header statements, or the first body statement.
+enum Header {
+    IterVars,
+    Reads(Vec<BufferRegion>),
+    Writes(Vec<BufferRegion>),
+    Alloc,
+    Init(TStmt),
+    Body,
+}
 
 impl Lowerer<'_> {
     /// Lowers a `@T.prim_func` definition.
@@ -43,7 +120,44 @@ impl Lowerer<'_> {
             ..Frame::default()
         });
         self.tir_prelude(f);
-        // Scalar parameters first: buffer shapes may refer to them.
+        let params = self.prim_func_params(f);
+        let mut attrs = Attrs::new();
+        if !private {
+            attrs = attrs.with(attr::GLOBAL_SYMBOL, f.name.name.as_str());
+        }
+        let mut body = Vec::new();
+        for s in &f.body {
+            if let Some(pairs) = self.func_attr_stmt(s, "T.func_attr") {
+                for (k, v) in pairs {
+                    attrs = attrs.with(&k, v);
+                }
+                continue;
+            }
+            if is_sym_decl(s) {
+                continue; // declared by `tir_prelude`
+            }
+            body.push(s.clone());
+        }
+        let mut scope = TirScope::default();
+        scope.push();
+        for p in &params {
+            if let PrimFuncParam::Buffer(b) = p {
+                scope.define_buffer(b.name(), b.clone());
+            }
+        }
+        let body = self.tir_stmts(&mut scope, &body);
+        self.frames.pop();
+        let body = body?;
+        (self.errors.len() == errors_before).then_some(PrimFunc {
+            params,
+            body,
+            attrs,
+        })
+    }
+
+    /// The parameters: scalars first (buffer shapes may use them), then
+    /// buffers, returned in written order.
+    fn prim_func_params(&mut self, f: &FuncDef) -> Vec<PrimFuncParam> {
         let mut scalars = Vec::new();
         for p in &f.params {
             let Some(a) = &p.annotation else { continue };
@@ -96,130 +210,156 @@ impl Lowerer<'_> {
                 );
                 continue;
             }
-            let mut args = Args::new(args, kwargs);
-            let shape = args.take("shape", 0);
-            let dtype = args.take("dtype", 0);
-            if let Some(extra) = args.positional.first() {
-                self.error(
-                    "syntax-error",
-                    extra.span,
-                    format!(
-                        "expected at most a shape and a dtype in `T.Buffer`, found {}",
-                        extra.describe()
-                    ),
-                );
+            if let Some(b) = self.buffer_decl(&p.name.name, "T.Buffer", a.span, args, kwargs, None)
+            {
+                params.push(PrimFuncParam::Buffer(b));
             }
-            for (k, _) in &args.kwargs {
+        }
+        params
+    }
+
+    /// A buffer from `T.Buffer(shape, dtype, strides=…)` or
+    /// `T.alloc_buffer(…)`; shapes of the latter may use loop-level names
+    /// (`scope`), the former only symbolic variables.
+    fn buffer_decl(
+        &mut self,
+        name: &str,
+        path: &str,
+        span: Span,
+        args: &[syntax::Expr],
+        kwargs: &[(syntax::Ident, syntax::Expr)],
+        mut scope: Option<&mut TirScope>,
+    ) -> Option<Buffer> {
+        let mut args = Args::new(args, kwargs);
+        let shape = args.take("shape", 0);
+        let dtype = args.take("dtype", 0);
+        let strides = args.take("strides", usize::MAX);
+        let mem_scope = args.take("scope", usize::MAX);
+        if let Some(extra) = args.positional.first() {
+            self.error(
+                "syntax-error",
+                extra.span,
+                format!(
+                    "expected at most a shape and a dtype in `{path}`, found {}",
+                    extra.describe()
+                ),
+            );
+        }
+        for (k, _) in &args.kwargs {
+            self.error(
+                "unsupported-syntax",
+                k.span,
+                format!(
+                    "expected `shape`, `dtype`, `strides` or `scope` in `{path}`, found `{}`",
+                    k.name
+                ),
+            );
+        }
+        if let Some(s) = mem_scope {
+            if !matches!(&s.kind, SK::Str(v) if v == "global") {
                 self.error(
                     "unsupported-syntax",
-                    k.span,
+                    s.span,
                     format!(
-                        "expected `shape` or `dtype` in `T.Buffer`, found `{}`",
-                        k.name
+                        "expected the memory scope \"global\" (the only one), found {}",
+                        s.describe()
                     ),
                 );
             }
-            let dtype = match dtype.map(|d| (d, &d.kind)) {
-                None => Some(DataType::f32()),
-                Some((_, SK::Str(s))) => match s.parse::<DataType>() {
-                    Ok(d) => Some(d),
-                    Err(e) => {
-                        self.error("invalid-dtype", a.span, e.to_string());
-                        None
-                    }
-                },
-                Some((d, _)) => {
-                    self.error(
-                        "invalid-dtype",
-                        d.span,
-                        format!(
-                            "expected a dtype string such as \"float32\", found {}",
-                            d.describe()
-                        ),
-                    );
+        }
+        let dtype = match dtype.map(|d| (d, &d.kind)) {
+            None => Some(DataType::f32()),
+            Some((d, SK::Str(s))) => match s.parse::<DataType>() {
+                Ok(dt) => Some(dt),
+                Err(e) => {
+                    self.error("invalid-dtype", d.span, e.to_string());
                     None
                 }
-            };
-            let dims = match shape.map(|s| (s, &s.kind)) {
+            },
+            Some((d, _)) => {
+                self.error(
+                    "invalid-dtype",
+                    d.span,
+                    format!(
+                        "expected a dtype string such as \"float32\", found {}",
+                        d.describe()
+                    ),
+                );
+                None
+            }
+        };
+        let mut dims_of =
+            |this: &mut Self, e: Option<&syntax::Expr>, what: &str| match e.map(|s| (s, &s.kind)) {
                 Some((_, SK::Tuple(items) | SK::List(items))) => {
                     let mut out = Vec::new();
                     let mut ok = true;
                     for d in items {
-                        match self.dim(d, false) {
+                        let lowered = match scope.as_deref_mut() {
+                            Some(sc) => this.tir_index(sc, d),
+                            None => this.dim(d, false),
+                        };
+                        match lowered {
                             Some(p) => out.push(p),
                             None => ok = false,
                         }
                     }
                     ok.then_some(out)
                 }
+                Some((_, SK::Int(_) | SK::Name(_))) if what == "shape" => {
+                    let e = e?;
+                    let lowered = match scope.as_deref_mut() {
+                        Some(sc) => this.tir_index(sc, e),
+                        None => this.dim(e, false),
+                    };
+                    lowered.map(|d| vec![d])
+                }
                 Some((s, _)) => {
-                    self.error(
+                    this.error(
                         "syntax-error",
                         s.span,
                         format!(
-                            "expected a shape tuple such as `(n, 4)`, found {}",
+                            "expected a {what} tuple such as `(n, 4)`, found {}",
                             s.describe()
                         ),
                     );
                     None
                 }
                 None => {
-                    self.error(
+                    this.error(
                         "syntax-error",
-                        a.span,
-                        "expected a shape in `T.Buffer(…)`, found none",
+                        span,
+                        format!("expected a {what} in `{path}(…)`, found none"),
                     );
                     None
                 }
             };
-            if let (Some(shape), Some(dtype)) = (dims, dtype) {
-                params.push(PrimFuncParam::Buffer(crate::tir::Buffer::new(
-                    p.name.name.clone(),
-                    shape,
-                    dtype,
-                )));
-            }
-        }
-        let mut attrs = Attrs::new();
-        if !private {
-            attrs = attrs.with(attr::GLOBAL_SYMBOL, f.name.name.as_str());
-        }
-        for s in &f.body {
-            if let Some(pairs) = self.func_attr_stmt(s, "T.func_attr") {
-                for (k, v) in pairs {
-                    attrs = attrs.with(&k, v);
-                }
-                continue;
-            }
-            match &s.kind {
-                StmtKind::Pass => {}
-                StmtKind::Expr(e) if matches!(e.kind, SK::Str(_)) => {}
-                StmtKind::Expr(e)
-                    if e.as_call().is_some_and(|(p, args, _)| {
-                        p == "T.evaluate" && args.len() == 1 && matches!(args[0].kind, SK::Int(0))
-                    }) => {}
-                StmtKind::Assign { value, .. }
-                    if value.as_call().is_some_and(|(p, a, k)| {
-                        p.starts_with("T.") && a.is_empty() && k.is_empty()
-                    }) => {}
-                _ => self.error(
-                    "unsupported-syntax",
-                    s.span,
-                    "expected `T.evaluate(0)` or `pass` as a prim_func body (loop-level bodies are not supported yet), found another statement",
+        let dims = dims_of(self, shape, "shape");
+        let strides = match strides {
+            Some(s) => dims_of(self, Some(s), "strides"),
+            None => Some(Vec::new()),
+        };
+        let (dims, dtype, strides) = (dims?, dtype?, strides?);
+        if !strides.is_empty() && strides.len() != dims.len() {
+            self.error(
+                "syntax-error",
+                span,
+                format!(
+                    "expected one stride per dimension in `{path}`, found {} for {}",
+                    strides.len(),
+                    dims.len()
                 ),
-            }
+            );
+            return None;
         }
-        self.frames.pop();
-        (self.errors.len() == errors_before).then_some(PrimFunc {
-            params,
-            body: crate::tir::Stmt::no_op(),
-            attrs,
-        })
+        Some(Buffer::with_strides(name, dims, dtype, strides))
     }
 
     /// Declares `n = T.int64()` variables of a prim_func body.
     fn tir_prelude(&mut self, f: &FuncDef) {
         for s in &f.body {
+            if !is_sym_decl(s) {
+                continue;
+            }
             let StmtKind::Assign { targets, value, .. } = &s.kind else {
                 continue;
             };
@@ -242,10 +382,745 @@ impl Lowerer<'_> {
             }
         }
     }
+
+    // ---- statements -----------------------------------------------------
+
+    /// A statement list (see the module docs, 4 and 5).
+    fn tir_stmts(&mut self, sc: &mut TirScope, stmts: &[Stmt]) -> Lowered<TStmt> {
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, s) in stmts.iter().enumerate() {
+            let rest = &stmts[i + 1..];
+            // Statements whose scope is the rest of the list.
+            if let StmtKind::Assign {
+                targets,
+                unpack: false,
+                annotation,
+                value,
+            } = &s.kind
+            {
+                let name = &targets[0].name;
+                if let Some((path, args, kwargs)) = value.as_call() {
+                    if path == "T.alloc_buffer" {
+                        let b = self.buffer_decl(
+                            name,
+                            "T.alloc_buffer",
+                            value.span,
+                            args,
+                            kwargs,
+                            Some(sc),
+                        );
+                        sc.push();
+                        if let Some(b) = &b {
+                            sc.define_buffer(name, b.clone());
+                        }
+                        let body = self.tir_stmts(sc, rest);
+                        sc.pop();
+                        let (b, body) = (b?, body?);
+                        out.push(TStmt::Allocate {
+                            buffer: b,
+                            body: Box::new(body),
+                        });
+                        return ok.then(|| seq(out));
+                    }
+                }
+                let value = self.tir_expr(sc, value);
+                let dtype = match annotation {
+                    Some(a) => self.tir_dtype_annotation(a),
+                    None => value.as_ref().map(|v| v.dtype()),
+                };
+                let var = dtype.map(|dt| TirVar::with_dtype(name.as_str(), dt));
+                let value = match (value, &var) {
+                    (Some(v), Some(var)) => self.expect_dtype(v, var.dtype(), s.span),
+                    _ => None,
+                };
+                sc.push();
+                if let Some(var) = &var {
+                    sc.define_var(name, var.clone());
+                }
+                let body = self.tir_stmts(sc, rest);
+                sc.pop();
+                let (var, value, body) = (var?, value?, body?);
+                out.push(TStmt::LetStmt {
+                    var,
+                    value,
+                    body: Box::new(body),
+                });
+                return ok.then(|| seq(out));
+            }
+            match self.tir_stmt(sc, s) {
+                Some(Some(st)) => out.push(st),
+                Some(None) => {}
+                None => ok = false,
+            }
+        }
+        ok.then(|| seq(out))
+    }
+
+    /// `x: T.int32` in a let: the dtype.
+    fn tir_dtype_annotation(&mut self, a: &syntax::Expr) -> Option<DataType> {
+        match scalar_annotation(a) {
+            Some(Ok(dt)) => Some(dt),
+            _ => {
+                self.error(
+                    "invalid-dtype",
+                    a.span,
+                    format!(
+                        "expected a scalar type such as `T.int32`, found {}",
+                        a.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// One statement that does not open a scope over the rest of its list;
+    /// `Some(None)` when it lowers to nothing (`pass`, a docstring).
+    fn tir_stmt(&mut self, sc: &mut TirScope, s: &Stmt) -> Option<Option<TStmt>> {
+        match &s.kind {
+            StmtKind::Pass => Some(None),
+            StmtKind::Expr(e) if matches!(e.kind, SK::Str(_)) => Some(None),
+            StmtKind::Expr(e) => {
+                let Some((path, args, kwargs)) = e.as_call() else {
+                    self.error(
+                        "syntax-error",
+                        e.span,
+                        format!("expected a statement, found {}", e.describe()),
+                    );
+                    return None;
+                };
+                if path != "T.evaluate" || args.len() != 1 || !kwargs.is_empty() {
+                    self.error(
+                        "unsupported-syntax",
+                        e.span,
+                        format!("expected a loop-level statement (`T.evaluate(…)`, a store, a loop, a block), found a call of `{path}`"),
+                    );
+                    return None;
+                }
+                let v = match args[0].kind {
+                    SK::Int(v) => PrimExpr::int_of(DataType::i32(), v),
+                    _ => self.tir_expr(sc, &args[0])?,
+                };
+                Some(Some(TStmt::Evaluate(v)))
+            }
+            StmtKind::If { cond, then, orelse } => {
+                let c = self.tir_expr(sc, cond);
+                let c = c.and_then(|c| self.expect_dtype(c, DataType::bool(), cond.span));
+                sc.push();
+                let t = self.tir_stmts(sc, then);
+                sc.pop();
+                let e = match orelse {
+                    Some(o) => {
+                        sc.push();
+                        let e = self.tir_stmts(sc, o);
+                        sc.pop();
+                        Some(Some(Box::new(e?)))
+                    }
+                    None => Some(None),
+                };
+                Some(Some(TStmt::IfThenElse {
+                    cond: c?,
+                    then_case: Box::new(t?),
+                    else_case: e?,
+                }))
+            }
+            StmtKind::With { item, body } => match item.as_call() {
+                Some((p, args, _)) if p == "T.block" => {
+                    let name = match args.first().map(|a| &a.kind) {
+                        Some(SK::Str(n)) => n.clone(),
+                        None => String::new(),
+                        Some(_) => {
+                            self.error(
+                                "syntax-error",
+                                item.span,
+                                "expected a block name string in `T.block(…)`",
+                            );
+                            return None;
+                        }
+                    };
+                    self.tir_block(sc, name, body).map(Some)
+                }
+                Some((p, _, _)) if p == "T.init" => {
+                    self.error(
+                        "syntax-error",
+                        item.span,
+                        "expected `with T.init():` only in a block's header, found it elsewhere",
+                    );
+                    None
+                }
+                _ => {
+                    self.error(
+                        "unsupported-syntax",
+                        item.span,
+                        format!(
+                            "expected `with T.block(\"name\"):`, found `with` {}",
+                            item.describe()
+                        ),
+                    );
+                    None
+                }
+            },
+            StmtKind::Unsupported(other) => match &other.loop_level {
+                Some(LoopLevelStmt::For {
+                    targets,
+                    iter,
+                    body,
+                }) => self.tir_for(sc, targets, iter, body).map(Some),
+                Some(LoopLevelStmt::ItemAssign { target, value }) => {
+                    let SK::Subscript(base, index) = &target.kind else {
+                        return None;
+                    };
+                    let (buffer, indices) = self.tir_access(sc, base, index)?;
+                    let v = self.tir_expr(sc, value)?;
+                    let v = self.expect_dtype(v, buffer.dtype(), value.span)?;
+                    Some(Some(TStmt::BufferStore {
+                        buffer,
+                        value: v,
+                        indices,
+                    }))
+                }
+                None => {
+                    self.error(
+                        "unsupported-syntax",
+                        s.span,
+                        format!("expected a loop-level statement, found a `{other}` statement"),
+                    );
+                    None
+                }
+            },
+            StmtKind::Assign { .. } => {
+                self.error(
+                    "unsupported-syntax",
+                    s.span,
+                    "expected one name to bind, found tuple unpacking (only `T.axis.remap` in a block header unpacks)",
+                );
+                None
+            }
+            StmtKind::Return(_)
+            | StmtKind::FuncDef(_)
+            | StmtKind::ClassDef(_)
+            | StmtKind::Import => {
+                self.error(
+                    "syntax-error",
+                    s.span,
+                    "expected a loop-level statement in a `@T.prim_func` body, found another statement",
+                );
+                None
+            }
+        }
+    }
+
+    /// `for targets in iter: body`.
+    fn tir_for(
+        &mut self,
+        sc: &mut TirScope,
+        targets: &[syntax::Ident],
+        iter: &syntax::Expr,
+        body: &[Stmt],
+    ) -> Lowered<TStmt> {
+        let Some((path, args, kwargs)) = iter.as_call() else {
+            self.error(
+                "syntax-error",
+                iter.span,
+                format!(
+                    "expected `range(…)`, `T.grid(…)` or a loop kind such as `T.parallel(…)`, found {}",
+                    iter.describe()
+                ),
+            );
+            return None;
+        };
+        if let Some((k, _)) = kwargs.first() {
+            self.error(
+                "unsupported-syntax",
+                k.span,
+                format!(
+                    "expected no keyword arguments to `{path}`, found `{}=`",
+                    k.name
+                ),
+            );
+            return None;
+        }
+        // (kind, [(min, extent)]) per loop, outermost first.
+        let mut ranges: Vec<(PrimExpr, PrimExpr)> = Vec::new();
+        let kind = match path.as_str() {
+            "T.grid" => {
+                if args.len() != targets.len() {
+                    self.error(
+                        "syntax-error",
+                        iter.span,
+                        format!(
+                            "expected one extent per loop variable in `T.grid`, found {} for {}",
+                            args.len(),
+                            targets.len()
+                        ),
+                    );
+                    return None;
+                }
+                for a in args {
+                    let e = self.tir_index(sc, a)?;
+                    ranges.push((PrimExpr::int_of(e.dtype(), 0), e));
+                }
+                ForKind::Serial
+            }
+            "range" | "T.serial" | "T.parallel" | "T.vectorized" | "T.unroll" => {
+                let kind = match path.as_str() {
+                    "T.parallel" => ForKind::Parallel,
+                    "T.vectorized" => ForKind::Vectorized,
+                    "T.unroll" => ForKind::Unrolled,
+                    _ => ForKind::Serial,
+                };
+                if targets.len() != 1 {
+                    self.error(
+                        "syntax-error",
+                        iter.span,
+                        format!("expected one loop variable for `{path}`, found {} (use `T.grid` for several)", targets.len()),
+                    );
+                    return None;
+                }
+                match args {
+                    [n] => {
+                        let e = self.tir_index(sc, n)?;
+                        ranges.push((PrimExpr::int_of(e.dtype(), 0), e));
+                    }
+                    [a, b] => {
+                        let lo = self.tir_index(sc, a);
+                        let hi = self.tir_index(sc, b);
+                        let (lo, hi) = expr::unify(lo?, hi?);
+                        let lo = self.expect_dtype(lo, hi.dtype(), a.span)?;
+                        let ext = extent_between(&lo, &hi);
+                        ranges.push((lo, ext));
+                    }
+                    _ => {
+                        self.error(
+                            "syntax-error",
+                            iter.span,
+                            format!("expected `{path}(extent)` or `{path}(start, stop)`, found {} arguments", args.len()),
+                        );
+                        return None;
+                    }
+                }
+                kind
+            }
+            _ => {
+                self.error(
+                    "unsupported-syntax",
+                    iter.span,
+                    format!("expected `range(…)`, `T.grid(…)`, `T.serial`, `T.parallel`, `T.vectorized` or `T.unroll`, found `{path}`"),
+                );
+                return None;
+            }
+        };
+        sc.push();
+        let depth = sc.loops.len();
+        let mut vars = Vec::new();
+        for (t, (min, extent)) in targets.iter().zip(&ranges) {
+            let v = TirVar::with_dtype(t.name.as_str(), extent.dtype());
+            sc.define_var(&t.name, v.clone());
+            sc.loops.push((v.clone(), min.clone(), extent.clone()));
+            vars.push(v);
+        }
+        let body = self.tir_stmts(sc, body);
+        sc.loops.truncate(depth);
+        sc.pop();
+        let mut s = body?;
+        for (v, (min, extent)) in vars.into_iter().zip(ranges).rev() {
+            s = TStmt::For {
+                loop_var: v,
+                min,
+                extent,
+                kind,
+                body: Box::new(s),
+            };
+        }
+        Some(s)
+    }
+
+    /// `with T.block(name): header… body…`.
+    fn tir_block(&mut self, sc: &mut TirScope, name: String, stmts: &[Stmt]) -> Lowered<TStmt> {
+        sc.push();
+        let r = self.tir_block_inner(sc, name, stmts);
+        sc.pop();
+        r
+    }
+
+    fn tir_block_inner(
+        &mut self,
+        sc: &mut TirScope,
+        name: String,
+        stmts: &[Stmt],
+    ) -> Lowered<TStmt> {
+        let mut block = Block {
+            name,
+            iter_vars: Vec::new(),
+            iter_values: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            init: None,
+            body: Box::new(TStmt::Seq(vec![])),
+            alloc_buffers: Vec::new(),
+        };
+        let mut ok = true;
+        let mut body_start = stmts.len();
+        for (i, s) in stmts.iter().enumerate() {
+            match self.block_header(sc, s, &mut block) {
+                Some(Header::Body) => {
+                    body_start = i;
+                    break;
+                }
+                Some(Header::Reads(r)) => block.reads.extend(r),
+                Some(Header::Writes(w)) => block.writes.extend(w),
+                Some(Header::Init(init)) => {
+                    if block.init.is_some() {
+                        self.error(
+                            "syntax-error",
+                            s.span,
+                            "expected one `with T.init():` per block, found another",
+                        );
+                        ok = false;
+                    }
+                    block.init = Some(Box::new(init));
+                }
+                Some(Header::IterVars | Header::Alloc) => {}
+                None => ok = false,
+            }
+        }
+        let body = self.tir_stmts(sc, &stmts[body_start..]);
+        block.body = Box::new(body?);
+        ok.then(|| TStmt::Block(Box::new(block)))
+    }
+
+    /// Classifies (and lowers) a statement at the head of a block.
+    fn block_header(&mut self, sc: &mut TirScope, s: &Stmt, block: &mut Block) -> Option<Header> {
+        match &s.kind {
+            StmtKind::Assign {
+                targets,
+                annotation: None,
+                value,
+                ..
+            } => {
+                let Some((path, args, kwargs)) = value.as_call() else {
+                    return Some(Header::Body);
+                };
+                match path.as_str() {
+                    "T.axis.remap" => {
+                        self.axis_remap(sc, targets, args, value.span, block)?;
+                        Some(Header::IterVars)
+                    }
+                    "T.axis.spatial" | "T.axis.reduce" | "T.axis.S" | "T.axis.R" => {
+                        let kind = if path.ends_with("spatial") || path.ends_with('S') {
+                            IterKind::Spatial
+                        } else {
+                            IterKind::Reduce
+                        };
+                        let [t] = targets.as_slice() else {
+                            self.error(
+                                "syntax-error",
+                                s.span,
+                                format!(
+                                    "expected one name bound by `{path}`, found {}",
+                                    targets.len()
+                                ),
+                            );
+                            return None;
+                        };
+                        let ([dom, value_e], []) = (args, kwargs) else {
+                            self.error(
+                                "syntax-error",
+                                value.span,
+                                format!("expected `{path}(domain, value)`"),
+                            );
+                            return None;
+                        };
+                        let v = self.tir_index(sc, value_e)?;
+                        let (min, extent) = match &dom.kind {
+                            SK::Tuple(items) if items.len() == 2 => {
+                                let lo = self.tir_index(sc, &items[0]);
+                                let hi = self.tir_index(sc, &items[1]);
+                                let (lo, hi) = expr::unify(lo?, hi?);
+                                let ext = extent_between(&lo, &hi);
+                                (lo, ext)
+                            }
+                            _ => {
+                                let e = self.tir_index(sc, dom)?;
+                                (PrimExpr::int_of(e.dtype(), 0), e)
+                            }
+                        };
+                        let var = TirVar::with_dtype(t.name.as_str(), v.dtype());
+                        sc.define_var(&t.name, var.clone());
+                        block.iter_vars.push(IterVar {
+                            var,
+                            min,
+                            extent,
+                            kind,
+                        });
+                        block.iter_values.push(v);
+                        Some(Header::IterVars)
+                    }
+                    "T.alloc_buffer" if targets.len() == 1 => {
+                        let name = &targets[0].name;
+                        let b =
+                            self.buffer_decl(name, &path, value.span, args, kwargs, Some(sc))?;
+                        sc.define_buffer(name, b.clone());
+                        block.alloc_buffers.push(b);
+                        Some(Header::Alloc)
+                    }
+                    _ => Some(Header::Body),
+                }
+            }
+            StmtKind::Expr(e) => {
+                let Some((path, args, _)) = e.as_call() else {
+                    return Some(Header::Body);
+                };
+                match path.as_str() {
+                    "T.reads" | "T.writes" => {
+                        let items: &[syntax::Expr] = match args {
+                            [l] if matches!(l.kind, SK::List(_) | SK::Tuple(_)) => match &l.kind {
+                                SK::List(items) | SK::Tuple(items) => items,
+                                _ => args,
+                            },
+                            _ => args,
+                        };
+                        let mut regions = Vec::new();
+                        for r in items {
+                            regions.push(self.tir_region(sc, r)?);
+                        }
+                        Some(if path == "T.reads" {
+                            Header::Reads(regions)
+                        } else {
+                            Header::Writes(regions)
+                        })
+                    }
+                    "T.where" | "T.block_attr" | "T.match_buffer" => {
+                        self.error(
+                            "unsupported-syntax",
+                            e.span,
+                            format!("expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_buffer` or `T.init` in the block header, found `{path}` (not supported)"),
+                        );
+                        None
+                    }
+                    _ => Some(Header::Body),
+                }
+            }
+            StmtKind::With { item, body } => match item.as_call() {
+                Some((p, [], [])) if p == "T.init" => {
+                    sc.push();
+                    let init = self.tir_stmts(sc, body);
+                    sc.pop();
+                    init.map(Header::Init)
+                }
+                _ => Some(Header::Body),
+            },
+            _ => Some(Header::Body),
+        }
+    }
+
+    /// `vi, vj = T.axis.remap("SS", [i, j])`.
+    fn axis_remap(
+        &mut self,
+        sc: &mut TirScope,
+        targets: &[syntax::Ident],
+        args: &[syntax::Expr],
+        span: Span,
+        block: &mut Block,
+    ) -> Option<()> {
+        let [kinds, values] = args else {
+            self.error(
+                "syntax-error",
+                span,
+                "expected `T.axis.remap(\"SR…\", [loop vars])`",
+            );
+            return None;
+        };
+        let (SK::Str(kinds), SK::List(values) | SK::Tuple(values)) = (&kinds.kind, &values.kind)
+        else {
+            self.error(
+                "syntax-error",
+                span,
+                "expected `T.axis.remap(\"SR…\", [loop vars])`",
+            );
+            return None;
+        };
+        if kinds.chars().count() != values.len() || values.len() != targets.len() {
+            self.error(
+                "syntax-error",
+                span,
+                format!(
+                    "expected as many names, kinds and values in `T.axis.remap`, found {} names, {} kinds and {} values",
+                    targets.len(),
+                    kinds.chars().count(),
+                    values.len()
+                ),
+            );
+            return None;
+        }
+        let mut new_vars = Vec::new();
+        for ((t, k), v) in targets.iter().zip(kinds.chars()).zip(values) {
+            let kind = match k {
+                'S' => IterKind::Spatial,
+                'R' => IterKind::Reduce,
+                other => {
+                    self.error(
+                        "syntax-error",
+                        span,
+                        format!("expected iteration kinds `S` or `R` in `T.axis.remap`, found `{other}`"),
+                    );
+                    return None;
+                }
+            };
+            let Some(lv) = v.as_name().and_then(|n| sc.var(n)) else {
+                self.error(
+                    "syntax-error",
+                    v.span,
+                    format!(
+                        "expected an enclosing loop variable in `T.axis.remap`, found {}",
+                        v.describe()
+                    ),
+                );
+                return None;
+            };
+            let Some((_, min, extent)) = sc.loops.iter().rev().find(|(l, _, _)| *l == lv) else {
+                self.error(
+                    "syntax-error",
+                    v.span,
+                    format!(
+                        "expected an enclosing loop variable in `T.axis.remap`, found `{}`, which is not a loop variable",
+                        lv.name()
+                    ),
+                );
+                return None;
+            };
+            let var = TirVar::with_dtype(t.name.as_str(), lv.dtype());
+            block.iter_vars.push(IterVar {
+                var: var.clone(),
+                min: min.clone(),
+                extent: extent.clone(),
+                kind,
+            });
+            block.iter_values.push(lv.to_expr());
+            new_vars.push((t.name.clone(), var));
+        }
+        // Defined after all values are read: `i, j = remap(…, [j, i])`.
+        for (n, v) in new_vars {
+            sc.define_var(&n, v);
+        }
+        Some(())
+    }
+
+    /// `A[vi, 0:128]` in `T.reads`/`T.writes`.
+    fn tir_region(&mut self, sc: &mut TirScope, r: &syntax::Expr) -> Lowered<BufferRegion> {
+        let SK::Subscript(base, index) = &r.kind else {
+            // `T.reads(A)`: the whole buffer.
+            if let Some(b) = r.as_name().and_then(|n| sc.buffer(n)) {
+                let region = b
+                    .shape()
+                    .iter()
+                    .map(|d| (PrimExpr::int_of(d.dtype(), 0), d.clone()))
+                    .collect();
+                return Some(BufferRegion { buffer: b, region });
+            }
+            self.error(
+                "syntax-error",
+                r.span,
+                format!(
+                    "expected a buffer region such as `A[i, 0:4]`, found {}",
+                    r.describe()
+                ),
+            );
+            return None;
+        };
+        let buffer = self.tir_buffer(sc, base)?;
+        let items: Vec<&syntax::Expr> = match &index.kind {
+            SK::Tuple(items) => items.iter().collect(),
+            _ => vec![index],
+        };
+        if items.len() != buffer.shape().len() {
+            self.error(
+                "syntax-error",
+                r.span,
+                format!(
+                    "expected {} indices for buffer {}, found {}",
+                    buffer.shape().len(),
+                    buffer.name(),
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let mut region = Vec::new();
+        for (item, dim) in items.into_iter().zip(buffer.shape()) {
+            match item.as_call() {
+                Some((p, [lo, hi], [])) if p == "slice" => {
+                    let lo = match lo.kind {
+                        SK::None => PrimExpr::int_of(dim.dtype(), 0),
+                        _ => self.tir_index(sc, lo)?,
+                    };
+                    let hi = match hi.kind {
+                        SK::None => dim.clone(),
+                        _ => self.tir_index(sc, hi)?,
+                    };
+                    let (lo, hi) = expr::unify(lo, hi);
+                    let ext = extent_between(&lo, &hi);
+                    region.push((lo, ext));
+                }
+                _ => {
+                    let e = self.tir_index(sc, item)?;
+                    let one = PrimExpr::int_of(e.dtype(), 1);
+                    region.push((e, one));
+                }
+            }
+        }
+        Some(BufferRegion { buffer, region })
+    }
+}
+
+/// `hi - lo` in the form that undoes the printer's `min:min + extent`.
+fn extent_between(lo: &PrimExpr, hi: &PrimExpr) -> PrimExpr {
+    if lo.as_int() == Some(0) {
+        return hi.clone();
+    }
+    if let PrimExprKind::Add(a, e) = hi.kind() {
+        if a == lo {
+            return e.clone();
+        }
+    }
+    if let (Some(a), Some(b)) = (lo.as_int(), hi.as_int()) {
+        if let Some(d) = b.checked_sub(a) {
+            return PrimExpr::int_of(hi.dtype(), d);
+        }
+    }
+    hi.clone() - lo.clone()
+}
+
+/// A statement list as one statement.
+fn seq(mut items: Vec<TStmt>) -> TStmt {
+    if items.len() == 1 {
+        if let Some(s) = items.pop() {
+            return s;
+        }
+    }
+    TStmt::Seq(items)
+}
+
+/// Whether `s` is `n = T.int64()` (a symbolic variable declaration).
+fn is_sym_decl(s: &Stmt) -> bool {
+    let StmtKind::Assign {
+        targets,
+        value,
+        annotation: None,
+        ..
+    } = &s.kind
+    else {
+        return false;
+    };
+    targets.len() == 1
+        && value.as_call().is_some_and(|(p, a, k)| {
+            p.starts_with("T.") && p != "T.alloc_buffer" && a.is_empty() && k.is_empty()
+        })
 }
 
 /// `T.int64` (also `T.int64()`): the scalar dtype, if `a` names one.
-fn scalar_annotation(a: &crate::parser::syntax::Expr) -> Option<Result<DataType, String>> {
+fn scalar_annotation(a: &syntax::Expr) -> Option<Result<DataType, String>> {
     let path = match &a.kind {
         SK::Attr(..) => a.dotted()?,
         SK::Call { func, args, kwargs } if args.is_empty() && kwargs.is_empty() => func.dotted()?,
@@ -257,3 +1132,6 @@ fn scalar_annotation(a: &crate::parser::syntax::Expr) -> Option<Result<DataType,
     }
     Some(name.parse().map_err(|_| name.to_string()))
 }
+
+#[cfg(test)]
+mod tests;

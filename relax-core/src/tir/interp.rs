@@ -24,7 +24,7 @@
 //!    `erf(x) = 2/√π · e^{-x²} · Σ 2ⁿ x^{2n+1} / (1·3·…·(2n+1))`, whose terms
 //!    are all positive (no cancellation), so it is accurate to a few ulps of
 //!    `f64`, far below the required 1e-7 relative error.
-//! 4. **Statements.** Loops of every [`ForKind`] run serially. A block binds
+//! 4. **Statements.** Loops of every [`ForKind`](crate::tir::ForKind) run serially. A block binds
 //!    its iteration variables to their values, allocates its
 //!    `alloc_buffers`, runs `init` when every reduce variable is at its
 //!    domain's minimum, then its body. `Allocate` and `alloc_buffers` give
@@ -849,6 +849,26 @@ impl InterpreterLibrary {
     /// Adds (or replaces) the kernel `symbol`.
     pub fn insert(&mut self, symbol: impl Into<String>, func: PrimFunc) {
         self.funcs.insert(symbol.into(), Arc::new(func));
+    }
+
+    /// Every PrimFunc of `module`, under its name in the module (the symbol
+    /// `call_tir` calls) and, when it differs, its `global_symbol`.
+    pub fn from_module(module: &crate::ir::IRModule) -> Self {
+        let mut lib = InterpreterLibrary::new();
+        for (gv, f) in module.functions() {
+            if let crate::ir::module::BaseFunc::Prim(p) = f {
+                let func = Arc::new(p.clone());
+                if let Some(sym) = p
+                    .attrs
+                    .get(crate::ir::function::attr::GLOBAL_SYMBOL)
+                    .and_then(|v| v.as_str())
+                {
+                    lib.funcs.insert(sym.to_string(), func.clone());
+                }
+                lib.funcs.insert(gv.name_hint().to_string(), func);
+            }
+        }
+        lib
     }
 
     /// The symbols it holds, sorted.

@@ -1,4 +1,96 @@
-//! PrimFuncs to LLVM. INTERFACE STUB, replaced by the codegen helper.
+//! PrimFuncs to machine code through LLVM: in-process ([`jit`]) or as an
+//! object file for static libraries ([`emit_object`]).
+//!
+//! # The kernel ABI
+//!
+//! Each PrimFunc becomes one external function named by its symbol, of the
+//! [`KernelFn`](relax_runtime::native::KernelFn) ABI
+//! `i32 f(u8 **buffers, i64 *scalars)`, returning 0 on success:
+//!
+//! 1. `buffers[i]` is the data of the i-th buffer parameter, in parameter
+//!    order (inputs then outputs), laid out row-major (or through the
+//!    buffer's strides, in elements). `bool` elements take one byte.
+//! 2. `scalars` holds the values of [`scalar_abi`]`(func)`: first the scalar
+//!    parameters in order, then every variable that appears in a buffer
+//!    parameter's shape or strides and is not a scalar parameter, in order of
+//!    first appearance over the buffer parameters. This is how the VM passes
+//!    symbolic dims (`n` in `A: T.Buffer((n, 4))`) without the PrimFunc
+//!    declaring them. Integer scalars are passed as `i64` and truncated to the
+//!    variable's dtype; a float scalar is passed as the bits of an `f64`.
+//! 3. Buffers are assumed not to overlap (they carry `noalias`): the VM
+//!    passes outputs it uniquely owns and generated code never writes inputs.
+//! 4. It returns 2 when a heap allocation of the kernel fails.
+//!
+//! The kernels [`jit`] returns take either convention through
+//! [`NativeKernel::call`](relax_runtime::native::NativeKernel::call): every
+//! `scalar_abi` value, or only the scalar parameters (as the interpreter
+//! does), the other dims then read off the tensors' shapes by
+//! [`KernelSignature`], which also checks the call.
+//!
+//! # Lowering
+//!
+//! [`lower`] removes blocks: a block becomes its body with its iteration
+//! variables replaced by their values; its `init` runs under the guard
+//! "every reduce variable's value equals its domain's minimum" (TVM's
+//! semantics), and its `alloc_buffers` become `Allocate`s. The result is
+//! emitted by [`stmt`] and [`expr`]:
+//!
+//! - `Serial` loops are plain loops; `Unrolled` ones carry
+//!   `llvm.loop.unroll.full` metadata (`unroll.enable` when the extent is not
+//!   a constant).
+//! - `Vectorized` loops with a constant extent whose body is one
+//!   `BufferStore` (without a load guarded by a `Select`) are emitted as LLVM vector code ([`vectorize`]): the loop
+//!   variable becomes `<base, base+1, …>`, loads whose flat offset has
+//!   coefficient 1 in it become vector loads, invariant loads are broadcast,
+//!   other loads are gathered lane by lane; the store is a vector store (or a
+//!   scatter). At most 16 lanes at once: longer loops run a loop of 16-lane
+//!   steps and one shorter step for the rest. A vectorized loop asserts that
+//!   its iterations are independent (TVM's semantics). Any other vectorized
+//!   loop is a scalar loop with `llvm.loop.vectorize.enable` metadata, left
+//!   to LLVM's loop vectorizer.
+//! - `Parallel` loops are outlined ([`parallel`]) into
+//!   `void body(i64 begin, i64 end, i8 *env)`, the captured variables and
+//!   buffer pointers stored in a stack struct at `env`, and run through
+//!   `relax_parallel_for(extent, body, env)` of
+//!   [`relax_runtime::parallel`]. The JIT maps that symbol to the runtime's
+//!   function; an AOT object leaves it to the linker.
+//! - `Allocate` uses the stack (`alloca` in the entry block, 64-byte
+//!   aligned) when its size is a constant of at most 32 KiB, else
+//!   `malloc`/`free` around its body.
+//!
+//! # Expressions
+//!
+//! Integers are `iN` (signed or unsigned as the dtype says), `bool` is `i1`,
+//! floats are `float`/`double`; `float16` and vector dtypes are rejected.
+//! `Div`/`Mod` on integers are floor division and floor modulo (correct for
+//! negative operands); a zero divisor gives the dividend instead of
+//! trapping (the VM never passes one). On floats `Div` is true division and
+//! `Mod` is `a - floor(a / b) * b`. `Min`/`Max` on floats are
+//! `llvm.minnum`/`maxnum`. Intrinsics: see [`intrinsics`].
+//!
+//! Malformed or unsupported IR (an unbound variable, a buffer that is not a
+//! parameter or allocated, a wrong number of indices, an unknown intrinsic,
+//! a float16 value) is `Err(Error::Unsupported(…))` naming it; the module is
+//! verified by LLVM before it is optimized.
+
+mod abi;
+mod expr;
+mod intrinsics;
+mod jit;
+pub mod lower;
+mod memory;
+mod metadata;
+mod object;
+mod parallel;
+mod stmt;
+mod target;
+mod types;
+mod vectorize;
+
+#[cfg(test)]
+mod tests;
+
+pub use abi::{scalar_abi, KernelSignature};
 
 use crate::tir::PrimFunc;
 use relax_runtime::native::NativeLibrary;
@@ -8,25 +100,36 @@ use std::sync::Arc;
 /// Options of code generation.
 #[derive(Clone, Debug, Default)]
 pub struct CodegenOptions {
-    /// Generate for the host CPU's features (`native`) rather than a generic CPU.
+    /// Generate for the host CPU's features (`native`) rather than a generic
+    /// CPU. Only [`emit_object`] reads it: the JIT always targets the host.
     pub native_cpu: bool,
 }
 
-/// JIT-compiles `funcs` (symbol, PrimFunc) into a library of kernels.
+/// JIT-compiles `funcs` (symbol, PrimFunc) into a library of kernels: one
+/// LLVM module, optimized at O3 for the host CPU, kept alive by the
+/// kernels it returns.
 pub fn jit(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
 ) -> Result<Arc<dyn NativeLibrary>, Error> {
-    let _ = (funcs, opts);
-    Err(Error::Unsupported(
-        "LLVM code generation is not written yet".into(),
-    ))
+    let _ = opts;
+    jit::compile(funcs)
 }
 
-/// Compiles `funcs` into an object file (for AOT static libraries).
+/// Compiles `funcs` into an ELF/Mach-O object file for the host triple (CPU
+/// `generic`, or the host's with `opts.native_cpu`). It references
+/// `relax_parallel_for` (from relax-runtime), `malloc`/`free` and libm.
 pub fn emit_object(funcs: &[(String, PrimFunc)], opts: &CodegenOptions) -> Result<Vec<u8>, Error> {
-    let _ = (funcs, opts);
-    Err(Error::Unsupported(
-        "LLVM code generation is not written yet".into(),
-    ))
+    object::compile(funcs, opts)
+}
+
+/// The LLVM IR of `funcs` as text, optimized as [`emit_object`] would
+/// (`optimized`) or as generated: for reading what the back end makes of a
+/// PrimFunc.
+pub fn emit_llvm_ir(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+    optimized: bool,
+) -> Result<String, Error> {
+    object::ir_text(funcs, opts, optimized)
 }

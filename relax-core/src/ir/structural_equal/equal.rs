@@ -19,6 +19,8 @@ use crate::tir::{PrimFunc, PrimFuncParam};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::{self, Display};
 
+pub(super) mod tir;
+
 type Outcome = Result<(), StructuralMismatch>;
 
 /// Why two PrimExprs differ, if a reason beyond "the trees differ" is known.
@@ -129,6 +131,8 @@ pub struct Comparer {
     defining: bool,
     vars: BiMap<Var>,
     tir_vars: BiMap<TirVar>,
+    /// Buffers of the loop-level IR, mapped where they are defined.
+    buffers: BiMap<crate::tir::Buffer>,
     path: Vec<Seg>,
 }
 
@@ -139,6 +143,7 @@ impl Comparer {
             defining: false,
             vars: BiMap::new(),
             tir_vars: BiMap::new(),
+            buffers: BiMap::new(),
             path: Vec::new(),
         }
     }
@@ -207,6 +212,7 @@ impl Comparer {
     fn reset(&mut self) {
         self.vars.clear();
         self.tir_vars.clear();
+        self.buffers.clear();
     }
 
     // ---- modules and functions ------------------------------------------
@@ -276,7 +282,8 @@ impl Comparer {
                 c.defining(|c| c.prim_func_param(pa, pb))
             })?;
         }
-        self.attrs("attrs", &a.attrs, &b.attrs)
+        self.attrs("attrs", &a.attrs, &b.attrs)?;
+        self.at(Seg::Field("body"), |c| c.tir_stmt(&a.body, &b.body))
     }
 
     fn prim_func_param(&mut self, a: &PrimFuncParam, b: &PrimFuncParam) -> Outcome {
@@ -293,7 +300,7 @@ impl Comparer {
                 for (j, (x, y)) in sa.iter().zip(sb).enumerate() {
                     self.at(Seg::Item("dim", j), |c| c.prim_expr(x, y))?;
                 }
-                Ok(())
+                self.def_buffer_rest(ba, bb)
             }
             (PrimFuncParam::Scalar(x), PrimFuncParam::Scalar(y)) => match self.tir_var(x, y) {
                 Ok(()) => Ok(()),
@@ -644,6 +651,20 @@ impl Comparer {
             (K::Var(_) | K::IntImm(_) | K::FloatImm(_), _) => Err(None),
             (K::Call(x, _), K::Call(y, _)) if x != y => {
                 Err(Some(format!("lhs calls T.{x}, rhs calls T.{y}")))
+            }
+            (K::BufferLoad(x, ix), K::BufferLoad(y, iy)) => {
+                self.use_buffer(x, y)?;
+                if ix.len() != iy.len() {
+                    return Err(Some(format!(
+                        "lhs has {} indices, rhs {}",
+                        ix.len(),
+                        iy.len()
+                    )));
+                }
+                for (p, q) in ix.iter().zip(iy) {
+                    self.prim(p, q)?;
+                }
+                Ok(())
             }
             (x, y) if std::mem::discriminant(x) == std::mem::discriminant(y) => {
                 for (p, q) in a.children().into_iter().zip(b.children()) {

@@ -22,6 +22,8 @@ use crate::tir::{PrimFunc, PrimFuncParam};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+mod tir;
+
 /// 64-bit FNV-1a.
 struct Fnv(u64);
 
@@ -63,6 +65,8 @@ enum Tag {
     StructInfo,
     PrimExpr,
     Slice,
+    Stmt,
+    BufferUse,
 }
 
 /// The state of one structural hash (see the module docs of
@@ -79,6 +83,8 @@ pub struct HashWalker {
     vars: HashMap<u64, u64>,
     /// Symbolic variable id → definition index.
     tir_vars: HashMap<u64, u64>,
+    /// Buffer id → definition index.
+    buffers: HashMap<u64, u64>,
 }
 
 impl HashWalker {
@@ -89,6 +95,7 @@ impl HashWalker {
             defining: false,
             vars: HashMap::new(),
             tir_vars: HashMap::new(),
+            buffers: HashMap::new(),
         }
     }
 
@@ -144,6 +151,7 @@ impl HashWalker {
             // Fresh numbering per function, as the comparison uses fresh maps.
             self.vars.clear();
             self.tir_vars.clear();
+            self.buffers.clear();
             self.put(gv.name_hint());
             self.base_func(f);
         }
@@ -181,6 +189,7 @@ impl HashWalker {
             self.defining(|h| h.prim_func_param(p));
         }
         self.attrs(&f.attrs);
+        self.tir_stmt(&f.body);
     }
 
     fn prim_func_param(&mut self, p: &PrimFuncParam) {
@@ -193,6 +202,7 @@ impl HashWalker {
                 for d in shape {
                     self.prim_expr(d);
                 }
+                self.def_buffer_rest(b);
             }
             PrimFuncParam::Scalar(v) => {
                 self.tag(Tag::Scalar);
@@ -419,6 +429,13 @@ impl HashWalker {
                 self.put(name);
                 for a in args {
                     self.prim_expr(a);
+                }
+            }
+            PrimExprKind::BufferLoad(b, idx) => {
+                self.use_buffer(b);
+                self.len(idx.len());
+                for i in idx {
+                    self.prim_expr(i);
                 }
             }
             _ => {

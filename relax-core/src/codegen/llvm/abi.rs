@@ -1,0 +1,299 @@
+//! The kernel ABI: the scalar order and the entry function.
+//!
+//! 1. [`scalar_abi`] is the order of `scalars[]`: scalar parameters, then
+//!    the remaining variables of buffer shapes and strides by first
+//!    appearance (see the [module docs](super)).
+//! 2. Each PrimFunc becomes two functions: `<symbol>.impl`, private, taking
+//!    each buffer as a `noalias` element pointer and each scalar in its own
+//!    type (so LLVM knows the buffers do not overlap), and the external
+//!    `<symbol>` of the `KernelFn` ABI, which unpacks the two arrays and
+//!    calls it; the optimizer inlines one into the other.
+//! 3. [`KernelSignature`] is the host side of the ABI: from the tensors of a
+//!    call and either every [`scalar_abi`] value or only the scalar
+//!    parameters (the interpreter's convention), it checks the call (buffer
+//!    count, dtypes, shapes, strided extents) and returns the full
+//!    `scalars[]`, reading the remaining dims off the tensors' shapes.
+
+use super::lower::lower_blocks;
+use super::stmt::{FailMode, FuncGen};
+use super::types::{internal, memory_type, unsupported, value_type, Ll};
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{Buffer, PrimFunc, PrimFuncParam};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue};
+use inkwell::AddressSpace;
+use relax_runtime::{DataType, Error, Tensor};
+use std::collections::HashMap;
+
+/// The variables `scalars[]` carries, in order: the scalar parameters, then
+/// every variable of a buffer parameter's shape or strides that is not a
+/// scalar parameter, in order of first appearance over the buffer
+/// parameters.
+pub fn scalar_abi(func: &PrimFunc) -> Vec<TirVar> {
+    let mut out: Vec<TirVar> = func
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            PrimFuncParam::Scalar(v) => Some(v.clone()),
+            PrimFuncParam::Buffer(_) => None,
+        })
+        .collect();
+    for b in func.buffers() {
+        for e in b.shape().iter().chain(b.strides()) {
+            for v in e.free_vars() {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What a kernel call must look like, and how to complete its scalars.
+/// See the module docs.
+#[derive(Clone, Debug)]
+pub struct KernelSignature {
+    buffers: Vec<Buffer>,
+    params: usize,
+    abi: Vec<TirVar>,
+}
+
+impl KernelSignature {
+    /// The signature of `func`.
+    pub fn new(func: &PrimFunc) -> Self {
+        KernelSignature {
+            buffers: func.buffers().cloned().collect(),
+            params: func
+                .params
+                .iter()
+                .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
+                .count(),
+            abi: scalar_abi(func),
+        }
+    }
+
+    /// The full `scalars[]` of a call on `tensors` (inputs then outputs),
+    /// given every [`scalar_abi`] value or only the scalar parameters'.
+    /// Fails, naming the culprit, when the call does not fit.
+    pub fn scalars(&self, tensors: &[&Tensor], scalars: &[i64]) -> Result<Vec<i64>, String> {
+        if tensors.len() != self.buffers.len() {
+            return Err(format!(
+                "expected {} buffer arguments, found {}",
+                self.buffers.len(),
+                tensors.len()
+            ));
+        }
+        let mut env: HashMap<TirVar, i64> = HashMap::new();
+        // The scalar parameters lead scalar_abi, so either list zips with it.
+        if scalars.len() == self.abi.len() || scalars.len() == self.params {
+            env.extend(self.abi.iter().cloned().zip(scalars.iter().copied()));
+        } else {
+            return Err(format!(
+                "expected {} scalar arguments (or {} with the shape variables), found {}",
+                self.params,
+                self.abi.len(),
+                scalars.len()
+            ));
+        }
+        // Dims that are bare variables take the actual extents on first sight.
+        for (b, t) in self.buffers.iter().zip(tensors) {
+            if b.dtype() != t.dtype() || b.shape().len() != t.ndim() {
+                return Err(format!(
+                    "buffer `{}` is {} of rank {}, its argument is {} of shape {}",
+                    b.name(),
+                    b.dtype(),
+                    b.shape().len(),
+                    t.dtype(),
+                    relax_runtime::tensor::fmt_shape(t.shape())
+                ));
+            }
+            for (d, &actual) in b.shape().iter().zip(t.shape()) {
+                if let Some(v) = d.as_var() {
+                    env.entry(v.clone()).or_insert(actual);
+                }
+            }
+        }
+        for (b, t) in self.buffers.iter().zip(tensors) {
+            let eval = |e: &PrimExpr| {
+                e.eval(&env)
+                    .map_err(|err| format!("buffer `{}`: {err}", b.name()))
+            };
+            for (axis, (d, &actual)) in b.shape().iter().zip(t.shape()).enumerate() {
+                let want = eval(d)?;
+                if want != actual {
+                    return Err(format!(
+                        "buffer `{}` has dim {axis} = {d} = {want}, its argument has shape {}",
+                        b.name(),
+                        relax_runtime::tensor::fmt_shape(t.shape())
+                    ));
+                }
+            }
+            if !b.strides().is_empty() {
+                // The last element a strided view reaches must exist.
+                let mut last: i128 = 0;
+                for (s, &d) in b.strides().iter().zip(t.shape()) {
+                    last += (d.max(1) as i128 - 1) * eval(s)? as i128;
+                }
+                if t.numel() > 0 && (last < 0 || last >= t.numel() as i128) {
+                    return Err(format!(
+                        "buffer `{}`: its strides reach past its {} elements",
+                        b.name(),
+                        t.numel()
+                    ));
+                }
+            }
+        }
+        self.abi
+            .iter()
+            .map(|v| {
+                env.get(v).copied().ok_or_else(|| {
+                    format!(
+                        "`{v}` is neither a scalar argument nor a dim of a buffer: \
+                         pass every scalar_abi value"
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Names a kernel may not take: the external symbols kernels call.
+fn reserved(symbol: &str) -> bool {
+    symbol == super::parallel::PARALLEL_FOR
+        || symbol == "malloc"
+        || symbol == "free"
+        || super::jit::is_host_symbol(symbol)
+}
+
+/// Adds the kernel `symbol` computing `func` to `module`.
+pub(super) fn emit_kernel<'ctx>(
+    ctx: &'ctx Context,
+    module: &Module<'ctx>,
+    symbol: &str,
+    func: &PrimFunc,
+) -> Result<(), Error> {
+    if symbol.is_empty() || symbol.contains('\0') {
+        return Err(unsupported(format!("the kernel symbol {symbol:?}")));
+    }
+    if reserved(symbol) || module.get_function(symbol).is_some() {
+        return Err(unsupported(format!(
+            "the kernel symbol `{symbol}` is taken (by another kernel or a runtime function)"
+        )));
+    }
+    let body = lower_blocks(&func.body)?;
+    let buffers: Vec<_> = func.buffers().cloned().collect();
+    let scalars = scalar_abi(func);
+
+    // `<symbol>.impl(T0 *noalias, …, s0, …)`
+    let mut params: Vec<BasicMetadataTypeEnum> = Vec::new();
+    for b in &buffers {
+        let t = memory_type(ctx, b.dtype()).map_err(|e| in_param(e, b.name()))?;
+        params.push(t.ptr_type(AddressSpace::default()).into());
+    }
+    let mut scalar_types: Vec<BasicTypeEnum> = Vec::new();
+    for v in &scalars {
+        let t = value_type(ctx, v.dtype()).map_err(|e| in_param(e, v.name()))?;
+        scalar_types.push(t);
+        params.push(t.into());
+    }
+    let i32t = ctx.i32_type();
+    let impl_fn = module.add_function(
+        &format!("{symbol}.impl"),
+        i32t.fn_type(&params, false),
+        Some(Linkage::Internal),
+    );
+    let noalias = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("noalias"), 0);
+    for k in 0..buffers.len() {
+        impl_fn.add_attribute(AttributeLoc::Param(k as u32), noalias);
+    }
+    let mut g = FuncGen::new(ctx, module, impl_fn, symbol, FailMode::Return);
+    for (k, b) in buffers.iter().enumerate() {
+        let p = nth_param(impl_fn, k)?.into_pointer_value();
+        g.buffers.insert(b.id(), p);
+    }
+    for (k, v) in scalars.iter().enumerate() {
+        let x = nth_param(impl_fn, buffers.len() + k)?;
+        g.vars.insert(v.clone(), x);
+    }
+    g.stmt(&body)?;
+    g.b.build_return(Some(&i32t.const_zero())).ll()?;
+
+    // `i32 <symbol>(u8 **buffers, i64 *scalars)`
+    let i8p = ctx.i8_type().ptr_type(AddressSpace::default());
+    let i64t = ctx.i64_type();
+    let entry_fn = module.add_function(
+        symbol,
+        i32t.fn_type(
+            &[
+                i8p.ptr_type(AddressSpace::default()).into(),
+                i64t.ptr_type(AddressSpace::default()).into(),
+            ],
+            false,
+        ),
+        Some(Linkage::External),
+    );
+    let mut e = FuncGen::new(ctx, module, entry_fn, symbol, FailMode::Return);
+    let buf_arr = nth_param(entry_fn, 0)?.into_pointer_value();
+    let scalar_arr = nth_param(entry_fn, 1)?.into_pointer_value();
+    let mut args: Vec<BasicMetadataValueEnum> = Vec::new();
+    for (k, b) in buffers.iter().enumerate() {
+        let idx = i64t.const_int(k as u64, false);
+        // SAFETY (of the generated code): the VM passes one pointer per
+        // buffer parameter.
+        let slot = unsafe { e.b.build_in_bounds_gep(buf_arr, &[idx], "slot").ll()? };
+        let raw = e.b.build_load(slot, b.name()).ll()?.into_pointer_value();
+        let t = memory_type(ctx, b.dtype())?;
+        let p =
+            e.b.build_pointer_cast(raw, t.ptr_type(AddressSpace::default()), b.name())
+                .ll()?;
+        args.push(p.into());
+    }
+    for (k, v) in scalars.iter().enumerate() {
+        let idx = i64t.const_int(k as u64, false);
+        // SAFETY (of the generated code): one i64 per scalar_abi variable.
+        let slot = unsafe { e.b.build_in_bounds_gep(scalar_arr, &[idx], "slot").ll()? };
+        let raw = e.b.build_load(slot, v.name()).ll()?;
+        let x = if v.dtype().is_float() {
+            // A float scalar arrives as the bits of an f64.
+            let f = e.b.build_bit_cast(raw, ctx.f64_type(), "bits").ll()?;
+            e.convert(f, DataType::f64(), v.dtype())?
+        } else {
+            e.convert(raw, DataType::i64(), v.dtype())?
+        };
+        args.push(x.into());
+    }
+    let rc =
+        e.b.build_call(impl_fn, &args, "rc")
+            .ll()?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| internal("the kernel implementation returned no value"))?;
+    e.b.build_return(Some(&rc)).ll()?;
+
+    let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);
+    for f in [impl_fn, entry_fn] {
+        f.add_attribute(AttributeLoc::Function, nounwind);
+    }
+    if !impl_fn.verify(false) || !entry_fn.verify(false) {
+        return Err(internal(format!(
+            "the LLVM function for `{symbol}` does not verify"
+        )));
+    }
+    Ok(())
+}
+
+fn nth_param(f: FunctionValue<'_>, k: usize) -> Result<BasicValueEnum<'_>, Error> {
+    f.get_nth_param(k as u32)
+        .ok_or_else(|| internal(format!("parameter {k} missing")))
+}
+
+fn in_param(e: Error, name: &str) -> Error {
+    match e {
+        Error::Unsupported(m) => Error::Unsupported(format!("{m} (parameter `{name}`)")),
+        other => other,
+    }
+}

@@ -1,0 +1,216 @@
+//! Intrinsic calls (`T.exp(x)`, …) to LLVM intrinsics or libm.
+//!
+//! | intrinsic | emitted as |
+//! |---|---|
+//! | `exp`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
+//! | `round`, `nearbyint` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
+//! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
+//! | `rsqrt` | `1 / llvm.sqrt(x)` |
+//! | `sigmoid` | `1 / (1 + llvm.exp(-x))` |
+//! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
+//! | `fabs`/`abs` on integers | `x < 0 ? -x : x` (`abs` on floats is `llvm.fabs`) |
+//! | `fmod` | `frem` (C's `fmod`: the sign of the dividend) |
+//! | `isnan`, `isinf` | `x != x`, `fabs(x) == inf` (a `bool` result) |
+//! | `exp10` | libm `exp10` |
+//! | `if_then_else(c, t, f)` | a branch: only the chosen side is evaluated (see [`super::expr`]) |
+//!
+//! Arguments are converted to the call's dtype, which must be a float
+//! (except `fabs`). libm symbols resolve in the JIT through
+//! [`super::jit`]'s table and in AOT objects at link time (`-lm`).
+
+use super::expr::lanes_of;
+use super::stmt::FuncGen;
+use super::types::{internal, unsupported, value_type, Ll};
+use crate::ir::prim_expr::PrimExpr;
+use inkwell::values::{BasicValueEnum, InstructionOpcode as Op};
+use inkwell::IntPredicate;
+use relax_runtime::{DataType, Error};
+
+/// The libm functions calls may use, by intrinsic name and arity; the
+/// float32 variant has an `f` suffix.
+pub(super) const LIBM: &[(&str, usize)] = &[
+    ("tanh", 1),
+    ("erf", 1),
+    ("tan", 1),
+    ("asin", 1),
+    ("acos", 1),
+    ("atan", 1),
+    ("sinh", 1),
+    ("cosh", 1),
+    ("log1p", 1),
+    ("expm1", 1),
+    ("atan2", 2),
+    ("exp10", 1),
+];
+
+/// The LLVM intrinsic for a TIR intrinsic, with its arity.
+fn llvm_intrinsic(name: &str) -> Option<(&'static str, usize)> {
+    Some(match name {
+        "exp" => ("llvm.exp", 1),
+        "exp2" => ("llvm.exp2", 1),
+        "log" => ("llvm.log", 1),
+        "log2" => ("llvm.log2", 1),
+        "log10" => ("llvm.log10", 1),
+        "sqrt" => ("llvm.sqrt", 1),
+        "fabs" => ("llvm.fabs", 1),
+        "floor" => ("llvm.floor", 1),
+        "ceil" => ("llvm.ceil", 1),
+        "trunc" => ("llvm.trunc", 1),
+        "round" | "nearbyint" => ("llvm.nearbyint", 1),
+        "sin" => ("llvm.sin", 1),
+        "cos" => ("llvm.cos", 1),
+        "pow" => ("llvm.pow", 2),
+        "fma" => ("llvm.fma", 3),
+        _ => return None,
+    })
+}
+
+fn arity(name: &str) -> Option<usize> {
+    if let Some((_, n)) = llvm_intrinsic(name) {
+        return Some(n);
+    }
+    match name {
+        "rsqrt" | "sigmoid" | "abs" | "isnan" | "isinf" => Some(1),
+        "fmod" => Some(2),
+        "if_then_else" => Some(3),
+        _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
+    }
+}
+
+impl<'ctx, 'm> FuncGen<'ctx, 'm> {
+    /// The intrinsic call `name(args…)` of result dtype `dtype`.
+    pub fn intrinsic(
+        &mut self,
+        name: &str,
+        args: &[PrimExpr],
+        dtype: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let want = arity(name).ok_or_else(|| unsupported(format!("the intrinsic `T.{name}`")))?;
+        if args.len() != want {
+            return Err(unsupported(format!(
+                "`T.{name}` with {} arguments (it takes {want})",
+                args.len()
+            )));
+        }
+        if name == "if_then_else" {
+            return self.lazy_select(&args[0], &args[1], &args[2], dtype);
+        }
+        if matches!(name, "isnan" | "isinf") {
+            let x = self.expr(&args[0])?;
+            if !args[0].dtype().is_float() {
+                // An integer is never NaN nor infinite.
+                let zero = self.constant_like(x, 0)?;
+                return self.icmp(IntPredicate::NE, zero, zero);
+            }
+            if name == "isnan" {
+                return self.fcmp(inkwell::FloatPredicate::UNO, x, x);
+            }
+            let a = self.call_intrinsic("llvm.fabs", &[x])?;
+            let inf = self.constant_float_like(a, f64::INFINITY)?;
+            return self.fcmp(inkwell::FloatPredicate::OEQ, a, inf);
+        }
+        let name = if name == "abs" { "fabs" } else { name };
+        if name == "fabs" && dtype.is_integer() {
+            let x = self.expr_as(&args[0], dtype)?;
+            if !dtype.is_int() {
+                return Ok(x);
+            }
+            let zero = self.constant_like(x, 0)?;
+            let neg = self.icmp(IntPredicate::SLT, x, zero)?;
+            let minus = self.b.build_binop(Op::Sub, zero, x, "neg").ll()?;
+            return self.select(neg, minus, x);
+        }
+        if !dtype.is_float() {
+            return Err(unsupported(format!(
+                "`T.{name}` of dtype `{dtype}` (it computes in floats)"
+            )));
+        }
+        value_type(self.ctx, dtype)?;
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.expr_as(a, dtype)?);
+        }
+        // Every argument with the same lanes.
+        if let Some(n) = vals.iter().filter_map(|v| lanes_of(*v)).max() {
+            for v in vals.iter_mut() {
+                if lanes_of(*v).is_none() {
+                    *v = self.splat(*v, n)?.into();
+                }
+            }
+        }
+        if let Some((llvm, _)) = llvm_intrinsic(name) {
+            return self.call_intrinsic(llvm, &vals);
+        }
+        match name {
+            "fmod" => self.b.build_binop(Op::FRem, vals[0], vals[1], "fmod").ll(),
+            "rsqrt" => {
+                let s = self.call_intrinsic("llvm.sqrt", &vals)?;
+                let one = self.constant_like(s, 1)?;
+                self.b.build_binop(Op::FDiv, one, s, "rsqrt").ll()
+            }
+            "sigmoid" => {
+                let zero = self.constant_like(vals[0], 0)?;
+                let neg = self.b.build_binop(Op::FSub, zero, vals[0], "neg").ll()?;
+                let e = self.call_intrinsic("llvm.exp", &[neg])?;
+                let one = self.constant_like(e, 1)?;
+                let den = self.b.build_binop(Op::FAdd, one, e, "den").ll()?;
+                self.b.build_binop(Op::FDiv, one, den, "sigmoid").ll()
+            }
+            _ => {
+                let symbol = if dtype.bits() == 32 {
+                    format!("{name}f")
+                } else {
+                    name.to_string()
+                };
+                self.libm_call(&symbol, &vals)
+            }
+        }
+    }
+
+    /// A call of the libm function `symbol`, lane by lane on vectors.
+    fn libm_call(
+        &mut self,
+        symbol: &str,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let first = args[0];
+        let lanes = lanes_of(first);
+        let scalar_ty = match first {
+            BasicValueEnum::VectorValue(v) => v.get_type().get_element_type(),
+            other => other.get_type(),
+        };
+        let BasicValueEnum::FloatValue(_) = scalar_ty.const_zero() else {
+            return Err(internal(format!("{symbol} on a non-float")));
+        };
+        let params: Vec<_> = args.iter().map(|_| scalar_ty.into()).collect();
+        let fn_ty = scalar_ty.into_float_type().fn_type(&params, false);
+        let f = self.declare(symbol, fn_ty);
+        let call =
+            |g: &mut Self, xs: &[BasicValueEnum<'ctx>]| -> Result<BasicValueEnum<'ctx>, Error> {
+                let xs: Vec<_> = xs.iter().map(|x| (*x).into()).collect();
+                g.b.build_call(f, &xs, symbol)
+                    .ll()?
+                    .try_as_basic_value()
+                    .basic()
+                    .ok_or_else(|| internal(format!("{symbol} returned no value")))
+            };
+        let Some(n) = lanes else {
+            return call(self, args);
+        };
+        let vty = super::expr::vec_type(scalar_ty, n)?;
+        let mut acc = vty.get_undef();
+        for k in 0..n {
+            let idx = self.ctx.i32_type().const_int(k as u64, false);
+            let mut xs = Vec::with_capacity(args.len());
+            for a in args {
+                let BasicValueEnum::VectorValue(v) = a else {
+                    return Err(internal("mixed lanes in a libm call"));
+                };
+                xs.push(self.b.build_extract_element(*v, idx, "lane").ll()?);
+            }
+            let y = call(self, &xs)?;
+            acc = self.b.build_insert_element(acc, y, idx, "lanes").ll()?;
+        }
+        Ok(acc.into())
+    }
+}

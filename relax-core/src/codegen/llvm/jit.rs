@@ -1,0 +1,229 @@
+//! The JIT: one module for all kernels, compiled in-process by MCJIT.
+//!
+//! 1. The module is optimized for the host CPU, then handed to an MCJIT
+//!    execution engine. External symbols are mapped explicitly: the
+//!    runtime's `relax_parallel_for`, `malloc`/`free` and the libm
+//!    functions that calls and LLVM's own lowering of intrinsics
+//!    (`llvm.exp.f32` → `expf`) use, so nothing depends on the executable
+//!    exporting its symbols.
+//! 2. The LLVM context, module and engine live in a [`JitOwner`] shared by
+//!    every kernel ([`CompiledKernel::owner`]); the code is freed when the
+//!    last kernel is dropped.
+//! 3. Each kernel checks its call against its [`KernelSignature`] before
+//!    running the code, and completes the scalars from the shapes.
+
+use super::abi::{emit_kernel, KernelSignature};
+use super::parallel::PARALLEL_FOR;
+use super::target::{host_machine, optimize, LLVM_GLOBAL};
+use super::types::internal;
+use crate::tir::PrimFunc;
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::targets::TargetMachine;
+use inkwell::OptimizationLevel;
+use relax_runtime::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
+use relax_runtime::{Error, Tensor};
+use std::collections::HashMap;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+mod host {
+    //! The C functions generated code may call, declared so their addresses
+    //! can be taken (and so libm is linked in).
+    extern "C" {
+        pub fn malloc(size: usize) -> *mut u8;
+        pub fn free(p: *mut u8);
+    }
+    macro_rules! libm {
+        ($($f:ident / $d:ident : $n:tt),* $(,)?) => {
+            extern "C" {
+                $(libm!(@decl $f f32 $n); libm!(@decl $d f64 $n);)*
+            }
+            /// The libm functions by name, float32 and float64 variants.
+            pub fn table() -> Vec<(&'static str, usize)> {
+                vec![$((stringify!($f), $f as *const () as usize), (stringify!($d), $d as *const () as usize)),*]
+            }
+        };
+        (@decl $name:ident $t:ident 1) => { pub fn $name(x: $t) -> $t; };
+        (@decl $name:ident $t:ident 2) => { pub fn $name(x: $t, y: $t) -> $t; };
+        (@decl $name:ident $t:ident 3) => { pub fn $name(x: $t, y: $t, z: $t) -> $t; };
+    }
+    libm! {
+        expf / exp: 1, exp2f / exp2: 1, logf / log: 1, log2f / log2: 1, log10f / log10: 1,
+        sinf / sin: 1, cosf / cos: 1, tanf / tan: 1, asinf / asin: 1, acosf / acos: 1,
+        atanf / atan: 1, sinhf / sinh: 1, coshf / cosh: 1, tanhf / tanh: 1, erff / erf: 1,
+        log1pf / log1p: 1, expm1f / expm1: 1, floorf / floor: 1, ceilf / ceil: 1,
+        truncf / trunc: 1, roundf / round: 1, nearbyintf / nearbyint: 1, sqrtf / sqrt: 1,
+        fabsf / fabs: 1, fminf / fmin: 2, fmaxf / fmax: 2, powf / pow: 2, atan2f / atan2: 2,
+        fmodf / fmod: 2, fmaf / fma: 3,
+    }
+}
+
+/// Whether `name` is a C function the JIT maps (a kernel may not take it).
+pub(super) fn is_host_symbol(name: &str) -> bool {
+    host::table().iter().any(|(n, _)| *n == name)
+}
+
+/// Every external symbol the JIT resolves, with its address.
+fn host_symbols() -> Vec<(&'static str, usize)> {
+    let mut t = host::table();
+    t.push(("malloc", host::malloc as *const () as usize));
+    t.push(("free", host::free as *const () as usize));
+    t.push((
+        PARALLEL_FOR,
+        relax_runtime::parallel::relax_parallel_for as *const () as usize,
+    ));
+    t
+}
+
+/// Keeps JIT-compiled code alive. See the module docs.
+struct JitOwner {
+    engine: ManuallyDrop<ExecutionEngine<'static>>,
+    context: *mut Context,
+}
+
+// SAFETY: after construction the engine is never used again except to be
+// dropped (kernels only call the finished code), the inkwell reference
+// counts inside it are never cloned out of this struct, and the context is
+// only freed in `drop`, after the engine.
+unsafe impl Send for JitOwner {}
+// SAFETY: as above: shared references give no access to the engine.
+unsafe impl Sync for JitOwner {}
+
+impl Drop for JitOwner {
+    fn drop(&mut self) {
+        // SAFETY: the engine (which owns the module) goes first, then the
+        // context it was created in; both are dropped exactly once.
+        unsafe {
+            ManuallyDrop::drop(&mut self.engine);
+            drop(Box::from_raw(self.context));
+        }
+    }
+}
+
+/// A compiled kernel behind its signature's checks.
+struct JitKernel {
+    code: CompiledKernel,
+    signature: KernelSignature,
+}
+
+impl NativeKernel for JitKernel {
+    fn call(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &mut [Tensor],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let tensors: Vec<&Tensor> = inputs.iter().copied().chain(outputs.iter()).collect();
+        let scalars = self
+            .signature
+            .scalars(&tensors, scalars)
+            .map_err(|e| format!("{}: {e}", self.code.symbol))?;
+        self.code.call(inputs, outputs, &scalars)
+    }
+}
+
+/// The kernels of one JIT module.
+struct JitLibrary {
+    kernels: HashMap<String, Arc<JitKernel>>,
+    description: String,
+}
+
+impl NativeLibrary for JitLibrary {
+    fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
+        self.kernels
+            .get(symbol)
+            .map(|k| k.clone() as Arc<dyn NativeKernel>)
+    }
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}
+
+/// JIT-compiles `funcs`. See [`super::jit`].
+pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+    let context = Box::into_raw(Box::new(Context::create()));
+    // SAFETY: the context lives until `JitOwner::drop` (or the error path
+    // below) frees it, after everything created from it.
+    let ctx: &'static Context = unsafe { &*context };
+    let (engine, addresses) = match build(ctx, funcs) {
+        Ok(built) => built,
+        Err(e) => {
+            // SAFETY: `build` dropped everything it created from the context.
+            unsafe { drop(Box::from_raw(context)) };
+            return Err(e);
+        }
+    };
+    let owner = Arc::new(JitOwner {
+        engine: ManuallyDrop::new(engine),
+        context,
+    });
+    let kernels = addresses
+        .into_iter()
+        .zip(funcs)
+        .map(|((symbol, address), (_, prim_func))| {
+            // SAFETY: the address is the JIT-compiled entry of `symbol`,
+            // generated with the KernelFn signature by `emit_kernel`.
+            let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(address) };
+            let kernel = JitKernel {
+                code: CompiledKernel {
+                    symbol: symbol.clone(),
+                    func,
+                    owner: owner.clone(),
+                },
+                signature: KernelSignature::new(prim_func),
+            };
+            (symbol, Arc::new(kernel))
+        })
+        .collect();
+    Ok(Arc::new(JitLibrary {
+        kernels,
+        description: format!(
+            "LLVM JIT for {} ({})",
+            TargetMachine::get_default_triple(),
+            TargetMachine::get_host_cpu_name()
+        ),
+    }))
+}
+
+type Built = (ExecutionEngine<'static>, Vec<(String, usize)>);
+
+fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, Error> {
+    let module = ctx.create_module("relax_jit");
+    for (symbol, func) in funcs {
+        emit_kernel(ctx, &module, symbol, func)?;
+    }
+    let tm = host_machine(true)?;
+    optimize(&module, &tm, true)?;
+    // Declarations for every host symbol, so each can be mapped even when
+    // only the code generator's lowering refers to it.
+    let any_fn = ctx.void_type().fn_type(&[], false);
+    let symbols = host_symbols();
+    for (name, _) in &symbols {
+        if module.get_function(name).is_none() {
+            module.add_function(name, any_fn, None);
+        }
+    }
+    let engine = {
+        let _guard = LLVM_GLOBAL.lock().unwrap_or_else(|p| p.into_inner());
+        module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .map_err(|e| internal(format!("cannot create the JIT: {e}")))?
+    };
+    for (name, address) in &symbols {
+        if let Some(f) = module.get_function(name) {
+            engine.add_global_mapping(&f, *address);
+        }
+    }
+    let mut addresses = Vec::with_capacity(funcs.len());
+    for (symbol, _) in funcs {
+        let address = engine
+            .get_function_address(symbol)
+            .map_err(|e| internal(format!("the JIT has no `{symbol}`: {e:?}")))?;
+        if address == 0 {
+            return Err(internal(format!("the JIT has no `{symbol}`")));
+        }
+        addresses.push((symbol.clone(), address));
+    }
+    Ok((engine, addresses))
+}

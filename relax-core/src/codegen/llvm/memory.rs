@@ -1,0 +1,263 @@
+//! Buffer loads and stores.
+//!
+//! 1. An access's flat element offset is computed in `int64`: row-major over
+//!    the buffer's shape, or through its strides (both in elements).
+//! 2. Inside a vectorized loop step an access is one of three kinds, by how
+//!    its offset depends on the loop variable: *invariant* (a scalar access;
+//!    a load is broadcast, a store keeps the last lane, the one a serial loop
+//!    would leave), *contiguous* (coefficient exactly 1: one vector load or
+//!    store at the lane-0 offset, aligned to the element only), or *gather*
+//!    / *scatter* (anything else: one scalar access per lane).
+//! 3. `bool` elements are bytes in memory: loads compare with 0, stores
+//!    zero-extend.
+
+use super::expr::{lanes_of, vec_type};
+use super::stmt::FuncGen;
+use super::types::{internal, memory_type, unsupported, Ll};
+use super::vectorize::{linear_coeff, uses_var};
+use crate::ir::prim_expr::PrimExpr;
+use crate::tir::Buffer;
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use relax_runtime::{DataType, Error};
+
+/// How a vector step reaches memory. See the module docs.
+enum Access {
+    Scalar,
+    Contiguous,
+    PerLane,
+}
+
+impl<'ctx, 'm> FuncGen<'ctx, 'm> {
+    /// The flat element offset of `buffer[indices]`, as an `int64` expression.
+    pub fn offset_expr(&self, buffer: &Buffer, indices: &[PrimExpr]) -> Result<PrimExpr, Error> {
+        let rank = buffer.shape().len();
+        if indices.len() != rank {
+            return Err(unsupported(format!(
+                "buffer `{}` of rank {rank} indexed with {} indices",
+                buffer.name(),
+                indices.len()
+            )));
+        }
+        let i64t = DataType::i64();
+        let strides = buffer.strides();
+        if !strides.is_empty() {
+            if strides.len() != rank {
+                return Err(unsupported(format!(
+                    "buffer `{}` has {} strides for rank {rank}",
+                    buffer.name(),
+                    strides.len()
+                )));
+            }
+            return Ok(indices
+                .iter()
+                .zip(strides)
+                .map(|(i, s)| i.clone().cast(i64t) * s.clone().cast(i64t))
+                .reduce(|a, b| a + b)
+                .unwrap_or_else(|| PrimExpr::int(0)));
+        }
+        let mut offset: Option<PrimExpr> = None;
+        for (i, d) in indices.iter().zip(buffer.shape()) {
+            let i = i.clone().cast(i64t);
+            offset = Some(match offset {
+                None => i,
+                Some(o) => o * d.clone().cast(i64t) + i,
+            });
+        }
+        Ok(offset.unwrap_or_else(|| PrimExpr::int(0)))
+    }
+
+    fn buffer_ptr(&self, buffer: &Buffer) -> Result<PointerValue<'ctx>, Error> {
+        self.buffers.get(&buffer.id()).copied().ok_or_else(|| {
+            unsupported(format!(
+                "buffer `{}` is neither a parameter nor allocated where it is used",
+                buffer.name()
+            ))
+        })
+    }
+
+    fn access(&self, offset: &PrimExpr) -> Access {
+        match &self.lanes {
+            None => Access::Scalar,
+            Some(l) if !uses_var(offset, &l.var) => Access::Scalar,
+            Some(l) if linear_coeff(offset, &l.var) == Some(1) => Access::Contiguous,
+            Some(_) => Access::PerLane,
+        }
+    }
+
+    /// `offset` evaluated for lane 0 of the current vector step.
+    fn at_lane0(&mut self, offset: &PrimExpr) -> Result<IntValue<'ctx>, Error> {
+        let lanes = self
+            .lanes
+            .take()
+            .ok_or_else(|| internal("lane 0 outside a vector step"))?;
+        let old = self.bind(&lanes.var, lanes.base.into());
+        let r = self.scalar_of(offset, DataType::i64());
+        self.unbind(&lanes.var, old);
+        self.lanes = Some(lanes);
+        r
+    }
+
+    fn element(
+        &self,
+        base: PointerValue<'ctx>,
+        offset: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, Error> {
+        // SAFETY (of the generated code, not of this call): the VM checked
+        // every buffer's shape, so offsets stay inside the allocation.
+        unsafe { self.b.build_in_bounds_gep(base, &[offset], "elem").ll() }
+    }
+
+    fn lane_offsets(&mut self, offset: &PrimExpr) -> Result<Vec<IntValue<'ctx>>, Error> {
+        let v = self.expr_as(offset, DataType::i64())?;
+        let BasicValueEnum::VectorValue(vec) = v else {
+            return Err(internal("per-lane offsets that are not a vector"));
+        };
+        let n = vec.get_type().get_size();
+        (0..n)
+            .map(|k| {
+                let idx = self.ctx.i32_type().const_int(k as u64, false);
+                Ok(self
+                    .b
+                    .build_extract_element(vec, idx, "off")
+                    .ll()?
+                    .into_int_value())
+            })
+            .collect()
+    }
+
+    fn lane_count(&self) -> u32 {
+        self.lanes.as_ref().map_or(1, |l| l.n)
+    }
+
+    /// The value of `buffer[indices]`.
+    pub fn load(
+        &mut self,
+        buffer: &Buffer,
+        indices: &[PrimExpr],
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let base = self.buffer_ptr(buffer)?;
+        let offset = self.offset_expr(buffer, indices)?;
+        let dtype = buffer.dtype();
+        let elem_ty = memory_type(self.ctx, dtype)?;
+        let align = dtype.size_in_bytes().max(1) as u32;
+        let raw: BasicValueEnum = match self.access(&offset) {
+            Access::Scalar => {
+                let off = self.scalar_of(&offset, DataType::i64())?;
+                let p = self.element(base, off)?;
+                self.b.build_load(p, buffer.name()).ll()?
+            }
+            Access::Contiguous => {
+                let n = self.lane_count();
+                let off = self.at_lane0(&offset)?;
+                let p = self.element(base, off)?;
+                let vty = vec_type(elem_ty, n)?;
+                let vp = self
+                    .b
+                    .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "vptr")
+                    .ll()?;
+                let v = self.b.build_load(vp, buffer.name()).ll()?;
+                set_alignment(v, align)?;
+                v
+            }
+            Access::PerLane => {
+                let offs = self.lane_offsets(&offset)?;
+                let vty = vec_type(elem_ty, offs.len() as u32)?;
+                let mut acc = vty.get_undef();
+                for (k, off) in offs.into_iter().enumerate() {
+                    let p = self.element(base, off)?;
+                    let x = self.b.build_load(p, buffer.name()).ll()?;
+                    let idx = self.ctx.i32_type().const_int(k as u64, false);
+                    acc = self.b.build_insert_element(acc, x, idx, "gather").ll()?;
+                }
+                acc.into()
+            }
+        };
+        if dtype.is_bool() {
+            let zero = self.constant_like(raw, 0)?;
+            return self.icmp(IntPredicate::NE, raw, zero);
+        }
+        Ok(raw)
+    }
+
+    /// `buffer[indices] = value`.
+    pub fn store(
+        &mut self,
+        buffer: &Buffer,
+        indices: &[PrimExpr],
+        value: &PrimExpr,
+    ) -> Result<(), Error> {
+        let base = self.buffer_ptr(buffer)?;
+        let offset = self.offset_expr(buffer, indices)?;
+        let dtype = buffer.dtype();
+        let elem_ty = memory_type(self.ctx, dtype)?;
+        let align = dtype.size_in_bytes().max(1) as u32;
+        let mut v = self.expr_as(value, dtype)?;
+        if dtype.is_bool() {
+            let target = match lanes_of(v) {
+                Some(n) => vec_type(elem_ty, n)?.as_basic_type_enum(),
+                None => elem_ty,
+            };
+            v = self
+                .b
+                .build_cast(inkwell::values::InstructionOpcode::ZExt, v, target, "byte")
+                .ll()?;
+        }
+        match self.access(&offset) {
+            Access::Scalar => {
+                if let BasicValueEnum::VectorValue(vec) = v {
+                    // Every lane writes the same element: the last one wins.
+                    let last = vec.get_type().get_size().saturating_sub(1);
+                    let idx = self.ctx.i32_type().const_int(last as u64, false);
+                    v = self.b.build_extract_element(vec, idx, "last").ll()?;
+                }
+                let off = self.scalar_of(&offset, DataType::i64())?;
+                let p = self.element(base, off)?;
+                self.b.build_store(p, v).ll()?;
+            }
+            Access::Contiguous => {
+                let n = self.lane_count();
+                if lanes_of(v).is_none() {
+                    v = self.splat(v, n)?.into();
+                }
+                let off = self.at_lane0(&offset)?;
+                let p = self.element(base, off)?;
+                let vty = vec_type(elem_ty, n)?;
+                let vp = self
+                    .b
+                    .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "vptr")
+                    .ll()?;
+                let st = self.b.build_store(vp, v).ll()?;
+                st.set_alignment(align).map_err(internal)?;
+            }
+            Access::PerLane => {
+                let offs = self.lane_offsets(&offset)?;
+                if lanes_of(v).is_none() {
+                    v = self.splat(v, offs.len() as u32)?.into();
+                }
+                let BasicValueEnum::VectorValue(vec) = v else {
+                    return Err(internal("a scatter of a non-vector"));
+                };
+                for (k, off) in offs.into_iter().enumerate() {
+                    let idx = self.ctx.i32_type().const_int(k as u64, false);
+                    let x = self.b.build_extract_element(vec, idx, "lane").ll()?;
+                    let p = self.element(base, off)?;
+                    self.b.build_store(p, x).ll()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn set_alignment(v: BasicValueEnum<'_>, align: u32) -> Result<(), Error> {
+    let inst = match v {
+        BasicValueEnum::VectorValue(v) => v.as_instruction(),
+        _ => None,
+    };
+    match inst {
+        Some(i) => i.set_alignment(align).map_err(internal),
+        None => Err(internal("a vector load that is not an instruction")),
+    }
+}

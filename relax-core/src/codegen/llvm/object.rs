@@ -1,0 +1,52 @@
+//! Ahead-of-time compilation: PrimFuncs to an object file.
+//!
+//! The module is built and optimized as for the JIT, for the host triple
+//! with CPU `generic` (or the host's, with `native_cpu`), and written as
+//! position-independent object code. Its undefined symbols are
+//! `relax_parallel_for` (linked from relax-runtime), `malloc`/`free` and
+//! libm functions (`-lm`).
+
+use super::abi::emit_kernel;
+use super::target::{host_machine, optimize};
+use super::types::internal;
+use super::CodegenOptions;
+use crate::tir::PrimFunc;
+use inkwell::context::Context;
+use inkwell::targets::FileType;
+use relax_runtime::Error;
+
+/// Compiles `funcs` to object bytes. See [`super::emit_object`].
+pub(super) fn compile(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+) -> Result<Vec<u8>, Error> {
+    let ctx = Context::create();
+    let module = ctx.create_module("relax_aot");
+    for (symbol, func) in funcs {
+        emit_kernel(&ctx, &module, symbol, func)?;
+    }
+    let tm = host_machine(opts.native_cpu)?;
+    optimize(&module, &tm, opts.native_cpu)?;
+    let buffer = tm
+        .write_to_memory_buffer(&module, FileType::Object)
+        .map_err(|e| internal(format!("cannot write the object file: {e}")))?;
+    Ok(buffer.as_slice().to_vec())
+}
+
+/// The textual LLVM IR of `funcs`, before or after optimization.
+pub(super) fn ir_text(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+    optimized: bool,
+) -> Result<String, Error> {
+    let ctx = Context::create();
+    let module = ctx.create_module("relax_ir");
+    for (symbol, func) in funcs {
+        emit_kernel(&ctx, &module, symbol, func)?;
+    }
+    if optimized {
+        let tm = host_machine(opts.native_cpu)?;
+        optimize(&module, &tm, opts.native_cpu)?;
+    }
+    Ok(module.print_to_string().to_string())
+}

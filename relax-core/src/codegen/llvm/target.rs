@@ -1,0 +1,91 @@
+//! The host target machine and the optimization pipeline.
+//!
+//! 1. Code is generated for the host triple, with CPU `generic` or, when
+//!    native, the host CPU's name and features; native modules also carry
+//!    them as `target-cpu`/`target-features` function attributes, which the
+//!    JIT's own code generator reads.
+//! 2. The module is verified, then optimized with LLVM's new pass manager at
+//!    `default<O3>` with the target machine's cost model (so the loop
+//!    vectorizer and unroller know the vector width).
+
+use super::types::internal;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target, TargetMachine};
+use inkwell::OptimizationLevel;
+use relax_runtime::Error;
+use std::sync::{Mutex, OnceLock};
+
+/// Serializes the parts of LLVM that touch process-wide registries (target
+/// initialization, execution engine creation).
+pub(super) static LLVM_GLOBAL: Mutex<()> = Mutex::new(());
+
+/// Initializes the native target once.
+pub(super) fn init() -> Result<(), Error> {
+    static INIT: OnceLock<Result<(), String>> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let _guard = LLVM_GLOBAL.lock().unwrap_or_else(|p| p.into_inner());
+        Target::initialize_native(&InitializationConfig::default())
+    })
+    .clone()
+    .map_err(|e| internal(format!("the native target is not available: {e}")))
+}
+
+/// A target machine for the host triple.
+pub(super) fn host_machine(native: bool) -> Result<TargetMachine, Error> {
+    init()?;
+    let triple = TargetMachine::get_default_triple();
+    let target = Target::from_triple(&triple).map_err(internal)?;
+    let (cpu, features) = if native {
+        (
+            TargetMachine::get_host_cpu_name().to_string(),
+            TargetMachine::get_host_cpu_features().to_string(),
+        )
+    } else {
+        ("generic".to_string(), String::new())
+    };
+    target
+        .create_target_machine(
+            &triple,
+            &cpu,
+            &features,
+            OptimizationLevel::Aggressive,
+            // Objects end up in position-independent executables.
+            RelocMode::PIC,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| internal(format!("no target machine for {triple} ({cpu})")))
+}
+
+/// Verifies and optimizes `module` for `tm`. See the module docs.
+pub(super) fn optimize(module: &Module<'_>, tm: &TargetMachine, native: bool) -> Result<(), Error> {
+    module.set_triple(&tm.get_triple());
+    module.set_data_layout(&tm.get_target_data().get_data_layout());
+    let ctx = module.get_context();
+    let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);
+    let cpu = tm.get_cpu().to_string();
+    let features = tm.get_feature_string().to_string_lossy().into_owned();
+    for f in module.get_functions() {
+        if f.count_basic_blocks() == 0 {
+            continue;
+        }
+        f.add_attribute(AttributeLoc::Function, nounwind);
+        if native {
+            f.add_attribute(
+                AttributeLoc::Function,
+                ctx.create_string_attribute("target-cpu", &cpu),
+            );
+            f.add_attribute(
+                AttributeLoc::Function,
+                ctx.create_string_attribute("target-features", &features),
+            );
+        }
+    }
+    module
+        .verify()
+        .map_err(|e| internal(format!("the generated module does not verify: {e}")))?;
+    module
+        .run_passes("default<O3>", tm, PassBuilderOptions::create())
+        .map_err(internal)
+}

@@ -1,0 +1,230 @@
+//! The thread pool that parallel loops of compiled kernels run on.
+//!
+//! 1. Generated code outlines the body of a `Parallel` loop into a function
+//!    of the [`ParallelBody`] ABI, `void body(i64 begin, i64 end, void *env)`,
+//!    that runs iterations `begin..end`, and calls [`relax_parallel_for`] with
+//!    the loop's extent. The call returns when every iteration has run.
+//! 2. The range is cut into a few chunks per thread (dynamic scheduling, so a
+//!    slow thread does not hold up the rest). Threads claim chunks through
+//!    one atomic counter; the calling thread claims chunks too, so a call
+//!    always makes progress, even from inside another parallel loop (nested
+//!    parallelism never deadlocks: a thread only waits for chunks that other
+//!    threads are already running).
+//! 3. The pool is process-wide and started on first use with one worker
+//!    fewer than the machine's cores (the caller is the last one), or
+//!    `RELAX_NUM_THREADS - 1` when that variable is set.
+//!
+//! Why not rayon: the contract is a single C entry point with static chunking
+//! and no work stealing inside a chunk, which a condition variable and an
+//! atomic counter give in under 200 lines; a new dependency for that would
+//! not pay for itself.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+
+/// The ABI of an outlined parallel-loop body: runs iterations
+/// `begin..end` with the captured variables at `env`.
+pub type ParallelBody = unsafe extern "C" fn(begin: i64, end: i64, env: *mut u8);
+
+/// Runs `body` over `0..extent` on the pool and returns when every
+/// iteration has run. The symbol generated code calls (the JIT maps it to
+/// this function; AOT objects resolve it when linked with relax-runtime).
+///
+/// # Safety
+/// `body` must be safe to call concurrently from several threads with
+/// disjoint ranges inside `0..extent` and this `env`, and `env` must stay
+/// valid until this call returns.
+#[no_mangle]
+pub unsafe extern "C" fn relax_parallel_for(extent: i64, body: ParallelBody, env: *mut u8) {
+    if extent <= 0 {
+        return;
+    }
+    let pool = pool();
+    let threads = pool.workers + 1;
+    if threads == 1 || extent == 1 {
+        // SAFETY: the caller's contract, with the whole range on this thread.
+        unsafe { body(0, extent, env) };
+        return;
+    }
+    let chunks = extent.min(threads as i64 * CHUNKS_PER_THREAD);
+    let job = Arc::new(Job {
+        body,
+        env: SendPtr(env),
+        extent,
+        chunks,
+        next: AtomicI64::new(0),
+        done: Mutex::new(0),
+        all_done: Condvar::new(),
+    });
+    let helpers = pool.workers.min(chunks as usize - 1);
+    {
+        let mut queue = lock(pool.queue);
+        for _ in 0..helpers {
+            queue.push_back(job.clone());
+        }
+    }
+    pool.ready.notify_all();
+    job.run();
+    let mut done = lock(&job.done);
+    while *done < job.chunks {
+        done = job
+            .all_done
+            .wait(done)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+}
+
+/// The number of threads parallel loops use, the caller included.
+pub fn num_threads() -> usize {
+    pool().workers + 1
+}
+
+/// How many chunks each thread gets on average: enough to even out uneven
+/// iterations, few enough that claiming a chunk costs nothing.
+const CHUNKS_PER_THREAD: i64 = 4;
+
+/// A pointer the generated code owns; it is only passed back to `body`.
+struct SendPtr(*mut u8);
+// SAFETY: `relax_parallel_for`'s contract makes `env` usable from any thread
+// until the call returns, and no chunk runs after it returns.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above; the pointer itself is only copied.
+unsafe impl Sync for SendPtr {}
+
+/// One call of `relax_parallel_for`.
+struct Job {
+    body: ParallelBody,
+    env: SendPtr,
+    extent: i64,
+    chunks: i64,
+    /// The next chunk to claim.
+    next: AtomicI64,
+    /// How many chunks have finished.
+    done: Mutex<i64>,
+    all_done: Condvar,
+}
+
+impl Job {
+    /// Claims and runs chunks until none is left.
+    fn run(&self) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.chunks {
+                return;
+            }
+            // Chunk c covers [c * extent / chunks, (c + 1) * extent / chunks):
+            // sizes differ by at most one. i128 keeps the product exact.
+            let bound = |c: i64| (c as i128 * self.extent as i128 / self.chunks as i128) as i64;
+            // SAFETY: the range is inside 0..extent, disjoint from every other
+            // chunk's, and the caller of relax_parallel_for is still waiting
+            // (it waits for this chunk to be counted), so env is valid.
+            unsafe { (self.body)(bound(c), bound(c + 1), self.env.0) };
+            let mut done = lock(&self.done);
+            *done += 1;
+            if *done == self.chunks {
+                self.all_done.notify_all();
+            }
+        }
+    }
+}
+
+struct Pool {
+    /// Worker threads that started (the caller is not counted).
+    workers: usize,
+    queue: &'static Mutex<VecDeque<Arc<Job>>>,
+    ready: &'static Condvar,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    static QUEUE: OnceLock<(Mutex<VecDeque<Arc<Job>>>, Condvar)> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::env::var("RELAX_NUM_THREADS")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let shared = QUEUE.get_or_init(|| (Mutex::new(VecDeque::new()), Condvar::new()));
+        // A thread that fails to start only means fewer helpers: callers
+        // run the chunks nobody claims themselves.
+        let workers = (0..threads - 1)
+            .filter(|i| {
+                std::thread::Builder::new()
+                    .name(format!("relax-pool-{i}"))
+                    .spawn(move || worker(&shared.0, &shared.1))
+                    .is_ok()
+            })
+            .count();
+        Pool {
+            workers,
+            queue: &shared.0,
+            ready: &shared.1,
+        }
+    })
+}
+
+fn worker(queue: &Mutex<VecDeque<Arc<Job>>>, ready: &Condvar) {
+    loop {
+        let job = {
+            let mut queue = lock(queue);
+            loop {
+                if let Some(job) = queue.pop_front() {
+                    break job;
+                }
+                queue = ready
+                    .wait(queue)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+        };
+        job.run();
+    }
+}
+
+/// Locks `m`, ignoring poisoning: no code panics while holding these locks.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    unsafe extern "C" fn mark(begin: i64, end: i64, env: *mut u8) {
+        let counts = unsafe { &*(env as *const Vec<AtomicU64>) };
+        for i in begin..end {
+            counts[i as usize].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn every_iteration_runs_exactly_once() {
+        for extent in [0i64, 1, 2, 3, 7, 64, 1000] {
+            let counts: Vec<AtomicU64> = (0..extent).map(|_| AtomicU64::new(0)).collect();
+            unsafe {
+                relax_parallel_for(extent, mark, &counts as *const _ as *mut u8);
+            }
+            assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        }
+    }
+
+    unsafe extern "C" fn nested(begin: i64, end: i64, env: *mut u8) {
+        let counts = unsafe { &*(env as *const Vec<AtomicU64>) };
+        for i in begin..end {
+            // Each outer iteration runs an inner parallel loop over 10 cells.
+            let inner: Vec<AtomicU64> = (0..10).map(|_| AtomicU64::new(0)).collect();
+            unsafe { relax_parallel_for(10, mark, &inner as *const _ as *mut u8) };
+            let sum: u64 = inner.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+            counts[i as usize].fetch_add(sum, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn nested_parallel_loops_finish() {
+        let counts: Vec<AtomicU64> = (0..33).map(|_| AtomicU64::new(0)).collect();
+        unsafe { relax_parallel_for(33, nested, &counts as *const _ as *mut u8) };
+        assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 10));
+        assert!(num_threads() >= 1);
+    }
+}
