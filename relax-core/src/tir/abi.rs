@@ -8,9 +8,9 @@
 //! scalar. The ABI scalars are, in this order:
 //!
 //! 1. the PrimFunc's scalar parameters, in parameter order;
-//! 2. then every variable of the buffer parameters' shapes that is not a
-//!    scalar parameter, in order of first appearance (parameter by
-//!    parameter, dim by dim, left to right within a dim).
+//! 2. then every variable of the buffer parameters' shapes and strides that
+//!    is not a scalar parameter, in order of first appearance (parameter by
+//!    parameter, its dims then its strides, left to right within each).
 //!
 //! The VM computes these values at each `call_tir` from the caller's shape
 //! heap (`relax_core::backend::vm`), and the LLVM back end reads them in the
@@ -31,7 +31,7 @@ pub fn scalar_abi(func: &PrimFunc) -> Vec<TirVar> {
         })
         .collect();
     for buffer in func.buffers() {
-        for dim in buffer.shape() {
+        for dim in buffer.shape().iter().chain(buffer.strides()) {
             for v in dim.free_vars() {
                 if !out.contains(&v) {
                     out.push(v);
@@ -67,6 +67,24 @@ mod tests {
         );
         // `n` is a scalar parameter: first, and not repeated for A's `n * 2`.
         assert_eq!(scalar_abi(&func), vec![n, m, k]);
+    }
+
+    #[test]
+    fn stride_vars_follow_the_dims_of_their_buffer() {
+        let (n, s, k) = (TirVar::new("n"), TirVar::new("s"), TirVar::new("k"));
+        let f32_ = DataType::f32();
+        let a = Buffer::with_strides(
+            "A",
+            vec![PrimExpr::var(&n), PrimExpr::int(2)],
+            f32_,
+            vec![PrimExpr::var(&s), PrimExpr::int(1)],
+        );
+        let b = Buffer::new("B", vec![PrimExpr::var(&k)], f32_);
+        let func = PrimFunc::new(
+            vec![PrimFuncParam::Buffer(a), PrimFuncParam::Buffer(b)],
+            Stmt::no_op(),
+        );
+        assert_eq!(scalar_abi(&func), vec![n, s, k]);
     }
 
     #[test]
