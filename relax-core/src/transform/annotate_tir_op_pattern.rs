@@ -70,7 +70,7 @@ pub fn analyze(func: &PrimFunc) -> OpPatternKind {
     // the stages; a function whose only block is a root computes nothing.
     let stages: Vec<&Block> = blocks
         .into_iter()
-        .filter(|b| !(b.iter_vars.is_empty() && !matches!(*b.body, Stmt::BufferStore { .. })))
+        .filter(|b| !b.iter_vars.is_empty() || matches!(*b.body, Stmt::BufferStore { .. }))
         .collect();
     if stages.is_empty() {
         return OpPatternKind::Opaque;

@@ -51,7 +51,10 @@ fn matmul(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
             if rb >= 2 {
                 ib.push(i[p].clone());
             }
-            sum(convert(a.at(&ia)) * convert(b.at(&ib)), &[k.clone()])
+            sum(
+                convert(a.at(&ia)) * convert(b.at(&ib)),
+                std::slice::from_ref(&k),
+            )
         }))
     })
 }

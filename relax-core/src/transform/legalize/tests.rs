@@ -117,8 +117,16 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             _ => c,
         });
     }
-    out.push(case("relax.negative", vec![t(&[n.clone()], I32)], vec![]));
-    out.push(case("relax.abs", vec![t(&[n.clone()], I64)], vec![]));
+    out.push(case(
+        "relax.negative",
+        vec![t(std::slice::from_ref(&n), I32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.abs",
+        vec![t(std::slice::from_ref(&n), I64)],
+        vec![],
+    ));
     let x = t(&[n.clone(), d(4)], F32);
     out.push(case(
         "relax.ewise_fma",
