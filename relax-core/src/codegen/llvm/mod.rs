@@ -19,7 +19,8 @@
 //!    variable's dtype; a float scalar is passed as the bits of an `f64`.
 //! 3. Buffers are assumed not to overlap (they carry `noalias`): the VM
 //!    passes outputs it uniquely owns and generated code never writes inputs.
-//! 4. It returns 2 when a heap allocation of the kernel fails.
+//! 4. It returns 2 when a heap allocation of the kernel fails (heap
+//!    buffers of enclosing scopes are not freed on that path).
 //!
 //! The kernels [`jit`] returns take either convention through
 //! [`NativeKernel::call`](relax_runtime::native::NativeKernel::call): every
@@ -87,6 +88,8 @@ mod target;
 mod types;
 mod vectorize;
 
+#[cfg(test)]
+mod differential;
 #[cfg(test)]
 mod tests;
 
