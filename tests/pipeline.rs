@@ -344,22 +344,45 @@ fn the_passes_compose_by_hand_as_build_runs_them() {
     assert!(cleaned.get("scale_rows").is_some());
 }
 
+/// The seed's MLP compiled through LLVM gives the oracle's numbers.
+#[cfg(feature = "llvm")]
 #[test]
-fn the_host_target_is_llvm_or_an_error() {
-    // Before LLVM code generation exists the host target must fail loudly,
-    // never fall back to the interpreter; with it, it must agree with the
-    // oracle (tested on the MLP above once both land).
-    match build(&scale_rows_module(), &Target::host()) {
-        Ok(exec) => {
-            let x = random(&[2, 4], 3);
-            let oracle = build(&scale_rows_module(), &Target::interpreter()).unwrap();
-            assert_close(
-                &floats(&run(&exec, &[tensor(&x)]).unwrap()),
-                &floats(&run(&oracle, &[tensor(&x)]).unwrap()),
-                1e-5,
-                "host",
-            );
-        }
-        Err(e) => assert!(matches!(e, Error::Unsupported(_)), "{e}"),
+fn the_mlp_on_the_host_matches_the_oracle() {
+    let m = parse(MLP);
+    let oracle = build(&m, &Target::interpreter()).unwrap();
+    let host = build(&m, &Target::host()).unwrap();
+    assert!(host.kernels.is_empty(), "{:?}", host.kernels);
+    for batch in [1, 3, 64] {
+        let args = mlp_inputs(batch);
+        let want = floats(&run(&oracle, &args).unwrap());
+        let got = floats(&run(&host, &args).unwrap());
+        assert_eq!(got.shape(), &[batch, 10]);
+        assert_close_normwise(&got, &want, 1e-5, &format!("batch {batch}"));
     }
+}
+
+/// Hand-written PrimFuncs (with a scalar parameter and symbolic dims)
+/// compiled through LLVM agree with the loop-level interpreter.
+#[cfg(feature = "llvm")]
+#[test]
+fn primfuncs_compiled_by_llvm_match_the_interpreter() {
+    let m = scale_rows_module();
+    let host = build(&m, &Target::host()).unwrap();
+    let interp = build(&m, &Target::tir_interpreter()).unwrap();
+    for rows in [1, 5] {
+        let x = tensor(&random(&[rows, 4], rows as u64));
+        assert_close(
+            &floats(&run(&host, std::slice::from_ref(&x)).unwrap()),
+            &floats(&run(&interp, &[x]).unwrap()),
+            1e-6,
+            &format!("{rows} rows"),
+        );
+    }
+}
+
+#[cfg(not(feature = "llvm"))]
+#[test]
+fn the_host_target_needs_llvm() {
+    let err = build(&scale_rows_module(), &Target::host()).unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
 }

@@ -507,7 +507,11 @@ class Module:
         return z
 "#;
     let m = super::testing::with_prim_func(parse(text), "add_one", super::testing::add_one());
-    for target in [Target::interpreter(), Target::tir_interpreter()] {
+    let mut targets = vec![Target::interpreter(), Target::tir_interpreter()];
+    if cfg!(feature = "llvm") {
+        targets.push(Target::host());
+    }
+    for target in targets {
         let exec = build(&m, &target).unwrap();
         let out = run(&exec, &[f32_tensor(&[3], &[1.0, 2.0, -1.0])]).unwrap();
         assert_eq!(
