@@ -521,3 +521,45 @@ class Module:
         );
     }
 }
+
+#[test]
+fn compound_dims_over_dims_bound_by_the_argument_are_checked_after_binding() {
+    // `B` is `(m * 2,)` with `m` known only from `A` at run time.
+    let exec = build_test(
+        r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_one(B: T.Buffer((m * 2,), "float32"), A: T.Buffer((m,), "float32"), C: T.Buffer((1,), "float32")):
+        m = T.int64()
+        T.evaluate(0)
+
+    @R.function
+    def main(b: R.Tensor(dtype="float32", ndim=1), a: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor((1,), dtype="float32"):
+        cls = Module
+        y = R.call_tir(cls.add_one, (b, a), out_sinfo=R.Tensor((1,), dtype="float32"))
+        return y
+"#,
+    );
+    let main = &exec.functions[exec.function_index("main").unwrap()];
+    let checks = main
+        .instrs
+        .iter()
+        .filter(|i| matches!(i, Instr::MatchCast { context, .. } if context.contains("call_tir")))
+        .count();
+    assert_eq!(checks, 3, "{:#?}", main.instrs);
+    let args = |nb: i64, na: i64| {
+        [
+            f32_tensor(&[nb], &vec![0.0; nb as usize]),
+            f32_tensor(&[na], &vec![0.0; na as usize]),
+        ]
+    };
+    // The test kernel fails (sizes differ), but only after the checks pass.
+    let msg = run(&exec, &args(4, 2)).unwrap_err().to_string();
+    assert!(
+        msg.contains("add_one: input and output sizes differ"),
+        "{msg}"
+    );
+    let msg = run(&exec, &args(5, 2)).unwrap_err().to_string();
+    assert!(msg.contains("argument 0 of call_tir of `add_one`"), "{msg}");
+}

@@ -105,27 +105,36 @@ impl FunctionCompiler<'_> {
         let subst = match_signature(&func, &operands, inputs.len(), tir_vars.as_deref(), &site)?;
         let analyzer = analyzer_for(&operands, &subst);
 
-        // Inputs: a run-time check each (bind first, compound dims after).
-        let mut checks = Vec::new();
+        // Inputs: a run-time check each. The first pass binds the dims only
+        // the argument determines; a compound dim over one of those was
+        // skipped (`Any`) and is checked by a second pass.
+        let mut deferred = Vec::new();
         for (op, arg) in operands.iter().zip(&inputs) {
             let expected = expected_of(op.buffer, &subst);
             static_check(op, &expected, &analyzer, &site)?;
-            checks.push((arg.clone(), expected, op.role.clone()));
-        }
-        for bind in [true, false] {
-            for (arg, expected, role) in &checks {
-                let pattern = self.heap.pattern(expected, bind)?;
-                if !bind && !has_compound_dims(expected) {
-                    continue;
-                }
-                self.instrs.push(Instr::MatchCast {
-                    value: arg.clone(),
-                    pattern,
-                    dst: None,
-                    context: format!("{role} of {site}"),
-                    expected: expected.to_string(),
-                });
+            let pattern = self.heap.pattern(&expected, true)?;
+            let skipped = has_any(&pattern);
+            let context = format!("{} of {site}", op.role);
+            self.instrs.push(Instr::MatchCast {
+                value: arg.clone(),
+                pattern,
+                dst: None,
+                context: context.clone(),
+                expected: expected.to_string(),
+            });
+            if skipped {
+                deferred.push((arg.clone(), expected, context));
             }
+        }
+        for (value, expected, context) in deferred {
+            let pattern = self.heap.pattern(&expected, false)?;
+            self.instrs.push(Instr::MatchCast {
+                value,
+                pattern,
+                dst: None,
+                context,
+                expected: expected.to_string(),
+            });
         }
 
         // Outputs: allocated from out_sinfo, which must fit the buffers.
@@ -470,9 +479,10 @@ fn is_allocatable(p: &Pattern) -> bool {
     }
 }
 
-/// Whether a StructInfo has a dim that is neither a literal nor a variable.
-fn has_compound_dims(s: &StructInfo) -> bool {
-    super::has_compound_dims(s)
+/// Whether a tensor pattern skipped a dim (a compound dim over variables
+/// not bound yet).
+fn has_any(p: &Pattern) -> bool {
+    matches!(p, Pattern::Tensor { dims: Some(dims), .. } if dims.contains(&DimPattern::Any))
 }
 
 fn undetermined(v: &TirVar, site: &str) -> Error {
