@@ -2,7 +2,7 @@
 //!
 //! [`build`] is `relax::build`: it checks the module, runs the [`pipeline`]
 //! of the target, checks the result again, compiles every Relax function to
-//! VM code ([`vm::codegen`]) and attaches the library that runs the
+//! VM code ([`vm::codegen()`]) and attaches the library that runs the
 //! PrimFuncs the code calls (`call_tir`).
 //!
 //! | target | op calls run on | PrimFuncs run on | legalizes |

@@ -61,6 +61,12 @@ fn host_library(_: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Erro
 }
 
 /// PrimFuncs run on the loop-level interpreter.
+///
+/// An adapter rather than [`crate::tir::interp::InterpreterLibrary`]: that
+/// library hands its kernels' scalars to [`crate::tir::interp::run`], which
+/// takes the scalar parameters only, while the VM passes the whole scalar
+/// ABI ([`crate::tir::abi`]); this one passes the leading scalar
+/// parameters on and lets the interpreter read the dims off the tensors.
 struct Interpreted {
     funcs: HashMap<String, Arc<PrimFunc>>,
 }

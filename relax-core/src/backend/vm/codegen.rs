@@ -4,7 +4,7 @@
 //!    functions get their indices up front so calls can be compiled in any
 //!    order.
 //! 2. A function starts by checking its parameters against their
-//!    annotations (two passes, see [`super::shape`]) and ends by checking its
+//!    annotations (two passes, see the `shape` module) and ends by checking its
 //!    result against `ret_struct_info`, so a kernel only ever sees the
 //!    shapes that StructInfo inference promised.
 //! 3. Bindings are compiled in order; a variable lives in the register of
@@ -13,11 +13,11 @@
 //! 4. `If` compiles to `If`/`Goto` with both branches writing one result
 //!    register.
 //! 5. Op calls become kernel-table entries (the op and its attributes, with
-//!    symbolic attributes compiled to [`SymExpr`]s); calls of global
+//!    symbolic attributes compiled to [`SymExpr`](relax_runtime::executable::SymExpr)s); calls of global
 //!    functions, host functions (`call_packed`, `call_pure_packed`,
 //!    `call_dps_packed`) and closures get their own callees.
 //! 6. `call_tir` becomes a call of a native kernel named after the PrimFunc
-//!    (see [`call_tir`](self::call_tir) for how its signature is matched and
+//!    (see `codegen/call_tir.rs` for how its signature is matched and
 //!    checked); the kernels themselves come from the library `build`
 //!    attaches.
 
