@@ -1,59 +1,110 @@
 //! Back ends: from an IRModule to something that runs.
 //!
-//! [`build`] is `relax::build`: it checks the module, runs the pipeline for
-//! the target, and produces an [`Executable`] for the
-//! [`VirtualMachine`](relax_runtime::VirtualMachine).
+//! [`build`] is `relax::build`: it checks the module, runs the [`pipeline`]
+//! of the target, checks the result again, compiles every Relax function to
+//! VM code ([`vm::codegen()`]) and attaches the library that runs the
+//! PrimFuncs the code calls (`call_tir`).
 //!
-//! | target | what runs the ops |
-//! |---|---|
-//! | [`Target::interpreter()`] | the runtime's reference kernels |
-//! | [`Target::host()`] | LLVM-compiled kernels (arrives with the code generation issue) |
+//! | target | op calls run on | PrimFuncs run on | legalizes |
+//! |---|---|---|---|
+//! | [`Target::interpreter()`] | the runtime's reference kernels | the loop-level interpreter | no |
+//! | [`Target::tir_interpreter()`] | (legalized to PrimFuncs) | the loop-level interpreter | yes |
+//! | [`Target::host()`] | (legalized to PrimFuncs) | LLVM-compiled code (feature "llvm") | yes |
+//!
+//! `Target::interpreter()` is the oracle: it runs each op on its reference
+//! kernel, without legalization, so it is fast to build and independent of
+//! the loop-level lowering the other targets are tested against. PrimFuncs
+//! the module itself calls through `call_tir` still run, on the loop-level
+//! interpreter. `Target::tir_interpreter()` runs exactly what
+//! `Target::host()` compiles, interpreted: where the two disagree, the LLVM
+//! back end is wrong; where it disagrees with `Target::interpreter()`, a
+//! legalization is. An op without a legalization stays an op call and runs
+//! on its reference kernel on every target.
 
+mod native;
+mod pipeline;
 pub mod vm;
+
+pub use pipeline::pipeline;
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
+use crate::transform::Pass;
 use relax_runtime::{Error, Executable};
+use std::fmt;
 
-/// Where a module runs.
+/// Where a module runs. See the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     kind: TargetKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TargetKind {
     Interpreter,
+    TirInterpreter,
     Host,
 }
 
 impl Target {
-    /// The reference interpreter: every op runs its reference kernel.
+    /// The reference interpreter: every op runs its reference kernel, with
+    /// no legalization (the oracle).
     pub fn interpreter() -> Self {
         Target {
             kind: TargetKind::Interpreter,
         }
     }
-    /// The host CPU through LLVM.
+    /// Ops legalized to PrimFuncs, run on the loop-level interpreter: what
+    /// [`Target::host()`] compiles, without LLVM.
+    pub fn tir_interpreter() -> Self {
+        Target {
+            kind: TargetKind::TirInterpreter,
+        }
+    }
+    /// The host CPU: ops legalized to PrimFuncs compiled by LLVM (needs the
+    /// "llvm" feature).
     pub fn host() -> Self {
         Target {
             kind: TargetKind::Host,
         }
     }
-    /// Whether this is the interpreter.
+    /// Whether this is [`Target::interpreter()`].
     pub fn is_interpreter(&self) -> bool {
         self.kind == TargetKind::Interpreter
     }
-}
-
-/// Compiles `module` for `target`. The module must be well formed; every
-/// violation is reported otherwise.
-pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
-    well_formed(module).map_err(Error::Compile)?;
-    match target.kind {
-        TargetKind::Interpreter => vm::codegen(module),
-        TargetKind::Host => Err(Error::Unsupported(
-            "Target::host() needs LLVM code generation, which arrives with its issue; use Target::interpreter()".into(),
-        )),
+    /// Whether the pipeline lowers op calls to PrimFuncs (LegalizeOps).
+    pub fn legalizes(&self) -> bool {
+        self.kind != TargetKind::Interpreter
     }
 }
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            TargetKind::Interpreter => "interpreter",
+            TargetKind::TirInterpreter => "tir-interpreter",
+            TargetKind::Host => "host",
+        })
+    }
+}
+
+/// Compiles `module` for `target`. The module must be well formed (every
+/// violation is reported otherwise); see the module docs for the steps.
+pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
+    well_formed(module).map_err(Error::Compile)?;
+    let lowered = pipeline(target).run(module.clone())?;
+    // `Sequential` checks between passes in debug builds only; the VM
+    // compiler relies on a well-formed module in every build.
+    well_formed(&lowered).map_err(Error::Compile)?;
+    let exec = vm::codegen(&lowered)?;
+    let library = native::library(target, &lowered, &exec.natives)?;
+    Ok(match library {
+        Some(library) => exec.with_library(library),
+        None => exec,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;

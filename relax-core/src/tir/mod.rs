@@ -11,6 +11,7 @@
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
 
+pub mod abi;
 pub mod buffer;
 pub mod interp;
 pub mod prim_func;

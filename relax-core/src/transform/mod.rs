@@ -6,10 +6,18 @@
 //!    well-formedness after each one and names the pass that broke it.
 
 pub mod annotate_tir_op_pattern;
+pub mod dead_code_elimination;
+pub mod fold_constant;
+pub mod fuse_ops;
+pub mod fuse_tir;
 pub mod legalize;
 pub mod legalize_ops;
 pub mod to_basic_block_normal_form;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
+pub use dead_code_elimination::DeadCodeElimination;
+pub use fold_constant::FoldConstant;
+pub use fuse_ops::FuseOps;
+pub use fuse_tir::FuseTIR;
 pub use legalize_ops::LegalizeOps;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 

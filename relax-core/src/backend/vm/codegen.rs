@@ -4,7 +4,7 @@
 //!    functions get their indices up front so calls can be compiled in any
 //!    order.
 //! 2. A function starts by checking its parameters against their
-//!    annotations (two passes, see [`super::shape`]) and ends by checking its
+//!    annotations (two passes, see the `shape` module) and ends by checking its
 //!    result against `ret_struct_info`, so a kernel only ever sees the
 //!    shapes that StructInfo inference promised.
 //! 3. Bindings are compiled in order; a variable lives in the register of
@@ -13,9 +13,15 @@
 //! 4. `If` compiles to `If`/`Goto` with both branches writing one result
 //!    register.
 //! 5. Op calls become kernel-table entries (the op and its attributes, with
-//!    symbolic attributes compiled to [`SymExpr`]s); calls of global
+//!    symbolic attributes compiled to [`SymExpr`](relax_runtime::executable::SymExpr)s); calls of global
 //!    functions, host functions (`call_packed`, `call_pure_packed`,
 //!    `call_dps_packed`) and closures get their own callees.
+//! 6. `call_tir` becomes a call of a native kernel named after the PrimFunc
+//!    (see `codegen/call_tir.rs` for how its signature is matched and
+//!    checked); the kernels themselves come from the library `build`
+//!    attaches.
+
+mod call_tir;
 
 use super::shape::{is_trivial, ShapeHeap};
 use crate::ir::{
@@ -46,6 +52,7 @@ pub fn codegen(module: &IRModule) -> Result<Executable, Error> {
             .get_relax(name)
             .expect("listed above as a Relax function");
         let mut c = FunctionCompiler {
+            module,
             exec: &mut exec,
             functions: &index,
             name,
@@ -61,6 +68,7 @@ pub fn codegen(module: &IRModule) -> Result<Executable, Error> {
 }
 
 struct FunctionCompiler<'a> {
+    module: &'a IRModule,
     exec: &'a mut Executable,
     functions: &'a HashMap<String, u32>,
     name: &'a str,
@@ -343,23 +351,37 @@ impl FunctionCompiler<'_> {
             _ => None,
         };
         match op {
-            "relax.call_tir" => Err(unsupported(
-                "call_tir: running a PrimFunc needs the loop-level IR and its interpreter, which arrive with their issue",
-            )),
+            "relax.call_tir" => self.call_tir(c),
             "relax.call_pure_packed" => {
-                let name = c.args.first().and_then(extern_name).ok_or_else(|| unsupported("call_pure_packed without a host function"))?;
+                let name = c
+                    .args
+                    .first()
+                    .and_then(extern_name)
+                    .ok_or_else(|| unsupported("call_pure_packed without a host function"))?;
                 let i = self.packed_index(&name)?;
                 let args = self.args(&c.args[1..])?;
                 Ok(self.emit_call(Callee::Packed(i), args))
             }
             "relax.call_dps_packed" => {
-                let name = c.args.first().and_then(extern_name).ok_or_else(|| unsupported("call_dps_packed without a host function"))?;
+                let name = c
+                    .args
+                    .first()
+                    .and_then(extern_name)
+                    .ok_or_else(|| unsupported("call_dps_packed without a host function"))?;
                 let name = self.packed_index(&name)?;
                 let fields = match c.args.get(1).map(|a| a.kind()) {
                     Some(ExprKind::Tuple(f)) => f.clone(),
-                    _ => return Err(unsupported("call_dps_packed: the arguments must be a tuple literal")),
+                    _ => {
+                        return Err(unsupported(
+                            "call_dps_packed: the arguments must be a tuple literal",
+                        ))
+                    }
                 };
-                let outputs = c.sinfo_args.iter().map(|s| self.heap.pattern(s, false)).collect::<Result<_, _>>()?;
+                let outputs = c
+                    .sinfo_args
+                    .iter()
+                    .map(|s| self.heap.pattern(s, false))
+                    .collect::<Result<_, _>>()?;
                 let args = self.args(&fields)?;
                 Ok(self.emit_call(Callee::DpsPacked { name, outputs }, args))
             }
@@ -372,7 +394,10 @@ impl FunctionCompiler<'_> {
                     .iter()
                     .map(|(k, v)| Ok((k.to_string(), self.kernel_attr(v)?)))
                     .collect::<Result<Vec<_>, Error>>()?;
-                let entry = KernelEntry { op: op.to_string(), attrs };
+                let entry = KernelEntry {
+                    op: op.to_string(),
+                    attrs,
+                };
                 let k = match self.exec.kernels.iter().position(|e| *e == entry) {
                     Some(i) => i,
                     None => {

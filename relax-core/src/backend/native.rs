@@ -1,0 +1,120 @@
+//! The library that runs a build's PrimFuncs, by target.
+//!
+//! 1. The interpreting targets run PrimFuncs on the loop-level interpreter
+//!    ([`crate::tir::interp`]); the library holds the module's PrimFuncs by
+//!    symbol (the name `call_tir` refers to them by).
+//! 2. [`Target::host()`] JIT-compiles them through LLVM when the "llvm"
+//!    feature is on; without it the build fails rather than silently running
+//!    something else. The JIT runs even when no PrimFunc is called, so a
+//!    broken LLVM set-up shows at the first build.
+//! 3. Only the PrimFuncs the VM code calls are included.
+
+use super::{Target, TargetKind};
+use crate::ir::IRModule;
+use crate::tir::PrimFunc;
+use relax_runtime::native::{NativeKernel, NativeLibrary};
+use relax_runtime::{Error, Tensor};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The library for `symbols` (PrimFuncs of `module`) on `target`; `None`
+/// when the target needs none.
+pub(super) fn library(
+    target: &Target,
+    module: &IRModule,
+    symbols: &[String],
+) -> Result<Option<Arc<dyn NativeLibrary>>, Error> {
+    let funcs = symbols
+        .iter()
+        .map(|s| match module.get(s).and_then(|f| f.as_prim()) {
+            Some(f) => Ok((s.clone(), f.clone())),
+            None => Err(Error::Unsupported(format!(
+                "the native kernel `{s}` is not a PrimFunc of the module"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    match target.kind {
+        TargetKind::Interpreter | TargetKind::TirInterpreter => {
+            if funcs.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(Arc::new(Interpreted::new(funcs))))
+        }
+        TargetKind::Host => host_library(&funcs).map(Some),
+    }
+}
+
+#[cfg(feature = "llvm")]
+fn host_library(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+    // JIT code runs on this machine: use all of its CPU features.
+    let opts = crate::codegen::llvm::CodegenOptions { native_cpu: true };
+    crate::codegen::llvm::jit(funcs, &opts)
+}
+
+#[cfg(not(feature = "llvm"))]
+fn host_library(_: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+    Err(Error::Unsupported(
+        "Target::host() compiles through LLVM, and relax-core was built without its \"llvm\" \
+         feature; enable it or use Target::interpreter()"
+            .into(),
+    ))
+}
+
+/// PrimFuncs run on the loop-level interpreter.
+///
+/// An adapter rather than [`crate::tir::interp::InterpreterLibrary`]: that
+/// library hands its kernels' scalars to [`crate::tir::interp::run`], which
+/// takes the scalar parameters only, while the VM passes the whole scalar
+/// ABI ([`crate::tir::abi`]); this one passes the leading scalar
+/// parameters on and lets the interpreter read the dims off the tensors.
+struct Interpreted {
+    funcs: HashMap<String, Arc<PrimFunc>>,
+}
+
+impl Interpreted {
+    fn new(funcs: Vec<(String, PrimFunc)>) -> Self {
+        Interpreted {
+            funcs: funcs.into_iter().map(|(s, f)| (s, Arc::new(f))).collect(),
+        }
+    }
+}
+
+impl NativeLibrary for Interpreted {
+    fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
+        let func = self.funcs.get(symbol)?.clone();
+        Some(Arc::new(InterpretedKernel { func }))
+    }
+    fn describe(&self) -> String {
+        "the loop-level interpreter".into()
+    }
+}
+
+struct InterpretedKernel {
+    func: Arc<PrimFunc>,
+}
+
+impl NativeKernel for InterpretedKernel {
+    fn call(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &mut [Tensor],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        // The VM passes the whole scalar ABI (`tir::abi`): the scalar
+        // parameters come first; the interpreter reads the shape dims from
+        // the tensors themselves.
+        let params = self
+            .func
+            .params
+            .iter()
+            .filter(|p| matches!(p, crate::tir::PrimFuncParam::Scalar(_)))
+            .count();
+        let scalars = scalars.get(..params).ok_or_else(|| {
+            format!(
+                "{} scalars were passed for {params} scalar parameters",
+                scalars.len()
+            )
+        })?;
+        crate::tir::interp::run(&self.func, inputs, outputs, scalars)
+    }
+}

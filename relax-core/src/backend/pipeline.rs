@@ -1,0 +1,37 @@
+//! The default pipeline of `relax::build` (TVM's `zero_pipeline`, followed
+//! by dead-code elimination):
+//!
+//! 1. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
+//! 2. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
+//! 3. [`FoldConstant`]: calls on constants evaluated at compile time (op
+//!    calls on the reference kernels, `call_tir` on the loop-level
+//!    interpreter);
+//! 4. [`FuseOps`], [`FuseTIR`]: fusion (identity passes until fusion
+//!    arrives with its issue);
+//! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
+//!    (the PrimFuncs of calls that folding removed go here).
+//!
+//! `Target::interpreter()` is the oracle and runs steps 3 and 5 only: its
+//! op calls stay op calls, run on the reference kernels.
+
+use super::Target;
+use crate::transform::{
+    AnnotateTIROpPattern, DeadCodeElimination, FoldConstant, FuseOps, FuseTIR, LegalizeOps,
+    Sequential,
+};
+
+/// The passes `build` runs for `target`, in order. See the module docs.
+pub fn pipeline(target: &Target) -> Sequential {
+    if !target.legalizes() {
+        return Sequential::new()
+            .with(FoldConstant)
+            .with(DeadCodeElimination::new());
+    }
+    Sequential::new()
+        .with(LegalizeOps)
+        .with(AnnotateTIROpPattern)
+        .with(FoldConstant)
+        .with(FuseOps)
+        .with(FuseTIR)
+        .with(DeadCodeElimination::new())
+}
