@@ -5,10 +5,10 @@
 
 use ndarray::{Array, ArrayD, IxDyn};
 use relax::ir::{IRModule, PrimExpr, TirVar};
+use relax::native::{NativeKernel, NativeLibrary};
 use relax::tir::{Buffer, ForKind, PrimFunc, PrimFuncParam, Stmt};
 use relax::transform::{DeadCodeElimination, FoldConstant, Pass};
 use relax::{build, DataType, Error, Executable, Target, Tensor, Value, VirtualMachine};
-use relax_runtime::native::{NativeKernel, NativeLibrary};
 use std::sync::Arc;
 
 /// A deterministic pseudo-random array in [-1, 1).

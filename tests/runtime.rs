@@ -322,28 +322,6 @@ fn the_same_executable_runs_on_four_threads_at_once() {
     }
 }
 
-#[test]
-fn call_tir_and_the_llvm_target_are_reported_not_faked() {
-    let err = build(&mlp_module(), &Target::host()).unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
-    let m: IRModule = r#"
-@I.ir_module
-class Module:
-    @T.prim_func(private=True)
-    def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
-        T.evaluate(0)
-
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((4,), dtype="float32"))
-        return y
-"#
-    .parse()
-    .unwrap();
-    let err = build(&m, &Target::interpreter()).unwrap_err();
-    assert!(err.to_string().contains("call_tir"), "{err}");
-}
-
 /// One call of every registered op (but the `call_*` family, tested above),
 /// built and run on the interpreter: the result has exactly the StructInfo
 /// that inference promised.

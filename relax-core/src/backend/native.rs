@@ -11,10 +11,10 @@
 
 use super::{Target, TargetKind};
 use crate::ir::IRModule;
+use crate::tir::interp::InterpreterLibrary;
 use crate::tir::PrimFunc;
-use relax_runtime::native::{NativeKernel, NativeLibrary};
-use relax_runtime::{Error, Tensor};
-use std::collections::HashMap;
+use relax_runtime::native::NativeLibrary;
+use relax_runtime::Error;
 use std::sync::Arc;
 
 /// The library for `symbols` (PrimFuncs of `module`) on `target`; `None`
@@ -38,7 +38,9 @@ pub(super) fn library(
             if funcs.is_empty() {
                 return Ok(None);
             }
-            Ok(Some(Arc::new(Interpreted::new(funcs))))
+            Ok(Some(Arc::new(
+                funcs.into_iter().collect::<InterpreterLibrary>(),
+            )))
         }
         TargetKind::Host => host_library(&funcs).map(Some),
     }
@@ -58,63 +60,4 @@ fn host_library(_: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Erro
          feature; enable it or use Target::interpreter()"
             .into(),
     ))
-}
-
-/// PrimFuncs run on the loop-level interpreter.
-///
-/// An adapter rather than [`crate::tir::interp::InterpreterLibrary`]: that
-/// library hands its kernels' scalars to [`crate::tir::interp::run`], which
-/// takes the scalar parameters only, while the VM passes the whole scalar
-/// ABI ([`crate::tir::abi`]); this one passes the leading scalar
-/// parameters on and lets the interpreter read the dims off the tensors.
-struct Interpreted {
-    funcs: HashMap<String, Arc<PrimFunc>>,
-}
-
-impl Interpreted {
-    fn new(funcs: Vec<(String, PrimFunc)>) -> Self {
-        Interpreted {
-            funcs: funcs.into_iter().map(|(s, f)| (s, Arc::new(f))).collect(),
-        }
-    }
-}
-
-impl NativeLibrary for Interpreted {
-    fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
-        let func = self.funcs.get(symbol)?.clone();
-        Some(Arc::new(InterpretedKernel { func }))
-    }
-    fn describe(&self) -> String {
-        "the loop-level interpreter".into()
-    }
-}
-
-struct InterpretedKernel {
-    func: Arc<PrimFunc>,
-}
-
-impl NativeKernel for InterpretedKernel {
-    fn call(
-        &self,
-        inputs: &[&Tensor],
-        outputs: &mut [Tensor],
-        scalars: &[i64],
-    ) -> Result<(), String> {
-        // The VM passes the whole scalar ABI (`tir::abi`): the scalar
-        // parameters come first; the interpreter reads the shape dims from
-        // the tensors themselves.
-        let params = self
-            .func
-            .params
-            .iter()
-            .filter(|p| matches!(p, crate::tir::PrimFuncParam::Scalar(_)))
-            .count();
-        let scalars = scalars.get(..params).ok_or_else(|| {
-            format!(
-                "{} scalars were passed for {params} scalar parameters",
-                scalars.len()
-            )
-        })?;
-        crate::tir::interp::run(&self.func, inputs, outputs, scalars)
-    }
 }

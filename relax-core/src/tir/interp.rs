@@ -901,6 +901,20 @@ impl NativeKernel for InterpretedKernel {
         outputs: &mut [Tensor],
         scalars: &[i64],
     ) -> Result<(), String> {
+        // The VM passes the whole scalar ABI (`tir::abi`): the scalar
+        // parameters come first, then dims `run` reads off the tensors.
+        let params = self
+            .func
+            .params
+            .iter()
+            .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
+            .count();
+        let scalars = scalars.get(..params).ok_or_else(|| {
+            format!(
+                "{} scalars were passed for {params} scalar parameters",
+                scalars.len()
+            )
+        })?;
         run(&self.func, inputs, outputs, scalars)
     }
 }

@@ -28,30 +28,7 @@ use inkwell::AddressSpace;
 use relax_runtime::{DataType, Error, Tensor};
 use std::collections::HashMap;
 
-/// The variables `scalars[]` carries, in order: the scalar parameters, then
-/// every variable of a buffer parameter's shape or strides that is not a
-/// scalar parameter, in order of first appearance over the buffer
-/// parameters.
-pub fn scalar_abi(func: &PrimFunc) -> Vec<TirVar> {
-    let mut out: Vec<TirVar> = func
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            PrimFuncParam::Scalar(v) => Some(v.clone()),
-            PrimFuncParam::Buffer(_) => None,
-        })
-        .collect();
-    for b in func.buffers() {
-        for e in b.shape().iter().chain(b.strides()) {
-            for v in e.free_vars() {
-                if !out.contains(&v) {
-                    out.push(v);
-                }
-            }
-        }
-    }
-    out
-}
+pub use crate::tir::abi::scalar_abi;
 
 /// What a kernel call must look like, and how to complete its scalars.
 /// See the module docs.
