@@ -13,11 +13,12 @@
 //!    [`TensorArg`] and [`PrimArg`], runs the function with [`call`], and
 //!    converts the result with [`FromValue`].
 //!
-//! Which code runs: today the module is compiled for
+//! Which code runs: with the facade's "llvm" feature (on by default) the
+//! module is compiled for [`Target::host()`](crate::Target::host) on first
+//! call, its kernels JIT-compiled by LLVM for this CPU; without it, for
 //! [`Target::interpreter()`](crate::Target::interpreter) (the reference
 //! kernels). The cache records the content hash of the macro's input, which
-//! ahead-of-time artifacts from build.rs and the LLVM JIT will be matched
-//! against when they arrive.
+//! ahead-of-time artifacts from build.rs are matched against.
 
 use crate::ir::IRModule;
 use crate::{Error, Target, Value, VirtualMachine};
@@ -54,7 +55,7 @@ impl ExecutableCache {
     pub fn vm(&self, module: &IRModule) -> Result<&VirtualMachine, Error> {
         self.vm
             .get_or_init(|| {
-                crate::build(module, &Target::interpreter()).map(|exec| VirtualMachine::new(&exec))
+                crate::build(module, &jit_target()).map(|exec| VirtualMachine::new(&exec))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -63,6 +64,16 @@ impl ExecutableCache {
     /// Whether the module has been compiled (successfully or not).
     pub fn is_built(&self) -> bool {
         self.vm.get().is_some()
+    }
+}
+
+/// Where a module compiled on first call runs: LLVM-compiled kernels when
+/// the "llvm" feature is on, the reference interpreter otherwise.
+pub fn jit_target() -> Target {
+    if cfg!(feature = "llvm") {
+        Target::host()
+    } else {
+        Target::interpreter()
     }
 }
 

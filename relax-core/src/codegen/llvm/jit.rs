@@ -188,10 +188,23 @@ pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibr
 
 type Built = (ExecutionEngine<'static>, Vec<(String, usize)>);
 
+/// The JIT-internal name of kernel `symbol`. Kernels are looked up by
+/// their symbol in the returned library; inside the LLVM module they get a
+/// prefix so that a PrimFunc named like a C function (`exp`, `free`) cannot
+/// collide with the host symbols the code calls.
+fn jit_name(symbol: &str) -> String {
+    format!("__relax_kernel.{symbol}")
+}
+
 fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, Error> {
     let module = ctx.create_module("relax_jit");
-    for (symbol, func) in funcs {
-        emit_kernel(ctx, &module, symbol, func)?;
+    for (i, (symbol, func)) in funcs.iter().enumerate() {
+        if funcs[..i].iter().any(|(s, _)| s == symbol) {
+            return Err(Error::Unsupported(format!(
+                "LLVM code generation: the kernel symbol `{symbol}` is taken (by another kernel)"
+            )));
+        }
+        emit_kernel(ctx, &module, &jit_name(symbol), func)?;
     }
     let tm = host_machine(true)?;
     optimize(&module, &tm, true)?;
@@ -218,7 +231,7 @@ fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, E
     let mut addresses = Vec::with_capacity(funcs.len());
     for (symbol, _) in funcs {
         let address = engine
-            .get_function_address(symbol)
+            .get_function_address(&jit_name(symbol))
             .map_err(|e| internal(format!("the JIT has no `{symbol}`: {e:?}")))?;
         if address == 0 {
             return Err(internal(format!("the JIT has no `{symbol}`")));
