@@ -130,12 +130,12 @@ class Module:
     def main(x: R.Tensor(("n", 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
         n = T.int64()
         with R.dataflow():
-            lv: R.Tensor((784, 128), dtype="float32") = R.permute_dims(w0, axes=None)
-            lv0: R.Tensor((n, 128), dtype="float32") = R.matmul(x, lv, out_dtype="void")
+            permute_dims: R.Tensor((784, 128), dtype="float32") = R.permute_dims(w0, axes=None)
+            lv0: R.Tensor((n, 128), dtype="float32") = R.matmul(x, permute_dims, out_dtype="void")
             lv1: R.Tensor((n, 128), dtype="float32") = R.add(lv0, b0)
             lv2: R.Tensor((n, 128), dtype="float32") = R.nn.relu(lv1)
-            lv4: R.Tensor((128, 10), dtype="float32") = R.permute_dims(w1, axes=None)
-            lv3: R.Tensor((n, 10), dtype="float32") = R.matmul(lv2, lv4, out_dtype="void")
+            permute_dims1: R.Tensor((128, 10), dtype="float32") = R.permute_dims(w1, axes=None)
+            lv3: R.Tensor((n, 10), dtype="float32") = R.matmul(lv2, permute_dims1, out_dtype="void")
             gv: R.Tensor((n, 10), dtype="float32") = R.add(lv3, b1)
             R.output(gv)
         return gv"#;

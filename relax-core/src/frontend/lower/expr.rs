@@ -110,7 +110,15 @@ impl FnCx<'_> {
         if v.is_leaf() {
             return Ok(v);
         }
-        match self.bb.emit(v) {
+        // A nested call's temporary is named after its op (as TVM's
+        // `emit_te` names results), so a message about it reads
+        // `permute_dims is (785, 128)` rather than naming a made-up `lv1`.
+        let hint = v
+            .call_op_name()
+            .and_then(|n| n.rsplit('.').next())
+            .unwrap_or("lv")
+            .to_string();
+        match self.bb.emit_named(v, &hint) {
             Ok(var) => Ok(Expr::var(&var)),
             Err(err) => Err(self.report(err, range)),
         }
