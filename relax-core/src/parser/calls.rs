@@ -14,7 +14,6 @@ use super::lower::{Lowered, Lowerer};
 use super::sinfo::Args;
 use super::syntax::{self, ExprKind as SK, Ident};
 use crate::ir::{Attrs, Expr, StructInfo};
-use relax_runtime::DataType;
 
 /// Names that are statements or annotations, not values.
 const NOT_VALUES: &[&str] = &[
@@ -65,26 +64,7 @@ impl Lowerer<'_> {
             "call_packed" | "call_pure_packed" => self.call_packed(e, &name, &mut a),
             "shape" => {
                 let v = self.one_arg(e, &mut a, "values", "R.shape")?;
-                let (SK::List(items) | SK::Tuple(items)) = &v.kind else {
-                    self.error(
-                        "syntax-error",
-                        v.span,
-                        format!(
-                            "expected a list of dimensions such as `[n, 4]`, found {}",
-                            v.describe()
-                        ),
-                    );
-                    return None;
-                };
-                let mut dims = Vec::new();
-                let mut ok = true;
-                for d in items {
-                    match self.dim(d, false) {
-                        Some(p) => dims.push(p),
-                        None => ok = false,
-                    }
-                }
-                ok.then(|| Expr::shape(dims))
+                self.dims(v, false).map(Expr::shape)
             }
             "prim_value" => {
                 let v = self.one_arg(e, &mut a, "value", "R.prim_value")?;
@@ -106,26 +86,7 @@ impl Lowerer<'_> {
             }
             "dtype" => {
                 let v = self.one_arg(e, &mut a, "value", "R.dtype")?;
-                match &v.kind {
-                    SK::Str(s) => match s.parse::<DataType>() {
-                        Ok(d) => Some(Expr::dtype(d)),
-                        Err(err) => {
-                            self.error("invalid-dtype", v.span, err.to_string());
-                            None
-                        }
-                    },
-                    _ => {
-                        self.error(
-                            "invalid-dtype",
-                            v.span,
-                            format!(
-                                "expected a dtype string such as \"float32\", found {}",
-                                v.describe()
-                            ),
-                        );
-                        None
-                    }
-                }
+                self.dtype_string(v).map(Expr::dtype)
             }
             "ExternFunc" | "extern" => {
                 let v = self.one_arg(e, &mut a, "global_symbol", "R.ExternFunc")?;
@@ -144,31 +105,8 @@ impl Lowerer<'_> {
             }
             _ => self.op_call(e, &name, &mut a),
         };
-        self.finish_call_args(&a, &name);
+        self.finish_args(&a, &format!("R.{name}"));
         result
-    }
-
-    fn finish_call_args(&mut self, a: &Args<'_>, name: &str) {
-        if let Some(p) = a.positional.first() {
-            self.error(
-                "syntax-error",
-                p.span,
-                format!(
-                    "expected fewer arguments to `R.{name}`, found {}",
-                    p.describe()
-                ),
-            );
-        }
-        for (k, _) in &a.kwargs {
-            self.error(
-                "syntax-error",
-                k.span,
-                format!(
-                    "expected a known keyword argument of `R.{name}`, found `{}`",
-                    k.name
-                ),
-            );
-        }
     }
 
     fn one_arg<'a>(
@@ -207,15 +145,7 @@ impl Lowerer<'_> {
     fn sinfo_list(&mut self, v: &syntax::Expr) -> Lowered<Vec<StructInfo>> {
         match &v.kind {
             SK::List(items) | SK::Tuple(items) => {
-                let mut out = Vec::new();
-                let mut ok = true;
-                for it in items {
-                    match self.struct_info(it, false) {
-                        Some(s) => out.push(s),
-                        None => ok = false,
-                    }
-                }
-                ok.then_some(out)
+                self.lower_all(items, |this, it| this.struct_info(it, false))
             }
             _ => self.struct_info(v, false).map(|s| vec![s]),
         }

@@ -75,30 +75,9 @@ impl Lowerer<'_> {
         // Flatten the nested lists, checking that they are rectangular.
         let mut elems: Vec<(Scalar, Span)> = Vec::new();
         let data_shape = self.const_shape(value, &mut elems)?;
-        let dtype = match dtype.map(|d| (d, &d.kind)) {
-            Some((_, SK::Str(s))) => match s.parse::<DataType>() {
-                Ok(d) => d,
-                Err(err) => {
-                    self.error(
-                        "invalid-dtype",
-                        dtype.map_or(span, |d| d.span),
-                        err.to_string(),
-                    );
-                    return None;
-                }
-            },
-            Some((d, k)) if !matches!(k, SK::None) => {
-                self.error(
-                    "invalid-dtype",
-                    d.span,
-                    format!(
-                        "expected a dtype string such as \"float32\", found {}",
-                        d.describe()
-                    ),
-                );
-                return None;
-            }
-            _ => {
+        let dtype = match dtype.filter(|d| !matches!(d.kind, SK::None)) {
+            Some(d) => self.dtype_string(d)?,
+            None => {
                 if elems.iter().any(|(s, _)| matches!(s, Scalar::Float(_))) {
                     DataType::f32()
                 } else if !elems.is_empty()

@@ -30,7 +30,7 @@ use crate::ir::{
     AttrValue, Attrs, BaseFunc, Binding, BindingBlock, Expr, Function, GlobalVar, IRModule,
     PrimExpr, PrimFunc, StructInfo, TirVar, Var,
 };
-use relax_runtime::{Diagnostic, Span};
+use relax_runtime::{DataType, Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
 /// One lexical scope.
@@ -112,6 +112,42 @@ impl<'s> Lowerer<'s> {
     pub(super) fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) {
         self.errors
             .push(Diagnostic::new(code, message).with_span(span));
+    }
+
+    /// Lowers every item with `f`, reporting the errors of all of them;
+    /// `None` when any failed.
+    pub(super) fn lower_all<'e, T>(
+        &mut self,
+        items: impl IntoIterator<Item = &'e syntax::Expr>,
+        mut f: impl FnMut(&mut Self, &'e syntax::Expr) -> Lowered<T>,
+    ) -> Lowered<Vec<T>> {
+        let mut out = Vec::new();
+        let mut ok = true;
+        for it in items {
+            match f(self, it) {
+                Some(v) => out.push(v),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// A dtype written as a string (`"float32"`).
+    pub(super) fn dtype_string(&mut self, e: &syntax::Expr) -> Lowered<DataType> {
+        let SK::Str(s) = &e.kind else {
+            self.error(
+                "invalid-dtype",
+                e.span,
+                format!(
+                    "expected a dtype string such as \"float32\", found {}",
+                    e.describe()
+                ),
+            );
+            return None;
+        };
+        s.parse::<DataType>()
+            .map_err(|err| self.error("invalid-dtype", e.span, err.to_string()))
+            .ok()
     }
 
     // ----- scopes -----------------------------------------------------------
@@ -1518,17 +1554,7 @@ impl<'s> Lowerer<'s> {
             }
             SK::Call { func, args, kwargs } => self.call(e, func, args, kwargs),
             SK::Tuple(items) => {
-                let mut fields = Vec::new();
-                let mut ok = true;
-                for it in items {
-                    match self.rexpr(it) {
-                        Some(f) => fields.push(f),
-                        None => ok = false,
-                    }
-                }
-                if !ok {
-                    return None;
-                }
+                let fields = self.rexprs(items)?;
                 Some(self.derive(Expr::tuple(fields), e.span))
             }
             SK::Subscript(base, index) => {
@@ -1620,15 +1646,7 @@ impl<'s> Lowerer<'s> {
     }
 
     pub(super) fn rexprs(&mut self, items: &[syntax::Expr]) -> Lowered<Vec<Expr>> {
-        let mut out = Vec::new();
-        let mut ok = true;
-        for a in items {
-            match self.rexpr(a) {
-                Some(x) => out.push(x),
-                None => ok = false,
-            }
-        }
-        ok.then_some(out)
+        self.lower_all(items, Self::rexpr)
     }
 }
 

@@ -1,14 +1,25 @@
 //! Lowering of scalar expressions: `PrimExpr`s (shape dimensions, prim
-//! values, TIR attributes) and attribute values.
+//! values, TIR attributes, loop-level expressions) and attribute values.
 //!
-//! 1. Names are symbolic variables, looked up in the function scopes;
-//!    `True`/`False` are `bool` literals, integers `int64`, floats `float32`.
+//! One lowering ([`Lowerer::scalar`]) serves both places scalar expressions
+//! are written; a [`ScalarSyntax`] says what sets each apart. Its provided
+//! methods are the Relax rules ([`RelaxScalars`]: shape dimensions, prim
+//! values, attributes); loop-level functions extend them (`tir/expr.rs`:
+//! buffer loads, float arithmetic, casts, intrinsics). The common rules:
+//!
+//! 1. Literals: integers are `int64`, floats `float32`, `True`/`False`
+//!    `bool`. In Relax, names are symbolic variables, looked up in the
+//!    function scopes.
 //! 2. Python precedence comes from the syntax tree; `//` and `%` are TIR's
-//!    floor division and modulo. `/` is rejected on integers (it is true
-//!    division in Python) and `**` is not an expression TIR has.
+//!    floor division and modulo. In Relax `/` is rejected on integers (it is
+//!    true division in Python) and `**` is not an expression TIR has.
 //! 3. An untyped integer literal next to a typed operand takes its dtype
-//!    (`m + 1` with `m: int32` adds an `int32` one), as TVM does.
-//! 4. A string standing for a dimension (`"n"`, `"n * 2"`) is parsed a second
+//!    (`m + 1` with `m: int32` adds an `int32` one), as TVM does; otherwise
+//!    both operands must have one dtype (TIR has no implicit casts).
+//! 4. Calls: `T.min`, `T.max`, `T.floordiv`, `T.floormod`, `T.Select` and
+//!    typed literals `T.int32(3)` (Relax has no casts: `T.int32(n)` of an
+//!    `int64` `n` is an error).
+//! 5. A string standing for a dimension (`"n"`, `"n * 2"`) is parsed a second
 //!    time; its spans are mapped back into the string.
 
 use super::lexer::tokenize;
@@ -17,26 +28,170 @@ use super::syntax::{self, parse_expression, BinOp, ExprKind as SK, UnOp};
 use crate::ir::{AttrValue, PrimExpr, PrimExprKind};
 use relax_runtime::{DataType, Span};
 
+/// What sets one kind of scalar expression apart. The provided methods are
+/// Relax's rules; the loop-level syntax overrides them with its extras.
+pub(super) trait ScalarSyntax {
+    /// Whether casts exist (`T.Cast`, and `T.float32(x)` of a non-literal);
+    /// dtype mismatches then suggest `T.Cast`.
+    const CASTS: bool;
+
+    /// The value of the name `n`, or an error at `span`.
+    fn name(&mut self, lw: &mut Lowerer<'_>, n: &str, span: Span) -> Lowered<PrimExpr>;
+
+    /// A form other than a literal, name, operator or call, or `None` when
+    /// `e` is none of this syntax's forms.
+    fn other(&mut self, lw: &mut Lowerer<'_>, e: &syntax::Expr) -> Option<Lowered<PrimExpr>>;
+
+    /// `T.<name>(…)` for a name other than `min`, `max`, `floordiv` and
+    /// `floormod`, or `None` when `name` is not one of this syntax's calls
+    /// (it is then a typed literal such as `T.int32(3)`).
+    fn call(
+        &mut self,
+        lw: &mut Lowerer<'_>,
+        c: &ScalarCall<'_>,
+        name: &str,
+    ) -> Option<Lowered<PrimExpr>>;
+
+    /// The calls an unknown `T.<name>` is told to be one of.
+    fn expected_calls() -> String;
+
+    /// A float literal of `dt`.
+    fn float(dt: DataType, v: f64) -> PrimExpr {
+        PrimExpr::float(dt, v)
+    }
+
+    /// An untyped literal as a literal of `dt` (see [`unify`]), when it
+    /// can be one: in Relax an `int64` integer of another integer dtype.
+    fn retype(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
+        retype_int(lit, dt)
+    }
+
+    /// `-a` of a non-literal `a`.
+    fn negate(a: PrimExpr) -> PrimExpr {
+        -a
+    }
+
+    /// `l / r`, `l // r` or `l ** r` of operands of one dtype: in Relax
+    /// only `//` exists.
+    fn div_or_pow(
+        lw: &mut Lowerer<'_>,
+        op: BinOp,
+        l: PrimExpr,
+        r: PrimExpr,
+        span: Span,
+    ) -> Lowered<PrimExpr> {
+        if op == BinOp::FloorDiv {
+            return Some(l.floordiv(r));
+        }
+        let hint = if op == BinOp::Div {
+            " (use `//` for floor division)"
+        } else {
+            ""
+        };
+        lw.error(
+            "unsupported-syntax",
+            span,
+            format!(
+                "expected one of `+ - * // %` or a comparison, found `{}`{hint}",
+                op.text()
+            ),
+        );
+        None
+    }
+}
+
+/// Relax's scalar expressions: names are symbolic variables, a string is a
+/// dimension, and there is integer arithmetic but no cast.
+pub(super) struct RelaxScalars;
+
+impl ScalarSyntax for RelaxScalars {
+    const CASTS: bool = false;
+
+    fn name(&mut self, lw: &mut Lowerer<'_>, n: &str, span: Span) -> Lowered<PrimExpr> {
+        match lw.lookup_sym(n) {
+            Some(v) => Some(PrimExpr::var(&v)),
+            None if lw.declare_all_syms => Some(PrimExpr::var(&lw.declare_sym(n, DataType::i64()))),
+            None => {
+                lw.undefined_sym(n, span);
+                None
+            }
+        }
+    }
+
+    fn other(&mut self, lw: &mut Lowerer<'_>, e: &syntax::Expr) -> Option<Lowered<PrimExpr>> {
+        match &e.kind {
+            SK::Str(s) => Some(lw.prim_string(s, e.span, false)),
+            _ => None,
+        }
+    }
+
+    fn call(
+        &mut self,
+        lw: &mut Lowerer<'_>,
+        c: &ScalarCall<'_>,
+        name: &str,
+    ) -> Option<Lowered<PrimExpr>> {
+        (name == "Select").then(|| lw.relax_select(c))
+    }
+
+    fn expected_calls() -> String {
+        "`T.min`, `T.max`, `T.Select` or a dtype such as `T.int64`".into()
+    }
+}
+
+/// A call `T.<name>(args…)` in a scalar expression, its keyword arguments
+/// already rejected.
+pub(super) struct ScalarCall<'e> {
+    /// The whole call.
+    pub e: &'e syntax::Expr,
+    /// The callee (`T.exp`).
+    pub func: &'e syntax::Expr,
+    /// The callee's dotted path (`"T.exp"`).
+    pub path: String,
+    /// The positional arguments.
+    pub args: &'e [syntax::Expr],
+}
+
+impl ScalarCall<'_> {
+    /// Whether the call has `n` arguments; reports it when not.
+    pub(super) fn arity(&self, lw: &mut Lowerer<'_>, n: usize) -> bool {
+        if self.args.len() == n {
+            return true;
+        }
+        lw.error(
+            "syntax-error",
+            self.e.span,
+            format!(
+                "expected {n} argument{} to `{}`, found {}",
+                if n == 1 { "" } else { "s" },
+                self.path,
+                self.args.len()
+            ),
+        );
+        false
+    }
+}
+
 impl Lowerer<'_> {
-    /// A scalar expression; every name must be a declared symbolic variable.
+    /// A Relax scalar expression; every name must be a declared symbolic
+    /// variable.
     pub(super) fn prim(&mut self, e: &syntax::Expr) -> Lowered<PrimExpr> {
+        self.scalar(&mut RelaxScalars, e)
+    }
+
+    /// A scalar expression of the syntax `s` (see the module docs).
+    pub(super) fn scalar<S: ScalarSyntax>(
+        &mut self,
+        s: &mut S,
+        e: &syntax::Expr,
+    ) -> Lowered<PrimExpr> {
         match &e.kind {
             SK::Int(v) => Some(PrimExpr::int(*v)),
-            SK::Float(v) => Some(PrimExpr::float(DataType::f32(), *v)),
+            SK::Float(v) => Some(S::float(DataType::f32(), *v)),
             SK::Bool(b) => Some(PrimExpr::bool(*b)),
-            SK::Name(n) => match self.lookup_sym(n) {
-                Some(v) => Some(PrimExpr::var(&v)),
-                None if self.declare_all_syms => {
-                    Some(PrimExpr::var(&self.declare_sym(n, DataType::i64())))
-                }
-                None => {
-                    self.undefined_sym(n, e.span);
-                    None
-                }
-            },
-            SK::Str(s) => self.prim_string(s, e.span, false),
+            SK::Name(n) => s.name(self, n, e.span),
             SK::Unary(op, a) => {
-                let a = self.prim(a)?;
+                let a = self.scalar(s, a)?;
                 Some(match op {
                     UnOp::Pos => a,
                     UnOp::Not => !a,
@@ -45,86 +200,90 @@ impl Lowerer<'_> {
                             Some(n) => PrimExpr::int_of(a.dtype(), n),
                             None => -a,
                         },
-                        PrimExprKind::FloatImm(v) => PrimExpr::float(a.dtype(), -v),
-                        _ => -a,
+                        PrimExprKind::FloatImm(v) => S::float(a.dtype(), -v),
+                        _ => S::negate(a),
                     },
                 })
             }
             SK::Binary(op, l, r) => {
-                let l = self.prim(l);
-                let r = self.prim(r);
-                let (l, r) = unify_literal(l?, r?);
-                let logical = matches!(op, BinOp::And | BinOp::Or);
-                if logical && !(l.dtype().is_bool() && r.dtype().is_bool()) {
-                    self.error(
-                        "syntax-error",
-                        e.span,
-                        format!(
-                            "expected bool operands of `{}`, found {} and {}",
-                            op.text(),
-                            l.dtype(),
-                            r.dtype()
-                        ),
-                    );
-                    return None;
-                }
-                if !self.same_dtype(&l, &r, op.text(), e.span) {
-                    return None;
-                }
-                Some(match op {
-                    BinOp::Add => l + r,
-                    BinOp::Sub => l - r,
-                    BinOp::Mul => l * r,
-                    BinOp::FloorDiv => l.floordiv(r),
-                    BinOp::Mod => l.floormod(r),
-                    BinOp::Eq => l.eq_(r),
-                    BinOp::Ne => l.ne_(r),
-                    BinOp::Lt => l.lt(r),
-                    BinOp::Le => l.le(r),
-                    BinOp::Gt => l.gt(r),
-                    BinOp::Ge => l.ge(r),
-                    BinOp::And => l.and(r),
-                    BinOp::Or => l.or(r),
-                    BinOp::Div | BinOp::Pow => {
-                        let hint = if *op == BinOp::Div {
-                            " (use `//` for floor division)"
-                        } else {
-                            ""
-                        };
-                        self.error(
-                            "unsupported-syntax",
-                            e.span,
-                            format!(
-                                "expected one of `+ - * // %` or a comparison, found `{}`{hint}",
-                                op.text()
-                            ),
-                        );
-                        return None;
-                    }
-                })
+                let l = self.scalar(s, l);
+                let r = self.scalar(s, r);
+                let (l, r) = unify::<S>(l?, r?);
+                self.binary::<S>(*op, l, r, e.span)
             }
-            SK::Call { func, args, kwargs } => self.prim_call(e, func, args, kwargs),
-            _ => {
+            SK::Call { func, args, kwargs } => self.scalar_call(s, e, func, args, kwargs),
+            _ => s.other(self, e).unwrap_or_else(|| {
                 self.error(
                     "syntax-error",
                     e.span,
                     format!("expected a scalar expression, found {}", e.describe()),
                 );
                 None
-            }
+            }),
         }
     }
 
-    /// Reports operands of different dtypes (TIR has no implicit casts).
-    fn same_dtype(&mut self, a: &PrimExpr, b: &PrimExpr, op: &str, span: Span) -> bool {
+    /// `l op r`, its operands already unified.
+    fn binary<S: ScalarSyntax>(
+        &mut self,
+        op: BinOp,
+        l: PrimExpr,
+        r: PrimExpr,
+        span: Span,
+    ) -> Lowered<PrimExpr> {
+        if matches!(op, BinOp::And | BinOp::Or) && !(l.dtype().is_bool() && r.dtype().is_bool()) {
+            self.error(
+                "syntax-error",
+                span,
+                format!(
+                    "expected bool operands of `{}`, found {} and {}",
+                    op.text(),
+                    l.dtype(),
+                    r.dtype()
+                ),
+            );
+            return None;
+        }
+        if !self.same_dtype::<S>(&l, &r, &format!("operands of `{}`", op.text()), span) {
+            return None;
+        }
+        Some(match op {
+            BinOp::Add => l + r,
+            BinOp::Sub => l - r,
+            BinOp::Mul => l * r,
+            BinOp::Mod => l.floormod(r),
+            BinOp::Eq => l.eq_(r),
+            BinOp::Ne => l.ne_(r),
+            BinOp::Lt => l.lt(r),
+            BinOp::Le => l.le(r),
+            BinOp::Gt => l.gt(r),
+            BinOp::Ge => l.ge(r),
+            BinOp::And => l.and(r),
+            BinOp::Or => l.or(r),
+            BinOp::Div | BinOp::FloorDiv | BinOp::Pow => {
+                return S::div_or_pow(self, op, l, r, span)
+            }
+        })
+    }
+
+    /// Reports operands of different dtypes (TIR has no implicit casts);
+    /// `what` names them ("operands of `+`").
+    pub(super) fn same_dtype<S: ScalarSyntax>(
+        &mut self,
+        a: &PrimExpr,
+        b: &PrimExpr,
+        what: &str,
+        span: Span,
+    ) -> bool {
         if a.dtype() == b.dtype() {
             return true;
         }
+        let hint = if S::CASTS { " (use `T.Cast`)" } else { "" };
         self.error(
             "syntax-error",
             span,
             format!(
-                "expected operands of `{op}` of one dtype, found `{a}` of {} and `{b}` of {}",
+                "expected {what} of one dtype, found `{a}` of {} and `{b}` of {}{hint}",
                 a.dtype(),
                 b.dtype()
             ),
@@ -142,10 +301,12 @@ impl Lowerer<'_> {
         );
     }
 
-    /// `T.min(a, b)`, `T.max`, `T.Select`, `T.floordiv`, `T.floormod`,
-    /// `T.int64(3)`, `T.float32(1.5)`, `T.bool(True)`.
-    fn prim_call(
+    /// `T.min(a, b)`, `T.max`, `T.floordiv`, `T.floormod`, the syntax's own
+    /// calls, and typed literals `T.int64(3)`, `T.float32(1.5)`,
+    /// `T.bool(True)`.
+    fn scalar_call<S: ScalarSyntax>(
         &mut self,
+        s: &mut S,
         e: &syntax::Expr,
         func: &syntax::Expr,
         args: &[syntax::Expr],
@@ -170,7 +331,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let Some(name) = path.strip_prefix("T.") else {
+        let Some(name) = path.strip_prefix("T.").map(str::to_string) else {
             self.error(
                 "syntax-error",
                 e.span,
@@ -178,91 +339,85 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let arity = |n: usize, this: &mut Self| {
-            if args.len() != n {
-                this.error(
-                    "syntax-error",
-                    e.span,
-                    format!(
-                        "expected {n} argument{} to `{path}`, found {}",
-                        if n == 1 { "" } else { "s" },
-                        args.len()
-                    ),
-                );
-                false
-            } else {
-                true
-            }
+        let c = ScalarCall {
+            e,
+            func,
+            path,
+            args,
         };
-        match name {
+        match name.as_str() {
             "min" | "max" | "floordiv" | "floormod" => {
-                if !arity(2, self) {
+                if !c.arity(self, 2) {
                     return None;
                 }
-                let a = self.prim(&args[0]);
-                let b = self.prim(&args[1]);
-                let (a, b) = unify_literal(a?, b?);
-                if !self.same_dtype(&a, &b, &path, e.span) {
+                let a = self.scalar(s, &args[0]);
+                let b = self.scalar(s, &args[1]);
+                let (a, b) = unify::<S>(a?, b?);
+                if !self.same_dtype::<S>(&a, &b, &format!("arguments of `{}`", c.path), e.span) {
                     return None;
                 }
-                Some(match name {
+                Some(match name.as_str() {
                     "min" => a.min(b),
                     "max" => a.max(b),
                     "floordiv" => a.floordiv(b),
                     _ => a.floormod(b),
                 })
             }
-            "Select" => {
-                if !arity(3, self) {
-                    return None;
-                }
-                let c = self.prim(&args[0]);
-                let t = self.prim(&args[1]);
-                let f = self.prim(&args[2]);
-                let (t, f) = unify_literal(t?, f?);
-                if !self.same_dtype(&t, &f, &path, e.span) {
-                    return None;
-                }
-                Some(PrimExpr::select(c?, t, f))
-            }
-            _ => {
-                let Ok(dtype) = name.parse::<DataType>() else {
-                    self.error(
-                        "syntax-error",
-                        func.span,
-                        format!(
-                            "expected `T.min`, `T.max`, `T.Select` or a dtype such as `T.int64`, found `{path}`"
-                        ),
-                    );
-                    return None;
-                };
-                if args.is_empty() {
-                    self.error(
-                        "syntax-error",
-                        e.span,
-                        format!(
-                            "expected a value in `{path}(…)`, found none (a declaration `n = {path}()` must be its own statement)"
-                        ),
-                    );
-                    return None;
-                }
-                if !arity(1, self) {
-                    return None;
-                }
-                self.typed_literal(&args[0], dtype, &path)
-            }
+            _ => match s.call(self, &c, &name) {
+                Some(v) => v,
+                None => self.typed_literal(s, &c, &name),
+            },
         }
     }
 
-    /// `T.int32(3)`: a literal of the given dtype (or an expression that
-    /// already has it).
-    fn typed_literal(
+    /// `T.Select(c, t, f)` in Relax.
+    fn relax_select(&mut self, c: &ScalarCall<'_>) -> Lowered<PrimExpr> {
+        if !c.arity(self, 3) {
+            return None;
+        }
+        let cond = self.prim(&c.args[0]);
+        let t = self.prim(&c.args[1]);
+        let f = self.prim(&c.args[2]);
+        let (t, f) = unify::<RelaxScalars>(t?, f?);
+        let what = format!("arguments of `{}`", c.path);
+        if !self.same_dtype::<RelaxScalars>(&t, &f, &what, c.e.span) {
+            return None;
+        }
+        Some(PrimExpr::select(cond?, t, f))
+    }
+
+    /// `T.int32(3)`: a literal of the dtype `name` (or an expression that
+    /// already has it, or with casts a cast to it).
+    fn typed_literal<S: ScalarSyntax>(
         &mut self,
-        a: &syntax::Expr,
-        dtype: DataType,
-        path: &str,
+        s: &mut S,
+        c: &ScalarCall<'_>,
+        name: &str,
     ) -> Lowered<PrimExpr> {
-        let v = self.prim(a)?;
+        let path = &c.path;
+        let Ok(dtype) = name.parse::<DataType>() else {
+            self.error(
+                "syntax-error",
+                c.func.span,
+                format!("expected {}, found `{path}`", S::expected_calls()),
+            );
+            return None;
+        };
+        if c.args.is_empty() {
+            self.error(
+                "syntax-error",
+                c.e.span,
+                format!(
+                    "expected a value in `{path}(…)`, found none (a declaration `n = {path}()` must be its own statement)"
+                ),
+            );
+            return None;
+        }
+        if !c.arity(self, 1) {
+            return None;
+        }
+        let a = &c.args[0];
+        let v = self.scalar(s, a)?;
         let mismatch = |this: &mut Self, what: String| {
             this.error(
                 "syntax-error",
@@ -272,22 +427,18 @@ impl Lowerer<'_> {
             None
         };
         match v.kind() {
-            PrimExprKind::IntImm(i) => {
-                if dtype.is_bool() {
-                    Some(PrimExpr::bool(*i != 0))
-                } else if dtype.is_float() {
-                    Some(PrimExpr::float(dtype, *i as f64))
-                } else if dtype.is_integer() {
-                    if !int_fits(*i, dtype) {
-                        return mismatch(self, format!("`{i}`, which is out of range"));
-                    }
-                    Some(PrimExpr::int_of(dtype, *i))
-                } else {
-                    mismatch(self, format!("`{i}`"))
+            PrimExprKind::IntImm(i) if dtype.is_bool() => Some(PrimExpr::bool(*i != 0)),
+            PrimExprKind::IntImm(i) if dtype.is_float() => Some(S::float(dtype, *i as f64)),
+            PrimExprKind::IntImm(i) if dtype.is_integer() => {
+                if !int_fits(*i, dtype) {
+                    return mismatch(self, format!("`{i}`, which is out of range"));
                 }
+                Some(PrimExpr::int_of(dtype, *i))
             }
-            PrimExprKind::FloatImm(f) if dtype.is_float() => Some(PrimExpr::float(dtype, *f)),
+            PrimExprKind::FloatImm(f) if dtype.is_float() => Some(S::float(dtype, *f)),
+            _ if S::CASTS => Some(v.cast(dtype)),
             _ if v.dtype() == dtype => Some(v),
+            PrimExprKind::IntImm(i) => mismatch(self, format!("`{i}`")),
             _ => mismatch(
                 self,
                 format!("`{v}` of dtype {} (casts are not supported)", v.dtype()),
@@ -379,17 +530,9 @@ impl Lowerer<'_> {
             SK::Bool(b) => Some(AttrValue::Bool(*b)),
             SK::Str(s) => Some(AttrValue::Str(s.clone())),
             SK::None => Some(AttrValue::None),
-            SK::List(items) | SK::Tuple(items) => {
-                let mut out = Vec::new();
-                let mut ok = true;
-                for it in items {
-                    match self.attr_value(it) {
-                        Some(v) => out.push(v),
-                        None => ok = false,
-                    }
-                }
-                ok.then_some(AttrValue::Array(out))
-            }
+            SK::List(items) | SK::Tuple(items) => self
+                .lower_all(items, Self::attr_value)
+                .map(AttrValue::Array),
             SK::Unary(UnOp::Neg, inner) if matches!(inner.kind, SK::Int(_) | SK::Float(_)) => {
                 match inner.kind {
                     SK::Int(v) => match v.checked_neg() {
@@ -421,25 +564,28 @@ impl Lowerer<'_> {
     }
 }
 
-/// Gives an untyped `int64` literal the integer dtype of the other operand.
-fn unify_literal(l: PrimExpr, r: PrimExpr) -> (PrimExpr, PrimExpr) {
-    let retype = |lit: &PrimExpr, other: &PrimExpr| -> Option<PrimExpr> {
-        let v = lit.as_int()?;
-        let od = other.dtype();
-        (lit.dtype() == DataType::i64()
-            && od != DataType::i64()
-            && od.is_integer()
-            && !od.is_bool()
-            && int_fits(v, od))
-        .then(|| PrimExpr::int_of(od, v))
-    };
-    if let Some(l2) = retype(&l, &r) {
+/// The operands with an untyped literal given the other's dtype, where the
+/// syntax `S` allows it (`m + 1` with `m: int32` adds an `int32` one).
+pub(super) fn unify<S: ScalarSyntax>(l: PrimExpr, r: PrimExpr) -> (PrimExpr, PrimExpr) {
+    if let Some(l2) = S::retype(&l, r.dtype()) {
         return (l2, r);
     }
-    if let Some(r2) = retype(&r, &l) {
+    if let Some(r2) = S::retype(&r, l.dtype()) {
         return (l, r2);
     }
     (l, r)
+}
+
+/// An `int64` integer literal as a literal of the integer dtype `dt`, when
+/// that is another dtype that can hold it.
+pub(super) fn retype_int(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
+    let v = lit.as_int()?;
+    (lit.dtype() == DataType::i64()
+        && dt != DataType::i64()
+        && dt.is_integer()
+        && !dt.is_bool()
+        && int_fits(v, dt))
+    .then(|| PrimExpr::int_of(dt, v))
 }
 
 /// Whether `v` is representable in the integer dtype `dt`.

@@ -56,15 +56,8 @@ impl Lowerer<'_> {
                     _ => a.positional.to_vec(),
                 };
                 a.positional.clear();
-                let mut out = Vec::new();
-                let mut ok = true;
-                for f in fields {
-                    match self.struct_info(f, declare_bare) {
-                        Some(s) => out.push(s),
-                        None => ok = false,
-                    }
-                }
-                ok.then(|| StructInfo::tuple(out))
+                self.lower_all(fields, |this, f| this.struct_info(f, declare_bare))
+                    .map(StructInfo::tuple)
             }
             "R.Callable" if bare => Some(StructInfo::opaque_func(
                 DeriveFunc::Default,
@@ -94,7 +87,7 @@ impl Lowerer<'_> {
     }
 
     /// Reports arguments no form consumed.
-    fn finish_args(&mut self, a: &Args<'_>, path: &str) {
+    pub(super) fn finish_args(&mut self, a: &Args<'_>, path: &str) {
         if let Some(p) = a.positional.first() {
             self.error(
                 "syntax-error",
@@ -119,25 +112,8 @@ impl Lowerer<'_> {
 
     fn dtype_arg(&mut self, e: &syntax::Expr) -> Lowered<DataType> {
         match &e.kind {
-            SK::Str(s) => match s.parse::<DataType>() {
-                Ok(d) => Some(d),
-                Err(err) => {
-                    self.error("invalid-dtype", e.span, err.to_string());
-                    None
-                }
-            },
             SK::None => Some(DataType::void()),
-            _ => {
-                self.error(
-                    "invalid-dtype",
-                    e.span,
-                    format!(
-                        "expected a dtype string such as \"float32\", found {}",
-                        e.describe()
-                    ),
-                );
-                None
-            }
+            _ => self.dtype_string(e),
         }
     }
 
@@ -166,19 +142,24 @@ impl Lowerer<'_> {
         }
     }
 
-    fn dims(&mut self, e: &syntax::Expr, declare_bare: bool) -> Lowered<Vec<crate::ir::PrimExpr>> {
+    /// A list (or tuple) of dimensions, `[n, 4]`.
+    pub(super) fn dims(
+        &mut self,
+        e: &syntax::Expr,
+        declare_bare: bool,
+    ) -> Lowered<Vec<crate::ir::PrimExpr>> {
         let (SK::Tuple(items) | SK::List(items)) = &e.kind else {
+            self.error(
+                "syntax-error",
+                e.span,
+                format!(
+                    "expected a list of dimensions such as `[n, 4]`, found {}",
+                    e.describe()
+                ),
+            );
             return None;
         };
-        let mut out = Vec::new();
-        let mut ok = true;
-        for d in items {
-            match self.dim(d, declare_bare) {
-                Some(p) => out.push(p),
-                None => ok = false,
-            }
-        }
-        ok.then_some(out)
+        self.lower_all(items, |this, d| this.dim(d, declare_bare))
     }
 
     /// `R.Tensor(shape?, dtype?, ndim=…)`
@@ -277,17 +258,6 @@ impl Lowerer<'_> {
                 Some(StructInfo::shape_ndim(ndim_v.unwrap_or(UNKNOWN_NDIM)))
             }
             Some(v) => {
-                if !matches!(v.kind, SK::Tuple(_) | SK::List(_)) {
-                    self.error(
-                        "syntax-error",
-                        v.span,
-                        format!(
-                            "expected a list of dimensions such as `[n, 4]`, found {}",
-                            v.describe()
-                        ),
-                    );
-                    return None;
-                }
                 let dims = self.dims(v, declare_bare)?;
                 if let Some(n) = ndim_v {
                     if n != UNKNOWN_NDIM && n as usize != dims.len() {
@@ -442,15 +412,8 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let mut ps = Vec::new();
-        let mut ok = true;
-        for p in items {
-            match self.struct_info(p, declare_bare) {
-                Some(s) => ps.push(s),
-                None => ok = false,
-            }
-        }
-        ok.then(|| StructInfo::func(ps, ret, purity))
+        let ps = self.lower_all(items, |this, p| this.struct_info(p, declare_bare))?;
+        Some(StructInfo::func(ps, ret, purity))
     }
 
     /// Declares the symbolic variables that lone string dimensions of an

@@ -569,6 +569,11 @@ impl<'t> Parser<'t> {
             }
             _ => {}
         }
+        self.simple_statements()
+    }
+
+    /// `a; b; c` up to the end of the line.
+    fn simple_statements(&mut self) -> Result<Vec<Stmt>, Diagnostic> {
         let mut out = vec![self.simple_statement()?];
         while self.eat_punct(";") {
             if self.at(&Tok::Newline) {
@@ -728,18 +733,7 @@ impl<'t> Parser<'t> {
 
     fn block_inner(&mut self) -> Result<Vec<Stmt>, Diagnostic> {
         if !self.at(&Tok::Newline) {
-            let mut out = vec![self.simple_statement()?];
-            while self.eat_punct(";") {
-                if self.at(&Tok::Newline) {
-                    break;
-                }
-                out.push(self.simple_statement()?);
-            }
-            if !self.at(&Tok::Newline) && !self.at(&Tok::Eof) {
-                return Err(self.expected("end of line"));
-            }
-            self.skip_newlines();
-            return Ok(out);
+            return self.simple_statements();
         }
         self.skip_newlines();
         if !self.at(&Tok::Indent) {
@@ -985,30 +979,38 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn or_expr(&mut self) -> Result<Expr, Diagnostic> {
-        let mut l = self.and_expr()?;
+    /// `operand (op operand)*`, grouped to the left; `op_of` names this
+    /// level's operators.
+    fn left_assoc(
+        &mut self,
+        operand: fn(&mut Self) -> Result<Expr, Diagnostic>,
+        op_of: fn(&Tok) -> Option<BinOp>,
+    ) -> Result<Expr, Diagnostic> {
+        let mut l = operand(self)?;
         let mut n = 0;
-        while self.eat_name("or") {
+        while let Some(op) = op_of(self.tok()) {
+            self.advance();
             self.enter()?;
             n += 1;
-            let r = self.and_expr()?;
-            l = self.binary(BinOp::Or, l, r);
+            let r = operand(self)?;
+            l = self.binary(op, l, r);
         }
         self.leave_n(n);
         Ok(l)
     }
 
+    fn or_expr(&mut self) -> Result<Expr, Diagnostic> {
+        self.left_assoc(Self::and_expr, |t| match t {
+            Tok::Name(n) if n == "or" => Some(BinOp::Or),
+            _ => None,
+        })
+    }
+
     fn and_expr(&mut self) -> Result<Expr, Diagnostic> {
-        let mut l = self.not_expr()?;
-        let mut n = 0;
-        while self.eat_name("and") {
-            self.enter()?;
-            n += 1;
-            let r = self.not_expr()?;
-            l = self.binary(BinOp::And, l, r);
-        }
-        self.leave_n(n);
-        Ok(l)
+        self.left_assoc(Self::not_expr, |t| match t {
+            Tok::Name(n) if n == "and" => Some(BinOp::And),
+            _ => None,
+        })
     }
 
     fn not_expr(&mut self) -> Result<Expr, Diagnostic> {
@@ -1064,43 +1066,21 @@ impl<'t> Parser<'t> {
     }
 
     fn arith(&mut self) -> Result<Expr, Diagnostic> {
-        let mut l = self.term()?;
-        let mut n = 0;
-        loop {
-            let op = match self.tok() {
-                Tok::Punct("+") => BinOp::Add,
-                Tok::Punct("-") => BinOp::Sub,
-                _ => break,
-            };
-            self.advance();
-            self.enter()?;
-            n += 1;
-            let r = self.term()?;
-            l = self.binary(op, l, r);
-        }
-        self.leave_n(n);
-        Ok(l)
+        self.left_assoc(Self::term, |t| match t {
+            Tok::Punct("+") => Some(BinOp::Add),
+            Tok::Punct("-") => Some(BinOp::Sub),
+            _ => None,
+        })
     }
 
     fn term(&mut self) -> Result<Expr, Diagnostic> {
-        let mut l = self.unary()?;
-        let mut n = 0;
-        loop {
-            let op = match self.tok() {
-                Tok::Punct("*") => BinOp::Mul,
-                Tok::Punct("/") => BinOp::Div,
-                Tok::Punct("//") => BinOp::FloorDiv,
-                Tok::Punct("%") => BinOp::Mod,
-                _ => break,
-            };
-            self.advance();
-            self.enter()?;
-            n += 1;
-            let r = self.unary()?;
-            l = self.binary(op, l, r);
-        }
-        self.leave_n(n);
-        Ok(l)
+        self.left_assoc(Self::unary, |t| match t {
+            Tok::Punct("*") => Some(BinOp::Mul),
+            Tok::Punct("/") => Some(BinOp::Div),
+            Tok::Punct("//") => Some(BinOp::FloorDiv),
+            Tok::Punct("%") => Some(BinOp::Mod),
+            _ => None,
+        })
     }
 
     fn unary(&mut self) -> Result<Expr, Diagnostic> {

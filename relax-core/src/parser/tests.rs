@@ -562,6 +562,36 @@ fn undefined_symbolic_variable() {
     assert!(m.contains("`k`"), "{m}");
 }
 
+/// Relax's scalar expressions: integer arithmetic without casts or `/`.
+#[test]
+fn relax_scalar_errors() {
+    let prim = |v: &str| {
+        error(&module_with(
+            "x: R.Tensor((\"n\",), \"float32\")",
+            &format!("y = R.prim_value({v})\nreturn x"),
+        ))
+        .3
+    };
+    assert_eq!(
+        prim("T.min(n, T.int8(1))"),
+        "expected arguments of `T.min` of one dtype, found `n` of int64 and `T.int8(1)` of int8"
+    );
+    assert_eq!(
+        prim("n + T.int8(1)"),
+        "expected operands of `+` of one dtype, found `n` of int64 and `T.int8(1)` of int8"
+    );
+    assert_eq!(
+        prim("T.int32(n)"),
+        "expected a literal of dtype int32 in `T.int32(…)`, found `n` of dtype int64 (casts are not supported)"
+    );
+    assert_eq!(
+        prim("n / 2"),
+        "expected one of `+ - * // %` or a comparison, found `/` (use `//` for floor division)"
+    );
+    assert!(prim("T.exp(n)").starts_with("expected `T.min`, `T.max`, `T.Select` or a dtype"));
+    assert!(prim("T.int32()").starts_with("expected a value in `T.int32(…)`, found none"));
+}
+
 #[test]
 fn undefined_function() {
     let (code, l, c, m) = error(&module_with("x: R.Tensor", "y = cls.nope(x)\nreturn y"));

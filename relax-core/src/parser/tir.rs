@@ -37,6 +37,7 @@
 mod expr;
 
 use super::lower::{Frame, Lowered, Lowerer};
+use super::prim::unify;
 use super::sinfo::Args;
 use super::syntax::{self, ExprKind as SK, FuncDef, LoopLevelStmt, Stmt, StmtKind};
 use crate::ir::function::attr;
@@ -267,72 +268,40 @@ impl Lowerer<'_> {
                 );
             }
         }
-        let dtype = match dtype.map(|d| (d, &d.kind)) {
+        let dtype = match dtype {
             None => Some(DataType::f32()),
-            Some((d, SK::Str(s))) => match s.parse::<DataType>() {
-                Ok(dt) => Some(dt),
-                Err(e) => {
-                    self.error("invalid-dtype", d.span, e.to_string());
-                    None
-                }
-            },
-            Some((d, _)) => {
-                self.error(
-                    "invalid-dtype",
-                    d.span,
+            Some(d) => self.dtype_string(d),
+        };
+        // With a `scope` (`T.alloc_buffer`) a dim may use loop-level names.
+        let mut dim = |this: &mut Self, d: &syntax::Expr| match scope.as_deref_mut() {
+            Some(sc) => this.tir_index(sc, d),
+            None => this.dim(d, false),
+        };
+        let mut dims_of = |this: &mut Self, e: Option<&syntax::Expr>, what: &str| match e
+            .map(|s| (s, &s.kind))
+        {
+            Some((_, SK::Tuple(items) | SK::List(items))) => this.lower_all(items, &mut dim),
+            Some((e, SK::Int(_) | SK::Name(_))) if what == "shape" => dim(this, e).map(|d| vec![d]),
+            Some((s, _)) => {
+                this.error(
+                    "syntax-error",
+                    s.span,
                     format!(
-                        "expected a dtype string such as \"float32\", found {}",
-                        d.describe()
+                        "expected a {what} tuple such as `(n, 4)`, found {}",
+                        s.describe()
                     ),
                 );
                 None
             }
+            None => {
+                this.error(
+                    "syntax-error",
+                    span,
+                    format!("expected a {what} in `{path}(…)`, found none"),
+                );
+                None
+            }
         };
-        let mut dims_of =
-            |this: &mut Self, e: Option<&syntax::Expr>, what: &str| match e.map(|s| (s, &s.kind)) {
-                Some((_, SK::Tuple(items) | SK::List(items))) => {
-                    let mut out = Vec::new();
-                    let mut ok = true;
-                    for d in items {
-                        let lowered = match scope.as_deref_mut() {
-                            Some(sc) => this.tir_index(sc, d),
-                            None => this.dim(d, false),
-                        };
-                        match lowered {
-                            Some(p) => out.push(p),
-                            None => ok = false,
-                        }
-                    }
-                    ok.then_some(out)
-                }
-                Some((_, SK::Int(_) | SK::Name(_))) if what == "shape" => {
-                    let e = e?;
-                    let lowered = match scope.as_deref_mut() {
-                        Some(sc) => this.tir_index(sc, e),
-                        None => this.dim(e, false),
-                    };
-                    lowered.map(|d| vec![d])
-                }
-                Some((s, _)) => {
-                    this.error(
-                        "syntax-error",
-                        s.span,
-                        format!(
-                            "expected a {what} tuple such as `(n, 4)`, found {}",
-                            s.describe()
-                        ),
-                    );
-                    None
-                }
-                None => {
-                    this.error(
-                        "syntax-error",
-                        span,
-                        format!("expected a {what} in `{path}(…)`, found none"),
-                    );
-                    None
-                }
-            };
         let dims = dims_of(self, shape, "shape");
         let strides = match strides {
             Some(s) => dims_of(self, Some(s), "strides"),
@@ -686,7 +655,7 @@ impl Lowerer<'_> {
                     [a, b] => {
                         let lo = self.tir_index(sc, a);
                         let hi = self.tir_index(sc, b);
-                        let (lo, hi) = expr::unify(lo?, hi?);
+                        let (lo, hi) = unify::<TirScope>(lo?, hi?);
                         let lo = self.expect_dtype(lo, hi.dtype(), a.span)?;
                         let ext = extent_between(&lo, &hi);
                         ranges.push((lo, ext));
@@ -837,7 +806,7 @@ impl Lowerer<'_> {
                             SK::Tuple(items) if items.len() == 2 => {
                                 let lo = self.tir_index(sc, &items[0]);
                                 let hi = self.tir_index(sc, &items[1]);
-                                let (lo, hi) = expr::unify(lo?, hi?);
+                                let (lo, hi) = unify::<TirScope>(lo?, hi?);
                                 let ext = extent_between(&lo, &hi);
                                 (lo, ext)
                             }
@@ -1029,24 +998,7 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let buffer = self.tir_buffer(sc, base)?;
-        let items: Vec<&syntax::Expr> = match &index.kind {
-            SK::Tuple(items) => items.iter().collect(),
-            _ => vec![index],
-        };
-        if items.len() != buffer.shape().len() {
-            self.error(
-                "syntax-error",
-                r.span,
-                format!(
-                    "expected {} indices for buffer {}, found {}",
-                    buffer.shape().len(),
-                    buffer.name(),
-                    items.len()
-                ),
-            );
-            return None;
-        }
+        let (buffer, items) = self.tir_subscript(sc, base, index, r.span)?;
         let mut region = Vec::new();
         for (item, dim) in items.into_iter().zip(buffer.shape()) {
             match item.as_call() {
@@ -1059,7 +1011,7 @@ impl Lowerer<'_> {
                         SK::None => dim.clone(),
                         _ => self.tir_index(sc, hi)?,
                     };
-                    let (lo, hi) = expr::unify(lo, hi);
+                    let (lo, hi) = unify::<TirScope>(lo, hi);
                     let ext = extent_between(&lo, &hi);
                     region.push((lo, ext));
                 }

@@ -21,7 +21,7 @@
 //! | file | what |
 //! |---|---|
 //! | `relax.rs` | functions, blocks, bindings, expressions |
-//! | `prim.rs` | PrimExprs, StructInfo annotations, attribute values |
+//! | `prim.rs` | PrimExprs (Relax's and loop-level), StructInfo annotations, attribute values |
 //! | `tir.rs` | PrimFunc signatures |
 //! | `metadata.rs` | constants and the metadata section |
 //! | `names.rs` | the name table |

@@ -7,12 +7,14 @@
 //! its `n = T.int64()` declaration. Inside a function signature a dimension
 //! that mentions a symbolic var prints as a string (`"n"`, `"n * 2"`), the
 //! form in which TVMScript declares symbolic vars from parameter annotations.
+//! Loop-level functions (`tir.rs`) print their expressions here too.
 
 use super::relax::Printer;
 use crate::ir::attrs::AttrValue;
 use crate::ir::expr::ExprKind;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::ir::struct_info::{DeriveFunc, StructInfo, StructInfoKind, UNKNOWN_NDIM};
+use crate::tir::Buffer;
 use relax_runtime::DataType;
 
 /// Precedence levels of Python's grammar (the same table `PrimExpr`'s
@@ -68,12 +70,24 @@ impl Printer {
 
     /// A PrimExpr in TVMScript, variables through the name table.
     pub(crate) fn prim(&mut self, e: &PrimExpr) -> String {
+        self.scalar(e, false)
+    }
+
+    /// A PrimExpr in Relax's syntax, or with `loop_level` in TIR's, which
+    /// writes division of floats as `/` (Relax's `//` reads back the same
+    /// node, and Relax has no `/`).
+    pub(crate) fn scalar(&mut self, e: &PrimExpr, loop_level: bool) -> String {
         use PrimExprKind::*;
         let p = precedence(e.kind());
         let infix = |this: &mut Self, a: &PrimExpr, op: &str, b: &PrimExpr| -> String {
-            let a = this.prim_operand(a, p, false);
-            let b = this.prim_operand(b, p, true);
+            let a = this.scalar_operand(a, p, false, loop_level);
+            let b = this.scalar_operand(b, p, true, loop_level);
             format!("{a} {op} {b}")
+        };
+        let call = |this: &mut Self, name: &str, args: &[&PrimExpr]| -> String {
+            this.uses_tir = true;
+            let args: Vec<String> = args.iter().map(|a| this.scalar(a, loop_level)).collect();
+            format!("T.{name}({})", args.join(", "))
         };
         match e.kind() {
             Var(v) => self.tir_var_name(v),
@@ -94,6 +108,7 @@ impl Printer {
             Add(a, b) => infix(self, a, "+", b),
             Sub(a, b) => infix(self, a, "-", b),
             Mul(a, b) => infix(self, a, "*", b),
+            Div(a, b) if loop_level && e.dtype().is_float() => infix(self, a, "/", b),
             Div(a, b) => infix(self, a, "//", b),
             Mod(a, b) => infix(self, a, "%", b),
             Eq(a, b) => infix(self, a, "==", b),
@@ -104,51 +119,51 @@ impl Printer {
             Ge(a, b) => infix(self, a, ">=", b),
             And(a, b) => infix(self, a, "and", b),
             Or(a, b) => infix(self, a, "or", b),
-            Not(a) => format!("not {}", self.prim_operand(a, p, false)),
-            Min(a, b) => {
-                self.uses_tir = true;
-                format!("T.min({}, {})", self.prim(a), self.prim(b))
-            }
-            Max(a, b) => {
-                self.uses_tir = true;
-                format!("T.max({}, {})", self.prim(a), self.prim(b))
-            }
-            Select(c, t, f) => {
-                self.uses_tir = true;
-                format!(
-                    "T.Select({}, {}, {})",
-                    self.prim(c),
-                    self.prim(t),
-                    self.prim(f)
-                )
-            }
+            Not(a) => format!("not {}", self.scalar_operand(a, p, false, loop_level)),
+            Min(a, b) => call(self, "min", &[a, b]),
+            Max(a, b) => call(self, "max", &[a, b]),
+            Select(c, t, f) => call(self, "Select", &[c, t, f]),
             Cast(a) => {
                 self.uses_tir = true;
-                format!("T.Cast(\"{}\", {})", e.dtype(), self.prim(a))
+                let a = self.scalar(a, loop_level);
+                format!("T.Cast(\"{}\", {a})", e.dtype())
             }
-            BufferLoad(b, idx) => {
-                let name = self.names.get(b.id(), b.name());
-                let idx: Vec<String> = idx.iter().map(|i| self.prim(i)).collect();
-                format!("{name}[{}]", idx.join(", "))
-            }
+            BufferLoad(b, idx) => self.buffer_access(b, idx, loop_level),
             Call(name, args) => {
-                self.uses_tir = true;
-                let args: Vec<String> = args.iter().map(|a| self.prim(a)).collect();
-                format!("T.{name}({})", args.join(", "))
+                let args: Vec<&PrimExpr> = args.iter().collect();
+                call(self, name, &args)
             }
         }
     }
 
+    /// `A[i, j]`.
+    pub(crate) fn buffer_access(
+        &mut self,
+        b: &Buffer,
+        indices: &[PrimExpr],
+        loop_level: bool,
+    ) -> String {
+        let name = self.names.get(b.id(), b.name());
+        let idx: Vec<String> = indices.iter().map(|i| self.scalar(i, loop_level)).collect();
+        format!("{name}[{}]", idx.join(", "))
+    }
+
     /// An operand of an operator of precedence `parent`, parenthesized where
     /// Python would otherwise regroup it.
-    fn prim_operand(&mut self, e: &PrimExpr, parent: u8, right: bool) -> String {
+    fn scalar_operand(
+        &mut self,
+        e: &PrimExpr,
+        parent: u8,
+        right: bool,
+        loop_level: bool,
+    ) -> String {
         let p = precedence(e.kind());
         // Python operators are left-associative: a right operand of equal
         // precedence needs parentheses (`a - (b - c)`), a left one does not;
         // comparisons chain in Python, so they always need them.
         let needs = p < parent || (right && p == parent) || (p == 4 && parent == 4);
         let negative_literal = matches!(e.kind(), PrimExprKind::IntImm(v) if *v < 0) && parent >= 5;
-        let text = self.prim(e);
+        let text = self.scalar(e, loop_level);
         if needs || negative_literal {
             format!("({text})")
         } else {

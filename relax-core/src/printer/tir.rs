@@ -33,10 +33,11 @@
 //!    body reads back as one of the block's `alloc_buffers`. Both keep the
 //!    program's meaning (the scratch is live and zero-filled over the same
 //!    statements that use it).
-//! 5. Expressions print like Relax's PrimExprs (same precedence rules) with
-//!    the loop-level forms: `A[i, j]` loads, `T.Cast("float32", x)`, `T.exp(x)`
-//!    intrinsics, `T.Select(c, t, f)`, `T.float32(1.0)` float literals, and
-//!    `/` for division of floats (`//` stays floor division of integers).
+//! 5. Expressions print through the PrimExpr printer of `prim.rs` (the
+//!    loop-level forms `A[i, j]` loads, `T.Cast("float32", x)`, `T.exp(x)`
+//!    intrinsics, `T.Select(c, t, f)`, `T.float32(1.0)` float literals are
+//!    its own) with one difference: `/` for division of floats (`//` stays
+//!    floor division of integers).
 //!
 //! Buffers and variables print through the function's name table, so two
 //! buffers or loop vars with the same name hint print as `A` and `A_1`.
@@ -48,20 +49,6 @@ use crate::ir::function::attr;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::{Block, Buffer, BufferRegion, ForKind, IterKind, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::DataType;
-
-/// Python precedence levels (the table `PrimExpr`'s `Display` uses).
-fn precedence(k: &PrimExprKind) -> u8 {
-    use PrimExprKind::*;
-    match k {
-        Or(..) => 1,
-        And(..) => 2,
-        Not(..) => 3,
-        Eq(..) | Ne(..) | Lt(..) | Le(..) | Gt(..) | Ge(..) => 4,
-        Add(..) | Sub(..) => 5,
-        Mul(..) | Div(..) | Mod(..) => 6,
-        _ => 9,
-    }
-}
 
 /// A loop var of an enclosing loop and that loop's extent, for `remap`.
 struct LoopScope {
@@ -384,68 +371,12 @@ impl Printer {
 
     /// `A[i, j]`.
     fn tir_access(&mut self, b: &Buffer, indices: &[PrimExpr]) -> String {
-        let name = self.buffer_name(b);
-        let idx: Vec<String> = indices.iter().map(|i| self.tir_expr(i)).collect();
-        format!("{name}[{}]", idx.join(", "))
+        self.buffer_access(b, indices, true)
     }
 
     /// A loop-level expression (see the module docs).
     pub(crate) fn tir_expr(&mut self, e: &PrimExpr) -> String {
-        use PrimExprKind::*;
-        let p = precedence(e.kind());
-        let infix = |this: &mut Self, a: &PrimExpr, op: &str, b: &PrimExpr| -> String {
-            let a = this.tir_operand(a, p, false);
-            let b = this.tir_operand(b, p, true);
-            format!("{a} {op} {b}")
-        };
-        let call = |this: &mut Self, name: &str, args: &[&PrimExpr]| -> String {
-            let args: Vec<String> = args.iter().map(|a| this.tir_expr(a)).collect();
-            format!("T.{name}({})", args.join(", "))
-        };
-        match e.kind() {
-            Var(v) => self.tir_var_name(v),
-            Add(a, b) => infix(self, a, "+", b),
-            Sub(a, b) => infix(self, a, "-", b),
-            Mul(a, b) => infix(self, a, "*", b),
-            Div(a, b) if e.dtype().is_float() => infix(self, a, "/", b),
-            Div(a, b) => infix(self, a, "//", b),
-            Mod(a, b) => infix(self, a, "%", b),
-            Eq(a, b) => infix(self, a, "==", b),
-            Ne(a, b) => infix(self, a, "!=", b),
-            Lt(a, b) => infix(self, a, "<", b),
-            Le(a, b) => infix(self, a, "<=", b),
-            Gt(a, b) => infix(self, a, ">", b),
-            Ge(a, b) => infix(self, a, ">=", b),
-            And(a, b) => infix(self, a, "and", b),
-            Or(a, b) => infix(self, a, "or", b),
-            Not(a) => format!("not {}", self.tir_operand(a, p, false)),
-            Min(a, b) => call(self, "min", &[a, b]),
-            Max(a, b) => call(self, "max", &[a, b]),
-            Select(c, t, f) => call(self, "Select", &[c, t, f]),
-            Cast(a) => format!("T.Cast(\"{}\", {})", e.dtype(), self.tir_expr(a)),
-            BufferLoad(b, idx) => self.tir_access(b, idx),
-            Call(name, args) => {
-                let args: Vec<&PrimExpr> = args.iter().collect();
-                call(self, name, &args)
-            }
-            // Literals print as everywhere else.
-            IntImm(_) | FloatImm(_) => self.prim(e),
-        }
-    }
-
-    /// An operand, parenthesized where Python would regroup it.
-    fn tir_operand(&mut self, e: &PrimExpr, parent: u8, right: bool) -> String {
-        let p = precedence(e.kind());
-        // Left-associative operators: a right operand of equal precedence
-        // needs parentheses; comparisons chain in Python, so they always do.
-        let needs = p < parent || (right && p == parent) || (p == 4 && parent == 4);
-        let negative_literal = matches!(e.kind(), PrimExprKind::IntImm(v) if *v < 0) && parent >= 5;
-        let text = self.tir_expr(e);
-        if needs || negative_literal {
-            format!("({text})")
-        } else {
-            text
-        }
+        self.scalar(e, true)
     }
 }
 

@@ -1,4 +1,6 @@
-//! The shape heap of one call frame and the evaluation of [`SymExpr`]s over it.
+//! The shape heap of one call frame and the evaluation of [`SymExpr`]s over
+//! it (and [`SymExpr::operands`], for the walks of `matching.rs` and
+//! `validate.rs`).
 //!
 //! 1. A heap has `num_slots` integer slots, each unset until a `Bind` stores
 //!    a dim into it. Reading an unset slot is an error (the compiler binds
@@ -15,6 +17,35 @@
 
 use crate::executable::SymExpr;
 use std::borrow::Cow;
+
+impl SymExpr {
+    /// The operands, left to right (none for a literal or a slot), for walks
+    /// that treat every operator alike.
+    pub(super) fn operands(&self) -> impl Iterator<Item = &SymExpr> {
+        use SymExpr as S;
+        let ops: [Option<&SymExpr>; 3] = match self {
+            S::Const(_) | S::Slot(_) => [None, None, None],
+            S::Not(a) => [Some(a), None, None],
+            S::Add(a, b)
+            | S::Sub(a, b)
+            | S::Mul(a, b)
+            | S::FloorDiv(a, b)
+            | S::FloorMod(a, b)
+            | S::Min(a, b)
+            | S::Max(a, b)
+            | S::Eq(a, b)
+            | S::Ne(a, b)
+            | S::Lt(a, b)
+            | S::Le(a, b)
+            | S::Gt(a, b)
+            | S::Ge(a, b)
+            | S::And(a, b)
+            | S::Or(a, b) => [Some(a), Some(b), None],
+            S::Select(c, t, f) => [Some(c), Some(t), Some(f)],
+        };
+        ops.into_iter().flatten()
+    }
+}
 
 /// Who bound a slot, and to what.
 #[derive(Clone, Debug)]

@@ -222,38 +222,13 @@ fn prim_kind(dtype: DataType) -> PrimKind {
 
 /// The slots `e` reads, each once, in order of appearance.
 fn collect_slots(e: &SymExpr, out: &mut Vec<u32>) {
-    use SymExpr as S;
-    match e {
-        S::Const(_) => {}
-        S::Slot(s) => {
-            if !out.contains(s) {
-                out.push(*s)
-            }
+    if let SymExpr::Slot(s) = e {
+        if !out.contains(s) {
+            out.push(*s)
         }
-        S::Not(a) => collect_slots(a, out),
-        S::Add(a, b)
-        | S::Sub(a, b)
-        | S::Mul(a, b)
-        | S::FloorDiv(a, b)
-        | S::FloorMod(a, b)
-        | S::Min(a, b)
-        | S::Max(a, b)
-        | S::Eq(a, b)
-        | S::Ne(a, b)
-        | S::Lt(a, b)
-        | S::Le(a, b)
-        | S::Gt(a, b)
-        | S::Ge(a, b)
-        | S::And(a, b)
-        | S::Or(a, b) => {
-            collect_slots(a, out);
-            collect_slots(b, out);
-        }
-        S::Select(c, t, f) => {
-            collect_slots(c, out);
-            collect_slots(t, out);
-            collect_slots(f, out);
-        }
+    }
+    for o in e.operands() {
+        collect_slots(o, out);
     }
 }
 

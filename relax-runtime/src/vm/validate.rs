@@ -218,37 +218,11 @@ impl FunctionCheck<'_> {
     }
 
     fn sym(&self, e: &SymExpr, depth: usize) -> Result<(), String> {
-        use SymExpr as S;
         Self::depth(depth)?;
-        let d = depth + 1;
-        match e {
-            S::Const(_) => Ok(()),
-            S::Slot(s) => self.slot(*s),
-            S::Not(a) => self.sym(a, d),
-            S::Add(a, b)
-            | S::Sub(a, b)
-            | S::Mul(a, b)
-            | S::FloorDiv(a, b)
-            | S::FloorMod(a, b)
-            | S::Min(a, b)
-            | S::Max(a, b)
-            | S::Eq(a, b)
-            | S::Ne(a, b)
-            | S::Lt(a, b)
-            | S::Le(a, b)
-            | S::Gt(a, b)
-            | S::Ge(a, b)
-            | S::And(a, b)
-            | S::Or(a, b) => {
-                self.sym(a, d)?;
-                self.sym(b, d)
-            }
-            S::Select(c, t, f) => {
-                self.sym(c, d)?;
-                self.sym(t, d)?;
-                self.sym(f, d)
-            }
+        if let SymExpr::Slot(s) = e {
+            self.slot(*s)?;
         }
+        e.operands().try_for_each(|o| self.sym(o, depth + 1))
     }
 
     fn dim(&self, p: &DimPattern, depth: usize) -> Result<(), String> {

@@ -1,88 +1,159 @@
-//! Lowering of loop-level expressions.
+//! Lowering of loop-level expressions: the loop-level [`ScalarSyntax`],
+//! which extends Relax's scalar expressions (see `parser/prim.rs`).
 //!
 //! 1. Names are loop, block and let variables (innermost scope first), then
 //!    the function's symbolic variables. `A[i, j]` loads from a buffer in
 //!    scope, with one index per dimension.
-//! 2. Literals: integers are `int64`, floats `float32`, `True`/`False`
-//!    `bool`; an untyped literal next to a typed operand takes its dtype
-//!    (`x * 2` with `x: float16` multiplies by a `float16` 2), as in TVM.
-//!    `T.float32(1.5)`, `T.int32(3)`, … are typed literals (applied to a
-//!    non-literal of another dtype they are casts).
-//! 3. Operators: `+ - *`, `/` (true division, floats only), `//` (floor
-//!    division; on floats `T.floor(a / b)`), `%` (floor modulo), `**`
-//!    (`T.pow`), comparisons, `and`/`or`/`not`. TIR has no implicit casts:
-//!    operands must agree after literal retyping.
-//! 4. Calls: `T.Cast("dtype", x)` (also `T.cast(x, "dtype")`), `T.min`,
-//!    `T.max`, `T.Select`, `T.floordiv`, `T.floormod`, `T.if_then_else`,
-//!    `T.max_value("dtype")`/`T.min_value("dtype")` (literals) and the
-//!    intrinsics the interpreter knows ([`INTRINSICS`]), whose result has
-//!    the first argument's dtype (`bool` for `isnan`/`isinf`).
+//! 2. Floats: literals are rounded to their dtype's precision; an untyped
+//!    float (`float32`) or integer literal next to a float operand takes its
+//!    dtype (`x * 2` with `x: float16` multiplies by a `float16` 2), as in
+//!    TVM. `T.float32(1.5)`, `T.int32(3)`, … are typed literals (applied to
+//!    a non-literal of another dtype they are casts).
+//! 3. Operators beyond Relax's: `/` (true division, floats only), `//` on
+//!    floats (`T.floor(a / b)`), `**` (`T.pow`), and `-x` of a float `x`
+//!    (`0.0 - x`).
+//! 4. Calls beyond Relax's: `T.Cast("dtype", x)` (also `T.cast(x, "dtype")`),
+//!    `T.if_then_else`, `T.max_value("dtype")`/`T.min_value("dtype")`
+//!    (literals) and the intrinsics the interpreter knows ([`INTRINSICS`]),
+//!    whose result has the first argument's dtype (`bool` for
+//!    `isnan`/`isinf`). `T.Select` needs a `bool` condition.
 
 use super::super::lower::{Lowered, Lowerer};
-use super::super::syntax::{self, BinOp, ExprKind as SK, UnOp};
+use super::super::prim::{retype_int, unify, ScalarCall, ScalarSyntax};
+use super::super::syntax::{self, BinOp, ExprKind as SK};
 use super::TirScope;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
 use crate::tir::interp::INTRINSICS;
 use crate::tir::Buffer;
 use relax_runtime::{DataType, Span};
 
-/// Gives an untyped literal the dtype of the other operand (see the module
-/// docs).
-pub(super) fn unify(l: PrimExpr, r: PrimExpr) -> (PrimExpr, PrimExpr) {
-    if let Some(l2) = retype_literal(&l, r.dtype()) {
-        return (l2, r);
-    }
-    if let Some(r2) = retype_literal(&r, l.dtype()) {
-        return (l, r2);
-    }
-    (l, r)
-}
+impl ScalarSyntax for TirScope {
+    const CASTS: bool = true;
 
-/// An untyped literal (an `int64` integer or a `float32` float) as a literal
-/// of `dt`, when that is a different dtype that can hold it.
-fn retype_literal(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
-    if lit.dtype() == dt || dt.lanes() != 1 {
-        return None;
+    fn name(&mut self, lw: &mut Lowerer<'_>, n: &str, span: Span) -> Lowered<PrimExpr> {
+        if let Some(v) = self.var(n).or_else(|| lw.lookup_sym(n)) {
+            return Some(v.to_expr());
+        }
+        if self.buffer(n).is_some() {
+            lw.error(
+                "syntax-error",
+                span,
+                format!(
+                    "expected a scalar expression, found the buffer `{n}` (index it: `{n}[…]`)"
+                ),
+            );
+        } else {
+            lw.error(
+                "undefined-symbolic-var",
+                span,
+                format!("expected a variable, found undefined `{n}` (loop variables come from `for`, block variables from `T.axis`, symbolic ones from `{n} = T.int64()`)"),
+            );
+        }
+        None
     }
-    match lit.kind() {
-        PrimExprKind::IntImm(v) if lit.dtype() == DataType::i64() => {
-            if dt.is_float() {
+
+    fn other(&mut self, lw: &mut Lowerer<'_>, e: &syntax::Expr) -> Option<Lowered<PrimExpr>> {
+        let SK::Subscript(base, index) = &e.kind else {
+            return None;
+        };
+        Some(
+            lw.tir_access(self, base, index)
+                .map(|(b, idx)| PrimExpr::load(&b, idx)),
+        )
+    }
+
+    fn call(
+        &mut self,
+        lw: &mut Lowerer<'_>,
+        c: &ScalarCall<'_>,
+        name: &str,
+    ) -> Option<Lowered<PrimExpr>> {
+        Some(match name {
+            "Cast" | "cast" => lw.tir_cast(self, c, name),
+            "max_value" | "min_value" => lw.tir_limit(c, name),
+            "Select" | "if_then_else" => lw.tir_select(self, c, name),
+            _ if INTRINSICS.contains(&name) => lw.tir_intrinsic(self, c, name),
+            _ => return None,
+        })
+    }
+
+    fn expected_calls() -> String {
+        format!(
+            "an intrinsic ({}), `T.Cast`, `T.min`, `T.max`, `T.Select` or a dtype such as `T.float32`",
+            INTRINSICS.join(", ")
+        )
+    }
+
+    fn float(dt: DataType, v: f64) -> PrimExpr {
+        float_lit(dt, v)
+    }
+
+    fn retype(lit: &PrimExpr, dt: DataType) -> Option<PrimExpr> {
+        if lit.dtype() == dt || dt.lanes() != 1 {
+            return None;
+        }
+        match lit.kind() {
+            PrimExprKind::IntImm(v) if lit.dtype() == DataType::i64() && dt.is_float() => {
                 Some(float_lit(dt, *v as f64))
-            } else if dt.is_integer() && !dt.is_bool() && fits(*v, dt) {
-                Some(PrimExpr::int_of(dt, *v))
-            } else {
-                None
             }
+            PrimExprKind::FloatImm(v) if lit.dtype() == DataType::f32() && dt.is_float() => {
+                Some(float_lit(dt, *v))
+            }
+            _ => retype_int(lit, dt),
         }
-        PrimExprKind::FloatImm(v) if lit.dtype() == DataType::f32() && dt.is_float() => {
-            Some(float_lit(dt, *v))
+    }
+
+    fn negate(a: PrimExpr) -> PrimExpr {
+        if a.dtype().is_float() {
+            PrimExpr::float(a.dtype(), 0.0) - a
+        } else {
+            -a
         }
-        _ => None,
+    }
+
+    fn div_or_pow(
+        lw: &mut Lowerer<'_>,
+        op: BinOp,
+        l: PrimExpr,
+        r: PrimExpr,
+        span: Span,
+    ) -> Lowered<PrimExpr> {
+        let float = l.dtype().is_float();
+        Some(match op {
+            BinOp::Pow => PrimExpr::call(l.dtype(), "pow", vec![l, r]),
+            BinOp::Div if float => l.floordiv(r),
+            BinOp::Div => {
+                lw.error(
+                    "unsupported-syntax",
+                    span,
+                    "expected `//` for integer division, found `/` (true division is for floats)",
+                );
+                return None;
+            }
+            BinOp::FloorDiv if float => {
+                let dt = l.dtype();
+                PrimExpr::call(dt, "floor", vec![l.floordiv(r)])
+            }
+            // `//` of integers (no other operator comes here).
+            _ => l.floordiv(r),
+        })
     }
 }
 
 /// A float literal of `dt`, its value rounded to `dt`'s precision so that
 /// it prints (shortest round-trip digits of that precision) and parses back
 /// to the same value.
-pub(super) fn float_lit(dt: DataType, v: f64) -> PrimExpr {
+fn float_lit(dt: DataType, v: f64) -> PrimExpr {
     let v = if dt.bits() == 32 { v as f32 as f64 } else { v };
     PrimExpr::float(dt, v)
 }
 
-/// Whether `v` fits in the integer dtype `dt`.
-fn fits(v: i64, dt: DataType) -> bool {
-    let bits = u32::from(dt.bits());
-    if bits >= 64 {
-        return !dt.is_uint() || v >= 0;
-    }
-    if dt.is_uint() {
-        return v >= 0 && v < (1i64 << bits);
-    }
-    let half = 1i64 << (bits - 1);
-    (-half..half).contains(&v)
-}
-
 impl Lowerer<'_> {
+    /// A loop-level expression (see the module docs).
+    pub(super) fn tir_expr(&mut self, sc: &mut TirScope, e: &syntax::Expr) -> Lowered<PrimExpr> {
+        self.scalar(sc, e)
+    }
+
     /// `v` as a value of dtype `dt`: itself, or a retyped literal; else an
     /// error at `span`.
     pub(super) fn expect_dtype(
@@ -94,7 +165,7 @@ impl Lowerer<'_> {
         if v.dtype() == dt {
             return Some(v);
         }
-        if let Some(r) = retype_literal(&v, dt) {
+        if let Some(r) = TirScope::retype(&v, dt) {
             return Some(r);
         }
         self.error(
@@ -150,13 +221,15 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `A[i, j]`: the buffer and its indices, one per dimension.
-    pub(super) fn tir_access(
+    /// `A[…]`: the buffer and the items of the index, one per dimension (a
+    /// wrong count is reported at `span`).
+    pub(super) fn tir_subscript<'e>(
         &mut self,
         sc: &mut TirScope,
         base: &syntax::Expr,
-        index: &syntax::Expr,
-    ) -> Lowered<(Buffer, Vec<PrimExpr>)> {
+        index: &'e syntax::Expr,
+        span: Span,
+    ) -> Lowered<(Buffer, Vec<&'e syntax::Expr>)> {
         let buffer = self.tir_buffer(sc, base)?;
         let items: Vec<&syntax::Expr> = match &index.kind {
             SK::Tuple(items) => items.iter().collect(),
@@ -165,7 +238,7 @@ impl Lowerer<'_> {
         if items.len() != buffer.shape().len() {
             self.error(
                 "syntax-error",
-                index.span,
+                span,
                 format!(
                     "expected {} indices for buffer {}, found {}",
                     buffer.shape().len(),
@@ -175,358 +248,115 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let mut out = Vec::new();
-        let mut ok = true;
-        for i in items {
+        Some((buffer, items))
+    }
+
+    /// `A[i, j]`: the buffer and its indices, one per dimension.
+    pub(super) fn tir_access(
+        &mut self,
+        sc: &mut TirScope,
+        base: &syntax::Expr,
+        index: &syntax::Expr,
+    ) -> Lowered<(Buffer, Vec<PrimExpr>)> {
+        let (buffer, items) = self.tir_subscript(sc, base, index, index.span)?;
+        let indices = self.lower_all(items, |this, i| {
             if i.as_call().is_some_and(|(p, _, _)| p == "slice") {
-                self.error(
+                this.error(
                     "syntax-error",
                     i.span,
                     "expected an index, found a slice (slices are for `T.reads`/`T.writes`)",
                 );
-                ok = false;
-                continue;
-            }
-            match self.tir_index(sc, i) {
-                Some(x) => out.push(x),
-                None => ok = false,
-            }
-        }
-        ok.then_some((buffer, out))
-    }
-
-    /// A loop-level expression (see the module docs).
-    pub(super) fn tir_expr(&mut self, sc: &mut TirScope, e: &syntax::Expr) -> Lowered<PrimExpr> {
-        match &e.kind {
-            SK::Int(v) => Some(PrimExpr::int(*v)),
-            SK::Float(v) => Some(float_lit(DataType::f32(), *v)),
-            SK::Bool(b) => Some(PrimExpr::bool(*b)),
-            SK::Name(n) => {
-                if let Some(v) = sc.var(n).or_else(|| self.lookup_sym(n)) {
-                    return Some(v.to_expr());
-                }
-                if sc.buffer(n).is_some() {
-                    self.error(
-                        "syntax-error",
-                        e.span,
-                        format!("expected a scalar expression, found the buffer `{n}` (index it: `{n}[…]`)"),
-                    );
-                } else {
-                    self.error(
-                        "undefined-symbolic-var",
-                        e.span,
-                        format!("expected a variable, found undefined `{n}` (loop variables come from `for`, block variables from `T.axis`, symbolic ones from `{n} = T.int64()`)"),
-                    );
-                }
-                None
-            }
-            SK::Subscript(base, index) => {
-                let (b, idx) = self.tir_access(sc, base, index)?;
-                Some(PrimExpr::load(&b, idx))
-            }
-            SK::Unary(op, a) => {
-                let a = self.tir_expr(sc, a)?;
-                Some(match op {
-                    UnOp::Pos => a,
-                    UnOp::Not => !a,
-                    UnOp::Neg => match a.kind() {
-                        PrimExprKind::IntImm(v) if !a.dtype().is_bool() => match v.checked_neg() {
-                            Some(n) => PrimExpr::int_of(a.dtype(), n),
-                            None => -a,
-                        },
-                        PrimExprKind::FloatImm(v) => float_lit(a.dtype(), -v),
-                        _ if a.dtype().is_float() => PrimExpr::float(a.dtype(), 0.0) - a,
-                        _ => -a,
-                    },
-                })
-            }
-            SK::Binary(op, l, r) => {
-                let l = self.tir_expr(sc, l);
-                let r = self.tir_expr(sc, r);
-                let (l, r) = unify(l?, r?);
-                self.tir_binary(*op, l, r, e.span)
-            }
-            SK::Call { func, args, kwargs } => self.tir_call(sc, e, func, args, kwargs),
-            _ => {
-                self.error(
-                    "syntax-error",
-                    e.span,
-                    format!("expected a scalar expression, found {}", e.describe()),
-                );
-                None
-            }
-        }
-    }
-
-    fn tir_binary(&mut self, op: BinOp, l: PrimExpr, r: PrimExpr, span: Span) -> Lowered<PrimExpr> {
-        if matches!(op, BinOp::And | BinOp::Or) && !(l.dtype().is_bool() && r.dtype().is_bool()) {
-            self.error(
-                "syntax-error",
-                span,
-                format!(
-                    "expected bool operands of `{}`, found {} and {}",
-                    op.text(),
-                    l.dtype(),
-                    r.dtype()
-                ),
-            );
-            return None;
-        }
-        if l.dtype() != r.dtype() {
-            self.error(
-                "syntax-error",
-                span,
-                format!(
-                    "expected operands of `{}` of one dtype, found `{l}` of {} and `{r}` of {} (use `T.Cast`)",
-                    op.text(),
-                    l.dtype(),
-                    r.dtype()
-                ),
-            );
-            return None;
-        }
-        let float = l.dtype().is_float();
-        Some(match op {
-            BinOp::Add => l + r,
-            BinOp::Sub => l - r,
-            BinOp::Mul => l * r,
-            BinOp::Div if float => l.floordiv(r),
-            BinOp::Div => {
-                self.error(
-                    "unsupported-syntax",
-                    span,
-                    "expected `//` for integer division, found `/` (true division is for floats)",
-                );
                 return None;
             }
-            BinOp::FloorDiv if float => {
-                let dt = l.dtype();
-                PrimExpr::call(dt, "floor", vec![l.floordiv(r)])
-            }
-            BinOp::FloorDiv => l.floordiv(r),
-            BinOp::Mod => l.floormod(r),
-            BinOp::Pow => PrimExpr::call(l.dtype(), "pow", vec![l, r]),
-            BinOp::Eq => l.eq_(r),
-            BinOp::Ne => l.ne_(r),
-            BinOp::Lt => l.lt(r),
-            BinOp::Le => l.le(r),
-            BinOp::Gt => l.gt(r),
-            BinOp::Ge => l.ge(r),
-            BinOp::And => l.and(r),
-            BinOp::Or => l.or(r),
+            this.tir_index(sc, i)
+        })?;
+        Some((buffer, indices))
+    }
+
+    /// `T.Cast("float32", x)` / `T.cast(x, "float32")`.
+    fn tir_cast(&mut self, sc: &mut TirScope, c: &ScalarCall<'_>, name: &str) -> Lowered<PrimExpr> {
+        if !c.arity(self, 2) {
+            return None;
+        }
+        let (d, v) = if name == "Cast" {
+            (&c.args[0], &c.args[1])
+        } else {
+            (&c.args[1], &c.args[0])
+        };
+        let dt = self.dtype_string(d);
+        let v = self.tir_expr(sc, v);
+        let (dt, v) = (dt?, v?);
+        Some(PrimExpr::new(dt, PrimExprKind::Cast(v)))
+    }
+
+    /// `T.max_value("dtype")` / `T.min_value("dtype")`.
+    fn tir_limit(&mut self, c: &ScalarCall<'_>, name: &str) -> Lowered<PrimExpr> {
+        if !c.arity(self, 1) {
+            return None;
+        }
+        let dt = self.dtype_string(&c.args[0])?;
+        limit(dt, name == "max_value").or_else(|| {
+            self.error(
+                "invalid-dtype",
+                c.args[0].span,
+                format!("expected a numeric dtype in `{}`, found {dt}", c.path),
+            );
+            None
         })
     }
 
-    fn tir_call(
+    /// `T.Select(c, t, f)` / `T.if_then_else(c, t, f)`, `c` a `bool`.
+    fn tir_select(
         &mut self,
         sc: &mut TirScope,
-        e: &syntax::Expr,
-        func: &syntax::Expr,
-        args: &[syntax::Expr],
-        kwargs: &[(syntax::Ident, syntax::Expr)],
+        c: &ScalarCall<'_>,
+        name: &str,
     ) -> Lowered<PrimExpr> {
-        let Some(path) = func.dotted() else {
-            self.error(
-                "syntax-error",
-                e.span,
-                format!("expected a scalar expression, found {}", e.describe()),
-            );
-            return None;
-        };
-        if let Some((k, _)) = kwargs.first() {
-            self.error(
-                "syntax-error",
-                k.span,
-                format!(
-                    "expected positional arguments to `{path}`, found `{}=`",
-                    k.name
-                ),
-            );
+        if !c.arity(self, 3) {
             return None;
         }
-        let Some(name) = path.strip_prefix("T.") else {
-            self.error(
-                "syntax-error",
-                e.span,
-                format!("expected a scalar expression, found a call of `{path}`"),
-            );
-            return None;
-        };
-        let arity = |this: &mut Self, n: usize| {
-            if args.len() == n {
-                return true;
-            }
-            this.error(
-                "syntax-error",
-                e.span,
-                format!(
-                    "expected {n} argument{} to `{path}`, found {}",
-                    if n == 1 { "" } else { "s" },
-                    args.len()
-                ),
-            );
-            false
-        };
-        let dtype_arg = |this: &mut Self, a: &syntax::Expr| -> Option<DataType> {
-            match &a.kind {
-                SK::Str(s) => match s.parse::<DataType>() {
-                    Ok(d) => Some(d),
-                    Err(err) => {
-                        this.error("invalid-dtype", a.span, err.to_string());
-                        None
-                    }
-                },
-                _ => {
-                    this.error(
-                        "invalid-dtype",
-                        a.span,
-                        format!(
-                            "expected a dtype string such as \"float32\", found {}",
-                            a.describe()
-                        ),
-                    );
-                    None
-                }
-            }
-        };
-        match name {
-            "Cast" | "cast" => {
-                if !arity(self, 2) {
-                    return None;
-                }
-                let (d, v) = if name == "Cast" {
-                    (&args[0], &args[1])
-                } else {
-                    (&args[1], &args[0])
-                };
-                let dt = dtype_arg(self, d);
-                let v = self.tir_expr(sc, v);
-                let (dt, v) = (dt?, v?);
-                Some(PrimExpr::new(dt, PrimExprKind::Cast(v)))
-            }
-            "max_value" | "min_value" => {
-                if !arity(self, 1) {
-                    return None;
-                }
-                let dt = dtype_arg(self, &args[0])?;
-                limit(dt, name == "max_value").or_else(|| {
-                    self.error(
-                        "invalid-dtype",
-                        args[0].span,
-                        format!("expected a numeric dtype in `{path}`, found {dt}"),
-                    );
-                    None
-                })
-            }
-            "min" | "max" | "floordiv" | "floormod" => {
-                if !arity(self, 2) {
-                    return None;
-                }
-                let a = self.tir_expr(sc, &args[0]);
-                let b = self.tir_expr(sc, &args[1]);
-                let (a, b) = unify(a?, b?);
-                if a.dtype() != b.dtype() {
-                    self.error(
-                        "syntax-error",
-                        e.span,
-                        format!(
-                            "expected arguments of `{path}` of one dtype, found `{a}` of {} and `{b}` of {} (use `T.Cast`)",
-                            a.dtype(),
-                            b.dtype()
-                        ),
-                    );
-                    return None;
-                }
-                Some(match name {
-                    "min" => a.min(b),
-                    "max" => a.max(b),
-                    "floordiv" => a.floordiv(b),
-                    _ => a.floormod(b),
-                })
-            }
-            "Select" | "if_then_else" => {
-                if !arity(self, 3) {
-                    return None;
-                }
-                let c = self.tir_expr(sc, &args[0]);
-                let t = self.tir_expr(sc, &args[1]);
-                let f = self.tir_expr(sc, &args[2]);
-                let c = c.and_then(|c| self.expect_dtype(c, DataType::bool(), args[0].span));
-                let (t, f) = unify(t?, f?);
-                let f = self.expect_dtype(f, t.dtype(), args[2].span)?;
-                let c = c?;
-                Some(if name == "Select" {
-                    PrimExpr::select(c, t, f)
-                } else {
-                    PrimExpr::call(t.dtype(), "if_then_else", vec![c, t, f])
-                })
-            }
-            _ if INTRINSICS.contains(&name) => {
-                let n = match name {
-                    "pow" | "atan2" | "fmod" => 2,
-                    _ => 1,
-                };
-                if !arity(self, n) {
-                    return None;
-                }
-                let mut vals = Vec::new();
-                for a in args {
-                    vals.push(self.tir_expr(sc, a));
-                }
-                let mut vals: Vec<PrimExpr> = vals.into_iter().collect::<Option<_>>()?;
-                if vals.len() == 2 {
-                    let b = vals.pop()?;
-                    let a = vals.pop()?;
-                    let (a, b) = unify(a, b);
-                    let b = self.expect_dtype(b, a.dtype(), args[1].span)?;
-                    vals = vec![a, b];
-                }
-                let dt = match name {
-                    "isnan" | "isinf" => DataType::bool(),
-                    _ => vals[0].dtype(),
-                };
-                Some(PrimExpr::call(dt, name, vals))
-            }
-            _ => {
-                let Ok(dtype) = name.parse::<DataType>() else {
-                    self.error(
-                        "syntax-error",
-                        func.span,
-                        format!(
-                            "expected an intrinsic ({}), `T.Cast`, `T.min`, `T.max`, `T.Select` or a dtype such as `T.float32`, found `{path}`",
-                            INTRINSICS.join(", ")
-                        ),
-                    );
-                    return None;
-                };
-                if !arity(self, 1) {
-                    return None;
-                }
-                let v = self.tir_expr(sc, &args[0])?;
-                if let Some(i) = v.as_int() {
-                    if dtype.is_integer() && !dtype.is_bool() && !fits(i, dtype) {
-                        self.error(
-                            "syntax-error",
-                            args[0].span,
-                            format!("expected a literal of dtype {dtype} in `{path}(…)`, found `{i}`, which is out of range"),
-                        );
-                        return None;
-                    }
-                }
-                Some(typed(v, dtype))
-            }
-        }
+        let args = c.args;
+        let cond = self.tir_expr(sc, &args[0]);
+        let t = self.tir_expr(sc, &args[1]);
+        let f = self.tir_expr(sc, &args[2]);
+        let cond = cond.and_then(|v| self.expect_dtype(v, DataType::bool(), args[0].span));
+        let (t, f) = unify::<TirScope>(t?, f?);
+        let f = self.expect_dtype(f, t.dtype(), args[2].span)?;
+        let cond = cond?;
+        Some(if name == "Select" {
+            PrimExpr::select(cond, t, f)
+        } else {
+            PrimExpr::call(t.dtype(), "if_then_else", vec![cond, t, f])
+        })
     }
-}
 
-/// `T.float32(v)`: a literal of `dtype`, or a cast of a non-literal.
-fn typed(v: PrimExpr, dtype: DataType) -> PrimExpr {
-    match v.kind() {
-        PrimExprKind::IntImm(i) if dtype.is_bool() => PrimExpr::bool(*i != 0),
-        PrimExprKind::IntImm(i) if dtype.is_float() => float_lit(dtype, *i as f64),
-        PrimExprKind::IntImm(i) if dtype.is_integer() => PrimExpr::int_of(dtype, *i),
-        PrimExprKind::FloatImm(f) if dtype.is_float() => float_lit(dtype, *f),
-        _ => v.cast(dtype),
+    /// `T.exp(x)`, `T.pow(x, y)`, … (see [`INTRINSICS`]).
+    fn tir_intrinsic(
+        &mut self,
+        sc: &mut TirScope,
+        c: &ScalarCall<'_>,
+        name: &str,
+    ) -> Lowered<PrimExpr> {
+        let n = match name {
+            "pow" | "atan2" | "fmod" => 2,
+            _ => 1,
+        };
+        if !c.arity(self, n) {
+            return None;
+        }
+        let mut vals = self.lower_all(c.args, |this, a| this.tir_expr(sc, a))?;
+        if vals.len() == 2 {
+            let b = vals.pop()?;
+            let a = vals.pop()?;
+            let (a, b) = unify::<TirScope>(a, b);
+            let b = self.expect_dtype(b, a.dtype(), c.args[1].span)?;
+            vals = vec![a, b];
+        }
+        let dt = match name {
+            "isnan" | "isinf" => DataType::bool(),
+            _ => vals[0].dtype(),
+        };
+        Some(PrimExpr::call(dt, name, vals))
     }
 }
 

@@ -178,6 +178,11 @@ fn parse_errors_say_what_was_expected() {
         ("        for i in range(4):\n            A[i] = T.frobnicate(A[i])\n", "expected an intrinsic"),
         ("        for i in T.grid(4, 4):\n            A[i] = T.float32(0.0)\n", "one extent per loop variable"),
         ("        for i in range(4):\n            with T.block(\"b\"):\n                T.reads(C[i])\n                A[i] = T.float32(0.0)\n", "undefined `C`"),
+        ("        for i in range(4):\n            A[i] = T.min(A[i], B[i])\n", "expected arguments of `T.min` of one dtype, found `A[i]` of float32 and `B[i]` of int32 (use `T.Cast`)"),
+        ("        for i in range(4):\n            A[i] = A[i] + B[i]\n", "expected operands of `+` of one dtype"),
+        ("        for i in range(4):\n            A[i] = T.float32()\n", "expected a value in `T.float32(…)`, found none"),
+        ("        for i in range(4):\n            A[i] = A[0:2]\n", "expected an index, found a slice"),
+        ("        for i in range(4):\n            with T.block(\"b\"):\n                T.reads(A[i, 0])\n                A[i] = T.float32(0.0)\n", "expected 1 indices for buffer A, found 2"),
     ];
     for (body, want) in cases {
         let es = errors(&format!("{head}{body}"));
@@ -347,4 +352,35 @@ fn a_library_from_a_module_serves_its_prim_funcs_by_name() {
     assert_eq!(out[0].to_vec::<f32>().unwrap()[..3], [2., 3., 4.]);
     let e = k.call(&[&x], &mut out, &[]).unwrap_err();
     assert!(e.contains("expected 3 buffer arguments"), "{e}");
+}
+
+// ---- loop-level extras of scalar expressions --------------------------------
+
+/// The forms loop-level expressions add to Relax's: typed literals that
+/// cast, true division and `**` of floats, float negation, and literals
+/// retyped to a float operand. (`PrimExpr`'s `Display` writes every
+/// division as `//`; the TIR printer writes `/` for floats.)
+#[test]
+fn loop_level_scalar_extras() {
+    let params = "A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"int32\")";
+    let store = |value: &str| {
+        let f = prim(
+            params,
+            &format!("        for i in range(4):\n            A[i] = {value}\n"),
+        );
+        let Stmt::For { body, .. } = &f.body else {
+            panic!("expected a loop: {:?}", f.body);
+        };
+        let Stmt::BufferStore { value, .. } = body.as_ref() else {
+            panic!("expected a store: {body:?}");
+        };
+        value.to_string()
+    };
+    assert_eq!(store("T.float32(B[i])"), "T.Cast(\"float32\", B[i])");
+    assert_eq!(store("A[i] / 2"), "A[i] // T.float32(2.0)");
+    assert_eq!(store("-A[i]"), "T.float32(0.0) - A[i]");
+    assert_eq!(
+        store("A[i] ** T.float32(0.5)"),
+        "T.pow(A[i], T.float32(0.5))"
+    );
 }
