@@ -128,12 +128,16 @@ mod tests {
         // Other spacing and line breaks: the same IR, the same hash.
         let respaced = SRC.replace(' ', "  ").replace('{', "{\n");
         assert_eq!(a, artifact_hash(&lower(&respaced).module));
-        // Any change of the IR changes it: a constant, a shape, a doc.
-        for (from, to) in [("1.5", "2.5"), ("(n, 2)", "(n, 3)"), ("Docs.", "Other docs.")] {
+        // A change of the IR changes it (a constant, a shape); the
+        // module's doc comment is not part of the IR.
+        for (from, to) in [
+            ("1.5", "2.5"),
+            ("(n, 2)", "(n, 3)"),
+            ("Docs.", "Other docs."),
+        ] {
             let changed = SRC.replace(from, to);
             let b = artifact_hash(&lower(&changed).module);
             if from == "Docs." {
-                // The module's doc is not part of the IR (a function's is).
                 assert_eq!(a, b, "{from} -> {to}");
             } else {
                 assert_ne!(a, b, "{from} -> {to}");
@@ -145,11 +149,21 @@ mod tests {
     fn the_hook_is_keyed_by_the_module_name_and_checks_the_hash() {
         let lowered = lower(SRC);
         let text = cache_tokens(&lowered).to_string();
-        assert!(text.contains("# [allow (unexpected_cfgs)] pub mod __relax_aot"), "{text}");
-        assert_eq!(text.matches("# [cfg (relax_aot = \"m\")]").count(), 3, "{text}");
+        assert!(
+            text.contains("# [allow (unexpected_cfgs)] pub mod __relax_aot"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("# [cfg (relax_aot = \"m\")]").count(),
+            3,
+            "{text}"
+        );
         assert!(text.contains("# [cfg (not (relax_aot = \"m\"))]"), "{text}");
         assert!(text.contains(":: std :: env ! (\"RELAX_AOT_m\")"), "{text}");
-        let hash = format!("ARTIFACT . content_hash == {}u64", artifact_hash(&lowered.module));
+        let hash = format!(
+            "ARTIFACT . content_hash == {}u64",
+            artifact_hash(&lowered.module)
+        );
         assert!(text.contains(&hash), "{text}");
         assert!(text.contains("is stale"), "{text}");
     }
