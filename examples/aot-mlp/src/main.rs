@@ -3,7 +3,9 @@
 //!
 //! Nothing is compiled at run time: `mlp::main` loads the executable
 //! embedded in the binary and calls the kernels of `libmodel.a`, linked in
-//! by cargo. The program fails if the module ran on anything else.
+//! by cargo. The program fails if the module ran on anything else. (The
+//! run-time `relax` dependency is built without its "llvm" feature: the
+//! binary does not even link LLVM.)
 
 mod model;
 

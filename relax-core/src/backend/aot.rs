@@ -5,7 +5,7 @@
 //! .compile("model")` in a build script
 //!
 //! 1. reads each file and finds every `relax::module! { … }` and
-//!    `#[relax::function]` in it ([`scan`](self::scan));
+//!    `#[relax::function]` in it ([`scan()`]);
 //! 2. lowers each with the frontend the macros use, so the same checks run
 //!    and the same messages come out, rendered as `file:line:column: error:`
 //!    ([`SourceError`]);
@@ -15,9 +15,9 @@
 //!    symbol is made unique across crates and modules:
 //!    `relax_<crate>_<lib>_<module>_<kernel>`;
 //! 4. writes to OUT_DIR the static library `lib<lib>.a` (one member per
-//!    module, see [`archive`](self::archive)), each module's serialized
+//!    module, see [`write_archive`]), each module's serialized
 //!    executable `<lib>_<module>.relaxvm`, and each module's artifact file
-//!    `<lib>_<module>.rs` ([`registry`](self::registry));
+//!    `<lib>_<module>.rs` ([`artifact_source`]);
 //! 5. prints the cargo instructions: link search path and libraries,
 //!    `rerun-if-changed` for each file, the cfgs `relax_aot` and
 //!    `relax_aot="<module>"` and the variable `RELAX_AOT_<module>` naming the

@@ -1,7 +1,7 @@
 //! The ahead-of-time hook of a generated module: where its executable comes
 //! from.
 //!
-//! Every generated module holds its [`ExecutableCache`] in a hidden inner
+//! Every generated module holds its `relax::dsl::ExecutableCache` in a hidden inner
 //! module `__relax_aot`, chosen by a cfg that `relax::aot::Builder` sets
 //! from build.rs:
 //!
@@ -36,8 +36,6 @@
 //!    stops instead of running stale code.
 //! 3. `#[allow(unexpected_cfgs)]` must be on an enclosing item: rustc checks
 //!    an item's `cfg` before it reads the item's own lint attributes.
-//!
-//! [`ExecutableCache`]: ../../../../relax/dsl/struct.ExecutableCache.html
 
 use super::super::Lowered;
 use crate::ir::IRModule;
