@@ -420,3 +420,17 @@ fn one_module_name_in_two_libraries_of_a_build_is_an_error() {
         "{r:?}"
     );
 }
+
+#[test]
+fn native_cpu_code_is_an_opt_in_that_builds_too() {
+    let dir = TempDir::new("native");
+    let path = model_file(&dir, MLP);
+    let artifacts = Builder::new()
+        .file(&path)
+        .out_dir(dir.join("out"))
+        .native_cpu(true)
+        .try_compile("native")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(artifacts.modules.len(), 2);
+    assert!(!Builder::new().native_cpu, "generic by default");
+}
