@@ -13,18 +13,27 @@
 //!    [`TensorArg`] and [`PrimArg`], runs the function with [`call`], and
 //!    converts the result with [`FromValue`].
 //!
-//! Which code runs: with the facade's "llvm" feature (on by default) the
-//! module is compiled for [`Target::host()`](crate::Target::host) on first
-//! call, its kernels JIT-compiled by LLVM for this CPU; without it, for
-//! [`Target::interpreter()`](crate::Target::interpreter) (the reference
-//! kernels). The cache records the content hash of the macro's input, which
-//! ahead-of-time artifacts from build.rs are matched against.
+//! Which code runs: the [`AotArtifact`] when the crate's build.rs compiled
+//! the module with `relax::aot::Builder` (the generated code then builds the
+//! cache with [`ExecutableCache::with_aot`]; see `relax::aot`); else the
+//! module is compiled on the first call, for
+//! [`Target::host()`](crate::Target::host) (kernels JIT-compiled by LLVM for
+//! this CPU) with the facade's "llvm" feature (on by default), for
+//! [`Target::interpreter()`](crate::Target::interpreter) without it.
+//! [`ExecutableCache::backend`] says which.
 
 use crate::ir::IRModule;
-use crate::{Error, Target, Value, VirtualMachine};
-use std::sync::OnceLock;
+use crate::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
+use crate::{Error, Executable, Target, Value, VirtualMachine};
+use relax_runtime::parallel::ParallelBody;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 pub use relax_runtime::interop::{FromValue, PrimArg, TensorArg};
+/// The runtime entry AOT objects call for parallel loops; an artifact holds
+/// its address so the linker keeps it beside the static library.
+pub use relax_runtime::parallel::relax_parallel_for;
 /// A value computed on first access (the std `LazyLock`: a `static` holding
 /// the generated `IRModule`).
 pub use std::sync::LazyLock as Lazy;
@@ -33,6 +42,7 @@ pub use std::sync::LazyLock as Lazy;
 /// (and every thread).
 pub struct ExecutableCache {
     content_hash: u64,
+    aot: Option<&'static AotArtifact>,
     vm: OnceLock<Result<VirtualMachine, Error>>,
 }
 
@@ -41,7 +51,35 @@ impl ExecutableCache {
     pub const fn new(content_hash: u64) -> Self {
         ExecutableCache {
             content_hash,
+            aot: None,
             vm: OnceLock::new(),
+        }
+    }
+
+    /// An empty cache that loads the module from `artifact`, its
+    /// ahead-of-time compiled form, instead of compiling it. The generated
+    /// code has already checked (at compile time) that the artifact was
+    /// built from this module.
+    pub const fn with_aot(content_hash: u64, artifact: &'static AotArtifact) -> Self {
+        ExecutableCache {
+            content_hash,
+            aot: Some(artifact),
+            vm: OnceLock::new(),
+        }
+    }
+
+    /// The ahead-of-time artifact the module runs from, if any.
+    pub fn aot(&self) -> Option<&'static AotArtifact> {
+        self.aot
+    }
+
+    /// Which code runs the module's functions.
+    pub fn backend(&self) -> Backend {
+        match self.aot {
+            Some(_) => Backend::Aot,
+            // Mirrors the target `vm` compiles for without an artifact.
+            None if cfg!(feature = "llvm") => Backend::Jit,
+            None => Backend::Interpreter,
         }
     }
 
@@ -55,6 +93,9 @@ impl ExecutableCache {
     pub fn vm(&self, module: &IRModule) -> Result<&VirtualMachine, Error> {
         self.vm
             .get_or_init(|| {
+                if let Some(artifact) = self.aot {
+                    return artifact.load().map(|exec| VirtualMachine::new(&exec));
+                }
                 crate::build(module, &jit_target()).map(|exec| VirtualMachine::new(&exec))
             })
             .as_ref()
@@ -74,6 +115,118 @@ pub fn jit_target() -> Target {
         Target::host()
     } else {
         Target::interpreter()
+    }
+}
+
+/// Where a generated module's code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The static library build.rs compiled (`relax::aot::Builder`).
+    Aot,
+    /// Compiled on the first call by the LLVM JIT.
+    Jit,
+    /// The reference interpreter, prepared on the first call.
+    Interpreter,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Aot => "aot",
+            Backend::Jit => "jit",
+            Backend::Interpreter => "interpreter",
+        })
+    }
+}
+
+/// A module compiled ahead of time by `relax::aot::Builder`: the file the
+/// Builder writes to OUT_DIR is one expression of this type, which the
+/// generated module includes (see `relax::aot`).
+///
+/// The kernels are functions of the static library the Builder linked into
+/// the crate, declared `extern "C"` beside the table; the executable's
+/// bytes are embedded with `include_bytes!`.
+pub struct AotArtifact {
+    /// The Rust module's name.
+    pub module: &'static str,
+    /// The hash of the IR the artifact was compiled from; the generated
+    /// code asserts at compile time that it is the module's.
+    pub content_hash: u64,
+    /// The serialized executable ([`Executable::to_bytes`]).
+    pub executable: &'static [u8],
+    /// Each native kernel the executable calls: its name in the executable
+    /// and its compiled function.
+    pub kernels: &'static [(&'static str, KernelFn)],
+    /// The runtime's `relax_parallel_for`, which the compiled kernels call;
+    /// holding its address makes the linker keep it.
+    pub parallel_for: unsafe extern "C" fn(i64, ParallelBody, *mut u8),
+}
+
+impl AotArtifact {
+    /// The executable, with the artifact's kernels attached. Fails when the
+    /// bytes do not load or a kernel the executable calls is missing (an
+    /// artifact from another version of relax).
+    pub fn load(&self) -> Result<Executable, Error> {
+        let exec = Executable::from_bytes(self.executable)?;
+        // Statically linked code is never unloaded: the owner owns nothing.
+        let owner: Arc<dyn Send + Sync> = Arc::new(());
+        let kernels: HashMap<String, Arc<CompiledKernel>> = self
+            .kernels
+            .iter()
+            .map(|&(symbol, func)| {
+                let kernel = CompiledKernel {
+                    symbol: symbol.to_string(),
+                    func,
+                    owner: owner.clone(),
+                };
+                (symbol.to_string(), Arc::new(kernel))
+            })
+            .collect();
+        if let Some(missing) = exec.natives.iter().find(|s| !kernels.contains_key(*s)) {
+            return Err(Error::Unsupported(format!(
+                "the AOT artifact of module `{}` has no kernel `{missing}`; rebuild it",
+                self.module
+            )));
+        }
+        let library = AotLibrary {
+            module: self.module,
+            kernels,
+        };
+        Ok(exec.with_library(Arc::new(library)))
+    }
+}
+
+impl fmt::Debug for AotArtifact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AotArtifact")
+            .field("module", &self.module)
+            .field("content_hash", &format_args!("{:#018x}", self.content_hash))
+            .field(
+                "executable",
+                &format_args!("{} bytes", self.executable.len()),
+            )
+            .field(
+                "kernels",
+                &self.kernels.iter().map(|k| k.0).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// The kernels of an [`AotArtifact`], by the names the executable uses.
+struct AotLibrary {
+    module: &'static str,
+    kernels: HashMap<String, Arc<CompiledKernel>>,
+}
+
+impl NativeLibrary for AotLibrary {
+    fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
+        self.kernels
+            .get(symbol)
+            .map(|k| k.clone() as Arc<dyn NativeKernel>)
+    }
+    fn describe(&self) -> String {
+        format!("the AOT library of module `{}`", self.module)
     }
 }
 
@@ -144,6 +297,91 @@ class Module:
             matches!(&err, Error::Mismatch { context, .. } if context == "parameter `y` of `main`"),
             "{err}"
         );
+    }
+
+    const CALL_TIR: &str = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_one(A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+        n = T.int64()
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((n,), dtype="float32"))
+        return y
+"#;
+
+    /// `B[i] = A[i] + 1` in the kernel ABI, standing in for the compiled
+    /// code of a static library: `scalars[0]` is `n`.
+    unsafe extern "C" fn add_one(buffers: *const *mut u8, scalars: *const i64) -> i32 {
+        // SAFETY: the VM passes two f32 buffers of n elements and n.
+        unsafe {
+            let n = *scalars as usize;
+            let a = std::slice::from_raw_parts(*buffers as *const f32, n);
+            let b = std::slice::from_raw_parts_mut(*buffers.add(1) as *mut f32, n);
+            for (o, i) in b.iter_mut().zip(a) {
+                *o = i + 1.0;
+            }
+        }
+        0
+    }
+
+    /// An artifact of `CALL_TIR`'s executable with `kernels`.
+    fn artifact(kernels: &'static [(&'static str, KernelFn)]) -> &'static AotArtifact {
+        let module: IRModule = CALL_TIR.parse().unwrap();
+        let exec = crate::build(&module, &Target::interpreter()).unwrap();
+        assert_eq!(exec.natives, ["add_one"]);
+        Box::leak(Box::new(AotArtifact {
+            module: "m",
+            content_hash: 7,
+            executable: Box::leak(exec.to_bytes().into_boxed_slice()),
+            kernels,
+            parallel_for: relax_parallel_for,
+        }))
+    }
+
+    #[test]
+    fn an_aot_cache_runs_the_artifacts_kernels_without_compiling() {
+        let cache = ExecutableCache::with_aot(1, artifact(&[("add_one", add_one)]));
+        assert_eq!(cache.backend(), Backend::Aot);
+        assert_eq!(cache.backend().to_string(), "aot");
+        assert_eq!(cache.aot().unwrap().module, "m");
+        // The module passed in is not compiled: an empty one will do.
+        let empty = IRModule::from_functions(std::iter::empty());
+        let out = call(&empty, &cache, "main", &[vector(&[1.0, 2.5])]).unwrap();
+        assert_eq!(out, vector(&[2.0, 3.5]));
+        // The VM still checks arguments before the kernel runs.
+        let err = call(&empty, &cache, "main", &[Value::from(1i64)]).unwrap_err();
+        assert!(matches!(err, Error::Mismatch { .. }), "{err}");
+        let text = format!("{:?}", cache.aot().unwrap());
+        assert!(text.contains("kernels: [\"add_one\"]"), "{text}");
+    }
+
+    #[test]
+    fn an_artifact_missing_a_kernel_fails_to_load() {
+        let cache = ExecutableCache::with_aot(1, artifact(&[]));
+        let empty = IRModule::from_functions(std::iter::empty());
+        let err = call(&empty, &cache, "main", &[vector(&[1.0])]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the AOT artifact of module `m` has no kernel `add_one`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn without_an_artifact_the_backend_follows_the_llvm_feature() {
+        let want = if cfg!(feature = "llvm") {
+            Backend::Jit
+        } else {
+            Backend::Interpreter
+        };
+        assert_eq!(ExecutableCache::new(0).backend(), want);
+        assert!(ExecutableCache::new(0).aot().is_none());
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub use relax_macros::{function, module};
 /// need not depend on the same one.
 pub use ndarray;
 
+#[cfg(feature = "aot")]
+pub mod aot;
 #[doc(hidden)]
 pub mod dsl;
 pub use relax_runtime::{

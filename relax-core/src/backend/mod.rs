@@ -21,6 +21,8 @@
 //! legalization is. An op without a legalization stays an op call and runs
 //! on its reference kernel on every target.
 
+#[cfg(all(feature = "syntax", feature = "llvm"))]
+pub mod aot;
 mod native;
 mod pipeline;
 pub mod vm;

@@ -5,7 +5,7 @@
 //! ```text
 //! #vis mod m {
 //!     pub fn module() -> &'static ::relax::ir::IRModule   // built once, by constructor calls
-//!     pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache  // compiled on first call
+//!     pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache  // AOT artifact, or compiled on first call
 //!     pub fn main(x: &impl ::relax::TensorArg<f32>, …) -> Result<Array2<f32>, ::relax::Error>
 //!     …                                                   // one wrapper per `pub` function
 //! }
@@ -19,7 +19,10 @@
 //! 1. [`quote_ir`] turns the `IRModule` into an expression that rebuilds it
 //!    exactly (same StructInfo everywhere, each variable created once).
 //! 2. `wrapper` maps each signature to Rust types and emits the wrapper.
-//! 3. [`fallback`] is what the macros emit beside their errors when the
+//! 3. [`aot`] chooses where the executable comes from: the artifact that
+//!    `relax::aot::Builder` compiled from build.rs, when the crate's cfg says
+//!    so, else a build on first call.
+//! 4. [`fallback`] is what the macros emit beside their errors when the
 //!    frontend rejected the input, so that one mistake does not also break
 //!    every use of the model.
 //!
@@ -27,6 +30,7 @@
 //! means the same wherever it is expanded. Nothing here panics: a name that
 //! cannot become a Rust identifier is a spanned error.
 
+pub mod aot;
 pub mod fallback;
 pub mod quote_ir;
 mod wrapper;
@@ -35,7 +39,7 @@ mod wrapper;
 mod tests;
 
 use super::{FrontendError, FunctionInfo, Lowered};
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 
 pub use fallback::{function_fallback, module_fallback};
@@ -112,7 +116,7 @@ pub fn function_tokens(lowered: &Lowered) -> TokenStream {
 /// `module()` and the executable cache, the items every generated module has.
 fn module_items(lowered: &Lowered) -> TokenStream {
     let build = quote_module(&lowered.module);
-    let hash = Literal::u64_suffixed(lowered.content_hash);
+    let cache = aot::cache_tokens(lowered);
     let source = match &lowered.functions[..] {
         [f] => format!("`{}`", f.name),
         fs => format!(
@@ -136,9 +140,6 @@ fn module_items(lowered: &Lowered) -> TokenStream {
             &MODULE
         }
 
-        /// The module compiled for this process, on first call; shared by the wrappers.
-        #[doc(hidden)]
-        pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache =
-            ::relax::dsl::ExecutableCache::new(#hash);
+        #cache
     }
 }

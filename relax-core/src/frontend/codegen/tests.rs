@@ -634,23 +634,49 @@ class Module:
         .unwrap();
     assert!(matches!(main.vis, syn::Visibility::Public(_)));
     assert!(doc_text(&main.attrs).contains("User doc of main."));
-    let statics: Vec<String> = items
+    let hook = items
+        .iter()
+        .find_map(|i| match i {
+            syn::Item::Mod(m) if m.ident == "__relax_aot" => Some(m),
+            _ => None,
+        })
+        .expect("the AOT hook module");
+    let statics: Vec<String> = hook
+        .content
+        .as_ref()
+        .unwrap()
+        .1
         .iter()
         .filter_map(|i| match i {
-            syn::Item::Static(s) => Some(quote!(#s).to_string()),
+            syn::Item::Static(s) if s.ident == "EXECUTABLE" => Some(quote!(#s).to_string()),
             _ => None,
         })
         .collect();
     assert_eq!(
         statics,
-        [quote! {
-            #[doc = r" The module compiled for this process, on first call; shared by the wrappers."]
-            #[doc(hidden)]
-            pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache =
-                ::relax::dsl::ExecutableCache::new(4660u64);
-        }
-        .to_string()]
+        [
+            quote! {
+                #[doc = r" The module's executable, loaded from the artifact on first call."]
+                #[cfg(relax_aot = "mlp")]
+                pub static EXECUTABLE: ::relax::dsl::ExecutableCache =
+                    ::relax::dsl::ExecutableCache::with_aot(4660u64, &ARTIFACT);
+            }
+            .to_string(),
+            quote! {
+                #[doc = r" The module compiled for this process, on first call; shared by the wrappers."]
+                #[cfg(not(relax_aot = "mlp"))]
+                pub static EXECUTABLE: ::relax::dsl::ExecutableCache =
+                    ::relax::dsl::ExecutableCache::new(4660u64);
+            }
+            .to_string()
+        ]
     );
+    assert!(items.iter().any(|i| quote!(#i).to_string()
+        == quote!(
+            #[doc(hidden)]
+            pub use self::__relax_aot::EXECUTABLE as __RELAX_EXECUTABLE;
+        )
+        .to_string()));
     let all = quote!(#(#items)*).to_string();
     let module_fn = quote! {
         pub fn module() -> &'static ::relax::ir::IRModule {

@@ -1,0 +1,475 @@
+//! Ahead-of-time compilation from build.rs (features "syntax" and "llvm");
+//! the facade re-exports it as `relax::aot`.
+//!
+//! [`Builder`] is modelled on cxx-build: `Builder::new().file("src/model.rs")
+//! .compile("model")` in a build script
+//!
+//! 1. reads each file and finds every `relax::module! { … }` and
+//!    `#[relax::function]` in it ([`scan()`]);
+//! 2. lowers each with the frontend the macros use, so the same checks run
+//!    and the same messages come out, rendered as `file:line:column: error:`
+//!    ([`SourceError`]);
+//! 3. compiles each module for [`Target::host()`]: the default pipeline,
+//!    VM code generation, and one object file per module from the LLVM back
+//!    end (CPU `generic` unless [`Builder::native_cpu`]); each kernel's
+//!    symbol is made unique across crates and modules:
+//!    `relax_<crate>_<lib>_<module>_<kernel>`;
+//! 4. writes to OUT_DIR the static library `lib<lib>.a` (one member per
+//!    module, see [`write_archive`]), each module's serialized
+//!    executable `<lib>_<module>.relaxvm`, and each module's artifact file
+//!    `<lib>_<module>.rs` ([`artifact_source`]);
+//! 5. prints the cargo instructions: link search path and libraries,
+//!    `rerun-if-changed` for each file, the cfgs `relax_aot` and
+//!    `relax_aot="<module>"` and the variable `RELAX_AOT_<module>` naming the
+//!    artifact file, which the generated module includes (see
+//!    [`frontend::codegen::aot`](crate::frontend::codegen::aot)).
+//!
+//! [`Builder::compile`] prints every error and exits with status 1 (a build
+//! script's way to fail without a panic's backtrace);
+//! [`Builder::try_compile`] returns them instead.
+
+mod archive;
+mod diagnostics;
+mod registry;
+mod scan;
+
+#[cfg(test)]
+mod tests;
+
+pub use archive::{write_archive, Member};
+pub use diagnostics::SourceError;
+pub use registry::{artifact_source, KernelLink};
+pub use scan::{scan, DslItem};
+
+use super::{pipeline, vm, Target};
+use crate::analysis::well_formed;
+use crate::codegen::llvm::{emit_object, CodegenOptions};
+use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
+use crate::frontend::{lower_function_item, lower_module_macro, Lowered, SpanRange};
+use crate::transform::Pass;
+use relax_runtime::Error;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Compiles the DSL modules of source files into a static library, from a
+/// build script. See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    files: Vec<PathBuf>,
+    native_cpu: bool,
+    out_dir: Option<PathBuf>,
+    crate_name: Option<String>,
+}
+
+/// What [`Builder::try_compile`] wrote.
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    /// The static library, `<out_dir>/lib<name>.a`.
+    pub library: PathBuf,
+    /// Each module compiled, in source order.
+    pub modules: Vec<ModuleArtifact>,
+    /// The `cargo:` lines [`Builder::compile`] prints.
+    pub cargo_lines: Vec<String>,
+}
+
+/// One compiled module.
+#[derive(Clone, Debug)]
+pub struct ModuleArtifact {
+    /// The Rust module's name: the value of its `relax_aot` cfg.
+    pub name: String,
+    /// The hash of its IR the generated code checks.
+    pub content_hash: u64,
+    /// The artifact file the generated module includes.
+    pub source: PathBuf,
+    /// The serialized executable.
+    pub executable: PathBuf,
+    /// Its kernels.
+    pub kernels: Vec<KernelLink>,
+}
+
+/// Why [`Builder::try_compile`] failed.
+#[derive(Clone, Debug)]
+pub enum AotError {
+    /// Errors in the source files (every one found).
+    Source(Vec<SourceError>),
+    /// A file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The Builder was misused (no OUT_DIR, a bad library name).
+    Config(String),
+}
+
+impl fmt::Display for AotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AotError::Source(errors) => {
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("\n\n")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            AotError::Io { path, message } => {
+                write!(f, "error: {}: {message}", path.display())
+            }
+            AotError::Config(message) => write!(f, "error: relax::aot::Builder: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for AotError {}
+
+/// Module names claimed by libraries of this build script, by output
+/// directory: an artifact is found by its module's name, so two libraries
+/// of one crate may not both define one.
+static CLAIMED: Mutex<BTreeMap<(PathBuf, String), String>> = Mutex::new(BTreeMap::new());
+
+impl Builder {
+    /// A Builder with no files, for a generic CPU, writing to `$OUT_DIR`.
+    pub fn new() -> Self {
+        Builder::default()
+    }
+
+    /// Adds a source file (relative to the package root, as build scripts
+    /// run there) to compile the DSL of.
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.files.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether to generate code for the CPU of the building machine
+    /// (`native`) rather than a generic one of its architecture. Off by
+    /// default: a library for the build machine's CPU may not run elsewhere.
+    pub fn native_cpu(&mut self, native: bool) -> &mut Self {
+        self.native_cpu = native;
+        self
+    }
+
+    /// Writes to `dir` instead of `$OUT_DIR`.
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Names symbols after `name` instead of `$CARGO_PKG_NAME`.
+    pub fn crate_name(&mut self, name: &str) -> &mut Self {
+        self.crate_name = Some(name.to_string());
+        self
+    }
+
+    /// Compiles into `lib<name>.a` and prints the cargo instructions; on
+    /// error prints every error to stderr and exits with status 1.
+    pub fn compile(&self, name: &str) {
+        match self.try_compile(name) {
+            Ok(artifacts) => {
+                for line in &artifacts.cargo_lines {
+                    println!("{line}");
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                let count = match &e {
+                    AotError::Source(errors) => errors.len(),
+                    _ => 1,
+                };
+                let s = if count == 1 { "" } else { "s" };
+                eprintln!(
+                    "\nerror: relax could not compile `{name}` due to {count} previous error{s}"
+                );
+                std::process::exit(1);
+            }
+        }
+    }
+
+    /// Compiles into `lib<name>.a` and returns what was written (with the
+    /// cargo instructions, not printed), or every error.
+    pub fn try_compile(&self, name: &str) -> Result<Artifacts, AotError> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(AotError::Config(format!(
+                "the library name {name:?} must be letters, digits, `_` or `-`"
+            )));
+        }
+        let out_dir = match &self.out_dir {
+            Some(dir) => dir.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or_else(|| {
+                    AotError::Config(
+                        "OUT_DIR is not set: call the Builder from a build script, or give out_dir"
+                            .into(),
+                    )
+                })?,
+        };
+        let crate_name = self
+            .crate_name
+            .clone()
+            .or_else(|| std::env::var("CARGO_PKG_NAME").ok())
+            .unwrap_or_else(|| "crate".into());
+
+        let modules = self.lower_files()?;
+        let opts = CodegenOptions {
+            native_cpu: self.native_cpu,
+        };
+        let mut errors = Vec::new();
+        let mut compiled = Vec::new();
+        for m in &modules {
+            let prefix = format!(
+                "relax_{}_{}_{}",
+                symbol_part(&crate_name),
+                symbol_part(name),
+                symbol_part(&m.key)
+            );
+            match compile_module(&m.lowered, &prefix, &opts) {
+                Ok(c) => compiled.push(c),
+                Err(e) => errors.push(SourceError::new(
+                    &m.file,
+                    &m.source,
+                    m.range,
+                    format!("cannot compile module `{}`: {e}", m.key),
+                )),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(AotError::Source(errors));
+        }
+        claim(&out_dir, name, &modules)?;
+
+        std::fs::create_dir_all(&out_dir).map_err(|e| io_error(&out_dir, e))?;
+        let mut members = Vec::new();
+        let mut artifacts = Vec::new();
+        for (m, c) in modules.iter().zip(compiled) {
+            let executable = out_dir.join(format!("{name}_{}.relaxvm", m.key));
+            write(&executable, &c.executable)?;
+            let source = out_dir.join(format!("{name}_{}.rs", m.key));
+            let text = artifact_source(&m.key, &m.file, c.content_hash, &executable, &c.kernels);
+            write(&source, text.as_bytes())?;
+            members.push(Member {
+                name: format!("{}.o", m.key),
+                data: c.object,
+                symbols: c.kernels.iter().map(|k| k.symbol.clone()).collect(),
+            });
+            artifacts.push(ModuleArtifact {
+                name: m.key.clone(),
+                content_hash: c.content_hash,
+                source,
+                executable,
+                kernels: c.kernels,
+            });
+        }
+        let library = out_dir.join(format!("lib{name}.a"));
+        write(&library, &write_archive(&members))?;
+
+        let mut lines = vec![
+            format!("cargo:rustc-link-search=native={}", out_dir.display()),
+            format!("cargo:rustc-link-lib=static={name}"),
+        ];
+        // The kernels call libm; on Windows the C runtime has it.
+        if std::env::var("CARGO_CFG_TARGET_OS").map_or(true, |os| os != "windows") {
+            lines.push("cargo:rustc-link-lib=m".into());
+        }
+        for f in &self.files {
+            lines.push(format!("cargo:rerun-if-changed={}", f.display()));
+        }
+        let values: Vec<String> = artifacts.iter().map(|a| format!("{:?}", a.name)).collect();
+        lines.push(format!(
+            "cargo:rustc-check-cfg=cfg(relax_aot, values(none(){}))",
+            values.iter().map(|v| format!(", {v}")).collect::<String>()
+        ));
+        lines.push("cargo:rustc-cfg=relax_aot".into());
+        for a in &artifacts {
+            lines.push(format!("cargo:rustc-cfg=relax_aot={:?}", a.name));
+            lines.push(format!(
+                "cargo:rustc-env={}={}",
+                aot_env_var(&a.name),
+                a.source.display()
+            ));
+        }
+        Ok(Artifacts {
+            library,
+            modules: artifacts,
+            cargo_lines: lines,
+        })
+    }
+
+    /// Reads, scans and lowers every file; every error of every file.
+    fn lower_files(&self) -> Result<Vec<LoweredItem>, AotError> {
+        let mut errors = Vec::new();
+        let mut modules: Vec<LoweredItem> = Vec::new();
+        for file in &self.files {
+            let source = std::fs::read_to_string(file).map_err(|e| io_error(file, e))?;
+            let parsed = match syn::parse_file(&source) {
+                Ok(parsed) => parsed,
+                Err(e) => {
+                    errors.extend(e.into_iter().map(|e| {
+                        SourceError::new(file, &source, SpanRange::from(e.span()), e.to_string())
+                    }));
+                    continue;
+                }
+            };
+            for item in scan(&parsed) {
+                let range = item.range();
+                match lower(&item) {
+                    Ok(lowered) => {
+                        let key = aot_key(&lowered.mod_name);
+                        if let Some(first) = modules.iter().find(|m| m.key == key) {
+                            errors.push(
+                                SourceError::new(file, &source, SpanRange::of(&lowered.mod_name), format!("a second relax module named `{key}`"))
+                                    .with_note(format!("the first is in {} at line {}; AOT artifacts are found by module name, so each must be unique", first.file.display(), first.range.start.start().line)),
+                            );
+                            continue;
+                        }
+                        modules.push(LoweredItem {
+                            key,
+                            lowered,
+                            file: file.clone(),
+                            source: source.clone(),
+                            range,
+                        });
+                    }
+                    Err(es) => errors.extend(
+                        es.iter()
+                            .map(|e| SourceError::from_frontend(file, &source, e, range)),
+                    ),
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(modules)
+        } else {
+            Err(AotError::Source(errors))
+        }
+    }
+}
+
+/// A lowered module and where it came from.
+struct LoweredItem {
+    key: String,
+    lowered: Lowered,
+    file: PathBuf,
+    source: String,
+    range: SpanRange,
+}
+
+/// Lowers one DSL item as its macro would; a panic inside the frontend (a
+/// bug) becomes an error on the item rather than a crashed build script.
+fn lower(item: &DslItem) -> Result<Lowered, Vec<crate::frontend::FrontendError>> {
+    let run = || match item {
+        DslItem::Module { tokens, .. } => lower_module_macro(tokens.clone()),
+        DslItem::Function { attr, item, .. } => lower_function_item(attr.clone(), item.clone()),
+    };
+    catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| {
+        Err(vec![crate::frontend::FrontendError::new(
+            item.range(),
+            "internal error in the relax frontend (it panicked)",
+        )])
+    })
+}
+
+/// A module compiled for the host: its executable's bytes, its object file,
+/// its kernels.
+#[derive(Clone, Debug)]
+pub struct CompiledModule {
+    /// [`artifact_hash`] of the module it was compiled from.
+    pub content_hash: u64,
+    /// [`Executable::to_bytes`](relax_runtime::Executable::to_bytes).
+    pub executable: Vec<u8>,
+    /// The object file defining the kernels.
+    pub object: Vec<u8>,
+    /// The kernels, by executable name and link symbol.
+    pub kernels: Vec<KernelLink>,
+}
+
+/// Compiles `lowered` as `relax::build` does for [`Target::host()`], with
+/// the kernels emitted into an object file under symbols that start with
+/// `prefix`.
+pub fn compile_module(
+    lowered: &Lowered,
+    prefix: &str,
+    opts: &CodegenOptions,
+) -> Result<CompiledModule, Error> {
+    let module = &lowered.module;
+    well_formed(module).map_err(Error::Compile)?;
+    let compiled = pipeline(&Target::host()).run(module.clone())?;
+    well_formed(&compiled).map_err(Error::Compile)?;
+    let exec = vm::codegen(&compiled)?;
+    let mut kernels = Vec::new();
+    let mut funcs = Vec::new();
+    let mut taken = HashSet::new();
+    for name in &exec.natives {
+        let Some(func) = compiled.get(name).and_then(|f| f.as_prim()) else {
+            return Err(Error::Unsupported(format!(
+                "the native kernel `{name}` is not a PrimFunc of the module"
+            )));
+        };
+        let base = format!("{prefix}_{}", symbol_part(name));
+        let mut symbol = base.clone();
+        let mut n = 1;
+        while !taken.insert(symbol.clone()) {
+            symbol = format!("{base}_{n}");
+            n += 1;
+        }
+        funcs.push((symbol.clone(), func.clone()));
+        kernels.push(KernelLink {
+            name: name.clone(),
+            symbol,
+        });
+    }
+    let object = emit_object(&funcs, opts)?;
+    Ok(CompiledModule {
+        content_hash: artifact_hash(module),
+        executable: exec.to_bytes(),
+        object,
+        kernels,
+    })
+}
+
+/// `text` as part of a C symbol: ASCII letters, digits and `_`.
+fn symbol_part(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// Records that the library `lib` defines `modules`; fails when another
+/// library of this build script already defines one of them.
+fn claim(out_dir: &Path, lib: &str, modules: &[LoweredItem]) -> Result<(), AotError> {
+    let mut claimed = CLAIMED.lock().unwrap_or_else(|p| p.into_inner());
+    let key = |m: &LoweredItem| (out_dir.to_path_buf(), m.key.clone());
+    for m in modules {
+        if let Some(other) = claimed.get(&key(m)).filter(|other| *other != lib) {
+            return Err(AotError::Config(format!(
+                "the module `{}` is already compiled into the library `{other}`; \
+                 AOT artifacts are found by module name, so each must be unique",
+                m.key
+            )));
+        }
+    }
+    for m in modules {
+        claimed.insert(key(m), lib.to_string());
+    }
+    Ok(())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), AotError> {
+    std::fs::write(path, bytes).map_err(|e| io_error(path, e))
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> AotError {
+    AotError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
