@@ -1,9 +1,9 @@
 //! The DSL frontend: Rust tokens in TVMScript-like syntax to a checked
 //! `IRModule` (feature "syntax").
 //!
-//! Shared by the proc macros (`relax::module!`, `#[relax::function]`) and,
-//! later, by `relax::aot::Builder` in build.rs, which renders the same
-//! diagnostics with `file:line:column`.
+//! Shared by the proc macros (`relax::module!`, `#[relax::function]`) and by
+//! `relax::aot::Builder` in build.rs, which renders the same diagnostics
+//! with `file:line:column`.
 //!
 //! 1. [`lower_module_macro`] takes the tokens of `relax::module! { … }` and
 //!    [`lower_function_item`] those of a `#[relax::function]` item. Both
@@ -180,8 +180,10 @@ pub struct Lowered {
     pub module: IRModule,
     /// Every function, in source order.
     pub functions: Vec<FunctionInfo>,
-    /// A hash of the input tokens' text (for AOT artifacts, which must match
-    /// the module they were built from).
+    /// A hash of the input tokens' text, identifying the macro invocation.
+    /// AOT artifacts are matched by a hash of the module's IR instead
+    /// (`codegen::aot::artifact_hash`): build.rs prints tokens with other
+    /// spacing than rustc, while the IR text is the same on both sides.
     pub content_hash: u64,
 }
 
