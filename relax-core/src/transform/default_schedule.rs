@@ -409,18 +409,20 @@ impl Nest {
     /// then the reduce loops around the update.
     fn row(&self, map: &HashMap<TirVar, PrimExpr>, j_min: PrimExpr, j_extent: PrimExpr) -> Stmt {
         let j = self.spatial.last().expect("a contiguous reduction has a j");
-        let jv = fresh(&j.loop_var, "");
-        let mut map = map.clone();
-        map.insert(j.var.clone(), PrimExpr::var(&jv));
         let reduce = new_loops(&self.reduce);
-        map.extend(identity(&reduce));
+        // The init and the update loops each bind a variable of their own.
         let j_loop = |init: bool| {
+            let jv = fresh(&j.loop_var, "");
+            let mut map = map.clone();
+            map.insert(j.var.clone(), PrimExpr::var(&jv));
+            map.extend(identity(&reduce));
+            let store = self.store(&map, init);
             for_(
                 &jv,
                 j_min.clone(),
                 j_extent.clone(),
                 ForKind::Vectorized,
-                self.store(&map, init),
+                store,
             )
         };
         Stmt::Seq(vec![j_loop(true), nest(&reduce, j_loop(false), None)])
@@ -430,33 +432,35 @@ impl Nest {
     fn tile(
         &self,
         map: &HashMap<TirVar, PrimExpr>,
-        i0: PrimExpr,
-        j0: PrimExpr,
+        i0: &PrimExpr,
+        j0: &PrimExpr,
         width: i64,
     ) -> Stmt {
         let n = self.spatial.len();
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
-        let ii = fresh(&i.loop_var, "_i");
-        let jj = fresh(&j.loop_var, "_i");
-        let mut map = map.clone();
-        map.insert(i.var.clone(), i0 + PrimExpr::var(&ii));
-        map.insert(j.var.clone(), j0 + PrimExpr::var(&jj));
         let reduce = new_loops(&self.reduce);
-        map.extend(identity(&reduce));
-        let dt = i.loop_var.dtype();
         let tile = |init: bool| {
+            let ii = fresh(&i.loop_var, "_i");
+            let jj = fresh(&j.loop_var, "_i");
+            let mut map = map.clone();
+            map.insert(i.var.clone(), offset(i0, &ii));
+            map.insert(j.var.clone(), offset(j0, &jj));
+            map.extend(identity(&reduce));
+            let (idt, jdt) = (ii.dtype(), jj.dtype());
+            let columns = for_(
+                &jj,
+                PrimExpr::int_of(jdt, 0),
+                PrimExpr::int_of(jdt, width),
+                ForKind::Vectorized,
+                self.store(&map, init),
+            );
+            let rows = PrimExpr::int_of(idt, TILE_ROWS);
             for_(
                 &ii,
-                PrimExpr::int_of(dt, 0),
-                PrimExpr::int_of(dt, TILE_ROWS),
+                PrimExpr::int_of(idt, 0),
+                rows,
                 ForKind::Unrolled,
-                for_(
-                    &jj,
-                    PrimExpr::int_of(j.loop_var.dtype(), 0),
-                    PrimExpr::int_of(j.loop_var.dtype(), width),
-                    ForKind::Vectorized,
-                    self.store(&map, init),
-                ),
+                columns,
             )
         };
         Stmt::Seq(vec![tile(true), nest(&reduce, tile(false), None)])
@@ -487,31 +491,34 @@ impl Nest {
         let full_i = an.simplify(&(tiles_i.clone() * rows.clone()));
         let full_j = an.simplify(&(tiles_j.clone() * cols.clone()));
 
-        // Rows io*4 .. io*4+4: full tiles, then the columns they leave.
+        // Parallelize the outermost loop: a batch loop, else the tile rows.
+        let batch_parallel = parallel && !batch.is_empty();
+        let tile_kind = if parallel && !batch_parallel {
+            ForKind::Parallel
+        } else {
+            ForKind::Serial
+        };
         let io = fresh(&i.loop_var, "_o");
         let jo = fresh(&j.loop_var, "_o");
-        let i0 = PrimExpr::var(&io) * rows.clone();
+        // A loop of one iteration is not written: its variable is 0.
+        let i0 = match tiles_i.as_int() {
+            Some(1) => PrimExpr::int_of(idt, 0),
+            _ => PrimExpr::var(&io) * rows.clone(),
+        };
+        let j0 = match tiles_j.as_int() {
+            Some(1) => PrimExpr::int_of(jdt, 0),
+            _ => PrimExpr::var(&jo) * cols,
+        };
+        // Rows i0 .. i0 + TILE_ROWS: full tiles, then the columns they leave.
         let mut parts = Vec::new();
-        match tiles_j.as_int() {
-            Some(0) => {}
-            // One tile across: no loop around it.
-            Some(1) => parts.push(self.tile(&map, i0.clone(), PrimExpr::int_of(jdt, 0), width)),
-            _ => {
-                let j0 = PrimExpr::var(&jo) * cols;
-                let tile = self.tile(&map, i0.clone(), j0, width);
-                parts.push(for_(
-                    &jo,
-                    PrimExpr::int_of(jdt, 0),
-                    tiles_j,
-                    ForKind::Serial,
-                    tile,
-                ));
-            }
+        if !is_zero(&tiles_j) {
+            let tile = self.tile(&map, &i0, &j0, width);
+            parts.push(loop_unless_once(&jo, tiles_j, ForKind::Serial, tile));
         }
         if !is_zero(&rest_j) {
             let ii = fresh(&i.loop_var, "_i");
             let mut m = map.clone();
-            m.insert(i.var.clone(), i0 + PrimExpr::var(&ii));
+            m.insert(i.var.clone(), offset(&i0, &ii));
             let row = self.row(&m, full_j, rest_j);
             parts.push(for_(
                 &ii,
@@ -521,22 +528,9 @@ impl Nest {
                 row,
             ));
         }
-        // Parallelize the outermost loop: a batch loop, else the tile rows.
-        let batch_parallel = parallel && !batch.is_empty();
-        let tile_kind = if parallel && !batch_parallel {
-            ForKind::Parallel
-        } else {
-            ForKind::Serial
-        };
         let mut body = Vec::new();
         if !is_zero(&tiles_i) {
-            body.push(for_(
-                &io,
-                PrimExpr::int_of(idt, 0),
-                tiles_i,
-                tile_kind,
-                seq(parts),
-            ));
+            body.push(loop_unless_once(&io, tiles_i, tile_kind, seq(parts)));
         }
         if !is_zero(&rest_i) {
             let it = fresh(&i.loop_var, "_t");
@@ -591,6 +585,25 @@ fn identity<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> HashMap<TirVar, Pri
     axes.into_iter()
         .map(|a| (a.var.clone(), PrimExpr::var(&a.loop_var)))
         .collect()
+}
+
+/// `base + v`, or `v` when `base` is 0.
+fn offset(base: &PrimExpr, v: &TirVar) -> PrimExpr {
+    if is_zero(base) {
+        PrimExpr::var(v)
+    } else {
+        base.clone() + PrimExpr::var(v)
+    }
+}
+
+/// A loop from 0 over `extent`, or just `body` when the extent is 1 (the
+/// body then uses 0 for `var`, see the callers).
+fn loop_unless_once(var: &TirVar, extent: PrimExpr, kind: ForKind, body: Stmt) -> Stmt {
+    if extent.as_int() == Some(1) {
+        return body;
+    }
+    let zero = PrimExpr::int_of(var.dtype(), 0);
+    for_(var, zero, extent, kind, body)
 }
 
 fn for_(var: &TirVar, min: PrimExpr, extent: PrimExpr, kind: ForKind, body: Stmt) -> Stmt {
