@@ -15,17 +15,20 @@
 //!    batch-1 time split into argument checking, output allocation,
 //!    dispatch and kernel time.
 //!
-//! Every figure is the median of repeated samples; a sample repeats a call
-//! until it lasts about a millisecond. Kernel time is measured by wrapping
-//! the JIT library in one that times each kernel call.
+//! Every figure is the median of repeated samples (the peak: the best
+//! sample, since sharing the machine only slows samples down); a sample
+//! repeats a call until it lasts about a millisecond. Kernel time is
+//! measured by wrapping the JIT library in one that times each kernel call;
+//! the end-to-end latency is measured without that wrapper.
 
 use ndarray::{Array1, Array2, Axis};
 use relax::ir::IRModule;
 use relax::native::{NativeKernel, NativeLibrary};
 use relax::{build, Executable, Target, Tensor, Value, VirtualMachine};
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The shortest a sample may be: shorter calls are repeated inside it.
@@ -33,7 +36,12 @@ const SAMPLE: Duration = Duration::from_millis(1);
 
 /// Median seconds per call of `f`, sampling for about `budget` (at least
 /// five samples).
-fn measure(budget: Duration, mut f: impl FnMut()) -> f64 {
+fn measure(budget: Duration, f: impl FnMut()) -> f64 {
+    median(&mut samples(budget, f))
+}
+
+/// Seconds per call of `f`, one value per sample.
+fn samples(budget: Duration, mut f: impl FnMut()) -> Vec<f64> {
     f(); // warm up: caches, lazily started thread pool, page faults
     let t = Instant::now();
     f();
@@ -48,7 +56,14 @@ fn measure(budget: Duration, mut f: impl FnMut()) -> f64 {
         }
         samples.push(t.elapsed().as_secs_f64() / f64::from(reps));
     }
-    median(&mut samples)
+    samples
+}
+
+/// The fastest sample: a peak is what the core can do, and sharing the
+/// machine only ever slows a sample down.
+fn best(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[0]
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -64,19 +79,19 @@ fn fma_peak() -> (f64, &'static str) {
     {
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             const ITERS: u64 = 1 << 22;
-            let secs = measure(Duration::from_millis(600), || {
+            let secs = best(samples(Duration::from_millis(600), || {
                 // SAFETY: the features were detected above.
                 black_box(unsafe { avx2::fma_chains(ITERS) });
-            });
+            }));
             // 12 chains of 8 lanes, two flops per lane.
             let flops = ITERS as f64 * 12.0 * 8.0 * 2.0;
             return (flops / secs / 1e9, "AVX2 _mm256_fmadd_ps, 12 chains");
         }
     }
     const ITERS: u64 = 1 << 20;
-    let secs = measure(Duration::from_millis(600), || {
+    let secs = best(samples(Duration::from_millis(600), || {
         black_box(scalar_fma_chains(ITERS));
-    });
+    }));
     (
         ITERS as f64 * 8.0 * 2.0 / secs / 1e9,
         "scalar mul_add, 8 chains",
@@ -127,11 +142,17 @@ fn scalar_fma_chains(iters: u64) -> f32 {
 struct TimedLibrary {
     inner: Arc<dyn NativeLibrary>,
     nanos: Arc<AtomicU64>,
+    per_kernel: Arc<PerKernel>,
 }
 
+/// Nanoseconds and calls by kernel symbol.
+type PerKernel = Mutex<BTreeMap<String, (u64, u64)>>;
+
 struct TimedKernel {
+    symbol: String,
     inner: Arc<dyn NativeKernel>,
     nanos: Arc<AtomicU64>,
+    per_kernel: Arc<PerKernel>,
 }
 
 impl NativeKernel for TimedKernel {
@@ -143,8 +164,12 @@ impl NativeKernel for TimedKernel {
     ) -> Result<(), String> {
         let t = Instant::now();
         let r = self.inner.call(inputs, outputs, scalars);
-        self.nanos
-            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let ns = t.elapsed().as_nanos() as u64;
+        self.nanos.fetch_add(ns, Ordering::Relaxed);
+        let mut per = self.per_kernel.lock().expect("not poisoned");
+        let e = per.entry(self.symbol.clone()).or_default();
+        e.0 += ns;
+        e.1 += 1;
         r
     }
 }
@@ -153,8 +178,10 @@ impl NativeLibrary for TimedLibrary {
     fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
         let inner = self.inner.lookup(symbol)?;
         Some(Arc::new(TimedKernel {
+            symbol: symbol.to_string(),
             inner,
             nanos: self.nanos.clone(),
+            per_kernel: self.per_kernel.clone(),
         }))
     }
     fn describe(&self) -> String {
@@ -162,31 +189,56 @@ impl NativeLibrary for TimedLibrary {
     }
 }
 
-/// `exec` with its kernels timed into the returned counter.
-fn timed(exec: Executable) -> (Executable, Arc<AtomicU64>) {
+/// `exec` with its kernels timed into the returned counters.
+fn timed(exec: Executable) -> (Executable, Arc<AtomicU64>, Arc<PerKernel>) {
     let nanos = Arc::new(AtomicU64::new(0));
+    let per_kernel = Arc::new(PerKernel::default());
     let inner = exec.library.clone().expect("a host build has a library").0;
     let lib = TimedLibrary {
         inner,
         nanos: nanos.clone(),
+        per_kernel: per_kernel.clone(),
     };
-    (exec.with_library(Arc::new(lib)), nanos)
+    (exec.with_library(Arc::new(lib)), nanos, per_kernel)
 }
 
-/// Median seconds per call of `main` and the median kernel seconds in it.
-fn measure_vm(
-    vm: &VirtualMachine,
-    nanos: &AtomicU64,
-    args: &[Value],
-    budget: Duration,
-) -> (f64, f64) {
-    let mut kernel = Vec::new();
-    let total = measure(budget, || {
-        let before = nanos.load(Ordering::Relaxed);
-        black_box(vm.call("main", args).expect("main runs"));
-        kernel.push((nanos.load(Ordering::Relaxed) - before) as f64 * 1e-9);
-    });
-    (total, median(&mut kernel))
+/// A build run two ways: as compiled, and with its kernels timed.
+struct Runner {
+    plain: VirtualMachine,
+    timed: VirtualMachine,
+    nanos: Arc<AtomicU64>,
+    per_kernel: Arc<PerKernel>,
+}
+
+impl Runner {
+    fn new(exec: Executable) -> Self {
+        let plain = VirtualMachine::new(&exec);
+        let (exec, nanos, per_kernel) = timed(exec);
+        Runner {
+            plain,
+            timed: VirtualMachine::new(&exec),
+            nanos,
+            per_kernel,
+        }
+    }
+
+    /// Median seconds per call of `main` (untimed kernels, so the wrapper's
+    /// own cost is not counted) and the median kernel seconds of a call.
+    /// The per-kernel table holds the calls of the second measurement only.
+    fn measure(&self, args: &[Value], budget: Duration) -> (f64, f64) {
+        let total = measure(budget / 2, || {
+            black_box(self.plain.call("main", args).expect("main runs"));
+        });
+        self.timed.call("main", args).expect("main runs");
+        self.per_kernel.lock().expect("not poisoned").clear();
+        let mut kernel = Vec::new();
+        measure(budget / 2, || {
+            let before = self.nanos.load(Ordering::Relaxed);
+            black_box(self.timed.call("main", args).expect("main runs"));
+            kernel.push((self.nanos.load(Ordering::Relaxed) - before) as f64 * 1e-9);
+        });
+        (total, median(&mut kernel))
+    }
 }
 
 // ---- data -----------------------------------------------------------------------
@@ -243,15 +295,133 @@ class Module:
         return gv
 "#;
 
-/// The MLP's signature with a body that returns `x`: what a call costs
-/// before any kernel runs (argument checks, frames).
+/// The MLP's weights already transposed: what FoldConstant leaves of the
+/// model when its weights are constants.
+const MLP_FOLDED: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 64), dtype="float32"), w0t: R.Tensor((64, 128), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1t: R.Tensor((128, 10), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv1: R.Tensor((n, 128), dtype="float32") = R.matmul(x, w0t, out_dtype="void")
+            lv2: R.Tensor((n, 128), dtype="float32") = R.add(lv1, b0)
+            lv3: R.Tensor((n, 128), dtype="float32") = R.nn.relu(lv2)
+            lv5: R.Tensor((n, 10), dtype="float32") = R.matmul(lv3, w1t, out_dtype="void")
+            gv: R.Tensor((n, 10), dtype="float32") = R.add(lv5, b1)
+            R.output(gv)
+        return gv
+"#;
+
+/// A module with a model's parameters (its `def main` line replaces
+/// SIGNATURE, returning `x`'s type) whose body only returns `x`: what a
+/// call costs before any kernel runs (argument checks, frames).
 const MLP_SIGNATURE_ONLY: &str = r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 64), dtype="float32"), w0: R.Tensor((128, 64), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 64), dtype="float32"):
+SIGNATURE
         return x
 "#;
+
+/// The MLP's weights, as ndarray has them.
+struct Weights {
+    w0: Array2<f32>,
+    b0: Array1<f32>,
+    w1: Array2<f32>,
+    b1: Array1<f32>,
+}
+
+/// How the compiled MLP receives its weights.
+#[derive(Clone, Copy)]
+enum Variant {
+    /// As parameters in ndarray's layout (transposed by the model).
+    Parameters,
+    /// Already transposed.
+    Folded,
+}
+
+/// Measures one variant at batch 1 and 64, prints a row each and records
+/// the per-kernel times.
+fn mlp_rows(variant: Variant, w: &Weights, breakdowns: &mut Vec<String>) {
+    let (text, label) = match variant {
+        Variant::Parameters => (MLP, "params"),
+        Variant::Folded => (MLP_FOLDED, "folded"),
+    };
+    let exec = build(&parse(text), &Target::host()).expect("the MLP builds");
+    let runner = Runner::new(exec);
+    let def_main = text
+        .lines()
+        .find(|l| l.contains("def main"))
+        .expect("the model has a main")
+        .replace(r#"-> R.Tensor(("n", 10)"#, r#"-> R.Tensor(("n", 64)"#);
+    let sig_text = MLP_SIGNATURE_ONLY.replace("SIGNATURE", &def_main);
+    let sig = build(&parse(&sig_text), &Target::host()).expect("the signature builds");
+    let sig_vm = VirtualMachine::new(&sig);
+    for batch in [1usize, 64] {
+        let x = random(batch, 64, 7);
+        let (w0, w1) = match variant {
+            Variant::Parameters => (w.w0.clone(), w.w1.clone()),
+            Variant::Folded => (w.w0.t().to_owned(), w.w1.t().to_owned()),
+        };
+        let args: Vec<Value> = vec![
+            Tensor::from(&x).into(),
+            Tensor::from(&w0).into(),
+            Tensor::from(&w.b0).into(),
+            Tensor::from(&w1).into(),
+            Tensor::from(&w.b1).into(),
+        ];
+        let ours = to_array2(&runner.plain.call("main", &args).expect("the MLP runs"));
+        let want = ndarray_mlp(&x, &w.w0, &w.b0, &w.w1, &w.b1);
+        let diff = max_diff(&ours, &want);
+        assert!(diff < 1e-3, "MLP batch {batch}: off by {diff}");
+        let budget = Duration::from_millis(2000);
+        let (total, kernel) = runner.measure(&args, budget);
+        let nd = measure(budget, || {
+            black_box(ndarray_mlp(&x, &w.w0, &w.b0, &w.w1, &w.b1));
+        });
+        let checks = measure(Duration::from_millis(400), || {
+            black_box(sig_vm.call("main", &args).expect("runs"));
+        });
+        // The outputs the VM allocates (zero-filled).
+        let b = batch as i64;
+        let mut shapes: Vec<Vec<i64>> = vec![
+            vec![b, 128],
+            vec![b, 128],
+            vec![b, 128],
+            vec![b, 10],
+            vec![b, 10],
+        ];
+        if let Variant::Parameters = variant {
+            shapes.extend([vec![64, 128], vec![128, 10]]);
+        }
+        let allocs = measure(Duration::from_millis(400), || {
+            for s in &shapes {
+                black_box(Tensor::zeros(relax::DataType::f32(), s).expect("allocates"));
+            }
+        });
+        let dispatch = total - kernel - checks - allocs;
+        println!(
+            "{:>10} {:>6} | {:>11} | {:>11} | {:>8.2} | {:>11} {:>11} {:>11} {:>11}",
+            label,
+            batch,
+            micros(total),
+            micros(nd),
+            total / nd,
+            micros(checks),
+            micros(allocs),
+            micros(kernel),
+            micros(dispatch),
+        );
+        let per = runner.per_kernel.lock().expect("not poisoned");
+        let line = per
+            .iter()
+            .map(|(k, (ns, calls))| format!("{k} {:.2}", *ns as f64 / *calls as f64 / 1e3))
+            .collect::<Vec<_>>()
+            .join(", ");
+        breakdowns.push(format!("{label}, batch {batch}: {line}"));
+    }
+}
 
 fn ndarray_mlp(
     x: &Array2<f32>,
@@ -303,16 +473,15 @@ fn main() {
     println!("{}", "-".repeat(88));
     for n in [256usize, 512, 1024] {
         let exec = build(&matmul_module(n), &Target::host()).expect("matmul builds");
-        let (exec, nanos) = timed(exec);
-        let vm = VirtualMachine::new(&exec);
+        let runner = Runner::new(exec);
         let (a, b) = (random(n, n, 1), random(n, n, 2));
         let args: Vec<Value> = vec![Tensor::from(&a).into(), Tensor::from(&b).into()];
-        let ours = to_array2(&vm.call("main", &args).expect("matmul runs"));
+        let ours = to_array2(&runner.plain.call("main", &args).expect("matmul runs"));
         let want = a.dot(&b);
         let diff = max_diff(&ours, &want);
         assert!(diff < 1e-3 * n as f32, "matmul {n}: off by {diff}");
         let budget = Duration::from_millis(if n >= 1024 { 4000 } else { 1200 });
-        let (total, kernel) = measure_vm(&vm, &nanos, &args, budget);
+        let (total, kernel) = runner.measure(&args, budget);
         let nd = measure(budget, || {
             black_box(a.dot(&b));
         });
@@ -331,73 +500,37 @@ fn main() {
     }
 
     println!("\ndigits MLP: x (n, 64) -> 128 -> relu -> 10, Target::host() vs ndarray");
-    let exec = build(&parse(MLP), &Target::host()).expect("the MLP builds");
-    let (exec, nanos) = timed(exec);
-    let vm = VirtualMachine::new(&exec);
-    let sig = build(&parse(MLP_SIGNATURE_ONLY), &Target::host()).expect("the signature builds");
-    let sig_vm = VirtualMachine::new(&sig);
     let (w0, w1) = (random(128, 64, 3), random(10, 128, 4));
     let b0 = random(128, 1, 5).index_axis(Axis(1), 0).to_owned();
     let b1 = random(10, 1, 6).index_axis(Axis(1), 0).to_owned();
+    let weights = Weights { w0, b0, w1, b1 };
     println!(
-        "{:>6} | {:>11} | {:>11} | {:>8} | {:>11} {:>11} {:>11} {:>11}",
-        "batch", "ours", "ndarray", "ours/nd", "arg checks", "out allocs", "kernels", "dispatch"
+        "{:>10} {:>6} | {:>11} | {:>11} | {:>8} | {:>11} {:>11} {:>11} {:>11}",
+        "weights",
+        "batch",
+        "ours",
+        "ndarray",
+        "ours/nd",
+        "arg checks",
+        "out allocs",
+        "kernels",
+        "dispatch"
     );
-    println!("{}", "-".repeat(100));
-    for batch in [1usize, 64] {
-        let x = random(batch, 64, 7);
-        let args: Vec<Value> = vec![
-            Tensor::from(&x).into(),
-            Tensor::from(&w0).into(),
-            Tensor::from(&b0).into(),
-            Tensor::from(&w1).into(),
-            Tensor::from(&b1).into(),
-        ];
-        let ours = to_array2(&vm.call("main", &args).expect("the MLP runs"));
-        let want = ndarray_mlp(&x, &w0, &b0, &w1, &b1);
-        let diff = max_diff(&ours, &want);
-        assert!(diff < 1e-3, "MLP batch {batch}: off by {diff}");
-        let budget = Duration::from_millis(1500);
-        let (total, kernel) = measure_vm(&vm, &nanos, &args, budget);
-        let nd = measure(budget, || {
-            black_box(ndarray_mlp(&x, &w0, &b0, &w1, &b1));
-        });
-        let checks = measure(Duration::from_millis(400), || {
-            black_box(sig_vm.call("main", &args).expect("runs"));
-        });
-        // The outputs the VM allocates (zero-filled): the intermediate and
-        // final tensors of the MLP.
-        let b = batch as i64;
-        let shapes: [&[i64]; 7] = [
-            &[64, 128],
-            &[b, 128],
-            &[b, 128],
-            &[b, 128],
-            &[128, 10],
-            &[b, 10],
-            &[b, 10],
-        ];
-        let allocs = measure(Duration::from_millis(400), || {
-            for s in shapes {
-                black_box(Tensor::zeros(relax::DataType::f32(), s).expect("allocates"));
-            }
-        });
-        let dispatch = total - kernel - checks - allocs;
-        println!(
-            "{:>6} | {:>11} | {:>11} | {:>8.2} | {:>11} {:>11} {:>11} {:>11}",
-            batch,
-            micros(total),
-            micros(nd),
-            total / nd,
-            micros(checks),
-            micros(allocs),
-            micros(kernel),
-            micros(dispatch),
-        );
+    println!("{}", "-".repeat(111));
+    let mut breakdowns = Vec::new();
+    for variant in [Variant::Parameters, Variant::Folded] {
+        mlp_rows(variant, &weights, &mut breakdowns);
+    }
+    println!("\nmean time per kernel call (us, timing overhead included):");
+    for line in breakdowns {
+        println!("  {line}");
     }
     println!(
-        "\n(ours/nd for the MLP is a latency ratio: below 1 is faster than ndarray; \
-         dispatch = total - checks - allocations - kernels)"
+        "\nparams: the weights are parameters, so w0 and w1 are transposed on every call.\n\
+         folded: the weights arrive transposed, which is what the pipeline's FoldConstant\n\
+         leaves when the weights are bound as constants (permute_dims folded at build time).\n\
+         ours/nd is a latency ratio (below 1: faster than ndarray); dispatch = total - checks\n\
+         - allocations - kernels; ndarray computes x w0^T + b0, relu, w1^T + b1 on views."
     );
     println!(
         "total benchmark time: {:.1} s",

@@ -61,7 +61,7 @@ use std::collections::HashMap;
 /// A nest doing fewer iterations than this runs on the calling thread:
 /// below it the thread pool's dispatch (waking workers, a few microseconds)
 /// costs more than it saves.
-pub const PARALLEL_MIN_WORK: i64 = 1 << 16;
+pub const PARALLEL_MIN_WORK: i64 = 1 << 20;
 
 /// The iterations per parallel chunk when a one-loop nest is split.
 pub const PARALLEL_CHUNK: i64 = 4096;
@@ -72,6 +72,17 @@ pub const TILE_ROWS: i64 = 4;
 /// Output columns per register tile: one 16-lane vector of `float32`
 /// (two AVX2 registers), so a tile holds eight accumulator registers.
 pub const TILE_COLS: i64 = 16;
+
+/// The side of the square tiles a transpose is cut into.
+pub const TRANSPOSE_TILE: i64 = 16;
+
+/// The lanes of one vector step of the LLVM back end (its `MAX_LANES`):
+/// wider tile columns are unrolled vectors of this many lanes.
+const VECTOR_LANES: i64 = 16;
+
+/// The widest row of constant width that accumulates in a local buffer
+/// (eight 16-lane vectors) rather than in the output.
+pub const ROW_ACCUMULATOR: i64 = 128;
 
 /// The pass. See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -253,7 +264,12 @@ impl Nest {
         if let Some(v) = &init {
             collect_loads(v, &mut loads);
         }
-        if loads.iter().any(|(b, i)| b == buffer && i != indices) {
+        // An injective block that reads its own output depends on the order
+        // of its iterations: it is left as it is.
+        if loads
+            .iter()
+            .any(|(b, i)| b == buffer && (i != indices || reduce.is_empty()))
+        {
             return None;
         }
         Some(Nest {
@@ -364,6 +380,9 @@ impl Nest {
         let Some((inner, outer)) = self.spatial.split_last() else {
             return self.store(&HashMap::new(), false);
         };
+        if let Some(tiled) = self.transpose_tiles(parallel) {
+            return tiled;
+        }
         let vector = self.vectorizes(&inner.var);
         let inner_kind = if vector {
             ForKind::Vectorized
@@ -391,6 +410,96 @@ impl Nest {
         }
     }
 
+    /// An injective nest whose innermost loop reads some input with a
+    /// stride, where that input is contiguous along another loop `a` (a
+    /// transpose): `a` and the innermost loop `b` are tiled by
+    /// [`TRANSPOSE_TILE`] so that each tile's reads and writes stay in a few
+    /// cache lines. The other loops keep their order outside the tiles.
+    fn transpose_tiles(&self, parallel: bool) -> Option<Stmt> {
+        let (b, _) = self.spatial.split_last()?;
+        let (store, loads) = self.coefficients(&b.var);
+        if store != Some(1) || loads.iter().all(|c| matches!(c, Some(0 | 1))) {
+            return None;
+        }
+        // The loop along which a strided load is contiguous.
+        let mut all_loads = Vec::new();
+        collect_loads(&self.value, &mut all_loads);
+        let a_pos = self.spatial[..self.spatial.len() - 1]
+            .iter()
+            .position(|a| {
+                all_loads.iter().any(|(buf, idx)| {
+                    let offset = buf.offset_of(idx);
+                    linear_coeff(&offset, &a.var) == Some(1)
+                        && !matches!(linear_coeff(&offset, &b.var), Some(0 | 1))
+                })
+            })?;
+        let a = &self.spatial[a_pos];
+        // Loops shorter than a tile stay as they are.
+        let short = |x: &Axis| x.extent.as_int().is_some_and(|e| e < TRANSPOSE_TILE);
+        if short(a) || short(b) {
+            return None;
+        }
+        let mut map = identity(&self.spatial);
+        let an = Analyzer::new();
+        let mut tiles = Vec::new();
+        let mut points = Vec::new();
+        for axis in [a, b] {
+            let dt = axis.loop_var.dtype();
+            let t = PrimExpr::int_of(dt, TRANSPOSE_TILE);
+            let (o, i) = (fresh(&axis.loop_var, "_o"), fresh(&axis.loop_var, "_i"));
+            let count =
+                an.simplify(&(axis.extent.clone() + (TRANSPOSE_TILE - 1)).floordiv(t.clone()));
+            let start = PrimExpr::var(&o) * t.clone();
+            // The last tile may be partial: its extent is what is left.
+            let extent = match axis.extent.as_int() {
+                Some(e) if e % TRANSPOSE_TILE == 0 => t,
+                _ => t.min(axis.extent.clone() - start.clone()),
+            };
+            map.insert(axis.var.clone(), start + PrimExpr::var(&i));
+            tiles.push((o, count));
+            points.push((i, extent));
+        }
+        let store = self.store(&map, false);
+        let inner = tiles
+            .iter()
+            .chain(&points)
+            .rev()
+            .fold(store, |body, (v, extent)| {
+                for_(
+                    v,
+                    PrimExpr::int_of(v.dtype(), 0),
+                    extent.clone(),
+                    ForKind::Serial,
+                    body,
+                )
+            });
+        let others: Vec<Axis> = self
+            .spatial
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != a_pos && *k != self.spatial.len() - 1)
+            .map(|(_, x)| x.clone())
+            .collect();
+        if !parallel {
+            return Some(nest(&others, inner, None));
+        }
+        if others.is_empty() {
+            // The first tile loop is the outermost: make it parallel.
+            let Stmt::For {
+                loop_var,
+                min,
+                extent,
+                body,
+                ..
+            } = inner
+            else {
+                return None;
+            };
+            return Some(for_(&loop_var, min, extent, ForKind::Parallel, *body));
+        }
+        Some(nest(&others, inner, Some(ForKind::Parallel)))
+    }
+
     /// Case 3 of the module docs.
     fn plain_reduction(&self, parallel: bool) -> Stmt {
         let map = identity(self.spatial.iter().chain(&self.reduce));
@@ -404,10 +513,18 @@ impl Nest {
         nest(&self.spatial, body, outer)
     }
 
-    /// One output row `i` (the other spatial variables bound by `map`) over
-    /// columns `[j_min, j_min + j_extent)`, the `j` loop innermost: init,
-    /// then the reduce loops around the update.
+    /// One output row (`i` and the batch variables bound by `map`) over
+    /// columns `[j_min, j_min + j_extent)`, the `j` loop innermost. A row of
+    /// constant width up to [`ROW_ACCUMULATOR`] is a one-row tile; a wider
+    /// or symbolic one accumulates in the output: init, then the reduce
+    /// loops around the update.
     fn row(&self, map: &HashMap<TirVar, PrimExpr>, j_min: PrimExpr, j_extent: PrimExpr) -> Stmt {
+        if let Some(w) = j_extent
+            .as_int()
+            .filter(|w| (1..=ROW_ACCUMULATOR).contains(w))
+        {
+            return self.tile(map, None, &j_min, w);
+        }
         let j = self.spatial.last().expect("a contiguous reduction has a j");
         let reduce = new_loops(&self.reduce);
         // The init and the update loops each bind a variable of their own.
@@ -428,42 +545,102 @@ impl Nest {
         Stmt::Seq(vec![j_loop(true), nest(&reduce, j_loop(false), None)])
     }
 
-    /// A `TILE_ROWS` × `width` tile at rows `i0 + ii`, columns `j0 + jj`.
+    /// A tile of outputs accumulated in a local buffer `acc` (registers,
+    /// once LLVM has unrolled the rows): rows `i0 + ii` for `ii` below
+    /// [`TILE_ROWS`] (`i0` given), else the one row `map` binds; columns
+    /// `j0 + jj` for `jj` below `width`. The accumulator is initialized,
+    /// updated over the whole reduction, then written to the output.
     fn tile(
         &self,
         map: &HashMap<TirVar, PrimExpr>,
-        i0: &PrimExpr,
+        i0: Option<&PrimExpr>,
         j0: &PrimExpr,
         width: i64,
     ) -> Stmt {
         let n = self.spatial.len();
-        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let j = &self.spatial[n - 1];
+        let dt = j.loop_var.dtype();
+        let rows = if i0.is_some() { TILE_ROWS } else { 1 };
+        let int = |v: i64| PrimExpr::int_of(dt, v);
+        let acc = Buffer::new("acc", vec![int(rows), int(width)], self.buffer.dtype());
         let reduce = new_loops(&self.reduce);
-        let tile = |init: bool| {
-            let ii = fresh(&i.loop_var, "_i");
-            let jj = fresh(&j.loop_var, "_i");
+        let part = |part: Part| {
             let mut map = map.clone();
-            map.insert(i.var.clone(), offset(i0, &ii));
-            map.insert(j.var.clone(), offset(j0, &jj));
             map.extend(identity(&reduce));
-            let (idt, jdt) = (ii.dtype(), jj.dtype());
-            let columns = for_(
-                &jj,
-                PrimExpr::int_of(jdt, 0),
-                PrimExpr::int_of(jdt, width),
-                ForKind::Vectorized,
-                self.store(&map, init),
-            );
-            let rows = PrimExpr::int_of(idt, TILE_ROWS);
-            for_(
-                &ii,
-                PrimExpr::int_of(idt, 0),
-                rows,
-                ForKind::Unrolled,
-                columns,
-            )
+            // Columns: one vectorized loop, or unrolled vectors of
+            // VECTOR_LANES when the width is a multiple of it.
+            let (col_loops, col) = if width > VECTOR_LANES && width % VECTOR_LANES == 0 {
+                let (ju, jv) = (fresh(&j.loop_var, "_u"), fresh(&j.loop_var, "_v"));
+                let col = PrimExpr::var(&ju) * int(VECTOR_LANES) + PrimExpr::var(&jv);
+                let loops = vec![
+                    (ju, width / VECTOR_LANES, ForKind::Unrolled),
+                    (jv, VECTOR_LANES, ForKind::Vectorized),
+                ];
+                (loops, col)
+            } else {
+                let jj = fresh(&j.loop_var, "_i");
+                let col = PrimExpr::var(&jj);
+                (vec![(jj, width, ForKind::Vectorized)], col)
+            };
+            map.insert(j.var.clone(), add(j0, &col));
+            let mut row_loop = None;
+            let row = match i0 {
+                Some(i0) => {
+                    let i = &self.spatial[n - 2];
+                    let ii = fresh(&i.loop_var, "_i");
+                    map.insert(i.var.clone(), add(i0, &PrimExpr::var(&ii)));
+                    row_loop = Some(ii.clone());
+                    PrimExpr::var(&ii)
+                }
+                None => int(0),
+            };
+            let acc_index = vec![row, col];
+            let at = PrimExpr::load(&acc, acc_index.clone());
+            let (buffer, indices, value) = match part {
+                Part::Init => {
+                    let init = self.init.as_ref().expect("a reduction has an init");
+                    (&acc, acc_index, init.substitute_map(&map))
+                }
+                Part::Update => {
+                    let value = replace_loads(&self.value, &self.buffer, &at);
+                    (&acc, acc_index, value.substitute_map(&map))
+                }
+                Part::WriteBack => {
+                    let indices = self.indices.iter().map(|e| e.substitute_map(&map));
+                    (&self.buffer, indices.collect(), at)
+                }
+            };
+            let store = Stmt::BufferStore {
+                buffer: buffer.clone(),
+                value,
+                indices,
+            };
+            let body = col_loops
+                .iter()
+                .rev()
+                .fold(store, |body, (v, extent, kind)| {
+                    for_(v, int(0), int(*extent), *kind, body)
+                });
+            match row_loop {
+                Some(ii) => for_(&ii, int(0), int(rows), ForKind::Unrolled, body),
+                None => body,
+            }
         };
-        Stmt::Seq(vec![tile(true), nest(&reduce, tile(false), None)])
+        let body = Stmt::Seq(vec![
+            part(Part::Init),
+            nest(&reduce, part(Part::Update), None),
+            part(Part::WriteBack),
+        ]);
+        Stmt::Block(Box::new(Block {
+            name: format!("{}_acc", self.buffer.name()),
+            iter_vars: vec![],
+            iter_values: vec![],
+            reads: vec![],
+            writes: vec![],
+            init: None,
+            body: Box::new(body),
+            alloc_buffers: vec![acc],
+        }))
     }
 
     /// Case 2 of the module docs.
@@ -512,13 +689,13 @@ impl Nest {
         // Rows i0 .. i0 + TILE_ROWS: full tiles, then the columns they leave.
         let mut parts = Vec::new();
         if !is_zero(&tiles_j) {
-            let tile = self.tile(&map, &i0, &j0, width);
+            let tile = self.tile(&map, Some(&i0), &j0, width);
             parts.push(loop_unless_once(&jo, tiles_j, ForKind::Serial, tile));
         }
         if !is_zero(&rest_j) {
             let ii = fresh(&i.loop_var, "_i");
             let mut m = map.clone();
-            m.insert(i.var.clone(), offset(&i0, &ii));
+            m.insert(i.var.clone(), add(&i0, &PrimExpr::var(&ii)));
             let row = self.row(&m, full_j, rest_j);
             parts.push(for_(
                 &ii,
@@ -587,13 +764,32 @@ fn identity<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> HashMap<TirVar, Pri
         .collect()
 }
 
-/// `base + v`, or `v` when `base` is 0.
-fn offset(base: &PrimExpr, v: &TirVar) -> PrimExpr {
-    if is_zero(base) {
-        PrimExpr::var(v)
+/// `a + b`, or `b` when `a` is 0.
+fn add(a: &PrimExpr, b: &PrimExpr) -> PrimExpr {
+    if is_zero(a) {
+        b.clone()
     } else {
-        base.clone() + PrimExpr::var(v)
+        a.clone() + b.clone()
     }
+}
+
+/// `e` with every load of `buffer` replaced by `with`.
+fn replace_loads(e: &PrimExpr, buffer: &Buffer, with: &PrimExpr) -> PrimExpr {
+    match e.kind() {
+        PrimExprKind::BufferLoad(b, _) if b == buffer => with.clone(),
+        _ => e.map_children(|c| replace_loads(c, buffer, with)),
+    }
+}
+
+/// What one loop nest of a tile does.
+#[derive(Clone, Copy)]
+enum Part {
+    /// `acc = init`
+    Init,
+    /// `acc = update(acc)`
+    Update,
+    /// `output = acc`
+    WriteBack,
 }
 
 /// A loop from 0 over `extent`, or just `body` when the extent is 1 (the
