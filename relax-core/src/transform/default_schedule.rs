@@ -6,33 +6,42 @@
 //! variable in order (spatial first, then reduce), around one block whose
 //! iteration variables are bound to exactly those loops and whose body is
 //! one `BufferStore` (a reduction also has an `init` storing to the same
-//! element). Each such nest is replaced by plain loops, the block's
+//! element and reads the output only there; an injective block does not
+//! read its output). Each such nest is replaced by plain loops, the block's
 //! iteration variables substituted by expressions of the new loops; the
 //! enclosing root block (the stages' scope and the owner of the
 //! intermediate buffers) stays. Anything else (hand-written loops,
-//! non-canonical blocks) is left unchanged and lowered as before. Writing
-//! the result as plain loops, not blocks, is deliberate: the restructured
-//! nests (hoisted init, tiles, tails) are not perfect nests a block could
-//! describe, and the back end needs no block information after this pass.
+//! non-canonical blocks) is left unchanged and lowered as before, so the
+//! pass is idempotent. Writing plain loops rather than scheduling blocks is
+//! deliberate: the restructured nests (hoisted init, tiles, tails) are not
+//! perfect nests a block could describe, and the back end needs no block
+//! information after this pass. The one block it makes is a scope without
+//! iteration variables that owns a tile's accumulator.
 //!
 //! Schedules (the loop kinds are those the LLVM back end acts on):
 //!
 //! 1. **Injective** nests (no reduce variable): the innermost loop is
 //!    `Vectorized` when the store is contiguous in it and every load is
-//!    contiguous or invariant in it (a gather would not pay). When the nest
-//!    does at least [`PARALLEL_MIN_WORK`] iterations the outer loops are
-//!    fused into one `Parallel` loop (a one-loop nest is split into
-//!    `Parallel` chunks of [`PARALLEL_CHUNK`] and a tail).
+//!    contiguous or invariant in it. When some input is read with a stride
+//!    along it but contiguously along another loop (a transpose), those two
+//!    loops are cut into [`TRANSPOSE_TILE`]-square tiles instead, left
+//!    scalar (vector code would gather lane by lane). When the nest does at
+//!    least [`PARALLEL_MIN_WORK`] iterations its outer loops are fused into
+//!    one `Parallel` loop (a one-loop nest is split into `Parallel` chunks
+//!    of [`PARALLEL_CHUNK`] and a tail).
 //! 2. **Reductions** whose innermost spatial variable `j` is contiguous in
 //!    the output and in some input (a matmul `C[i, j] += A[i, k] * B[k, j]`,
-//!    a column sum): the `j` loop moves inside the reduce loops so the
-//!    update is a vector operation over `j`, the init is hoisted out of the
-//!    reduce loops, and the two innermost spatial loops are tiled into
-//!    blocks of [`TILE_ROWS`] × [`TILE_COLS`] outputs (rows `Unrolled`,
-//!    columns `Vectorized`) whose accumulators LLVM keeps in registers over
-//!    the whole reduction; rows and columns that do not fill a tile run as
-//!    untiled rows. The outermost loop is `Parallel` when the nest does at
-//!    least [`PARALLEL_MIN_WORK`] multiply-adds.
+//!    a column sum): the two innermost spatial loops are tiled into blocks
+//!    of [`TILE_ROWS`] × [`TILE_COLS`] outputs, each accumulated in a local
+//!    buffer `acc` (rows `Unrolled`, columns `Vectorized`) that LLVM keeps
+//!    in registers over the whole reduction: init `acc`, run the reduce
+//!    loops around the update of `acc`, write `acc` to the output. Rows and
+//!    columns that do not fill a tile run row by row, a row of constant
+//!    width up to [`ROW_ACCUMULATOR`] as a one-row tile (a batch-1 matmul),
+//!    a wider one accumulating in the output with the `j` loop innermost.
+//!    The outermost loop (a batch loop, else the rows of tiles) is
+//!    `Parallel` when the nest does at least [`PARALLEL_MIN_WORK`]
+//!    multiply-adds.
 //! 3. **Other reductions** (a row sum, where the input is contiguous along
 //!    the reduction) keep their loop order; the init is hoisted out of the
 //!    reduce loops (no first-iteration guard in the inner loop) and the
@@ -49,6 +58,10 @@
 //! bit-identical to the block form. One difference is intended: with an
 //! empty reduction domain the hoisted init still runs, so the output holds
 //! the reduction's identity (TVM's guarded init would leave it unwritten).
+//!
+//! The constants are tuned for x86-64 with AVX2 or AVX-512 and `float32`
+//! (`benches/matmul_mlp.rs` measures them); they are not target parameters
+//! yet.
 
 use super::Pass;
 use crate::arith::analyzer::Analyzer;
@@ -60,7 +73,8 @@ use std::collections::HashMap;
 
 /// A nest doing fewer iterations than this runs on the calling thread:
 /// below it the thread pool's dispatch (waking workers, a few microseconds)
-/// costs more than it saves.
+/// costs more than it saves on vectorized code (the digits MLP at batch 64,
+/// half a million multiply-adds, is faster serial).
 pub const PARALLEL_MIN_WORK: i64 = 1 << 20;
 
 /// The iterations per parallel chunk when a one-loop nest is split.
