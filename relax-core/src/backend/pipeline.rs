@@ -9,15 +9,17 @@
 //! 4. [`FuseOps`], [`FuseTIR`]: fusion (identity passes until fusion
 //!    arrives with its issue);
 //! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
-//!    (the PrimFuncs of calls that folding removed go here).
+//!    (the PrimFuncs of calls that folding removed go here);
+//! 6. [`DefaultSchedule`] (`Target::host()` only): CPU loop schedules
+//!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
 //! `Target::interpreter()` is the oracle and runs steps 3 and 5 only: its
 //! op calls stay op calls, run on the reference kernels.
 
-use super::Target;
+use super::{Target, TargetKind};
 use crate::transform::{
-    AnnotateTIROpPattern, DeadCodeElimination, FoldConstant, FuseOps, FuseTIR, LegalizeOps,
-    Sequential,
+    AnnotateTIROpPattern, DeadCodeElimination, DefaultSchedule, FoldConstant, FuseOps, FuseTIR,
+    LegalizeOps, Sequential,
 };
 
 /// The passes `build` runs for `target`, in order. See the module docs.
@@ -27,11 +29,15 @@ pub fn pipeline(target: &Target) -> Sequential {
             .with(FoldConstant)
             .with(DeadCodeElimination::new());
     }
-    Sequential::new()
+    let passes = Sequential::new()
         .with(LegalizeOps)
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(FuseOps)
         .with(FuseTIR)
-        .with(DeadCodeElimination::new())
+        .with(DeadCodeElimination::new());
+    match target.kind {
+        TargetKind::Host => passes.with(DefaultSchedule),
+        _ => passes,
+    }
 }

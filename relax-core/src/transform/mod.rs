@@ -7,6 +7,7 @@
 
 pub mod annotate_tir_op_pattern;
 pub mod dead_code_elimination;
+pub mod default_schedule;
 pub mod fold_constant;
 pub mod fuse_ops;
 pub mod fuse_tir;
@@ -15,6 +16,7 @@ pub mod legalize_ops;
 pub mod to_basic_block_normal_form;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use dead_code_elimination::DeadCodeElimination;
+pub use default_schedule::DefaultSchedule;
 pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
 pub use fuse_tir::FuseTIR;
