@@ -6,6 +6,7 @@
 //!    well-formedness after each one and names the pass that broke it.
 
 pub mod annotate_tir_op_pattern;
+pub mod bind_params;
 pub mod dead_code_elimination;
 pub mod default_schedule;
 pub mod fold_constant;
@@ -15,6 +16,7 @@ pub mod legalize;
 pub mod legalize_ops;
 pub mod to_basic_block_normal_form;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
+pub use bind_params::BindParams;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use default_schedule::DefaultSchedule;
 pub use fold_constant::FoldConstant;
