@@ -516,14 +516,7 @@ impl BlockBuilder {
                 // A SeqExpr as a value is flattened into the current block.
                 for block in &seq.blocks {
                     for b in &block.bindings {
-                        let value = self.normalize(b.value().clone())?;
-                        let b = match b {
-                            Binding::VarBinding(vb) => Binding::var_binding(vb.var.clone(), value),
-                            Binding::MatchCast(m) => {
-                                Binding::match_cast(m.var.clone(), value, m.struct_info.clone())
-                            }
-                        };
-                        self.emit_normalized(b)?;
+                        self.emit_renormalized(b)?;
                     }
                 }
                 return self.normalize(seq.body.clone());
@@ -535,6 +528,13 @@ impl BlockBuilder {
             _ => expr.clone(),
         };
         self.infer(rebuilt)
+    }
+
+    /// Emits `binding` again with its value normalized (bindings of a
+    /// SeqExpr being flattened or rebuilt in a new scope).
+    fn emit_renormalized(&mut self, binding: &Binding) -> Result<(), Error> {
+        let value = self.normalize(binding.value().clone())?;
+        self.emit_normalized(binding.with_value(value))
     }
 
     /// Normalizes `expr` and, if it is not a leaf, binds it to a fresh
@@ -575,18 +575,7 @@ impl BlockBuilder {
                         r = r.and_then(|_| self.end_open_block());
                     }
                     for b in &block.bindings {
-                        r = r.and_then(|_| {
-                            let value = self.normalize(b.value().clone())?;
-                            let b = match b {
-                                Binding::VarBinding(vb) => {
-                                    Binding::var_binding(vb.var.clone(), value)
-                                }
-                                Binding::MatchCast(m) => {
-                                    Binding::match_cast(m.var.clone(), value, m.struct_info.clone())
-                                }
-                            };
-                            self.emit_normalized(b)
-                        });
+                        r = r.and_then(|_| self.emit_renormalized(b));
                     }
                     r = r.and_then(|_| self.end_open_block());
                 }

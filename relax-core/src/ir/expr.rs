@@ -242,6 +242,15 @@ impl Binding {
             Binding::MatchCast(b) => &b.value,
         }
     }
+    /// The same binding (same variable, same pattern) of another value.
+    pub fn with_value(&self, value: Expr) -> Binding {
+        match self {
+            Binding::VarBinding(b) => Binding::var_binding(b.var.clone(), value),
+            Binding::MatchCast(b) => {
+                Binding::match_cast(b.var.clone(), value, b.struct_info.clone())
+            }
+        }
+    }
 }
 
 /// A sequence of bindings: an ordinary `BindingBlock`, or a `DataflowBlock`
