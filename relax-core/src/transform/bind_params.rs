@@ -14,7 +14,8 @@
 use super::Pass;
 use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
 use crate::arith::Analyzer;
-use crate::ir::{Expr, ExprKind, Function, IRModule, PrimExpr, StructInfo, TirVar, Var};
+use crate::ir::{Expr, Function, IRModule, PrimExpr, StructInfo, TirVar, Var};
+use crate::mutator::{ExprMutator, MutatorState};
 use relax_runtime::{Diagnostic, Error, Tensor};
 use std::collections::HashMap;
 
@@ -82,26 +83,56 @@ impl Pass for BindParams {
             .filter(|p| !constants.contains_key(*p))
             .cloned()
             .collect();
-        let body = substitute(&func.body, &constants);
         let ret = func
             .ret_struct_info
             .map_prim_exprs(&|e| e.substitute_map(&dims));
-        let bound = Function {
+        let unbound = Function {
             params,
-            body,
             ret_struct_info: ret,
             ..func.clone()
         };
-        // Re-normalize so every expression's StructInfo sees the constants.
-        let mut bb = crate::BlockBuilder::with_module(module.clone());
-        let e = bb.normalize(Expr::function(bound))?;
+        // The mutator rebuilds and re-normalizes the body, so every
+        // expression's StructInfo sees the constants.
+        let mut replace = ReplaceVars {
+            state: MutatorState::with_module(&module),
+            constants: &constants,
+        };
+        let e = replace.visit_expr(&Expr::function(unbound));
+        let errors = replace.state.builder.take_errors();
+        if !errors.is_empty() {
+            return Err(Error::Compile(errors));
+        }
         let Some(f) = e.as_function() else {
             return Err(error(
-                "BindParams: normalization did not return a function".into(),
+                "BindParams: rewriting did not return a function".into(),
             ));
         };
         let gv = module.global_var(&self.func).expect("looked up above");
         Ok(module.with_function(gv, f.clone()))
+    }
+}
+
+/// Replaces uses of the bound parameters by their constants.
+struct ReplaceVars<'a> {
+    state: MutatorState,
+    constants: &'a HashMap<Var, Expr>,
+}
+
+impl ExprMutator for ReplaceVars<'_> {
+    fn builder(&mut self) -> &mut crate::BlockBuilder {
+        &mut self.state.builder
+    }
+    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
+        &mut self.state.var_remap
+    }
+    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
+        match self.constants.get(var) {
+            Some(c) => c.clone(),
+            None => self
+                .var_remap()
+                .get(var)
+                .map_or_else(|| expr.clone(), Expr::var),
+        }
     }
 }
 
@@ -114,55 +145,6 @@ fn bind_dims(sinfo: &StructInfo, shape: &[i64], dims: &mut HashMap<TirVar, PrimE
                 dims.insert(v.clone(), PrimExpr::int(extent));
             }
         }
-    }
-}
-
-/// `expr` with the bound variables replaced by their constants. Only the
-/// bound parameters are replaced; everything else is rebuilt unchanged and
-/// renormalized by the caller.
-fn substitute(expr: &Expr, constants: &HashMap<Var, Expr>) -> Expr {
-    use crate::ir::{Binding, BindingBlock, Call, If, SeqExpr};
-    let sub = |e: &Expr| substitute(e, constants);
-    match expr.kind() {
-        ExprKind::Var(v) => constants.get(v).cloned().unwrap_or_else(|| expr.clone()),
-        ExprKind::Call(c) => Expr::new(ExprKind::Call(Call {
-            op: sub(&c.op),
-            args: c.args.iter().map(sub).collect(),
-            attrs: c.attrs.clone(),
-            sinfo_args: c.sinfo_args.clone(),
-        })),
-        ExprKind::Tuple(fields) => Expr::tuple(fields.iter().map(sub).collect()),
-        ExprKind::TupleGetItem(t, i) => Expr::tuple_get_item(sub(t), *i),
-        ExprKind::If(i) => Expr::new(ExprKind::If(If {
-            cond: sub(&i.cond),
-            true_branch: sub(&i.true_branch),
-            false_branch: sub(&i.false_branch),
-        })),
-        ExprKind::SeqExpr(seq) => Expr::new(ExprKind::SeqExpr(SeqExpr {
-            blocks: seq
-                .blocks
-                .iter()
-                .map(|b| BindingBlock {
-                    is_dataflow: b.is_dataflow,
-                    bindings: b
-                        .bindings
-                        .iter()
-                        .map(|binding| match binding {
-                            Binding::VarBinding(vb) => {
-                                Binding::var_binding(vb.var.clone(), sub(&vb.value))
-                            }
-                            Binding::MatchCast(m) => Binding::match_cast(
-                                m.var.clone(),
-                                sub(&m.value),
-                                m.struct_info.clone(),
-                            ),
-                        })
-                        .collect(),
-                })
-                .collect(),
-            body: sub(&seq.body),
-        })),
-        _ => expr.clone(),
     }
 }
 
