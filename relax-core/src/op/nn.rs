@@ -71,7 +71,7 @@ fn infer_layer_norm(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
 }
 
 /// `(top, left, bottom, right)` from TVM's 1-, 2- or 4-element padding.
-fn padding4(call: &Call) -> Result<[PrimExpr; 4], Diagnostic> {
+pub(crate) fn padding4(call: &Call) -> Result<[PrimExpr; 4], Diagnostic> {
     let p = attr_exprs(call, "padding").unwrap_or_else(|| vec![PrimExpr::int(0)]);
     Ok(match p.as_slice() {
         [a] => [a.clone(), a.clone(), a.clone(), a.clone()],
@@ -87,7 +87,8 @@ fn padding4(call: &Call) -> Result<[PrimExpr; 4], Diagnostic> {
     })
 }
 
-fn pair(call: &Call, name: &str) -> Result<[PrimExpr; 2], Diagnostic> {
+/// `[h, w]` from 1 or 2 values (default 1).
+pub(crate) fn pair(call: &Call, name: &str) -> Result<[PrimExpr; 2], Diagnostic> {
     let v = attr_exprs(call, name).unwrap_or_else(|| vec![PrimExpr::int(1)]);
     match v.as_slice() {
         [a] => Ok([a.clone(), a.clone()]),
@@ -109,6 +110,22 @@ fn check_layout(call: &Call, name: &str, want: &str) -> Result<(), Diagnostic> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The output height and width of a 2-D window over the NCHW spatial
+/// dims `hw`, with `(top, left, bottom, right)` padding.
+fn spatial_out(
+    hw: &[PrimExpr],
+    pad: &[PrimExpr; 4],
+    kernel: &[PrimExpr],
+    strides: &[PrimExpr; 2],
+    dilation: &[PrimExpr; 2],
+    ceil: bool,
+) -> [PrimExpr; 2] {
+    [0, 1].map(|k| {
+        let pad = pad[k].clone() + pad[k + 2].clone();
+        window_out(&hw[k], pad, &kernel[k], &strides[k], &dilation[k], ceil)
+    })
 }
 
 /// The output extent of a sliding window.
@@ -191,22 +208,7 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
             ),
         ));
     }
-    let h = window_out(
-        &ds[2],
-        pad[0].clone() + pad[2].clone(),
-        &ws[2],
-        &strides[0],
-        &dilation[0],
-        false,
-    );
-    let w = window_out(
-        &ds[3],
-        pad[1].clone() + pad[3].clone(),
-        &ws[3],
-        &strides[1],
-        &dilation[1],
-        false,
-    );
+    let [h, w] = spatial_out(&ds[2..4], &pad, &ws[2..4], &strides, &dilation, false);
     Ok(tensor(
         Some(vec![ds[0].clone(), ws[0].clone(), h, w]),
         4,
@@ -247,22 +249,7 @@ fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
             data.dtype,
         ));
     };
-    let h = window_out(
-        &ds[2],
-        pad[0].clone() + pad[2].clone(),
-        &pool[0],
-        &strides[0],
-        &dilation[0],
-        ceil,
-    );
-    let w = window_out(
-        &ds[3],
-        pad[1].clone() + pad[3].clone(),
-        &pool[1],
-        &strides[1],
-        &dilation[1],
-        ceil,
-    );
+    let [h, w] = spatial_out(&ds[2..4], &pad, &pool, &strides, &dilation, ceil);
     Ok(tensor(
         Some(vec![ds[0].clone(), ds[1].clone(), h, w]),
         4,

@@ -14,10 +14,10 @@
 
 use super::statistical::{input_ndim, reduce_stage};
 use super::unary::{elementwise, sigmoid};
-use super::{clamp_index, error, in_range, Legalize, LegalizeCtx};
+use super::{clamp_index, in_range, Legalize, LegalizeCtx};
 use crate::ir::{Expr, PrimExpr};
 use crate::op::infer::{
-    attr_bool, attr_dtype, attr_exprs, attr_int, attr_ints, normalize_axes, normalize_axis,
+    attr_bool, attr_dtype, attr_int, attr_ints, normalize_axes, normalize_axis,
 };
 use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
 use relax_runtime::{DataType, Error};
@@ -150,33 +150,14 @@ fn layer_norm(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
-/// `(top, left, bottom, right)` from 1, 2 or 4 values, as inference reads them.
+/// The window attributes as inference reads them (inference has already
+/// rejected malformed ones, so the error paths are for calls built by hand).
 fn padding4(cx: &LegalizeCtx<'_>) -> Result<[PrimExpr; 4], Error> {
-    let p = attr_exprs(cx.call, "padding").unwrap_or_else(|| vec![PrimExpr::int(0)]);
-    Ok(match p.as_slice() {
-        [a] => [a.clone(), a.clone(), a.clone(), a.clone()],
-        [a, b] => [a.clone(), b.clone(), a.clone(), b.clone()],
-        [a, b, c, d] => [a.clone(), b.clone(), c.clone(), d.clone()],
-        _ => {
-            return Err(error(format!(
-                "{}: padding must have 1, 2 or 4 values",
-                cx.name()
-            )))
-        }
-    })
+    Ok(crate::op::nn::padding4(cx.call)?)
 }
 
-/// `[h, w]` from 1 or 2 values (default 1).
 fn pair(cx: &LegalizeCtx<'_>, name: &str) -> Result<[PrimExpr; 2], Error> {
-    let v = attr_exprs(cx.call, name).unwrap_or_else(|| vec![PrimExpr::int(1)]);
-    match v.as_slice() {
-        [a] => Ok([a.clone(), a.clone()]),
-        [a, b] => Ok([a.clone(), b.clone()]),
-        _ => Err(error(format!(
-            "{}: {name} must have 1 or 2 values",
-            cx.name()
-        ))),
-    }
+    Ok(crate::op::nn::pair(cx.call, name)?)
 }
 
 /// The input position of output position `o`, window tap `k`.
