@@ -5,17 +5,13 @@
 use relax::ir::{Attrs, Call, Expr, IRModule, PrimExpr, StructInfo, Var};
 use relax::mutator::{mutate_module, remove_all_unused, ExprMutator, MutatorState};
 use relax::{BlockBuilder, DataType, Error};
-use std::collections::HashMap;
 
 /// `add(lv, y)` where `lv = multiply(a, b)` becomes `ewise_fma(a, b, y)`.
 struct EwiseFmaRewriter(MutatorState);
 
 impl ExprMutator for EwiseFmaRewriter {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.0.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.0.var_remap
+    fn state(&mut self) -> &mut relax::mutator::MutatorState {
+        &mut self.0
     }
     fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
         let call = self.visit_expr_post_order(expr);

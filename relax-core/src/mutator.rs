@@ -37,13 +37,20 @@ use crate::visitor::{post_order_visit, ExprVisitor};
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
 
-/// A rewriting traversal. Implementors provide the builder and the variable
-/// remapping table (see [`MutatorState`]); every other method has a default.
+/// A rewriting traversal. Implementors provide their [`MutatorState`] (the
+/// builder and the variable remapping table); every other method has a
+/// default.
 pub trait ExprMutator {
+    /// The mutator's builder and remapping table.
+    fn state(&mut self) -> &mut MutatorState;
     /// The builder bindings are emitted into.
-    fn builder(&mut self) -> &mut BlockBuilder;
+    fn builder(&mut self) -> &mut BlockBuilder {
+        &mut self.state().builder
+    }
     /// Old variable → the variable that replaces it.
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var>;
+    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
+        &mut self.state().var_remap
+    }
 
     /// Any expression: dispatches on its kind.
     fn visit_expr(&mut self, expr: &Expr) -> Expr {
@@ -347,8 +354,8 @@ fn shape_analyzer_for(params: &[Var]) -> Analyzer {
     a
 }
 
-/// The state every mutator needs; embed it and forward `builder` and
-/// `var_remap` to it.
+/// The state every mutator needs; embed it and return it from
+/// [`ExprMutator::state`].
 #[derive(Default)]
 pub struct MutatorState {
     /// The builder.
@@ -519,11 +526,8 @@ pub fn rewrite_dataflow_bindings(
         in_dataflow: bool,
     }
     impl<F: FnMut(&Var, &Expr, &DataflowGraph<'_>) -> Option<Expr>> ExprMutator for Rewriter<F> {
-        fn builder(&mut self) -> &mut BlockBuilder {
-            &mut self.state.builder
-        }
-        fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-            &mut self.state.var_remap
+        fn state(&mut self) -> &mut crate::mutator::MutatorState {
+            &mut self.state
         }
         fn visit_dataflow_block(&mut self, block: &BindingBlock) {
             self.in_dataflow = true;

@@ -39,11 +39,8 @@ fn my_module() -> IRModule {
 struct EwiseFmaRewriter(MutatorState);
 
 impl ExprMutator for EwiseFmaRewriter {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.0.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.0.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.0
     }
     fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
         let call = self.visit_expr_post_order(expr);
@@ -138,11 +135,8 @@ fn the_graph_helper_does_the_same_rewrite() {
 struct ExpandSilu(MutatorState);
 
 impl ExprMutator for ExpandSilu {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.0.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.0.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.0
     }
     fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
         let call = self.visit_expr_post_order(expr);
@@ -203,11 +197,8 @@ fn bindings_text_loose(f: &Function) -> Vec<String> {
 struct ExpToSum(MutatorState);
 
 impl ExprMutator for ExpToSum {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.0.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.0.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.0
     }
     fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
         let call = self.visit_expr_post_order(expr);
@@ -261,11 +252,8 @@ fn changed_struct_info_remaps_later_uses() {
 struct BadRewrite(MutatorState);
 
 impl ExprMutator for BadRewrite {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.0.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.0.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.0
     }
     fn visit_call(&mut self, expr: &Expr, _: &Call) -> Expr {
         let call = self.visit_expr_post_order(expr);

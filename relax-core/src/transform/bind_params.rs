@@ -119,11 +119,8 @@ struct ReplaceVars<'a> {
 }
 
 impl ExprMutator for ReplaceVars<'_> {
-    fn builder(&mut self) -> &mut crate::BlockBuilder {
-        &mut self.state.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.state.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.state
     }
     fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
         match self.constants.get(var) {

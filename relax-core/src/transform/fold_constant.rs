@@ -28,7 +28,6 @@ use crate::ir::{
 };
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use crate::transform::Pass;
-use crate::BlockBuilder;
 use relax_runtime::executable::KernelAttr;
 use relax_runtime::kernels::KernelAttrs;
 use relax_runtime::{Error, Value};
@@ -64,11 +63,8 @@ struct Folder {
 }
 
 impl ExprMutator for Folder {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.state.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<Var, Var> {
-        &mut self.state.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.state
     }
 
     fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {

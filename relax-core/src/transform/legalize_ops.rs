@@ -25,7 +25,6 @@ use crate::block_builder::BlockBuilder;
 use crate::ir::{Call, Expr, ExprKind, IRModule, StructInfo, StructInfoKind};
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
-use std::collections::HashMap;
 
 /// The ops never legalized: they already call into the level below, or
 /// (`shape_of`) the VM implements them.
@@ -67,11 +66,8 @@ struct Legalizer {
 }
 
 impl ExprMutator for Legalizer {
-    fn builder(&mut self) -> &mut BlockBuilder {
-        &mut self.state.builder
-    }
-    fn var_remap(&mut self) -> &mut HashMap<crate::ir::Var, crate::ir::Var> {
-        &mut self.state.var_remap
+    fn state(&mut self) -> &mut crate::mutator::MutatorState {
+        &mut self.state
     }
     fn visit_call(&mut self, expr: &Expr, _call: &Call) -> Expr {
         let e = self.visit_expr_post_order(expr);
