@@ -139,14 +139,7 @@ impl FunctionCompiler<'_> {
     }
 
     fn constant(&mut self, v: Value) -> Arg {
-        let i = match self.exec.constants.iter().position(|c| *c == v) {
-            Some(i) => i,
-            None => {
-                self.exec.constants.push(v);
-                self.exec.constants.len() - 1
-            }
-        };
-        Arg::Const(i as u32)
+        Arg::Const(intern(&mut self.exec.constants, v))
     }
 
     fn reg_of(&mut self, a: Arg) -> Reg {
@@ -299,14 +292,7 @@ impl FunctionCompiler<'_> {
                 ),
             });
         }
-        let i = match self.exec.packed.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.exec.packed.push(name.to_string());
-                self.exec.packed.len() - 1
-            }
-        };
-        Ok(i as u32)
+        Ok(intern(&mut self.exec.packed, name.to_string()))
     }
 
     fn args(&mut self, args: &[Expr]) -> Result<Vec<Arg>, Error> {
@@ -398,15 +384,9 @@ impl FunctionCompiler<'_> {
                     op: op.to_string(),
                     attrs,
                 };
-                let k = match self.exec.kernels.iter().position(|e| *e == entry) {
-                    Some(i) => i,
-                    None => {
-                        self.exec.kernels.push(entry);
-                        self.exec.kernels.len() - 1
-                    }
-                };
+                let k = intern(&mut self.exec.kernels, entry);
                 let args = self.args(&c.args)?;
-                Ok(self.emit_call(Callee::Kernel(k as u32), args))
+                Ok(self.emit_call(Callee::Kernel(k), args))
             }
         }
     }
@@ -442,4 +422,18 @@ fn has_compound_dims(s: &StructInfo) -> bool {
         true,
     );
     compound
+}
+
+/// The index of `item` in an executable table (constants, host functions,
+/// kernel entries, native kernels), appending it the first time: each
+/// distinct entry is stored once.
+pub(super) fn intern<T: PartialEq>(table: &mut Vec<T>, item: T) -> u32 {
+    let i = match table.iter().position(|t| *t == item) {
+        Some(i) => i,
+        None => {
+            table.push(item);
+            table.len() - 1
+        }
+    };
+    i as u32
 }

@@ -262,15 +262,7 @@ impl FunctionCompiler<'_> {
 
     /// The index of `symbol` in the executable's native table.
     fn native_index(&mut self, symbol: &str) -> u32 {
-        let natives = &mut self.exec.natives;
-        let i = match natives.iter().position(|n| n == symbol) {
-            Some(i) => i,
-            None => {
-                natives.push(symbol.to_string());
-                natives.len() - 1
-            }
-        };
-        i as u32
+        super::intern(&mut self.exec.natives, symbol.to_string())
     }
 }
 
