@@ -36,6 +36,7 @@ use crate::error::Error;
 use crate::executable::{Arg, Callee, Executable, Instr, KernelAttr, Pattern, Reg, VmFunction};
 use crate::executable::{DimPattern, SymExpr};
 use crate::kernels::{Kernel, KernelAttrs};
+use crate::native::NativeKernel;
 use crate::packed::call_packed;
 use crate::tensor::Tensor;
 use crate::value::Value;
@@ -64,6 +65,9 @@ pub struct VirtualMachine {
     valid: Result<(), Error>,
     /// The kernel of each kernel-table entry, resolved once.
     kernels: Vec<Option<Kernel>>,
+    /// The native kernel of each entry of [`Executable::natives`], looked
+    /// up in the attached library once (`None`: not available).
+    natives: Vec<Option<Arc<dyn NativeKernel>>>,
     max_depth: usize,
     step_limit: Option<u64>,
 }
@@ -73,10 +77,15 @@ impl VirtualMachine {
     pub fn new(exec: &Executable) -> Self {
         let exec = Arc::new(exec.clone());
         let valid = exec.validate();
+        let natives = match &exec.library {
+            Some(library) => exec.natives.iter().map(|n| library.0.lookup(n)).collect(),
+            None => vec![None; exec.natives.len()],
+        };
         let mut vm = VirtualMachine {
             exec,
             valid,
             kernels: Vec::new(),
+            natives,
             max_depth: DEFAULT_MAX_CALL_DEPTH,
             step_limit: None,
         };
@@ -414,7 +423,7 @@ impl VirtualMachine {
                 "native kernel `{name}` is not loaded: attach its library with Executable::with_library"
             )));
         };
-        let Some(kernel) = library.0.lookup(name) else {
+        let Some(kernel) = self.natives.get(symbol as usize).cloned().flatten() else {
             return Err(Error::Unsupported(format!(
                 "native kernel `{name}` is not in {}",
                 library.0.describe()
