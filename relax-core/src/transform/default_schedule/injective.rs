@@ -1,0 +1,224 @@
+//! Case 1 of the module docs: injective nests (vectorized, parallel, and
+//! transposes cut into tiles).
+
+use super::nest::{Axis, Nest};
+use super::util::*;
+use super::{PARALLEL_CHUNK, TRANSPOSE_TILE};
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{ForKind, Stmt};
+use std::collections::HashMap;
+
+impl Nest {
+    /// Case 1 of the module docs.
+    pub(super) fn injective(&self, parallel: bool) -> Stmt {
+        let Some((inner, outer)) = self.spatial.split_last() else {
+            return self.store(&HashMap::new(), false);
+        };
+        if let Some(tiled) = self.transpose_tiles(parallel) {
+            return tiled;
+        }
+        let vector = self.vectorizes(&inner.var);
+        let inner_kind = if vector {
+            ForKind::Vectorized
+        } else {
+            ForKind::Serial
+        };
+        let mut map = identity(&self.spatial);
+        if outer.is_empty() && parallel {
+            return chunked(inner, inner_kind, |v| {
+                map.insert(inner.var.clone(), v);
+                self.store(&map, false)
+            });
+        }
+        let body = for_(
+            &inner.loop_var,
+            zero(inner),
+            inner.extent.clone(),
+            inner_kind,
+            self.store(&map, false),
+        );
+        if parallel {
+            fused(outer, body, &mut map, |m| self.store(m, false))
+        } else {
+            nest(outer, body, Some(ForKind::Serial))
+        }
+    }
+
+    /// An injective nest whose innermost loop reads some input with a
+    /// stride, where that input is contiguous along another loop `a` (a
+    /// transpose): `a` and the innermost loop `b` are tiled by
+    /// [`TRANSPOSE_TILE`] so that each tile's reads and writes stay in a few
+    /// cache lines. The other loops keep their order outside the tiles.
+    pub(super) fn transpose_tiles(&self, parallel: bool) -> Option<Stmt> {
+        let (b, _) = self.spatial.split_last()?;
+        let (store, loads) = self.coefficients(&b.var);
+        if store != Some(1) || loads.iter().all(|c| matches!(c, Some(0 | 1))) {
+            return None;
+        }
+        // The loop along which a strided load is contiguous.
+        let mut all_loads = Vec::new();
+        collect_loads(&self.value, &mut all_loads);
+        let a_pos = self.spatial[..self.spatial.len() - 1]
+            .iter()
+            .position(|a| {
+                all_loads.iter().any(|(buf, idx)| {
+                    let offset = buf.offset_of(idx);
+                    linear_coeff(&offset, &a.var) == Some(1)
+                        && !matches!(linear_coeff(&offset, &b.var), Some(0 | 1))
+                })
+            })?;
+        let a = &self.spatial[a_pos];
+        // Loops shorter than a tile stay as they are.
+        let short = |x: &Axis| x.extent.as_int().is_some_and(|e| e < TRANSPOSE_TILE);
+        if short(a) || short(b) {
+            return None;
+        }
+        let mut map = identity(&self.spatial);
+        let an = Analyzer::new();
+        let mut tiles = Vec::new();
+        let mut points = Vec::new();
+        for axis in [a, b] {
+            let dt = axis.loop_var.dtype();
+            let t = PrimExpr::int_of(dt, TRANSPOSE_TILE);
+            let (o, i) = (fresh(&axis.loop_var, "_o"), fresh(&axis.loop_var, "_i"));
+            let count =
+                an.simplify(&(axis.extent.clone() + (TRANSPOSE_TILE - 1)).floordiv(t.clone()));
+            let start = PrimExpr::var(&o) * t.clone();
+            // The last tile may be partial: its extent is what is left.
+            let extent = match axis.extent.as_int() {
+                Some(e) if e % TRANSPOSE_TILE == 0 => t,
+                _ => t.min(axis.extent.clone() - start.clone()),
+            };
+            map.insert(axis.var.clone(), start + PrimExpr::var(&i));
+            tiles.push((o, count));
+            points.push((i, extent));
+        }
+        let store = self.store(&map, false);
+        let inner = tiles
+            .iter()
+            .chain(&points)
+            .rev()
+            .fold(store, |body, (v, extent)| {
+                for_(
+                    v,
+                    PrimExpr::int_of(v.dtype(), 0),
+                    extent.clone(),
+                    ForKind::Serial,
+                    body,
+                )
+            });
+        let others: Vec<Axis> = self
+            .spatial
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != a_pos && *k != self.spatial.len() - 1)
+            .map(|(_, x)| x.clone())
+            .collect();
+        if !parallel {
+            return Some(nest(&others, inner, None));
+        }
+        if others.is_empty() {
+            // The first tile loop is the outermost: make it parallel.
+            let Stmt::For {
+                loop_var,
+                min,
+                extent,
+                body,
+                ..
+            } = inner
+            else {
+                return None;
+            };
+            return Some(for_(&loop_var, min, extent, ForKind::Parallel, *body));
+        }
+        Some(nest(&others, inner, Some(ForKind::Parallel)))
+    }
+}
+
+/// The loops over `outer` fused into one `Parallel` loop around `inner`
+/// (each axis recovered by division and modulo); a single axis is just made
+/// parallel. `map` gets the axes' values and `store` rebuilds the inner
+/// store with them.
+pub(super) fn fused(
+    outer: &[Axis],
+    inner: Stmt,
+    map: &mut HashMap<TirVar, PrimExpr>,
+    store: impl Fn(&HashMap<TirVar, PrimExpr>) -> Stmt,
+) -> Stmt {
+    if outer.len() <= 1 {
+        return nest(outer, inner, Some(ForKind::Parallel));
+    }
+    let dt = outer[0].loop_var.dtype();
+    let name = outer
+        .iter()
+        .map(|a| a.loop_var.name())
+        .collect::<Vec<_>>()
+        .join("_");
+    let f = TirVar::with_dtype(format!("{name}_fused"), dt);
+    let an = Analyzer::new();
+    let total = an.simplify(
+        &outer
+            .iter()
+            .fold(PrimExpr::int_of(dt, 1), |acc, a| acc * a.extent.clone()),
+    );
+    // Axis k is (f // product of the later extents) % its extent; the
+    // first needs no modulo.
+    let mut stride = PrimExpr::int_of(dt, 1);
+    for (k, a) in outer.iter().enumerate().rev() {
+        let q = PrimExpr::var(&f).floordiv(stride.clone());
+        let value = if k == 0 {
+            q
+        } else {
+            q.floormod(a.extent.clone())
+        };
+        map.insert(a.var.clone(), an.simplify(&value));
+        stride = an.simplify(&(stride * a.extent.clone()));
+    }
+    let Stmt::For {
+        loop_var,
+        min,
+        extent,
+        kind,
+        ..
+    } = inner
+    else {
+        return nest(outer, inner, Some(ForKind::Parallel));
+    };
+    let inner = for_(&loop_var, min, extent, kind, store(map));
+    for_(&f, PrimExpr::int_of(dt, 0), total, ForKind::Parallel, inner)
+}
+
+/// A one-loop nest over `axis` split into `Parallel` chunks of
+/// [`PARALLEL_CHUNK`] iterations (of kind `kind` inside) and a tail;
+/// `store(v)` is the body with the axis at value `v`.
+pub(super) fn chunked(axis: &Axis, kind: ForKind, mut store: impl FnMut(PrimExpr) -> Stmt) -> Stmt {
+    let dt = axis.loop_var.dtype();
+    let an = Analyzer::new();
+    let chunk = PrimExpr::int_of(dt, PARALLEL_CHUNK);
+    let chunks = an.simplify(&axis.extent.clone().floordiv(chunk.clone()));
+    let rest = an.simplify(&axis.extent.clone().floormod(chunk.clone()));
+    let done = an.simplify(&(chunks.clone() * chunk.clone()));
+    let (o, i, t) = (
+        fresh(&axis.loop_var, "_o"),
+        fresh(&axis.loop_var, "_i"),
+        fresh(&axis.loop_var, "_t"),
+    );
+    let mut parts = Vec::new();
+    if !is_zero(&chunks) {
+        let body = store(PrimExpr::var(&o) * chunk.clone() + PrimExpr::var(&i));
+        let inner = for_(&i, PrimExpr::int_of(dt, 0), chunk, kind, body);
+        parts.push(for_(
+            &o,
+            PrimExpr::int_of(dt, 0),
+            chunks,
+            ForKind::Parallel,
+            inner,
+        ));
+    }
+    if !is_zero(&rest) {
+        let body = store(PrimExpr::var(&t));
+        parts.push(for_(&t, done, rest, kind, body));
+    }
+    seq(parts)
+}

@@ -1,0 +1,232 @@
+//! Canonical nests: recognising the loop nest TE lowering emits around one
+//! block, and what the schedules ask of it (strides, contiguity).
+
+use super::util::*;
+use super::PARALLEL_MIN_WORK;
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
+use relax_runtime::DataType;
+use std::collections::HashMap;
+
+/// One iteration variable of a canonical nest.
+#[derive(Clone)]
+pub(super) struct Axis {
+    /// The block's iteration variable.
+    pub(super) var: TirVar,
+    /// The loop that bound it (its name and dtype are reused).
+    pub(super) loop_var: TirVar,
+    pub(super) extent: PrimExpr,
+}
+
+/// A canonical nest (see the module docs), in terms of the block's
+/// iteration variables.
+pub(super) struct Nest {
+    pub(super) spatial: Vec<Axis>,
+    pub(super) reduce: Vec<Axis>,
+    pub(super) buffer: Buffer,
+    pub(super) indices: Vec<PrimExpr>,
+    pub(super) value: PrimExpr,
+    /// The init's stored value (same buffer and indices).
+    pub(super) init: Option<PrimExpr>,
+}
+
+impl Nest {
+    /// The nest rooted at `s`, if `s` is a canonical nest.
+    pub(super) fn of(s: &Stmt) -> Option<Nest> {
+        let mut loops = Vec::new();
+        let mut cur = s;
+        while let Stmt::For {
+            loop_var,
+            min,
+            extent,
+            kind: ForKind::Serial,
+            body,
+        } = cur
+        {
+            if min.as_int() != Some(0) {
+                return None;
+            }
+            loops.push((loop_var.clone(), extent.clone()));
+            cur = body;
+        }
+        let Stmt::Block(block) = cur else { return None };
+        let Block {
+            iter_vars,
+            iter_values,
+            init,
+            body,
+            alloc_buffers,
+            ..
+        } = &**block;
+        if iter_vars.len() != loops.len()
+            || iter_values.len() != loops.len()
+            || !alloc_buffers.is_empty()
+        {
+            return None;
+        }
+        let mut spatial = Vec::new();
+        let mut reduce = Vec::new();
+        for ((iv, value), (lv, extent)) in iter_vars.iter().zip(iter_values).zip(&loops) {
+            let bound = value.as_var() == Some(lv) && iv.min.as_int() == Some(0);
+            if !bound || iv.extent != *extent || !is_index_dtype(lv.dtype()) {
+                return None;
+            }
+            let axis = Axis {
+                var: iv.var.clone(),
+                loop_var: lv.clone(),
+                extent: extent.clone(),
+            };
+            match iv.kind {
+                // Spatial variables come first: a spatial loop inside a
+                // reduce loop is not a shape the schedules below keep.
+                IterKind::Spatial if reduce.is_empty() => spatial.push(axis),
+                IterKind::Spatial => return None,
+                IterKind::Reduce => reduce.push(axis),
+            }
+        }
+        let Stmt::BufferStore {
+            buffer,
+            value,
+            indices,
+        } = &**body
+        else {
+            return None;
+        };
+        let init = match init.as_deref() {
+            None => None,
+            Some(Stmt::BufferStore {
+                buffer: b,
+                value: v,
+                indices: i,
+            }) if b == buffer && i == indices => Some(v.clone()),
+            Some(_) => return None,
+        };
+        // A reduction writes one element per spatial point and reads the
+        // output only there; the init belongs to reductions.
+        if reduce.is_empty() != init.is_none() {
+            return None;
+        }
+        let reduce_vars: Vec<&TirVar> = reduce.iter().map(|a| &a.var).collect();
+        if indices
+            .iter()
+            .any(|i| i.free_vars().iter().any(|v| reduce_vars.contains(&v)))
+        {
+            return None;
+        }
+        let mut loads = Vec::new();
+        collect_loads(value, &mut loads);
+        if let Some(v) = &init {
+            collect_loads(v, &mut loads);
+        }
+        // An injective block that reads its own output depends on the order
+        // of its iterations: it is left as it is.
+        if loads
+            .iter()
+            .any(|(b, i)| b == buffer && (i != indices || reduce.is_empty()))
+        {
+            return None;
+        }
+        Some(Nest {
+            spatial,
+            reduce,
+            buffer: buffer.clone(),
+            indices: indices.clone(),
+            value: value.clone(),
+            init,
+        })
+    }
+
+    pub(super) fn schedule(&self) -> Stmt {
+        let work = self
+            .spatial
+            .iter()
+            .chain(&self.reduce)
+            .fold(PrimExpr::int(1), |acc, a| acc * a.extent.clone());
+        let work = Analyzer::new().simplify(&work);
+        match work.as_int() {
+            Some(w) => self.build(w >= PARALLEL_MIN_WORK),
+            None => Stmt::IfThenElse {
+                cond: work.ge(PrimExpr::int_of(self.index_dtype(), PARALLEL_MIN_WORK)),
+                then_case: Box::new(self.build(true)),
+                // Every loop binds its own variable: the serial version
+                // gets new ones.
+                else_case: Some(Box::new(self.with_new_loops().build(false))),
+            },
+        }
+    }
+
+    pub(super) fn build(&self, parallel: bool) -> Stmt {
+        if self.reduce.is_empty() {
+            self.injective(parallel)
+        } else if self.contiguous_reduction() {
+            self.tiled_reduction(parallel)
+        } else {
+            self.plain_reduction(parallel)
+        }
+    }
+
+    pub(super) fn with_new_loops(&self) -> Nest {
+        Nest {
+            spatial: new_loops(&self.spatial),
+            reduce: new_loops(&self.reduce),
+            buffer: self.buffer.clone(),
+            indices: self.indices.clone(),
+            value: self.value.clone(),
+            init: self.init.clone(),
+        }
+    }
+
+    pub(super) fn index_dtype(&self) -> DataType {
+        self.spatial
+            .iter()
+            .chain(&self.reduce)
+            .next()
+            .map_or(DataType::i64(), |a| a.var.dtype())
+    }
+
+    /// The coefficients of `var` in the flat offsets of the store and of
+    /// the loads of other buffers (`None`: not affine with a constant one).
+    pub(super) fn coefficients(&self, var: &TirVar) -> (Option<i64>, Vec<Option<i64>>) {
+        let store = linear_coeff(&self.buffer.offset_of(&self.indices), var);
+        let mut loads = Vec::new();
+        collect_loads(&self.value, &mut loads);
+        let inputs = loads
+            .iter()
+            .filter(|(b, _)| *b != self.buffer)
+            .map(|(b, i)| linear_coeff(&b.offset_of(i), var))
+            .collect();
+        (store, inputs)
+    }
+
+    /// Whether a loop over `var` as the innermost loop gives vector code:
+    /// the store is contiguous and every load contiguous or invariant.
+    pub(super) fn vectorizes(&self, var: &TirVar) -> bool {
+        let (store, loads) = self.coefficients(var);
+        store == Some(1) && loads.iter().all(|c| matches!(c, Some(0 | 1)))
+    }
+
+    /// Whether the innermost spatial variable can become the innermost
+    /// loop of a reduction (see the module docs, case 2).
+    pub(super) fn contiguous_reduction(&self) -> bool {
+        let Some(j) = self.spatial.last() else {
+            return false;
+        };
+        let (_, loads) = self.coefficients(&j.var);
+        self.vectorizes(&j.var) && loads.contains(&Some(1))
+    }
+
+    /// The nest's store with the iteration variables replaced by `map`
+    /// (the init's store when `init`).
+    pub(super) fn store(&self, map: &HashMap<TirVar, PrimExpr>, init: bool) -> Stmt {
+        let value = match (&self.init, init) {
+            (Some(v), true) => v,
+            _ => &self.value,
+        };
+        Stmt::BufferStore {
+            buffer: self.buffer.clone(),
+            value: value.substitute_map(map),
+            indices: self.indices.iter().map(|i| i.substitute_map(map)).collect(),
+        }
+    }
+}

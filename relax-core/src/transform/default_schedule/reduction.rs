@@ -1,0 +1,249 @@
+//! Cases 2 and 3 of the module docs: reductions (register-tiled when
+//! contiguous along the innermost spatial variable, else with the init
+//! hoisted).
+
+use super::nest::Nest;
+use super::util::*;
+use super::{ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{Block, Buffer, ForKind, Stmt};
+use std::collections::HashMap;
+
+impl Nest {
+    /// Case 3 of the module docs.
+    pub(super) fn plain_reduction(&self, parallel: bool) -> Stmt {
+        let map = identity(self.spatial.iter().chain(&self.reduce));
+        let update = nest(&self.reduce, self.store(&map, false), None);
+        let body = Stmt::Seq(vec![self.store(&map, true), update]);
+        let outer = if parallel {
+            Some(ForKind::Parallel)
+        } else {
+            None
+        };
+        nest(&self.spatial, body, outer)
+    }
+
+    /// One output row (`i` and the batch variables bound by `map`) over
+    /// columns `[j_min, j_min + j_extent)`, the `j` loop innermost. A row of
+    /// constant width up to [`ROW_ACCUMULATOR`] is a one-row tile; a wider
+    /// or symbolic one accumulates in the output: init, then the reduce
+    /// loops around the update.
+    pub(super) fn row(
+        &self,
+        map: &HashMap<TirVar, PrimExpr>,
+        j_min: PrimExpr,
+        j_extent: PrimExpr,
+    ) -> Stmt {
+        if let Some(w) = j_extent
+            .as_int()
+            .filter(|w| (1..=ROW_ACCUMULATOR).contains(w))
+        {
+            return self.tile(map, None, &j_min, w);
+        }
+        let j = self.spatial.last().expect("a contiguous reduction has a j");
+        let reduce = new_loops(&self.reduce);
+        // The init and the update loops each bind a variable of their own.
+        let j_loop = |init: bool| {
+            let jv = fresh(&j.loop_var, "");
+            let mut map = map.clone();
+            map.insert(j.var.clone(), PrimExpr::var(&jv));
+            map.extend(identity(&reduce));
+            let store = self.store(&map, init);
+            for_(
+                &jv,
+                j_min.clone(),
+                j_extent.clone(),
+                ForKind::Vectorized,
+                store,
+            )
+        };
+        Stmt::Seq(vec![j_loop(true), nest(&reduce, j_loop(false), None)])
+    }
+
+    /// A tile of outputs accumulated in a local buffer `acc` (registers,
+    /// once LLVM has unrolled the rows): rows `i0 + ii` for `ii` below
+    /// [`TILE_ROWS`] (`i0` given), else the one row `map` binds; columns
+    /// `j0 + jj` for `jj` below `width`. The accumulator is initialized,
+    /// updated over the whole reduction, then written to the output.
+    pub(super) fn tile(
+        &self,
+        map: &HashMap<TirVar, PrimExpr>,
+        i0: Option<&PrimExpr>,
+        j0: &PrimExpr,
+        width: i64,
+    ) -> Stmt {
+        let n = self.spatial.len();
+        let j = &self.spatial[n - 1];
+        let dt = j.loop_var.dtype();
+        let rows = if i0.is_some() { TILE_ROWS } else { 1 };
+        let int = |v: i64| PrimExpr::int_of(dt, v);
+        let acc = Buffer::new("acc", vec![int(rows), int(width)], self.buffer.dtype());
+        let reduce = new_loops(&self.reduce);
+        let part = |part: Part| {
+            let mut map = map.clone();
+            map.extend(identity(&reduce));
+            // Columns: one vectorized loop, or unrolled vectors of
+            // VECTOR_LANES when the width is a multiple of it.
+            let (col_loops, col) = if width > VECTOR_LANES && width % VECTOR_LANES == 0 {
+                let (ju, jv) = (fresh(&j.loop_var, "_u"), fresh(&j.loop_var, "_v"));
+                let col = PrimExpr::var(&ju) * int(VECTOR_LANES) + PrimExpr::var(&jv);
+                let loops = vec![
+                    (ju, width / VECTOR_LANES, ForKind::Unrolled),
+                    (jv, VECTOR_LANES, ForKind::Vectorized),
+                ];
+                (loops, col)
+            } else {
+                let jj = fresh(&j.loop_var, "_i");
+                let col = PrimExpr::var(&jj);
+                (vec![(jj, width, ForKind::Vectorized)], col)
+            };
+            map.insert(j.var.clone(), add(j0, &col));
+            let mut row_loop = None;
+            let row = match i0 {
+                Some(i0) => {
+                    let i = &self.spatial[n - 2];
+                    let ii = fresh(&i.loop_var, "_i");
+                    map.insert(i.var.clone(), add(i0, &PrimExpr::var(&ii)));
+                    row_loop = Some(ii.clone());
+                    PrimExpr::var(&ii)
+                }
+                None => int(0),
+            };
+            let acc_index = vec![row, col];
+            let at = PrimExpr::load(&acc, acc_index.clone());
+            let (buffer, indices, value) = match part {
+                Part::Init => {
+                    let init = self.init.as_ref().expect("a reduction has an init");
+                    (&acc, acc_index, init.substitute_map(&map))
+                }
+                Part::Update => {
+                    let value = replace_loads(&self.value, &self.buffer, &at);
+                    (&acc, acc_index, value.substitute_map(&map))
+                }
+                Part::WriteBack => {
+                    let indices = self.indices.iter().map(|e| e.substitute_map(&map));
+                    (&self.buffer, indices.collect(), at)
+                }
+            };
+            let store = Stmt::BufferStore {
+                buffer: buffer.clone(),
+                value,
+                indices,
+            };
+            let body = col_loops
+                .iter()
+                .rev()
+                .fold(store, |body, (v, extent, kind)| {
+                    for_(v, int(0), int(*extent), *kind, body)
+                });
+            match row_loop {
+                Some(ii) => for_(&ii, int(0), int(rows), ForKind::Unrolled, body),
+                None => body,
+            }
+        };
+        let body = Stmt::Seq(vec![
+            part(Part::Init),
+            nest(&reduce, part(Part::Update), None),
+            part(Part::WriteBack),
+        ]);
+        Stmt::Block(Box::new(Block {
+            name: format!("{}_acc", self.buffer.name()),
+            iter_vars: vec![],
+            iter_values: vec![],
+            reads: vec![],
+            writes: vec![],
+            init: None,
+            body: Box::new(body),
+            alloc_buffers: vec![acc],
+        }))
+    }
+
+    /// Case 2 of the module docs.
+    pub(super) fn tiled_reduction(&self, parallel: bool) -> Stmt {
+        let n = self.spatial.len();
+        if n == 1 {
+            let j = &self.spatial[0];
+            return self.row(&HashMap::new(), zero(j), j.extent.clone());
+        }
+        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let batch = &self.spatial[..n - 2];
+        let map = identity(batch);
+        let width = match j.extent.as_int() {
+            Some(e) if e < TILE_COLS => e.max(1),
+            _ => TILE_COLS,
+        };
+        let (idt, jdt) = (i.loop_var.dtype(), j.loop_var.dtype());
+        let rows = PrimExpr::int_of(idt, TILE_ROWS);
+        let cols = PrimExpr::int_of(jdt, width);
+        let an = Analyzer::new();
+        let tiles_i = an.simplify(&i.extent.clone().floordiv(rows.clone()));
+        let tiles_j = an.simplify(&j.extent.clone().floordiv(cols.clone()));
+        let rest_j = an.simplify(&j.extent.clone().floormod(cols.clone()));
+        let rest_i = an.simplify(&i.extent.clone().floormod(rows.clone()));
+        let full_i = an.simplify(&(tiles_i.clone() * rows.clone()));
+        let full_j = an.simplify(&(tiles_j.clone() * cols.clone()));
+
+        // Parallelize the outermost loop: a batch loop, else the tile rows.
+        let batch_parallel = parallel && !batch.is_empty();
+        let tile_kind = if parallel && !batch_parallel {
+            ForKind::Parallel
+        } else {
+            ForKind::Serial
+        };
+        let io = fresh(&i.loop_var, "_o");
+        let jo = fresh(&j.loop_var, "_o");
+        // A loop of one iteration is not written: its variable is 0.
+        let i0 = match tiles_i.as_int() {
+            Some(1) => PrimExpr::int_of(idt, 0),
+            _ => PrimExpr::var(&io) * rows.clone(),
+        };
+        let j0 = match tiles_j.as_int() {
+            Some(1) => PrimExpr::int_of(jdt, 0),
+            _ => PrimExpr::var(&jo) * cols,
+        };
+        // Rows i0 .. i0 + TILE_ROWS: full tiles, then the columns they leave.
+        let mut parts = Vec::new();
+        if !is_zero(&tiles_j) {
+            let tile = self.tile(&map, Some(&i0), &j0, width);
+            parts.push(loop_unless_once(&jo, tiles_j, ForKind::Serial, tile));
+        }
+        if !is_zero(&rest_j) {
+            let ii = fresh(&i.loop_var, "_i");
+            let mut m = map.clone();
+            m.insert(i.var.clone(), add(&i0, &PrimExpr::var(&ii)));
+            let row = self.row(&m, full_j, rest_j);
+            parts.push(for_(
+                &ii,
+                PrimExpr::int_of(idt, 0),
+                rows,
+                ForKind::Serial,
+                row,
+            ));
+        }
+        let mut body = Vec::new();
+        if !is_zero(&tiles_i) {
+            body.push(loop_unless_once(&io, tiles_i, tile_kind, seq(parts)));
+        }
+        if !is_zero(&rest_i) {
+            let it = fresh(&i.loop_var, "_t");
+            let mut m = map.clone();
+            m.insert(i.var.clone(), PrimExpr::var(&it));
+            let row = self.row(&m, zero(j), j.extent.clone());
+            body.push(for_(&it, full_i, rest_i, ForKind::Serial, row));
+        }
+        let outer = batch_parallel.then_some(ForKind::Parallel);
+        nest(batch, seq(body), outer)
+    }
+}
+
+/// What one loop nest of a tile does.
+#[derive(Clone, Copy)]
+pub(super) enum Part {
+    /// `acc = init`
+    Init,
+    /// `acc = update(acc)`
+    Update,
+    /// `output = acc`
+    WriteBack,
+}

@@ -1,0 +1,147 @@
+//! Small builders and index analyses shared by the schedules.
+
+use super::nest::Axis;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::{Buffer, ForKind, Stmt};
+use relax_runtime::DataType;
+use std::collections::HashMap;
+
+/// Whether a loop variable of this dtype can be scheduled (an integer).
+pub(super) fn is_index_dtype(d: DataType) -> bool {
+    d.is_integer() && !d.is_bool() && d.lanes() == 1
+}
+
+pub(super) fn is_zero(e: &PrimExpr) -> bool {
+    e.as_int() == Some(0)
+}
+
+pub(super) fn zero(a: &Axis) -> PrimExpr {
+    PrimExpr::int_of(a.loop_var.dtype(), 0)
+}
+
+pub(super) fn seq(mut stmts: Vec<Stmt>) -> Stmt {
+    if stmts.len() == 1 {
+        stmts.pop().expect("one statement")
+    } else {
+        Stmt::Seq(stmts)
+    }
+}
+
+/// A new loop variable named after `v` with `suffix`.
+pub(super) fn fresh(v: &TirVar, suffix: &str) -> TirVar {
+    TirVar::with_dtype(format!("{}{suffix}", v.name()), v.dtype())
+}
+
+/// `axes` with new loop variables of the same names.
+pub(super) fn new_loops(axes: &[Axis]) -> Vec<Axis> {
+    axes.iter()
+        .map(|a| Axis {
+            loop_var: fresh(&a.loop_var, ""),
+            ..a.clone()
+        })
+        .collect()
+}
+
+/// Every axis' iteration variable mapped to its own loop variable.
+pub(super) fn identity<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> HashMap<TirVar, PrimExpr> {
+    axes.into_iter()
+        .map(|a| (a.var.clone(), PrimExpr::var(&a.loop_var)))
+        .collect()
+}
+
+/// `a + b`, or `b` when `a` is 0.
+pub(super) fn add(a: &PrimExpr, b: &PrimExpr) -> PrimExpr {
+    if is_zero(a) {
+        b.clone()
+    } else {
+        a.clone() + b.clone()
+    }
+}
+
+/// `e` with every load of `buffer` replaced by `with`.
+pub(super) fn replace_loads(e: &PrimExpr, buffer: &Buffer, with: &PrimExpr) -> PrimExpr {
+    match e.kind() {
+        PrimExprKind::BufferLoad(b, _) if b == buffer => with.clone(),
+        _ => e.map_children(|c| replace_loads(c, buffer, with)),
+    }
+}
+
+/// A loop from 0 over `extent`, or just `body` when the extent is 1 (the
+/// body then uses 0 for `var`, see the callers).
+pub(super) fn loop_unless_once(var: &TirVar, extent: PrimExpr, kind: ForKind, body: Stmt) -> Stmt {
+    if extent.as_int() == Some(1) {
+        return body;
+    }
+    let zero = PrimExpr::int_of(var.dtype(), 0);
+    for_(var, zero, extent, kind, body)
+}
+
+pub(super) fn for_(
+    var: &TirVar,
+    min: PrimExpr,
+    extent: PrimExpr,
+    kind: ForKind,
+    body: Stmt,
+) -> Stmt {
+    Stmt::For {
+        loop_var: var.clone(),
+        min,
+        extent,
+        kind,
+        body: Box::new(body),
+    }
+}
+
+/// Serial loops over `axes` (their own loop variables) around `body`, the
+/// outermost of kind `outer` when given.
+pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
+    axes.iter().enumerate().rev().fold(body, |body, (k, a)| {
+        let kind = match outer {
+            Some(kind) if k == 0 => kind,
+            _ => ForKind::Serial,
+        };
+        for_(&a.loop_var, zero(a), a.extent.clone(), kind, body)
+    })
+}
+
+/// Every `BufferLoad` in `e`, including those inside indices.
+pub(super) fn collect_loads(e: &PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>) {
+    if let PrimExprKind::BufferLoad(b, idx) = e.kind() {
+        out.push((b.clone(), idx.clone()));
+    }
+    for c in e.children() {
+        collect_loads(c, out);
+    }
+}
+
+pub(super) fn uses_var(e: &PrimExpr, v: &TirVar) -> bool {
+    match e.kind() {
+        PrimExprKind::Var(x) => x == v,
+        _ => e.children().into_iter().any(|c| uses_var(c, v)),
+    }
+}
+
+/// `Some(c)` when `e == c * v + (terms without v)` for a constant `c`.
+pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
+    use PrimExprKind as K;
+    if !uses_var(e, v) {
+        return Some(0);
+    }
+    match e.kind() {
+        K::Var(_) => Some(1),
+        K::Add(a, b) => linear_coeff(a, v)?.checked_add(linear_coeff(b, v)?),
+        K::Sub(a, b) => linear_coeff(a, v)?.checked_sub(linear_coeff(b, v)?),
+        K::Mul(a, b) => match (a.as_int(), b.as_int()) {
+            (Some(k), _) => linear_coeff(b, v)?.checked_mul(k),
+            (_, Some(k)) => linear_coeff(a, v)?.checked_mul(k),
+            _ => None,
+        },
+        // Widening a signed integer keeps its value.
+        K::Cast(a)
+            if e.dtype().is_int() && a.dtype().is_int() && e.dtype().bits() >= a.dtype().bits() =>
+        {
+            linear_coeff(a, v)
+        }
+        _ => None,
+    }
+}
