@@ -11,11 +11,19 @@
 //!    the predictions, the accuracy and the latency next to ndarray's.
 //!
 //! Run: `cargo run --release --example mlp`
+//!
+//! Flags (after `--`): `--time-passes` prints how long each pass of the
+//! build took, `--print-after-all` prints the module after every pass (TVM's
+//! `PassTimingInstrument` and `PrintAfterAll`).
 
 use relax::ndarray::{s, Array1, Array2, Axis};
-use relax::transform::{AnnotateTIROpPattern, BindParams, FuseOps, LegalizeOps, Pass};
-use relax::{build, Target, Tensor, Value, VirtualMachine};
+use relax::transform::{
+    AnnotateTIROpPattern, BindParams, FuseOps, LegalizeOps, Pass, PassContext,
+    PassTimingInstrument, PrintAfterAll,
+};
+use relax::{build, build_with, Target, Tensor, Value, VirtualMachine};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 relax::module! {
@@ -116,7 +124,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     banner("4. Built for the host CPU through LLVM");
-    let exec = build(&module, &Target::host())?;
+    let flags: Vec<String> = std::env::args().skip(1).collect();
+    let timing = Arc::new(PassTimingInstrument::new());
+    let mut ctx = PassContext::new();
+    if flags.iter().any(|f| f == "--time-passes") {
+        ctx = ctx.with_instrument(timing.clone());
+    }
+    if flags.iter().any(|f| f == "--print-after-all") {
+        ctx = ctx.with_instrument(Arc::new(PrintAfterAll::new()));
+    }
+    let exec = build_with(&module, &Target::host(), &ctx)?;
+    if !timing.timings().is_empty() {
+        print!("pass timings:\n{}", timing.render());
+    }
     for f in &exec.functions {
         println!(
             "VM function `{}`: {} instructions, {} registers",

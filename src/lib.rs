@@ -9,7 +9,7 @@ pub use relax_core::{
     analysis, arith, backend, block_builder, ir, mutator, op, parser, printer, tir, transform,
     visitor,
 };
-pub use relax_core::{build, BlockBuilder, Target};
+pub use relax_core::{build, build_with, BlockBuilder, Target};
 pub use relax_runtime::{executable, kernels, native, packed, vm};
 pub use relax_runtime::{FromValue, TensorArg};
 

@@ -38,6 +38,6 @@ pub mod visitor;
 pub mod op;
 pub mod transform;
 
-pub use backend::{build, Target};
+pub use backend::{build, build_with, Target};
 pub use block_builder::BlockBuilder;
 pub use relax_runtime::{Diagnostic, Error, Span};

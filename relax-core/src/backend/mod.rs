@@ -31,7 +31,7 @@ pub use pipeline::pipeline;
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
-use crate::transform::Pass;
+use crate::transform::{Pass, PassContext};
 use relax_runtime::{Error, Executable};
 use std::fmt;
 
@@ -93,8 +93,19 @@ impl fmt::Display for Target {
 /// Compiles `module` for `target`. The module must be well formed (every
 /// violation is reported otherwise); see the module docs for the steps.
 pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
+    build_with(module, target, &PassContext::new())
+}
+
+/// [`build`], with the pipeline run in `ctx`: its instruments see every
+/// pass (print the module after each one, time them) and its disabled
+/// passes are skipped (TVM's `relax.build` inside `with PassContext(...)`).
+pub fn build_with(
+    module: &IRModule,
+    target: &Target,
+    ctx: &PassContext,
+) -> Result<Executable, Error> {
     well_formed(module).map_err(Error::Compile)?;
-    let lowered = pipeline(target).run(module.clone())?;
+    let lowered = pipeline(target).run_in(module.clone(), ctx)?;
     // `Sequential` checks between passes in debug builds only; the VM
     // compiler relies on a well-formed module in every build.
     well_formed(&lowered).map_err(Error::Compile)?;

@@ -4,6 +4,10 @@
 //!    `run(module) -> Result<IRModule, Error>`.
 //! 2. [`Sequential`] runs passes in order; in debug builds it checks
 //!    well-formedness after each one and names the pass that broke it.
+//! 3. [`Pass::run_in`] runs a pass in a [`PassContext`]: instruments
+//!    ([`PassTimingInstrument`], [`PrintAfterAll`], ...) see every pass,
+//!    nested ones included, and passes can be disabled by name. A pass
+//!    that panics becomes an error naming it.
 
 pub mod annotate_tir_op_pattern;
 pub mod bind_params;
@@ -12,8 +16,10 @@ pub mod default_schedule;
 pub mod fold_constant;
 pub mod fuse_ops;
 pub mod fuse_tir;
+pub mod instrument;
 pub mod legalize;
 pub mod legalize_ops;
+pub mod pass_context;
 pub mod to_basic_block_normal_form;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use bind_params::BindParams;
@@ -22,7 +28,11 @@ pub use default_schedule::DefaultSchedule;
 pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
 pub use fuse_tir::FuseTIR;
+pub use instrument::{
+    PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
+};
 pub use legalize_ops::LegalizeOps;
+pub use pass_context::PassContext;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 
 use crate::analysis::well_formed;
@@ -35,6 +45,13 @@ pub trait Pass: Send + Sync {
     fn name(&self) -> &str;
     /// Transforms `module`.
     fn run(&self, module: IRModule) -> Result<IRModule, Error>;
+    /// Transforms `module` in `ctx`: the context's instruments see this
+    /// pass (and, for a [`Sequential`], every pass inside it), and a
+    /// disabled pass returns `module` unchanged. Implement [`run`](Pass::run);
+    /// this default wraps it.
+    fn run_in(&self, module: IRModule, ctx: &PassContext) -> Result<IRModule, Error> {
+        ctx.run_instrumented(self.name(), module, |module| self.run(module))
+    }
 }
 
 /// Passes run one after another.
@@ -63,20 +80,25 @@ impl Pass for Sequential {
     fn name(&self) -> &str {
         "Sequential"
     }
-    fn run(&self, mut module: IRModule) -> Result<IRModule, Error> {
-        for pass in &self.passes {
-            module = pass.run(module)?;
-            if cfg!(debug_assertions) {
-                if let Err(ds) = well_formed(&module) {
-                    let mut out = vec![Diagnostic::new(
-                        "pass-broke-well-formedness",
-                        format!("pass {} produced an ill-formed module", pass.name()),
-                    )];
-                    out.extend(ds);
-                    return Err(Error::Compile(out));
+    fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        self.run_in(module, &PassContext::new())
+    }
+    fn run_in(&self, module: IRModule, ctx: &PassContext) -> Result<IRModule, Error> {
+        ctx.run_instrumented(self.name(), module, |mut module| {
+            for pass in &self.passes {
+                module = pass.run_in(module, ctx)?;
+                if cfg!(debug_assertions) {
+                    if let Err(ds) = well_formed(&module) {
+                        let mut out = vec![Diagnostic::new(
+                            "pass-broke-well-formedness",
+                            format!("pass {} produced an ill-formed module", pass.name()),
+                        )];
+                        out.extend(ds);
+                        return Err(Error::Compile(out));
+                    }
                 }
             }
-        }
-        Ok(module)
+            Ok(module)
+        })
     }
 }
