@@ -172,3 +172,36 @@ fn fma_two_outputs_cast_helper_and_if() {
     assert!(err.contains("match_cast"), "{err}");
     let _ = arr1(&[0.0f32]);
 }
+
+relax::module! {
+    /// Ops called with their attributes left to the defaults.
+    pub mod defaults {
+        #[function]
+        pub fn main(
+            x: Tensor![(1, 3, 8, 8), f32],
+            w: Tensor![(4, 3, 3, 3), f32],
+        ) -> Tensor![(1, 4, 3, 3), f32] {
+            let c = R::nn::conv2d(x, w);
+            let p = R::nn::max_pool2d(c);
+            let s = R::nn::softmax(p);
+            let m = R::matmul(s, s);
+            let t = R::sum(m, axis = [3], keepdims = true);
+            let q = R::strided_slice(R::add(m, t), axes = [2], begin = [0], end = [3]);
+            R::strided_slice(q, axes = [3], begin = [0], end = [3])
+        }
+    }
+}
+
+/// A module the DSL built prints, and the text parses back to a
+/// structurally equal module: defaulted attributes have the same types as
+/// written ones (`dilation=[1, 1]`).
+#[test]
+fn dsl_modules_survive_printing_and_parsing_back() {
+    for module in [defaults::module(), programs::module(), mlp::module()] {
+        let text = module.to_string();
+        let back: relax::ir::IRModule = text.parse().unwrap();
+        if let Err(e) = relax::ir::structural_equal_report(module, &back) {
+            panic!("{e}\n{text}");
+        }
+    }
+}

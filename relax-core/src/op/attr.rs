@@ -78,6 +78,15 @@ impl AttrSpec {
     }
 }
 
+/// The default of `spec`, in the representation a given value of its type
+/// is coerced to: a default must not differ from the same value written
+/// out (`dilation=[1, 1]` is a list of `PrimExpr`s whether it was written
+/// or defaulted), or a module would not survive printing and parsing.
+fn default_of(spec: &AttrSpec) -> Option<AttrValue> {
+    let value = default_value(spec.default)?;
+    Some(coerce(spec.ty, &value).unwrap_or(value))
+}
+
 fn default_value(d: AttrDefault) -> Option<AttrValue> {
     Some(match d {
         AttrDefault::Required => return None,
@@ -222,7 +231,7 @@ pub(super) fn normalize(op: &OpInfo, given: &Attrs) -> Result<Attrs, Diagnostic>
                     ),
                 )
             })?,
-            None => default_value(spec.default).ok_or_else(|| {
+            None => default_of(spec).ok_or_else(|| {
                 Diagnostic::new(
                     "op-missing-attr",
                     format!("{short}: missing required attribute `{}`", spec.name),
@@ -299,5 +308,38 @@ mod tests {
         let zeros = lookup("relax.zeros").unwrap();
         let e = zeros.normalize_attrs(&Attrs::new()).unwrap_err();
         assert_eq!(e.code, "op-missing-attr");
+    }
+
+    /// Every default of every op in the registry is already in the form
+    /// its type coerces to, so a defaulted attribute and the same value
+    /// written out (as the printer writes it) are structurally equal, and
+    /// normalizing twice changes nothing.
+    #[test]
+    fn defaults_are_fixpoints_of_coercion_over_the_whole_registry() {
+        let mut checked = 0;
+        for op in crate::op::all() {
+            let mut given = Vec::new();
+            for spec in op.attrs {
+                let Some(default) = super::default_of(spec) else {
+                    continue;
+                };
+                assert_eq!(
+                    super::coerce(spec.ty, &default).as_ref(),
+                    Some(&default),
+                    "{}: the default of `{}` changes when coerced",
+                    op.name,
+                    spec.name
+                );
+                given.push((spec.name, default));
+                checked += 1;
+            }
+            if op.attrs.iter().all(|s| super::default_of(s).is_some()) {
+                let defaulted = op.normalize_attrs(&Attrs::new()).unwrap();
+                let written = op.normalize_attrs(&Attrs::from_pairs(given)).unwrap();
+                assert_eq!(defaulted, written, "{}", op.name);
+                assert_eq!(op.normalize_attrs(&defaulted).unwrap(), defaulted);
+            }
+        }
+        assert!(checked > 40, "only {checked} defaults seen");
     }
 }
