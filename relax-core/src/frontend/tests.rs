@@ -131,11 +131,11 @@ class Module:
         n = T.int64()
         with R.dataflow():
             permute_dims: R.Tensor((784, 128), dtype="float32") = R.permute_dims(w0, axes=None)
-            lv0: R.Tensor((n, 128), dtype="float32") = R.matmul(x, permute_dims, out_dtype="void")
+            lv0: R.Tensor((n, 128), dtype="float32") = R.matmul(x, permute_dims, out_dtype=None)
             lv1: R.Tensor((n, 128), dtype="float32") = R.add(lv0, b0)
             lv2: R.Tensor((n, 128), dtype="float32") = R.nn.relu(lv1)
             permute_dims1: R.Tensor((128, 10), dtype="float32") = R.permute_dims(w1, axes=None)
-            lv3: R.Tensor((n, 10), dtype="float32") = R.matmul(lv2, permute_dims1, out_dtype="void")
+            lv3: R.Tensor((n, 10), dtype="float32") = R.matmul(lv2, permute_dims1, out_dtype=None)
             gv: R.Tensor((n, 10), dtype="float32") = R.add(lv3, b1)
             R.output(gv)
         return gv"#;

@@ -160,6 +160,7 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let (data, weight) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
     check_layout(call, "data_layout", "NCHW")?;
     check_layout(call, "kernel_layout", "OIHW")?;
+    check_layout(call, "out_layout", "NCHW")?;
     let out_dtype = attr_dtype(call, "out_dtype");
     let dtype = if out_dtype.is_void() {
         unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
@@ -220,6 +221,7 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
 fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
     check_layout(call, "layout", "NCHW")?;
+    check_layout(call, "out_layout", "NCHW")?;
     if !data.is_unknown_ndim() && data.ndim != 4 {
         return Err(error(
             call,
@@ -324,6 +326,7 @@ pub const OPS: &[OpInfo] = &[
             AttrSpec::new("groups", AttrType::Int, AttrDefault::Int(1)),
             AttrSpec::new("data_layout", AttrType::Str, AttrDefault::Str("NCHW")),
             AttrSpec::new("kernel_layout", AttrType::Str, AttrDefault::Str("OIHW")),
+            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::Str("NCHW")),
             AttrSpec::new(
                 "out_dtype",
                 AttrType::DataType,
@@ -344,7 +347,14 @@ pub const OPS: &[OpInfo] = &[
             AttrSpec::new("padding", AttrType::PrimExprArray, ZEROS4),
             AttrSpec::new("dilation", AttrType::PrimExprArray, ONES2),
             AttrSpec::new("ceil_mode", AttrType::Bool, AttrDefault::Bool(false)),
+            // Only average pooling reads it; max pooling keeps it for TVM's schema.
+            AttrSpec::new(
+                "count_include_pad",
+                AttrType::Bool,
+                AttrDefault::Bool(false),
+            ),
             AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::Str("NCHW")),
         ],
         infer_struct_info: infer_max_pool2d,
         purity: true,

@@ -164,7 +164,7 @@ impl Lowerer<'_> {
     fn call_tir(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
         let callee = a.take("gvar", 0);
         let args = a.take("args", 0);
-        let out = a.take("out_sinfo", 0);
+        let out = out_sinfo(a);
         let tir_vars = a.take("tir_vars", usize::MAX);
         let (Some(callee), Some(args)) = (callee, args) else {
             self.error(
@@ -201,7 +201,7 @@ impl Lowerer<'_> {
     fn call_dps_packed(&mut self, e: &syntax::Expr, a: &mut Args<'_>) -> Lowered<Expr> {
         let callee = a.take("func", 0);
         let args = a.take("args", 0);
-        let out = a.take("out_sinfo", 0);
+        let out = out_sinfo(a);
         let (Some(callee), Some(args), Some(out)) = (callee, args, out) else {
             self.error(
                 "syntax-error",
@@ -325,4 +325,12 @@ impl Lowerer<'_> {
         let call = Expr::call_full(Expr::op(&op_name), args, attrs, sinfo);
         Some(self.derive(call, e.span))
     }
+}
+
+/// The output StructInfo of a `call_tir`-like form: `out_sinfo=` as TVM
+/// wrote it up to 0.26, `out_ty=` as TVM 0.27 writes it, or the next
+/// positional argument.
+fn out_sinfo<'a>(a: &mut Args<'a>) -> Option<&'a syntax::Expr> {
+    a.take("out_sinfo", usize::MAX)
+        .or_else(|| a.take("out_ty", 0))
 }

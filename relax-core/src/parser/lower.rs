@@ -86,6 +86,11 @@ pub(super) struct Lowerer<'s> {
     /// truncate it when they end. Declared-but-undefined variables (a
     /// `T.int64()` line) are not here.
     defined: Vec<TirVar>,
+    /// Symbolic variables declared for the whole text with
+    /// `n = TypeVar("n")` before the class (as TVM 0.27 prints them). Each
+    /// function that names one gets a variable of its own, as if it had
+    /// declared it with `n = T.int64()`.
+    type_vars: HashSet<String>,
 }
 
 /// Result of lowering something whose errors were already recorded.
@@ -105,6 +110,7 @@ impl<'s> Lowerer<'s> {
             escaped: HashSet::new(),
             defined: Vec::new(),
             declare_all_syms: false,
+            type_vars: HashSet::new(),
         }
     }
 
@@ -159,11 +165,20 @@ impl<'s> Lowerer<'s> {
             .find_map(|f| f.vars.get(name).cloned())
     }
 
-    pub(super) fn lookup_sym(&self, name: &str) -> Option<TirVar> {
-        self.frames
+    /// The symbolic variable `name` in scope; a module-level `TypeVar` the
+    /// current function has not named yet is declared in it on first use.
+    pub(super) fn lookup_sym(&mut self, name: &str) -> Option<TirVar> {
+        let found = self
+            .frames
             .iter()
             .rev()
-            .find_map(|f| f.sym.get(name).cloned())
+            .find_map(|f| f.sym.get(name).cloned());
+        match found {
+            None if self.type_vars.contains(name) => {
+                Some(self.declare_sym(name, DataType::int(64)))
+            }
+            found => found,
+        }
     }
 
     /// Declares a symbolic variable in the innermost function frame.
@@ -312,10 +327,15 @@ impl<'s> Lowerer<'s> {
                 {
                     self.metadata(value);
                 }
+                StmtKind::Assign { targets, value, .. }
+                    if targets.len() == 1 && is_type_var(value, &targets[0].name) =>
+                {
+                    self.type_vars.insert(targets[0].name.clone());
+                }
                 _ => self.error(
                     "syntax-error",
                     s.span,
-                    "expected an `@I.ir_module` class or `metadata = {…}`, found another statement",
+                    "expected an `@I.ir_module` class, `metadata = {…}` or `n = TypeVar(\"n\")`, found another statement",
                 ),
             }
         }
@@ -1765,6 +1785,19 @@ fn function_kind(f: &FuncDef) -> Option<FuncKind> {
             _ => None,
         }
     })
+}
+
+/// `TypeVar("name")` (or `typing.TypeVar`) declaring `name`: TVM 0.27's
+/// module-level symbolic variable.
+fn is_type_var(value: &syntax::Expr, name: &str) -> bool {
+    match value.as_call() {
+        Some((path, args, kwargs)) => {
+            matches!(path.as_str(), "TypeVar" | "typing.TypeVar")
+                && kwargs.is_empty()
+                && matches!(args, [a] if matches!(&a.kind, SK::Str(s) if s == name))
+        }
+        None => false,
+    }
 }
 
 fn is_ir_module_decorator(d: &syntax::Expr) -> bool {

@@ -141,6 +141,14 @@ pub enum ExprKind {
     Unary(UnOp, Box<Expr>),
 }
 
+/// Names TVM 0.27 renamed (`tir` became `tirx` and its schedulable blocks
+/// `sblock`s), as (new, old): the parser reads the new as the old.
+pub const TVM_RENAMES: &[(&str, &str)] = &[
+    ("T.sblock", "T.block"),
+    ("T.sblock_alloc_buffer", "T.alloc_buffer"),
+    ("T.sblock_attr", "T.block_attr"),
+];
+
 /// An expression and its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
@@ -163,9 +171,14 @@ impl Expr {
             _ => None,
         }
     }
-    /// The dotted path joined with `.`.
+    /// The dotted path joined with `.`, with TVM 0.27's new spellings read
+    /// as the names they replace ([`TVM_RENAMES`]), so both dialects parse.
     pub fn dotted(&self) -> Option<String> {
-        self.dotted_path().map(|p| p.join("."))
+        let path = self.dotted_path()?.join(".");
+        Some(match TVM_RENAMES.iter().find(|(new, _)| *new == path) {
+            Some((_, old)) => old.to_string(),
+            None => path,
+        })
     }
     /// The callee path, positional and keyword arguments, if this is a call
     /// of a dotted name.

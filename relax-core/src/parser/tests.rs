@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ir::function::attr;
+use crate::ir::structural_equal_report;
 use crate::ir::{AttrValue, Binding, ExprKind, PrimExprKind, StructInfoKind};
 use crate::tir::PrimFuncParam;
 
@@ -1022,4 +1023,104 @@ fn constructed_module_round_trips() {
         panic!("{mismatch}\n{printed}");
     }
     assert_eq!(parsed.to_string(), printed);
+}
+
+/// The MLP as TVM 0.27 prints it after LegalizeOps (module-level `TypeVar`,
+/// `T.sblock`, `s_tir=True`, `out_ty=`, `tirx.noalias`), and the same module
+/// in the spellings of earlier TVM versions: both parse, to the same module.
+#[test]
+fn reads_tvm_0_27_and_earlier_spellings_alike() {
+    let tvm_0_27 = r#"# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import tirx as T
+# from tvm.script import relax as R
+
+n = TypeVar("n")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def add(lv1: T.Buffer((n, T.int64(128)), "float32"), b: T.Buffer((T.int64(128),), "float32"), T_add: T.Buffer((n, T.int64(128)), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        # with T.sblock("root"):
+        for ax0, ax1 in T.grid(n, T.int64(128)):
+            with T.sblock("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(lv1[v_ax0, v_ax1], b[v_ax1])
+                T.writes(T_add[v_ax0, v_ax1])
+                T_add[v_ax0, v_ax1] = lv1[v_ax0, v_ax1] + b[v_ax1]
+
+    @R.function
+    def main(x: R.Tensor((n, 128), dtype="float32"), b: R.Tensor((128,), dtype="float32")) -> R.Tensor((n, 128), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv = R.call_tir(cls.add, (x, b), out_ty=R.Tensor((n, 128), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let earlier = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add(var_lv1: T.handle, b: T.Buffer((T.int64(128),), "float32"), var_T_add: T.handle):
+        T.func_attr({"tirx.noalias": True})
+        n = T.int64()
+        lv1 = T.match_buffer(var_lv1, (n, T.int64(128)))
+        T_add = T.match_buffer(var_T_add, (n, T.int64(128)))
+        for ax0, ax1 in T.grid(n, T.int64(128)):
+            with T.block("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(lv1[v_ax0, v_ax1], b[v_ax1])
+                T.writes(T_add[v_ax0, v_ax1])
+                T_add[v_ax0, v_ax1] = lv1[v_ax0, v_ax1] + b[v_ax1]
+
+    @R.function
+    def main(x: R.Tensor(("n", 128), dtype="float32"), b: R.Tensor((128,), dtype="float32")) -> R.Tensor(("n", 128), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            gv = R.call_tir(cls.add, (x, b), out_sinfo=R.Tensor((n, 128), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let new = parse(tvm_0_27);
+    // Each function has a symbolic `n` of its own, as if declared in it.
+    let printed = new.to_string();
+    assert!(
+        printed.contains("\nn = TypeVar(\"n\")\n@I.ir_module"),
+        "{printed}"
+    );
+    structural_equal_report(&new, &parse(&printed)).unwrap();
+    structural_equal_report(&new, &parse(earlier)).unwrap();
+    // `T.match_buffer` with the dtype as a keyword, as TVM's tests write it.
+    let keyword = earlier.replace(
+        "(var_T_add, (n, T.int64(128)))",
+        "(var_T_add, (n, T.int64(128)), dtype=\"float32\")",
+    );
+    structural_equal_report(&new, &parse(&keyword)).unwrap();
+    let old_buffers = earlier
+        .replace(
+            "var_lv1: T.handle",
+            "lv1: T.Buffer((n, T.int64(128)), \"float32\")",
+        )
+        .replace(
+            "var_T_add: T.handle",
+            "T_add: T.Buffer((n, T.int64(128)), \"float32\")",
+        )
+        .replace(
+            "        lv1 = T.match_buffer(var_lv1, (n, T.int64(128)))\n",
+            "",
+        )
+        .replace(
+            "        T_add = T.match_buffer(var_T_add, (n, T.int64(128)))\n",
+            "",
+        );
+    structural_equal_report(&new, &parse(&old_buffers)).unwrap();
+}
+
+#[test]
+fn a_module_level_statement_other_than_a_type_var_is_an_error() {
+    let e = "m = TypeVar(\"n\")\n@I.ir_module\nclass Module:\n    pass\n"
+        .parse::<IRModule>()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`n = TypeVar(\"n\")`"), "{e}");
 }

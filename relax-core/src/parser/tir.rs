@@ -106,7 +106,9 @@ impl Lowerer<'_> {
                 for (k, v) in kwargs {
                     match (k.name.as_str(), &v.kind) {
                         ("private", SK::Bool(b)) => private = *b,
-                        ("check_well_formed", _) => {}
+                        // TVM 0.27 marks functions with schedulable blocks
+                        // `s_tir=True`; every PrimFunc here may have them.
+                        ("check_well_formed", _) | ("s_tir", SK::Bool(_)) => {}
                         _ => self.error(
                             "syntax-error",
                             k.span,
@@ -137,6 +139,9 @@ impl Lowerer<'_> {
             if is_sym_decl(s) {
                 continue; // declared by `tir_prelude`
             }
+            if match_buffer_stmt(s).is_some() {
+                continue; // a parameter, read by `prim_func_params`
+            }
             body.push(s.clone());
         }
         let mut scope = TirScope::default();
@@ -162,6 +167,9 @@ impl Lowerer<'_> {
         let mut scalars = Vec::new();
         for p in &f.params {
             let Some(a) = &p.annotation else { continue };
+            if is_handle(a) && has_match_buffer(f, &p.name.name) {
+                continue;
+            }
             if let Some(dt) = scalar_annotation(a) {
                 match dt {
                     Ok(dt) => {
@@ -189,6 +197,22 @@ impl Lowerer<'_> {
                 );
                 continue;
             };
+            // `var_A: T.handle` with `A = T.match_buffer(var_A, shape, dtype)`
+            // in the body: the parameter is the buffer `A`. A handle without
+            // one stays an opaque scalar parameter.
+            let matched = f
+                .body
+                .iter()
+                .filter_map(match_buffer_stmt)
+                .find(|m| m.handle == p.name.name);
+            if let (true, Some(m)) = (is_handle(a), matched) {
+                if let Some(b) =
+                    self.buffer_decl(m.target, "T.match_buffer", m.span, m.args, m.kwargs, None)
+                {
+                    params.push(PrimFuncParam::Buffer(b));
+                }
+                continue;
+            }
             if scalar_annotation(a).is_some() {
                 if let Some((_, v)) = scalars.iter().find(|(n, _)| *n == p.name.name) {
                     params.push(PrimFuncParam::Scalar(v.clone()));
@@ -1072,6 +1096,46 @@ fn is_sym_decl(s: &Stmt) -> bool {
 }
 
 /// `T.int64` (also `T.int64()`): the scalar dtype, if `a` names one.
+/// `T.handle`: an untyped parameter that a `T.match_buffer` turns into a buffer.
+fn is_handle(a: &syntax::Expr) -> bool {
+    a.dotted().as_deref() == Some("T.handle")
+}
+
+/// Whether the body of `f` matches a buffer to the handle `param`.
+fn has_match_buffer(f: &FuncDef, param: &str) -> bool {
+    f.body
+        .iter()
+        .filter_map(match_buffer_stmt)
+        .any(|m| m.handle == param)
+}
+
+/// `A = T.match_buffer(var_A, shape, dtype, …)`, taken apart.
+struct MatchBuffer<'a> {
+    target: &'a str,
+    handle: &'a str,
+    args: &'a [syntax::Expr],
+    kwargs: &'a [(syntax::Ident, syntax::Expr)],
+    span: Span,
+}
+
+fn match_buffer_stmt(s: &Stmt) -> Option<MatchBuffer<'_>> {
+    let StmtKind::Assign { targets, value, .. } = &s.kind else {
+        return None;
+    };
+    let (path, args, kwargs) = value.as_call()?;
+    if path != "T.match_buffer" || targets.len() != 1 {
+        return None;
+    }
+    let (first, rest) = args.split_first()?;
+    Some(MatchBuffer {
+        target: &targets[0].name,
+        handle: first.as_name()?,
+        args: rest,
+        kwargs,
+        span: value.span,
+    })
+}
+
 fn scalar_annotation(a: &syntax::Expr) -> Option<Result<DataType, String>> {
     let path = match &a.kind {
         SK::Attr(..) => a.dotted()?,

@@ -40,20 +40,27 @@ use crate::ir::function::Function;
 use crate::ir::module::{BaseFunc, IRModule};
 use metadata::Constants;
 use relax::Printer;
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// The import comments TVM writes above a script: `I` for modules, `R`
 /// always, `T` when the text uses it.
-fn header(module: bool, uses_tir: bool) -> String {
+fn header(module: bool, uses_tir: bool, type_vars: &BTreeSet<String>) -> String {
     let mut h = String::new();
+    if !type_vars.is_empty() {
+        h.push_str("# from typing import TypeVar\n");
+    }
     if module {
         h.push_str("# from tvm.script import ir as I\n");
     }
     h.push_str("# from tvm.script import relax as R\n");
     if uses_tir {
-        h.push_str("# from tvm.script import tir as T\n");
+        h.push_str("# from tvm.script import tirx as T\n");
     }
     h.push('\n');
+    for name in type_vars {
+        h.push_str(&format!("{name} = TypeVar({})\n", prim::quote(name)));
+    }
     h
 }
 
@@ -63,7 +70,7 @@ pub fn function_to_string(name: &str, f: &Function) -> String {
     let mut p = Printer::new(Constants::Inline);
     p.function(name, f, true);
     let body = p.take_text();
-    format!("{}{body}", header(false, p.uses_tir))
+    format!("{}{body}", header(false, p.uses_tir, &BTreeSet::new()))
 }
 
 /// The name a function printed alone goes by: its global symbol, else `main`.
@@ -77,6 +84,7 @@ impl fmt::Display for IRModule {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut p = Printer::new(Constants::metadata());
         p.indent = 1;
+        p.type_vars = Some(BTreeSet::new());
         for (i, (gv, func)) in self.functions().enumerate() {
             if i > 0 {
                 p.line("");
@@ -94,7 +102,11 @@ impl fmt::Display for IRModule {
         write!(
             out,
             "{}@I.ir_module\nclass Module:\n{body}",
-            header(true, p.uses_tir)
+            header(
+                true,
+                p.uses_tir,
+                p.type_vars.as_ref().unwrap_or(&BTreeSet::new())
+            )
         )?;
         if let Some(section) = p.consts.section() {
             write!(out, "\n\n{section}")?;

@@ -251,6 +251,9 @@ impl Printer {
             AttrValue::Int(i) => i.to_string(),
             AttrValue::Float(x) => relax_runtime::tensor::format_float(*x, 64),
             AttrValue::Str(s) => quote(s),
+            // "No dtype" (same as the input) is `None`, as TVM prints it;
+            // TVM 0.27 rejects `"void"` there.
+            AttrValue::DataType(d) if d.is_void() => "None".into(),
             AttrValue::DataType(d) => quote(&d.to_string()),
             AttrValue::PrimExpr(e) => self.prim(e),
             AttrValue::Array(items) => {

@@ -16,7 +16,7 @@ use crate::ir::expr::{Binding, BindingBlock, Call, Expr, ExprKind, If, SeqExpr, 
 use crate::ir::function::{attr, Function};
 use crate::ir::prim_expr::TirVar;
 use crate::ir::struct_info::StructInfo;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// Printing state for one text (a module, a function or an expression).
 pub(crate) struct Printer {
@@ -33,6 +33,14 @@ pub(crate) struct Printer {
     pub(crate) in_signature: bool,
     /// Symbolic vars declared (`n = T.int64()`) by the enclosing functions.
     declared: HashSet<TirVar>,
+    /// When printing a module: the names of the `int64` symbolic vars of
+    /// PrimFunc signatures, declared once before the class as
+    /// `n = TypeVar("n")` (TVM 0.27's form; TVM rejects a PrimFunc whose
+    /// signature uses a var its body declares).
+    pub(crate) type_vars: Option<BTreeSet<String>>,
+    /// Whether the function being printed names a global (`cls.f`), so it
+    /// starts with `cls = Module`.
+    uses_cls: bool,
 }
 
 impl Printer {
@@ -46,6 +54,8 @@ impl Printer {
             uses_tir: false,
             in_signature: false,
             declared: HashSet::new(),
+            type_vars: None,
+            uses_cls: false,
         }
     }
 
@@ -131,6 +141,8 @@ impl Printer {
             self.line(&format!("R.func_attr({dict})"));
         }
         let outer_declared = self.declared.clone();
+        let outer_cls = std::mem::replace(&mut self.uses_cls, false);
+        let cls_at = self.out.len();
         self.declare_tir_vars(f);
         let ret = match f.body.as_seq() {
             Some(seq) => {
@@ -140,6 +152,13 @@ impl Printer {
             None => self.expr(&f.body),
         };
         self.line(&format!("return {ret}"));
+        if self.uses_cls && outer_cls {
+            // A nested function: the enclosing one already has `cls`.
+        } else if self.uses_cls {
+            let line = format!("{}cls = Module\n", "    ".repeat(self.indent));
+            self.out.insert_str(cls_at, &line);
+        }
+        self.uses_cls |= outer_cls;
         self.declared = outer_declared;
         self.indent -= 1;
     }
@@ -262,7 +281,10 @@ impl Printer {
         match e.kind() {
             ExprKind::Constant(t) => self.consts.reference(e.node_id(), t),
             ExprKind::Var(v) => self.var_name(v),
-            ExprKind::GlobalVar(g) => format!("cls.{}", sanitize(g.name_hint())),
+            ExprKind::GlobalVar(g) => {
+                self.uses_cls = true;
+                format!("cls.{}", sanitize(g.name_hint()))
+            }
             ExprKind::Tuple(fields) => {
                 let fields: Vec<String> = fields.iter().map(|f| self.expr(f)).collect();
                 py_tuple(&fields)
@@ -340,8 +362,9 @@ impl Printer {
                 let sinfos = self.sinfo_list(&c.sinfo_args);
                 match sinfos.as_slice() {
                     [] => {}
-                    [one] => parts.push(format!("out_sinfo={one}")),
-                    _ => parts.push(format!("out_sinfo=[{}]", sinfos.join(", "))),
+                    // TVM 0.27's keyword (it was `out_sinfo=` before).
+                    [one] => parts.push(format!("out_ty={one}")),
+                    _ => parts.push(format!("out_ty=[{}]", sinfos.join(", "))),
                 }
                 if let Some(t) = tir_vars {
                     parts.push(format!("tir_vars={t}"));

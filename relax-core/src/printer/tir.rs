@@ -62,10 +62,18 @@ impl Printer {
     pub(crate) fn prim_func(&mut self, name: &str, f: &PrimFunc) {
         self.uses_tir = true;
         let global_symbol = f.attrs.get(attr::GLOBAL_SYMBOL).and_then(|v| v.as_str());
+        let mut options = Vec::new();
         if global_symbol.is_none() {
-            self.line("@T.prim_func(private=True)");
-        } else {
+            options.push("private=True");
+        }
+        if f.body.contains_block() {
+            // TVM 0.27 accepts blocks only in functions marked schedulable.
+            options.push("s_tir=True");
+        }
+        if options.is_empty() {
             self.line("@T.prim_func");
+        } else {
+            self.line(&format!("@T.prim_func({})", options.join(", ")));
         }
         let mut params = Vec::new();
         let mut shape_vars: Vec<TirVar> = Vec::new();
@@ -110,7 +118,12 @@ impl Printer {
                 .any(|p| matches!(p, PrimFuncParam::Scalar(s) if *s == v));
             if !is_param {
                 let name = self.tir_var_name(&v);
-                self.line(&format!("{name} = T.{}()", v.dtype()));
+                match &mut self.type_vars {
+                    Some(module_vars) if v.dtype() == DataType::int(64) => {
+                        module_vars.insert(name);
+                    }
+                    _ => self.line(&format!("{name} = T.{}()", v.dtype())),
+                }
             }
         }
         let mut loops = Vec::new();
@@ -284,7 +297,7 @@ impl Printer {
     }
 
     fn tir_block(&mut self, b: &Block, loops: &mut Vec<LoopScope>) {
-        self.line(&format!("with T.block({}):", quote(&b.name)));
+        self.line(&format!("with T.sblock({}):", quote(&b.name)));
         self.indent += 1;
         let remap = b.iter_vars.len() >= 2
             && b.iter_vars.len() == b.iter_values.len()

@@ -145,4 +145,23 @@ impl Stmt {
     pub fn no_op() -> Stmt {
         Stmt::Evaluate(PrimExpr::int_of(relax_runtime::DataType::i32(), 0))
     }
+
+    /// Whether a TensorIR block occurs in this statement.
+    pub fn contains_block(&self) -> bool {
+        match self {
+            Stmt::Block(_) => true,
+            Stmt::For { body, .. } | Stmt::Allocate { body, .. } | Stmt::LetStmt { body, .. } => {
+                body.contains_block()
+            }
+            Stmt::IfThenElse {
+                then_case,
+                else_case,
+                ..
+            } => {
+                then_case.contains_block() || else_case.as_ref().is_some_and(|e| e.contains_block())
+            }
+            Stmt::Seq(stmts) => stmts.iter().any(Stmt::contains_block),
+            Stmt::BufferStore { .. } | Stmt::Evaluate(_) => false,
+        }
+    }
 }

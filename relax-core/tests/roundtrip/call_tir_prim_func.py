@@ -1,6 +1,6 @@
 # from tvm.script import ir as I
 # from tvm.script import relax as R
-# from tvm.script import tir as T
+# from tvm.script import tirx as T
 
 @I.ir_module
 class Module:
@@ -11,9 +11,10 @@ class Module:
 
     @R.function
     def main(x: R.Tensor((1, 784), dtype="float32"), w: R.Tensor((784, 128), dtype="float32"), b: R.Tensor((128,), dtype="float32")) -> R.Tensor((1, 128), dtype="float32"):
+        cls = Module
         with R.dataflow():
-            lv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((1, 128), dtype="float32"))
-            gv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.add, (lv, b), out_sinfo=R.Tensor((1, 128), dtype="float32"))
+            lv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.matmul, (x, w), out_ty=R.Tensor((1, 128), dtype="float32"))
+            gv: R.Tensor((1, 128), dtype="float32") = R.call_tir(cls.add, (lv, b), out_ty=R.Tensor((1, 128), dtype="float32"))
             R.output(gv)
         return gv
 

@@ -15,6 +15,7 @@ class Module:
 
     @R.function
     def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        cls = Module
         f: R.Callable((R.Tensor((2,), dtype="float32"),), R.Tensor((2,), dtype="float32"), True) = cls.double
         y: R.Tensor((2,), dtype="float32") = cls.apply(f, x)
         z: R.Tensor((2,), dtype="float32") = cls.apply(cls.double, y)

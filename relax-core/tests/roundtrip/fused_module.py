@@ -7,7 +7,7 @@ class Module:
     def fused_matmul_add0(x: R.Tensor((1, 4), dtype="float32"), w: R.Tensor((4, 3), dtype="float32"), b: R.Tensor((3,), dtype="float32")) -> R.Tensor((1, 3), dtype="float32"):
         R.func_attr({"Primitive": 1})
         with R.dataflow():
-            lv: R.Tensor((1, 3), dtype="float32") = R.matmul(x, w, out_dtype="void")
+            lv: R.Tensor((1, 3), dtype="float32") = R.matmul(x, w, out_dtype=None)
             gv: R.Tensor((1, 3), dtype="float32") = R.add(lv, b)
             R.output(gv)
         return gv
@@ -16,13 +16,14 @@ class Module:
     def fused_matmul_add1(x: R.Tensor((1, 3), dtype="float32"), w: R.Tensor((3, 2), dtype="float32"), b: R.Tensor((2,), dtype="float32")) -> R.Tensor((1, 2), dtype="float32"):
         R.func_attr({"Primitive": 1})
         with R.dataflow():
-            lv: R.Tensor((1, 2), dtype="float32") = R.matmul(x, w, out_dtype="void")
+            lv: R.Tensor((1, 2), dtype="float32") = R.matmul(x, w, out_dtype=None)
             gv: R.Tensor((1, 2), dtype="float32") = R.add(lv, b)
             R.output(gv)
         return gv
 
     @R.function
     def main(x: R.Tensor((1, 4), dtype="float32")) -> R.Tensor((1, 2), dtype="float32"):
+        cls = Module
         with R.dataflow():
             lv: R.Tensor((4, 3), dtype="float32") = R.permute_dims(metadata["relax.expr.Constant"][0], axes=None)
             lv2: R.Tensor((1, 3), dtype="float32") = cls.fused_matmul_add0(x, lv, metadata["relax.expr.Constant"][1])

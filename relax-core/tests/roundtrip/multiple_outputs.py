@@ -1,13 +1,14 @@
 # from tvm.script import ir as I
 # from tvm.script import relax as R
-# from tvm.script import tir as T
+# from tvm.script import tirx as T
 
 @I.ir_module
 class Module:
     @R.function
     def main(x: R.Tensor((4, 2), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        cls = Module
         with R.dataflow():
-            lv: R.Tuple(R.Tensor((2, 2), dtype="float32"), R.Tensor((2, 2), dtype="float32")) = R.call_tir(cls.split, (x,), out_sinfo=[R.Tensor((2, 2), dtype="float32"), R.Tensor((2, 2), dtype="float32")])
+            lv: R.Tuple(R.Tensor((2, 2), dtype="float32"), R.Tensor((2, 2), dtype="float32")) = R.call_tir(cls.split, (x,), out_ty=[R.Tensor((2, 2), dtype="float32"), R.Tensor((2, 2), dtype="float32")])
             lv1: R.Tensor((2, 2), dtype="float32") = lv[0]
             lv2: R.Tensor((2, 2), dtype="float32") = lv[1]
             gv: R.Tensor((2, 2), dtype="float32") = R.add(lv1, lv2)

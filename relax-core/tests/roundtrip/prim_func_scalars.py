@@ -1,13 +1,14 @@
 # from tvm.script import ir as I
 # from tvm.script import relax as R
-# from tvm.script import tir as T
+# from tvm.script import tirx as T
 
 @I.ir_module
 class Module:
     @R.function
     def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        cls = Module
         n = T.int64()
-        y: R.Tensor((n, 4), dtype="float32") = R.call_tir(cls.scale, (x,), out_sinfo=R.Tensor((n, 4), dtype="float32"), tir_vars=R.shape([n]))
+        y: R.Tensor((n, 4), dtype="float32") = R.call_tir(cls.scale, (x,), out_ty=R.Tensor((n, 4), dtype="float32"), tir_vars=R.shape([n]))
         return y
 
     @T.prim_func

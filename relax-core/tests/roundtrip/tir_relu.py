@@ -1,13 +1,13 @@
 # from tvm.script import ir as I
 # from tvm.script import relax as R
-# from tvm.script import tir as T
+# from tvm.script import tirx as T
 
 @I.ir_module
 class Module:
-    @T.prim_func
+    @T.prim_func(s_tir=True)
     def relu(A: T.Buffer((2, 8), "float32"), B: T.Buffer((2, 8), "float32")):
         for i, j in T.grid(2, 8):
-            with T.block("compute"):
+            with T.sblock("compute"):
                 vi, vj = T.axis.remap("SS", [i, j])
                 T.reads(A[vi, vj])
                 T.writes(B[vi, vj])

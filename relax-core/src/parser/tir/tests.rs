@@ -139,14 +139,17 @@ fn prints_every_statement_form() {
     );
     let m = IRModule::from_functions([(crate::ir::expr::GlobalVar::new("k"), BaseFunc::Prim(f))]);
     let text = m.to_string();
-    let want = r#"    @T.prim_func(private=True)
+    assert!(
+        text.contains("\nn = TypeVar(\"n\")\n@I.ir_module"),
+        "{text}"
+    );
+    let want = r#"    @T.prim_func(private=True, s_tir=True)
     def k(A: T.Buffer((n, 8), "float32"), B: T.Buffer((n,), "float32")):
-        n = T.int64()
         tmp = T.alloc_buffer((8,), "int32")
         for j in T.vectorized(8):
             tmp[j] = T.Cast("int32", 3)
         for i in T.parallel(1, 1 + (n - 1)):
-            with T.block("B"):
+            with T.sblock("B"):
                 vi = T.axis.spatial((1, 1 + (n - 1)), i)
                 T.reads(A[vi, 0:8])
                 T.writes(B[vi])
@@ -174,15 +177,15 @@ fn parse_errors_say_what_was_expected() {
         ("        for i in range(4):\n            A[i] = B[i]\n", "expected a value of dtype float32"),
         ("        for i in range(4):\n            B[i] = B[i] / 2\n", "`//` for integer division"),
         ("        for i in range(4):\n            A[i, 0] = T.float32(0.0)\n", "expected 1 indices for buffer A"),
-        ("        for i in range(4):\n            with T.block(\"b\"):\n                vi, vj = T.axis.remap(\"SS\", [i, k])\n                A[vi] = T.float32(0.0)\n", "expected an enclosing loop variable"),
+        ("        for i in range(4):\n            with T.sblock(\"b\"):\n                vi, vj = T.axis.remap(\"SS\", [i, k])\n                A[vi] = T.float32(0.0)\n", "expected an enclosing loop variable"),
         ("        for i in range(4):\n            A[i] = T.frobnicate(A[i])\n", "expected an intrinsic"),
         ("        for i in T.grid(4, 4):\n            A[i] = T.float32(0.0)\n", "one extent per loop variable"),
-        ("        for i in range(4):\n            with T.block(\"b\"):\n                T.reads(C[i])\n                A[i] = T.float32(0.0)\n", "undefined `C`"),
+        ("        for i in range(4):\n            with T.sblock(\"b\"):\n                T.reads(C[i])\n                A[i] = T.float32(0.0)\n", "undefined `C`"),
         ("        for i in range(4):\n            A[i] = T.min(A[i], B[i])\n", "expected arguments of `T.min` of one dtype, found `A[i]` of float32 and `B[i]` of int32 (use `T.Cast`)"),
         ("        for i in range(4):\n            A[i] = A[i] + B[i]\n", "expected operands of `+` of one dtype"),
         ("        for i in range(4):\n            A[i] = T.float32()\n", "expected a value in `T.float32(…)`, found none"),
         ("        for i in range(4):\n            A[i] = A[0:2]\n", "expected an index, found a slice"),
-        ("        for i in range(4):\n            with T.block(\"b\"):\n                T.reads(A[i, 0])\n                A[i] = T.float32(0.0)\n", "expected 1 indices for buffer A, found 2"),
+        ("        for i in range(4):\n            with T.sblock(\"b\"):\n                T.reads(A[i, 0])\n                A[i] = T.float32(0.0)\n", "expected 1 indices for buffer A, found 2"),
     ];
     for (body, want) in cases {
         let es = errors(&format!("{head}{body}"));
@@ -304,7 +307,7 @@ fn interprets_softmax_if_else_and_symbolic_dims() {
 fn interpreter_errors_for_out_of_bounds_and_shape_mismatch() {
     let f = prim(
         r#"A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")"#,
-        "        for i in range(4):\n            with T.block(\"B\"):\n                vi = T.axis.spatial(4, i)\n                T.reads(A[vi])\n                T.writes(B[vi])\n                B[vi] = A[vi + 1]\n",
+        "        for i in range(4):\n            with T.sblock(\"B\"):\n                vi = T.axis.spatial(4, i)\n                T.reads(A[vi])\n                T.writes(B[vi])\n                B[vi] = A[vi + 1]\n",
     );
     let a = f32t(&[4], vec![1., 2., 3., 4.]);
     let mut out = [zeros(&[4])];

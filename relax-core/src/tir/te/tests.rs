@@ -154,9 +154,7 @@ fn call_te_adds_a_prim_func_and_calls_it() {
     well_formed(&m).unwrap();
     let text = m.to_string();
     assert!(
-        text.contains(
-            "R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((n, 5), dtype=\"float32\"))"
-        ),
+        text.contains("R.call_tir(cls.matmul, (x, w), out_ty=R.Tensor((n, 5), dtype=\"float32\"))"),
         "{text}"
     );
     assert!(text.contains("cls.matmul1"), "{text}");

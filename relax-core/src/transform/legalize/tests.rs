@@ -574,9 +574,7 @@ fn symbolic_dims_stay_symbolic() {
     let legal = LegalizeOps.run(module).unwrap();
     let text = legal.to_string();
     assert!(
-        text.contains(
-            "R.call_tir(cls.add, (x0, x1), out_sinfo=R.Tensor((n, 4), dtype=\"float32\"))"
-        ),
+        text.contains("R.call_tir(cls.add, (x0, x1), out_ty=R.Tensor((n, 4), dtype=\"float32\"))"),
         "{text}"
     );
     // `n` is bound from the first buffer: no scalar parameter, no tir_vars.
