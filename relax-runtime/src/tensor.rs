@@ -440,7 +440,14 @@ pub fn format_float(v: f64, bits: u16) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     let s = if bits == 32 {
-        format!("{:?}", v as f32)
+        let short = format!("{:?}", v as f32);
+        // The shortest text of f32::MAX (3.4028235e38) reads back as a
+        // double beyond f32's range, which TVM rejects: such values print
+        // with the digits of the exact double instead.
+        match short.parse::<f64>() {
+            Ok(d) if d.abs() > f64::from(f32::MAX) => format!("{:?}", f64::from(v as f32)),
+            _ => short,
+        }
     } else {
         format!("{v:?}")
     };
@@ -454,6 +461,16 @@ pub fn format_float(v: f64, bits: u16) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_text_stays_in_range() {
+        assert_eq!(format_float(1.5, 32), "1.5");
+        let max = format_float(f64::from(f32::MAX), 32);
+        assert!(max.parse::<f64>().unwrap() <= f64::from(f32::MAX), "{max}");
+        assert_eq!(max.parse::<f64>().unwrap() as f32, f32::MAX);
+        let min = format_float(f64::from(f32::MIN), 32);
+        assert_eq!(min.parse::<f64>().unwrap() as f32, f32::MIN);
+    }
 
     #[test]
     fn build_and_read_back() {

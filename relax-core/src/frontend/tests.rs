@@ -371,7 +371,7 @@ fn call_packed_in_an_impure_function() {
     let t = text(&l);
     assert!(t.contains("@R.function(pure=False)"), "{t}");
     assert!(
-        t.contains(r#"y: R.Tensor((2,), dtype="float32") = R.call_packed("my.double", x, sinfo_args=R.Tensor((2,), dtype="float32"))"#),
+        t.contains(r#"y: R.Tensor((2,), dtype="float32") = R.call_packed("my.double", x, ty_args=(R.Tensor((2,), dtype="float32"),))"#),
         "{t}"
     );
 }

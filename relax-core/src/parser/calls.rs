@@ -3,8 +3,8 @@
 //! | text | IR |
 //! |---|---|
 //! | `R.add(x, y, key=v)` | `Call(Op relax.add, [x, y], attrs)` |
-//! | `R.op(…, sinfo_args=S)` / `(S1, S2)` | the same, with `sinfo_args` |
-//! | `R.call_tir(cls.f, (x,), out_sinfo=S, tir_vars=R.shape([n]))` | `Call(Op relax.call_tir, [f, Tuple(x), shape?], sinfo_args=[S])`; `out_sinfo=[S1, S2]` gives two |
+//! | `R.op(…, sinfo_args=S)` / `(S1, S2)` (TVM 0.27: `ty_args=`) | the same, with `sinfo_args` |
+//! | `R.call_tir(cls.f, (x,), out_sinfo=S, tir_vars=R.shape([n]))` | `Call(Op relax.call_tir, [f, Tuple(x), shape?], sinfo_args=[S])`; `out_sinfo=[S1, S2]` gives two; TVM 0.27 writes `out_ty=` |
 //! | `R.call_dps_packed("ext", (x,), out_sinfo=S)` | `Call(Op relax.call_dps_packed, [ExternFunc ext, Tuple(x)], sinfo_args=[S])` |
 //! | `R.call_packed("ext", x, sinfo_args=S)` | `Call(ExternFunc ext, [x], sinfo_args=[S])` |
 //! | `R.call_pure_packed("ext", x, sinfo_args=S)` | `Call(Op relax.call_pure_packed, [ExternFunc ext, x], sinfo_args=[S])` |
@@ -255,10 +255,12 @@ impl Lowerer<'_> {
         };
         let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
         let args = self.rexprs(&items);
-        let sinfo = match a.take("sinfo_args", usize::MAX) {
+        let sinfo = match sinfo_args(a) {
             Some(v) => self.sinfo_list(v),
             None => Some(vec![]),
         };
+        // TVM 0.27 prints the (empty) attributes' type of a packed call.
+        a.take("attrs_type_key", usize::MAX);
         let attrs = self.op_attrs(a);
         let (f, args, sinfo, attrs) = (f?, args?, sinfo?, attrs?);
         let call = if name == "call_packed" {
@@ -306,7 +308,7 @@ impl Lowerer<'_> {
         };
         let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
         let args = self.rexprs(&items);
-        let sinfo = match a.take("sinfo_args", usize::MAX) {
+        let sinfo = match sinfo_args(a) {
             Some(v) => self.sinfo_list(v),
             None => Some(vec![]),
         };
@@ -333,4 +335,11 @@ impl Lowerer<'_> {
 fn out_sinfo<'a>(a: &mut Args<'a>) -> Option<&'a syntax::Expr> {
     a.take("out_sinfo", usize::MAX)
         .or_else(|| a.take("out_ty", 0))
+}
+
+/// The StructInfo arguments of a call: `sinfo_args=` as TVM wrote them up
+/// to 0.26, `ty_args=` as TVM 0.27 writes them.
+fn sinfo_args<'a>(a: &mut Args<'a>) -> Option<&'a syntax::Expr> {
+    a.take("sinfo_args", usize::MAX)
+        .or_else(|| a.take("ty_args", usize::MAX))
 }

@@ -1534,17 +1534,16 @@ impl<'s> Lowerer<'s> {
                     );
                     return None;
                 }
-                let mut d = Diagnostic::new(
-                    "undefined-variable",
-                    format!("expected a variable, found undefined `{n}`"),
-                )
-                .with_span(e.span);
-                if self.lookup_sym(n).is_some() {
-                    d = d.with_note(format!(
-                        "`{n}` is a symbolic variable; use `R.prim_value({n})` or `R.shape([{n}])`"
-                    ));
+                // A symbolic variable as a value is its `PrimValue`, as
+                // TVM 0.27 prints it (`v: T.int64 = n`).
+                if let Some(sym) = self.lookup_sym(n) {
+                    return Some(Expr::prim_value(sym.to_expr()));
                 }
-                self.errors.push(d);
+                self.error(
+                    "undefined-variable",
+                    e.span,
+                    format!("expected a variable, found undefined `{n}`"),
+                );
                 None
             }
             SK::Attr(..) => {
@@ -1812,9 +1811,15 @@ fn is_ir_module_decorator(d: &syntax::Expr) -> bool {
 }
 
 /// `T.int64()` and friends: the dtype of a symbolic variable declaration,
-/// or the bad name.
+/// or the bad name. `TypeVar("n")`, which TVM 0.27 prints in the body of a
+/// nested function, declares an `int64` one.
 fn sym_decl_dtype(v: &syntax::Expr) -> Option<Result<relax_runtime::DataType, String>> {
     let (path, args, kwargs) = v.as_call()?;
+    if matches!(path.as_str(), "TypeVar" | "typing.TypeVar")
+        && matches!(args, [a] if matches!(a.kind, SK::Str(_)))
+    {
+        return Some(Ok(relax_runtime::DataType::int(64)));
+    }
     let name = path.strip_prefix("T.")?;
     if !args.is_empty() || !kwargs.is_empty() {
         return None;

@@ -41,7 +41,12 @@ impl Lowerer<'_> {
         let bare = !matches!(e.kind, SK::Call { .. });
         let mut a = Args::new(args, kwargs);
         let result = match path.as_str() {
-            "R.Object" => Some(StructInfo::object()),
+            // TVM 0.27 calls the object StructInfo `R.Any`.
+            "R.Object" | "R.Any" => Some(StructInfo::object()),
+            // TVM 0.27 writes `R.Prim("int64")` as the TIR type `T.int64`.
+            p if bare && p.starts_with("T.") && p[2..].parse::<DataType>().is_ok() => {
+                p[2..].parse::<DataType>().ok().map(StructInfo::prim)
+            }
             "R.Tensor" if bare => Some(StructInfo::tensor_ndim(UNKNOWN_NDIM, DataType::void())),
             "R.Tensor" => self.tensor(&mut a, declare_bare),
             "R.Shape" if bare => Some(StructInfo::shape_ndim(UNKNOWN_NDIM)),

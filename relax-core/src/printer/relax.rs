@@ -377,11 +377,10 @@ impl Printer {
                     parts.push(self.expr(a));
                 }
                 self.keyword_attrs(&c.attrs, &mut parts);
+                // TVM 0.27's keyword (it was `sinfo_args=` before).
                 let sinfos = self.sinfo_list(&c.sinfo_args);
-                match sinfos.as_slice() {
-                    [] => {}
-                    [one] => parts.push(format!("sinfo_args={one}")),
-                    _ => parts.push(format!("sinfo_args={}", py_tuple(&sinfos))),
+                if !sinfos.is_empty() {
+                    parts.push(format!("ty_args={}", py_tuple(&sinfos)));
                 }
                 return format!("R.call_packed({})", parts.join(", "));
             }
@@ -394,8 +393,14 @@ impl Printer {
         }
         self.keyword_attrs(&c.attrs, &mut parts);
         if !c.sinfo_args.is_empty() {
+            // `call_pure_packed` takes TVM 0.27's `ty_args=`; an op call with
+            // StructInfo arguments (this project's extension) `sinfo_args=`.
+            let key = match c.op.kind() {
+                ExprKind::Op(op) if op.name() == "relax.call_pure_packed" => "ty_args",
+                _ => "sinfo_args",
+            };
             let sinfos = self.sinfo_list(&c.sinfo_args);
-            parts.push(format!("sinfo_args={}", py_tuple(&sinfos)));
+            parts.push(format!("{key}={}", py_tuple(&sinfos)));
         }
         format!("{callee}({})", parts.join(", "))
     }

@@ -309,7 +309,7 @@ class Module:
     @R.function(pure=False, private=True)
     def helper(a: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
         R.func_attr({"Primitive": 1, "Codegen": "x\"y"})
-        r: R.Tensor((2,), dtype="float32") = R.call_packed("my_print", a, R.str("hi"), sinfo_args=R.Tensor((2,), dtype="float32"))
+        r: R.Tensor((2,), dtype="float32") = R.call_packed("my_print", a, R.str("hi"), ty_args=(R.Tensor((2,), dtype="float32"),))
         return r
 
     @R.function(pure=False)
@@ -320,7 +320,7 @@ class Module:
         lv: R.Tensor((n, 4), dtype="float32") = R.call_tir(cls.add, (x,), out_ty=R.Tensor((n, 4), dtype="float32"), tir_vars=R.shape([n]))
         lv1: R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor((2,), dtype="float32")) = R.call_dps_packed("ext", (lv,), out_ty=[R.Tensor((2,), dtype="float32"), R.Tensor((2,), dtype="float32")])
         lv2: R.Tensor((2,), dtype="float32") = cls.helper(lv1[0])
-        lv3: R.Object = R.call_packed("vm.builtin.nop", sinfo_args=(R.Tensor((2,), dtype="float32"), R.Object))
+        lv3: R.Object = R.call_packed("vm.builtin.nop", ty_args=(R.Tensor((2,), dtype="float32"), R.Object))
         return lv2"#
     );
 }

@@ -9,7 +9,7 @@ class Module:
             lv: R.Tensor((8,), dtype="float32") = R.exp(x)
             gv: R.Tensor((8,), dtype="float32") = R.add(lv, x)
             R.output(gv)
-        y: R.Tensor((8,), dtype="float32") = R.call_packed("side_effect", gv, sinfo_args=R.Tensor((8,), dtype="float32"))
+        y: R.Tensor((8,), dtype="float32") = R.call_packed("side_effect", gv, ty_args=(R.Tensor((8,), dtype="float32"),))
         z: R.Tensor((8,), dtype="float32") = R.multiply(y, y)
         with R.dataflow():
             lv1: R.Tensor((8,), dtype="float32") = R.sqrt(z)

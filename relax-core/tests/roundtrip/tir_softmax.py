@@ -15,7 +15,7 @@ class Module:
                 T.reads(A[v_i0, v_k])
                 T.writes(maxelem[v_i0])
                 with T.init():
-                    maxelem[v_i0] = T.float32(-3.4028235e38)
+                    maxelem[v_i0] = T.float32(-3.4028234663852886e38)
                 maxelem[v_i0] = T.max(maxelem[v_i0], A[v_i0, v_k])
         for i0_1, k_1 in T.grid(2, 5):
             with T.sblock("expsum"):
