@@ -1,0 +1,276 @@
+//! relax-rs against its peers: candle, ndarray and numpy, on the seed's MLP
+//! and on the ops fusion and kernels are about, every figure from one run.
+//!
+//! ```text
+//! cargo run --release --manifest-path examples/peers/Cargo.toml [-- --rounds N]
+//! PEERS_PYTHON=.venv/bin/python cargo run --release --manifest-path examples/peers/Cargo.toml
+//! ```
+//!
+//! Rows: the MLP 784-128-10 (f32, weights passed as parameters) at batch 1,
+//! 16, 64 and 256; softmax over 64×1000; layer norm over 64×768; `relu(x + y)`
+//! over 4M floats; a three-op elementwise chain `relu((x + y) * z)` over 4M
+//! floats. The Rust peers run in this process in interleaved rounds
+//! (`timing.rs`); numpy runs in a child process right after (`numpy.rs`).
+//! Each row prints every peer's median time per call and relax-rs' speed
+//! relative to the best peer (above 1.00 means relax-rs is faster). relax-rs
+//! is timed through `VirtualMachine::call` (argument checks and output
+//! allocation included), with inputs converted to tensors once, as a
+//! serving loop would hold them.
+
+mod numpy;
+mod relax_models;
+mod timing;
+
+use candle_core::{Device, Tensor as CTensor};
+use ndarray::{Array1, Array2, Axis};
+use relax::{Tensor, Value};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+/// Deterministic pseudo-random data in [-1, 1).
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn arr2(r: usize, c: usize, seed: u64) -> Array2<f32> {
+    Array2::from_shape_vec((r, c), data(r * c, seed)).expect("shape")
+}
+
+fn arr1(n: usize, seed: u64) -> Array1<f32> {
+    Array1::from_vec(data(n, seed))
+}
+
+fn ct2(a: &Array2<f32>) -> CTensor {
+    let (r, c) = a.dim();
+    CTensor::from_slice(a.as_slice().expect("standard layout"), (r, c), &Device::Cpu)
+        .expect("candle tensor")
+}
+
+fn ct1(a: &Array1<f32>) -> CTensor {
+    CTensor::from_slice(
+        a.as_slice().expect("standard layout"),
+        a.len(),
+        &Device::Cpu,
+    )
+    .expect("candle tensor")
+}
+
+fn tv<D: ndarray::Dimension>(a: &ndarray::Array<f32, D>) -> Value {
+    Value::Tensor(Tensor::from_ndarray(a))
+}
+
+/// One row's times: relax-rs, candle, ndarray (seconds per call).
+struct Row {
+    name: String,
+    times: Vec<f64>,
+}
+
+fn relu(v: f32) -> f32 {
+    v.max(0.0)
+}
+
+fn mlp_row(batch: usize, rounds: usize) -> Row {
+    let x = arr2(batch, 784, 1);
+    let (w0, b0, w1, b1) = (
+        arr2(128, 784, 2),
+        arr1(128, 3),
+        arr2(10, 128, 4),
+        arr1(10, 5),
+    );
+    let vm = relax_models::compile(relax_models::MLP);
+    let args = [tv(&x), tv(&w0), tv(&b0), tv(&w1), tv(&b1)];
+    let (cx, cw0, cb0, cw1, cb1) = (ct2(&x), ct2(&w0), ct1(&b0), ct2(&w1), ct1(&b1));
+    // The three agree before anything is timed.
+    let want = (x.dot(&w0.t()) + &b0).mapv_into(relu).dot(&w1.t()) + &b1;
+    let got = vm.call("main", &args).expect("relax-rs runs the MLP");
+    let got = got
+        .as_tensor()
+        .expect("a tensor")
+        .to_ndarray::<f32>()
+        .expect("f32");
+    let err = (&got - &want.clone().into_dyn())
+        .mapv(f32::abs)
+        .fold(0.0f32, |a, &b| a.max(b));
+    assert!(err < 1e-2, "relax-rs differs from ndarray by {err}");
+    let mut r = || {
+        black_box(vm.call("main", &args).expect("call"));
+    };
+    let mut c = || {
+        let h = cx
+            .matmul(&cw0.t().unwrap())
+            .unwrap()
+            .broadcast_add(&cb0)
+            .unwrap()
+            .relu()
+            .unwrap();
+        black_box(
+            h.matmul(&cw1.t().unwrap())
+                .unwrap()
+                .broadcast_add(&cb1)
+                .unwrap(),
+        );
+    };
+    let mut n = || {
+        black_box((x.dot(&w0.t()) + &b0).mapv_into(relu).dot(&w1.t()) + &b1);
+    };
+    Row {
+        name: format!("mlp_b{batch}"),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+    }
+}
+
+fn softmax_row(rounds: usize) -> Row {
+    let x = arr2(64, 1000, 6);
+    let vm = relax_models::compile(relax_models::SOFTMAX);
+    let args = [tv(&x)];
+    let cx = ct2(&x);
+    let mut r = || {
+        black_box(vm.call("main", &args).expect("call"));
+    };
+    let mut c = || {
+        black_box(candle_nn::ops::softmax_last_dim(&cx).unwrap());
+    };
+    let mut n = || {
+        let m = x.fold_axis(Axis(1), f32::NEG_INFINITY, |a, &b| a.max(b));
+        let e = (&x - &m.insert_axis(Axis(1))).mapv_into(f32::exp);
+        let s = e.sum_axis(Axis(1));
+        black_box(e / &s.insert_axis(Axis(1)));
+    };
+    Row {
+        name: "softmax".into(),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+    }
+}
+
+fn layer_norm_row(rounds: usize) -> Row {
+    let (x, g, b) = (arr2(64, 768, 7), arr1(768, 8), arr1(768, 9));
+    let vm = relax_models::compile(relax_models::LAYER_NORM);
+    let args = [tv(&x), tv(&g), tv(&b)];
+    let (cx, cg, cb) = (ct2(&x), ct1(&g), ct1(&b));
+    let mut r = || {
+        black_box(vm.call("main", &args).expect("call"));
+    };
+    let mut c = || {
+        black_box(candle_nn::ops::layer_norm(&cx, &cg, &cb, 1e-5).unwrap());
+    };
+    let mut n = || {
+        let m = x
+            .mean_axis(Axis(1))
+            .expect("non-empty")
+            .insert_axis(Axis(1));
+        let d = &x - &m;
+        let v = (&d * &d)
+            .mean_axis(Axis(1))
+            .expect("non-empty")
+            .insert_axis(Axis(1));
+        black_box(d / &v.mapv_into(|v| (v + 1e-5).sqrt()) * &g + &b);
+    };
+    Row {
+        name: "layer_norm".into(),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+    }
+}
+
+fn elementwise_rows(rounds: usize) -> Vec<Row> {
+    let n = 1 << 22;
+    let (x, y, z) = (arr1(n, 10), arr1(n, 11), arr1(n, 12));
+    let (cx, cy, cz) = (ct1(&x), ct1(&y), ct1(&z));
+    let add_relu = relax_models::compile(relax_models::ADD_RELU);
+    let chain = relax_models::compile(relax_models::CHAIN3);
+    let (a2, a3) = ([tv(&x), tv(&y)], [tv(&x), tv(&y), tv(&z)]);
+    let mut r = || {
+        black_box(add_relu.call("main", &a2).expect("call"));
+    };
+    let mut c = || {
+        black_box(cx.add(&cy).unwrap().relu().unwrap());
+    };
+    let mut nd = || {
+        black_box((&x + &y).mapv_into(relu));
+    };
+    let first = Row {
+        name: "add_relu".into(),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
+    };
+    let mut r = || {
+        black_box(chain.call("main", &a3).expect("call"));
+    };
+    let mut c = || {
+        black_box(cx.add(&cy).unwrap().mul(&cz).unwrap().relu().unwrap());
+    };
+    let mut nd = || {
+        black_box(((&x + &y) * &z).mapv_into(relu));
+    };
+    let second = Row {
+        name: "chain3".into(),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
+    };
+    vec![first, second]
+}
+
+fn fmt_us(secs: Option<f64>) -> String {
+    match secs {
+        Some(s) => format!("{:.1}", s * 1e6),
+        None => "-".into(),
+    }
+}
+
+fn main() {
+    let mut rounds = 15;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next().and_then(|v| v.parse().ok())) {
+            ("--rounds", Some(n)) => rounds = n,
+            _ => {
+                eprintln!("usage: peers [--rounds N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let mut rows: Vec<Row> = [1, 16, 64, 256]
+        .iter()
+        .map(|&b| mlp_row(b, rounds))
+        .collect();
+    rows.push(softmax_row(rounds));
+    rows.push(layer_norm_row(rounds));
+    rows.extend(elementwise_rows(rounds));
+    let numpy = numpy::times(rounds);
+    let numpy_rows: BTreeMap<String, f64> = match &numpy {
+        Ok(rows) => rows.clone(),
+        Err(why) => {
+            println!("numpy skipped: {why}");
+            BTreeMap::new()
+        }
+    };
+
+    println!(
+        "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>14}",
+        "µs/call", "relax-rs", "candle", "ndarray", "numpy", "vs best peer"
+    );
+    for row in &rows {
+        let np = numpy_rows.get(&row.name).copied();
+        let peers = [Some(row.times[1]), Some(row.times[2]), np];
+        let best = peers
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        println!(
+            "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>13.2}×",
+            row.name,
+            fmt_us(Some(row.times[0])),
+            fmt_us(peers[0]),
+            fmt_us(peers[1]),
+            fmt_us(np),
+            best / row.times[0]
+        );
+    }
+    println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster)");
+}

@@ -1,0 +1,82 @@
+//! The rows as Relax modules (TVMScript text), built for `Target::host()`
+//! with the default pipeline, exactly as a user's module would be.
+
+use relax::ir::IRModule;
+use relax::{Target, VirtualMachine};
+
+/// The seed's MLP, 784-128-10, weights as parameters, symbolic batch.
+pub const MLP: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv0 = R.permute_dims(w0)
+            lv1 = R.matmul(x, lv0)
+            lv2 = R.add(lv1, b0)
+            lv3 = R.nn.relu(lv2)
+            lv4 = R.permute_dims(w1)
+            lv5 = R.matmul(lv3, lv4)
+            gv = R.add(lv5, b1)
+            R.output(gv)
+        return gv
+"#;
+
+/// Softmax over the last axis of a (64, 1000) matrix.
+pub const SOFTMAX: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 1000), dtype="float32")) -> R.Tensor((64, 1000), dtype="float32"):
+        with R.dataflow():
+            gv = R.nn.softmax(x, axis=-1)
+            R.output(gv)
+        return gv
+"#;
+
+/// Layer norm over the last axis of a (64, 768) matrix.
+pub const LAYER_NORM: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 768), dtype="float32"), g: R.Tensor((768,), dtype="float32"), b: R.Tensor((768,), dtype="float32")) -> R.Tensor((64, 768), dtype="float32"):
+        with R.dataflow():
+            gv = R.nn.layer_norm(x, g, b, axes=[-1], epsilon=1e-5)
+            R.output(gv)
+        return gv
+"#;
+
+/// `relu(x + y)` over 4M floats.
+pub const ADD_RELU: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4194304,), dtype="float32"), y: R.Tensor((4194304,), dtype="float32")) -> R.Tensor((4194304,), dtype="float32"):
+        with R.dataflow():
+            lv = R.add(x, y)
+            gv = R.nn.relu(lv)
+            R.output(gv)
+        return gv
+"#;
+
+/// `relu((x + y) * z)` over 4M floats: three elementwise ops.
+pub const CHAIN3: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4194304,), dtype="float32"), y: R.Tensor((4194304,), dtype="float32"), z: R.Tensor((4194304,), dtype="float32")) -> R.Tensor((4194304,), dtype="float32"):
+        with R.dataflow():
+            lv = R.add(x, y)
+            lv1 = R.multiply(lv, z)
+            gv = R.nn.relu(lv1)
+            R.output(gv)
+        return gv
+"#;
+
+/// Parses and builds `text` for the host.
+pub fn compile(text: &str) -> VirtualMachine {
+    let module: IRModule = text.parse().unwrap_or_else(|e| panic!("{e}"));
+    let exec = relax::build(&module, &Target::host()).unwrap_or_else(|e| panic!("{e}"));
+    VirtualMachine::new(&exec)
+}
