@@ -154,23 +154,49 @@ pub struct AotArtifact {
     pub content_hash: u64,
     /// The serialized executable ([`Executable::to_bytes`]).
     pub executable: &'static [u8],
-    /// Each native kernel the executable calls: its name in the executable
-    /// and its compiled function.
-    pub kernels: &'static [(&'static str, KernelFn)],
+    /// The kernels compiled for each CPU level, best first; the last one
+    /// runs on any CPU of the architecture (see [`AotArtifact::variant`]).
+    pub variants: &'static [AotVariant],
     /// The runtime's `relax_parallel_for`, which the compiled kernels call;
     /// holding its address makes the linker keep it.
     pub parallel_for: unsafe extern "C" fn(i64, ParallelBody, *mut u8),
 }
 
+/// The kernels of an [`AotArtifact`] compiled for one CPU level.
+pub struct AotVariant {
+    /// The level, as [`relax_runtime::cpu`] names it: `x86-64-v4`,
+    /// `x86-64-v3`, `generic`, or `native` (the build machine's CPU).
+    pub cpu: &'static str,
+    /// Each native kernel the executable calls: its name in the executable
+    /// and its compiled function.
+    pub kernels: &'static [(&'static str, KernelFn)],
+}
+
 impl AotArtifact {
-    /// The executable, with the artifact's kernels attached. Fails when the
-    /// bytes do not load or a kernel the executable calls is missing (an
+    /// The variant this CPU runs: the first (best) whose level it supports.
+    pub fn variant(&self) -> Option<&'static AotVariant> {
+        self.variants
+            .iter()
+            .find(|v| relax_runtime::cpu::supports(v.cpu))
+    }
+
+    /// The executable, with the kernels of [`AotArtifact::variant`]
+    /// attached. Fails when the bytes do not load, when no variant runs on
+    /// this CPU, or when a kernel the executable calls is missing (an
     /// artifact from another version of relax).
     pub fn load(&self) -> Result<Executable, Error> {
         let exec = Executable::from_bytes(self.executable)?;
+        let Some(variant) = self.variant() else {
+            let levels: Vec<&str> = self.variants.iter().map(|v| v.cpu).collect();
+            return Err(Error::Unsupported(format!(
+                "the AOT artifact of module `{}` has code for {} only, none of which this CPU runs",
+                self.module,
+                levels.join(", ")
+            )));
+        };
         // Statically linked code is never unloaded: the owner owns nothing.
         let owner: Arc<dyn Send + Sync> = Arc::new(());
-        let kernels: HashMap<String, Arc<CompiledKernel>> = self
+        let kernels: HashMap<String, Arc<CompiledKernel>> = variant
             .kernels
             .iter()
             .map(|&(symbol, func)| {
@@ -206,8 +232,16 @@ impl fmt::Debug for AotArtifact {
                 &format_args!("{} bytes", self.executable.len()),
             )
             .field(
+                "variants",
+                &self.variants.iter().map(|v| v.cpu).collect::<Vec<_>>(),
+            )
+            .field(
                 "kernels",
-                &self.kernels.iter().map(|k| k.0).collect::<Vec<_>>(),
+                &self
+                    .variants
+                    .first()
+                    .map(|v| v.kernels.iter().map(|k| k.0).collect::<Vec<_>>())
+                    .unwrap_or_default(),
             )
             .finish()
     }
@@ -339,7 +373,10 @@ class Module:
             module: "m",
             content_hash: 7,
             executable: Box::leak(exec.to_bytes().into_boxed_slice()),
-            kernels,
+            variants: Box::leak(Box::new([AotVariant {
+                cpu: "generic",
+                kernels,
+            }])),
             parallel_for: relax_parallel_for,
         }))
     }
@@ -359,6 +396,54 @@ class Module:
         assert!(matches!(err, Error::Mismatch { .. }), "{err}");
         let text = format!("{:?}", cache.aot().unwrap());
         assert!(text.contains("kernels: [\"add_one\"]"), "{text}");
+    }
+
+    #[test]
+    fn the_best_variant_this_cpu_runs_is_loaded() {
+        let mut a = artifact(&[("add_one", add_one)]);
+        let generic = &a.variants[0];
+        let leaked: &'static mut AotArtifact = Box::leak(Box::new(AotArtifact {
+            variants: Box::leak(Box::new([
+                // A level no CPU has, with an empty table: loading it would fail.
+                AotVariant {
+                    cpu: "x86-64-v9",
+                    kernels: &[],
+                },
+                AotVariant {
+                    cpu: generic.cpu,
+                    kernels: generic.kernels,
+                },
+            ])),
+            ..*a
+        }));
+        a = leaked;
+        assert_eq!(a.variant().unwrap().cpu, "generic");
+        let cache = ExecutableCache::with_aot(1, a);
+        let empty = IRModule::from_functions(std::iter::empty());
+        let out = call(&empty, &cache, "main", &[vector(&[1.0])]).unwrap();
+        assert_eq!(out, vector(&[2.0]));
+        let text = format!("{a:?}");
+        assert!(
+            text.contains("variants: [\"x86-64-v9\", \"generic\"]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_artifact_with_no_variant_for_this_cpu_fails_to_load() {
+        let a = artifact(&[("add_one", add_one)]);
+        let only_v9: &'static AotArtifact = Box::leak(Box::new(AotArtifact {
+            variants: Box::leak(Box::new([AotVariant {
+                cpu: "x86-64-v9",
+                kernels: a.variants[0].kernels,
+            }])),
+            ..*a
+        }));
+        let err = only_v9.load().unwrap_err().to_string();
+        assert!(
+            err.contains("has code for x86-64-v9 only, none of which this CPU runs"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub use relax_core::{
     visitor,
 };
 pub use relax_core::{build, build_with, BlockBuilder, Target};
-pub use relax_runtime::{executable, kernels, native, packed, vm};
+pub use relax_runtime::{cpu, executable, kernels, native, packed, vm};
 pub use relax_runtime::{FromValue, TensorArg};
 
 /// The DSL's macros: `relax::module! { pub mod m { … } }` and

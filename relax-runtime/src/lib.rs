@@ -13,10 +13,12 @@
 //! | [`native`] | native kernels (compiled or interpreted PrimFuncs) and their libraries |
 //! | [`packed`] | the host-function registry (`call_packed`) |
 //! | [`parallel`] | the thread pool parallel loops of compiled kernels run on |
+//! | [`cpu`] | CPU levels: which ahead-of-time code variant this CPU runs |
 //! | [`diagnostic`], [`error`] | what goes wrong, for users |
 
 #![warn(missing_docs)]
 
+pub mod cpu;
 pub mod data_type;
 pub mod diagnostic;
 pub mod error;

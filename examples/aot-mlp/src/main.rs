@@ -53,12 +53,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let backend = mlp::__RELAX_EXECUTABLE.backend();
     println!("backend: {backend}");
     if let Some(artifact) = mlp::__RELAX_EXECUTABLE.aot() {
+        let levels: Vec<&str> = artifact.variants.iter().map(|v| v.cpu).collect();
+        let ran = artifact.variant().map_or("none", |v| v.cpu);
         println!(
-            "AOT artifact used: module `{}`, {} kernels, executable of {} bytes",
+            "AOT artifact used: module `{}`, {} kernels for each of {}, executable of {} bytes",
             artifact.module,
-            artifact.kernels.len(),
+            artifact.variants.first().map_or(0, |v| v.kernels.len()),
+            levels.join(", "),
             artifact.executable.len()
         );
+        println!("CPU variant this machine runs: {ran}");
     }
     println!("logits of the first image: {:?}", logits.row(0).to_vec());
     println!("max |relax - ndarray| = {max_error:e}");
@@ -75,5 +79,82 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => println!("a (5, 63) input is rejected: {e}"),
         Ok(_) => return Err("a (5, 63) input was accepted".into()),
     }
+    if std::env::args().any(|a| a == "--bench") {
+        bench::aot_against_jit(&w0, &b0, &w1, &b1)?;
+    }
     Ok(())
+}
+
+/// AOT against the JIT, in one run: the same module, the AOT artifact
+/// through the generated wrapper and the JIT build through the same VM
+/// call, timed in interleaved rounds (needs `--features jit`).
+#[cfg(feature = "jit")]
+mod bench {
+    use super::{model::mlp, pseudo_random};
+    use relax::ndarray::{Array1, Array2};
+    use relax::{Tensor, Value};
+    use std::time::Instant;
+
+    fn per_call(reps: u32, mut f: impl FnMut()) -> f64 {
+        let t = Instant::now();
+        for _ in 0..reps {
+            f();
+        }
+        t.elapsed().as_secs_f64() / f64::from(reps)
+    }
+
+    fn median(mut xs: Vec<f64>) -> f64 {
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    }
+
+    pub fn aot_against_jit(
+        w0: &Array2<f32>,
+        b0: &Array1<f32>,
+        w1: &Array2<f32>,
+        b1: &Array1<f32>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let exec = relax::build(mlp::module(), &relax::Target::host())?;
+        let jit = relax::VirtualMachine::new(&exec);
+        println!("batch   aot µs   jit µs   aot/jit");
+        for batch in [1usize, 64, 256] {
+            let x = pseudo_random((batch, 64), 7);
+            let args: Vec<Value> = [Tensor::from_ndarray(&x), Tensor::from_ndarray(w0)]
+                .into_iter()
+                .chain([Tensor::from_ndarray(b0), Tensor::from_ndarray(w1)])
+                .chain([Tensor::from_ndarray(b1)])
+                .map(Value::Tensor)
+                .collect();
+            let reps = if batch == 1 { 2000 } else { 200 };
+            let (mut aot, mut jitted) = (Vec::new(), Vec::new());
+            for _ in 0..15 {
+                aot.push(per_call(reps, || {
+                    std::hint::black_box(mlp::main(&x, w0, b0, w1, b1).expect("aot call"));
+                }));
+                jitted.push(per_call(reps, || {
+                    std::hint::black_box(jit.call("main", &args).expect("jit call"));
+                }));
+            }
+            let (a, j) = (median(aot), median(jitted));
+            println!(
+                "{batch:>5} {:>8.1} {:>8.1} {:>9.2}",
+                a * 1e6,
+                j * 1e6,
+                a / j
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "jit"))]
+mod bench {
+    pub fn aot_against_jit(
+        _: &relax::ndarray::Array2<f32>,
+        _: &relax::ndarray::Array1<f32>,
+        _: &relax::ndarray::Array2<f32>,
+        _: &relax::ndarray::Array1<f32>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        Err("--bench needs the JIT: run with `--features jit`".into())
+    }
 }

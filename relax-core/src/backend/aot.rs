@@ -10,10 +10,15 @@
 //!    and the same messages come out, rendered as `file:line:column: error:`
 //!    ([`SourceError`]);
 //! 3. compiles each module for [`Target::host()`]: the default pipeline,
-//!    VM code generation, and one object file per module from the LLVM back
-//!    end (CPU `generic` unless [`Builder::native_cpu`]); each kernel's
-//!    symbol is made unique across crates and modules:
-//!    `relax_<crate>_<lib>_<module>_<kernel>`;
+//!    VM code generation, and object files from the LLVM back end, one per
+//!    module and CPU level ([`cpu_variants`]): on x86-64 every kernel is
+//!    compiled for `x86-64-v4` (AVX-512), `x86-64-v3` (AVX2, FMA) and the
+//!    `generic` baseline, and the executable picks the best level the
+//!    running CPU supports when it loads (`relax_runtime::cpu`); with
+//!    [`Builder::native_cpu`] there is one variant, for the build
+//!    machine's CPU. Each kernel's symbol is made unique across crates and
+//!    modules: `relax_<crate>_<lib>_<module>_<kernel>`, plus `_v4`/`_v3`
+//!    for those levels;
 //! 4. writes to OUT_DIR the static library `lib<lib>.a` (one member per
 //!    module, see [`write_archive`]), each module's serialized
 //!    executable `<lib>_<module>.relaxvm`, and each module's artifact file
@@ -38,7 +43,7 @@ mod tests;
 
 pub use archive::{write_archive, Member};
 pub use diagnostics::SourceError;
-pub use registry::{artifact_source, KernelLink};
+pub use registry::{artifact_source, CpuVariant, KernelLink};
 pub use scan::{scan, DslItem};
 
 use super::{pipeline, vm, Target};
@@ -46,6 +51,7 @@ use crate::analysis::well_formed;
 use crate::codegen::llvm::{emit_object, CodegenOptions};
 use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
 use crate::frontend::{lower_function_item, lower_module_macro, Lowered, SpanRange};
+use crate::tir::PrimFunc;
 use crate::transform::Pass;
 use relax_runtime::Error;
 use std::collections::{BTreeMap, HashSet};
@@ -222,6 +228,7 @@ impl Builder {
         let modules = self.lower_files()?;
         let opts = CodegenOptions {
             native_cpu: self.native_cpu,
+            ..Default::default()
         };
         let mut errors = Vec::new();
         let mut compiled = Vec::new();
@@ -254,13 +261,27 @@ impl Builder {
             let executable = out_dir.join(format!("{name}_{}.relaxvm", m.key));
             write(&executable, &c.executable)?;
             let source = out_dir.join(format!("{name}_{}.rs", m.key));
-            let text = artifact_source(&m.key, &m.file, c.content_hash, &executable, &c.kernels);
+            let variants: Vec<CpuVariant> = c.objects.iter().map(|o| o.variant.clone()).collect();
+            let text = artifact_source(
+                &m.key,
+                &m.file,
+                c.content_hash,
+                &executable,
+                &c.kernels,
+                &variants,
+            );
             write(&source, text.as_bytes())?;
-            members.push(Member {
-                name: format!("{}.o", m.key),
-                data: c.object,
-                symbols: c.kernels.iter().map(|k| k.symbol.clone()).collect(),
-            });
+            for o in c.objects {
+                members.push(Member {
+                    name: format!("{}{}.o", m.key, o.variant.suffix),
+                    data: o.object,
+                    symbols: c
+                        .kernels
+                        .iter()
+                        .map(|k| format!("{}{}", k.symbol, o.variant.suffix))
+                        .collect(),
+                });
+            }
             artifacts.push(ModuleArtifact {
                 name: m.key.clone(),
                 content_hash: c.content_hash,
@@ -386,10 +407,50 @@ pub struct CompiledModule {
     pub content_hash: u64,
     /// [`Executable::to_bytes`](relax_runtime::Executable::to_bytes).
     pub executable: Vec<u8>,
-    /// The object file defining the kernels.
-    pub object: Vec<u8>,
-    /// The kernels, by executable name and link symbol.
+    /// The object files defining the kernels, one per CPU level, best first.
+    pub objects: Vec<VariantObject>,
+    /// The kernels, by executable name and link symbol (the baseline's;
+    /// other levels add their suffix).
     pub kernels: Vec<KernelLink>,
+}
+
+/// The kernels of a module compiled for one CPU level.
+#[derive(Clone, Debug)]
+pub struct VariantObject {
+    /// The level and its symbol suffix.
+    pub variant: CpuVariant,
+    /// The object file.
+    pub object: Vec<u8>,
+}
+
+/// The CPU levels an ahead-of-time build compiles every kernel for, best
+/// first: the build machine's CPU alone with `native_cpu`; on x86-64 the
+/// levels of `relax_runtime::cpu::X86_64_LEVELS`; elsewhere the baseline.
+pub fn cpu_variants(native_cpu: bool) -> Vec<CpuVariant> {
+    if native_cpu {
+        return vec![CpuVariant {
+            cpu: "native",
+            suffix: "",
+        }];
+    }
+    if cfg!(target_arch = "x86_64") {
+        relax_runtime::cpu::X86_64_LEVELS
+            .iter()
+            .map(|&cpu| CpuVariant {
+                cpu,
+                suffix: match cpu {
+                    "x86-64-v4" => "_v4",
+                    "x86-64-v3" => "_v3",
+                    _ => "",
+                },
+            })
+            .collect()
+    } else {
+        vec![CpuVariant {
+            cpu: "generic",
+            suffix: "",
+        }]
+    }
 }
 
 /// Compiles `lowered` as `relax::build` does for [`Target::host()`], with
@@ -427,11 +488,28 @@ pub fn compile_module(
             symbol,
         });
     }
-    let object = emit_object(&funcs, opts)?;
+    let mut objects = Vec::new();
+    for variant in cpu_variants(opts.native_cpu) {
+        let renamed: Vec<(String, PrimFunc)> = funcs
+            .iter()
+            .map(|(symbol, f)| (format!("{symbol}{}", variant.suffix), f.clone()))
+            .collect();
+        let level_opts = CodegenOptions {
+            native_cpu: opts.native_cpu,
+            cpu: match variant.cpu {
+                "generic" | "native" => None,
+                level => Some(level.to_string()),
+            },
+        };
+        objects.push(VariantObject {
+            object: emit_object(&renamed, &level_opts)?,
+            variant,
+        });
+    }
     Ok(CompiledModule {
         content_hash: artifact_hash(module),
         executable: exec.to_bytes(),
-        object,
+        objects,
         kernels,
     })
 }

@@ -49,7 +49,10 @@ pub(super) fn library(
 #[cfg(feature = "llvm")]
 fn host_library(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
     // JIT code runs on this machine: use all of its CPU features.
-    let opts = crate::codegen::llvm::CodegenOptions { native_cpu: true };
+    let opts = crate::codegen::llvm::CodegenOptions {
+        native_cpu: true,
+        ..Default::default()
+    };
     crate::codegen::llvm::jit(funcs, &opts)
 }
 

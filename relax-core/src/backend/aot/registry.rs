@@ -7,6 +7,8 @@
 //! ```text
 //! {
 //!     unsafe extern "C" {
+//!         fn relax_app_model_mlp_matmul_v4(buffers: *const *mut u8, scalars: *const i64) -> i32;
+//!         fn relax_app_model_mlp_matmul_v3(buffers: *const *mut u8, scalars: *const i64) -> i32;
 //!         fn relax_app_model_mlp_matmul(buffers: *const *mut u8, scalars: *const i64) -> i32;
 //!         …
 //!     }
@@ -14,7 +16,11 @@
 //!         module: "mlp",
 //!         content_hash: 0x…u64,
 //!         executable: include_bytes!("<OUT_DIR>/model_mlp.relaxvm"),
-//!         kernels: &[("matmul", relax_app_model_mlp_matmul as ::relax::native::KernelFn), …],
+//!         variants: &[
+//!             ::relax::dsl::AotVariant { cpu: "x86-64-v4", kernels: &[("matmul", relax_app_model_mlp_matmul_v4 as ::relax::native::KernelFn), …] },
+//!             ::relax::dsl::AotVariant { cpu: "x86-64-v3", kernels: &[…] },
+//!             ::relax::dsl::AotVariant { cpu: "generic", kernels: &[…] },
+//!         ],
 //!         parallel_for: ::relax::dsl::relax_parallel_for,
 //!     }
 //! }
@@ -37,13 +43,25 @@ pub struct KernelLink {
     pub symbol: String,
 }
 
-/// The text of the artifact file (see the module docs).
+/// One CPU level the kernels were compiled for, and the suffix of its
+/// symbols (`""` for the baseline, `_v3`, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuVariant {
+    /// The level, as `relax_runtime::cpu` names it.
+    pub cpu: &'static str,
+    /// Appended to each kernel's symbol.
+    pub suffix: &'static str,
+}
+
+/// The text of the artifact file (see the module docs): `variants` best
+/// first, each defining every kernel under its symbol plus the suffix.
 pub fn artifact_source(
     module: &str,
     source_file: &Path,
     content_hash: u64,
     executable: &Path,
     kernels: &[KernelLink],
+    variants: &[CpuVariant],
 ) -> String {
     let mut out = String::new();
     // `write!` to a String cannot fail.
@@ -55,12 +73,14 @@ pub fn artifact_source(
     out.push_str("{\n");
     if !kernels.is_empty() {
         out.push_str("    unsafe extern \"C\" {\n");
-        for k in kernels {
-            let _ = writeln!(
-                out,
-                "        fn {}(buffers: *const *mut u8, scalars: *const i64) -> i32;",
-                k.symbol
-            );
+        for v in variants {
+            for k in kernels {
+                let _ = writeln!(
+                    out,
+                    "        fn {}{}(buffers: *const *mut u8, scalars: *const i64) -> i32;",
+                    k.symbol, v.suffix
+                );
+            }
         }
         out.push_str("    }\n");
     }
@@ -72,13 +92,19 @@ pub fn artifact_source(
         "        executable: ::std::include_bytes!({:?}),",
         executable.display().to_string()
     );
-    out.push_str("        kernels: &[\n");
-    for k in kernels {
-        let _ = writeln!(
-            out,
-            "            ({:?}, {} as ::relax::native::KernelFn),",
-            k.name, k.symbol
-        );
+    out.push_str("        variants: &[\n");
+    for v in variants {
+        let _ = writeln!(out, "            ::relax::dsl::AotVariant {{");
+        let _ = writeln!(out, "                cpu: {:?},", v.cpu);
+        out.push_str("                kernels: &[\n");
+        for k in kernels {
+            let _ = writeln!(
+                out,
+                "                    ({:?}, {}{} as ::relax::native::KernelFn),",
+                k.name, k.symbol, v.suffix
+            );
+        }
+        out.push_str("                ],\n            },\n");
     }
     out.push_str("        ],\n");
     out.push_str("        parallel_for: ::relax::dsl::relax_parallel_for,\n");
@@ -101,11 +127,28 @@ mod tests {
                 name: "add".into(),
                 symbol: "relax_app_model_mlp_add".into(),
             }],
+            &[
+                CpuVariant {
+                    cpu: "x86-64-v3",
+                    suffix: "_v3",
+                },
+                CpuVariant {
+                    cpu: "generic",
+                    suffix: "",
+                },
+            ],
         );
-        assert!(text.contains(
-            "fn relax_app_model_mlp_add(buffers: *const *mut u8, scalars: *const i64) -> i32;"
-        ));
-        assert!(text.contains("(\"add\", relax_app_model_mlp_add as ::relax::native::KernelFn),"));
+        for symbol in ["relax_app_model_mlp_add", "relax_app_model_mlp_add_v3"] {
+            assert!(text.contains(&format!(
+                "fn {symbol}(buffers: *const *mut u8, scalars: *const i64) -> i32;"
+            )));
+            assert!(text.contains(&format!(
+                "(\"add\", {symbol} as ::relax::native::KernelFn),"
+            )));
+        }
+        // Best first.
+        let v3 = text.find("cpu: \"x86-64-v3\"").unwrap();
+        assert!(v3 < text.find("cpu: \"generic\"").unwrap());
         assert!(text.contains("content_hash: 0x0000000000000abcu64,"));
         assert!(text.contains("::std::include_bytes!(\"/out/model_mlp.relaxvm\")"));
         // One expression: it parses as a block.

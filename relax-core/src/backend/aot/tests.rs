@@ -379,6 +379,17 @@ fn compiles_every_module_into_a_library_an_executable_and_an_artifact_file() {
         }
     }
     assert!(lib.windows(6).any(|w| w == b"tiny.o"));
+    // On x86-64 every kernel is also compiled for the v3 and v4 levels.
+    if cfg!(target_arch = "x86_64") {
+        for suffix in ["_v3", "_v4"] {
+            let member = format!("tiny{suffix}.o");
+            assert!(lib.windows(member.len()).any(|w| w == member.as_bytes()));
+            for k in &tiny.kernels {
+                let needle = format!("{}{suffix}\0", k.symbol);
+                assert!(lib.windows(needle.len()).any(|w| w == needle.as_bytes()));
+            }
+        }
+    }
 
     // The artifact file names the executable and the hash.
     let text = std::fs::read_to_string(&tiny.source).unwrap();

@@ -206,7 +206,7 @@ fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, E
         }
         emit_kernel(ctx, &module, &jit_name(symbol), func)?;
     }
-    let tm = host_machine(true)?;
+    let tm = host_machine(true, None)?;
     optimize(&module, &tm, true)?;
     // Declarations for every host symbol, so each can be mapped even when
     // only the code generator's lowering refers to it.

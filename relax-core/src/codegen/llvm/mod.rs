@@ -106,6 +106,9 @@ pub struct CodegenOptions {
     /// Generate for the host CPU's features (`native`) rather than a generic
     /// CPU. Only [`emit_object`] reads it: the JIT always targets the host.
     pub native_cpu: bool,
+    /// Without `native_cpu`: the LLVM CPU to generate for, such as
+    /// `x86-64-v3` (see `relax_runtime::cpu`); `None` is `generic`.
+    pub cpu: Option<String>,
 }
 
 /// JIT-compiles `funcs` (symbol, PrimFunc) into a library of kernels: one
@@ -120,7 +123,7 @@ pub fn jit(
 }
 
 /// Compiles `funcs` into an ELF/Mach-O object file for the host triple (CPU
-/// `generic`, or the host's with `opts.native_cpu`). It references
+/// `generic`, `opts.cpu`, or the host's with `opts.native_cpu`). It references
 /// `relax_parallel_for` (from relax-runtime), `malloc`/`free` and libm.
 pub fn emit_object(funcs: &[(String, PrimFunc)], opts: &CodegenOptions) -> Result<Vec<u8>, Error> {
     object::compile(funcs, opts)

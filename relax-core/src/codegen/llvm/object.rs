@@ -1,7 +1,8 @@
 //! Ahead-of-time compilation: PrimFuncs to an object file.
 //!
 //! The module is built and optimized as for the JIT, for the host triple
-//! with CPU `generic` (or the host's, with `native_cpu`), and written as
+//! with CPU `generic`, the CPU level `opts.cpu`, or the host's (with
+//! `native_cpu`), and written as
 //! position-independent object code. Its undefined symbols are
 //! `relax_parallel_for` (linked from relax-runtime), `malloc`/`free` and
 //! libm functions (`-lm`).
@@ -25,7 +26,7 @@ pub(super) fn compile(
     for (symbol, func) in funcs {
         emit_kernel(&ctx, &module, symbol, func)?;
     }
-    let tm = host_machine(opts.native_cpu)?;
+    let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
     optimize(&module, &tm, opts.native_cpu)?;
     let buffer = tm
         .write_to_memory_buffer(&module, FileType::Object)
@@ -45,7 +46,7 @@ pub(super) fn ir_text(
         emit_kernel(&ctx, &module, symbol, func)?;
     }
     if optimized {
-        let tm = host_machine(opts.native_cpu)?;
+        let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
         optimize(&module, &tm, opts.native_cpu)?;
     }
     Ok(module.print_to_string().to_string())

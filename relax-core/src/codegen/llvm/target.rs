@@ -1,6 +1,7 @@
 //! The host target machine and the optimization pipeline.
 //!
-//! 1. Code is generated for the host triple, with CPU `generic` or, when
+//! 1. Code is generated for the host triple, with CPU `generic`, a named
+//!    CPU level (`x86-64-v3`, for ahead-of-time variants) or, when
 //!    native, the host CPU's name and features; native modules also carry
 //!    them as `target-cpu`/`target-features` function attributes, which the
 //!    JIT's own code generator reads.
@@ -32,8 +33,9 @@ pub(super) fn init() -> Result<(), Error> {
     .map_err(|e| internal(format!("the native target is not available: {e}")))
 }
 
-/// A target machine for the host triple.
-pub(super) fn host_machine(native: bool) -> Result<TargetMachine, Error> {
+/// A target machine for the host triple: the host's CPU (`native`), else
+/// the CPU named `cpu` (an LLVM name such as `x86-64-v3`), else `generic`.
+pub(super) fn host_machine(native: bool, cpu: Option<&str>) -> Result<TargetMachine, Error> {
     init()?;
     let triple = TargetMachine::get_default_triple();
     let target = Target::from_triple(&triple).map_err(internal)?;
@@ -43,7 +45,7 @@ pub(super) fn host_machine(native: bool) -> Result<TargetMachine, Error> {
             TargetMachine::get_host_cpu_features().to_string(),
         )
     } else {
-        ("generic".to_string(), String::new())
+        (cpu.unwrap_or("generic").to_string(), String::new())
     };
     target
         .create_target_machine(

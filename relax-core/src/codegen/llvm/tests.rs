@@ -914,7 +914,10 @@ fn emit_object_is_an_elf_file() {
     for native_cpu in [false, true] {
         let bytes = emit_object(
             &[("matmul".into(), mm.clone())],
-            &CodegenOptions { native_cpu },
+            &CodegenOptions {
+                native_cpu,
+                ..Default::default()
+            },
         )
         .unwrap();
         assert!(bytes.len() > 64);
@@ -1049,7 +1052,10 @@ fn generated_ir_has_vectors_loop_hints_and_the_pool_call() {
             "k".into(),
             ewise(1024, f32t(), ForKind::Serial, |x, y| x * y),
         )],
-        &CodegenOptions { native_cpu: true },
+        &CodegenOptions {
+            native_cpu: true,
+            ..Default::default()
+        },
         true,
     )
     .unwrap();

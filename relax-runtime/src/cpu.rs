@@ -1,0 +1,87 @@
+//! CPU levels: which of the code variants an ahead-of-time build emits the
+//! running CPU can execute.
+//!
+//! `relax::aot::Builder` compiles every kernel for several x86-64
+//! micro-architecture levels, named as LLVM (and the psABI) name them, and
+//! the executable picks the best one this CPU supports when it loads, as
+//! production BLAS libraries do:
+//!
+//! | level | what it adds (run-time check) |
+//! |---|---|
+//! | `generic` | the architecture's baseline (x86-64: SSE2); always runs |
+//! | `x86-64-v3` | AVX2, FMA, BMI1/2, LZCNT, MOVBE, F16C |
+//! | `x86-64-v4` | v3 + AVX-512 F, BW, CD, DQ, VL |
+//! | `native` | the build machine's own CPU (`Builder::native_cpu`): the user chose it, so it is taken as supported |
+//!
+//! An unknown level is never supported.
+
+/// The levels an x86-64 AOT build emits, best first.
+pub const X86_64_LEVELS: &[&str] = &["x86-64-v4", "x86-64-v3", "generic"];
+
+/// Whether this CPU can run code compiled for `level`.
+pub fn supports(level: &str) -> bool {
+    match level {
+        "generic" | "native" => true,
+        "x86-64-v3" => has_v3(),
+        "x86-64-v4" => has_v3() && has_v4_extras(),
+        _ => false,
+    }
+}
+
+/// The best of `levels` this CPU supports, if any.
+pub fn best<'a>(levels: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    levels.into_iter().find(|l| supports(l))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_v3() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("movbe")
+        && std::arch::is_x86_feature_detected!("f16c")
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_v4_extras() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512cd")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_v3() -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_v4_extras() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_baseline_always_runs_and_unknown_levels_never() {
+        assert!(supports("generic"));
+        assert!(supports("native"));
+        assert!(!supports("x86-64-v9"));
+        assert_eq!(best(["nonsense", "generic"]), Some("generic"));
+        assert_eq!(best(["nonsense"]), None);
+    }
+
+    #[test]
+    fn levels_are_nested() {
+        // A CPU with v4 has v3: the best level is never worse than v3 then.
+        if supports("x86-64-v4") {
+            assert!(supports("x86-64-v3"));
+        }
+        assert!(best(X86_64_LEVELS.iter().copied()).is_some());
+    }
+}
