@@ -113,15 +113,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let legal = AnnotateTIROpPattern.run(LegalizeOps.run(module.clone())?)?;
     println!("{legal}");
 
-    banner("3. After FuseOps (the identity until fusion lands)");
-    let fused = FuseOps.run(legal)?;
-    println!(
-        "{}",
-        fused
-            .get_relax("main")
-            .map(|f| relax::printer::function_to_string("main", f))
-            .unwrap_or_default()
-    );
+    banner("3. After FuseOps: each group of bindings a primitive function");
+    let fused = FuseOps::default().run(legal)?;
+    for (gv, f) in fused.functions() {
+        if let Some(f) = f.as_relax() {
+            println!(
+                "{}\n",
+                relax::printer::function_to_string(gv.name_hint(), f)
+            );
+        }
+    }
 
     banner("4. Built for the host CPU through LLVM");
     let flags: Vec<String> = std::env::args().skip(1).collect();

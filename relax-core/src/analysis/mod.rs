@@ -9,9 +9,11 @@
 //! | [`vars`] | free, bound and all variables of an expression |
 //! | [`indexed_forward_graph`] | the dataflow graph of a binding block, nodes in topological order |
 //! | [`post_dominator_tree`] | post-dominators in that graph (fusion, the pattern language's `dominates`) |
+//! | [`graph_partitioner`] | fusion groups of a block by op-pattern kind (FuseOps' grouping) |
 
 pub mod basic_block_normal_form;
 pub mod derive;
+pub mod graph_partitioner;
 pub mod indexed_forward_graph;
 pub mod post_dominator_tree;
 pub mod struct_info_analysis;

@@ -33,7 +33,7 @@ pub fn pipeline(target: &Target) -> Sequential {
         .with(LegalizeOps)
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
-        .with(FuseOps)
+        .with(FuseOps::default())
         .with(FuseTIR)
         .with(DeadCodeElimination::new());
     match target.kind {

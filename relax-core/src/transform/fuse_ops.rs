@@ -1,51 +1,411 @@
 //! `FuseOps`: groups the bindings of dataflow blocks into primitive
 //! functions (TVM's `relax.transform.FuseOps`).
 //!
-//! For now this is the identity: fusion arrives with its issue. The pass
-//! exists so that the default pipeline (`backend::pipeline`) already has
-//! TVM's shape — LegalizeOps, AnnotateTIROpPattern, FoldConstant, FuseOps,
-//! FuseTIR, DeadCodeElimination — and gains fusion without changing.
+//! 1. **What fuses.** The pass runs after `LegalizeOps` and
+//!    `AnnotateTIROpPattern`: a binding `lv = R.call_tir(cls.f, (…),
+//!    out_sinfo=…)` has the pattern kind of its PrimFunc (`op_pattern`);
+//!    every other binding (op calls, tuples, calls of functions, `call_tir`
+//!    with extra symbolic arguments) is opaque and stays alone. The
+//!    [`GraphPartitioner`] groups each dataflow block's bindings by TVM's
+//!    rules; other blocks are left alone, so nothing fuses across an impure
+//!    call or out of a dataflow block.
+//! 2. **What a group becomes.** A group of two or more bindings becomes a
+//!    private Relax function with `R.func_attr({"Primitive": 1})`, named
+//!    after its PrimFuncs as TVM names it (`fused_matmul_add_relu`, with a
+//!    number appended if the name is taken). Its parameters are the values
+//!    the group reads from outside (in order of first use, with their
+//!    StructInfo, so symbolic dims come along), its body one dataflow block
+//!    of the group's bindings, and its result the values used after the
+//!    group: one, or a tuple of several.
+//! 3. **The call site.** The group's bindings are replaced, at the position
+//!    of its last binding, by one call of the new function bound to the
+//!    group's output variable (for several outputs, a tuple bound to a new
+//!    variable, then one `TupleGetItem` binding per output variable), so
+//!    every later use still refers to the same variables.
+//!
+//! A module run through FuseOps alone still builds and runs: a call of a
+//! primitive function is an ordinary call. `FuseTIR` then turns each
+//! primitive function into one PrimFunc.
 
-use crate::ir::IRModule;
-use crate::transform::Pass;
+use super::annotate_tir_op_pattern::OP_PATTERN;
+use super::Pass;
+use crate::analysis::graph_partitioner::{GraphPartitioner, DEFAULT_MAX_GROUP_SIZE};
+use crate::analysis::indexed_forward_graph::IndexedForwardGraph;
+use crate::analysis::post_dominator_tree::PostDominatorTree;
+use crate::analysis::vars::free_vars;
+use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
+use crate::ir::{AttrValue, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
+use crate::op::OpPatternKind;
 use relax_runtime::Error;
+use std::collections::{HashMap, HashSet};
 
-/// Operator fusion; the identity until fusion arrives with its issue. See
-/// the module docs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FuseOps;
+/// The attribute marking a function made by fusion.
+pub const PRIMITIVE: &str = "Primitive";
+
+/// Operator fusion. See the module docs.
+#[derive(Clone, Copy, Debug)]
+pub struct FuseOps {
+    /// The largest number of bindings in one group (TVM's
+    /// `fuse_opt_level`-independent `kMaxFusedOps`).
+    pub max_group_size: usize,
+}
+
+impl Default for FuseOps {
+    fn default() -> Self {
+        FuseOps {
+            max_group_size: DEFAULT_MAX_GROUP_SIZE,
+        }
+    }
+}
 
 impl Pass for FuseOps {
     fn name(&self) -> &str {
         "FuseOps"
     }
+
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        Ok(module)
+        let mut out = module.clone();
+        let mut taken: HashSet<String> = module
+            .functions()
+            .map(|(gv, _)| gv.name_hint().to_string())
+            .collect();
+        for (gv, f) in module.functions() {
+            let BaseFunc::Relax(func) = f else { continue };
+            if func.attrs.get(PRIMITIVE).is_some() {
+                continue;
+            }
+            let Some(seq) = func.body.as_seq() else {
+                continue;
+            };
+            let mut blocks = Vec::with_capacity(seq.blocks.len());
+            let mut changed = false;
+            for block in &seq.blocks {
+                if !block.is_dataflow {
+                    blocks.push(block.clone());
+                    continue;
+                }
+                let (new_block, fused) =
+                    fuse_block(&module, block, self.max_group_size, &mut taken);
+                changed |= !fused.is_empty();
+                for (fgv, ff) in fused {
+                    out.add(fgv, ff);
+                }
+                blocks.push(new_block);
+            }
+            if changed {
+                let mut func = func.clone();
+                let body = Expr::seq(blocks, seq.body.clone());
+                func.body = match func.body.struct_info() {
+                    Some(s) => body.with_struct_info(s.clone()),
+                    None => body,
+                };
+                out.add(gv.clone(), func);
+            }
+        }
+        Ok(out)
     }
+}
+
+/// The pattern kind of a binding's value (see the module docs, point 1).
+fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
+    let Some(call) = value.as_call() else {
+        return OpPatternKind::Opaque;
+    };
+    if value.call_op_name() != Some("relax.call_tir") || call.args.len() != 2 {
+        return OpPatternKind::Opaque;
+    }
+    let ExprKind::GlobalVar(callee) = call.args[0].kind() else {
+        return OpPatternKind::Opaque;
+    };
+    let Some(BaseFunc::Prim(pf)) = module.get(callee.name_hint()) else {
+        return OpPatternKind::Opaque;
+    };
+    match pf.attrs.get(OP_PATTERN) {
+        Some(AttrValue::Int(k)) => match k {
+            0 => OpPatternKind::ElemWise,
+            1 => OpPatternKind::Broadcast,
+            2 => OpPatternKind::Injective,
+            3 => OpPatternKind::CommReduce,
+            4 => OpPatternKind::OutEWiseFusable,
+            7 => OpPatternKind::Tuple,
+            _ => OpPatternKind::Opaque,
+        },
+        _ => OpPatternKind::Opaque,
+    }
+}
+
+/// The PrimFunc name a `call_tir` binding calls.
+fn callee_name(value: &Expr) -> Option<&str> {
+    match value.as_call()?.args.first()?.kind() {
+        ExprKind::GlobalVar(gv) => Some(gv.name_hint()),
+        _ => None,
+    }
+}
+
+/// Fuses the groups of one dataflow block: the new block and the new
+/// functions.
+fn fuse_block(
+    module: &IRModule,
+    block: &BindingBlock,
+    max_group_size: usize,
+    taken: &mut HashSet<String>,
+) -> (BindingBlock, Vec<(GlobalVar, Function)>) {
+    let graph = IndexedForwardGraph::from_block(block);
+    let tree = PostDominatorTree::new(&graph);
+    let kinds: Vec<OpPatternKind> = graph
+        .nodes
+        .iter()
+        .map(|n| match &n.value {
+            Some(v) => kind_of(module, v),
+            None => OpPatternKind::Opaque,
+        })
+        .collect();
+    let groups = GraphPartitioner::new(&graph, &tree, &kinds, max_group_size).groups();
+    // The graph's nodes: the block's free variables first, then one per
+    // binding in order.
+    let first_binding = graph.len() - block.bindings.len();
+    let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, &g) in groups.iter().enumerate().skip(first_binding) {
+        members.entry(g).or_default().push(i);
+    }
+    let mut fused = Vec::new();
+    // Binding index -> what replaces it: nothing (a member fused away), or
+    // the call site's bindings (at the group's last member).
+    let mut replaced: HashMap<usize, Vec<Binding>> = HashMap::new();
+    let mut roots: Vec<usize> = members
+        .iter()
+        .filter(|(_, m)| m.len() > 1)
+        .map(|(&r, _)| r)
+        .collect();
+    roots.sort_unstable();
+    for root in roots {
+        let group = &members[&root];
+        let Some((gv, func, site)) = make_group(&graph, group, block, first_binding, taken) else {
+            continue;
+        };
+        for &m in group {
+            replaced.insert(m - first_binding, vec![]);
+        }
+        replaced.insert(root - first_binding, site);
+        fused.push((gv, func));
+    }
+    let mut bindings = Vec::with_capacity(block.bindings.len());
+    for (i, b) in block.bindings.iter().enumerate() {
+        match replaced.remove(&i) {
+            Some(site) => bindings.extend(site),
+            None => bindings.push(b.clone()),
+        }
+    }
+    (BindingBlock::dataflow(bindings), fused)
+}
+
+/// The primitive function of one group and its call site; `None` when the
+/// group cannot be outlined (a value it does not know how to rename, or an
+/// output used before the group's last binding).
+fn make_group(
+    graph: &IndexedForwardGraph,
+    group: &[usize],
+    block: &BindingBlock,
+    first_binding: usize,
+    taken: &mut HashSet<String>,
+) -> Option<(GlobalVar, Function, Vec<Binding>)> {
+    let in_group: HashSet<usize> = group.iter().copied().collect();
+    let last = *group.last()?;
+    // Outputs: members visible after the block or read outside the group,
+    // only after the call site.
+    let mut outputs = Vec::new();
+    for &m in group {
+        let node = &graph.nodes[m];
+        let outside: Vec<usize> = node
+            .outputs
+            .iter()
+            .copied()
+            .filter(|c| !in_group.contains(c))
+            .collect();
+        if outside.iter().any(|&c| c < last) {
+            return None;
+        }
+        if node.extern_ref || !outside.is_empty() || m == last {
+            outputs.push(m);
+        }
+    }
+    // Parameters: what the members read from outside, in order of first use.
+    let mut outside: Vec<Var> = Vec::new();
+    let bound: HashSet<&Var> = group.iter().map(|&m| &graph.nodes[m].var).collect();
+    for &m in group {
+        let value = graph.nodes[m].value.as_ref()?;
+        for v in free_vars(value) {
+            if !bound.contains(&v) && !outside.contains(&v) {
+                outside.push(v);
+            }
+        }
+    }
+    // The function's symbolic variables are its own (a symbolic variable
+    // belongs to one function): fresh ones for those of the parameters,
+    // and every one the members use must be defined by a parameter.
+    let mut tir: HashMap<TirVar, PrimExpr> = HashMap::new();
+    for v in &outside {
+        for t in v
+            .struct_info()
+            .map(StructInfo::tir_vars)
+            .unwrap_or_default()
+        {
+            tir.entry(t.clone())
+                .or_insert_with(|| TirVar::with_dtype(t.name(), t.dtype()).to_expr());
+        }
+    }
+    let definable: HashSet<TirVar> = outside
+        .iter()
+        .filter_map(|v| v.struct_info())
+        .flat_map(StructInfo::definable_tir_vars)
+        .collect();
+    for &m in group {
+        let var = &graph.nodes[m].var;
+        let used = var
+            .struct_info()
+            .map(StructInfo::tir_vars)
+            .unwrap_or_default();
+        if used.iter().any(|t| !definable.contains(t)) {
+            return None;
+        }
+    }
+    let sinfo_of = |v: &Var| v.struct_info().map(|s| subst_sinfo(s, &tir));
+    let mut params: Vec<Var> = Vec::new();
+    let mut map: HashMap<Var, Var> = HashMap::new();
+    for v in &outside {
+        let p = Var::new(v.name_hint(), sinfo_of(v));
+        map.insert(v.clone(), p.clone());
+        params.push(p);
+    }
+    // The body: the members, renamed; outputs leave the dataflow block.
+    let mut body = Vec::with_capacity(group.len());
+    let mut names = Vec::new();
+    for &m in group {
+        let binding = &block.bindings[m - first_binding];
+        let old = binding.var();
+        let new = if outputs.contains(&m) {
+            Var::new(old.name_hint(), sinfo_of(old))
+        } else {
+            Var::new_dataflow(old.name_hint(), sinfo_of(old))
+        };
+        let value = rename(binding.value(), &map, &tir)?;
+        if let Some(name) = callee_name(binding.value()) {
+            names.push(name.to_string());
+        }
+        map.insert(old.clone(), new.clone());
+        body.push(Binding::var_binding(new, value));
+    }
+    let out_vars: Vec<Var> = outputs
+        .iter()
+        .map(|&m| map[&graph.nodes[m].var].clone())
+        .collect();
+    // Inside the function, in its own symbolic variables; at the call
+    // site, in the caller's.
+    let inner_sinfo: Vec<StructInfo> = out_vars
+        .iter()
+        .map(|v| v.struct_info().cloned())
+        .collect::<Option<_>>()?;
+    let out_sinfo: Vec<StructInfo> = outputs
+        .iter()
+        .map(|&m| graph.nodes[m].var.struct_info().cloned())
+        .collect::<Option<_>>()?;
+    let (result, ret) = match out_vars.as_slice() {
+        [one] => (one.to_expr(), inner_sinfo[0].clone()),
+        many => {
+            let sinfo = StructInfo::tuple(inner_sinfo.clone());
+            let fields = many.iter().map(Var::to_expr).collect();
+            (Expr::tuple(fields).with_struct_info(sinfo.clone()), sinfo)
+        }
+    };
+    let seq = Expr::seq(vec![BindingBlock::dataflow(body)], result).with_struct_info(ret.clone());
+    let func = Function::new(params, seq, ret).with_attr(PRIMITIVE, 1i64);
+    let name = unique_name(&format!("fused_{}", names.join("_")), taken);
+    let gv = GlobalVar::new(&name);
+    // The call site.
+    let ret = match out_sinfo.as_slice() {
+        [one] => one.clone(),
+        many => StructInfo::tuple(many.to_vec()),
+    };
+    let args: Vec<Expr> = outside.iter().map(Var::to_expr).collect();
+    let callee = Expr::global_var(gv.clone()).with_struct_info(func.struct_info());
+    let call = Expr::call(callee, args).with_struct_info(ret.clone());
+    let site = match outputs.as_slice() {
+        [only] => vec![Binding::var_binding(graph.nodes[*only].var.clone(), call)],
+        many => {
+            let tuple = Var::new_dataflow("lv", Some(ret));
+            let mut site = vec![Binding::var_binding(tuple.clone(), call)];
+            for (i, &m) in many.iter().enumerate() {
+                let var = graph.nodes[m].var.clone();
+                let item =
+                    Expr::tuple_get_item(tuple.to_expr(), i).with_struct_info(out_sinfo[i].clone());
+                site.push(Binding::var_binding(var, item));
+            }
+            site
+        }
+    };
+    Some((gv, func, site))
+}
+
+/// `base`, or `base` with the first free number appended (TVM's name
+/// supply: `fused_add`, `fused_add1`, …).
+fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
+    let mut name = base.to_string();
+    let mut n = 1;
+    while taken.contains(&name) {
+        name = format!("{base}{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// `sinfo` with the symbolic variables of `tir` replaced.
+fn subst_sinfo(sinfo: &StructInfo, tir: &HashMap<TirVar, PrimExpr>) -> StructInfo {
+    if tir.is_empty() {
+        return sinfo.clone();
+    }
+    sinfo.map_prim_exprs(&|e| e.substitute_map(tir))
+}
+
+/// `expr` with the variables of `map` and the symbolic variables of `tir`
+/// replaced, for the forms a `call_tir` binding takes (calls, tuples,
+/// variables and leaves); `None` for others.
+fn rename(expr: &Expr, map: &HashMap<Var, Var>, tir: &HashMap<TirVar, PrimExpr>) -> Option<Expr> {
+    let out = match expr.kind() {
+        ExprKind::Var(v) => return Some(map.get(v).map_or_else(|| expr.clone(), Var::to_expr)),
+        ExprKind::Constant(_)
+        | ExprKind::GlobalVar(_)
+        | ExprKind::StringImm(_)
+        | ExprKind::DataTypeImm(_)
+        | ExprKind::ExternFunc(_)
+        | ExprKind::Op(_) => return Some(expr.clone()),
+        ExprKind::PrimValue(v) => Expr::prim_value(v.substitute_map(tir)),
+        ExprKind::ShapeExpr(dims) => {
+            Expr::shape(dims.iter().map(|d| d.substitute_map(tir)).collect())
+        }
+        ExprKind::Tuple(fields) => Expr::tuple(
+            fields
+                .iter()
+                .map(|f| rename(f, map, tir))
+                .collect::<Option<_>>()?,
+        ),
+        ExprKind::TupleGetItem(t, i) => Expr::tuple_get_item(rename(t, map, tir)?, *i),
+        ExprKind::Call(c) => Expr::call_full(
+            rename(&c.op, map, tir)?,
+            c.args
+                .iter()
+                .map(|a| rename(a, map, tir))
+                .collect::<Option<_>>()?,
+            c.attrs.clone(),
+            c.sinfo_args.iter().map(|s| subst_sinfo(s, tir)).collect(),
+        ),
+        ExprKind::SeqExpr(_) | ExprKind::Function(_) | ExprKind::If(_) => return None,
+    };
+    Some(match expr.struct_info() {
+        Some(s) => out.with_struct_info(subst_sinfo(s, tir)),
+        None => out,
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ir::structural_equal_report;
-
-    #[test]
-    fn leaves_a_module_unchanged() {
-        let text = r#"
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(("n", 4), dtype="float32"), w: R.Tensor((4, 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
-        n = T.int64()
-        with R.dataflow():
-            a = R.matmul(x, w)
-            b = R.nn.relu(a)
-            R.output(b)
-        return b
-"#;
-        let before: IRModule = text.parse().unwrap();
-        let after = FuseOps.run(before.clone()).unwrap();
-        structural_equal_report(&after, &before).unwrap();
-        assert_eq!(after.to_string(), before.to_string());
-    }
-}
+mod tests;

@@ -1,0 +1,356 @@
+//! `GraphPartitioner`: which bindings of a dataflow block fuse into one
+//! kernel (TVM's `GraphPartitioner`, the grouping half of `FuseOps`).
+//!
+//! The input is the block's [`IndexedForwardGraph`], its
+//! [`PostDominatorTree`] and a pattern kind per node ([`OpPatternKind`]:
+//! elementwise ≤ broadcast ≤ injective ≤ comm-reduce ≤ out-elementwise-
+//! fusable, then tuple and opaque). The output is a group per node
+//! (union-find); a group is a connected set of bindings with one root, its
+//! last binding.
+//!
+//! A node only ever fuses *into its immediate post-dominator* `d`, and then
+//! every node on every path between them joins too, so a group never has a
+//! value that escapes it except through its root (or through values visible
+//! after the block, which are never fused away). The rules, as TVM's, run in
+//! two phases over the nodes in topological order:
+//!
+//! 1. Phase 0, **out-elementwise-fusable** nodes (matmul, conv2d): fuse
+//!    into `d` when the relation to `d` is elementwise and every node on the
+//!    paths is at most broadcast — the epilogue `matmul → add → relu`.
+//! 2. Phases 0 and 1, **elementwise and broadcast** nodes: fuse into `d`
+//!    when the relation is at most injective or a comm-reduce, the nodes
+//!    between are at most injective, and `d` itself is at most broadcast, a
+//!    comm-reduce or out-elementwise-fusable — chains of elementwise ops,
+//!    and an elementwise producer of a reduction or a matmul.
+//! 3. Phase 1, **injective** nodes (transpose, reshape): fuse into `d` when
+//!    every node on the paths, `d` included, is at most injective, and also,
+//!    deliberately unlike TVM, into a `d` that is out-elementwise-fusable
+//!    with nothing in between, so the MLP's `permute_dims` of a weight joins
+//!    the matmul that reads it (its loop-level form is then an index swap,
+//!    see `FuseTIR`).
+//! 4. Comm-reduce, tuple and opaque nodes do not start a fusion (others may
+//!    fuse into a comm-reduce). Nodes without a value (the block's inputs)
+//!    are never in a group with others.
+//!
+//! A fusion is refused when the merged group would have more than
+//! `max_group_size` nodes (TVM's `kMaxFusedOps`, 256 by default).
+//! The "relation" of a node to `d` is the largest edge kind on the paths
+//! from the node to `d` (TVM's dominator pattern): an edge has its
+//! consumer's kind, except that a broadcast consumer whose output has the
+//! producer's shape makes the edge elementwise.
+
+use super::indexed_forward_graph::IndexedForwardGraph;
+use super::post_dominator_tree::PostDominatorTree;
+use crate::ir::PrimExpr;
+use crate::op::OpPatternKind;
+
+/// TVM's `kMaxFusedOps`.
+pub const DEFAULT_MAX_GROUP_SIZE: usize = 256;
+
+/// The partition of a block's nodes into fusion groups. See the module docs.
+#[derive(Clone, Debug)]
+pub struct GraphPartitioner {
+    parent: Vec<usize>,
+    size: Vec<usize>,
+    max_group_size: usize,
+}
+
+fn rank(kind: OpPatternKind) -> u8 {
+    kind as u8
+}
+
+/// The output shape of a node, when its StructInfo says it.
+fn shape_of(graph: &IndexedForwardGraph, i: usize) -> Option<&[PrimExpr]> {
+    graph.nodes[i]
+        .var
+        .struct_info()?
+        .as_tensor()?
+        .shape_values()
+}
+
+/// The kind of the edge `p -> c`: the consumer's kind, except that a
+/// broadcast consumer whose output has the producer's shape is elementwise
+/// along that edge (TVM's edge pattern: `matmul -> add(bias)` is
+/// elementwise for the matmul's output).
+fn edge_kind(
+    graph: &IndexedForwardGraph,
+    kinds: &[OpPatternKind],
+    p: usize,
+    c: usize,
+) -> OpPatternKind {
+    if kinds[c] == OpPatternKind::Broadcast {
+        if let (Some(a), Some(b)) = (shape_of(graph, p), shape_of(graph, c)) {
+            if a == b {
+                return OpPatternKind::ElemWise;
+            }
+        }
+    }
+    kinds[c]
+}
+
+/// The largest edge kind on the paths from `i` through `between` to `d`.
+fn relation(
+    graph: &IndexedForwardGraph,
+    kinds: &[OpPatternKind],
+    i: usize,
+    between: &[usize],
+    d: usize,
+) -> OpPatternKind {
+    let on_path = |n: usize| n == d || between.binary_search(&n).is_ok();
+    let mut worst = OpPatternKind::ElemWise;
+    for &u in std::iter::once(&i).chain(between) {
+        for &v in &graph.nodes[u].outputs {
+            if on_path(v) {
+                let k = edge_kind(graph, kinds, u, v);
+                if rank(k) > rank(worst) {
+                    worst = k;
+                }
+            }
+        }
+    }
+    worst
+}
+
+impl GraphPartitioner {
+    /// Partitions `graph` whose node `i` has kind `kinds[i]`.
+    pub fn new(
+        graph: &IndexedForwardGraph,
+        tree: &PostDominatorTree,
+        kinds: &[OpPatternKind],
+        max_group_size: usize,
+    ) -> Self {
+        let n = graph.len();
+        let mut p = GraphPartitioner {
+            parent: (0..n).collect(),
+            size: vec![1; n],
+            max_group_size: max_group_size.max(1),
+        };
+        use OpPatternKind as K;
+        for phase in 0..2 {
+            for i in 0..n {
+                if graph.nodes[i].value.is_none() {
+                    continue;
+                }
+                let kind = kinds[i];
+                let Some(d) = tree.parent(i) else { continue };
+                if p.find(i) == p.find(d) {
+                    continue;
+                }
+                let between = graph.nodes_on_paths(i, d);
+                let relation = relation(graph, kinds, i, &between, d);
+                let all_between =
+                    |ok: &dyn Fn(OpPatternKind) -> bool| between.iter().all(|&b| ok(kinds[b]));
+                let fuse = match kind {
+                    K::OutEWiseFusable => {
+                        phase == 0
+                            && relation == K::ElemWise
+                            && all_between(&|k| rank(k) <= rank(K::Broadcast))
+                            && rank(kinds[d]) <= rank(K::Broadcast)
+                    }
+                    K::ElemWise | K::Broadcast => {
+                        (rank(relation) <= rank(K::Injective) || relation == K::CommReduce)
+                            && all_between(&|k| rank(k) <= rank(K::Injective))
+                            && (rank(kinds[d]) <= rank(K::Broadcast)
+                                || kinds[d] == K::CommReduce
+                                || kinds[d] == K::OutEWiseFusable)
+                    }
+                    K::Injective => {
+                        phase == 1
+                            && ((rank(relation) <= rank(K::Injective)
+                                && all_between(&|k| rank(k) <= rank(K::Injective)))
+                                || (between.is_empty() && kinds[d] == K::OutEWiseFusable))
+                    }
+                    K::CommReduce | K::Tuple | K::Opaque => false,
+                };
+                if !fuse {
+                    continue;
+                }
+                // Every node on the paths (inputs of the block excluded,
+                // which cannot lie between two bindings) joins `d`'s group.
+                let members: Vec<usize> = std::iter::once(i).chain(between).collect();
+                let mut roots: Vec<usize> = members.iter().map(|&m| p.find(m)).collect();
+                roots.push(p.find(d));
+                roots.sort_unstable();
+                roots.dedup();
+                let total: usize = roots.iter().map(|&r| p.size[r]).sum();
+                if total > p.max_group_size {
+                    continue;
+                }
+                let target = p.find(d);
+                for m in members {
+                    p.union(m, target);
+                }
+            }
+        }
+        p
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The root stays the later node: a group's root is its last
+            // binding, which is also the representative.
+            let (keep, gone) = if ra > rb { (ra, rb) } else { (rb, ra) };
+            self.parent[gone] = keep;
+            self.size[keep] += self.size[gone];
+        }
+    }
+
+    /// The group of each node: the index of its group's representative
+    /// (the group's last node).
+    pub fn groups(&mut self) -> Vec<usize> {
+        (0..self.parent.len()).map(|i| self.find(i)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::IRModule;
+    use OpPatternKind as K;
+
+    /// The groups of the first block of `main`, as lists of binding names,
+    /// with the kind of each binding given by name.
+    fn groups_of(text: &str, kind_of: &dyn Fn(&str) -> OpPatternKind) -> Vec<Vec<String>> {
+        let m: IRModule = text.parse().unwrap();
+        let f = m.get_relax("main").unwrap();
+        let g = IndexedForwardGraph::from_block(&f.body.as_seq().unwrap().blocks[0]);
+        let t = PostDominatorTree::new(&g);
+        let kinds: Vec<OpPatternKind> = g
+            .nodes
+            .iter()
+            .map(|n| match &n.value {
+                Some(v) => kind_of(v.call_op_name().unwrap_or("")),
+                None => K::Opaque,
+            })
+            .collect();
+        let groups = GraphPartitioner::new(&g, &t, &kinds, DEFAULT_MAX_GROUP_SIZE).groups();
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for root in 0..g.len() {
+            let members: Vec<String> = (0..g.len())
+                .filter(|&i| groups[i] == root && g.nodes[i].value.is_some())
+                .map(|i| g.nodes[i].var.name_hint().to_string())
+                .collect();
+            if members.len() > 1 {
+                out.push(members);
+            }
+        }
+        out
+    }
+
+    fn by_op(op: &str) -> OpPatternKind {
+        crate::op::lookup(op).map_or(K::Opaque, |i| i.pattern)
+    }
+
+    const MLP: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            t0 = R.permute_dims(w0)
+            m0 = R.matmul(x, t0)
+            a0 = R.add(m0, b0)
+            r0 = R.nn.relu(a0)
+            t1 = R.permute_dims(w1)
+            m1 = R.matmul(r0, t1)
+            a1 = R.add(m1, b1)
+            R.output(a1)
+        return a1
+"#;
+
+    #[test]
+    fn the_mlp_fuses_into_transpose_matmul_add_relu_and_transpose_matmul_add() {
+        assert_eq!(
+            groups_of(MLP, &by_op),
+            [vec!["t0", "m0", "a0", "r0"], vec!["t1", "m1", "a1"]]
+        );
+    }
+
+    #[test]
+    fn an_elementwise_chain_is_one_group_and_an_opaque_op_stays_alone() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32"), y: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+        with R.dataflow():
+            a = R.add(x, y)
+            b = R.multiply(a, y)
+            c = R.nn.relu(b)
+            d = R.exp(c)
+            e = R.sum(d)
+            f = R.add(e, x)
+            R.output(f)
+        return f
+"#;
+        // With `exp` taken as opaque the chain stops before it; a
+        // comm-reduce never starts a fusion, so `f` stays alone.
+        let kind = |op: &str| {
+            if op == "relax.exp" {
+                K::Opaque
+            } else {
+                by_op(op)
+            }
+        };
+        assert_eq!(groups_of(text, &kind), [vec!["a", "b", "c"]]);
+        assert_eq!(
+            groups_of(text, &by_op),
+            [vec!["a", "b", "c", "d", "e"]],
+            "elementwise ops fuse into the reduction that consumes them"
+        );
+    }
+
+    #[test]
+    fn a_diamond_fuses_whole_and_an_escaping_value_is_a_root() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32")) -> R.Tuple(R.Tensor((8,), dtype="float32"), R.Tensor((8,), dtype="float32"), R.Tensor((8,), dtype="float32")):
+        with R.dataflow():
+            a = R.exp(x)
+            b = R.nn.relu(a)
+            c = R.negative(a)
+            d = R.add(b, c)
+            e = R.nn.relu(x)
+            f = R.negative(e)
+            R.output(d, e, f)
+        return (d, e, f)
+"#;
+        // `e` is an output of the block: nothing fuses it away, so `f`
+        // (which only `e` feeds) stays alone with it.
+        assert_eq!(groups_of(text, &by_op), [vec!["a", "b", "c", "d"]]);
+    }
+
+    #[test]
+    fn groups_never_grow_past_the_limit() {
+        let m: IRModule = MLP.parse().unwrap();
+        let f = m.get_relax("main").unwrap();
+        let g = IndexedForwardGraph::from_block(&f.body.as_seq().unwrap().blocks[0]);
+        let t = PostDominatorTree::new(&g);
+        let kinds: Vec<OpPatternKind> = g
+            .nodes
+            .iter()
+            .map(|n| {
+                n.value
+                    .as_ref()
+                    .map_or(K::Opaque, |v| by_op(v.call_op_name().unwrap_or("")))
+            })
+            .collect();
+        let mut p = GraphPartitioner::new(&g, &t, &kinds, 2);
+        let groups = p.groups();
+        for root in 0..g.len() {
+            assert!(groups.iter().filter(|&&r| r == root).count() <= 2);
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! FuseOps: before/expected modules (the shapes of TVM's
+//! `test_transform_fuse_ops.py`, on stub PrimFuncs carrying their pattern
+//! kind), and numbers unchanged by fusion.
+
+use super::*;
+use crate::ir::structural_equal_report;
+use crate::transform::{AnnotateTIROpPattern, LegalizeOps};
+
+fn module(text: &str) -> IRModule {
+    text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn check(before: &str, expected: &str) {
+    let after = FuseOps::default().run(module(before)).unwrap();
+    crate::analysis::well_formed(&after).unwrap_or_else(|e| panic!("{e:?}\n{after}"));
+    if let Err(e) = structural_equal_report(&after, &module(expected)) {
+        panic!("{e}\n--- after\n{after}");
+    }
+}
+
+/// Stub kernels: one per pattern kind (the bodies do not matter to FuseOps).
+const KERNELS: &str = r#"
+    @T.prim_func(private=True)
+    def transpose(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+        T.func_attr({"op_pattern": 2})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def matmul(A: T.Buffer((2, 8), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 4})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def add(A: T.Buffer((2, 4), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 1})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def relu(A: T.Buffer((2, 4), "float32"), B: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def opaque(A: T.Buffer((2, 4), "float32"), B: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 8})
+        T.evaluate(0)
+"#;
+
+fn with_kernels(funcs: &str) -> String {
+    format!("@I.ir_module\nclass Module:\n{KERNELS}\n{funcs}")
+}
+
+#[test]
+fn a_dense_layer_becomes_one_primitive_function() {
+    let before = with_kernels(
+        r#"
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((4, 8), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            wt = R.call_tir(cls.transpose, (w,), out_sinfo=R.Tensor((8, 4), dtype="float32"))
+            mm = R.call_tir(cls.matmul, (x, wt), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            ad = R.call_tir(cls.add, (mm, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (ad,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = with_kernels(
+        r#"
+    @R.function(private=True)
+    def fused_transpose_matmul_add_relu(w: R.Tensor((4, 8), dtype="float32"), x: R.Tensor((2, 8), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            wt = R.call_tir(cls.transpose, (w,), out_sinfo=R.Tensor((8, 4), dtype="float32"))
+            mm = R.call_tir(cls.matmul, (x, wt), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            ad = R.call_tir(cls.add, (mm, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (ad,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((4, 8), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv = cls.fused_transpose_matmul_add_relu(w, x, b)
+            R.output(gv)
+        return gv
+"#,
+    );
+    check(&before, &expected);
+}
+
+#[test]
+fn opaque_calls_split_groups_and_names_stay_unique() {
+    let before = with_kernels(
+        r#"
+    @R.function
+    def main(x: R.Tensor((2, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            a = R.call_tir(cls.add, (x, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            r = R.call_tir(cls.relu, (a,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            o = R.call_tir(cls.opaque, (r,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            a2 = R.call_tir(cls.add, (o, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (a2,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#,
+    );
+    let group = |name: &str| {
+        format!(
+            r#"
+    @R.function(private=True)
+    def {name}(x: R.Tensor((2, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({{"Primitive": 1}})
+        cls = Module
+        with R.dataflow():
+            a = R.call_tir(cls.add, (x, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (a,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#
+        )
+    };
+    let expected = with_kernels(&format!(
+        r#"{}{}
+    @R.function
+    def main(x: R.Tensor((2, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            r = cls.fused_add_relu(x, b)
+            o = R.call_tir(cls.opaque, (r,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = cls.fused_add_relu1(o, b)
+            R.output(gv)
+        return gv
+"#,
+        group("fused_add_relu"),
+        group("fused_add_relu1")
+    ));
+    check(&before, &expected);
+}
+
+#[test]
+fn nothing_fuses_outside_a_dataflow_block_or_across_an_output() {
+    let before = with_kernels(
+        r#"
+    @R.function
+    def main(x: R.Tensor((2, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tuple(R.Tensor((2, 4), dtype="float32"), R.Tensor((2, 4), dtype="float32")):
+        cls = Module
+        a = R.call_tir(cls.add, (x, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+        r = R.call_tir(cls.relu, (a,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+        with R.dataflow():
+            a1 = R.call_tir(cls.add, (r, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            r1 = R.call_tir(cls.relu, (a1,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(a1, r1)
+        return (a1, r1)
+"#,
+    );
+    // `a1` is visible after its block, so it is a group's root and `r1`
+    // (reading it) cannot join it; the first two bindings are not in a
+    // dataflow block.
+    let after = FuseOps::default().run(module(&before)).unwrap();
+    structural_equal_report(&after, &module(&before)).unwrap();
+}
+
+#[test]
+fn symbolic_shapes_travel_with_the_parameters() {
+    let before = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def exp(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        n = T.int64()
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            a = R.call_tir(cls.exp, (x,), out_sinfo=R.Tensor((n, 4), dtype="float32"))
+            gv = R.call_tir(cls.exp, (a,), out_sinfo=R.Tensor((n, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let after = FuseOps::default().run(module(before)).unwrap();
+    crate::analysis::well_formed(&after).unwrap_or_else(|e| panic!("{e:?}\n{after}"));
+    let fused = after.get_relax("fused_exp_exp").expect("a fused function");
+    assert_eq!(fused.params.len(), 1);
+    assert!(
+        after
+            .to_string()
+            .contains("def fused_exp_exp(x: R.Tensor((\"n\", 4), dtype=\"float32\"))"),
+        "{after}"
+    );
+}
+
+/// The MLP legalized, fused, and run on the loop-level interpreter: the
+/// same numbers as without fusion.
+#[test]
+fn fusion_keeps_the_numbers() {
+    use crate::backend::{build, Target};
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 8), dtype="float32"), w: R.Tensor((4, 8), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            wt = R.permute_dims(w)
+            mm = R.matmul(x, wt)
+            ad = R.add(mm, b)
+            r = R.nn.relu(ad)
+            e = R.exp(r)
+            s = R.sum(e, axis=[1], keepdims=True)
+            gv = R.divide(e, s)
+            R.output(gv)
+        return gv
+"#;
+    let m = module(text);
+    let legal = AnnotateTIROpPattern
+        .run(LegalizeOps.run(m.clone()).unwrap())
+        .unwrap();
+    let fused = FuseOps::default().run(legal.clone()).unwrap();
+    crate::analysis::well_formed(&fused).unwrap_or_else(|e| panic!("{e:?}\n{fused}"));
+    // The dense layer and its elementwise tail fuse; the reduction (a
+    // comm-reduce never starts a fusion) and the division after it (which
+    // reads `e` beside the reduction) do not.
+    let primitive: Vec<&str> = fused
+        .functions()
+        .filter(|(_, f)| {
+            f.as_relax()
+                .is_some_and(|f| f.attrs.get(PRIMITIVE).is_some())
+        })
+        .map(|(gv, _)| gv.name_hint())
+        .collect();
+    assert_eq!(
+        primitive,
+        ["fused_permute_dims_matmul_add_relu_exp"],
+        "{fused}"
+    );
+    let data = |n: usize, k: f32| (0..n).map(|i| ((i as f32) * k).sin()).collect::<Vec<f32>>();
+    let args = vec![
+        Value::Tensor(Tensor::from_vec(&[3, 8], data(24, 0.37)).unwrap()),
+        Value::Tensor(Tensor::from_vec(&[4, 8], data(32, 0.11)).unwrap()),
+        Value::Tensor(Tensor::from_vec(&[4], data(4, 0.5)).unwrap()),
+    ];
+    let run = |m: &IRModule| {
+        let exec = build(m, &Target::tir_interpreter()).unwrap_or_else(|e| panic!("{e}\n{m}"));
+        VirtualMachine::new(&exec).call("main", &args).unwrap()
+    };
+    let (want, got) = (run(&m), run(&fused));
+    let (want, got) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
+    assert!(want.allclose(got, 1e-5, 1e-6), "{want} vs {got}");
+}
