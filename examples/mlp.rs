@@ -4,7 +4,9 @@
 //!    were checked while `cargo build` expanded the macro.
 //! 2. The module is shown before and after each step of the pipeline:
 //!    LegalizeOps (every op becomes a loop-level PrimFunc called through
-//!    `call_tir`), FuseOps (the identity until fusion lands) and the build.
+//!    `call_tir`), FuseOps (each dense layer's bindings become one primitive
+//!    function, the seed's §7.5), FuseTIR (each primitive function one
+//!    PrimFunc, §7.6–7.7) and the build.
 //! 3. The model runs on the held-out digits of scikit-learn's data set
 //!    (`examples/data/`, weights trained offline by
 //!    `scripts/train_digits.py`), through LLVM-compiled kernels, and prints
@@ -18,8 +20,8 @@
 
 use relax::ndarray::{s, Array1, Array2, Axis};
 use relax::transform::{
-    AnnotateTIROpPattern, BindParams, FuseOps, LegalizeOps, Pass, PassContext,
-    PassTimingInstrument, PrintAfterAll,
+    AnnotateTIROpPattern, BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps, Pass,
+    PassContext, PassTimingInstrument, PrintAfterAll,
 };
 use relax::{build, build_with, Target, Tensor, Value, VirtualMachine};
 use std::path::Path;
@@ -124,7 +126,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    banner("4. Built for the host CPU through LLVM");
+    banner("4. After FuseTIR: each primitive function one PrimFunc");
+    let merged = DeadCodeElimination::new().run(FuseTIR.run(fused)?)?;
+    println!("{merged}");
+
+    banner("5. Built for the host CPU through LLVM");
     let flags: Vec<String> = std::env::args().skip(1).collect();
     let timing = Arc::new(PassTimingInstrument::new());
     let mut ctx = PassContext::new();
@@ -149,7 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("native kernels: {}", exec.natives.join(", "));
     let vm = VirtualMachine::new(&exec);
 
-    banner("5. The held-out digits");
+    banner("6. The held-out digits");
     let (w0, b0, w1, b1) = (
         Array2::from_shape_vec((128, 64), f32s("w0.bin")?)?,
         Array1::from_vec(f32s("b0.bin")?),
@@ -190,7 +196,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .fold(0.0f32, f32::max);
     println!("max |relax - ndarray| over all logits: {max_diff:e}");
 
-    banner("6. Latency (median of 200 runs), same machine, same run");
+    banner("7. Latency (median of 200 runs), same machine, same run");
     let weights: Vec<Value> = vec![
         Tensor::from(&w0).into(),
         Tensor::from(&b0).into(),

@@ -6,10 +6,10 @@
 //! 3. [`FoldConstant`]: calls on constants evaluated at compile time (op
 //!    calls on the reference kernels, `call_tir` on the loop-level
 //!    interpreter);
-//! 4. [`FuseOps`], [`FuseTIR`]: fusion (identity passes until fusion
-//!    arrives with its issue);
+//! 4. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
+//!    functions, each then one PrimFunc);
 //! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
-//!    (the PrimFuncs of calls that folding removed go here);
+//!    (the PrimFuncs of calls that folding or fusion removed go here);
 //! 6. [`DefaultSchedule`] (`Target::host()` only): CPU loop schedules
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!

@@ -7,17 +7,22 @@
 //! | [`interp`] | the interpreter: runs a PrimFunc on tensors (the oracle for compiled code) |
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
 //! | [`te`] | tensor expressions: stages lowered to a PrimFunc; `BlockBuilder::call_te` |
+//! | [`substitute`] | `Substitute`: a statement with variables and buffers replaced |
+//! | [`compute_inline`] | an intermediate buffer's producer inlined into its readers |
 //!
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
 
 pub mod abi;
 pub mod buffer;
+pub mod compute_inline;
 pub mod interp;
 pub mod prim_func;
 pub mod stmt;
+pub mod substitute;
 pub mod te;
 
 pub use buffer::Buffer;
 pub use prim_func::{PrimFunc, PrimFuncParam};
 pub use stmt::{Block, BufferRegion, ForKind, IterKind, IterVar, Stmt};
+pub use substitute::Substitute;

@@ -1,16 +1,44 @@
 //! `FuseTIR`: merges the `call_tir`s of each primitive function made by
 //! `FuseOps` into one PrimFunc (TVM's `relax.transform.FuseTIR`).
 //!
-//! For now this is the identity: fusion arrives with its issue, and until
-//! `FuseOps` creates primitive functions there is nothing to merge. The pass
-//! holds its place in the default pipeline (`backend::pipeline`).
+//! 1. **Which functions.** A Relax function with `"Primitive": 1` whose
+//!    body is one dataflow block of `call_tir` bindings (each calling a
+//!    PrimFunc of buffer parameters, one output each) and whose result is a
+//!    variable or a tuple of variables. Others are left as they are.
+//! 2. **The fused PrimFunc**, named as the primitive function: one buffer
+//!    parameter per Relax parameter, then one per result, shaped by their
+//!    StructInfo (in symbolic variables of its own). Each `call_tir`'s
+//!    PrimFunc body is copied in binding order with its buffers replaced by
+//!    the fused function's (its symbolic variables unified with the dims of
+//!    the buffers it is given, [`Substitute`]); a value that is neither a
+//!    parameter nor a result becomes an intermediate buffer, allocated by
+//!    the fused function's root block, as are the buffers the copied root
+//!    blocks allocated.
+//! 3. **Inlining.** Each intermediate computed by an injective nest is
+//!    inlined into its readers ([`compute_inline`]): an elementwise chain
+//!    becomes one loop nest, and a matmul's epilogue (`add`, `relu`) one
+//!    pass over its output. Intermediates read by a reduction stay buffers
+//!    (TVM leaves this to scheduling too): a transposed weight is computed
+//!    into scratch memory inside the fused kernel, then read by the matmul.
+//! 4. **The call site.** Every call of the primitive function becomes one
+//!    `R.call_tir` of the fused PrimFunc (several `out_sinfo` for a tuple
+//!    result); the primitive function is removed, and `DeadCodeElimination`
+//!    removes the PrimFuncs no longer called.
+//!
+//! The fused PrimFunc computes what the chain of calls computed, on every
+//! target: `fuse_tir/tests.rs` compares both on the loop-level interpreter
+//! and through LLVM.
 
-use crate::ir::IRModule;
-use crate::transform::Pass;
+use super::fuse_ops::PRIMITIVE;
+use super::Pass;
+use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
+use crate::ir::{Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
+use crate::tir::compute_inline::compute_inline;
+use crate::tir::{Block, Buffer, PrimFunc, PrimFuncParam, Stmt, Substitute};
 use relax_runtime::Error;
+use std::collections::HashMap;
 
-/// PrimFunc fusion; the identity until fusion arrives with its issue. See
-/// the module docs.
+/// PrimFunc fusion. See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FuseTIR;
 
@@ -18,36 +46,258 @@ impl Pass for FuseTIR {
     fn name(&self) -> &str {
         "FuseTIR"
     }
+
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        Ok(module)
+        let mut fused: HashMap<String, (GlobalVar, PrimFunc)> = HashMap::new();
+        for (gv, f) in module.functions() {
+            let BaseFunc::Relax(func) = f else { continue };
+            if func.attrs.get(PRIMITIVE).is_none() {
+                continue;
+            }
+            if let Some(pf) = fuse_function(&module, func) {
+                fused.insert(
+                    gv.name_hint().to_string(),
+                    (GlobalVar::new(gv.name_hint()), pf),
+                );
+            }
+        }
+        if fused.is_empty() {
+            return Ok(module);
+        }
+        let mut out = module.clone();
+        for (gv, f) in module.functions() {
+            let BaseFunc::Relax(func) = f else { continue };
+            if fused.contains_key(gv.name_hint()) {
+                out.remove(gv);
+                continue;
+            }
+            if let Some(new) = rewrite_calls(func, &fused) {
+                out.add(gv.clone(), new);
+            }
+        }
+        for (gv, pf) in fused.into_values() {
+            out.add(gv, pf);
+        }
+        Ok(out)
     }
+}
+
+/// The buffer standing for a Relax tensor value in the fused function.
+fn buffer_for(var: &Var, tir: &HashMap<TirVar, PrimExpr>) -> Option<Buffer> {
+    let t = var.struct_info()?.as_tensor()?;
+    if t.is_unknown_dtype() {
+        return None;
+    }
+    let shape = t
+        .shape_values()?
+        .iter()
+        .map(|d| d.substitute_map(tir))
+        .collect();
+    Some(Buffer::new(var.name_hint(), shape, t.dtype))
+}
+
+/// The fused PrimFunc of a primitive function (module docs, points 1–3).
+fn fuse_function(module: &IRModule, func: &Function) -> Option<PrimFunc> {
+    let seq = func.body.as_seq()?;
+    let [block] = seq.blocks.as_slice() else {
+        return None;
+    };
+    let outputs: Vec<Var> = match seq.body.kind() {
+        ExprKind::Var(v) => vec![v.clone()],
+        ExprKind::Tuple(fields) => fields
+            .iter()
+            .map(|f| f.as_var().cloned())
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    // The fused function's own symbolic variables.
+    let mut tir: HashMap<TirVar, PrimExpr> = HashMap::new();
+    for p in &func.params {
+        for t in p
+            .struct_info()
+            .map(StructInfo::tir_vars)
+            .unwrap_or_default()
+        {
+            tir.entry(t.clone())
+                .or_insert_with(|| TirVar::with_dtype(t.name(), t.dtype()).to_expr());
+        }
+    }
+    let mut buffers: HashMap<Var, Buffer> = HashMap::new();
+    let mut params = Vec::new();
+    for p in &func.params {
+        let b = buffer_for(p, &tir)?;
+        buffers.insert(p.clone(), b.clone());
+        params.push(PrimFuncParam::Buffer(b));
+    }
+    for o in &outputs {
+        if buffers.contains_key(o) {
+            return None; // a parameter returned as is
+        }
+        let b = buffer_for(o, &tir)?;
+        buffers.insert(o.clone(), b.clone());
+        params.push(PrimFuncParam::Buffer(b));
+    }
+    let mut intermediates: Vec<Buffer> = Vec::new();
+    let mut stmts = Vec::new();
+    for binding in &block.bindings {
+        let (var, value) = (binding.var(), binding.value());
+        if !matches!(binding, Binding::VarBinding(_))
+            || value.call_op_name() != Some("relax.call_tir")
+        {
+            return None;
+        }
+        let call = value.as_call()?;
+        let [callee, args] = call.args.as_slice() else {
+            return None;
+        };
+        let ExprKind::GlobalVar(callee) = callee.kind() else {
+            return None;
+        };
+        let BaseFunc::Prim(component) = module.get(callee.name_hint())? else {
+            return None;
+        };
+        let ExprKind::Tuple(args) = args.kind() else {
+            return None;
+        };
+        let out = match buffers.get(var) {
+            Some(b) => b.clone(),
+            None => {
+                let b = buffer_for(var, &tir)?;
+                buffers.insert(var.clone(), b.clone());
+                intermediates.push(b.clone());
+                b
+            }
+        };
+        let mut given = Vec::with_capacity(args.len() + 1);
+        for a in args {
+            given.push(buffers.get(a.as_var()?)?.clone());
+        }
+        given.push(out);
+        if component.params.len() != given.len() {
+            return None;
+        }
+        let mut sub = Substitute::default();
+        for (param, actual) in component.params.iter().zip(&given) {
+            let PrimFuncParam::Buffer(formal) = param else {
+                return None;
+            };
+            if formal.shape().len() != actual.shape().len() || formal.dtype() != actual.dtype() {
+                return None;
+            }
+            for (f, a) in formal.shape().iter().zip(actual.shape()) {
+                if let Some(v) = f.as_var() {
+                    sub.vars.entry(v.clone()).or_insert_with(|| a.clone());
+                }
+            }
+            sub.buffers.insert(formal.id(), actual.clone());
+        }
+        match sub.stmt(&component.body) {
+            // The component's root block: its allocations move to the
+            // fused function's root block.
+            Stmt::Block(root) if root.iter_vars.is_empty() && root.init.is_none() => {
+                intermediates.extend(root.alloc_buffers.iter().cloned());
+                stmts.push(*root.body);
+            }
+            other => stmts.push(other),
+        }
+    }
+    let mut body = Stmt::Seq(stmts);
+    let mut kept = Vec::new();
+    for b in intermediates {
+        match compute_inline(&body, &b) {
+            Some(inlined) => body = inlined,
+            None => kept.push(b),
+        }
+    }
+    let root = Block {
+        name: "root".into(),
+        iter_vars: vec![],
+        iter_values: vec![],
+        reads: vec![],
+        writes: vec![],
+        init: None,
+        body: Box::new(body),
+        alloc_buffers: kept,
+    };
+    Some(PrimFunc {
+        params,
+        body: Stmt::Block(Box::new(root)),
+        attrs: Attrs::new(),
+    })
+}
+
+/// `func` with every call of a fused primitive function replaced by a
+/// `call_tir` of its PrimFunc; `None` when it has none.
+fn rewrite_calls(
+    func: &Function,
+    fused: &HashMap<String, (GlobalVar, PrimFunc)>,
+) -> Option<Function> {
+    let seq = func.body.as_seq()?;
+    let mut changed = false;
+    let mut blocks = Vec::with_capacity(seq.blocks.len());
+    for block in &seq.blocks {
+        let mut bindings = Vec::with_capacity(block.bindings.len());
+        for b in &block.bindings {
+            let replaced = b
+                .value()
+                .as_call()
+                .filter(|_| matches!(b, Binding::VarBinding(_)))
+                .and_then(|c| match c.op.kind() {
+                    ExprKind::GlobalVar(gv) => {
+                        fused.get(gv.name_hint()).map(|(fgv, pf)| (c, fgv, pf))
+                    }
+                    _ => None,
+                })
+                .and_then(|(c, fgv, pf)| call_tir(b.var(), &c.args, fgv, pf));
+            match replaced {
+                Some(value) => {
+                    changed = true;
+                    bindings.push(Binding::var_binding(b.var().clone(), value));
+                }
+                None => bindings.push(b.clone()),
+            }
+        }
+        blocks.push(if block.is_dataflow {
+            BindingBlock::dataflow(bindings)
+        } else {
+            BindingBlock::new(bindings)
+        });
+    }
+    if !changed {
+        return None;
+    }
+    let mut func = func.clone();
+    let body = Expr::seq(blocks, seq.body.clone());
+    func.body = match func.body.struct_info() {
+        Some(s) => body.with_struct_info(s.clone()),
+        None => body,
+    };
+    Some(func)
+}
+
+/// `R.call_tir(fused, (args…), out_sinfo=…)` for a binding of `var`.
+fn call_tir(var: &Var, args: &[Expr], gv: &GlobalVar, pf: &PrimFunc) -> Option<Expr> {
+    let sinfo = var.struct_info()?.clone();
+    let outs = match sinfo.as_tuple() {
+        Some(fields) => fields.to_vec(),
+        None => vec![sinfo.clone()],
+    };
+    let arg_sinfo: Vec<StructInfo> = args
+        .iter()
+        .map(|a| a.struct_info().cloned())
+        .collect::<Option<_>>()?;
+    let tuple = Expr::tuple(args.to_vec()).with_struct_info(StructInfo::tuple(arg_sinfo));
+    let callee = Expr::global_var(gv.clone()).with_struct_info(pf.struct_info());
+    Some(
+        Expr::call_full(
+            Expr::op("relax.call_tir"),
+            vec![callee, tuple],
+            Attrs::new(),
+            outs,
+        )
+        .with_struct_info(sinfo),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ir::structural_equal_report;
-
-    #[test]
-    fn leaves_a_module_unchanged() {
-        let text = r#"
-@I.ir_module
-class Module:
-    @T.prim_func(private=True)
-    def add(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
-        T.evaluate(0)
-
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        cls = Module
-        with R.dataflow():
-            a = R.call_tir(cls.add, (x, x), out_sinfo=R.Tensor((4,), dtype="float32"))
-            R.output(a)
-        return a
-"#;
-        let before: IRModule = text.parse().unwrap();
-        let after = FuseTIR.run(before.clone()).unwrap();
-        structural_equal_report(&after, &before).unwrap();
-        assert_eq!(after.to_string(), before.to_string());
-    }
-}
+mod tests;

@@ -1,0 +1,261 @@
+//! FuseTIR: the shape of the fused module, and differential tests: every
+//! op pair the fusion rules allow gives the same numbers fused and unfused,
+//! on the loop-level interpreter and through LLVM.
+
+use super::*;
+use crate::backend::{build, build_with, Target};
+use crate::transform::{AnnotateTIROpPattern, FuseOps, LegalizeOps, PassContext};
+use relax_runtime::{Tensor, Value, VirtualMachine};
+
+fn module(text: &str) -> IRModule {
+    text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR.
+fn fuse(m: &IRModule) -> IRModule {
+    let m = AnnotateTIROpPattern
+        .run(LegalizeOps.run(m.clone()).unwrap())
+        .unwrap();
+    let m = FuseOps::default().run(m).unwrap();
+    let m = FuseTIR.run(m).unwrap();
+    crate::analysis::well_formed(&m).unwrap_or_else(|e| panic!("{e:?}\n{m}"));
+    m
+}
+
+/// The number of blocks with iteration variables in a statement.
+fn nests(s: &Stmt) -> usize {
+    match s {
+        Stmt::Block(b) => usize::from(!b.iter_vars.is_empty()) + nests(&b.body),
+        Stmt::For { body, .. } | Stmt::Allocate { body, .. } | Stmt::LetStmt { body, .. } => {
+            nests(body)
+        }
+        Stmt::IfThenElse {
+            then_case,
+            else_case,
+            ..
+        } => nests(then_case) + else_case.as_ref().map_or(0, |e| nests(e)),
+        Stmt::Seq(stmts) => stmts.iter().map(nests).sum(),
+        Stmt::BufferStore { .. } | Stmt::Evaluate(_) => 0,
+    }
+}
+
+fn prim<'a>(m: &'a IRModule, name: &str) -> &'a PrimFunc {
+    m.get(name)
+        .and_then(|f| f.as_prim())
+        .unwrap_or_else(|| panic!("no PrimFunc {name} in\n{m}"))
+}
+
+const CHAIN: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16), dtype="float32"), y: R.Tensor(("n", 16), dtype="float32"), z: R.Tensor((16,), dtype="float32")) -> R.Tensor(("n", 16), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            a = R.add(x, y)
+            b = R.multiply(a, z)
+            c = R.nn.relu(b)
+            gv = R.exp(c)
+            R.output(gv)
+        return gv
+"#;
+
+#[test]
+fn an_elementwise_chain_becomes_one_loop_nest() {
+    let m = fuse(&module(CHAIN));
+    let f = prim(&m, "fused_add_multiply_relu_exp");
+    assert_eq!(nests(&f.body), 1, "one nest after inlining:\n{m}");
+    let Stmt::Block(root) = &f.body else { panic!() };
+    assert!(root.alloc_buffers.is_empty(), "no intermediate left:\n{m}");
+    assert_eq!(f.params.len(), 4, "x, y, z and the result");
+    // The call site is one call_tir; the primitive function is gone.
+    let main = m.get_relax("main").unwrap();
+    let text = crate::printer::function_to_string("main", main);
+    assert!(
+        text.contains("R.call_tir(cls.fused_add_multiply_relu_exp, (x, y, z)"),
+        "{text}"
+    );
+    assert!(
+        m.functions().all(|(_, f)| f
+            .as_relax()
+            .is_none_or(|f| f.attrs.get(PRIMITIVE).is_none())),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_transpose_feeding_a_matmul_stays_a_scratch_buffer_and_the_epilogue_is_one_pass() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 8), dtype="float32"), w: R.Tensor((4, 8), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            wt = R.permute_dims(w)
+            mm = R.matmul(x, wt)
+            ad = R.add(mm, b)
+            gv = R.nn.relu(ad)
+            R.output(gv)
+        return gv
+"#;
+    let m = fuse(&module(text));
+    let f = prim(&m, "fused_permute_dims_matmul_add_relu");
+    // transpose, matmul, and add+relu in one nest.
+    assert_eq!(nests(&f.body), 3, "{m}");
+    let Stmt::Block(root) = &f.body else { panic!() };
+    let names: Vec<&str> = root.alloc_buffers.iter().map(|b| b.name()).collect();
+    assert_eq!(names, ["wt", "mm"], "{m}");
+}
+
+/// The loop-level interpreter, and LLVM when it is built in.
+fn targets() -> Vec<Target> {
+    let mut t = vec![Target::tir_interpreter()];
+    if cfg!(feature = "llvm") {
+        t.push(Target::host());
+    }
+    t
+}
+
+/// Builds `text` with and without fusion for `target` and compares.
+fn same_numbers(text: &str, args: &[Value], target: &Target) {
+    let m = module(text);
+    let unfused_ctx = PassContext::new().disable("FuseOps").disable("FuseTIR");
+    let run =
+        |exec: relax_runtime::Executable| VirtualMachine::new(&exec).call("main", args).unwrap();
+    let want = run(build_with(&m, target, &unfused_ctx).unwrap());
+    let got = run(build(&m, target).unwrap_or_else(|e| panic!("{e}")));
+    let (want, got) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
+    assert!(
+        want.allclose(got, 1e-5, 1e-5),
+        "{target:?}: {want}\nvs\n{got}"
+    );
+}
+
+fn tensor(shape: &[i64], seed: f32) -> Value {
+    let n: i64 = shape.iter().product();
+    let data = (0..n)
+        .map(|i| ((i as f32) * seed + seed).sin())
+        .collect::<Vec<f32>>();
+    Value::Tensor(Tensor::from_vec(shape, data).unwrap())
+}
+
+fn case(body: &str, params: &str, ret: &str) -> String {
+    format!(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main({params}) -> {ret}:
+        with R.dataflow():
+{body}
+            R.output(gv)
+        return gv
+"#
+    )
+}
+
+#[test]
+fn every_fusable_pair_gives_the_same_numbers_on_every_target() {
+    let t = |s: &str| format!("R.Tensor({s}, dtype=\"float32\")");
+    let cases: Vec<(&str, String, Vec<Value>)> = vec![
+        (
+            "elementwise -> elementwise",
+            case(
+                "            a = R.add(x, y)\n            gv = R.nn.relu(a)",
+                &format!("x: {}, y: {}", t("(5, 7)"), t("(5, 7)")),
+                &t("(5, 7)"),
+            ),
+            vec![tensor(&[5, 7], 0.3), tensor(&[5, 7], 0.7)],
+        ),
+        (
+            "broadcast -> elementwise",
+            case(
+                "            a = R.multiply(x, y)\n            gv = R.exp(a)",
+                &format!("x: {}, y: {}", t("(5, 7)"), t("(7,)")),
+                &t("(5, 7)"),
+            ),
+            vec![tensor(&[5, 7], 0.3), tensor(&[7], 0.9)],
+        ),
+        (
+            "injective -> matmul",
+            case(
+                "            a = R.permute_dims(w)\n            gv = R.matmul(x, a)",
+                &format!("x: {}, w: {}", t("(3, 9)"), t("(5, 9)")),
+                &t("(3, 5)"),
+            ),
+            vec![tensor(&[3, 9], 0.2), tensor(&[5, 9], 0.5)],
+        ),
+        (
+            "reshape -> elementwise",
+            case(
+                "            a = R.reshape(x, R.shape([6, 5]))\n            gv = R.nn.relu(a)",
+                &format!("x: {}", t("(3, 10)")),
+                &t("(6, 5)"),
+            ),
+            vec![tensor(&[3, 10], 0.4)],
+        ),
+        (
+            "matmul -> add -> relu",
+            case(
+                "            a = R.matmul(x, w)\n            b = R.add(a, c)\n            gv = R.nn.relu(b)",
+                &format!("x: {}, w: {}, c: {}", t("(4, 6)"), t("(6, 3)"), t("(3,)")),
+                &t("(4, 3)"),
+            ),
+            vec![tensor(&[4, 6], 0.2), tensor(&[6, 3], 0.8), tensor(&[3], 1.1)],
+        ),
+        (
+            "elementwise -> reduction",
+            case(
+                "            a = R.exp(x)\n            gv = R.sum(a, axis=[1])",
+                &format!("x: {}", t("(4, 6)")),
+                &t("(4,)"),
+            ),
+            vec![tensor(&[4, 6], 0.2)],
+        ),
+    ];
+    for (name, text, args) in &cases {
+        let fused = fuse(&module(text));
+        let count = fused
+            .functions()
+            .filter(|(gv, _)| gv.name_hint().starts_with("fused_"))
+            .count();
+        assert_eq!(count, 1, "{name}: one fused kernel\n{fused}");
+        for target in targets() {
+            same_numbers(text, args, &target);
+        }
+    }
+}
+
+#[test]
+fn the_mlp_with_a_symbolic_batch_gives_the_same_numbers() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 64), dtype="float32"), w0: R.Tensor((32, 64), dtype="float32"), b0: R.Tensor((32,), dtype="float32"), w1: R.Tensor((10, 32), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            t0 = R.permute_dims(w0)
+            lv0 = R.matmul(x, t0)
+            lv1 = R.add(lv0, b0)
+            lv2 = R.nn.relu(lv1)
+            t1 = R.permute_dims(w1)
+            lv3 = R.matmul(lv2, t1)
+            gv = R.add(lv3, b1)
+            R.output(gv)
+        return gv
+"#;
+    for batch in [1, 7] {
+        let args = vec![
+            tensor(&[batch, 64], 0.1),
+            tensor(&[32, 64], 0.3),
+            tensor(&[32], 0.5),
+            tensor(&[10, 32], 0.7),
+            tensor(&[10], 0.9),
+        ];
+        for target in targets() {
+            same_numbers(text, &args, &target);
+        }
+    }
+}
