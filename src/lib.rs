@@ -6,7 +6,7 @@
 //! each part lives.
 
 pub use relax_core::{
-    analysis, arith, backend, block_builder, ir, mutator, op, parser, printer, tir, transform,
+    analysis, arith, backend, block_builder, dpl, ir, mutator, op, parser, printer, tir, transform,
     visitor,
 };
 pub use relax_core::{build, build_with, BlockBuilder, Target};

@@ -11,6 +11,7 @@
 //! | [`analysis`] | StructInfo relations and derivation, well-formedness, normal forms |
 //! | [`printer`] | TVMScript text out (`Display`) |
 //! | [`parser`] | TVMScript text in (`FromStr`) |
+//! | [`dpl`] | the dataflow pattern language: patterns, matching, graph patterns, rewriting |
 //! | [`mutator`] | `ExprMutator` (rewriting through a BlockBuilder), `remove_all_unused`, graph rewrites |
 //! | [`visitor`] | `ExprVisitor` (read-only traversal) |
 //! | [`tir`] | the loop-level IR (signatures for now) |
@@ -26,6 +27,7 @@ pub mod arith;
 pub mod backend;
 pub mod block_builder;
 pub mod codegen;
+pub mod dpl;
 #[cfg(feature = "syntax")]
 pub mod frontend;
 pub mod ir;

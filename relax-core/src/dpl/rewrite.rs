@@ -1,0 +1,251 @@
+//! Rewriting with patterns (TVM's `rewrite_call`, `rewrite_bindings` and
+//! `PatternMatchingRewriter`).
+//!
+//! 1. [`rewrite_call`]: every binding whose value the pattern matches
+//!    (looking through the function's bindings) is replaced by what the
+//!    callback returns for it; the rewrite repeats until nothing changes
+//!    (at most [`MAX_ROUNDS`] rounds); a dataflow variable bound to another
+//!    variable (a rewrite that returns an operand) is replaced by it, and
+//!    bindings left unused are removed.
+//!    A replacement may nest calls: it is normalized into bindings.
+//! 2. [`rewrite_bindings`]: a [`PatternContext`] is matched against each
+//!    dataflow block; the callback returns new values for some of the
+//!    matched variables.
+//! 3. A replacement whose StructInfo is not compatible with the binding it
+//!    replaces (not the same or more specific) is an error naming the
+//!    pattern and the binding, and the function is left as it was; the
+//!    result is checked with `well_formed`.
+//! 4. [`PatternRewriter`] is a [`Pass`]: the rewrite applied to every Relax
+//!    function of a module. A callback that panics is contained by the pass
+//!    manager (`PassContext`), which names the pass.
+
+use super::bindings::Bindings;
+use super::context::{GraphMatch, PatternContext};
+use super::matcher::Match;
+use super::pattern::Pattern;
+use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
+use crate::arith::Analyzer;
+use crate::ir::expr::{ExprKind, Var, VarBinding};
+use crate::ir::{structural_equal, Expr, Function, IRModule};
+use crate::mutator::{remove_all_unused, ExprMutator, MutatorState};
+use crate::transform::Pass;
+use relax_runtime::{Diagnostic, Error};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How many rounds a rewrite may take before it is taken as looping.
+pub const MAX_ROUNDS: usize = 64;
+
+/// Replaces the bindings `pattern` matches in `func` by `rewriter`'s result
+/// until nothing changes. See the module docs.
+pub fn rewrite_call(
+    pattern: &Pattern,
+    rewriter: impl Fn(&Expr, &Match) -> Expr,
+    func: &Function,
+) -> Result<Function, Error> {
+    rewrite_until_fixpoint(func, "rewrite_call", |f| {
+        let bindings = Bindings::of_function(f);
+        let mut decide = |_: &Var, value: &Expr| {
+            let m = pattern.extract(value, &bindings)?;
+            Some(rewriter(value, &m))
+        };
+        apply(f, &mut decide)
+    })
+}
+
+/// Replaces the values of the variables that `rewriter` returns, for every
+/// match of `ctx` in a dataflow block of `func`. See the module docs.
+pub fn rewrite_bindings(
+    ctx: &PatternContext,
+    rewriter: impl Fn(&GraphMatch, &Bindings) -> HashMap<Var, Expr>,
+    func: &Function,
+) -> Result<Function, Error> {
+    rewrite_until_fixpoint(func, "rewrite_bindings", |f| {
+        let bindings = Bindings::of_function(f);
+        let mut replacements: HashMap<Var, Expr> = HashMap::new();
+        if let Some(seq) = f.body.as_seq() {
+            for block in seq.blocks.iter().filter(|b| b.is_dataflow) {
+                if let Some(m) = ctx.match_dataflow(block, &bindings) {
+                    replacements.extend(rewriter(&m, &bindings));
+                }
+            }
+        }
+        let mut decide = |v: &Var, _: &Expr| replacements.get(v).cloned();
+        apply(f, &mut decide)
+    })
+}
+
+/// Runs `round` until it changes nothing; then removes unused bindings and
+/// checks the result.
+fn rewrite_until_fixpoint(
+    func: &Function,
+    what: &str,
+    mut round: impl FnMut(&Function) -> Result<Option<Function>, Error>,
+) -> Result<Function, Error> {
+    let mut current = func.clone();
+    for _ in 0..MAX_ROUNDS {
+        match round(&current)? {
+            Some(next) => current = remove_all_unused(&fold_trivial_bindings(&next)),
+            None => {
+                let module = IRModule::from_functions([(
+                    crate::ir::expr::GlobalVar::new("main"),
+                    current.clone().into(),
+                )]);
+                crate::analysis::well_formed(&module).map_err(Error::Compile)?;
+                return Ok(current);
+            }
+        }
+    }
+    Err(Error::Compile(vec![Diagnostic::new(
+        "rewrite-does-not-converge",
+        format!("{what}: the rewrite still changes the function after {MAX_ROUNDS} rounds"),
+    )]))
+}
+
+/// One round: re-emits `func`, replacing a binding's value when `decide`
+/// returns one that differs; `None` when nothing changed.
+fn apply(
+    func: &Function,
+    decide: &mut dyn FnMut(&Var, &Expr) -> Option<Expr>,
+) -> Result<Option<Function>, Error> {
+    struct Rewriter<'d> {
+        state: MutatorState,
+        decide: &'d mut dyn FnMut(&Var, &Expr) -> Option<Expr>,
+        changed: bool,
+    }
+    impl ExprMutator for Rewriter<'_> {
+        fn state(&mut self) -> &mut MutatorState {
+            &mut self.state
+        }
+        fn visit_var_binding(&mut self, binding: &VarBinding) {
+            let replacement = (self.decide)(&binding.var, &binding.value).filter(|new| {
+                !new.ptr_eq(&binding.value) && !structural_equal(new, &binding.value)
+            });
+            let Some(new) = replacement else {
+                let value = self.visit_expr(&binding.value);
+                self.reemit_binding(binding, value);
+                return;
+            };
+            let new = self.visit_expr(&new);
+            let new = self.normalize(new);
+            if let (Some(old), Some(got)) = (binding.var.struct_info(), new.struct_info()) {
+                if struct_info_base_check(old, got, &Analyzer::new()) != BaseCheckResult::Pass {
+                    self.builder().report(Error::Compile(vec![Diagnostic::new(
+                        "rewrite-struct-info-mismatch",
+                        format!(
+                            "the replacement of `{}` has StructInfo {got}, which is not compatible with the binding's {old}",
+                            binding.var.name_hint()
+                        ),
+                    )]));
+                }
+            }
+            self.changed = true;
+            self.reemit_binding(binding, new);
+        }
+    }
+    let mut r = Rewriter {
+        state: MutatorState::with_module(&IRModule::new()),
+        decide,
+        changed: false,
+    };
+    let out = r.visit_expr(&Expr::function(func.clone()));
+    let errors = r.builder().take_errors();
+    if !errors.is_empty() {
+        return Err(Error::Compile(errors));
+    }
+    if !r.changed {
+        return Ok(None);
+    }
+    match out.kind() {
+        ExprKind::Function(f) => Ok(Some(f.clone())),
+        _ => Ok(None),
+    }
+}
+
+/// `func` without bindings of a dataflow variable to another variable: its
+/// uses read the other variable instead.
+fn fold_trivial_bindings(func: &Function) -> Function {
+    struct Fold {
+        state: MutatorState,
+    }
+    impl ExprMutator for Fold {
+        fn state(&mut self) -> &mut MutatorState {
+            &mut self.state
+        }
+        fn visit_var_binding(&mut self, binding: &VarBinding) {
+            let value = self.visit_expr(&binding.value);
+            if let (true, ExprKind::Var(a)) = (binding.var.is_dataflow(), value.kind()) {
+                self.var_remap().insert(binding.var.clone(), a.clone());
+                return;
+            }
+            self.reemit_binding(binding, value);
+        }
+    }
+    let mut fold = Fold {
+        state: MutatorState::with_module(&IRModule::new()),
+    };
+    let out = fold.visit_expr(&Expr::function(func.clone()));
+    match (fold.builder().take_errors().is_empty(), out.kind()) {
+        (true, ExprKind::Function(f)) => f.clone(),
+        _ => func.clone(),
+    }
+}
+
+/// The callback of a [`PatternRewriter`].
+pub type RewriteFn = Arc<dyn Fn(&Expr, &Match) -> Expr + Send + Sync>;
+
+/// A pattern and its rewrite as a [`Pass`] over every Relax function.
+#[derive(Clone)]
+pub struct PatternRewriter {
+    name: String,
+    pattern: Pattern,
+    rewrite: RewriteFn,
+}
+
+impl PatternRewriter {
+    /// The pass `name` replacing what `pattern` matches by `rewrite`'s result.
+    pub fn new(
+        name: &str,
+        pattern: Pattern,
+        rewrite: impl Fn(&Expr, &Match) -> Expr + Send + Sync + 'static,
+    ) -> Self {
+        PatternRewriter {
+            name: name.to_string(),
+            pattern,
+            rewrite: Arc::new(rewrite),
+        }
+    }
+}
+
+impl Pass for PatternRewriter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        let mut out = module.clone();
+        for (gv, f) in module.functions() {
+            let Some(func) = f.as_relax() else { continue };
+            let new = rewrite_call(&self.pattern, |e, m| (self.rewrite)(e, m), func).map_err(
+                |e| match e {
+                    Error::Compile(ds) => Error::Compile(
+                        ds.into_iter()
+                            .map(|d| {
+                                let message = format!(
+                                    "pattern rewriter `{}` in function `{}`: {}",
+                                    self.name,
+                                    gv.name_hint(),
+                                    d.message
+                                );
+                                Diagnostic::new(d.code, message)
+                            })
+                            .collect(),
+                    ),
+                    other => other,
+                },
+            )?;
+            out.add(gv.clone(), new);
+        }
+        Ok(out)
+    }
+}
