@@ -134,12 +134,19 @@ fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
     }
 }
 
-/// The PrimFunc name a `call_tir` binding calls.
-fn callee_name(value: &Expr) -> Option<&str> {
-    match value.as_call()?.args.first()?.kind() {
-        ExprKind::GlobalVar(gv) => Some(gv.name_hint()),
-        _ => None,
+/// What a binding contributes to its group's name: the PrimFunc a
+/// `call_tir` calls, or the op's name without its namespace
+/// (`relax.nn.relu` → `relu`).
+fn callee_name(value: &Expr) -> Option<String> {
+    let call = value.as_call()?;
+    if value.call_op_name() == Some("relax.call_tir") {
+        return match call.args.first()?.kind() {
+            ExprKind::GlobalVar(gv) => Some(gv.name_hint().to_string()),
+            _ => None,
+        };
     }
+    let op = value.call_op_name()?;
+    Some(op.rsplit('.').next().unwrap_or(op).to_string())
 }
 
 /// Fuses the groups of one dataflow block: the new block and the new
@@ -180,7 +187,9 @@ fn fuse_block(
     roots.sort_unstable();
     for root in roots {
         let group = &members[&root];
-        let Some((gv, func, site)) = make_group(&graph, group, block, first_binding, taken) else {
+        let attrs = [(PRIMITIVE, AttrValue::Int(1))];
+        let Some((gv, func, site)) = make_group(&graph, group, block, first_binding, &attrs, taken)
+        else {
             continue;
         };
         for &m in group {
@@ -199,14 +208,16 @@ fn fuse_block(
     (BindingBlock::dataflow(bindings), fused)
 }
 
-/// The primitive function of one group and its call site; `None` when the
-/// group cannot be outlined (a value it does not know how to rename, or an
-/// output used before the group's last binding).
-fn make_group(
+/// The function of one group (with `attrs`) and its call site; `None` when
+/// the group cannot be outlined (a value it does not know how to rename, a
+/// symbolic variable its parameters do not define, or an output used before
+/// the group's last binding). Also used by `FuseOpsByPattern`.
+pub(super) fn make_group(
     graph: &IndexedForwardGraph,
     group: &[usize],
     block: &BindingBlock,
     first_binding: usize,
+    attrs: &[(&str, AttrValue)],
     taken: &mut HashSet<String>,
 ) -> Option<(GlobalVar, Function, Vec<Binding>)> {
     let in_group: HashSet<usize> = group.iter().copied().collect();
@@ -290,7 +301,7 @@ fn make_group(
         };
         let value = rename(binding.value(), &map, &tir)?;
         if let Some(name) = callee_name(binding.value()) {
-            names.push(name.to_string());
+            names.push(name);
         }
         map.insert(old.clone(), new.clone());
         body.push(Binding::var_binding(new, value));
@@ -318,7 +329,10 @@ fn make_group(
         }
     };
     let seq = Expr::seq(vec![BindingBlock::dataflow(body)], result).with_struct_info(ret.clone());
-    let func = Function::new(params, seq, ret).with_attr(PRIMITIVE, 1i64);
+    let mut func = Function::new(params, seq, ret);
+    for (k, v) in attrs {
+        func = func.with_attr(k, v.clone());
+    }
     let name = unique_name(&format!("fused_{}", names.join("_")), taken);
     let gv = GlobalVar::new(&name);
     // The call site.
@@ -348,7 +362,7 @@ fn make_group(
 
 /// `base`, or `base` with the first free number appended (TVM's name
 /// supply: `fused_add`, `fused_add1`, …).
-fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
+pub(super) fn unique_name(base: &str, taken: &mut HashSet<String>) -> String {
     let mut name = base.to_string();
     let mut n = 1;
     while taken.contains(&name) {

@@ -15,6 +15,7 @@ pub mod dead_code_elimination;
 pub mod default_schedule;
 pub mod fold_constant;
 pub mod fuse_ops;
+pub mod fuse_ops_by_pattern;
 pub mod fuse_tir;
 pub mod instrument;
 pub mod legalize;
@@ -27,6 +28,7 @@ pub use dead_code_elimination::DeadCodeElimination;
 pub use default_schedule::DefaultSchedule;
 pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
+pub use fuse_ops_by_pattern::{FuseOpsByPattern, FusionPattern};
 pub use fuse_tir::FuseTIR;
 pub use instrument::{
     PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
