@@ -1,7 +1,15 @@
 //! The MLC course's first graph rewrite (chapter 7.3): find `multiply`
 //! followed by `add` and fuse them into `ewise_fma`, then remove what became
 //! unused. Prints the module before and after.
+//!
+//! The rewrite is done twice: by a hand-written `ExprMutator`, as the
+//! course writes it, and by the pattern language in three lines
+//! (`relax::dpl::rewrite_call`); the program checks that both give the same
+//! function.
+//!
+//! Run: `cargo run --example ewise_fma`
 
+use relax::dpl::{is_op, rewrite_call, wildcard, Pattern};
 use relax::ir::{Attrs, Call, Expr, IRModule, PrimExpr, StructInfo, Var};
 use relax::mutator::{mutate_module, remove_all_unused, ExprMutator, MutatorState};
 use relax::{BlockBuilder, DataType, Error};
@@ -69,5 +77,31 @@ fn main() -> Result<(), Error> {
         "After remove_all_unused:\n{}",
         relax::printer::function_to_string("main", &cleaned)
     );
+
+    // The same rewrite with the pattern language.
+    let (a, b, c) = (wildcard(), wildcard(), wildcard());
+    let fma = is_op("relax.add")?.call([
+        is_op("relax.multiply")?.call([a.clone(), b.clone()]),
+        c.clone(),
+    ]);
+    let by_pattern = rewrite_call(
+        &fma,
+        |_, m| {
+            let arg = |p: &Pattern| m.get(p).expect("matched").clone();
+            Expr::call_op(
+                "relax.ewise_fma",
+                vec![arg(&a), arg(&b), arg(&c)],
+                Attrs::new(),
+            )
+        },
+        module.get_relax("main").expect("main is defined"),
+    )?;
+    println!(
+        "With relax::dpl::rewrite_call:\n{}",
+        relax::printer::function_to_string("main", &by_pattern)
+    );
+    relax::ir::structural_equal_report(&by_pattern, &cleaned)
+        .map_err(|e| Error::Runtime(format!("the two rewrites differ: {e}")))?;
+    println!("\nBoth rewrites give the same function.");
     Ok(())
 }

@@ -19,10 +19,19 @@ pub(super) struct BlockGraph {
 #[derive(Default)]
 pub struct Bindings {
     values: HashMap<Var, Expr>,
-    var_of_value: HashMap<usize, Var>,
+    order: Vec<Var>,
     blocks: Vec<BindingBlock>,
-    block_of: HashMap<Var, usize>,
+    /// Where each variable is bound and which variable each value is bound
+    /// to: only `dominates` and graph patterns need them, so they are made
+    /// on first use.
+    index: OnceLock<Index>,
     graphs: Vec<OnceLock<BlockGraph>>,
+}
+
+#[derive(Default)]
+struct Index {
+    var_of_value: HashMap<usize, Var>,
+    block_of: HashMap<Var, usize>,
 }
 
 impl Bindings {
@@ -46,15 +55,12 @@ impl Bindings {
     }
 
     fn add_block(&mut self, block: &BindingBlock) {
-        let index = self.blocks.len();
         self.blocks.push(block.clone());
         self.graphs.push(OnceLock::new());
         for binding in &block.bindings {
             self.values
                 .insert(binding.var().clone(), binding.value().clone());
-            self.var_of_value
-                .insert(binding.value().node_id(), binding.var().clone());
-            self.block_of.insert(binding.var().clone(), index);
+            self.order.push(binding.var().clone());
             self.collect(binding.value());
         }
     }
@@ -76,6 +82,12 @@ impl Bindings {
         }
     }
 
+    /// Every binding, in program order (nested scopes after the binding
+    /// that holds them).
+    pub fn iter(&self) -> impl Iterator<Item = (&Var, &Expr)> {
+        self.order.iter().map(|v| (v, &self.values[v]))
+    }
+
     /// The value bound to `var`.
     pub fn value(&self, var: &Var) -> Option<&Expr> {
         self.values.get(var)
@@ -86,12 +98,27 @@ impl Bindings {
         if let Some(v) = expr.as_var() {
             return Some(v.clone());
         }
-        self.var_of_value.get(&expr.node_id()).cloned()
+        self.index().var_of_value.get(&expr.node_id()).cloned()
+    }
+
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut index = Index::default();
+            for (i, block) in self.blocks.iter().enumerate() {
+                for b in &block.bindings {
+                    index
+                        .var_of_value
+                        .insert(b.value().node_id(), b.var().clone());
+                    index.block_of.insert(b.var().clone(), i);
+                }
+            }
+            index
+        })
     }
 
     /// The block binding `var`, with its graph.
     pub(super) fn graph_of(&self, var: &Var) -> Option<&BlockGraph> {
-        let i = *self.block_of.get(var)?;
+        let i = *self.index().block_of.get(var)?;
         Some(self.graphs[i].get_or_init(|| {
             let graph = IndexedForwardGraph::from_block(&self.blocks[i]);
             let tree = PostDominatorTree::new(&graph);

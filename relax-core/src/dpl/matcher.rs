@@ -64,12 +64,22 @@ impl Pattern {
     }
 }
 
+/// What a failed alternative must take back.
+enum Undo {
+    Pattern(usize),
+    Name(String),
+    Tir(TirVar),
+}
+
 /// The matching state (see the module docs).
 pub(super) struct Matcher<'a> {
     bindings: &'a Bindings,
     pub(super) result: Match,
     tir: HashMap<TirVar, PrimExpr>,
-    analyzer: Analyzer,
+    /// Made on first use: most patterns never compare shapes.
+    analyzer: Option<Analyzer>,
+    /// Everything recorded, in order, so a failure rolls back to a mark.
+    log: Vec<Undo>,
 }
 
 impl<'a> Matcher<'a> {
@@ -78,7 +88,38 @@ impl<'a> Matcher<'a> {
             bindings,
             result: Match::default(),
             tir: HashMap::new(),
-            analyzer: Analyzer::new(),
+            analyzer: None,
+            log: Vec::new(),
+        }
+    }
+
+    fn proven_equal(&mut self, a: &PrimExpr, b: &PrimExpr) -> bool {
+        a == b
+            || self
+                .analyzer
+                .get_or_insert_with(Analyzer::new)
+                .compare_equal(a, b)
+                == Proof::Proven
+    }
+
+    fn mark(&self) -> usize {
+        self.log.len()
+    }
+
+    fn rollback(&mut self, mark: usize) {
+        while self.log.len() > mark {
+            match self.log.pop() {
+                Some(Undo::Pattern(id)) => {
+                    self.result.by_pattern.remove(&id);
+                }
+                Some(Undo::Name(n)) => {
+                    self.result.by_name.remove(&n);
+                }
+                Some(Undo::Tir(v)) => {
+                    self.tir.remove(&v);
+                }
+                None => break,
+            }
         }
     }
 
@@ -99,12 +140,13 @@ impl<'a> Matcher<'a> {
         if let Some(prev) = self.result.by_pattern.get(&p.id()) {
             return prev.ptr_eq(expr) || structural_equal(prev, expr);
         }
-        let saved = (self.result.clone(), self.tir.clone());
+        let mark = self.mark();
         let ok = self.visit(p, expr);
         if ok {
             self.result.by_pattern.insert(p.id(), expr.clone());
+            self.log.push(Undo::Pattern(p.id()));
         } else {
-            (self.result, self.tir) = saved;
+            self.rollback(mark);
         }
         ok
     }
@@ -130,6 +172,7 @@ impl<'a> Matcher<'a> {
                     Some(prev) => prev.ptr_eq(expr) || structural_equal(prev, expr),
                     None => {
                         self.result.by_name.insert(name.clone(), expr.clone());
+                        self.log.push(Undo::Name(name.clone()));
                         true
                     }
                 }
@@ -137,9 +180,9 @@ impl<'a> Matcher<'a> {
             P::Or(a, b) => self.matches(a, expr) || self.matches(b, expr),
             P::And(a, b) => self.matches(a, expr) && self.matches(b, expr),
             P::Not(a) => {
-                let saved = (self.result.clone(), self.tir.clone());
+                let mark = self.mark();
                 let hit = self.matches(a, expr);
-                (self.result, self.tir) = saved;
+                self.rollback(mark);
                 !hit
             }
             P::StructInfo(inner, s) => {
@@ -249,7 +292,7 @@ impl<'a> Matcher<'a> {
             if used[i] {
                 continue;
             }
-            let saved = (self.result.clone(), self.tir.clone());
+            let mark = self.mark();
             if self.matches(first, &items[i]) {
                 used[i] = true;
                 if self.unordered(rest, items, used) {
@@ -257,7 +300,7 @@ impl<'a> Matcher<'a> {
                 }
                 used[i] = false;
             }
-            (self.result, self.tir) = saved;
+            self.rollback(mark);
         }
         false
     }
@@ -273,11 +316,12 @@ impl<'a> Matcher<'a> {
                 match self.tir.get(v) {
                     None => {
                         self.tir.insert(v.clone(), a.clone());
+                        self.log.push(Undo::Tir(v.clone()));
                         continue;
                     }
                     Some(bound) => {
                         let bound = bound.clone();
-                        if self.analyzer.compare_equal(&bound, a) != Proof::Proven {
+                        if !self.proven_equal(&bound, a) {
                             return false;
                         }
                         continue;
@@ -285,7 +329,7 @@ impl<'a> Matcher<'a> {
                 }
             }
             let p = p.substitute_map(&self.tir);
-            if self.analyzer.compare_equal(&p, a) != Proof::Proven {
+            if !self.proven_equal(&p, a) {
                 return false;
             }
         }
@@ -342,7 +386,7 @@ impl<'a> Matcher<'a> {
             if !bg.tree.post_dominates(child, a) {
                 continue;
             }
-            let saved = (self.result.clone(), self.tir.clone());
+            let mark = self.mark();
             if self.matches(parent, &node_expr(a)) {
                 // `path` is matched afresh at every node: it describes each
                 // of them, not one expression.
@@ -355,7 +399,7 @@ impl<'a> Matcher<'a> {
                     return true;
                 }
             }
-            (self.result, self.tir) = saved;
+            self.rollback(mark);
         }
         false
     }

@@ -13,8 +13,10 @@
 //!    matched variables.
 //! 3. A replacement whose StructInfo is not compatible with the binding it
 //!    replaces (not the same or more specific) is an error naming the
-//!    pattern and the binding, and the function is left as it was; the
-//!    result is checked with `well_formed`.
+//!    pattern and the binding, and the function is left as it was. New
+//!    values go through the BlockBuilder's normalization, so the result is
+//!    well formed (the tests check `well_formed` after every rewrite; the
+//!    rewrite does not pay for a full check itself).
 //! 4. [`PatternRewriter`] is a [`Pass`]: the rewrite applied to every Relax
 //!    function of a module. A callback that panics is contained by the pass
 //!    manager (`PassContext`), which names the pass.
@@ -44,12 +46,21 @@ pub fn rewrite_call(
     func: &Function,
 ) -> Result<Function, Error> {
     rewrite_until_fixpoint(func, "rewrite_call", |f| {
+        // Match first: a round without a match rebuilds nothing.
         let bindings = Bindings::of_function(f);
-        let mut decide = |_: &Var, value: &Expr| {
-            let m = pattern.extract(value, &bindings)?;
-            Some(rewriter(value, &m))
-        };
-        apply(f, &mut decide)
+        let mut replacements: HashMap<Var, Expr> = HashMap::new();
+        for (var, value) in bindings.iter() {
+            if let Some(m) = pattern.extract(value, &bindings) {
+                let new = rewriter(value, &m);
+                if !new.ptr_eq(value) && !structural_equal(&new, value) {
+                    replacements.insert(var.clone(), new);
+                }
+            }
+        }
+        if replacements.is_empty() {
+            return Ok(None);
+        }
+        replace(f, &replacements)
     })
 }
 
@@ -70,13 +81,81 @@ pub fn rewrite_bindings(
                 }
             }
         }
-        let mut decide = |v: &Var, _: &Expr| replacements.get(v).cloned();
-        apply(f, &mut decide)
+        if replacements.is_empty() {
+            return Ok(None);
+        }
+        replace(f, &replacements)
     })
 }
 
-/// Runs `round` until it changes nothing; then removes unused bindings and
-/// checks the result.
+/// One round's replacements applied: when they are all in the function's
+/// top-level blocks and none is a bare dataflow-variable alias, the other
+/// bindings are kept as they are and only the new values are normalized
+/// (a round costs little more than its matches); otherwise the function is
+/// re-emitted through a mutator, which also renames the uses of folded
+/// aliases.
+fn replace(func: &Function, replacements: &HashMap<Var, Expr>) -> Result<Option<Function>, Error> {
+    let Some(seq) = func.body.as_seq() else {
+        return apply(func, &mut |v, _| replacements.get(v).cloned());
+    };
+    let top_level: usize = seq
+        .blocks
+        .iter()
+        .flat_map(|b| &b.bindings)
+        .filter(|b| replacements.contains_key(b.var()))
+        .count();
+    let aliases = replacements
+        .iter()
+        .any(|(v, e)| v.is_dataflow() && e.as_var().is_some());
+    if top_level != replacements.len() || aliases {
+        return apply(func, &mut |v, _| replacements.get(v).cloned());
+    }
+    let mut bb = crate::block_builder::BlockBuilder::new();
+    bb.begin_scope(&func.params);
+    for block in &seq.blocks {
+        if block.is_dataflow {
+            bb.begin_dataflow()?;
+        }
+        for b in &block.bindings {
+            let Some(new) = replacements.get(b.var()) else {
+                bb.emit_normalized(b.clone())?;
+                continue;
+            };
+            let new = bb.normalize(new.clone())?;
+            check_compatible(b.var(), &new)?;
+            bb.emit_normalized(b.with_value(new))?;
+        }
+        if block.is_dataflow {
+            bb.end_dataflow()?;
+        } else {
+            bb.end_block()?;
+        }
+    }
+    let body = bb.end_scope(seq.body.clone())?;
+    Ok(Some(Function {
+        body,
+        ..func.clone()
+    }))
+}
+
+/// Point 3 of the module docs.
+fn check_compatible(var: &Var, new: &Expr) -> Result<(), Error> {
+    if let (Some(old), Some(got)) = (var.struct_info(), new.struct_info()) {
+        if struct_info_base_check(old, got, &Analyzer::new()) != BaseCheckResult::Pass {
+            return Err(Error::Compile(vec![Diagnostic::new(
+                "rewrite-struct-info-mismatch",
+                format!(
+                    "the replacement of `{}` has StructInfo {got}, which is not compatible with the binding's {old}",
+                    var.name_hint()
+                ),
+            )]));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `round` until it changes nothing, removing the bindings each round
+/// left unused.
 fn rewrite_until_fixpoint(
     func: &Function,
     what: &str,
@@ -85,15 +164,15 @@ fn rewrite_until_fixpoint(
     let mut current = func.clone();
     for _ in 0..MAX_ROUNDS {
         match round(&current)? {
-            Some(next) => current = remove_all_unused(&fold_trivial_bindings(&next)),
-            None => {
-                let module = IRModule::from_functions([(
-                    crate::ir::expr::GlobalVar::new("main"),
-                    current.clone().into(),
-                )]);
-                crate::analysis::well_formed(&module).map_err(Error::Compile)?;
-                return Ok(current);
+            Some(next) => {
+                let next = if has_alias(&next) {
+                    fold_trivial_bindings(&next)
+                } else {
+                    next
+                };
+                current = remove_all_unused(&next);
             }
+            None => return Ok(current),
         }
     }
     Err(Error::Compile(vec![Diagnostic::new(
@@ -160,6 +239,17 @@ fn apply(
         ExprKind::Function(f) => Ok(Some(f.clone())),
         _ => Ok(None),
     }
+}
+
+/// Whether a top-level binding of `func` binds a dataflow variable to
+/// another variable.
+fn has_alias(func: &Function) -> bool {
+    func.body.as_seq().is_none_or(|seq| {
+        seq.blocks
+            .iter()
+            .flat_map(|b| &b.bindings)
+            .any(|b| b.var().is_dataflow() && b.value().as_var().is_some())
+    })
 }
 
 /// `func` without bindings of a dataflow variable to another variable: its

@@ -32,6 +32,12 @@ fn var_named(f: &Function, name: &str) -> Var {
         .unwrap_or_else(|| panic!("no binding {name}"))
 }
 
+/// A rewrite never leaves an ill-formed function.
+fn assert_well_formed(f: &Function) {
+    let m = IRModule::from_functions([(crate::ir::expr::GlobalVar::new("main"), f.clone().into())]);
+    crate::analysis::well_formed(&m).unwrap_or_else(|e| panic!("{e:?}\n{m}"));
+}
+
 fn first_block(f: &Function) -> &BindingBlock {
     &f.body.as_seq().unwrap().blocks[0]
 }
@@ -476,6 +482,7 @@ fn rewrite_call_replaces_multiply_add_by_ewise_fma() {
         &f,
     )
     .unwrap();
+    assert_well_formed(&out);
     let expected = main_of(
         r#"
 @I.ir_module
@@ -510,6 +517,7 @@ class Module:
     let inner = op("relax.nn.relu").call([wildcard()]);
     let p = op("relax.nn.relu").call([inner.clone()]);
     let out = rewrite_call(&p, |_, m| m.get(&inner).unwrap().clone(), &f).unwrap();
+    assert_well_formed(&out);
     // relu(relu(relu(x))) -> relu(x): one call left, the output bound to it.
     let text = crate::printer::function_to_string("main", &out);
     assert_eq!(relu_calls(&out), 1, "{text}");
@@ -584,6 +592,7 @@ fn rewrite_bindings_replaces_matched_variables() {
         &f,
     )
     .unwrap();
+    assert_well_formed(&out);
     assert!(crate::printer::function_to_string("main", &out).contains("R.ewise_fma(x, y, z)"));
 }
 
@@ -605,6 +614,7 @@ fn matching_a_long_block_is_linear() {
     let p = op("relax.nn.relu").call([inner.clone()]);
     let start = std::time::Instant::now();
     let out = rewrite_call(&p, |_, m| m.get(&inner).unwrap().clone(), &f).unwrap();
+    assert_well_formed(&out);
     assert_eq!(relu_calls(&out), 1);
     // Generous: a quadratic matcher takes minutes here.
     assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
