@@ -61,15 +61,55 @@ pub fn call_packed(name: &str, args: &[Value]) -> Result<Value, Error> {
         name: name.into(),
         message: "no host function of this name is registered".into(),
     })?;
-    f(args).map_err(|message| Error::Packed {
-        name: name.into(),
-        message,
-    })
+    // A host function that panics is an error naming it; the registry and
+    // the caller stay usable.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args))) {
+        Ok(result) => result.map_err(|message| Error::Packed {
+            name: name.into(),
+            message,
+        }),
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(Error::Packed {
+                name: name.into(),
+                message: format!("the host function panicked: {why}"),
+            })
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panicking_host_function_is_an_error_and_the_registry_stays_usable() {
+        let name = "packed.tests.panics";
+        register_packed(name, |args| {
+            if args.is_empty() {
+                panic!("no arguments");
+            }
+            Ok(Value::Int(1))
+        });
+        let e = call_packed(name, &[]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Packed {
+                name: name.into(),
+                message: "the host function panicked: no arguments".into()
+            }
+        );
+        assert_eq!(call_packed(name, &[Value::Int(0)]), Ok(Value::Int(1)));
+        // From another thread too.
+        let e = std::thread::spawn(move || call_packed(name, &[]))
+            .join()
+            .expect("the thread does not die");
+        assert!(e.is_err());
+    }
 
     #[test]
     fn register_call_replace_unregister() {

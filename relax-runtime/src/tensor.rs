@@ -47,19 +47,54 @@ element! {
 #[repr(C, align(64))]
 struct Chunk([u8; 64]);
 
-/// A 64-byte-aligned byte buffer.
-#[derive(Clone)]
+/// A 64-byte-aligned byte buffer, charged to a [`MemoryBudget`] while it
+/// lives when it was allocated under one.
 struct AlignedBuffer {
     chunks: Vec<Chunk>,
     len: usize,
+    /// The budget to give the bytes back to (a trait object: tensors sit
+    /// in hashed IR nodes, and their identity never depends on it).
+    budget: Option<Arc<dyn Release>>,
+}
+
+/// What a budget does when a tensor charged to it is dropped.
+trait Release: Send + Sync {
+    fn release(&self, bytes: usize);
+}
+
+impl Clone for AlignedBuffer {
+    /// A copy is not charged to the budget: only what the budget's owner
+    /// allocated is.
+    fn clone(&self) -> Self {
+        AlignedBuffer {
+            chunks: self.chunks.clone(),
+            len: self.len,
+            budget: None,
+        }
+    }
+}
+
+impl Drop for AlignedBuffer {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.release(self.len);
+        }
+    }
 }
 
 impl AlignedBuffer {
-    fn zeroed(len: usize) -> Self {
-        AlignedBuffer {
-            chunks: vec![Chunk([0; 64]); len.div_ceil(64)],
+    /// `len` zero bytes, or `None` when the system does not give them (the
+    /// allocation fails instead of aborting the process).
+    fn try_zeroed(len: usize) -> Option<Self> {
+        let n = len.div_ceil(64);
+        let mut chunks: Vec<Chunk> = Vec::new();
+        chunks.try_reserve_exact(n).ok()?;
+        chunks.resize(n, Chunk([0; 64]));
+        Some(AlignedBuffer {
+            chunks,
             len,
-        }
+            budget: None,
+        })
     }
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: `chunks` holds at least `len` initialised bytes, contiguously.
@@ -92,6 +127,78 @@ pub enum TensorError {
     },
     /// The dtype has no storage (void, or a vector of lanes).
     UnsupportedDType(DataType),
+    /// The tensor's size in bytes does not fit in the address space.
+    TooLarge {
+        /// The requested shape.
+        shape: Vec<i64>,
+        /// The dtype.
+        dtype: DataType,
+    },
+    /// The memory could not be had: the system refused it, or it would take
+    /// a [`MemoryBudget`] past its limit.
+    AllocationFailed {
+        /// The requested shape.
+        shape: Vec<i64>,
+        /// The dtype.
+        dtype: DataType,
+        /// The bytes asked for.
+        bytes: usize,
+        /// Why (the system, or the budget and what it had left).
+        reason: String,
+    },
+}
+
+/// A limit on the bytes of the tensors allocated under it that are alive at
+/// once (a VM's, see `VirtualMachine::with_memory_limit`). Allocation checks
+/// and charges it before any memory is taken; a tensor gives its bytes back
+/// when its last clone is dropped. Shared by threads.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    limit: usize,
+    live: std::sync::atomic::AtomicUsize,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        MemoryBudget {
+            limit,
+            live: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+    /// The limit, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+    /// The bytes charged now.
+    pub fn live(&self) -> usize {
+        self.live.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Charges `bytes`, or says how much was left.
+    fn charge(&self, bytes: usize) -> Result<(), usize> {
+        use std::sync::atomic::Ordering;
+        let mut cur = self.live.load(Ordering::Relaxed);
+        loop {
+            let next = match cur.checked_add(bytes) {
+                Some(n) if n <= self.limit => n,
+                _ => return Err(self.limit.saturating_sub(cur)),
+            };
+            match self
+                .live
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+}
+
+impl Release for MemoryBudget {
+    fn release(&self, bytes: usize) {
+        self.live
+            .fetch_sub(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl fmt::Display for TensorError {
@@ -110,6 +217,21 @@ impl fmt::Display for TensorError {
                 write!(f, "expected a tensor of dtype {expected}, found {found}")
             }
             TensorError::UnsupportedDType(dt) => write!(f, "a tensor cannot hold dtype {dt}"),
+            TensorError::TooLarge { shape, dtype } => write!(
+                f,
+                "a {dtype} tensor of shape {} has more bytes than the address space holds",
+                fmt_shape(shape)
+            ),
+            TensorError::AllocationFailed {
+                shape,
+                dtype,
+                bytes,
+                reason,
+            } => write!(
+                f,
+                "cannot allocate a {dtype} tensor of shape {} ({bytes} bytes): {reason}",
+                fmt_shape(shape)
+            ),
         }
     }
 }
@@ -140,16 +262,55 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// A zero-filled tensor.
+    /// A zero-filled tensor. A size that overflows, or memory the system
+    /// does not give, is an `Err`, never an abort.
     pub fn zeros(dtype: DataType, shape: &[i64]) -> Result<Tensor, TensorError> {
-        let n = checked_numel(shape)?;
+        Self::zeros_in(dtype, shape, None)
+    }
+
+    /// A zero-filled tensor charged to `budget` (if any) while it lives: an
+    /// `Err` before anything is allocated when it would pass the limit.
+    pub fn zeros_in(
+        dtype: DataType,
+        shape: &[i64],
+        budget: Option<&Arc<MemoryBudget>>,
+    ) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape, dtype)?;
         if dtype.is_void() || dtype.lanes() != 1 {
             return Err(TensorError::UnsupportedDType(dtype));
         }
+        let bytes = n
+            .checked_mul(dtype.size_in_bytes())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| TensorError::TooLarge {
+                shape: shape.to_vec(),
+                dtype,
+            })?;
+        let failed = |reason: String| TensorError::AllocationFailed {
+            shape: shape.to_vec(),
+            dtype,
+            bytes,
+            reason,
+        };
+        if let Some(b) = budget {
+            b.charge(bytes).map_err(|left| {
+                failed(format!(
+                    "the memory limit of {} bytes leaves {left}",
+                    b.limit()
+                ))
+            })?;
+        }
+        let Some(mut buffer) = AlignedBuffer::try_zeroed(bytes) else {
+            if let Some(b) = budget {
+                b.release(bytes);
+            }
+            return Err(failed("the system has no memory for it".into()));
+        };
+        buffer.budget = budget.map(|b| b.clone() as Arc<dyn Release>);
         Ok(Tensor {
             dtype,
             shape: shape.into(),
-            data: Arc::new(AlignedBuffer::zeroed(n * dtype.size_in_bytes())),
+            data: Arc::new(buffer),
         })
     }
 
@@ -160,7 +321,7 @@ impl Tensor {
 
     /// A tensor from row-major elements (copied).
     pub fn from_slice<T: Element>(shape: &[i64], data: &[T]) -> Result<Tensor, TensorError> {
-        let n = checked_numel(shape)?;
+        let n = checked_numel(shape, T::DTYPE)?;
         if n != data.len() {
             return Err(TensorError::ShapeMismatch {
                 shape: shape.to_vec(),
@@ -253,11 +414,17 @@ impl Tensor {
     }
 }
 
-fn checked_numel(shape: &[i64]) -> Result<usize, TensorError> {
+fn checked_numel(shape: &[i64], dtype: DataType) -> Result<usize, TensorError> {
     if shape.iter().any(|&d| d < 0) {
         return Err(TensorError::NegativeDim(shape.to_vec()));
     }
-    Ok(shape.iter().map(|&d| d as usize).product())
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d as usize))
+        .ok_or_else(|| TensorError::TooLarge {
+            shape: shape.to_vec(),
+            dtype,
+        })
 }
 
 /// Reads one little-endian element of `dtype` as `f64`.

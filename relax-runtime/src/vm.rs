@@ -20,9 +20,10 @@
 //!    does not match its StructInfo, [`Error::ArgumentCount`],
 //!    [`Error::UnknownFunction`], [`Error::Kernel`], [`Error::Packed`]. A
 //!    malformed executable is [`Error::InvalidExecutable`]; a shape
-//!    expression that overflows or divides by zero, and the call-depth, step
-//!    and memory limits are [`Error::Runtime`], naming the function and
-//!    instruction at fault. A kernel the build does not have is
+//!    expression that overflows or divides by zero, an output the system
+//!    cannot allocate, and the call-depth, step and memory limits
+//!    ([`VirtualMachine::with_memory_limit`]) are [`Error::Runtime`], naming
+//!    the function and instruction at fault. A kernel the build does not have is
 //!    [`Error::Unsupported`].
 
 mod heap;
@@ -38,7 +39,7 @@ use crate::executable::{DimPattern, SymExpr};
 use crate::kernels::{Kernel, KernelAttrs};
 use crate::native::NativeKernel;
 use crate::packed::call_packed;
-use crate::tensor::Tensor;
+use crate::tensor::{MemoryBudget, Tensor};
 use crate::value::Value;
 use heap::ShapeHeap;
 use matching::{pattern_text, Fail, Matcher};
@@ -70,6 +71,8 @@ pub struct VirtualMachine {
     natives: Vec<Option<Arc<dyn NativeKernel>>>,
     max_depth: usize,
     step_limit: Option<u64>,
+    /// The limit on the live bytes of the tensors this VM allocates.
+    budget: Option<Arc<MemoryBudget>>,
 }
 
 impl VirtualMachine {
@@ -88,6 +91,7 @@ impl VirtualMachine {
             natives,
             max_depth: DEFAULT_MAX_CALL_DEPTH,
             step_limit: None,
+            budget: None,
         };
         vm.resolve_kernels(crate::kernels::lookup);
         vm
@@ -112,6 +116,21 @@ impl VirtualMachine {
     pub fn with_step_limit(mut self, steps: u64) -> Self {
         self.step_limit = Some(steps);
         self
+    }
+
+    /// This VM with at most `bytes` of live tensors allocated by it at once
+    /// (unlimited by default: then only what the system gives): an
+    /// allocation that would pass the limit is an `Err` before any memory is
+    /// taken. The tensors it returns stay charged until they are dropped.
+    pub fn with_memory_limit(mut self, bytes: usize) -> Self {
+        self.budget = Some(Arc::new(MemoryBudget::new(bytes)));
+        self
+    }
+
+    /// The memory budget, if this VM has a limit (see
+    /// [`VirtualMachine::with_memory_limit`]).
+    pub fn memory_budget(&self) -> Option<&MemoryBudget> {
+        self.budget.as_deref()
     }
 
     /// The executable this VM runs.
@@ -467,7 +486,13 @@ impl VirtualMachine {
                 }
                 shape.push(v);
             }
-            outs.push(Tensor::zeros(*dtype, &shape)?);
+            let t = Tensor::zeros_in(*dtype, &shape, self.budget.as_ref()).map_err(|e| {
+                at.error(format!(
+                    "output {} of native kernel `{name}`: {e}",
+                    outs.len()
+                ))
+            })?;
+            outs.push(t);
         }
         let scalar_values = scalars
             .iter()

@@ -41,9 +41,21 @@ fn creatable_shape(args: &[Value], dtype: DataType) -> Result<&[i64], String> {
 
 /// A tensor of `shape` and `dtype` with every element `value` (converted).
 fn filled(shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
+    // Zeros are allocated fallibly and already filled; other values go
+    // through a vector reserved fallibly too (a huge shape is an `Err`).
+    let zeros = Tensor::zeros(dtype, shape).map_err(|e| e.to_string())?;
     with_any!(dtype, T => {
-        let n: usize = shape.iter().map(|&d| d as usize).product();
-        Tensor::from_vec(shape, vec![T::from_wide(value); n])
+        let v = T::from_wide(value);
+        if v == T::from_wide(0.to_wide()) {
+            return Ok(Value::Tensor(zeros));
+        }
+        drop(zeros);
+        let n = shape.iter().map(|&d| d as usize).product();
+        let mut data: Vec<T> = Vec::new();
+        data.try_reserve_exact(n)
+            .map_err(|_| format!("cannot allocate {n} elements of {dtype}"))?;
+        data.resize(n, v);
+        Tensor::from_vec(shape, data)
             .map(Value::Tensor)
             .map_err(|e| e.to_string())
     })

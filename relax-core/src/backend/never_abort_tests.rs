@@ -1,0 +1,111 @@
+//! What a user's input cannot do to the process: huge symbolic shapes are
+//! an `Err` (the issue's repro), overflowing shape arithmetic too, a VM's
+//! memory limit holds, and the process keeps working after each.
+
+use super::*;
+use relax_runtime::{Tensor, Value, VirtualMachine};
+
+/// The issue's repro: `R.zeros((n, n))` for an input of shape `(n,)`.
+const ZEROS: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n", "n"), dtype="float32"):
+        n = T.int64()
+        y = R.zeros(R.shape([n, n]), dtype="float32")
+        return y
+"#;
+
+fn targets() -> Vec<Target> {
+    let mut t = vec![Target::interpreter(), Target::tir_interpreter()];
+    if cfg!(feature = "llvm") {
+        t.push(Target::host());
+    }
+    t
+}
+
+fn vector(n: i64) -> Value {
+    // A tensor of shape (n,) whose data is never read: a zero-length
+    // stand-in would not have the shape, so keep n modest where it is
+    // actually allocated.
+    Value::Tensor(Tensor::zeros(relax_runtime::DataType::f32(), &[n]).unwrap())
+}
+
+#[test]
+fn a_huge_symbolic_allocation_is_an_error_and_the_process_goes_on() {
+    let m: crate::ir::IRModule = ZEROS.parse().unwrap();
+    for target in targets() {
+        let exec = build(&m, &target).unwrap();
+        let vm = VirtualMachine::new(&exec);
+        // 1048576² floats: 4 TiB.
+        let e = vm.call("main", &[vector(1 << 20)]).unwrap_err().to_string();
+        assert!(
+            e.contains("cannot allocate") || e.contains("address space"),
+            "{target:?}: {e}"
+        );
+        // The same VM still works.
+        let ok = vm.call("main", &[vector(100)]).unwrap();
+        assert_eq!(ok.as_tensor().unwrap().shape(), &[100, 100]);
+    }
+}
+
+/// `R.zeros((n, n))` for a symbolic `n` given as a value: no input tensor
+/// has to exist for a huge `n`.
+const ZEROS_OF_N: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(k: R.Prim(value="n")) -> R.Tensor(("n", "n"), dtype="float32"):
+        n = T.int64()
+        y = R.zeros(R.shape([n, n]), dtype="float32")
+        return y
+"#;
+
+#[test]
+fn shape_arithmetic_near_the_integer_limits_is_an_error() {
+    let m: crate::ir::IRModule = ZEROS_OF_N.parse().unwrap();
+    for target in [Target::interpreter(), Target::tir_interpreter()] {
+        let exec = build(&m, &target).unwrap();
+        let vm = VirtualMachine::new(&exec);
+        // 2^31: 2^62 elements, 2^64 bytes; 2^32: the element count itself
+        // overflows i64; near 2^63 everything overflows.
+        for n in [1i64 << 31, 1i64 << 32, (1i64 << 62) + 1, i64::MAX] {
+            let e = vm.call("main", &[Value::Int(n)]).unwrap_err().to_string();
+            assert!(
+                e.contains("address space")
+                    || e.contains("overflow")
+                    || e.contains("too large")
+                    || e.contains("cannot allocate"),
+                "{target:?}, n = {n}: {e}"
+            );
+        }
+        let ok = vm.call("main", &[Value::Int(3)]).unwrap();
+        assert_eq!(ok.as_tensor().unwrap().shape(), &[3, 3]);
+    }
+    // The tensor constructor itself.
+    let e = Tensor::zeros(relax_runtime::DataType::f32(), &[1 << 31, 1 << 31]).unwrap_err();
+    assert!(e.to_string().contains("address space"), "{e}");
+    let e = Tensor::zeros(relax_runtime::DataType::f32(), &[i64::MAX, 2]).unwrap_err();
+    assert!(e.to_string().contains("address space"), "{e}");
+}
+
+#[test]
+fn a_memory_limit_refuses_before_allocating_and_frees_with_the_tensor() {
+    let m: crate::ir::IRModule = ZEROS.parse().unwrap();
+    let target = if cfg!(feature = "llvm") {
+        Target::host()
+    } else {
+        Target::tir_interpreter()
+    };
+    let exec = build(&m, &target).unwrap();
+    let vm = VirtualMachine::new(&exec).with_memory_limit(1 << 20);
+    // 1000 x 1000 floats need 4 MB: over the 1 MiB limit.
+    let e = vm.call("main", &[vector(1000)]).unwrap_err().to_string();
+    assert!(e.contains("memory limit of 1048576 bytes"), "{e}");
+    assert_eq!(vm.memory_budget().unwrap().live(), 0);
+    // 100 x 100 fit; the result stays charged until it is dropped.
+    let small = vm.call("main", &[vector(100)]).unwrap();
+    assert_eq!(vm.memory_budget().unwrap().live(), 100 * 100 * 4);
+    drop(small);
+    assert_eq!(vm.memory_budget().unwrap().live(), 0);
+}
