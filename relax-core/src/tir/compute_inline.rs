@@ -11,10 +11,13 @@
 //! 2. Every *consumer* read `B[e0, …, ek]` becomes `value` with each `vi`
 //!    replaced by `ei`; a consumer block's read region of `B` (a point, as
 //!    in the blocks `LegalizeOps` makes) becomes the producer's read
-//!    regions at that point. A consumer that reads `B` over a wider region,
-//!    or a consumer with reduce iteration variables (a matmul would
-//!    recompute the producer for every step of its reduction; see
-//!    `FuseTIR`), keeps `B`: nothing is inlined then.
+//!    regions at that point. A consumer that reads `B` over a wider region
+//!    keeps `B`: nothing is inlined then. Neither is a producer that
+//!    computes something into a consumer with reduce iteration variables
+//!    (a matmul would recompute it at every step of its reduction); a
+//!    producer that only moves data (its value one load: a transpose, a
+//!    reshape) is inlined there too, which turns `x · transpose(w)` into a
+//!    matmul reading `w` with swapped indices.
 //! 3. The producer nest is removed; the caller drops `B`'s allocation.
 
 use super::{Block, Buffer, BufferRegion, IterKind, Stmt};
@@ -40,6 +43,13 @@ struct Producer {
     vars: Vec<TirVar>,
     value: PrimExpr,
     reads: Vec<BufferRegion>,
+}
+
+impl Producer {
+    /// Whether the value is one load (data movement only).
+    fn moves_data(&self) -> bool {
+        matches!(self.value.kind(), PrimExprKind::BufferLoad(..))
+    }
 }
 
 impl Producer {
@@ -201,7 +211,10 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
             let reads_b = b.reads.iter().any(|r| r.buffer.id() == buffer.id())
                 || block_reads(&b.body, buffer)
                 || b.init.as_ref().is_some_and(|i| block_reads(i, buffer));
-            if reads_b && b.iter_vars.iter().any(|iv| iv.kind == IterKind::Reduce) {
+            if reads_b
+                && !p.moves_data()
+                && b.iter_vars.iter().any(|iv| iv.kind == IterKind::Reduce)
+            {
                 *ok = false;
             }
             let mut reads = Vec::new();

@@ -42,10 +42,15 @@
 //!    The outermost loop (a batch loop, else the rows of tiles) is
 //!    `Parallel` when the nest does at least [`PARALLEL_MIN_WORK`]
 //!    multiply-adds.
-//! 3. **Other reductions** (a row sum, where the input is contiguous along
-//!    the reduction) keep their loop order; the init is hoisted out of the
+//! 3. **Other reductions** (an input strided along the reduction, an
+//!    integer sum) keep their loop order; the init is hoisted out of the
 //!    reduce loops (no first-iteration guard in the inner loop) and the
 //!    outermost spatial loop is `Parallel` above the same threshold.
+//! 4. **Dot products**: a float reduction along a variable every input is
+//!    contiguous in, when case 2 does not apply (`x · wᵀ`, a matmul whose
+//!    weight is read transposed; a row sum): each output sums 16-lane
+//!    vector partial sums along `k`, then the lanes and the tail
+//!    (`dot.rs`).
 //!
 //! Symbolic extents: a nest whose amount of work is not a constant gets
 //! both versions, chosen at run time by `if work >= PARALLEL_MIN_WORK`, so
@@ -53,9 +58,10 @@
 //! loop of symbolic extent is left to LLVM's loop vectorizer (the back
 //! end's rule), so no explicit remainder loop is needed for it.
 //!
-//! Semantics are exact: every output element still sees its init and then
-//! its updates in the original order of the reduce loops, so results are
-//! bit-identical to the block form. One difference is intended: with an
+//! Semantics are exact for cases 1 to 3: every output element still sees
+//! its init and then its updates in the original order of the reduce
+//! loops, so results are bit-identical to the block form. Case 4
+//! reassociates the sum (16 partial sums). One difference is intended: with an
 //! empty reduction domain the hoisted init still runs, so the output holds
 //! the reduction's identity (TVM's guarded init would leave it unwritten).
 //!
@@ -63,6 +69,7 @@
 //! (`benches/matmul_mlp.rs` measures them); they are not target parameters
 //! yet.
 
+mod dot;
 mod injective;
 mod nest;
 mod reduction;

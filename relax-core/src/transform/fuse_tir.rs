@@ -17,9 +17,10 @@
 //! 3. **Inlining.** Each intermediate computed by an injective nest is
 //!    inlined into its readers ([`compute_inline`]): an elementwise chain
 //!    becomes one loop nest, and a matmul's epilogue (`add`, `relu`) one
-//!    pass over its output. Intermediates read by a reduction stay buffers
-//!    (TVM leaves this to scheduling too): a transposed weight is computed
-//!    into scratch memory inside the fused kernel, then read by the matmul.
+//!    pass over its output. A transpose or reshape feeding a matmul is
+//!    inlined as an index change (the MLP's `x · wᵀ` reads `w` directly,
+//!    `DefaultSchedule`'s dot-product case); other intermediates read by a
+//!    reduction stay scratch buffers of the fused kernel.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc (several `out_sinfo` for a tuple
 //!    result); the primitive function is removed, and `DeadCodeElimination`

@@ -161,6 +161,8 @@ impl Nest {
             self.injective(parallel)
         } else if self.contiguous_reduction() {
             self.tiled_reduction(parallel)
+        } else if self.dot_reduction_applies() {
+            self.dot_reduction(parallel)
         } else {
             self.plain_reduction(parallel)
         }

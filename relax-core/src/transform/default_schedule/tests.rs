@@ -259,7 +259,7 @@ fn a_wide_row_accumulates_in_unrolled_vectors() {
 }
 
 #[test]
-fn a_row_sum_keeps_its_order_and_hoists_the_init() {
+fn a_row_sum_is_a_vectorized_dot_with_a_tail() {
     let params = r#"a: T.Buffer((6, 20), "float32"), S: T.Buffer((6,), "float32")"#;
     let before = r#"        with T.block("root"):
             for ax0, k0 in T.grid(6, 20):
@@ -271,9 +271,18 @@ fn a_row_sum_keeps_its_order_and_hoists_the_init() {
 "#;
     let after = r#"        with T.block("root"):
             for ax0 in range(6):
-                S[ax0] = T.float32(0.0)
-                for k0 in range(20):
-                    S[ax0] = S[ax0] + a[ax0, k0]
+                with T.block("S_dot"):
+                    dot = T.alloc_buffer((16,))
+                    for k0_l in T.vectorized(16):
+                        dot[k0_l] = T.float32(0.0)
+                    for k0_o in range(1):
+                        for k0_l_1 in T.vectorized(16):
+                            dot[k0_l_1] = dot[k0_l_1] + a[ax0, k0_o * 16 + k0_l_1]
+                    S[ax0] = T.float32(0.0)
+                    for k0_s in T.unroll(16):
+                        S[ax0] = S[ax0] + dot[k0_s]
+                    for k0_t in T.serial(16, 20):
+                        S[ax0] = S[ax0] + a[ax0, k0_t]
 "#;
     check(params, before, after);
 }
