@@ -11,9 +11,13 @@
 use super::nest::Nest;
 use super::util::*;
 use super::VECTOR_LANES;
+
+/// Output rows that share each load of a dot-product block.
+pub const DOT_ROWS: i64 = 4;
 use crate::arith::analyzer::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::{Block, Buffer, ForKind, Stmt};
+use std::collections::HashMap;
 
 impl Nest {
     /// Whether case 4 applies: one reduce variable, contiguous in every
@@ -51,8 +55,60 @@ impl Nest {
         }
     }
 
-    /// Case 4 of the module docs.
+    /// Case 4 of the module docs. With two or more spatial axes, rows of
+    /// the second-to-last axis go [`DOT_ROWS`] at a time, sharing each
+    /// load of the operand that does not depend on the row (a weight row
+    /// of `x · wᵀ`); the rows that do not fill a block go one by one.
     pub(super) fn dot_reduction(&self, parallel: bool) -> Stmt {
+        let n = self.spatial.len();
+        if n < 2 {
+            let point = self.dot_block(&identity(&self.spatial), None);
+            return nest(&self.spatial, point, parallel.then_some(ForKind::Parallel));
+        }
+        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let batch = &self.spatial[..n - 2];
+        let idt = i.loop_var.dtype();
+        let rows = PrimExpr::int_of(idt, DOT_ROWS);
+        let an = Analyzer::new();
+        let tiles = an.simplify(&i.extent.clone().floordiv(rows.clone()));
+        let full = an.simplify(&(tiles.clone() * rows.clone()));
+        let rest = an.simplify(&(i.extent.clone() - full.clone()));
+        let mut body = Vec::new();
+        if !is_zero(&tiles) {
+            let (io, jl) = (fresh(&i.loop_var, "_o"), fresh(&j.loop_var, ""));
+            let mut map = identity(batch);
+            map.insert(j.var.clone(), PrimExpr::var(&jl));
+            let i0 = PrimExpr::var(&io) * rows.clone();
+            let block = self.dot_block(&map, Some((i, i0)));
+            let inner = for_(&jl, zero(j), j.extent.clone(), ForKind::Serial, block);
+            let kind = if parallel && batch.is_empty() {
+                ForKind::Parallel
+            } else {
+                ForKind::Serial
+            };
+            body.push(for_(&io, PrimExpr::int_of(idt, 0), tiles, kind, inner));
+        }
+        if !is_zero(&rest) {
+            let (it, jl) = (fresh(&i.loop_var, "_t"), fresh(&j.loop_var, "_t"));
+            let mut map = identity(batch);
+            map.insert(i.var.clone(), PrimExpr::var(&it));
+            map.insert(j.var.clone(), PrimExpr::var(&jl));
+            let block = self.dot_block(&map, None);
+            let inner = for_(&jl, zero(j), j.extent.clone(), ForKind::Serial, block);
+            body.push(for_(&it, full, rest, ForKind::Serial, inner));
+        }
+        let outer = (parallel && !batch.is_empty()).then_some(ForKind::Parallel);
+        nest(batch, seq(body), outer)
+    }
+
+    /// The dot products of one output point (`map` binds every spatial
+    /// variable), or of [`DOT_ROWS`] rows `i0 + r` of the axis `i` (`map`
+    /// binds the others).
+    fn dot_block(
+        &self,
+        map: &HashMap<TirVar, PrimExpr>,
+        rows: Option<(&super::nest::Axis, PrimExpr)>,
+    ) -> Stmt {
         let k = &self.reduce[0];
         let term = self.dot_term().expect("checked by dot_reduction_applies");
         let kdt = k.loop_var.dtype();
@@ -62,53 +118,58 @@ impl Nest {
         let chunks = an.simplify(&k.extent.clone().floordiv(lanes.clone()));
         let full = an.simplify(&(chunks.clone() * lanes.clone()));
         let rest = an.simplify(&(k.extent.clone() - full.clone()));
-        let map = identity(&self.spatial);
         let dtype = self.buffer.dtype();
-        let acc = Buffer::new("dot", vec![int(VECTOR_LANES)], dtype);
-        let out = PrimExpr::load(
-            &self.buffer,
-            self.indices
-                .iter()
-                .map(|i| i.substitute_map(&map))
-                .collect(),
-        );
-        let store_out = |value: PrimExpr| Stmt::BufferStore {
-            buffer: self.buffer.clone(),
-            value,
-            indices: self
-                .indices
-                .iter()
-                .map(|i| i.substitute_map(&map))
-                .collect(),
+        let nrows = if rows.is_some() { DOT_ROWS } else { 1 };
+        let acc = Buffer::new("dot", vec![int(nrows), int(VECTOR_LANES)], dtype);
+        // The row loop (unrolled) binds `i` to `i0 + r`; one row binds nothing.
+        let row_var = fresh(&k.loop_var, "_r");
+        let with_row = |m: &mut HashMap<TirVar, PrimExpr>| {
+            if let Some((i, i0)) = &rows {
+                m.insert(
+                    i.var.clone(),
+                    i0.clone() + PrimExpr::var(&row_var).cast(i.var.dtype()),
+                );
+            }
         };
-        let zero_value = PrimExpr::float(dtype, 0.0);
-        // acc[l] = 0
+        let acc_row = || match rows {
+            Some(_) => PrimExpr::var(&row_var),
+            None => int(0),
+        };
+        let over_rows = |body: Stmt| match rows {
+            Some(_) => for_(&row_var, int(0), int(nrows), ForKind::Unrolled, body),
+            None => body,
+        };
+        let out_indices = |m: &HashMap<TirVar, PrimExpr>| -> Vec<PrimExpr> {
+            self.indices.iter().map(|e| e.substitute_map(m)).collect()
+        };
+        // acc[r, l] = 0
         let l0 = fresh(&k.loop_var, "_l");
-        let init_acc = for_(
+        let init_acc = over_rows(for_(
             &l0,
             int(0),
             lanes.clone(),
             ForKind::Vectorized,
             Stmt::BufferStore {
                 buffer: acc.clone(),
-                value: zero_value,
-                indices: vec![PrimExpr::var(&l0)],
+                value: PrimExpr::float(dtype, 0.0),
+                indices: vec![acc_row(), PrimExpr::var(&l0)],
             },
-        );
-        // acc[l] += term[k := ko * L + l]
+        ));
+        // acc[r, l] += term[i := i0 + r, k := ko * L + l]
         let (ko, l1) = (fresh(&k.loop_var, "_o"), fresh(&k.loop_var, "_l"));
         let mut m = map.clone();
+        with_row(&mut m);
         m.insert(
             k.var.clone(),
             PrimExpr::var(&ko) * lanes.clone() + PrimExpr::var(&l1),
         );
-        let lane = PrimExpr::load(&acc, vec![PrimExpr::var(&l1)]);
+        let lane = PrimExpr::load(&acc, vec![acc_row(), PrimExpr::var(&l1)]);
         let update = for_(
             &ko,
             int(0),
             chunks.clone(),
             ForKind::Serial,
-            for_(
+            over_rows(for_(
                 &l1,
                 int(0),
                 lanes.clone(),
@@ -116,40 +177,68 @@ impl Nest {
                 Stmt::BufferStore {
                     buffer: acc.clone(),
                     value: lane + term.substitute_map(&m),
-                    indices: vec![PrimExpr::var(&l1)],
+                    indices: vec![acc_row(), PrimExpr::var(&l1)],
                 },
-            ),
+            )),
         );
-        // C = init; C += acc[l]; C += term[k] over the tail.
-        let init = self.init.as_ref().expect("checked").substitute_map(&map);
-        let l2 = fresh(&k.loop_var, "_s");
-        let reduce_lanes = for_(
-            &l2,
-            int(0),
-            lanes,
-            ForKind::Unrolled,
-            store_out(out.clone() + PrimExpr::load(&acc, vec![PrimExpr::var(&l2)])),
-        );
-        let kt = fresh(&k.loop_var, "_t");
+        // C = init; C += acc[r, l]; C += term over the tail of k.
         let mut m = map.clone();
-        m.insert(k.var.clone(), PrimExpr::var(&kt));
+        with_row(&mut m);
+        let out = PrimExpr::load(&self.buffer, out_indices(&m));
+        let store_out = |value: PrimExpr| Stmt::BufferStore {
+            buffer: self.buffer.clone(),
+            value,
+            indices: out_indices(&m),
+        };
+        let init = self.init.as_ref().expect("checked").substitute_map(&m);
+        // The lanes are summed pairwise in vectors (8 + 8, 4 + 4, 2 + 2,
+        // 1 + 1): four dependent steps instead of sixteen.
+        let mut finish = Vec::new();
+        let mut half = VECTOR_LANES / 2;
+        while half >= 1 {
+            let l = fresh(&k.loop_var, "_h");
+            let at = |offset: i64| {
+                let lane = match offset {
+                    0 => PrimExpr::var(&l),
+                    o => PrimExpr::var(&l) + int(o),
+                };
+                PrimExpr::load(&acc, vec![acc_row(), lane])
+            };
+            finish.push(for_(
+                &l,
+                int(0),
+                int(half),
+                ForKind::Vectorized,
+                Stmt::BufferStore {
+                    buffer: acc.clone(),
+                    value: at(0) + at(half),
+                    indices: vec![acc_row(), PrimExpr::var(&l)],
+                },
+            ));
+            half /= 2;
+        }
+        finish.push(store_out(
+            init + PrimExpr::load(&acc, vec![acc_row(), int(0)]),
+        ));
+        let kt = fresh(&k.loop_var, "_t");
+        let mut mt = m.clone();
+        mt.insert(k.var.clone(), PrimExpr::var(&kt));
         let tail = for_(
             &kt,
             full,
             rest.clone(),
             ForKind::Serial,
-            store_out(out + term.substitute_map(&m)),
+            store_out(out + term.substitute_map(&mt)),
         );
+        if !is_zero(&rest) {
+            finish.push(tail);
+        }
         let mut body = vec![init_acc];
         if !is_zero(&chunks) {
             body.push(update);
         }
-        body.push(store_out(init));
-        body.push(reduce_lanes);
-        if !is_zero(&rest) {
-            body.push(tail);
-        }
-        let point = Stmt::Block(Box::new(Block {
+        body.push(over_rows(seq(finish)));
+        Stmt::Block(Box::new(Block {
             name: format!("{}_dot", self.buffer.name()),
             iter_vars: vec![],
             iter_values: vec![],
@@ -158,7 +247,6 @@ impl Nest {
             init: None,
             body: Box::new(seq(body)),
             alloc_buffers: vec![acc],
-        }));
-        nest(&self.spatial, point, parallel.then_some(ForKind::Parallel))
+        }))
     }
 }

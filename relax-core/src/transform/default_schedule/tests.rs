@@ -272,15 +272,21 @@ fn a_row_sum_is_a_vectorized_dot_with_a_tail() {
     let after = r#"        with T.block("root"):
             for ax0 in range(6):
                 with T.block("S_dot"):
-                    dot = T.alloc_buffer((16,))
+                    dot = T.alloc_buffer((1, 16))
                     for k0_l in T.vectorized(16):
-                        dot[k0_l] = T.float32(0.0)
+                        dot[0, k0_l] = T.float32(0.0)
                     for k0_o in range(1):
                         for k0_l_1 in T.vectorized(16):
-                            dot[k0_l_1] = dot[k0_l_1] + a[ax0, k0_o * 16 + k0_l_1]
-                    S[ax0] = T.float32(0.0)
-                    for k0_s in T.unroll(16):
-                        S[ax0] = S[ax0] + dot[k0_s]
+                            dot[0, k0_l_1] = dot[0, k0_l_1] + a[ax0, k0_o * 16 + k0_l_1]
+                    for k0_h in T.vectorized(8):
+                        dot[0, k0_h] = dot[0, k0_h] + dot[0, k0_h + 8]
+                    for k0_h_1 in T.vectorized(4):
+                        dot[0, k0_h_1] = dot[0, k0_h_1] + dot[0, k0_h_1 + 4]
+                    for k0_h_2 in T.vectorized(2):
+                        dot[0, k0_h_2] = dot[0, k0_h_2] + dot[0, k0_h_2 + 2]
+                    for k0_h_3 in T.vectorized(1):
+                        dot[0, k0_h_3] = dot[0, k0_h_3] + dot[0, k0_h_3 + 1]
+                    S[ax0] = T.float32(0.0) + dot[0, 0]
                     for k0_t in T.serial(16, 20):
                         S[ax0] = S[ax0] + a[ax0, k0_t]
 "#;
