@@ -43,19 +43,34 @@ element! {
     bool => DataType::bool(),
 }
 
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Chunk([u8; 64]);
+/// The alignment of tensor data (a cache line; AVX-512 vectors).
+const ALIGN: usize = 64;
 
-/// A 64-byte-aligned byte buffer, charged to a [`MemoryBudget`] while it
-/// lives when it was allocated under one.
+/// A 64-byte-aligned, zero-initialized byte buffer, charged to a
+/// [`MemoryBudget`] while it lives when it was allocated under one.
+///
+/// It is allocated with `calloc` semantics (`alloc_zeroed` at byte
+/// alignment, then aligned inside by an offset): for large buffers the
+/// system hands out pages that are zero until first written, so a kernel
+/// that writes its whole output does not also pay for zero-filling it, and
+/// the pages are touched by the kernel's own (possibly parallel) threads.
 struct AlignedBuffer {
-    chunks: Vec<Chunk>,
+    /// The allocation's start (what is freed).
+    base: std::ptr::NonNull<u8>,
+    /// The data's offset from `base` (to reach the alignment).
+    offset: usize,
+    /// The data's length in bytes.
     len: usize,
     /// The budget to give the bytes back to (a trait object: tensors sit
     /// in hashed IR nodes, and their identity never depends on it).
     budget: Option<Arc<dyn Release>>,
 }
+
+// SAFETY: the buffer owns its allocation exclusively (like a `Vec<u8>`);
+// shared access is read-only, mutable access needs `&mut`.
+unsafe impl Send for AlignedBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for AlignedBuffer {}
 
 /// What a budget does when a tensor charged to it is dropped.
 trait Release: Send + Sync {
@@ -64,13 +79,14 @@ trait Release: Send + Sync {
 
 impl Clone for AlignedBuffer {
     /// A copy is not charged to the budget: only what the budget's owner
-    /// allocated is.
+    /// allocated is. Running out of memory here aborts, as cloning a `Vec`
+    /// does (`Clone` cannot fail); the tensors a VM allocates are shared,
+    /// never cloned.
     fn clone(&self) -> Self {
-        AlignedBuffer {
-            chunks: self.chunks.clone(),
-            len: self.len,
-            budget: None,
-        }
+        let mut copy = AlignedBuffer::try_zeroed(self.len)
+            .unwrap_or_else(|| std::alloc::handle_alloc_error(Self::layout(self.len)));
+        copy.as_bytes_mut().copy_from_slice(self.as_bytes());
+        copy
     }
 }
 
@@ -79,30 +95,49 @@ impl Drop for AlignedBuffer {
         if let Some(b) = &self.budget {
             b.release(self.len);
         }
+        // SAFETY: `base` was allocated in `try_zeroed` with this layout.
+        unsafe { std::alloc::dealloc(self.base.as_ptr(), Self::layout(self.len)) }
     }
 }
 
 impl AlignedBuffer {
+    fn layout(len: usize) -> std::alloc::Layout {
+        // `len` was checked against `isize::MAX` by the tensor constructor;
+        // the extra bytes make room for the alignment offset.
+        std::alloc::Layout::from_size_align(len.saturating_add(ALIGN), 1)
+            .unwrap_or_else(|_| std::alloc::Layout::new::<[u8; ALIGN]>())
+    }
+
     /// `len` zero bytes, or `None` when the system does not give them (the
     /// allocation fails instead of aborting the process).
     fn try_zeroed(len: usize) -> Option<Self> {
-        let n = len.div_ceil(64);
-        let mut chunks: Vec<Chunk> = Vec::new();
-        chunks.try_reserve_exact(n).ok()?;
-        chunks.resize(n, Chunk([0; 64]));
+        if len > isize::MAX as usize - ALIGN {
+            return None;
+        }
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size.
+        let base = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        let offset = base.as_ptr().align_offset(ALIGN);
+        if offset >= ALIGN {
+            // SAFETY: allocated just above with this layout.
+            unsafe { std::alloc::dealloc(base.as_ptr(), layout) };
+            return None;
+        }
         Some(AlignedBuffer {
-            chunks,
+            base,
+            offset,
             len,
             budget: None,
         })
     }
     fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `chunks` holds at least `len` initialised bytes, contiguously.
-        unsafe { std::slice::from_raw_parts(self.chunks.as_ptr() as *const u8, self.len) }
+        // SAFETY: the allocation holds `offset + len` zero-initialized or
+        // written bytes (`layout` reserves `ALIGN >= offset` extra).
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(self.offset), self.len) }
     }
     fn as_bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and we hold the only reference.
-        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr() as *mut u8, self.len) }
+        // SAFETY: as above, and `&mut self` is the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(self.offset), self.len) }
     }
 }
 
