@@ -6,11 +6,31 @@
 //! [`VECTOR_LANES`] partial sums in a local buffer (one vector register),
 //! a horizontal sum, then the tail of `k`. The partial sums reassociate the
 //! reduction (numerical tests compare with a tolerance that follows from
-//! its length).
+//! its length). Row maxima and minima (softmax's first step) take the same
+//! path with `max`/`min` in place of `+`, their lanes starting from the
+//! reduction's init.
 
 use super::nest::Nest;
 use super::util::*;
 use super::VECTOR_LANES;
+
+/// How a reduction combines: `C = C ⊕ term`.
+#[derive(Clone, Copy)]
+enum Combiner {
+    Add,
+    Max,
+    Min,
+}
+
+impl Combiner {
+    fn apply(self, a: PrimExpr, b: PrimExpr) -> PrimExpr {
+        match self {
+            Combiner::Add => a + b,
+            Combiner::Max => a.max(b),
+            Combiner::Min => a.min(b),
+        }
+    }
+}
 
 /// Output rows that share each load of a dot-product block.
 pub const DOT_ROWS: i64 = 4;
@@ -20,8 +40,8 @@ use crate::tir::{Block, Buffer, ForKind, Stmt};
 use std::collections::HashMap;
 
 impl Nest {
-    /// Whether case 4 applies: one reduce variable, contiguous in every
-    /// input and absent from the store, a float update of the form
+    /// Whether case 4 applies: one reduce variable, contiguous in some
+    /// input and contiguous or absent in the others, absent from the store, a float update of the form
     /// `C[..] + term` with `term` not reading `C`, and an init.
     pub(super) fn dot_reduction_applies(&self) -> bool {
         let [k] = self.reduce.as_slice() else {
@@ -31,16 +51,26 @@ impl Nest {
             return false;
         }
         let (store, loads) = self.coefficients(&k.var);
-        if store != Some(0) || loads.is_empty() || !loads.iter().all(|c| *c == Some(1)) {
+        let contiguous = loads.contains(&Some(1)) && loads.iter().all(|c| matches!(c, Some(0 | 1)));
+        if store != Some(0) || !contiguous {
             return false;
         }
         self.dot_term().is_some()
     }
 
-    /// `term` of an update `C[..] + term`.
+    /// `term` of an update `C[..] ⊕ term`.
     fn dot_term(&self) -> Option<PrimExpr> {
-        let PrimExprKind::Add(a, b) = self.value.kind() else {
-            return None;
+        self.dot_update().map(|(_, t)| t)
+    }
+
+    /// The combiner `⊕` (`+`, `max`, `min`) and `term` of an update
+    /// `C[..] ⊕ term`.
+    fn dot_update(&self) -> Option<(Combiner, PrimExpr)> {
+        let (combiner, a, b) = match self.value.kind() {
+            PrimExprKind::Add(a, b) => (Combiner::Add, a, b),
+            PrimExprKind::Max(a, b) => (Combiner::Max, a, b),
+            PrimExprKind::Min(a, b) => (Combiner::Min, a, b),
+            _ => return None,
         };
         let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
         let reads_out = |e: &PrimExpr| {
@@ -48,11 +78,12 @@ impl Nest {
             collect_loads(e, &mut loads);
             loads.iter().any(|(buf, _)| *buf == self.buffer)
         };
-        match (is_out(a), is_out(b)) {
-            (true, false) if !reads_out(b) => Some(b.clone()),
-            (false, true) if !reads_out(a) => Some(a.clone()),
-            _ => None,
-        }
+        let term = match (is_out(a), is_out(b)) {
+            (true, false) if !reads_out(b) => b.clone(),
+            (false, true) if !reads_out(a) => a.clone(),
+            _ => return None,
+        };
+        Some((combiner, term))
     }
 
     /// Case 4 of the module docs. With two or more spatial axes, rows of
@@ -110,7 +141,7 @@ impl Nest {
         rows: Option<(&super::nest::Axis, PrimExpr)>,
     ) -> Stmt {
         let k = &self.reduce[0];
-        let term = self.dot_term().expect("checked by dot_reduction_applies");
+        let (combiner, term) = self.dot_update().expect("checked by dot_reduction_applies");
         let kdt = k.loop_var.dtype();
         let int = |v: i64| PrimExpr::int_of(kdt, v);
         let lanes = int(VECTOR_LANES);
@@ -142,7 +173,14 @@ impl Nest {
         let out_indices = |m: &HashMap<TirVar, PrimExpr>| -> Vec<PrimExpr> {
             self.indices.iter().map(|e| e.substitute_map(m)).collect()
         };
-        // acc[r, l] = 0
+        // acc[r, l] = the combiner's identity: 0 for a sum; for max and
+        // min the reduction's own init (its identity, -inf / +inf).
+        let mut mi = map.clone();
+        with_row(&mut mi);
+        let identity_value = match combiner {
+            Combiner::Add => PrimExpr::float(dtype, 0.0),
+            _ => self.init.as_ref().expect("checked").substitute_map(&mi),
+        };
         let l0 = fresh(&k.loop_var, "_l");
         let init_acc = over_rows(for_(
             &l0,
@@ -151,7 +189,7 @@ impl Nest {
             ForKind::Vectorized,
             Stmt::BufferStore {
                 buffer: acc.clone(),
-                value: PrimExpr::float(dtype, 0.0),
+                value: identity_value,
                 indices: vec![acc_row(), PrimExpr::var(&l0)],
             },
         ));
@@ -176,7 +214,7 @@ impl Nest {
                 ForKind::Vectorized,
                 Stmt::BufferStore {
                     buffer: acc.clone(),
-                    value: lane + term.substitute_map(&m),
+                    value: combiner.apply(lane, term.substitute_map(&m)),
                     indices: vec![acc_row(), PrimExpr::var(&l1)],
                 },
             )),
@@ -211,15 +249,18 @@ impl Nest {
                 ForKind::Vectorized,
                 Stmt::BufferStore {
                     buffer: acc.clone(),
-                    value: at(0) + at(half),
+                    value: combiner.apply(at(0), at(half)),
                     indices: vec![acc_row(), PrimExpr::var(&l)],
                 },
             ));
             half /= 2;
         }
-        finish.push(store_out(
-            init + PrimExpr::load(&acc, vec![acc_row(), int(0)]),
-        ));
+        let lane0 = PrimExpr::load(&acc, vec![acc_row(), int(0)]);
+        finish.push(store_out(match combiner {
+            Combiner::Add => init + lane0,
+            // The lanes started from the init already.
+            _ => lane0,
+        }));
         let kt = fresh(&k.loop_var, "_t");
         let mut mt = m.clone();
         mt.insert(k.var.clone(), PrimExpr::var(&kt));
@@ -228,7 +269,7 @@ impl Nest {
             full,
             rest.clone(),
             ForKind::Serial,
-            store_out(out + term.substitute_map(&mt)),
+            store_out(combiner.apply(out, term.substitute_map(&mt))),
         );
         if !is_zero(&rest) {
             finish.push(tail);

@@ -217,6 +217,45 @@ fn every_fusable_pair_gives_the_same_numbers_on_every_target() {
             vec![tensor(&[4, 6], 0.2)],
         ),
     ];
+    // Softmax (a row max, exps, a row sum, a division) and a row max
+    // alone: reductions over the contiguous axis, vectorized with `max`
+    // and `+` as the combiner; nothing fuses, but every target must agree.
+    for (text, shape) in [
+        (
+            case(
+                "            gv = R.nn.softmax(x, axis=-1)",
+                &format!("x: {}", t("(5, 37)")),
+                &t("(5, 37)"),
+            ),
+            [5, 37],
+        ),
+        (
+            case(
+                "            gv = R.max(x, axis=[1])",
+                &format!("x: {}", t("(5, 37)")),
+                &t("(5,)"),
+            ),
+            [5, 37],
+        ),
+    ] {
+        for target in targets() {
+            same_numbers(&text, &[tensor(&shape, 0.3)], &target);
+        }
+        if cfg!(feature = "llvm") {
+            let m = module(&text);
+            let want = build(&m, &Target::interpreter()).unwrap();
+            let got = build(&m, &Target::host()).unwrap();
+            let args = [tensor(&shape, 0.3)];
+            let (w, g) = (
+                VirtualMachine::new(&want).call("main", &args).unwrap(),
+                VirtualMachine::new(&got).call("main", &args).unwrap(),
+            );
+            assert!(w
+                .as_tensor()
+                .unwrap()
+                .allclose(g.as_tensor().unwrap(), 1e-5, 1e-6));
+        }
+    }
     for (name, text, args) in &cases {
         let fused = fuse(&module(text));
         let count = fused
