@@ -231,6 +231,14 @@ impl Printer {
                     let purity = if func.purity { "True" } else { "False" };
                     format!("R.Callable({}, {ret}, {purity})", py_tuple(&params))
                 }
+                // An opaque function of default derivation and unknown
+                // result is bare `R.Callable`, as TVM prints it (TVM 0.27
+                // rejects `derive_func=` beside `ret=`).
+                None if func.ret.is_object()
+                    && matches!(func.derive_func, Some(DeriveFunc::Default) | None) =>
+                {
+                    "R.Callable".into()
+                }
                 None => {
                     let derive = match func.derive_func {
                         Some(DeriveFunc::Empty) => "empty_derive",

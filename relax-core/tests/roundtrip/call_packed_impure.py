@@ -5,7 +5,7 @@
 class Module:
     @R.function(pure=False, private=True)
     def helper(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        f: R.Callable(derive_func="default_derive", ret=R.Object) = R.ExternFunc("my_func")
+        f: R.Callable = R.ExternFunc("my_func")
         y: R.Tensor((4,), dtype="float32") = R.call_packed("my_func", x, ty_args=(R.Tensor((4,), dtype="float32"),))
         return y
 
