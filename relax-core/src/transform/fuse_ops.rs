@@ -64,46 +64,80 @@ impl Pass for FuseOps {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        let mut out = module.clone();
-        let mut taken: HashSet<String> = module
-            .functions()
-            .map(|(gv, _)| gv.name_hint().to_string())
-            .collect();
-        for (gv, f) in module.functions() {
-            let BaseFunc::Relax(func) = f else { continue };
-            if func.attrs.get(PRIMITIVE).is_some() {
-                continue;
-            }
-            let Some(seq) = func.body.as_seq() else {
-                continue;
-            };
-            let mut blocks = Vec::with_capacity(seq.blocks.len());
-            let mut changed = false;
-            for block in &seq.blocks {
-                if !block.is_dataflow {
-                    blocks.push(block.clone());
-                    continue;
-                }
-                let (new_block, fused) =
-                    fuse_block(&module, block, self.max_group_size, &mut taken);
-                changed |= !fused.is_empty();
-                for (fgv, ff) in fused {
-                    out.add(fgv, ff);
-                }
-                blocks.push(new_block);
-            }
-            if changed {
-                let mut func = func.clone();
-                let body = Expr::seq(blocks, seq.body.clone());
-                func.body = match func.body.struct_info() {
-                    Some(s) => body.with_struct_info(s.clone()),
-                    None => body,
-                };
-                out.add(gv.clone(), func);
-            }
-        }
-        Ok(out)
+        Ok(outline_groups(&module, |_, block, taken| {
+            fuse_block(&module, block, self.max_group_size, taken)
+        }))
     }
+}
+
+/// A fusion pass's driver (shared with `FuseOpsByPattern`): every dataflow
+/// block of every Relax function that is not already primitive goes
+/// through `fuse` (with the function and the names taken so far), the
+/// functions it outlines join the module, and a function whose blocks
+/// changed is replaced.
+pub(super) fn outline_groups(
+    module: &IRModule,
+    mut fuse: impl FnMut(
+        &Function,
+        &BindingBlock,
+        &mut HashSet<String>,
+    ) -> (BindingBlock, Vec<(GlobalVar, Function)>),
+) -> IRModule {
+    let mut out = module.clone();
+    let mut taken: HashSet<String> = module
+        .functions()
+        .map(|(gv, _)| gv.name_hint().to_string())
+        .collect();
+    for (gv, f) in module.functions() {
+        let BaseFunc::Relax(func) = f else { continue };
+        if func.attrs.get(PRIMITIVE).is_some() {
+            continue;
+        }
+        let Some(seq) = func.body.as_seq() else {
+            continue;
+        };
+        let mut blocks = Vec::with_capacity(seq.blocks.len());
+        let mut changed = false;
+        for block in &seq.blocks {
+            if !block.is_dataflow {
+                blocks.push(block.clone());
+                continue;
+            }
+            let (new_block, fused) = fuse(func, block, &mut taken);
+            changed |= !fused.is_empty();
+            for (fgv, ff) in fused {
+                out.add(fgv, ff);
+            }
+            blocks.push(new_block);
+        }
+        if changed {
+            let mut func = func.clone();
+            let body = Expr::seq(blocks, seq.body.clone());
+            func.body = match func.body.struct_info() {
+                Some(s) => body.with_struct_info(s.clone()),
+                None => body,
+            };
+            out.add(gv.clone(), func);
+        }
+    }
+    out
+}
+
+/// `block` with each outlined group's bindings replaced by its call site
+/// (`replaced`: binding index -> nothing for a member, the call-site
+/// bindings at the group's last member).
+pub(super) fn with_call_sites(
+    block: &BindingBlock,
+    mut replaced: HashMap<usize, Vec<Binding>>,
+) -> BindingBlock {
+    let mut bindings = Vec::with_capacity(block.bindings.len());
+    for (i, b) in block.bindings.iter().enumerate() {
+        match replaced.remove(&i) {
+            Some(site) => bindings.extend(site),
+            None => bindings.push(b.clone()),
+        }
+    }
+    BindingBlock::dataflow(bindings)
 }
 
 /// The pattern kind of a binding's value (see the module docs, point 1).
@@ -198,14 +232,7 @@ fn fuse_block(
         replaced.insert(root - first_binding, site);
         fused.push((gv, func));
     }
-    let mut bindings = Vec::with_capacity(block.bindings.len());
-    for (i, b) in block.bindings.iter().enumerate() {
-        match replaced.remove(&i) {
-            Some(site) => bindings.extend(site),
-            None => bindings.push(b.clone()),
-        }
-    }
-    (BindingBlock::dataflow(bindings), fused)
+    (with_call_sites(block, replaced), fused)
 }
 
 /// The function of one group (with `attrs`) and its call site; `None` when

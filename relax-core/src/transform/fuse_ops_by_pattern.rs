@@ -14,12 +14,12 @@
 //!    `FuseOps` names and calls its groups (`fused_matmul_add`,
 //!    `fused_matmul_add1`, …; see `fuse_ops.rs`).
 
-use super::fuse_ops::{make_group, PRIMITIVE};
+use super::fuse_ops::{make_group, outline_groups, with_call_sites, PRIMITIVE};
 use super::Pass;
 use crate::analysis::indexed_forward_graph::IndexedForwardGraph;
 use crate::dpl::{Bindings, Match, Pattern, PatternKind};
 use crate::ir::expr::BindingBlock;
-use crate::ir::{AttrValue, BaseFunc, Expr, IRModule};
+use crate::ir::{AttrValue, IRModule};
 use relax_runtime::Error;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -82,45 +82,9 @@ impl Pass for FuseOpsByPattern {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        let mut out = module.clone();
-        let mut taken: HashSet<String> = module
-            .functions()
-            .map(|(gv, _)| gv.name_hint().to_string())
-            .collect();
-        for (gv, f) in module.functions() {
-            let BaseFunc::Relax(func) = f else { continue };
-            if func.attrs.get(PRIMITIVE).is_some() {
-                continue;
-            }
-            let Some(seq) = func.body.as_seq() else {
-                continue;
-            };
-            let bindings = Bindings::of_function(func);
-            let mut changed = false;
-            let mut blocks = Vec::with_capacity(seq.blocks.len());
-            for block in &seq.blocks {
-                if !block.is_dataflow {
-                    blocks.push(block.clone());
-                    continue;
-                }
-                let (new_block, made) = self.fuse_block(block, &bindings, &mut taken);
-                changed |= !made.is_empty();
-                for (fgv, ff) in made {
-                    out.add(fgv, ff);
-                }
-                blocks.push(new_block);
-            }
-            if changed {
-                let mut func = func.clone();
-                let body = Expr::seq(blocks, seq.body.clone());
-                func.body = match func.body.struct_info() {
-                    Some(s) => body.with_struct_info(s.clone()),
-                    None => body,
-                };
-                out.add(gv.clone(), func);
-            }
-        }
-        Ok(out)
+        Ok(outline_groups(&module, |func, block, taken| {
+            self.fuse_block(block, &Bindings::of_function(func), taken)
+        }))
     }
 }
 
@@ -229,14 +193,7 @@ impl FuseOpsByPattern {
             replaced.insert(root - first_binding, site);
             made.push((gv, func));
         }
-        let mut out = Vec::with_capacity(block.bindings.len());
-        for (i, b) in block.bindings.iter().enumerate() {
-            match replaced.remove(&i) {
-                Some(site) => out.extend(site),
-                None => out.push(b.clone()),
-            }
-        }
-        (BindingBlock::dataflow(out), made)
+        (with_call_sites(block, replaced), made)
     }
 }
 

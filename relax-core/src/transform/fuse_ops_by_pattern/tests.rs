@@ -5,7 +5,7 @@ use super::*;
 use crate::block_builder::BlockBuilder;
 use crate::dpl::{is_op, wildcard};
 use crate::ir::expr::{Call, Var};
-use crate::ir::{structural_equal_report, Attrs, Function, StructInfo};
+use crate::ir::{structural_equal_report, Attrs, Expr, Function, StructInfo};
 use crate::mutator::{remove_all_unused, ExprMutator, MutatorState};
 
 /// The seed's MLP (its constants as parameters: the listing omits them).
