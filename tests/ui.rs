@@ -14,6 +14,7 @@ fn ui() {
         "annotation",
         "syntax",
         "multiple",
+        "pattern",
     ] {
         t.compile_fail(format!("tests/ui/{category}/*.rs"));
     }

@@ -1,4 +1,5 @@
-//! relax-macros: the procedural macros `relax::module!` and `#[relax::function]`.
+//! relax-macros: the procedural macros `relax::module!`, `#[relax::function]`
+//! and `relax::pattern!`.
 //!
 //! The macros are thin: relax-core's frontend (feature "syntax") parses the
 //! DSL, lowers it through the BlockBuilder and checks it; its code generator
@@ -44,6 +45,28 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(lowered) => codegen::function_tokens(&lowered),
         Err(errors) => with_fallback(&errors, codegen::function_fallback(item.clone())),
     })
+    .into()
+}
+
+/// A dataflow pattern in the DSL's expression syntax:
+/// `relax::pattern!(R::add(R::matmul(x, w), _) | R::nn::relu(x))` is a
+/// `relax::dpl::Pattern`; `_` is an anonymous wildcard, an identifier a
+/// named one. Ops and their arities are checked while the macro expands.
+#[proc_macro]
+pub fn pattern(input: TokenStream) -> TokenStream {
+    let input = TokenStream2::from(input);
+    guarded(
+        || match relax_core::frontend::pattern::lower_pattern_macro(input.clone()) {
+            Ok(tokens) => tokens,
+            Err(errors) => {
+                let mut out: TokenStream2 =
+                    errors.iter().map(FrontendError::to_compile_error).collect();
+                // Keeps the expression's type, so one mistake is one error.
+                out.extend(quote::quote! { ::relax::dpl::wildcard() });
+                quote::quote! {{ #out }}
+            }
+        },
+    )
     .into()
 }
 

@@ -35,6 +35,8 @@ mod tests;
 pub use bindings::Bindings;
 pub use context::{GraphMatch, PatternContext, UseKind};
 pub use matcher::Match;
+#[doc(hidden)]
+pub use pattern::__op;
 pub use pattern::{
     dominates, is_call_dps_packed, is_call_packed, is_call_tir, is_const, is_dfv, is_expr,
     is_extern, is_function, is_gv, is_input, is_op, is_shape, is_tuple, is_tuple_get_item,

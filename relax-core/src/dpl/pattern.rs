@@ -260,6 +260,13 @@ pub fn is_op(name: &str) -> Result<Pattern, Error> {
     }
     Ok(Pattern::new(PatternKind::Op(full)))
 }
+/// The operator `name`, already checked by `relax::pattern!` at expansion
+/// time (the generated code's constructor; not for direct use).
+#[doc(hidden)]
+pub fn __op(name: &str) -> Pattern {
+    Pattern::new(PatternKind::Op(name.to_string()))
+}
+
 /// A tuple of these fields, in order.
 pub fn is_tuple(fields: impl IntoIterator<Item = Pattern>) -> Pattern {
     Pattern::new(PatternKind::Tuple {

@@ -26,6 +26,7 @@
 //! | `module.rs` | signatures first, bodies in dependency order, return checks, `well_formed` |
 //! | `lower.rs` | a function body: scopes, `let`, `R::dataflow!`; `lower/expr.rs` expressions, `lower/calls.rs` calls |
 //! | `errors.rs` | shared message helpers (unsupported syntax, nearest names) |
+//! | [`pattern`] | `relax::pattern!`: DSL expressions to dataflow patterns, ops and arities checked |
 //! | [`codegen`] | Rust code from a lowered module |
 //!
 //! Function docs are kept twice: in [`FunctionInfo::doc`] and as the
@@ -35,6 +36,7 @@ pub mod codegen;
 mod errors;
 mod lower;
 mod module;
+pub mod pattern;
 mod syntax;
 mod types;
 

@@ -1,0 +1,27 @@
+// A pattern written in the DSL matches through bindings, reports names,
+// and a name used twice needs one value.
+use relax::dpl::Bindings;
+use relax::ir::IRModule;
+
+fn main() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), w: R.Tensor((3, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            gv = R.add(lv, lv)
+            R.output(gv)
+        return gv
+"#;
+    let m: IRModule = text.parse().unwrap();
+    let f = m.get_relax("main").unwrap();
+    let b = Bindings::of_function(f);
+    let gv = f.body.as_seq().unwrap().blocks[0].bindings[1].value().clone();
+    let p = relax::pattern!(R::add(R::matmul(x, w), _) | R::exp(x));
+    let found = p.extract(&gv, &b).expect("matches through lv");
+    assert_eq!(found.named("w").unwrap().as_var().unwrap().name_hint(), "w");
+    assert!(relax::pattern!(R::add(y, y)).matches(&gv, &b));
+    assert!(!relax::pattern!(R::add(R::matmul(x, x), _)).matches(&gv, &b));
+}
