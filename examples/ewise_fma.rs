@@ -2,16 +2,17 @@
 //! followed by `add` and fuse them into `ewise_fma`, then remove what became
 //! unused. Prints the module before and after.
 //!
-//! The rewrite is done twice: by a hand-written `ExprMutator`, as the
-//! course writes it, and by the pattern language in three lines
-//! (`relax::dpl::rewrite_call`); the program checks that both give the same
-//! function.
+//! The rewrite is done three times: by a hand-written `ExprMutator`, as
+//! the course writes it; by the pattern language (`relax::dpl::rewrite_call`);
+//! and as a `relax::rewriter!`, two DSL functions checked at compile time.
+//! The program checks that all three give the same function.
 //!
 //! Run: `cargo run --example ewise_fma`
 
 use relax::dpl::{is_op, rewrite_call, wildcard, Pattern};
 use relax::ir::{Attrs, Call, Expr, IRModule, PrimExpr, StructInfo, Var};
 use relax::mutator::{mutate_module, remove_all_unused, ExprMutator, MutatorState};
+use relax::transform::Pass;
 use relax::{BlockBuilder, DataType, Error};
 
 /// `add(lv, y)` where `lv = multiply(a, b)` becomes `ewise_fma(a, b, y)`.
@@ -102,6 +103,24 @@ fn main() -> Result<(), Error> {
     );
     relax::ir::structural_equal_report(&by_pattern, &cleaned)
         .map_err(|e| Error::Runtime(format!("the two rewrites differ: {e}")))?;
-    println!("\nBoth rewrites give the same function.");
+
+    // And as a rewriter in the DSL: the pattern and its replacement.
+    let rewriter = relax::rewriter! {
+        fn pattern(a: Tensor![(n, m), f32], b: Tensor![(n, m), f32], c: Tensor![(n, m), f32]) -> Tensor![(n, m), f32] {
+            R::add(R::multiply(a, b), c)
+        }
+        fn replacement(a: Tensor![(n, m), f32], b: Tensor![(n, m), f32], c: Tensor![(n, m), f32]) -> Tensor![(n, m), f32] {
+            R::ewise_fma(a, b, c)
+        }
+    }?;
+    let by_rewriter = rewriter.run(module.clone())?;
+    let main3 = by_rewriter.get_relax("main").expect("main is defined");
+    println!(
+        "With relax::rewriter!:\n{}",
+        relax::printer::function_to_string("main", main3)
+    );
+    relax::ir::structural_equal_report(main3, &cleaned)
+        .map_err(|e| Error::Runtime(format!("the rewriter differs: {e}")))?;
+    println!("\nAll three rewrites give the same function.");
     Ok(())
 }

@@ -15,7 +15,7 @@ pub use relax_runtime::{FromValue, TensorArg};
 
 /// The DSL's macros: `relax::module! { pub mod m { … } }` and
 /// `#[relax::function] pub fn f(…) -> … { … }` (see DESIGN.md, "The DSL").
-pub use relax_macros::{function, module, pattern};
+pub use relax_macros::{function, module, pattern, rewriter};
 
 /// The `ndarray` version the generated wrappers take and return, so users
 /// need not depend on the same one.

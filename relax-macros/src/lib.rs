@@ -1,5 +1,5 @@
-//! relax-macros: the procedural macros `relax::module!`, `#[relax::function]`
-//! and `relax::pattern!`.
+//! relax-macros: the procedural macros `relax::module!`, `#[relax::function]`,
+//! `relax::pattern!` and `relax::rewriter!`.
 //!
 //! The macros are thin: relax-core's frontend (feature "syntax") parses the
 //! DSL, lowers it through the BlockBuilder and checks it; its code generator
@@ -67,6 +67,23 @@ pub fn pattern(input: TokenStream) -> TokenStream {
             }
         },
     )
+    .into()
+}
+
+/// A rewrite as two DSL functions, `fn pattern(…)` and `fn replacement(…)`
+/// with the same signature (TVM's `@R.rewriter`): both are checked like the
+/// functions of a `relax::module!`, and the expression is a
+/// `Result<relax::dpl::PatternRewriter, relax::Error>`, a `Pass`.
+#[proc_macro]
+pub fn rewriter(input: TokenStream) -> TokenStream {
+    let input = TokenStream2::from(input);
+    guarded(|| match relax_core::frontend::rewriter::lower_rewriter_macro(input.clone()) {
+        Ok(tokens) => tokens,
+        Err(errors) => {
+            let out: TokenStream2 = errors.iter().map(FrontendError::to_compile_error).collect();
+            quote::quote! {{ #out ::core::result::Result::<::relax::dpl::PatternRewriter, ::relax::Error>::Err(::relax::Error::Unsupported(::std::string::String::new())) }}
+        }
+    })
     .into()
 }
 

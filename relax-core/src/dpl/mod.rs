@@ -10,6 +10,7 @@
 //! | [`matcher`] | `Pattern::matches` / `extract` → [`Match`]; `dominates` on the block's post-dominator tree |
 //! | [`context`] | `PatternContext` (`used_by`, `only_used_by`, `fork_to`) and `match_dataflow` |
 //! | [`rewrite`] | `rewrite_call`, `rewrite_bindings`, and `PatternRewriter`, a rewrite as a `Pass` |
+//! | [`from_functions`] | a rewrite from a pattern function and a replacement function (`relax::rewriter!`) |
 //!
 //! ```
 //! use relax_core::dpl::*;
@@ -25,6 +26,7 @@
 
 pub mod bindings;
 pub mod context;
+pub mod from_functions;
 pub mod matcher;
 pub mod pattern;
 pub mod rewrite;
@@ -34,6 +36,7 @@ mod tests;
 
 pub use bindings::Bindings;
 pub use context::{GraphMatch, PatternContext, UseKind};
+pub use from_functions::rewriter_from_functions;
 pub use matcher::Match;
 #[doc(hidden)]
 pub use pattern::__op;

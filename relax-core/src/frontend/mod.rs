@@ -27,6 +27,7 @@
 //! | `lower.rs` | a function body: scopes, `let`, `R::dataflow!`; `lower/expr.rs` expressions, `lower/calls.rs` calls |
 //! | `errors.rs` | shared message helpers (unsupported syntax, nearest names) |
 //! | [`pattern`] | `relax::pattern!`: DSL expressions to dataflow patterns, ops and arities checked |
+//! | [`rewriter`] | `relax::rewriter!`: a pattern function and a replacement function, checked, to a rewrite pass |
 //! | [`codegen`] | Rust code from a lowered module |
 //!
 //! Function docs are kept twice: in [`FunctionInfo::doc`] and as the
@@ -37,6 +38,7 @@ mod errors;
 mod lower;
 mod module;
 pub mod pattern;
+pub mod rewriter;
 mod syntax;
 mod types;
 

@@ -24,4 +24,38 @@ class Module:
     assert_eq!(found.named("w").unwrap().as_var().unwrap().name_hint(), "w");
     assert!(relax::pattern!(R::add(y, y)).matches(&gv, &b));
     assert!(!relax::pattern!(R::add(R::matmul(x, x), _)).matches(&gv, &b));
+    fma::check();
+}
+
+// The seed's EwiseFMA rewrite as a `relax::rewriter!`: a Pass.
+mod fma {
+    use relax::ir::IRModule;
+    use relax::transform::Pass;
+
+    pub fn check() {
+        let rewriter = relax::rewriter! {
+            fn pattern(a: Tensor![(n, m), f32], b: Tensor![(n, m), f32], c: Tensor![(n, m), f32]) -> Tensor![(n, m), f32] {
+                R::add(R::multiply(a, b), c)
+            }
+            fn replacement(a: Tensor![(n, m), f32], b: Tensor![(n, m), f32], c: Tensor![(n, m), f32]) -> Tensor![(n, m), f32] {
+                R::ewise_fma(a, b, c)
+            }
+        }
+        .expect("a rewriter");
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((3, 4), dtype="float32"), y: R.Tensor((3, 4), dtype="float32")) -> R.Tensor((3, 4), dtype="float32"):
+        with R.dataflow():
+            lv0 = R.multiply(x, y)
+            gv0 = R.add(lv0, y)
+            R.output(gv0)
+        return gv0
+"#;
+        let m: IRModule = text.parse().unwrap();
+        let out = rewriter.run(m).unwrap();
+        assert!(out.to_string().contains("R.ewise_fma(x, y, y)"), "{out}");
+        assert!(!out.to_string().contains("R.multiply"), "{out}");
+    }
 }
