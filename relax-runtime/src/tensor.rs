@@ -416,6 +416,12 @@ impl Tensor {
     pub fn as_bytes(&self) -> &[u8] {
         self.data.as_bytes()
     }
+    /// Whether no other tensor shares this one's buffer (so writing to it
+    /// is invisible to anyone else).
+    pub fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.data) == 1 && Arc::weak_count(&self.data) == 0
+    }
+
     /// The raw bytes for writing, if this tensor's buffer is not shared
     /// (a freshly allocated output is not).
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {

@@ -73,6 +73,10 @@ pub struct VirtualMachine {
     step_limit: Option<u64>,
     /// The limit on the live bytes of the tensors this VM allocates.
     budget: Option<Arc<MemoryBudget>>,
+    /// The last tensor each native-kernel output (symbol, output index)
+    /// produced, reused by the next call of that kernel when nothing else
+    /// holds it any more (see [`VirtualMachine::call_native`]).
+    output_pool: std::sync::Mutex<std::collections::HashMap<(u32, usize), Tensor>>,
 }
 
 impl VirtualMachine {
@@ -92,6 +96,7 @@ impl VirtualMachine {
             max_depth: DEFAULT_MAX_CALL_DEPTH,
             step_limit: None,
             budget: None,
+            output_pool: Default::default(),
         };
         vm.resolve_kernels(crate::kernels::lookup);
         vm
@@ -424,6 +429,15 @@ impl VirtualMachine {
     /// Calls a native kernel: allocates the outputs from their patterns over
     /// the caller's shape heap, then runs the kernel in destination-passing
     /// style (see [`crate::native`]).
+    ///
+    /// Outputs are reused across calls: the VM keeps the last tensor each
+    /// output of each kernel produced, and the next call of that kernel
+    /// writes into it again when nobody else holds it (the caller dropped
+    /// the result, or it was an intermediate), with the same dtype and
+    /// shape. So a model called in a loop allocates nothing after its first
+    /// call. A reused output is not cleared first, as TVM's VM does not
+    /// initialize outputs: every kernel this project generates writes its
+    /// whole output. A result the caller still holds is never written.
     fn call_native(
         &self,
         frame: &Frame<'_>,
@@ -486,12 +500,36 @@ impl VirtualMachine {
                 }
                 shape.push(v);
             }
-            let t = Tensor::zeros_in(*dtype, &shape, self.budget.as_ref()).map_err(|e| {
-                at.error(format!(
-                    "output {} of native kernel `{name}`: {e}",
-                    outs.len()
-                ))
-            })?;
+            let key = (symbol, outs.len());
+            let reused = self
+                .output_pool
+                .lock()
+                .ok()
+                .and_then(|mut pool| pool.remove(&key))
+                .filter(|t| t.is_unique() && t.dtype() == *dtype && t.shape() == shape.as_slice());
+            let t = match reused {
+                Some(t) => t,
+                None => {
+                    let alloc = || Tensor::zeros_in(*dtype, &shape, self.budget.as_ref());
+                    // Kept outputs count against the memory limit: when it
+                    // refuses, they are given back and the allocation tried
+                    // once more.
+                    let t = alloc().or_else(|e| match self.output_pool.lock() {
+                        Ok(mut pool) if !pool.is_empty() => {
+                            pool.clear();
+                            drop(pool);
+                            alloc()
+                        }
+                        _ => Err(e),
+                    });
+                    t.map_err(|e| {
+                        at.error(format!(
+                            "output {} of native kernel `{name}`: {e}",
+                            outs.len()
+                        ))
+                    })?
+                }
+            };
             outs.push(t);
         }
         let scalar_values = scalars
@@ -505,6 +543,11 @@ impl VirtualMachine {
                 op: name.clone(),
                 message,
             })?;
+        if let Ok(mut pool) = self.output_pool.lock() {
+            for (i, t) in outs.iter().enumerate() {
+                pool.insert((symbol, i), t.clone());
+            }
+        }
         Ok(match outs.len() {
             1 => Value::Tensor(outs.pop().expect("one output")),
             _ => Value::tuple(outs.into_iter().map(Value::Tensor).collect()),

@@ -103,9 +103,55 @@ fn a_memory_limit_refuses_before_allocating_and_frees_with_the_tensor() {
     let e = vm.call("main", &[vector(1000)]).unwrap_err().to_string();
     assert!(e.contains("memory limit of 1048576 bytes"), "{e}");
     assert_eq!(vm.memory_budget().unwrap().live(), 0);
-    // 100 x 100 fit; the result stays charged until it is dropped.
+    // 100 x 100 fit; the result stays charged while it lives, and the VM
+    // keeps its buffer for the next call (which reuses it: still charged
+    // once).
     let small = vm.call("main", &[vector(100)]).unwrap();
     assert_eq!(vm.memory_budget().unwrap().live(), 100 * 100 * 4);
     drop(small);
-    assert_eq!(vm.memory_budget().unwrap().live(), 0);
+    let again = vm.call("main", &[vector(100)]).unwrap();
+    assert_eq!(vm.memory_budget().unwrap().live(), 100 * 100 * 4);
+    drop(again);
+    // A larger request that only fits without the kept buffer still fits:
+    // kept outputs are given back when the limit refuses.
+    let big = vm.call("main", &[vector(510)]).unwrap();
+    assert_eq!(vm.memory_budget().unwrap().live(), 510 * 510 * 4);
+    drop(big);
+    drop(vm);
+}
+
+#[test]
+fn outputs_are_reused_across_calls_but_never_while_held() {
+    let m: crate::ir::IRModule = ZEROS.parse().unwrap();
+    let target = if cfg!(feature = "llvm") {
+        Target::host()
+    } else {
+        Target::tir_interpreter()
+    };
+    let exec = build(&m, &target).unwrap();
+    let vm = VirtualMachine::new(&exec);
+    let first = vm.call("main", &[vector(64)]).unwrap();
+    let first_ptr = first.as_tensor().unwrap().as_bytes().as_ptr();
+    // Held: the next call writes elsewhere and leaves it alone.
+    let second = vm.call("main", &[vector(64)]).unwrap();
+    assert_ne!(second.as_tensor().unwrap().as_bytes().as_ptr(), first_ptr);
+    assert!(first
+        .as_tensor()
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .all(|v| *v == 0.0));
+    // Dropped: the next call reuses a kept buffer.
+    let second_ptr = second.as_tensor().unwrap().as_bytes().as_ptr();
+    drop(second);
+    let third = vm.call("main", &[vector(64)]).unwrap();
+    assert_eq!(third.as_tensor().unwrap().as_bytes().as_ptr(), second_ptr);
+    assert!(third
+        .as_tensor()
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .all(|v| *v == 0.0));
 }
