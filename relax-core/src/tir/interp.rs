@@ -319,7 +319,17 @@ impl Machine {
         } else {
             Val::I(0)
         };
-        self.storage(b, shape, vec![zero; n as usize])
+        // Reserved fallibly: memory the system refuses is an error, not an
+        // abort.
+        let mut data = Vec::new();
+        data.try_reserve_exact(n as usize).map_err(|_| {
+            format!(
+                "cannot allocate buffer {} of {n} elements: the system has no memory for it",
+                b.name()
+            )
+        })?;
+        data.resize(n as usize, zero);
+        self.storage(b, shape, data)
     }
 
     /// Runs `f` with `b` allocated, then frees it (restoring a buffer of the
