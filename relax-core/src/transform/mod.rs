@@ -11,6 +11,7 @@
 
 pub mod annotate_tir_op_pattern;
 pub mod bind_params;
+pub mod canonicalize_bindings;
 pub mod dead_code_elimination;
 pub mod default_schedule;
 pub mod fold_constant;
@@ -24,6 +25,7 @@ pub mod pass_context;
 pub mod to_basic_block_normal_form;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use bind_params::BindParams;
+pub use canonicalize_bindings::CanonicalizeBindings;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use default_schedule::DefaultSchedule;
 pub use fold_constant::FoldConstant;
