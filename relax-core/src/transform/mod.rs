@@ -24,6 +24,7 @@ pub mod legalize;
 pub mod legalize_ops;
 pub mod pass_context;
 pub mod to_basic_block_normal_form;
+pub mod to_non_dataflow;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use bind_params::BindParams;
 pub use canonicalize_bindings::CanonicalizeBindings;
@@ -40,6 +41,7 @@ pub use instrument::{
 pub use legalize_ops::LegalizeOps;
 pub use pass_context::PassContext;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
+pub use to_non_dataflow::ToNonDataflow;
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
