@@ -65,26 +65,13 @@ impl ExprMutator for Cse {
         &mut self.state
     }
 
-    fn visit_binding_block_(&mut self, block: &BindingBlock) {
+    /// Each block starts with nothing seen (point 1 of the module docs).
+    fn visit_binding_block(&mut self, block: &BindingBlock) {
         let outer = std::mem::take(&mut self.seen);
-        if let Err(e) = self.builder().end_block() {
-            self.builder().report(e);
-        }
-        block.bindings.iter().for_each(|b| self.visit_binding(b));
-        if let Err(e) = self.builder().end_block() {
-            self.builder().report(e);
-        }
-        self.seen = outer;
-    }
-
-    fn visit_dataflow_block(&mut self, block: &BindingBlock) {
-        let outer = std::mem::take(&mut self.seen);
-        if let Err(e) = self.builder().begin_dataflow() {
-            self.builder().report(e);
-        }
-        block.bindings.iter().for_each(|b| self.visit_binding(b));
-        if let Err(e) = self.builder().end_dataflow() {
-            self.builder().report(e);
+        if block.is_dataflow {
+            self.visit_dataflow_block(block)
+        } else {
+            self.visit_binding_block_(block)
         }
         self.seen = outer;
     }
