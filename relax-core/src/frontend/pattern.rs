@@ -5,9 +5,16 @@
 //! |---|---|
 //! | `_` | an anonymous wildcard |
 //! | `x` (an identifier) | a wildcard named `x` (`Match::named("x")`); the same name is the same pattern object, so `R::add(x, x)` needs one value twice |
+//! | `x: Tensor![(n, 784), f32]` | the wildcard `x` that also needs this StructInfo (`has_struct_info`); a name is annotated once, wherever it appears |
+//! | `_: Tensor![ndim = 2, f32]` | an anonymous wildcard with a StructInfo |
 //! | `R::matmul(a, b)`, `R::nn::relu(a)` | a call of the op with exactly these arguments |
-//! | `p | q` | either |
+//! | `p \| q` | either |
 //! | `(p)` | `p` |
+//!
+//! Annotations are the DSL's (`Tensor![…]`, `Shape![…]`, tuples, scalar
+//! dtypes, `Object`). Their symbolic dims are the pattern's own variables:
+//! `n` binds to the matched dim on first use and must be provably equal
+//! wherever it appears again, across all the annotations of one pattern.
 //!
 //! An op that is not registered is an error on its path naming the
 //! nearest op; a wrong number of arguments is an error on the call naming
@@ -15,91 +22,226 @@
 //! too. The expansion is one Rust block expression of type
 //! `relax::dpl::Pattern`, built by constructor calls.
 
-use super::errors::nearest;
-use super::FrontendError;
+use super::errors::{from_syn, nearest};
+use super::types::{Syms, TypeCx};
+use super::{FrontendError, SpanRange};
+use crate::ir::StructInfo;
 use crate::op::Arity;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use syn::parse::{ParseStream, Parser};
+
+/// A pattern as written, before its ops and annotations are checked.
+enum Pat {
+    /// `_`, maybe with an annotation.
+    Wildcard(Option<syn::Type>),
+    /// A named wildcard, maybe with an annotation.
+    Name(syn::Ident, Option<syn::Type>),
+    /// `p | q`.
+    Or(Box<Pat>, Box<Pat>),
+    /// `R::op(args)`; `span` covers the path and the parentheses.
+    Call {
+        path: syn::Path,
+        args: Vec<Arg>,
+        span: SpanRange,
+    },
+}
+
+/// One argument of a call pattern.
+enum Arg {
+    Pat(Pat),
+    /// `name = value`, which patterns do not support; the span of both.
+    Attr(SpanRange),
+}
+
+const EXPECTED: &str = "expected a pattern: `_`, a name, a call `R::op(…)`, or `p | q`";
+
+fn parse_alt(input: ParseStream) -> syn::Result<Pat> {
+    let mut p = parse_primary(input)?;
+    while input.peek(syn::Token![|]) && !input.peek(syn::Token![||]) {
+        input.parse::<syn::Token![|]>()?;
+        let q = parse_primary(input)?;
+        p = Pat::Or(Box::new(p), Box::new(q));
+    }
+    Ok(p)
+}
+
+/// `: Type` after a name or `_`, if present (`::` is a path, not this).
+fn parse_annotation(input: ParseStream) -> syn::Result<Option<syn::Type>> {
+    if input.peek(syn::Token![:]) && !input.peek(syn::Token![::]) {
+        input.parse::<syn::Token![:]>()?;
+        return Ok(Some(input.parse()?));
+    }
+    Ok(None)
+}
+
+fn parse_primary(input: ParseStream) -> syn::Result<Pat> {
+    if input.peek(syn::Token![_]) {
+        input.parse::<syn::Token![_]>()?;
+        return Ok(Pat::Wildcard(parse_annotation(input)?));
+    }
+    if input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in input);
+        let p = parse_alt(&content)?;
+        if !content.is_empty() {
+            return Err(content.error("expected `)` or `|` after a pattern"));
+        }
+        return Ok(p);
+    }
+    if !(input.peek(syn::Ident) || input.peek(syn::Token![::])) {
+        return Err(input.error(EXPECTED));
+    }
+    let path = input.call(syn::Path::parse_mod_style)?;
+    if input.peek(syn::token::Paren) {
+        let content;
+        let paren = syn::parenthesized!(content in input);
+        let span = SpanRange::of(&path).to(SpanRange::from(paren.span.close()));
+        let mut args = Vec::new();
+        while !content.is_empty() {
+            if content.peek(syn::Ident)
+                && content.peek2(syn::Token![=])
+                && !content.peek2(syn::Token![==])
+            {
+                let name: syn::Ident = content.parse()?;
+                content.parse::<syn::Token![=]>()?;
+                let value: syn::Expr = content.parse()?;
+                args.push(Arg::Attr(SpanRange::of(&name).to(SpanRange::of(&value))));
+            } else {
+                args.push(Arg::Pat(parse_alt(&content)?));
+            }
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<syn::Token![,]>()?;
+        }
+        return Ok(Pat::Call { path, args, span });
+    }
+    match path.get_ident() {
+        Some(ident) => Ok(Pat::Name(ident.clone(), parse_annotation(input)?)),
+        None => Err(syn::Error::new_spanned(
+            &path,
+            "expected a call of this op, `R::op(…)`, or a name",
+        )),
+    }
+}
 
 /// The Rust code of the pattern `tokens` describe, or every error.
 pub fn lower_pattern_macro(tokens: TokenStream) -> Result<TokenStream, Vec<FrontendError>> {
-    let expr: syn::Expr = syn::parse2(tokens).map_err(|e| {
-        vec![FrontendError::new(
-            e.span(),
-            format!("expected a pattern such as `R::add(R::matmul(x, w), _)`: {e}"),
-        )]
-    })?;
-    let mut cx = Cx::default();
-    let body = cx.pattern(&expr);
+    let pat = (|input: ParseStream| {
+        let p = parse_alt(input)?;
+        if !input.is_empty() {
+            return Err(input.error("expected `|` or the end of the pattern"));
+        }
+        Ok(p)
+    })
+    .parse2(tokens)
+    .map_err(from_syn)?;
+    let mut syms = Syms::new();
+    let mut cx = Cx {
+        names: Vec::new(),
+        sinfos: Vec::new(),
+        errors: Vec::new(),
+        syms: &mut syms,
+    };
+    let body = cx.pattern(&pat);
     if !cx.errors.is_empty() {
         return Err(cx.errors);
     }
-    let names = cx.names.iter().map(|n| {
+    let sinfos: Vec<StructInfo> = cx.sinfos.clone();
+    let (lets, values) = super::codegen::quote_struct_infos(&sinfos);
+    let sinfo_lets = values.iter().enumerate().map(|(i, v)| {
+        let id = format_ident!("__relax_sinfo_{}", i);
+        quote! { let #id: ::relax::ir::StructInfo = #v; }
+    });
+    let names = cx.names.iter().map(|(n, ann)| {
         let var = format_ident!("__relax_pattern_{}", n);
-        quote! { let #var = ::relax::dpl::named(#n, ::relax::dpl::wildcard()); }
+        let inner = annotated(quote!(::relax::dpl::wildcard()), *ann);
+        quote! { let #var = ::relax::dpl::named(#n, #inner); }
     });
     Ok(quote! {{
+        #lets
+        #(#sinfo_lets)*
         #(#names)*
         #body
     }})
 }
 
-#[derive(Default)]
-struct Cx {
-    /// The named wildcards, in order of first use.
-    names: Vec<String>,
-    errors: Vec<FrontendError>,
+/// `inner`, with the annotation numbered `ann` if there is one.
+fn annotated(inner: TokenStream, ann: Option<usize>) -> TokenStream {
+    match ann {
+        None => inner,
+        Some(i) => {
+            let id = format_ident!("__relax_sinfo_{}", i);
+            quote! { #inner.has_struct_info(#id.clone()) }
+        }
+    }
 }
 
-impl Cx {
-    fn pattern(&mut self, e: &syn::Expr) -> TokenStream {
-        match e {
-            syn::Expr::Infer(_) => quote! { ::relax::dpl::wildcard() },
-            syn::Expr::Paren(p) => self.pattern(&p.expr),
-            syn::Expr::Group(g) => self.pattern(&g.expr),
-            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::BitOr(_)) => {
-                let (l, r) = (self.pattern(&b.left), self.pattern(&b.right));
+struct Cx<'a> {
+    /// The named wildcards in order of first use, each with the index of
+    /// its annotation in `sinfos`.
+    names: Vec<(String, Option<usize>)>,
+    /// The annotations' StructInfos.
+    sinfos: Vec<StructInfo>,
+    errors: Vec<FrontendError>,
+    /// The annotations' symbolic dims, shared by the whole pattern.
+    syms: &'a mut Syms,
+}
+
+impl Cx<'_> {
+    /// The index in `sinfos` of annotation `ty`, or `None` after an error.
+    fn annotation(&mut self, ty: &syn::Type) -> Option<usize> {
+        let mut cx = TypeCx {
+            syms: self.syms,
+            errors: &mut self.errors,
+            introduce: true,
+            introduced: vec![],
+        };
+        let s = cx.struct_info(ty).ok()?;
+        self.sinfos.push(s);
+        Some(self.sinfos.len() - 1)
+    }
+
+    fn pattern(&mut self, p: &Pat) -> TokenStream {
+        match p {
+            Pat::Wildcard(None) => quote! { ::relax::dpl::wildcard() },
+            Pat::Wildcard(Some(ty)) => {
+                let ann = self.annotation(ty);
+                annotated(quote! { ::relax::dpl::wildcard() }, ann)
+            }
+            Pat::Or(a, b) => {
+                let (l, r) = (self.pattern(a), self.pattern(b));
                 quote! { (#l | #r) }
             }
-            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
-                let name = p.path.get_ident().expect("checked above").to_string();
-                if !self.names.contains(&name) {
-                    self.names.push(name.clone());
+            Pat::Name(ident, ty) => {
+                let name = ident.to_string();
+                let ann = ty.as_ref().and_then(|t| self.annotation(t));
+                match self.names.iter_mut().find(|(n, _)| *n == name) {
+                    None => self.names.push((name.clone(), ann)),
+                    Some((_, first)) => {
+                        if let (Some(ty), Some(_)) = (ty, &first) {
+                            self.errors.push(FrontendError::spanned(
+                                ty,
+                                format!("`{name}` is annotated twice; a name is one pattern, annotate it once"),
+                            ));
+                        } else if first.is_none() {
+                            *first = ann;
+                        }
+                    }
                 }
                 let var = format_ident!("__relax_pattern_{}", name);
                 quote! { #var.clone() }
             }
-            syn::Expr::Call(c) => self.call(c),
-            other => {
-                self.errors.push(FrontendError::spanned(
-                    other,
-                    "expected a pattern: `_`, a name, a call `R::op(…)`, or `p | q`",
-                ));
-                quote! { ::relax::dpl::wildcard() }
-            }
+            Pat::Call { path, args, span } => self.call(path, args, *span),
         }
     }
 
-    fn call(&mut self, c: &syn::ExprCall) -> TokenStream {
-        let path = match &*c.func {
-            syn::Expr::Path(p) => p,
-            other => {
-                self.errors.push(FrontendError::spanned(
-                    other,
-                    "expected an op such as `R::add` as the callee",
-                ));
-                return quote! { ::relax::dpl::wildcard() };
-            }
-        };
-        let segs: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
-        if segs.len() < 2 || segs[0] != "R" {
+    fn call(&mut self, path: &syn::Path, args: &[Arg], span: SpanRange) -> TokenStream {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() < 2 || segs[0] != "R" || path.leading_colon.is_some() {
             self.errors.push(FrontendError::spanned(
-                &c.func,
+                path,
                 "expected an op such as `R::add` as the callee",
             ));
             return quote! { ::relax::dpl::wildcard() };
@@ -115,21 +257,20 @@ impl Cx {
             if let Some(near) = nearest(&want, known) {
                 message.push_str(&format!("; did you mean `R::{}`?", near.replace('.', "::")));
             }
-            self.errors.push(FrontendError::spanned(&c.func, message));
+            self.errors.push(FrontendError::spanned(path, message));
             return quote! { ::relax::dpl::wildcard() };
         };
-        let mut args = Vec::new();
-        for a in &c.args {
-            if let syn::Expr::Assign(asg) = a {
-                self.errors.push(FrontendError::spanned(
-                    asg,
+        let mut lowered = Vec::new();
+        for a in args {
+            match a {
+                Arg::Attr(at) => self.errors.push(FrontendError::new(
+                    *at,
                     "attributes are not supported in patterns yet; match the call, then check its attributes with `has_attr`",
-                ));
-                continue;
+                )),
+                Arg::Pat(p) => lowered.push(self.pattern(p)),
             }
-            args.push(self.pattern(a));
         }
-        let n = args.len();
+        let n = lowered.len();
         let fits = match info.arity {
             Arity::Exact(k) => n == k,
             Arity::AtLeast(k) => n >= k,
@@ -139,12 +280,12 @@ impl Cx {
                 Arity::Exact(k) => format!("{k}"),
                 Arity::AtLeast(k) => format!("at least {k}"),
             };
-            self.errors.push(FrontendError::spanned(
-                c,
+            self.errors.push(FrontendError::new(
+                span,
                 format!("`{dsl}` takes {want} argument(s), found {n}"),
             ));
         }
-        quote! { ::relax::dpl::__op(#op).call([#(#args),*]) }
+        quote! { ::relax::dpl::__op(#op).call([#(#lowered),*]) }
     }
 }
 
@@ -176,6 +317,29 @@ mod tests {
             "attributes are not supported in patterns yet; match the call, then check its attributes with `has_attr`"
         );
         assert_eq!(errors("1 + 2").len(), 1);
+        assert_eq!(errors("R::add(x, y) z").len(), 1);
+    }
+
+    #[test]
+    fn annotations_are_checked_and_share_their_dims() {
+        assert!(
+            errors("R::matmul(x: Tensor![(n, 784), f32], w: Tensor![(784, m), f32])").is_empty()
+        );
+        assert!(errors("R::add(x, _: Tensor![ndim = 2, f32]) | R::exp(x)").is_empty());
+        assert_eq!(
+            errors("R::add(x: Tensor![(n, 4), f32], x: Tensor![(n, 4), f32])"),
+            ["`x` is annotated twice; a name is one pattern, annotate it once"]
+        );
+        assert_eq!(errors("R::exp(x: Tensor![(n, 4), f33])").len(), 1);
+        let out = lower_pattern_macro(
+            "R::matmul(x: Tensor![(n, 784), f32], w: Tensor![(784, n), f32])"
+                .parse()
+                .unwrap(),
+        )
+        .unwrap()
+        .to_string();
+        assert_eq!(out.matches("TirVar :: new (\"n\")").count(), 1, "{out}");
+        assert_eq!(out.matches("has_struct_info").count(), 2, "{out}");
     }
 
     #[test]

@@ -24,6 +24,14 @@ class Module:
     assert_eq!(found.named("w").unwrap().as_var().unwrap().name_hint(), "w");
     assert!(relax::pattern!(R::add(y, y)).matches(&gv, &b));
     assert!(!relax::pattern!(R::add(R::matmul(x, x), _)).matches(&gv, &b));
+    // Annotations: `n` binds to 2 at `x` and must be 2 again at the add.
+    let typed = relax::pattern!(R::add(
+        R::matmul(x: Tensor![(n, k), f32], w: Tensor![(k, k), f32]),
+        _: Tensor![(n, 3), f32]
+    ));
+    assert!(typed.matches(&gv, &b));
+    assert!(!relax::pattern!(R::add(R::matmul(x: Tensor![(n, n), f32], w), _)).matches(&gv, &b));
+    assert!(!relax::pattern!(R::add(R::matmul(x: Tensor![ndim = 2, f16], w), _)).matches(&gv, &b));
     fma::check();
 }
 

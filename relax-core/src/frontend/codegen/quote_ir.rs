@@ -76,6 +76,16 @@ pub fn quote_module(module: &IRModule) -> TokenStream {
     }
 }
 
+/// Tokens that build each of `sinfos`, with the `let`s they need: one
+/// quotation, so a symbolic variable shared between two of them is one
+/// `TirVar` in the generated code too.
+pub fn quote_struct_infos(sinfos: &[StructInfo]) -> (TokenStream, Vec<TokenStream>) {
+    let mut q = Quoter::default();
+    let values = sinfos.iter().map(|s| q.struct_info(s)).collect();
+    let lets = &q.lets;
+    (quote!(#(#lets)*), values)
+}
+
 /// The state of one quotation: the `let`s emitted so far and the names they
 /// bind.
 #[derive(Default)]
