@@ -28,7 +28,7 @@ use crate::analysis::struct_info_analysis::erase_to_well_defined;
 use crate::arith::Analyzer;
 use crate::ir::{
     Attrs, BaseFunc, Binding, BindingBlock, Expr, ExprKind, Function, GlobalVar, IRModule,
-    StructInfo, TirVar, Var,
+    StructInfo, TirVar, Var, VarMap,
 };
 use relax_runtime::{Diagnostic, Error};
 use std::collections::{HashMap, HashSet};
@@ -89,7 +89,7 @@ struct FunctionFrame {
 pub struct BlockBuilder {
     module: IRModule,
     frames: Vec<FunctionFrame>,
-    bindings: HashMap<Var, Expr>,
+    bindings: VarMap<Expr>,
     module_names: HashMap<String, usize>,
     /// Errors reported by users of the builder that keep going (mutators).
     errors: Vec<Diagnostic>,

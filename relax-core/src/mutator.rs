@@ -29,6 +29,7 @@ use crate::analysis::struct_info_analysis::{
 };
 use crate::arith::Analyzer;
 use crate::block_builder::BlockBuilder;
+use crate::ir::id_hash::BuildIdHasher;
 use crate::ir::{
     Binding, BindingBlock, Call, Expr, ExprKind, Function, GlobalVar, IRModule, If, MatchCast,
     SeqExpr, TirVar, Var, VarBinding,
@@ -400,36 +401,50 @@ pub fn mutate_module<M: ExprMutator>(
 /// Removes bindings whose variable is never used and whose value has no side
 /// effects, until none is left (TVM's `remove_all_unused`). Every binding of
 /// a dataflow block qualifies; in an ordinary block only pure values do.
+///
+/// One count of the uses of every variable, then one sweep from the last
+/// binding to the first: a removed binding gives back the uses its value
+/// made, so a chain of dead bindings goes
+/// in the same sweep. Linear in the size of the function.
 pub fn remove_all_unused(func: &Function) -> Function {
-    let mut func = func.clone();
-    loop {
-        let mut used = HashSet::new();
-        collect_used(&Expr::function(func.clone()), &mut used);
-        let (body, removed) = remove_unused_in(&func.body, &used);
-        if !removed {
-            return func;
-        }
-        func.body = body;
+    let mut uses = UseCounts::default();
+    count_uses(&Expr::function(func.clone()), &mut uses, 1);
+    let (body, removed) = remove_unused_in(&func.body, &mut uses);
+    if !removed {
+        return func.clone();
+    }
+    Function {
+        body,
+        ..func.clone()
     }
 }
 
-fn collect_used(expr: &Expr, used: &mut HashSet<Var>) {
-    struct Uses<'a>(&'a mut HashSet<Var>);
-    impl ExprVisitor for Uses<'_> {
-        fn visit_var(&mut self, _: &Expr, v: &Var) {
-            self.0.insert(v.clone());
-        }
-        fn visit_dataflow_var(&mut self, _: &Expr, v: &Var) {
-            self.0.insert(v.clone());
-        }
-        fn visit_struct_info(&mut self, s: &crate::ir::StructInfo) {
-            // A tensor's shape may be a variable; that is a use too.
-            if let Some(shape) = s.as_tensor().and_then(|t| t.shape.clone()) {
-                self.visit_expr(&shape);
-            }
+/// Adds `delta` to the count of every use of a variable in `expr`.
+fn count_uses(expr: &Expr, uses: &mut UseCounts, delta: isize) {
+    Uses { uses, delta }.visit_expr(expr)
+}
+
+/// Uses per variable, keyed by the variable's id.
+type UseCounts = HashMap<u64, isize, BuildIdHasher>;
+
+struct Uses<'a> {
+    uses: &'a mut UseCounts,
+    delta: isize,
+}
+
+impl ExprVisitor for Uses<'_> {
+    fn visit_var(&mut self, _: &Expr, v: &Var) {
+        *self.uses.entry(v.id()).or_insert(0) += self.delta;
+    }
+    fn visit_dataflow_var(&mut self, _: &Expr, v: &Var) {
+        *self.uses.entry(v.id()).or_insert(0) += self.delta;
+    }
+    fn visit_struct_info(&mut self, s: &crate::ir::StructInfo) {
+        // A tensor's shape may be a variable; that is a use too.
+        if let Some(shape) = s.as_tensor().and_then(|t| t.shape.clone()) {
+            self.visit_expr(&shape);
         }
     }
-    Uses(used).visit_expr(expr)
 }
 
 fn is_pure_value(e: &Expr) -> bool {
@@ -442,35 +457,42 @@ fn is_pure_value(e: &Expr) -> bool {
     pure
 }
 
-fn remove_unused_in(expr: &Expr, used: &HashSet<Var>) -> (Expr, bool) {
+/// One sweep of `expr` (a `SeqExpr`) from its last binding to its first;
+/// whether anything was removed.
+fn remove_unused_in(expr: &Expr, uses: &mut UseCounts) -> (Expr, bool) {
     let Some(seq) = expr.as_seq() else {
         return (expr.clone(), false);
     };
     let mut removed = false;
     let mut blocks = Vec::new();
-    for b in &seq.blocks {
+    for b in seq.blocks.iter().rev() {
         let mut kept = Vec::new();
-        for binding in &b.bindings {
-            let dead = !used.contains(binding.var())
+        for binding in b.bindings.iter().rev() {
+            let dead = uses.get(&binding.var().id()).copied().unwrap_or(0) <= 0
                 && matches!(binding, Binding::VarBinding(_))
                 && (b.is_dataflow || is_pure_value(binding.value()));
             if dead {
                 removed = true;
+                count_uses(binding.value(), uses, -1);
                 continue;
             }
-            // Nested scopes (If branches, closures) are cleaned too.
+            // Nested scopes (If branches) are cleaned too.
             let binding = match binding {
                 Binding::VarBinding(vb) => match vb.value.kind() {
                     ExprKind::If(i) => {
-                        let (t, rt) = remove_unused_in(&i.true_branch, used);
-                        let (f, rf) = remove_unused_in(&i.false_branch, used);
-                        removed |= rt || rf;
-                        let v = Expr::if_(i.cond.clone(), t, f);
-                        let v = match vb.value.struct_info() {
-                            Some(s) => v.with_struct_info(s.clone()),
-                            None => v,
-                        };
-                        Binding::var_binding(vb.var.clone(), v)
+                        let (t, rt) = remove_unused_in(&i.true_branch, uses);
+                        let (f, rf) = remove_unused_in(&i.false_branch, uses);
+                        if rt || rf {
+                            removed = true;
+                            let v = Expr::if_(i.cond.clone(), t, f);
+                            let v = match vb.value.struct_info() {
+                                Some(s) => v.with_struct_info(s.clone()),
+                                None => v,
+                            };
+                            Binding::var_binding(vb.var.clone(), v)
+                        } else {
+                            binding.clone()
+                        }
                     }
                     _ => binding.clone(),
                 },
@@ -479,6 +501,7 @@ fn remove_unused_in(expr: &Expr, used: &HashSet<Var>) -> (Expr, bool) {
             kept.push(binding);
         }
         if !kept.is_empty() {
+            kept.reverse();
             blocks.push(BindingBlock {
                 bindings: kept,
                 is_dataflow: b.is_dataflow,
@@ -488,9 +511,10 @@ fn remove_unused_in(expr: &Expr, used: &HashSet<Var>) -> (Expr, bool) {
     if !removed {
         return (expr.clone(), false);
     }
+    blocks.reverse();
     let new = Expr::seq(blocks, seq.body.clone());
     let new = match expr.struct_info() {
-        Some(s) => new.with_struct_info(s.clone()),
+        Some(s) => new.into_with_struct_info(s.clone()),
         None => new,
     };
     (new, true)

@@ -5,7 +5,8 @@
 use crate::analysis::indexed_forward_graph::IndexedForwardGraph;
 use crate::analysis::post_dominator_tree::PostDominatorTree;
 use crate::ir::expr::{BindingBlock, Var};
-use crate::ir::{Expr, ExprKind, Function};
+use crate::ir::id_hash::BuildIdHasher;
+use crate::ir::{Expr, ExprKind, Function, VarMap};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -18,8 +19,10 @@ pub(super) struct BlockGraph {
 /// The bindings of a function (or of nothing). See the module docs.
 #[derive(Default)]
 pub struct Bindings {
-    values: HashMap<Var, Expr>,
-    order: Vec<Var>,
+    /// Where each variable is bound: (block, binding) in `blocks`.
+    values: VarMap<(u32, u32)>,
+    /// Every binding, in program order, as (block, binding).
+    order: Vec<(u32, u32)>,
     blocks: Vec<BindingBlock>,
     /// Where each variable is bound and which variable each value is bound
     /// to: only `dominates` and graph patterns need them, so they are made
@@ -30,8 +33,8 @@ pub struct Bindings {
 
 #[derive(Default)]
 struct Index {
-    var_of_value: HashMap<usize, Var>,
-    block_of: HashMap<Var, usize>,
+    var_of_value: HashMap<usize, Var, BuildIdHasher>,
+    block_of: VarMap<usize>,
 }
 
 impl Bindings {
@@ -55,14 +58,19 @@ impl Bindings {
     }
 
     fn add_block(&mut self, block: &BindingBlock) {
+        let at = self.blocks.len() as u32;
         self.blocks.push(block.clone());
         self.graphs.push(OnceLock::new());
-        for binding in &block.bindings {
-            self.values
-                .insert(binding.var().clone(), binding.value().clone());
-            self.order.push(binding.var().clone());
+        self.values.reserve(block.bindings.len());
+        for (i, binding) in block.bindings.iter().enumerate() {
+            self.values.insert(binding.var().clone(), (at, i as u32));
+            self.order.push((at, i as u32));
             self.collect(binding.value());
         }
+    }
+
+    fn binding(&self, (block, i): (u32, u32)) -> &crate::ir::Binding {
+        &self.blocks[block as usize].bindings[i as usize]
     }
 
     fn collect(&mut self, e: &Expr) {
@@ -85,12 +93,15 @@ impl Bindings {
     /// Every binding, in program order (nested scopes after the binding
     /// that holds them).
     pub fn iter(&self) -> impl Iterator<Item = (&Var, &Expr)> {
-        self.order.iter().map(|v| (v, &self.values[v]))
+        self.order.iter().map(|&at| {
+            let b = self.binding(at);
+            (b.var(), b.value())
+        })
     }
 
     /// The value bound to `var`.
     pub fn value(&self, var: &Var) -> Option<&Expr> {
-        self.values.get(var)
+        self.values.get(var).map(|&at| self.binding(at).value())
     }
 
     /// The variable bound to `expr` (the same node), if any.

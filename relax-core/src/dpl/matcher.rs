@@ -31,18 +31,24 @@ use std::collections::HashMap;
 /// What a pattern matched: by pattern object and by name.
 #[derive(Clone, Debug, Default)]
 pub struct Match {
-    by_pattern: HashMap<usize, Expr>,
-    by_name: HashMap<String, Expr>,
+    /// In the order matched. Patterns are small, so a scan beats hashing,
+    /// and a failed alternative takes entries back by truncating.
+    by_pattern: Vec<(usize, Expr)>,
+    by_name: Vec<(String, Expr)>,
 }
 
 impl Match {
     /// What the pattern object `p` matched.
     pub fn get(&self, p: &Pattern) -> Option<&Expr> {
-        self.by_pattern.get(&p.id())
+        let id = p.id();
+        self.by_pattern
+            .iter()
+            .find(|(k, _)| *k == id)
+            .map(|(_, e)| e)
     }
     /// What the pattern named `name` matched.
     pub fn named(&self, name: &str) -> Option<&Expr> {
-        self.by_name.get(name)
+        self.by_name.iter().find(|(k, _)| k == name).map(|(_, e)| e)
     }
     /// Every named match.
     pub fn names(&self) -> impl Iterator<Item = (&str, &Expr)> {
@@ -59,27 +65,67 @@ impl Pattern {
     /// What this pattern and each of its parts matched in `expr`, if it
     /// matches.
     pub fn extract(&self, expr: &Expr, bindings: &Bindings) -> Option<Match> {
+        if !could_match(self, expr, bindings) {
+            return None;
+        }
         let mut m = Matcher::new(bindings);
         m.matches(self, expr).then_some(m.result)
     }
 }
 
-/// What a failed alternative must take back.
-enum Undo {
-    Pattern(usize),
-    Name(String),
-    Tir(TirVar),
+/// A necessary condition, checked without allocating: a call of a named op
+/// matches only a call of that op with a fitting number of arguments, whose
+/// arguments pass the same check against the argument patterns (looking
+/// through bindings, as matching does). Most bindings of a large function
+/// fail here, which keeps a scan of a block with a pattern cheap.
+fn could_match(p: &Pattern, expr: &Expr, bindings: &Bindings) -> bool {
+    let PatternKind::Call { op, args, variadic } = p.kind() else {
+        return true;
+    };
+    let PatternKind::Op(name) = op.kind() else {
+        return true;
+    };
+    let mut e = expr;
+    for _ in 0..64 {
+        let Some(v) = e.as_var() else { break };
+        match bindings.value(v) {
+            Some(value) => e = value,
+            None => break,
+        }
+    }
+    let ExprKind::Call(c) = e.kind() else {
+        return false;
+    };
+    let arity_ok = if *variadic {
+        c.args.len() >= args.len()
+    } else {
+        c.args.len() == args.len()
+    };
+    arity_ok
+        && matches!(c.op.kind(), ExprKind::Op(o) if o.name() == name)
+        && args
+            .iter()
+            .zip(&c.args)
+            .all(|(p, a)| could_match(p, a, bindings))
+}
+
+/// How much was recorded at some point, so a failed alternative can take
+/// back everything recorded after it.
+#[derive(Clone, Copy)]
+struct Mark {
+    patterns: usize,
+    names: usize,
+    tir: usize,
 }
 
 /// The matching state (see the module docs).
 pub(super) struct Matcher<'a> {
     bindings: &'a Bindings,
     pub(super) result: Match,
-    tir: HashMap<TirVar, PrimExpr>,
+    /// Symbolic variables of the pattern's StructInfo, bound in order.
+    tir: Vec<(TirVar, PrimExpr)>,
     /// Made on first use: most patterns never compare shapes.
     analyzer: Option<Analyzer>,
-    /// Everything recorded, in order, so a failure rolls back to a mark.
-    log: Vec<Undo>,
 }
 
 impl<'a> Matcher<'a> {
@@ -87,9 +133,8 @@ impl<'a> Matcher<'a> {
         Matcher {
             bindings,
             result: Match::default(),
-            tir: HashMap::new(),
+            tir: Vec::new(),
             analyzer: None,
-            log: Vec::new(),
         }
     }
 
@@ -102,25 +147,18 @@ impl<'a> Matcher<'a> {
                 == Proof::Proven
     }
 
-    fn mark(&self) -> usize {
-        self.log.len()
+    fn mark(&self) -> Mark {
+        Mark {
+            patterns: self.result.by_pattern.len(),
+            names: self.result.by_name.len(),
+            tir: self.tir.len(),
+        }
     }
 
-    fn rollback(&mut self, mark: usize) {
-        while self.log.len() > mark {
-            match self.log.pop() {
-                Some(Undo::Pattern(id)) => {
-                    self.result.by_pattern.remove(&id);
-                }
-                Some(Undo::Name(n)) => {
-                    self.result.by_name.remove(&n);
-                }
-                Some(Undo::Tir(v)) => {
-                    self.tir.remove(&v);
-                }
-                None => break,
-            }
-        }
+    fn rollback(&mut self, mark: Mark) {
+        self.result.by_pattern.truncate(mark.patterns);
+        self.result.by_name.truncate(mark.names);
+        self.tir.truncate(mark.tir);
     }
 
     /// `expr` looked through variable bindings (and trivial `a = b` ones).
@@ -137,14 +175,13 @@ impl<'a> Matcher<'a> {
     }
 
     pub(super) fn matches(&mut self, p: &Pattern, expr: &Expr) -> bool {
-        if let Some(prev) = self.result.by_pattern.get(&p.id()) {
+        if let Some(prev) = self.result.get(p) {
             return prev.ptr_eq(expr) || structural_equal(prev, expr);
         }
         let mark = self.mark();
         let ok = self.visit(p, expr);
         if ok {
-            self.result.by_pattern.insert(p.id(), expr.clone());
-            self.log.push(Undo::Pattern(p.id()));
+            self.result.by_pattern.push((p.id(), expr.clone()));
         } else {
             self.rollback(mark);
         }
@@ -168,11 +205,10 @@ impl<'a> Matcher<'a> {
                 if !self.matches(inner, expr) {
                     return false;
                 }
-                match self.result.by_name.get(name) {
+                match self.result.named(name) {
                     Some(prev) => prev.ptr_eq(expr) || structural_equal(prev, expr),
                     None => {
-                        self.result.by_name.insert(name.clone(), expr.clone());
-                        self.log.push(Undo::Name(name.clone()));
+                        self.result.by_name.push((name.clone(), expr.clone()));
                         true
                     }
                 }
@@ -206,7 +242,7 @@ impl<'a> Matcher<'a> {
                 if !self.matches(inner, expr) {
                     return false;
                 }
-                let Some(o) = self.result.by_pattern.get(&other.id()).cloned() else {
+                let Some(o) = self.result.get(other).cloned() else {
                     return false;
                 };
                 match (shape_of(expr), shape_of(&o)) {
@@ -313,10 +349,9 @@ impl<'a> Matcher<'a> {
         }
         for (p, a) in pattern.iter().zip(actual) {
             if let Some(v) = p.as_var() {
-                match self.tir.get(v) {
+                match self.tir.iter().find(|(k, _)| k == v).map(|(_, e)| e) {
                     None => {
-                        self.tir.insert(v.clone(), a.clone());
-                        self.log.push(Undo::Tir(v.clone()));
+                        self.tir.push((v.clone(), a.clone()));
                         continue;
                     }
                     Some(bound) => {
@@ -328,7 +363,8 @@ impl<'a> Matcher<'a> {
                     }
                 }
             }
-            let p = p.substitute_map(&self.tir);
+            let bound: HashMap<TirVar, PrimExpr> = self.tir.iter().cloned().collect();
+            let p = p.substitute_map(&bound);
             if !self.proven_equal(&p, a) {
                 return false;
             }

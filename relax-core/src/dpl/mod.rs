@@ -45,4 +45,6 @@ pub use pattern::{
     is_extern, is_function, is_gv, is_input, is_op, is_shape, is_tuple, is_tuple_get_item,
     is_tuple_unordered, is_var, named, reject, wildcard, Pattern, PatternKind,
 };
-pub use rewrite::{rewrite_bindings, rewrite_call, PatternRewriter, RewriteFn, MAX_ROUNDS};
+pub use rewrite::{
+    rewrite_bindings, rewrite_call, rewrite_calls, PatternRewriter, RewriteFn, Rule, MAX_ROUNDS,
+};

@@ -8,6 +8,10 @@
 //!    variable (a rewrite that returns an operand) is replaced by it, and
 //!    bindings left unused are removed.
 //!    A replacement may nest calls: it is normalized into bindings.
+//!    [`rewrite_calls`] takes several rules at once (TVM's `a | b`): one
+//!    scan per round tries each binding against every rule, first match
+//!    wins. A scan is linear in the number of bindings: a call pattern
+//!    rejects a call of another op before any matching state is made.
 //! 2. [`rewrite_bindings`]: a [`PatternContext`] is matched against each
 //!    dataflow block; the callback returns new values for some of the
 //!    matched variables.
@@ -18,8 +22,9 @@
 //!    well formed (the tests check `well_formed` after every rewrite; the
 //!    rewrite does not pay for a full check itself).
 //! 4. [`PatternRewriter`] is a [`Pass`]: the rewrite applied to every Relax
-//!    function of a module. A callback that panics is contained by the pass
-//!    manager (`PassContext`), which names the pass.
+//!    function of a module; `a | b` combines two into one pass. A callback
+//!    that panics is contained by the pass manager (`PassContext`), which
+//!    names the pass.
 
 use super::bindings::Bindings;
 use super::context::{GraphMatch, PatternContext};
@@ -27,8 +32,8 @@ use super::matcher::Match;
 use super::pattern::Pattern;
 use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
 use crate::arith::Analyzer;
-use crate::ir::expr::{ExprKind, Var, VarBinding};
-use crate::ir::{structural_equal, Expr, Function, IRModule};
+use crate::ir::expr::{BindingBlock, ExprKind, Var, VarBinding};
+use crate::ir::{structural_equal, Expr, Function, IRModule, VarMap};
 use crate::mutator::{remove_all_unused, ExprMutator, MutatorState};
 use crate::transform::Pass;
 use relax_runtime::{Diagnostic, Error};
@@ -45,15 +50,31 @@ pub fn rewrite_call(
     rewriter: impl Fn(&Expr, &Match) -> Expr,
     func: &Function,
 ) -> Result<Function, Error> {
+    rewrite_calls(&[(pattern, &rewriter)], func)
+}
+
+/// A rewrite rule as [`rewrite_calls`] takes it: a pattern and what a match
+/// becomes.
+pub type Rule<'a> = (&'a Pattern, &'a dyn Fn(&Expr, &Match) -> Expr);
+
+/// [`rewrite_call`] with several rules at once (TVM's `rewriter_a |
+/// rewriter_b`): each binding is rewritten by the first rule that matches
+/// it and changes it, and the rounds repeat until no rule changes
+/// anything. One scan of the function per round serves every rule.
+pub fn rewrite_calls(rules: &[Rule<'_>], func: &Function) -> Result<Function, Error> {
     rewrite_until_fixpoint(func, "rewrite_call", |f| {
         // Match first: a round without a match rebuilds nothing.
         let bindings = Bindings::of_function(f);
-        let mut replacements: HashMap<Var, Expr> = HashMap::new();
+        let mut replacements: VarMap<Expr> = VarMap::default();
         for (var, value) in bindings.iter() {
-            if let Some(m) = pattern.extract(value, &bindings) {
+            for (pattern, rewriter) in rules {
+                let Some(m) = pattern.extract(value, &bindings) else {
+                    continue;
+                };
                 let new = rewriter(value, &m);
                 if !new.ptr_eq(value) && !structural_equal(&new, value) {
                     replacements.insert(var.clone(), new);
+                    break;
                 }
             }
         }
@@ -73,7 +94,7 @@ pub fn rewrite_bindings(
 ) -> Result<Function, Error> {
     rewrite_until_fixpoint(func, "rewrite_bindings", |f| {
         let bindings = Bindings::of_function(f);
-        let mut replacements: HashMap<Var, Expr> = HashMap::new();
+        let mut replacements: VarMap<Expr> = VarMap::default();
         if let Some(seq) = f.body.as_seq() {
             for block in seq.blocks.iter().filter(|b| b.is_dataflow) {
                 if let Some(m) = ctx.match_dataflow(block, &bindings) {
@@ -94,7 +115,7 @@ pub fn rewrite_bindings(
 /// (a round costs little more than its matches); otherwise the function is
 /// re-emitted through a mutator, which also renames the uses of folded
 /// aliases.
-fn replace(func: &Function, replacements: &HashMap<Var, Expr>) -> Result<Option<Function>, Error> {
+fn replace(func: &Function, replacements: &VarMap<Expr>) -> Result<Option<Function>, Error> {
     let Some(seq) = func.body.as_seq() else {
         return apply(func, &mut |v, _| replacements.get(v).cloned());
     };
@@ -112,6 +133,44 @@ fn replace(func: &Function, replacements: &HashMap<Var, Expr>) -> Result<Option<
     }
     let mut bb = crate::block_builder::BlockBuilder::new();
     bb.begin_scope(&func.params);
+    if replacements.values().all(is_flat) {
+        // Nothing to bind first: the other bindings are kept as they are,
+        // and the function's StructInfo cannot change (each new value is
+        // compatible with its variable, which stays).
+        let mut blocks = Vec::with_capacity(seq.blocks.len());
+        for block in &seq.blocks {
+            let mut bindings = Vec::with_capacity(block.bindings.len());
+            for b in &block.bindings {
+                match replacements.get(b.var()) {
+                    None => bindings.push(b.clone()),
+                    Some(new) => {
+                        // A flat value that carries its StructInfo (an op's
+                        // `call`) is normal already, as TVM's normalizer
+                        // keeps it.
+                        let new = match new.struct_info() {
+                            Some(_) => new.clone(),
+                            None => bb.normalize(new.clone())?,
+                        };
+                        check_compatible(b.var(), &new)?;
+                        bindings.push(b.with_value(new));
+                    }
+                }
+            }
+            blocks.push(BindingBlock {
+                bindings,
+                is_dataflow: block.is_dataflow,
+            });
+        }
+        let body = Expr::seq(blocks, seq.body.clone());
+        let body = match func.body.struct_info() {
+            Some(s) => body.into_with_struct_info(s.clone()),
+            None => body,
+        };
+        return Ok(Some(Function {
+            body,
+            ..func.clone()
+        }));
+    }
     for block in &seq.blocks {
         if block.is_dataflow {
             bb.begin_dataflow()?;
@@ -138,10 +197,22 @@ fn replace(func: &Function, replacements: &HashMap<Var, Expr>) -> Result<Option<
     }))
 }
 
+/// Whether `e` is in normal form already: its operands are all leaves, so
+/// normalizing it binds nothing.
+fn is_flat(e: &Expr) -> bool {
+    match e.kind() {
+        ExprKind::Call(c) => c.op.is_leaf() && c.args.iter().all(Expr::is_leaf),
+        ExprKind::Tuple(fields) => fields.iter().all(Expr::is_leaf),
+        ExprKind::TupleGetItem(t, _) => t.is_leaf(),
+        _ => e.is_leaf(),
+    }
+}
+
 /// Point 3 of the module docs.
 fn check_compatible(var: &Var, new: &Expr) -> Result<(), Error> {
     if let (Some(old), Some(got)) = (var.struct_info(), new.struct_info()) {
-        if struct_info_base_check(old, got, &Analyzer::new()) != BaseCheckResult::Pass {
+        if old != got && struct_info_base_check(old, got, &Analyzer::new()) != BaseCheckResult::Pass
+        {
             return Err(Error::Compile(vec![Diagnostic::new(
                 "rewrite-struct-info-mismatch",
                 format!(
@@ -284,12 +355,13 @@ fn fold_trivial_bindings(func: &Function) -> Function {
 /// The callback of a [`PatternRewriter`].
 pub type RewriteFn = Arc<dyn Fn(&Expr, &Match) -> Expr + Send + Sync>;
 
-/// A pattern and its rewrite as a [`Pass`] over every Relax function.
+/// Patterns and their rewrites as a [`Pass`] over every Relax function:
+/// one rule from [`PatternRewriter::new`], several from `a | b` (TVM's
+/// `OrRewriter`), applied as [`rewrite_calls`] applies them.
 #[derive(Clone)]
 pub struct PatternRewriter {
     name: String,
-    pattern: Pattern,
-    rewrite: RewriteFn,
+    rules: Vec<(Pattern, RewriteFn)>,
 }
 
 impl PatternRewriter {
@@ -301,9 +373,29 @@ impl PatternRewriter {
     ) -> Self {
         PatternRewriter {
             name: name.to_string(),
-            pattern,
-            rewrite: Arc::new(rewrite),
+            rules: vec![(pattern, Arc::new(rewrite))],
         }
+    }
+
+    /// The rewrite applied to one function.
+    pub fn rewrite_function(&self, func: &Function) -> Result<Function, Error> {
+        let rules: Vec<Rule<'_>> = self
+            .rules
+            .iter()
+            .map(|(p, f)| -> Rule<'_> { (p, f.as_ref()) })
+            .collect();
+        rewrite_calls(&rules, func)
+    }
+}
+
+/// `a | b`: one pass trying `a`'s rules, then `b`'s, on every binding.
+impl std::ops::BitOr for PatternRewriter {
+    type Output = PatternRewriter;
+
+    fn bitor(mut self, rhs: PatternRewriter) -> PatternRewriter {
+        self.name = format!("{} | {}", self.name, rhs.name);
+        self.rules.extend(rhs.rules);
+        self
     }
 }
 
@@ -316,24 +408,22 @@ impl Pass for PatternRewriter {
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
-            let new = rewrite_call(&self.pattern, |e, m| (self.rewrite)(e, m), func).map_err(
-                |e| match e {
-                    Error::Compile(ds) => Error::Compile(
-                        ds.into_iter()
-                            .map(|d| {
-                                let message = format!(
-                                    "pattern rewriter `{}` in function `{}`: {}",
-                                    self.name,
-                                    gv.name_hint(),
-                                    d.message
-                                );
-                                Diagnostic::new(d.code, message)
-                            })
-                            .collect(),
-                    ),
-                    other => other,
-                },
-            )?;
+            let new = self.rewrite_function(func).map_err(|e| match e {
+                Error::Compile(ds) => Error::Compile(
+                    ds.into_iter()
+                        .map(|d| {
+                            let message = format!(
+                                "pattern rewriter `{}` in function `{}`: {}",
+                                self.name,
+                                gv.name_hint(),
+                                d.message
+                            );
+                            Diagnostic::new(d.code, message)
+                        })
+                        .collect(),
+                ),
+                other => other,
+            })?;
             out.add(gv.clone(), new);
         }
         Ok(out)

@@ -619,3 +619,70 @@ fn matching_a_long_block_is_linear() {
     // Generous: a quadratic matcher takes minutes here.
     assert!(start.elapsed().as_secs() < 60, "{:?}", start.elapsed());
 }
+
+/// Two rewriters combined with `|` are one pass: per binding the first
+/// rule that matches wins, and rounds repeat until neither changes anything.
+#[test]
+fn pattern_rewriters_combine_with_or() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((3, 4), dtype="float32"), y: R.Tensor((3, 4), dtype="float32"), z: R.Tensor((3, 4), dtype="float32")) -> R.Tensor((3, 4), dtype="float32"):
+        with R.dataflow():
+            lv0 = R.multiply(x, y)
+            lv1 = R.add(lv0, z)
+            lv2 = R.negative(lv1)
+            gv = R.negative(lv2)
+            R.output(gv)
+        return gv
+"#;
+    let m: IRModule = text.parse().unwrap();
+    let (x, y, z) = (wildcard(), wildcard(), wildcard());
+    let fma = op("relax.add").call([op("relax.multiply").call([x.clone(), y.clone()]), z.clone()]);
+    let fma = PatternRewriter::new("fma", fma, move |_, m| {
+        let arg = |p: &Pattern| m.get(p).unwrap().clone();
+        Expr::call_op(
+            "relax.ewise_fma",
+            vec![arg(&x), arg(&y), arg(&z)],
+            crate::ir::Attrs::new(),
+        )
+    });
+    let a = wildcard();
+    let neg2 = op("relax.negative").call([op("relax.negative").call([a.clone()])]);
+    let neg2 = PatternRewriter::new("negneg", neg2, move |_, m| m.get(&a).unwrap().clone());
+    let both = fma | neg2;
+    assert_eq!(both.name(), "fma | negneg");
+    let out = both.run(m).unwrap();
+    let f = out.get_relax("main").unwrap();
+    assert_well_formed(f);
+    let text = crate::printer::function_to_string("main", f);
+    assert!(text.contains("R.ewise_fma(x, y, z)"), "{text}");
+    assert!(
+        !text.contains("R.negative") && !text.contains("R.multiply"),
+        "{text}"
+    );
+}
+
+/// A chain of bindings that a rewrite leaves unused goes in one sweep, and
+/// a binding used only by a dead one goes with it.
+#[test]
+fn unused_chains_are_removed_in_one_sweep() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        with R.dataflow():
+            a = R.exp(x)
+            b = R.nn.relu(a)
+            c = R.add(a, b)
+            gv = R.negative(x)
+            R.output(gv)
+        return gv
+"#;
+    let f = main_of(text);
+    let out = crate::mutator::remove_all_unused(&f);
+    assert_well_formed(&out);
+    assert_eq!(first_block(&out).bindings.len(), 1);
+}

@@ -49,7 +49,7 @@ enum Pat {
 
 /// One argument of a call pattern.
 enum Arg {
-    Pat(Pat),
+    Pat(Box<Pat>),
     /// `name = value`, which patterns do not support; the span of both.
     Attr(SpanRange),
 }
@@ -108,7 +108,7 @@ fn parse_primary(input: ParseStream) -> syn::Result<Pat> {
                 let value: syn::Expr = content.parse()?;
                 args.push(Arg::Attr(SpanRange::of(&name).to(SpanRange::of(&value))));
             } else {
-                args.push(Arg::Pat(parse_alt(&content)?));
+                args.push(Arg::Pat(Box::new(parse_alt(&content)?)));
             }
             if content.is_empty() {
                 break;

@@ -332,7 +332,21 @@ impl Expr {
         let struct_info = leaf_struct_info(&kind);
         Expr(Arc::new(ExprNode { kind, struct_info }))
     }
-    /// This expression with its StructInfo set (a new node; the kind is shared).
+    /// This expression with its StructInfo set, in place when this is the
+    /// only reference to the node; otherwise as [`Expr::with_struct_info`].
+    /// Use it on a node just built: a `SeqExpr` of a large function is not
+    /// copied.
+    pub fn into_with_struct_info(mut self, struct_info: StructInfo) -> Self {
+        match Arc::get_mut(&mut self.0) {
+            Some(node) => {
+                node.struct_info = Some(struct_info);
+                self
+            }
+            None => self.with_struct_info(struct_info),
+        }
+    }
+    /// This expression with its StructInfo set: a new node holding a copy of
+    /// the kind (its children are shared, the kind's own vectors are copied).
     pub fn with_struct_info(&self, struct_info: StructInfo) -> Self {
         Expr(Arc::new(ExprNode {
             kind: self.0.kind.clone(),

@@ -11,6 +11,7 @@
 //! | [`function`] | `Function` |
 //! | [`module`] | `IRModule` |
 //! | [`mod@structural_equal`] | equality and hashing modulo bound variables |
+//! | [`id_hash`] | `VarMap`, `VarSet`: maps keyed by variable identity, cheaply hashed |
 //!
 //! `DataType` comes from `relax-runtime` (tensors need it too) and is
 //! re-exported here.
@@ -18,6 +19,7 @@
 pub mod attrs;
 pub mod expr;
 pub mod function;
+pub mod id_hash;
 pub mod module;
 pub mod prim_expr;
 pub mod struct_info;
@@ -30,6 +32,7 @@ pub use expr::{
     VarBinding,
 };
 pub use function::Function;
+pub use id_hash::{VarMap, VarSet};
 pub use module::{BaseFunc, IRModule};
 pub use prim_expr::{EvalError, PrimExpr, PrimExprKind, TirVar};
 pub use relax_runtime::{DataType, Tensor, TypeCode};

@@ -114,7 +114,7 @@ pub(super) fn outline_groups(
             let mut func = func.clone();
             let body = Expr::seq(blocks, seq.body.clone());
             func.body = match func.body.struct_info() {
-                Some(s) => body.with_struct_info(s.clone()),
+                Some(s) => body.into_with_struct_info(s.clone()),
                 None => body,
             };
             out.add(gv.clone(), func);
@@ -355,7 +355,8 @@ pub(super) fn make_group(
             (Expr::tuple(fields).with_struct_info(sinfo.clone()), sinfo)
         }
     };
-    let seq = Expr::seq(vec![BindingBlock::dataflow(body)], result).with_struct_info(ret.clone());
+    let seq =
+        Expr::seq(vec![BindingBlock::dataflow(body)], result).into_with_struct_info(ret.clone());
     let mut func = Function::new(params, seq, ret);
     for (k, v) in attrs {
         func = func.with_attr(k, v.clone());

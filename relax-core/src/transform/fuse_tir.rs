@@ -270,7 +270,7 @@ fn rewrite_calls(
     let mut func = func.clone();
     let body = Expr::seq(blocks, seq.body.clone());
     func.body = match func.body.struct_info() {
-        Some(s) => body.with_struct_info(s.clone()),
+        Some(s) => body.into_with_struct_info(s.clone()),
         None => body,
     };
     Some(func)

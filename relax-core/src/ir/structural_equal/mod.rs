@@ -172,14 +172,14 @@ impl<T: StructuralEq> StructuralEq for Vec<T> {
 /// Whether `a` and `b` are equal modulo the names and ids of the variables
 /// they bind. Free variables must be identical. See the module docs.
 pub fn structural_equal<T: StructuralEq + ?Sized>(a: &T, b: &T) -> bool {
-    structural_equal_report(a, b).is_ok()
+    a.compare(b, &mut Comparer::quiet(false)).is_ok()
 }
 
 /// Like [`structural_equal`], but free variables (Relax and symbolic) are
 /// also mapped, one-to-one, on first encounter (TVM's `map_free_vars=True`):
 /// `add(x, y)` with `x`, `y` free equals `add(p, q)` with `p`, `q` free.
 pub fn structural_equal_map_free_vars<T: StructuralEq + ?Sized>(a: &T, b: &T) -> bool {
-    a.compare(b, &mut Comparer::new(true)).is_ok()
+    a.compare(b, &mut Comparer::quiet(true)).is_ok()
 }
 
 /// Compares like [`structural_equal`] and returns the first difference, with
