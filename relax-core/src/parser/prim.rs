@@ -417,6 +417,26 @@ impl Lowerer<'_> {
             return None;
         }
         let a = &c.args[0];
+        // TVM writes the non-finite floats as strings: `T.float32("-inf")`.
+        if let (syntax::ExprKind::Str(text), true) = (&a.kind, dtype.is_float()) {
+            let v = match text.trim() {
+                "inf" | "+inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                "nan" | "+nan" | "-nan" => f64::NAN,
+                other => match other.parse::<f64>() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        self.error(
+                            "syntax-error",
+                            a.span,
+                            format!("expected a float such as \"inf\", \"-inf\", \"nan\" or \"1.5\" in `{path}(…)`, found {text:?}"),
+                        );
+                        return None;
+                    }
+                },
+            };
+            return Some(S::float(dtype, v));
+        }
         let v = self.scalar(s, a)?;
         let mismatch = |this: &mut Self, what: String| {
             this.error(

@@ -97,6 +97,18 @@ impl Printer {
                 self.uses_tir = true;
                 format!("T.{}({v})", e.dtype())
             }
+            FloatImm(v) if !v.is_finite() => {
+                // As TVM prints them: a string the parser reads back.
+                self.uses_tir = true;
+                let text = if v.is_nan() {
+                    "nan"
+                } else if *v > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
+                format!("T.{}(\"{text}\")", e.dtype())
+            }
             FloatImm(v) => {
                 self.uses_tir = true;
                 format!(

@@ -2,11 +2,12 @@
 //!
 //! | intrinsic | emitted as |
 //! |---|---|
-//! | `exp`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
+//! | `exp` of `float32` | inline vector code ([`super::math`]) |
+//! | `exp` of `float64`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
 //! | `round`, `nearbyint` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
 //! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
 //! | `rsqrt` | `1 / llvm.sqrt(x)` |
-//! | `sigmoid` | `1 / (1 + llvm.exp(-x))` |
+//! | `sigmoid` | `1 / (1 + exp(-x))`, `exp` as above |
 //! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
 //! | `fabs`/`abs` on integers | `x < 0 ? -x : x` (`abs` on floats is `llvm.fabs`) |
 //! | `fmod` | `frem` (C's `fmod`: the sign of the dividend) |
@@ -138,6 +139,10 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 }
             }
         }
+        let f32_exp = dtype.bits() == 32;
+        if name == "exp" && f32_exp {
+            return self.exp_f32(vals[0]);
+        }
         if let Some((llvm, _)) = llvm_intrinsic(name) {
             return self.call_intrinsic(llvm, &vals);
         }
@@ -151,7 +156,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             "sigmoid" => {
                 let zero = self.constant_like(vals[0], 0)?;
                 let neg = self.b.build_binop(Op::FSub, zero, vals[0], "neg").ll()?;
-                let e = self.call_intrinsic("llvm.exp", &[neg])?;
+                let e = if f32_exp {
+                    self.exp_f32(neg)?
+                } else {
+                    self.call_intrinsic("llvm.exp", &[neg])?
+                };
                 let one = self.constant_like(e, 1)?;
                 let den = self.b.build_binop(Op::FAdd, one, e, "den").ll()?;
                 self.b.build_binop(Op::FDiv, one, den, "sigmoid").ll()

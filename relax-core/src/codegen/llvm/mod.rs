@@ -79,6 +79,7 @@ mod expr;
 mod intrinsics;
 mod jit;
 pub mod lower;
+mod math;
 mod memory;
 mod metadata;
 mod object;

@@ -20,6 +20,12 @@ enum Combiner {
     Add,
     Max,
     Min,
+    /// Legalization's float maximum, NaN when either side is
+    /// ([`te::maximum`]: a `Select`). Taken lane by lane and then across
+    /// the lanes, a NaN anywhere still reaches the result.
+    NanMax,
+    /// The same for the minimum ([`te::minimum`]).
+    NanMin,
 }
 
 impl Combiner {
@@ -28,15 +34,24 @@ impl Combiner {
             Combiner::Add => a + b,
             Combiner::Max => a.max(b),
             Combiner::Min => a.min(b),
+            Combiner::NanMax => te::maximum(a, b),
+            Combiner::NanMin => te::minimum(a, b),
         }
     }
+}
+
+/// Whether `e` loads from `buffer`.
+fn reads_buffer(e: &PrimExpr, buffer: &Buffer) -> bool {
+    let mut loads = Vec::new();
+    collect_loads(e, &mut loads);
+    loads.iter().any(|(buf, _)| buf == buffer)
 }
 
 /// Output rows that share each load of a dot-product block.
 pub const DOT_ROWS: i64 = 4;
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
-use crate::tir::{Block, Buffer, ForKind, Stmt};
+use crate::tir::{te, Block, Buffer, ForKind, Stmt};
 use std::collections::HashMap;
 
 impl Nest {
@@ -66,13 +81,26 @@ impl Nest {
     /// The combiner `⊕` (`+`, `max`, `min`) and `term` of an update
     /// `C[..] ⊕ term`.
     fn dot_update(&self) -> Option<(Combiner, PrimExpr)> {
+        let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
         let (combiner, a, b) = match self.value.kind() {
             PrimExprKind::Add(a, b) => (Combiner::Add, a, b),
             PrimExprKind::Max(a, b) => (Combiner::Max, a, b),
             PrimExprKind::Min(a, b) => (Combiner::Min, a, b),
+            // `Select(take_term, term, C)`, exactly as `te::maximum(C, term)`
+            // or `te::minimum(C, term)` builds it.
+            PrimExprKind::Select(_, t, f) if is_out(f) => {
+                let out = f.clone();
+                let nan = if te::maximum(out.clone(), t.clone()) == self.value {
+                    Combiner::NanMax
+                } else if te::minimum(out.clone(), t.clone()) == self.value {
+                    Combiner::NanMin
+                } else {
+                    return None;
+                };
+                return (!reads_buffer(t, &self.buffer)).then(|| (nan, t.clone()));
+            }
             _ => return None,
         };
-        let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
         let reads_out = |e: &PrimExpr| {
             let mut loads = Vec::new();
             collect_loads(e, &mut loads);

@@ -3,8 +3,18 @@
 
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
+
+/// The intrinsics [`Nest::iteration_cost`] counts as expensive.
+const TRANSCENDENTAL: &[&str] = &[
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "tanh", "sigmoid", "erf",
+    "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+];
+
+/// One transcendental call, in plain iterations (a vectorized `exp` is a
+/// few dozen instructions per vector).
+const TRANSCENDENTAL_COST: i64 = 16;
 use crate::arith::analyzer::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
@@ -137,12 +147,29 @@ impl Nest {
         })
     }
 
+    /// What one iteration costs, in plain iterations: 1, plus
+    /// [`TRANSCENDENTAL_COST`] for each `exp`, `log`, `tanh`, … it calls
+    /// (softmax's exp-heavy loops pay for the thread pool at a size where
+    /// an add would not).
+    fn iteration_cost(&self) -> i64 {
+        fn calls(e: &PrimExpr) -> i64 {
+            let own = match e.kind() {
+                PrimExprKind::Call(name, _) if TRANSCENDENTAL.contains(&name.as_str()) => 1,
+                _ => 0,
+            };
+            own + e.children().into_iter().map(calls).sum::<i64>()
+        }
+        1 + TRANSCENDENTAL_COST * calls(&self.value)
+    }
+
     pub(super) fn schedule(&self) -> Stmt {
         let work = self
             .spatial
             .iter()
             .chain(&self.reduce)
-            .fold(PrimExpr::int(1), |acc, a| acc * a.extent.clone());
+            .fold(PrimExpr::int(self.iteration_cost()), |acc, a| {
+                acc * a.extent.clone()
+            });
         let work = Analyzer::new().simplify(&work);
         match work.as_int() {
             Some(w) => self.build(w >= PARALLEL_MIN_WORK),

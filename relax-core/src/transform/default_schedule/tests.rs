@@ -293,6 +293,44 @@ fn a_row_sum_is_a_vectorized_dot_with_a_tail() {
     check(params, before, after);
 }
 
+/// Legalization's float maximum (NaN-propagating, a `Select`) is a row
+/// reduction too: the lanes start from the init and combine with the same
+/// `Select`, so a NaN in any lane reaches the result.
+#[test]
+fn a_nan_propagating_row_max_is_a_vectorized_dot() {
+    let params = r#"a: T.Buffer((6, 20), "float32"), S: T.Buffer((6,), "float32")"#;
+    let before = r#"        with T.block("root"):
+            for ax0, k0 in T.grid(6, 20):
+                with T.block("S"):
+                    v0, vk = T.axis.remap("SR", [ax0, k0])
+                    with T.init():
+                        S[v0] = T.float32("-inf")
+                    S[v0] = T.Select((a[v0, vk] > S[v0] or a[v0, vk] != a[v0, vk]) and not S[v0] != S[v0], a[v0, vk], S[v0])
+"#;
+    let after = r#"        with T.block("root"):
+            for ax0 in range(6):
+                with T.block("S_dot"):
+                    dot = T.alloc_buffer((1, 16))
+                    for k0_l in T.vectorized(16):
+                        dot[0, k0_l] = T.float32("-inf")
+                    for k0_o in range(1):
+                        for k0_l_1 in T.vectorized(16):
+                            dot[0, k0_l_1] = T.Select((a[ax0, k0_o * 16 + k0_l_1] > dot[0, k0_l_1] or a[ax0, k0_o * 16 + k0_l_1] != a[ax0, k0_o * 16 + k0_l_1]) and not dot[0, k0_l_1] != dot[0, k0_l_1], a[ax0, k0_o * 16 + k0_l_1], dot[0, k0_l_1])
+                    for k0_h in T.vectorized(8):
+                        dot[0, k0_h] = T.Select((dot[0, k0_h + 8] > dot[0, k0_h] or dot[0, k0_h + 8] != dot[0, k0_h + 8]) and not dot[0, k0_h] != dot[0, k0_h], dot[0, k0_h + 8], dot[0, k0_h])
+                    for k0_h_1 in T.vectorized(4):
+                        dot[0, k0_h_1] = T.Select((dot[0, k0_h_1 + 4] > dot[0, k0_h_1] or dot[0, k0_h_1 + 4] != dot[0, k0_h_1 + 4]) and not dot[0, k0_h_1] != dot[0, k0_h_1], dot[0, k0_h_1 + 4], dot[0, k0_h_1])
+                    for k0_h_2 in T.vectorized(2):
+                        dot[0, k0_h_2] = T.Select((dot[0, k0_h_2 + 2] > dot[0, k0_h_2] or dot[0, k0_h_2 + 2] != dot[0, k0_h_2 + 2]) and not dot[0, k0_h_2] != dot[0, k0_h_2], dot[0, k0_h_2 + 2], dot[0, k0_h_2])
+                    for k0_h_3 in T.vectorized(1):
+                        dot[0, k0_h_3] = T.Select((dot[0, k0_h_3 + 1] > dot[0, k0_h_3] or dot[0, k0_h_3 + 1] != dot[0, k0_h_3 + 1]) and not dot[0, k0_h_3] != dot[0, k0_h_3], dot[0, k0_h_3 + 1], dot[0, k0_h_3])
+                    S[ax0] = dot[0, 0]
+                    for k0_t in T.serial(16, 20):
+                        S[ax0] = T.Select((a[ax0, k0_t] > S[ax0] or a[ax0, k0_t] != a[ax0, k0_t]) and not S[ax0] != S[ax0], a[ax0, k0_t], S[ax0])
+"#;
+    check(params, before, after);
+}
+
 #[test]
 fn a_column_sum_accumulates_the_columns_in_vectors() {
     let params = r#"a: T.Buffer((6, 20), "float32"), S: T.Buffer((20,), "float32")"#;
@@ -536,5 +574,39 @@ class Module:
             .map(|n| vec![vec![n, 37]])
             .collect();
         agree(text, &cases, 0.0);
+    }
+
+    /// Softmax: the row maximum (NaN-propagating) and the row sum of
+    /// exponentials become vectorized row reductions, `exp` is inline
+    /// vector code, and rows of 1000 run in parallel (exp-heavy nests count
+    /// as more work).
+    #[test]
+    fn softmax() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "m"), dtype="float32")) -> R.Tensor(("n", "m"), dtype="float32"):
+        n = T.int64()
+        m = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, m), dtype="float32") = R.nn.softmax(x, axis=-1)
+            R.output(y)
+        return y
+"#;
+        let cases = vec![vec![vec![3, 7]], vec![vec![5, 33]], vec![vec![64, 1000]]];
+        agree(text, &cases, 1e-5);
+        // A NaN in a row makes that row NaN and leaves the others alone,
+        // through the 16 partial maxima and their combination.
+        let m: IRModule = text.parse().unwrap();
+        let host = build(&m, &Target::host()).unwrap();
+        let mut data: Vec<f32> = (0..2 * 40).map(|i| (i % 7) as f32 * 0.25).collect();
+        data[5] = f32::NAN;
+        let x: Value = Tensor::from_vec(&[2, 40], data).unwrap().into();
+        let out = run(&host, &[x]);
+        assert!(out[..40].iter().all(|v| v.is_nan()), "{out:?}");
+        assert!(out[40..].iter().all(|v| v.is_finite()), "{out:?}");
+        let row: f32 = out[40..].iter().sum();
+        assert!((row - 1.0).abs() < 1e-5, "{row}");
     }
 }

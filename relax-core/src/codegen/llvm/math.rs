@@ -1,0 +1,118 @@
+//! Elementary functions as inline code that vectorizes.
+//!
+//! LLVM lowers `llvm.exp` on a vector to one libm call per lane, which
+//! makes softmax, sigmoid and every `exp` in a fused kernel scalar. For
+//! `float32`, `exp` is emitted here instead, as straight-line arithmetic
+//! that works on any number of lanes:
+//!
+//! 1. **Range.** `x` is clamped to `[-104, 88.8]`: below, the result rounds
+//!    to 0 anyway; above, it overflows to `+inf` anyway (both clamped ends
+//!    still give exactly those results). NaN passes the clamps untouched and
+//!    is returned as it came.
+//! 2. **Reduction.** `n = round(x / ln 2)` and `r = x - n·ln 2`, with `ln 2`
+//!    split in a high part exact in a few bits and a low part (Cody and
+//!    Waite), so `r` in `[-ln 2 / 2, ln 2 / 2]` is accurate.
+//! 3. **Polynomial.** `e^r ≈ 1 + r + r²·P(r)` with the degree-5 `P` of the
+//!    Cephes library's `expf` (public domain), good to about one ulp.
+//! 4. **Scale.** `2^n` is built from its bits, `(n + 127) << 23`, in two
+//!    halves (`2^⌊n/2⌋ · 2^(n - ⌊n/2⌋)`), so results down to the subnormals
+//!    and up to the overflow stay right.
+//!
+//! The loop-level interpreter computes `exp` in `f64` and rounds; the two
+//! agree to within two ulps (the differential tests' float tolerance is
+//! 1e-5 relative). `float64` keeps `llvm.exp`.
+
+use super::stmt::FuncGen;
+use super::types::{internal, Ll};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, InstructionOpcode as Op};
+use inkwell::FloatPredicate;
+use relax_runtime::{DataType, Error};
+
+const LOG2E: f64 = std::f64::consts::LOG2_E;
+/// `ln 2 = LN2_HI + LN2_LO`, the high part with few significant bits so
+/// that `n · LN2_HI` is exact.
+const LN2_HI: f64 = 0.693_359_375;
+const LN2_LO: f64 = -2.121_944_4e-4;
+/// `P(r)`, highest degree first.
+const EXP_POLY: [f64; 6] = [
+    1.987_569_15e-4,
+    1.398_199_950_7e-3,
+    8.333_451_907_3e-3,
+    4.166_579_589_4e-2,
+    1.666_666_545_9e-1,
+    5.000_000_120_1e-1,
+];
+
+impl<'ctx, 'm> FuncGen<'ctx, 'm> {
+    fn fop(
+        &mut self,
+        op: Op,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        self.b.build_binop(op, a, b, "exp").ll()
+    }
+
+    /// `e^x` for a `float32` scalar or vector `x`. See the module docs.
+    pub fn exp_f32(&mut self, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>, Error> {
+        let c = |g: &Self, v: f64| g.constant_float_like(x, v);
+        // 1. Range: compares are false for NaN, which passes through.
+        let (hi, lo) = (c(self, 88.8)?, c(self, -104.0)?);
+        let above = self.fcmp(FloatPredicate::OGT, x, hi)?;
+        let xc = self.select(above, hi, x)?;
+        let below = self.fcmp(FloatPredicate::OLT, xc, lo)?;
+        let xc = self.select(below, lo, xc)?;
+        // 2. n = round(x log2 e), r = x - n ln 2.
+        let log2e = c(self, LOG2E)?;
+        let t = self.fop(Op::FMul, xc, log2e)?;
+        let n = self.call_intrinsic("llvm.nearbyint", &[t])?;
+        let ln2_hi = c(self, LN2_HI)?;
+        let nh = self.fop(Op::FMul, n, ln2_hi)?;
+        let r = self.fop(Op::FSub, xc, nh)?;
+        let ln2_lo = c(self, LN2_LO)?;
+        let nl = self.fop(Op::FMul, n, ln2_lo)?;
+        let r = self.fop(Op::FSub, r, nl)?;
+        // 3. e^r = 1 + r + r² P(r).
+        let mut p = c(self, EXP_POLY[0])?;
+        for coef in &EXP_POLY[1..] {
+            p = self.fop(Op::FMul, p, r)?;
+            let k = c(self, *coef)?;
+            p = self.fop(Op::FAdd, p, k)?;
+        }
+        let r2 = self.fop(Op::FMul, r, r)?;
+        let y = self.fop(Op::FMul, p, r2)?;
+        let y = self.fop(Op::FAdd, y, r)?;
+        let one = c(self, 1.0)?;
+        let y = self.fop(Op::FAdd, y, one)?;
+        // 4. y · 2^n, in two halves.
+        let ni = self.convert(n, DataType::f32(), DataType::i32())?;
+        let one_i = self.constant_like(ni, 1)?;
+        let n1 = self.fop(Op::AShr, ni, one_i)?;
+        let n2 = self.fop(Op::Sub, ni, n1)?;
+        let s1 = self.pow2_f32(n1, x)?;
+        let s2 = self.pow2_f32(n2, x)?;
+        let y = self.fop(Op::FMul, y, s1)?;
+        let y = self.fop(Op::FMul, y, s2)?;
+        let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
+        self.select(nan, x, y)
+    }
+
+    /// `2^k` as a float of `like`'s type, for an `i32` `k` in `[-126, 127]`.
+    fn pow2_f32(
+        &mut self,
+        k: BasicValueEnum<'ctx>,
+        like: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let bias = self.constant_like(k, 127)?;
+        let biased = self.fop(Op::Add, k, bias)?;
+        let shift = self.constant_like(k, 23)?;
+        let bits = self.fop(Op::Shl, biased, shift)?;
+        let ty: BasicTypeEnum<'ctx> = like.get_type();
+        let out = self.b.build_bit_cast(bits, ty, "pow2").ll()?;
+        if out.get_type() != ty {
+            return Err(internal("2^k of the wrong type"));
+        }
+        Ok(out)
+    }
+}
