@@ -252,6 +252,14 @@ pub enum Instr {
         /// The result.
         value: Arg,
     },
+    /// Drops the value in `reg` (TVM's `kill_tensor`): the register is
+    /// unset, and a tensor nothing else holds goes back to the VM's pool
+    /// for the next output of its dtype and shape. The compiler emits it
+    /// after the last use of a dataflow variable.
+    Kill {
+        /// The register.
+        reg: Reg,
+    },
 }
 
 /// One compiled Relax function.

@@ -35,7 +35,7 @@ pub const MAGIC: &[u8; 8] = b"RELAXVM\0";
 
 /// The format version written by [`Executable::to_bytes`], and the only one
 /// [`Executable::from_bytes`] reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The deepest nesting of symbolic expressions, patterns, kernel attributes
 /// and tuple values that decoding and [`Executable::validate`] accept.
@@ -273,6 +273,10 @@ impl Writer {
             Instr::Ret { value } => {
                 self.u8(9);
                 self.arg(value);
+            }
+            Instr::Kill { reg } => {
+                self.u8(10);
+                self.u32(*reg);
             }
         }
     }
@@ -727,6 +731,7 @@ impl<'b> Reader<'b> {
                 target: self.u32()?,
             },
             9 => Instr::Ret { value: self.arg()? },
+            10 => Instr::Kill { reg: self.u32()? },
             t => return Err(self.bad_tag(t, "an instruction")),
         })
     }

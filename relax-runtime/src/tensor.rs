@@ -191,6 +191,7 @@ pub enum TensorError {
 pub struct MemoryBudget {
     limit: usize,
     live: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
 }
 
 impl MemoryBudget {
@@ -199,6 +200,7 @@ impl MemoryBudget {
         MemoryBudget {
             limit,
             live: std::sync::atomic::AtomicUsize::new(0),
+            peak: std::sync::atomic::AtomicUsize::new(0),
         }
     }
     /// The limit, in bytes.
@@ -208,6 +210,10 @@ impl MemoryBudget {
     /// The bytes charged now.
     pub fn live(&self) -> usize {
         self.live.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// The most bytes ever charged at once (the high-water mark).
+    pub fn peak(&self) -> usize {
+        self.peak.load(std::sync::atomic::Ordering::Relaxed)
     }
     /// Charges `bytes`, or says how much was left.
     fn charge(&self, bytes: usize) -> Result<(), usize> {
@@ -222,7 +228,10 @@ impl MemoryBudget {
                 .live
                 .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
             {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    return Ok(());
+                }
                 Err(seen) => cur = seen,
             }
         }

@@ -28,6 +28,7 @@
 
 mod heap;
 mod matching;
+mod pool;
 mod validate;
 
 #[cfg(test)]
@@ -43,6 +44,7 @@ use crate::tensor::{MemoryBudget, Tensor};
 use crate::value::Value;
 use heap::ShapeHeap;
 use matching::{pattern_text, Fail, Matcher};
+use pool::OutputPool;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -73,10 +75,8 @@ pub struct VirtualMachine {
     step_limit: Option<u64>,
     /// The limit on the live bytes of the tensors this VM allocates.
     budget: Option<Arc<MemoryBudget>>,
-    /// The last tensor each native-kernel output (symbol, output index)
-    /// produced, reused by the next call of that kernel when nothing else
-    /// holds it any more (see [`VirtualMachine::call_native`]).
-    output_pool: std::sync::Mutex<std::collections::HashMap<(u32, usize), Tensor>>,
+    /// Native-kernel outputs kept for reuse by dtype and shape (`pool.rs`).
+    output_pool: OutputPool,
 }
 
 impl VirtualMachine {
@@ -319,6 +319,7 @@ impl VirtualMachine {
                     frame.pc = jump(func, *target, &at)?;
                     continue;
                 }
+                Instr::Kill { reg } => frame.kill(*reg, &at)?,
                 Instr::Ret { value } => {
                     let v = frame.read(exec, value, &at)?;
                     let ret_dst = frame.ret_dst;
@@ -430,14 +431,15 @@ impl VirtualMachine {
     /// the caller's shape heap, then runs the kernel in destination-passing
     /// style (see [`crate::native`]).
     ///
-    /// Outputs are reused across calls: the VM keeps the last tensor each
-    /// output of each kernel produced, and the next call of that kernel
-    /// writes into it again when nobody else holds it (the caller dropped
-    /// the result, or it was an intermediate), with the same dtype and
-    /// shape. So a model called in a loop allocates nothing after its first
-    /// call. A reused output is not cleared first, as TVM's VM does not
-    /// initialize outputs: every kernel this project generates writes its
-    /// whole output. A result the caller still holds is never written.
+    /// Outputs come from the VM's pool when it keeps a tensor of their
+    /// dtype and shape that nobody else holds (`vm/pool.rs`): an
+    /// intermediate killed earlier in the call, or a result of an earlier
+    /// call the caller has dropped. So tensors whose lifetimes do not
+    /// overlap share storage, and a model called in a loop allocates
+    /// nothing after its first call. A reused output is not cleared first,
+    /// as TVM's VM does not initialize outputs: every kernel this project
+    /// generates writes its whole output. A tensor anybody still holds is
+    /// never written.
     fn call_native(
         &self,
         frame: &Frame<'_>,
@@ -500,27 +502,19 @@ impl VirtualMachine {
                 }
                 shape.push(v);
             }
-            let key = (symbol, outs.len());
-            let reused = self
-                .output_pool
-                .lock()
-                .ok()
-                .and_then(|mut pool| pool.remove(&key))
-                .filter(|t| t.is_unique() && t.dtype() == *dtype && t.shape() == shape.as_slice());
-            let t = match reused {
+            let t = match self.output_pool.take(*dtype, &shape) {
                 Some(t) => t,
                 None => {
                     let alloc = || Tensor::zeros_in(*dtype, &shape, self.budget.as_ref());
                     // Kept outputs count against the memory limit: when it
                     // refuses, they are given back and the allocation tried
                     // once more.
-                    let t = alloc().or_else(|e| match self.output_pool.lock() {
-                        Ok(mut pool) if !pool.is_empty() => {
-                            pool.clear();
-                            drop(pool);
-                            alloc()
+                    let t = alloc().or_else(|e| {
+                        if self.output_pool.is_empty() {
+                            return Err(e);
                         }
-                        _ => Err(e),
+                        self.output_pool.clear();
+                        alloc()
                     });
                     t.map_err(|e| {
                         at.error(format!(
@@ -543,10 +537,8 @@ impl VirtualMachine {
                 op: name.clone(),
                 message,
             })?;
-        if let Ok(mut pool) = self.output_pool.lock() {
-            for (i, t) in outs.iter().enumerate() {
-                pool.insert((symbol, i), t.clone());
-            }
+        for t in &outs {
+            self.output_pool.keep(t);
         }
         Ok(match outs.len() {
             1 => Value::Tensor(outs.pop().expect("one output")),
@@ -767,6 +759,20 @@ impl<'a> Frame<'a> {
     }
 
     /// Writes register `r`.
+    /// Unsets register `r` (it may be unset already).
+    fn kill(&mut self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
+        if r >= self.num_regs {
+            return Err(at.invalid(format!(
+                "register {r} is out of range (the function has {})",
+                self.num_regs
+            )));
+        }
+        if let Some(slot) = self.regs.get_mut(r as usize) {
+            *slot = None;
+        }
+        Ok(())
+    }
+
     fn write(&mut self, r: Reg, v: Value, at: &Location<'_>) -> Result<(), Error> {
         if r >= self.num_regs {
             return Err(at.invalid(format!(

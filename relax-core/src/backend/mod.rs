@@ -118,6 +118,8 @@ pub fn build_with(
 }
 
 #[cfg(test)]
+mod memory_planning_tests;
+#[cfg(test)]
 mod never_abort_tests;
 #[cfg(test)]
 pub(crate) mod testing;

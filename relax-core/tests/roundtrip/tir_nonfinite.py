@@ -1,4 +1,5 @@
 # from tvm.script import ir as I
+# from tvm.script import relax as R
 # from tvm.script import tirx as T
 
 @I.ir_module

@@ -116,6 +116,7 @@ impl FunctionCheck<'_> {
             }
             Instr::Goto { target } => self.target(*target),
             Instr::Ret { value } => self.arg(value),
+            Instr::Kill { reg } => self.reg(*reg),
         }
     }
 

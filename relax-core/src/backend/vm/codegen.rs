@@ -20,13 +20,21 @@
 //!    (see `codegen/call_tir.rs` for how its signature is matched and
 //!    checked); the kernels themselves come from the library `build`
 //!    attaches.
+//! 7. Memory planning, the compiler's half: in a dataflow block, a
+//!    register is killed (`Instr::Kill`, TVM's `kill_tensor`) after the
+//!    binding that uses it last, when every variable living in it is a
+//!    dataflow variable of the block (outputs, parameters and ordinary
+//!    variables are never killed). The VM's output pool then hands its
+//!    tensor to the next output of the same dtype and shape, so
+//!    intermediates whose lifetimes do not overlap share storage.
 
 mod call_tir;
 
 use super::shape::{is_trivial, ShapeHeap};
+use crate::analysis::vars::free_vars;
 use crate::ir::{
-    AttrValue, Binding, Call, Expr, ExprKind, Function, IRModule, PrimExpr, PrimExprKind,
-    StructInfo, Var,
+    AttrValue, Binding, BindingBlock, Call, Expr, ExprKind, Function, IRModule, PrimExpr,
+    PrimExprKind, StructInfo, Var, VarMap, VarSet,
 };
 use relax_runtime::executable::{
     Arg, Callee, Executable, Instr, KernelAttr, KernelEntry, Reg, VmFunction,
@@ -58,6 +66,8 @@ pub fn codegen(module: &IRModule) -> Result<Executable, Error> {
             name,
             regs: 0,
             vars: HashMap::new(),
+            reg_vars: HashMap::new(),
+            killed: Default::default(),
             heap: ShapeHeap::default(),
             instrs: vec![],
         };
@@ -74,6 +84,10 @@ struct FunctionCompiler<'a> {
     name: &'a str,
     regs: Reg,
     vars: HashMap<Var, Arg>,
+    /// The variables living in each register.
+    reg_vars: HashMap<Reg, Vec<Var>>,
+    /// The registers a `Kill` was emitted for.
+    killed: std::collections::HashSet<Reg>,
     heap: ShapeHeap,
     instrs: Vec<Instr>,
 }
@@ -86,7 +100,7 @@ impl FunctionCompiler<'_> {
     fn compile(&mut self, func: &Function) -> Result<VmFunction, Error> {
         for p in &func.params {
             let r = self.fresh();
-            self.vars.insert(p.clone(), Arg::Reg(r));
+            self.bind_var(p, Arg::Reg(r));
         }
         // Pass 1 binds every symbolic dim the parameters define; pass 2
         // checks what pass 1 skipped (compound dims).
@@ -153,11 +167,55 @@ impl FunctionCompiler<'_> {
         }
     }
 
+    /// A dataflow block: its bindings in order, each followed by a `Kill`
+    /// of the registers whose every variable is a dataflow variable of the
+    /// block past its last use (point 7 of the module docs).
+    fn dataflow_block(&mut self, block: &BindingBlock) -> Result<(), Error> {
+        let mut last_use: VarMap<usize> = VarMap::default();
+        for (i, b) in block.bindings.iter().enumerate() {
+            for v in free_vars(b.value()) {
+                last_use.insert(v, i);
+            }
+        }
+        let defined: VarSet = block.bindings.iter().map(|b| b.var().clone()).collect();
+        // A dataflow variable is dead after its last use, or after its
+        // binding if nothing uses it.
+        let dead_after = |v: &Var, at: usize| -> Option<usize> {
+            if !v.is_dataflow() || !defined.contains(v) {
+                return None;
+            }
+            Some(last_use.get(v).copied().unwrap_or(at))
+        };
+        let mut dying: Vec<Vec<Var>> = vec![Vec::new(); block.bindings.len()];
+        for (i, b) in block.bindings.iter().enumerate() {
+            if let Some(at) = dead_after(b.var(), i) {
+                dying[at.max(i)].push(b.var().clone());
+            }
+        }
+        for (i, b) in block.bindings.iter().enumerate() {
+            self.binding(b)?;
+            for v in &dying[i] {
+                let Some(Arg::Reg(r)) = self.vars.get(v).cloned() else {
+                    continue;
+                };
+                let holders = self.reg_vars.get(&r).map(Vec::as_slice).unwrap_or(&[]);
+                let all_dead = holders
+                    .iter()
+                    .all(|w| dead_after(w, i).is_some_and(|at| at <= i));
+                if all_dead && !self.killed.contains(&r) {
+                    self.killed.insert(r);
+                    self.instrs.push(Instr::Kill { reg: r });
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn binding(&mut self, b: &Binding) -> Result<(), Error> {
         match b {
             Binding::VarBinding(vb) => {
                 let v = self.expr(&vb.value)?;
-                self.vars.insert(vb.var.clone(), v);
+                self.bind_var(&vb.var, v);
             }
             Binding::MatchCast(m) => {
                 let value = self.expr(&m.value)?;
@@ -174,10 +232,19 @@ impl FunctionCompiler<'_> {
                     ),
                     expected: m.struct_info.to_string(),
                 });
-                self.vars.insert(m.var.clone(), Arg::Reg(dst));
+                self.bind_var(&m.var, Arg::Reg(dst));
             }
         }
         Ok(())
+    }
+
+    /// `var` now lives in `value` (a register shared with every other
+    /// variable bound to it).
+    fn bind_var(&mut self, var: &Var, value: Arg) {
+        if let Arg::Reg(r) = value {
+            self.reg_vars.entry(r).or_default().push(var.clone());
+        }
+        self.vars.insert(var.clone(), value);
     }
 
     fn expr(&mut self, e: &Expr) -> Result<Arg, Error> {
@@ -215,6 +282,10 @@ impl FunctionCompiler<'_> {
             }
             ExprKind::SeqExpr(seq) => {
                 for block in &seq.blocks {
+                    if block.is_dataflow {
+                        self.dataflow_block(block)?;
+                        continue;
+                    }
                     for b in &block.bindings {
                         self.binding(b)?;
                     }

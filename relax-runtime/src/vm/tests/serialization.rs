@@ -202,6 +202,7 @@ fn rich() -> Executable {
             fields: (3..=14).map(|r| Arg::Reg(r as Reg)).collect(),
             dst: 15,
         },
+        Instr::Kill { reg: 14 },
         ret(15),
     ];
     let ident = func(

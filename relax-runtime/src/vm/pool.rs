@@ -1,0 +1,78 @@
+//! The output pool: buffers of native-kernel outputs kept for reuse (the
+//! run-time half of memory planning; the compiler's half is the `Kill`
+//! instruction after a dataflow variable's last use).
+//!
+//! 1. Every output a native kernel writes is also kept here, under its
+//!    dtype and shape. The next output of that dtype and shape takes a kept
+//!    tensor that nothing else holds any more (the pool's handle is the only
+//!    one), instead of allocating: an intermediate killed earlier in the
+//!    same call, or any tensor of an earlier call the caller has dropped.
+//! 2. A tensor anybody else still holds (a live register, a result the
+//!    caller keeps, a tuple field) is never handed out, so nothing a caller
+//!    can see is written.
+//! 3. The pool keeps at most [`MAX_KEPT`] tensors; when full, it drops a
+//!    free one to make room, or keeps nothing new. Kept tensors count
+//!    against the VM's memory limit; [`OutputPool::clear`] gives them back
+//!    when the limit refuses an allocation.
+//! 4. A reused buffer is not zeroed: a kernel writes all of its outputs.
+
+use crate::data_type::DataType;
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The most tensors a pool keeps.
+pub const MAX_KEPT: usize = 64;
+
+/// The kept tensors by dtype and shape.
+type Kept = HashMap<(DataType, Vec<i64>), Vec<Tensor>>;
+
+/// See the module docs.
+#[derive(Default)]
+pub(super) struct OutputPool {
+    kept: Mutex<Kept>,
+}
+
+impl OutputPool {
+    /// A kept tensor of `dtype` and `shape` that nothing else holds.
+    pub(super) fn take(&self, dtype: DataType, shape: &[i64]) -> Option<Tensor> {
+        let mut kept = self.kept.lock().ok()?;
+        let list = kept.get_mut(&(dtype, shape.to_vec()))?;
+        let i = list.iter().position(Tensor::is_unique)?;
+        Some(list.swap_remove(i))
+    }
+
+    /// Keeps a handle on `t` for later calls.
+    pub(super) fn keep(&self, t: &Tensor) {
+        let Ok(mut kept) = self.kept.lock() else {
+            return;
+        };
+        let total: usize = kept.values().map(Vec::len).sum();
+        if total >= MAX_KEPT {
+            // Make room by dropping a tensor nobody else holds.
+            let free = kept.values_mut().find_map(|list| {
+                let i = list.iter().position(Tensor::is_unique)?;
+                Some(list.swap_remove(i))
+            });
+            if free.is_none() {
+                return;
+            }
+            kept.retain(|_, list| !list.is_empty());
+        }
+        kept.entry((t.dtype(), t.shape().to_vec()))
+            .or_default()
+            .push(t.clone());
+    }
+
+    /// Whether anything is kept.
+    pub(super) fn is_empty(&self) -> bool {
+        self.kept.lock().map(|k| k.is_empty()).unwrap_or(true)
+    }
+
+    /// Drops every kept handle.
+    pub(super) fn clear(&self) {
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.clear();
+        }
+    }
+}
