@@ -70,6 +70,7 @@
 //! yet.
 
 mod dot;
+mod epilogue;
 mod injective;
 mod nest;
 mod reduction;
@@ -149,10 +150,35 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
                 s
             }
         },
-        // A scope block (the root): schedule the stages inside it.
+        // A scope block (the root): schedule the stages inside it, each
+        // reduction with the elementwise stage after it as its epilogue
+        // where `epilogue.rs` allows; intermediates no stage touches any
+        // more are not allocated.
         Stmt::Block(b) if b.iter_vars.is_empty() => {
             let mut b = (**b).clone();
-            b.body = Box::new(schedule_stmt(&b.body));
+            b.body = Box::new(match &*b.body {
+                Stmt::Seq(stages) => {
+                    let mut out = Vec::with_capacity(stages.len());
+                    let mut i = 0;
+                    while i < stages.len() {
+                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers) {
+                            Some(nest) => {
+                                out.push(nest.schedule());
+                                i += 2;
+                            }
+                            None => {
+                                out.push(schedule_stmt(&stages[i]));
+                                i += 1;
+                            }
+                        }
+                    }
+                    Stmt::Seq(out)
+                }
+                other => schedule_stmt(other),
+            });
+            let body = &b.body;
+            b.alloc_buffers
+                .retain(|buf| epilogue::stmt_reads(body, buf));
             Stmt::Block(Box::new(b))
         }
         Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(schedule_stmt).collect()),

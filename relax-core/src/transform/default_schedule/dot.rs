@@ -198,9 +198,6 @@ impl Nest {
             Some(_) => for_(&row_var, int(0), int(nrows), ForKind::Unrolled, body),
             None => body,
         };
-        let out_indices = |m: &HashMap<TirVar, PrimExpr>| -> Vec<PrimExpr> {
-            self.indices.iter().map(|e| e.substitute_map(m)).collect()
-        };
         // acc[r, l] = the combiner's identity: 0 for a sum; for max and
         // min the reduction's own init (its identity, -inf / +inf).
         let mut mi = map.clone();
@@ -247,17 +244,12 @@ impl Nest {
                 },
             )),
         );
-        // C = init; C += acc[r, l]; C += term over the tail of k.
+        // acc[r, 0] = the lanes combined; acc[r, 0] ⊕= term over the tail
+        // of k; C = init ⊕ acc[r, 0] (or the epilogue of it).
         let mut m = map.clone();
         with_row(&mut m);
-        let out = PrimExpr::load(&self.buffer, out_indices(&m));
-        let store_out = |value: PrimExpr| Stmt::BufferStore {
-            buffer: self.buffer.clone(),
-            value,
-            indices: out_indices(&m),
-        };
         let init = self.init.as_ref().expect("checked").substitute_map(&m);
-        // The lanes are summed pairwise in vectors (8 + 8, 4 + 4, 2 + 2,
+        // The lanes are combined pairwise in vectors (8 + 8, 4 + 4, 2 + 2,
         // 1 + 1): four dependent steps instead of sixteen.
         let mut finish = Vec::new();
         let mut half = VECTOR_LANES / 2;
@@ -284,24 +276,30 @@ impl Nest {
             half /= 2;
         }
         let lane0 = PrimExpr::load(&acc, vec![acc_row(), int(0)]);
-        finish.push(store_out(match combiner {
-            Combiner::Add => init + lane0,
-            // The lanes started from the init already.
-            _ => lane0,
-        }));
         let kt = fresh(&k.loop_var, "_t");
         let mut mt = m.clone();
         mt.insert(k.var.clone(), PrimExpr::var(&kt));
-        let tail = for_(
-            &kt,
-            full,
-            rest.clone(),
-            ForKind::Serial,
-            store_out(combiner.apply(out, term.substitute_map(&mt))),
-        );
         if !is_zero(&rest) {
-            finish.push(tail);
+            finish.push(for_(
+                &kt,
+                full,
+                rest.clone(),
+                ForKind::Serial,
+                Stmt::BufferStore {
+                    buffer: acc.clone(),
+                    value: combiner.apply(lane0.clone(), term.substitute_map(&mt)),
+                    indices: vec![acc_row(), int(0)],
+                },
+            ));
         }
+        finish.push(self.final_store(
+            &m,
+            match combiner {
+                Combiner::Add => init + lane0,
+                // The lanes started from the init already.
+                _ => lane0,
+            },
+        ));
         let mut body = vec![init_acc];
         if !is_zero(&chunks) {
             body.push(update);

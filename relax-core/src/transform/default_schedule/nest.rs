@@ -1,6 +1,7 @@
 //! Canonical nests: recognising the loop nest TE lowering emits around one
 //! block, and what the schedules ask of it (strides, contiguity).
 
+use super::epilogue::Epilogue;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
 
@@ -39,6 +40,9 @@ pub(super) struct Nest {
     pub(super) value: PrimExpr,
     /// The init's stored value (same buffer and indices).
     pub(super) init: Option<PrimExpr>,
+    /// The elementwise stage applied to a reduction's final values
+    /// (`epilogue.rs`).
+    pub(super) epilogue: Option<Epilogue>,
 }
 
 impl Nest {
@@ -144,6 +148,7 @@ impl Nest {
             indices: indices.clone(),
             value: value.clone(),
             init,
+            epilogue: None,
         })
     }
 
@@ -203,6 +208,7 @@ impl Nest {
             indices: self.indices.clone(),
             value: self.value.clone(),
             init: self.init.clone(),
+            epilogue: self.epilogue.clone(),
         }
     }
 

@@ -15,7 +15,9 @@ impl Nest {
     pub(super) fn plain_reduction(&self, parallel: bool) -> Stmt {
         let map = identity(self.spatial.iter().chain(&self.reduce));
         let update = nest(&self.reduce, self.store(&map, false), None);
-        let body = Stmt::Seq(vec![self.store(&map, true), update]);
+        let mut body = vec![self.store(&map, true), update];
+        body.extend(self.epilogue_after(&map));
+        let body = Stmt::Seq(body);
         let outer = if parallel {
             Some(ForKind::Parallel)
         } else {
@@ -58,7 +60,15 @@ impl Nest {
                 store,
             )
         };
-        Stmt::Seq(vec![j_loop(true), nest(&reduce, j_loop(false), None)])
+        let mut body = vec![j_loop(true), nest(&reduce, j_loop(false), None)];
+        if self.epilogue.is_some() {
+            let jv = fresh(&j.loop_var, "_e");
+            let mut map = map.clone();
+            map.insert(j.var.clone(), PrimExpr::var(&jv));
+            let epi = self.epilogue_after(&map).expect("an epilogue");
+            body.push(for_(&jv, j_min, j_extent, ForKind::Vectorized, epi));
+        }
+        Stmt::Seq(body)
     }
 
     /// A tile of outputs accumulated in a local buffer `acc` (registers,
@@ -112,24 +122,25 @@ impl Nest {
             };
             let acc_index = vec![row, col];
             let at = PrimExpr::load(&acc, acc_index.clone());
-            let (buffer, indices, value) = match part {
+            let store = match part {
                 Part::Init => {
                     let init = self.init.as_ref().expect("a reduction has an init");
-                    (&acc, acc_index, init.substitute_map(&map))
+                    Stmt::BufferStore {
+                        buffer: acc.clone(),
+                        value: init.substitute_map(&map),
+                        indices: acc_index,
+                    }
                 }
                 Part::Update => {
                     let value = replace_loads(&self.value, &self.buffer, &at);
-                    (&acc, acc_index, value.substitute_map(&map))
+                    Stmt::BufferStore {
+                        buffer: acc.clone(),
+                        value: value.substitute_map(&map),
+                        indices: acc_index,
+                    }
                 }
-                Part::WriteBack => {
-                    let indices = self.indices.iter().map(|e| e.substitute_map(&map));
-                    (&self.buffer, indices.collect(), at)
-                }
-            };
-            let store = Stmt::BufferStore {
-                buffer: buffer.clone(),
-                value,
-                indices,
+                // The output (or the epilogue's) from the accumulator.
+                Part::WriteBack => self.final_store(&map, at),
             };
             let body = col_loops
                 .iter()

@@ -286,9 +286,9 @@ fn a_row_sum_is_a_vectorized_dot_with_a_tail() {
                         dot[0, k0_h_2] = dot[0, k0_h_2] + dot[0, k0_h_2 + 2]
                     for k0_h_3 in T.vectorized(1):
                         dot[0, k0_h_3] = dot[0, k0_h_3] + dot[0, k0_h_3 + 1]
-                    S[ax0] = T.float32(0.0) + dot[0, 0]
                     for k0_t in T.serial(16, 20):
-                        S[ax0] = S[ax0] + a[ax0, k0_t]
+                        dot[0, 0] = dot[0, 0] + a[ax0, k0_t]
+                    S[ax0] = T.float32(0.0) + dot[0, 0]
 "#;
     check(params, before, after);
 }
@@ -324,11 +324,109 @@ fn a_nan_propagating_row_max_is_a_vectorized_dot() {
                         dot[0, k0_h_2] = T.Select((dot[0, k0_h_2 + 2] > dot[0, k0_h_2] or dot[0, k0_h_2 + 2] != dot[0, k0_h_2 + 2]) and not dot[0, k0_h_2] != dot[0, k0_h_2], dot[0, k0_h_2 + 2], dot[0, k0_h_2])
                     for k0_h_3 in T.vectorized(1):
                         dot[0, k0_h_3] = T.Select((dot[0, k0_h_3 + 1] > dot[0, k0_h_3] or dot[0, k0_h_3 + 1] != dot[0, k0_h_3 + 1]) and not dot[0, k0_h_3] != dot[0, k0_h_3], dot[0, k0_h_3 + 1], dot[0, k0_h_3])
-                    S[ax0] = dot[0, 0]
                     for k0_t in T.serial(16, 20):
-                        S[ax0] = T.Select((a[ax0, k0_t] > S[ax0] or a[ax0, k0_t] != a[ax0, k0_t]) and not S[ax0] != S[ax0], a[ax0, k0_t], S[ax0])
+                        dot[0, 0] = T.Select((a[ax0, k0_t] > dot[0, 0] or a[ax0, k0_t] != a[ax0, k0_t]) and not dot[0, 0] != dot[0, 0], a[ax0, k0_t], dot[0, 0])
+                    S[ax0] = dot[0, 0]
 "#;
     check(params, before, after);
+}
+
+const EPILOGUE_DOT_PARAMS: &str = r#"a: T.Buffer((2, 16), "float32"), w: T.Buffer((3, 16), "float32"), b: T.Buffer((3,), "float32"), O: T.Buffer((2, 3), "float32")"#;
+
+const EPILOGUE_DOT_STAGES: &str = r#"            for ax0, ax1, k0 in T.grid(2, 3, 16):
+                with T.block("t"):
+                    v0, v1, vk = T.axis.remap("SSR", [ax0, ax1, k0])
+                    with T.init():
+                        t[v0, v1] = T.float32(0.0)
+                    t[v0, v1] = t[v0, v1] + a[v0, vk] * w[v1, vk]
+            for ax0, ax1 in T.grid(2, 3):
+                with T.block("O"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    O[v0, v1] = t[v0, v1] + b[v1]
+"#;
+
+/// `x · wᵀ + b` as FuseTIR leaves it (a reduction into `t`, then the add):
+/// the add is the dot product's epilogue, and `t` is gone.
+#[test]
+fn an_elementwise_stage_is_the_epilogue_of_a_dot_product() {
+    let before = format!(
+        "        with T.block(\"root\"):\n            t = T.alloc_buffer((2, 3))\n{EPILOGUE_DOT_STAGES}"
+    );
+    let after = r#"        with T.block("root"):
+            for ax0_t, ax1_t in T.grid(2, 3):
+                with T.block("t_dot"):
+                    dot = T.alloc_buffer((1, 16))
+                    for k0_l in T.vectorized(16):
+                        dot[0, k0_l] = T.float32(0.0)
+                    for k0_o in range(1):
+                        for k0_l_1 in T.vectorized(16):
+                            dot[0, k0_l_1] = dot[0, k0_l_1] + a[ax0_t, k0_o * 16 + k0_l_1] * w[ax1_t, k0_o * 16 + k0_l_1]
+                    for k0_h in T.vectorized(8):
+                        dot[0, k0_h] = dot[0, k0_h] + dot[0, k0_h + 8]
+                    for k0_h_1 in T.vectorized(4):
+                        dot[0, k0_h_1] = dot[0, k0_h_1] + dot[0, k0_h_1 + 4]
+                    for k0_h_2 in T.vectorized(2):
+                        dot[0, k0_h_2] = dot[0, k0_h_2] + dot[0, k0_h_2 + 2]
+                    for k0_h_3 in T.vectorized(1):
+                        dot[0, k0_h_3] = dot[0, k0_h_3] + dot[0, k0_h_3 + 1]
+                    O[ax0_t, ax1_t] = T.float32(0.0) + dot[0, 0] + b[ax1_t]
+"#;
+    check(EPILOGUE_DOT_PARAMS, &before, after);
+}
+
+/// `relu(x · w)`: the register tile's write-back applies the activation.
+#[test]
+fn the_register_tile_writes_back_through_the_epilogue() {
+    let params = r#"a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 16), "float32"), O: T.Buffer((4, 16), "float32")"#;
+    let before = r#"        with T.block("root"):
+            t = T.alloc_buffer((4, 16))
+            for ax0, ax1, k0 in T.grid(4, 16, 8):
+                with T.block("t"):
+                    v0, v1, vk = T.axis.remap("SSR", [ax0, ax1, k0])
+                    with T.init():
+                        t[v0, v1] = T.float32(0.0)
+                    t[v0, v1] = t[v0, v1] + a[v0, vk] * w[vk, v1]
+            for ax0, ax1 in T.grid(4, 16):
+                with T.block("O"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    O[v0, v1] = T.max(t[v0, v1], T.float32(0.0))
+"#;
+    let after = r#"        with T.block("root"):
+            with T.block("t_acc"):
+                acc = T.alloc_buffer((4, 16))
+                for ax0_i in T.unroll(4):
+                    for ax1_i in T.vectorized(16):
+                        acc[ax0_i, ax1_i] = T.float32(0.0)
+                for k0 in range(8):
+                    for ax0_i_1 in T.unroll(4):
+                        for ax1_i_1 in T.vectorized(16):
+                            acc[ax0_i_1, ax1_i_1] = acc[ax0_i_1, ax1_i_1] + a[ax0_i_1, k0] * w[k0, ax1_i_1]
+                for ax0_i_2 in T.unroll(4):
+                    for ax1_i_2 in T.vectorized(16):
+                        O[ax0_i_2, ax1_i_2] = T.max(acc[ax0_i_2, ax1_i_2], T.float32(0.0))
+"#;
+    check(params, before, after);
+}
+
+/// An intermediate another stage also reads is not an epilogue's input:
+/// the stages are scheduled one by one and `t` stays.
+#[test]
+fn an_intermediate_read_twice_keeps_its_stages_apart() {
+    let params = format!(r#"{EPILOGUE_DOT_PARAMS}, P: T.Buffer((2, 3), "float32")"#);
+    let before = format!(
+        "        with T.block(\"root\"):\n            t = T.alloc_buffer((2, 3))\n{EPILOGUE_DOT_STAGES}            for ax0, ax1 in T.grid(2, 3):\n                with T.block(\"P\"):\n                    v0, v1 = T.axis.remap(\"SS\", [ax0, ax1])\n                    P[v0, v1] = t[v0, v1] * T.float32(2.0)\n"
+    );
+    let got = DefaultSchedule.run(prim_module(&params, &before)).unwrap();
+    let text = got.to_string();
+    assert!(text.contains("t = T.alloc_buffer((2, 3))"), "{text}");
+    assert!(
+        text.contains("t[ax0_t, ax1_t] = T.float32(0.0) + dot[0, 0]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("O[ax0, ax1] = t[ax0, ax1] + b[ax1]"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -608,5 +706,50 @@ class Module:
         assert!(out[40..].iter().all(|v| v.is_finite()), "{out:?}");
         let row: f32 = out[40..].iter().sum();
         assert!((row - 1.0).abs() < 1e-5, "{row}");
+    }
+
+    /// Matmuls with their bias and activation fused as epilogues, on every
+    /// path: register tiles with row and column tails, one-row tiles, wide
+    /// symbolic rows accumulating in the output (the epilogue after the
+    /// row), and dot products with a tail of `k`.
+    #[test]
+    fn matmul_epilogues() {
+        let contiguous = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 37), dtype="float32"), w: R.Tensor((37, "m"), dtype="float32"), b: R.Tensor(("m",), dtype="float32")) -> R.Tensor(("n", "m"), dtype="float32"):
+        n = T.int64()
+        m = T.int64()
+        with R.dataflow():
+            lv: R.Tensor((n, m), dtype="float32") = R.matmul(x, w, out_dtype="void")
+            lv1: R.Tensor((n, m), dtype="float32") = R.add(lv, b)
+            y: R.Tensor((n, m), dtype="float32") = R.nn.relu(lv1)
+            R.output(y)
+        return y
+"#;
+        let cases: Vec<_> = [(1, 5), (6, 20), (9, 200)]
+            .into_iter()
+            .map(|(n, m)| vec![vec![n, 37], vec![37, m], vec![m]])
+            .collect();
+        agree(contiguous, &cases, 1e-5);
+        let transposed = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 37), dtype="float32"), w: R.Tensor((24, 37), dtype="float32"), b: R.Tensor((24,), dtype="float32")) -> R.Tensor(("n", 24), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            wt: R.Tensor((37, 24), dtype="float32") = R.permute_dims(w, axes=None)
+            lv: R.Tensor((n, 24), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            y: R.Tensor((n, 24), dtype="float32") = R.add(lv, b)
+            R.output(y)
+        return y
+"#;
+        let cases: Vec<_> = [1, 6, 9]
+            .into_iter()
+            .map(|n| vec![vec![n, 37], vec![24, 37], vec![24]])
+            .collect();
+        agree(transposed, &cases, 1e-5);
     }
 }
