@@ -531,12 +531,18 @@ impl VirtualMachine {
             .map(|s| frame.heap.eval(s))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|why| at.error(why))?;
-        kernel
-            .call(&inputs, &mut outs, &scalar_values)
-            .map_err(|message| Error::Kernel {
-                op: name.clone(),
-                message,
-            })?;
+        // Outputs without elements have nothing to write: the kernel is not
+        // run (its loops over the other dims could still take billions of
+        // empty iterations, for a (2^31, 0) input).
+        let nothing_to_write = outs.iter().all(|t| t.numel() == 0);
+        if !nothing_to_write {
+            kernel
+                .call(&inputs, &mut outs, &scalar_values)
+                .map_err(|message| Error::Kernel {
+                    op: name.clone(),
+                    message,
+                })?;
+        }
         for t in &outs {
             self.output_pool.keep(t);
         }

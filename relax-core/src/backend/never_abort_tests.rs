@@ -155,3 +155,35 @@ fn outputs_are_reused_across_calls_but_never_while_held() {
         .iter()
         .all(|v| *v == 0.0));
 }
+
+/// Found by the fuzzer: an empty tensor with a huge other dim, `(2^31, 0)`,
+/// made the kernels loop over two billion empty rows. Now it costs nothing
+/// on every target.
+#[test]
+fn an_empty_tensor_with_a_huge_dim_is_cheap() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "m"), dtype="float32")) -> R.Tensor(("n", "m"), dtype="float32"):
+        n = T.int64()
+        m = T.int64()
+        with R.dataflow():
+            gv = R.nn.softmax(x, axis=-1)
+            R.output(gv)
+        return gv
+"#;
+    let m: crate::ir::IRModule = text.parse().unwrap();
+    for target in targets() {
+        let vm = VirtualMachine::new(&build(&m, &target).unwrap());
+        let x = Tensor::zeros(relax_runtime::DataType::f32(), &[1 << 31, 0]).unwrap();
+        let start = std::time::Instant::now();
+        let out = vm.call("main", &[Value::Tensor(x)]).unwrap();
+        assert_eq!(out.as_tensor().unwrap().shape(), &[1 << 31, 0]);
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "{target:?}: {:?}",
+            start.elapsed()
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! The fuzz targets. Each takes arbitrary bytes and must neither panic nor
+//! abort; an `Err` from a target is a finding that is not a panic (printed
+//! text that does not parse back).
+//!
+//! | target | what the bytes are | what runs |
+//! |---|---|---|
+//! | `parser` | TVMScript text | parse; then print, re-parse (must succeed), `well_formed`, build for the interpreter |
+//! | `executable` | an executable's bytes | `Executable::from_bytes`; then every function called with small tensors, under a step limit |
+//! | `vm` | choices of a module, arguments, dtypes and shapes | the call on the interpreter and on LLVM-compiled kernels |
+//! | `frontend` | DSL source (`relax::module!`'s input) | tokenize, then the macro's expansion-time checks and code generation |
+
+use relax::ir::IRModule;
+use relax::vm::VirtualMachine;
+use relax::{DataType, Target, Tensor, Value};
+use std::sync::Arc;
+
+/// One fuzz target.
+pub trait FuzzTarget {
+    /// Its name (also its corpus directory).
+    fn name(&self) -> &'static str;
+    /// Tokens the mutator inserts.
+    fn dictionary(&self) -> &'static [&'static str];
+    /// Whether inputs are text (mutants stay valid UTF-8).
+    fn text(&self) -> bool {
+        !self.dictionary().is_empty()
+    }
+    /// Runs one input: whether it got past the first check (it parsed,
+    /// decoded, tokenized, or the call ran a kernel).
+    fn run(&self, input: &[u8]) -> Result<bool, String>;
+}
+
+/// Every target, the VM's modules built once.
+pub fn all() -> Vec<Box<dyn FuzzTarget>> {
+    vec![
+        Box::new(Parser),
+        Box::new(ExecutableBytes),
+        Box::new(VmCalls::new()),
+        Box::new(Frontend),
+    ]
+}
+
+const TVMSCRIPT: &[&str] = &[
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ":",
+    "=",
+    " ",
+    "\n",
+    "\n        ",
+    "R.",
+    "T.",
+    "I.",
+    "n",
+    "m",
+    "0",
+    "1",
+    "-1",
+    "4294967296",
+    "9223372036854775807",
+    "\"float32\"",
+    "\"int64\"",
+    "\"n\"",
+    "R.Tensor((n, 4), dtype=\"float32\")",
+    "R.add(",
+    "R.matmul(",
+    "R.call_tir(",
+    "R.dataflow()",
+    "R.output(",
+    "T.int64()",
+    "T.Buffer((",
+    "for i in range(",
+    "T.grid(",
+    "with T.block(",
+    "R.match_cast(",
+    "R.shape([",
+    "R.prim_value(",
+    "metadata[",
+    "@R.function",
+    "@T.prim_func",
+    "return ",
+    "if ",
+    "else:",
+    "lambda",
+    "axis=",
+    "R.Tuple(",
+    "R.Object",
+    "T.float32(\"inf\")",
+];
+
+struct Parser;
+
+impl FuzzTarget for Parser {
+    fn name(&self) -> &'static str {
+        "parser"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        TVMSCRIPT
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let text = String::from_utf8_lossy(input);
+        let Ok(m) = text.parse::<IRModule>() else {
+            return Ok(false);
+        };
+        let printed = m.to_string();
+        let again: IRModule = printed
+            .parse()
+            .map_err(|e| format!("printed text does not parse back: {e}\n{printed}"))?;
+        let _ = relax::analysis::well_formed(&again);
+        let _ = relax::build(&m, &Target::interpreter());
+        Ok(true)
+    }
+}
+
+struct ExecutableBytes;
+
+/// Small arguments for any function: tensors of a few shapes and dtypes.
+fn small_args(n: usize, salt: usize) -> Vec<Value> {
+    let shapes: [&[i64]; 4] = [&[2, 3], &[4], &[], &[1, 784]];
+    (0..n)
+        .map(|i| {
+            let shape = shapes[(i + salt) % shapes.len()];
+            let numel: i64 = shape.iter().product();
+            let data = (0..numel).map(|k| k as f32 * 0.5 - 1.0).collect();
+            Value::Tensor(Tensor::from_vec(shape, data).expect("a valid shape"))
+        })
+        .collect()
+}
+
+impl FuzzTarget for ExecutableBytes {
+    fn name(&self) -> &'static str {
+        "executable"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let Ok(exec) = relax::executable::Executable::from_bytes(input) else {
+            return Ok(false);
+        };
+        let vm = VirtualMachine::new(&exec)
+            .with_step_limit(100_000)
+            .with_memory_limit(64 << 20);
+        for (i, f) in exec.functions.iter().enumerate().take(4) {
+            let _ = vm.call(&f.name, &small_args(f.params.len(), i));
+        }
+        Ok(true)
+    }
+}
+
+/// The modules VM calls are fuzzed against.
+pub const VM_MODULES: &[&str] = &[
+    r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv0 = R.permute_dims(w0)
+            lv1 = R.matmul(x, lv0)
+            lv2 = R.add(lv1, b0)
+            lv3 = R.nn.relu(lv2)
+            lv4 = R.permute_dims(w1)
+            lv5 = R.matmul(lv3, lv4)
+            gv = R.add(lv5, b1)
+            R.output(gv)
+        return gv
+"#,
+    r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "m"), dtype="float32")) -> R.Tensor(("n", "m"), dtype="float32"):
+        n = T.int64()
+        m = T.int64()
+        with R.dataflow():
+            gv = R.nn.softmax(x, axis=-1)
+            R.output(gv)
+        return gv
+"#,
+    r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n", "n"), dtype="float32"):
+        n = T.int64()
+        y = R.zeros(R.shape([n, n]), dtype="float32")
+        return y
+"#,
+    r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="int32"), y: R.Tensor((4,), dtype="int32"), s: R.Shape(["a", "b"])) -> R.Tensor(("n", 4), dtype="int32"):
+        n = T.int64()
+        a = T.int64()
+        b = T.int64()
+        with R.dataflow():
+            lv = R.add(x, y)
+            gv = R.multiply(lv, lv)
+            R.output(gv)
+        return gv
+"#,
+];
+
+struct VmCalls {
+    vms: Vec<Arc<VirtualMachine>>,
+}
+
+impl VmCalls {
+    fn new() -> Self {
+        let mut vms = Vec::new();
+        for text in VM_MODULES {
+            let m: IRModule = text.parse().expect("the fuzzed modules parse");
+            for target in [Target::interpreter(), Target::host()] {
+                let exec = relax::build(&m, &target).expect("the fuzzed modules build");
+                let vm = VirtualMachine::new(&exec)
+                    .with_memory_limit(256 << 20)
+                    .with_step_limit(1_000_000);
+                vms.push(Arc::new(vm));
+            }
+        }
+        VmCalls { vms }
+    }
+}
+
+/// Reads choices off the input, then zeros.
+struct Choices<'a>(&'a [u8]);
+
+impl Choices<'_> {
+    fn byte(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((b, rest)) => {
+                self.0 = rest;
+                *b
+            }
+            None => 0,
+        }
+    }
+}
+
+/// A dim: mostly small, sometimes an edge (0, a huge or a negative one).
+fn dim(c: &mut Choices<'_>) -> i64 {
+    match c.byte() {
+        250 => 1 << 31,
+        251 => 1 << 40,
+        252 => i64::MAX,
+        253 => -1,
+        254 => 784,
+        255 => 128,
+        b => (b % 12) as i64,
+    }
+}
+
+fn value(c: &mut Choices<'_>, depth: usize) -> Value {
+    const DTYPES: [DataType; 6] = [
+        DataType::f32(),
+        DataType::f64(),
+        DataType::i32(),
+        DataType::i64(),
+        DataType::bool(),
+        DataType::float(16),
+    ];
+    match c.byte() % 8 {
+        0 => Value::Int(i64::from(c.byte() as i8)),
+        1 if depth < 3 => {
+            let n = c.byte() % 4;
+            Value::tuple((0..n).map(|_| value(c, depth + 1)).collect())
+        }
+        2 => {
+            let n = c.byte() % 4;
+            Value::Shape((0..n).map(|_| dim(c)).collect::<Vec<_>>().into())
+        }
+        _ => {
+            let dtype = DTYPES[c.byte() as usize % DTYPES.len()];
+            let rank = c.byte() % 4;
+            let shape: Vec<i64> = (0..rank).map(|_| dim(c)).collect();
+            // Only allocate what is small; a huge shape is kept when it
+            // has no elements.
+            let numel = shape
+                .iter()
+                .try_fold(1i64, |acc, d| acc.checked_mul((*d).max(0)));
+            match numel {
+                Some(n) if n <= 1 << 16 && shape.iter().all(|d| *d >= 0) => {
+                    match Tensor::zeros(dtype, &shape) {
+                        Ok(t) => Value::Tensor(t),
+                        Err(_) => Value::Int(0),
+                    }
+                }
+                _ => Value::Tensor(Tensor::zeros(dtype, &[0, 1 << 40]).expect("empty")),
+            }
+        }
+    }
+}
+
+impl FuzzTarget for VmCalls {
+    fn name(&self) -> &'static str {
+        "vm"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let mut c = Choices(input);
+        let vm = &self.vms[c.byte() as usize % self.vms.len()];
+        let n = c.byte() % 7;
+        let args: Vec<Value> = (0..n).map(|_| value(&mut c, 0)).collect();
+        Ok(vm.call("main", &args).is_ok())
+    }
+}
+
+struct Frontend;
+
+const DSL: &[&str] = &[
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    ":",
+    "::",
+    "=",
+    "->",
+    " ",
+    "let ",
+    "R::",
+    "R::add(",
+    "R::matmul(",
+    "R::nn::relu(",
+    "Tensor![",
+    "Shape![",
+    "(n, 784)",
+    "f32",
+    "i64",
+    "n",
+    "m",
+    "_",
+    "ndim = 2",
+    "#[function]",
+    "pub fn ",
+    "fn ",
+    "if ",
+    "else ",
+    "R::match_cast(",
+    "axis = [1]",
+    "R::dataflow!",
+    "return ",
+    "1.5",
+    "-1",
+    "18446744073709551615",
+    "'a",
+    "\"s\"",
+];
+
+impl FuzzTarget for Frontend {
+    fn name(&self) -> &'static str {
+        "frontend"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        DSL
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let text = String::from_utf8_lossy(input);
+        let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else {
+            return Ok(false);
+        };
+        if let Ok(lowered) = relax_core::frontend::lower_module_macro(tokens) {
+            let _ = relax_core::frontend::codegen::module_tokens(&lowered);
+        }
+        Ok(true)
+    }
+}
