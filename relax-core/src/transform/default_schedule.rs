@@ -74,6 +74,7 @@ mod epilogue;
 mod injective;
 mod nest;
 mod reduction;
+mod rows;
 mod util;
 
 use super::Pass;
@@ -150,9 +151,10 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
                 s
             }
         },
-        // A scope block (the root): schedule the stages inside it, each
-        // reduction with the elementwise stage after it as its epilogue
-        // where `epilogue.rs` allows; intermediates no stage touches any
+        // A scope block (the root): schedule the stages inside it, row
+        // reductions and what reads them as one loop over the rows where
+        // `rows.rs` allows, each other reduction with the elementwise stage
+        // after it as its epilogue where `epilogue.rs` allows; intermediates no stage touches any
         // more are not allocated.
         Stmt::Block(b) if b.iter_vars.is_empty() => {
             let mut b = (**b).clone();
@@ -161,6 +163,11 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
                     let mut out = Vec::with_capacity(stages.len());
                     let mut i = 0;
                     while i < stages.len() {
+                        if let Some((fused, n)) = rows::row_run(stages, i, &b.alloc_buffers) {
+                            out.push(fused);
+                            i += n;
+                            continue;
+                        }
                         match epilogue::with_epilogue(stages, i, &b.alloc_buffers) {
                             Some(nest) => {
                                 out.push(nest.schedule());

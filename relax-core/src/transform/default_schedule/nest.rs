@@ -156,7 +156,7 @@ impl Nest {
     /// [`TRANSCENDENTAL_COST`] for each `exp`, `log`, `tanh`, … it calls
     /// (softmax's exp-heavy loops pay for the thread pool at a size where
     /// an add would not).
-    fn iteration_cost(&self) -> i64 {
+    pub(super) fn iteration_cost(&self) -> i64 {
         fn calls(e: &PrimExpr) -> i64 {
             let own = match e.kind() {
                 PrimExprKind::Call(name, _) if TRANSCENDENTAL.contains(&name.as_str()) => 1,

@@ -429,6 +429,67 @@ fn an_intermediate_read_twice_keeps_its_stages_apart() {
     );
 }
 
+const ROWS_PARAMS: &str = r#"a: T.Buffer((3, 16), "float32"), O: T.Buffer((3, 16), "float32")"#;
+
+fn rows_before(read: &str) -> String {
+    format!(
+        r#"        with T.block("root"):
+            s = T.alloc_buffer((3,))
+            for ax0, k0 in T.grid(3, 16):
+                with T.block("s"):
+                    v0, vk = T.axis.remap("SR", [ax0, k0])
+                    with T.init():
+                        s[v0] = T.float32(0.0)
+                    s[v0] = s[v0] + a[v0, vk]
+            for ax0, ax1 in T.grid(3, 16):
+                with T.block("O"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    O[v0, v1] = a[v0, v1] / {read}
+"#
+    )
+}
+
+/// A row sum and the division that reads it run as one loop over the rows
+/// (softmax's and layer norm's shape): each row once, while in cache.
+#[test]
+fn a_row_reduction_and_its_reader_share_one_row_loop() {
+    let after = r#"        with T.block("root"):
+            s = T.alloc_buffer((3,))
+            for ax0_row in range(3):
+                with T.block("s_dot"):
+                    dot = T.alloc_buffer((1, 16))
+                    for k0_l in T.vectorized(16):
+                        dot[0, k0_l] = T.float32(0.0)
+                    for k0_o in range(1):
+                        for k0_l_1 in T.vectorized(16):
+                            dot[0, k0_l_1] = dot[0, k0_l_1] + a[ax0_row, k0_o * 16 + k0_l_1]
+                    for k0_h in T.vectorized(8):
+                        dot[0, k0_h] = dot[0, k0_h] + dot[0, k0_h + 8]
+                    for k0_h_1 in T.vectorized(4):
+                        dot[0, k0_h_1] = dot[0, k0_h_1] + dot[0, k0_h_1 + 4]
+                    for k0_h_2 in T.vectorized(2):
+                        dot[0, k0_h_2] = dot[0, k0_h_2] + dot[0, k0_h_2 + 2]
+                    for k0_h_3 in T.vectorized(1):
+                        dot[0, k0_h_3] = dot[0, k0_h_3] + dot[0, k0_h_3 + 1]
+                    s[ax0_row] = T.float32(0.0) + dot[0, 0]
+                for ax1 in T.vectorized(16):
+                    O[ax0_row, ax1] = a[ax0_row, ax1] / s[ax0_row]
+"#;
+    check(ROWS_PARAMS, &rows_before("s[v0]"), after);
+}
+
+/// A reader of another row's value (`s[0]`) needs every row first: the
+/// stages stay apart.
+#[test]
+fn a_reader_of_another_row_keeps_the_stages_apart() {
+    let got = DefaultSchedule
+        .run(prim_module(ROWS_PARAMS, &rows_before("s[0]")))
+        .unwrap()
+        .to_string();
+    assert!(!got.contains("_row"), "{got}");
+    assert!(got.contains("] / s[0]"), "{got}");
+}
+
 #[test]
 fn a_column_sum_accumulates_the_columns_in_vectors() {
     let params = r#"a: T.Buffer((6, 20), "float32"), S: T.Buffer((20,), "float32")"#;

@@ -1,0 +1,136 @@
+//! Row fusion: a row reduction followed by the work that reads it (softmax's
+//! maximum, sum of exponentials and division; layer norm's sum, sum of
+//! squares and normalization) runs as one loop over the rows, each stage
+//! once per row, so a row is read while it is in cache and the per-row
+//! values never leave it.
+//!
+//! A run of consecutive canonical stages of a root block is fused when
+//!
+//! 1. every stage's first spatial variable is its store's first index, and
+//!    their extents are provably equal (the rows);
+//! 2. every stage but the last is a reduction to a per-row scalar (its store
+//!    has that one index) into a buffer of the root block; and
+//! 3. a stage reads a buffer an earlier stage of the run writes only at its
+//!    own row (first index its first spatial variable).
+//!
+//! Each stage then becomes a nest without its row axis, the row replaced by
+//! the shared loop's variable, scheduled as any other nest (dot products
+//! along the row, vectorized elementwise loops). The row loop is
+//! `Parallel` when the run does enough work (by the same measure as a
+//! single nest, with a run-time choice for symbolic sizes).
+
+use super::nest::Nest;
+use super::util::*;
+use super::PARALLEL_MIN_WORK;
+use crate::arith::analyzer::Analyzer;
+use crate::arith::Proof;
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::{Buffer, ForKind, Stmt};
+use std::collections::HashMap;
+
+/// The stages `stages[i..i + n]` as one row loop, with `n`, if a run of at
+/// least two stages starts at `i` (see the module docs).
+pub(super) fn row_run(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> Option<(Stmt, usize)> {
+    let first = Nest::of(stages.get(i)?)?;
+    let row_of = |n: &Nest| -> Option<TirVar> {
+        let v = &n.spatial.first()?.var;
+        (n.indices.first()?.as_var() == Some(v)).then(|| v.clone())
+    };
+    let extent = first.spatial.first()?.extent.clone();
+    let an = Analyzer::new();
+    let mut run: Vec<Nest> = Vec::new();
+    let mut per_row: Vec<Buffer> = Vec::new();
+    for stage in &stages[i..] {
+        let Some(nest) = Nest::of(stage) else { break };
+        let Some(row) = row_of(&nest) else { break };
+        let e = &nest.spatial[0].extent;
+        if *e != extent && an.compare_equal(e, &extent) != Proof::Proven {
+            break;
+        }
+        // Per-row values of earlier stages are read at this row only.
+        let mut loads = Vec::new();
+        collect_loads(&nest.value, &mut loads);
+        if let Some(init) = &nest.init {
+            collect_loads(init, &mut loads);
+        }
+        let local = loads
+            .iter()
+            .filter(|(b, _)| per_row.contains(b))
+            .all(|(_, idx)| idx.first().and_then(PrimExpr::as_var) == Some(&row));
+        if !local {
+            break;
+        }
+        let reads_run = loads.iter().any(|(b, _)| per_row.contains(b));
+        let scalar_reduction =
+            !nest.reduce.is_empty() && nest.indices.len() == 1 && allocated.contains(&nest.buffer);
+        if !run.is_empty() && !reads_run {
+            break;
+        }
+        let buffer = nest.buffer.clone();
+        run.push(nest);
+        if !scalar_reduction {
+            break;
+        }
+        per_row.push(buffer);
+    }
+    let last_reads = run.len() >= 2;
+    if !last_reads {
+        return None;
+    }
+    let n = run.len();
+    Some((fuse(&run), n))
+}
+
+/// The row loop over `run` (see the module docs).
+fn fuse(run: &[Nest]) -> Stmt {
+    let axis = &run[0].spatial[0];
+    let work = run
+        .iter()
+        .map(|n| {
+            n.spatial
+                .iter()
+                .chain(&n.reduce)
+                .fold(PrimExpr::int(n.iteration_cost()), |acc, a| {
+                    acc * a.extent.clone()
+                })
+        })
+        .reduce(|a, b| a + b)
+        .expect("a run has stages");
+    let work = Analyzer::new().simplify(&work);
+    let build = |parallel: bool| {
+        let row = fresh(&axis.loop_var, "_row");
+        let body: Vec<Stmt> = run
+            .iter()
+            .map(|n| without_row(n, &row).with_new_loops().build(false))
+            .collect();
+        let kind = if parallel {
+            ForKind::Parallel
+        } else {
+            ForKind::Serial
+        };
+        for_(&row, zero(axis), axis.extent.clone(), kind, seq(body))
+    };
+    match work.as_int() {
+        Some(w) => build(w >= PARALLEL_MIN_WORK),
+        None => Stmt::IfThenElse {
+            cond: work.ge(PrimExpr::int_of(axis.var.dtype(), PARALLEL_MIN_WORK)),
+            then_case: Box::new(build(true)),
+            else_case: Some(Box::new(build(false))),
+        },
+    }
+}
+
+/// `n` without its row axis, the row read as the variable `row`.
+fn without_row(n: &Nest, row: &TirVar) -> Nest {
+    let mut map = HashMap::new();
+    map.insert(n.spatial[0].var.clone(), PrimExpr::var(row));
+    Nest {
+        spatial: n.spatial[1..].to_vec(),
+        reduce: n.reduce.clone(),
+        buffer: n.buffer.clone(),
+        indices: n.indices.iter().map(|e| e.substitute_map(&map)).collect(),
+        value: n.value.substitute_map(&map),
+        init: n.init.as_ref().map(|e| e.substitute_map(&map)),
+        epilogue: None,
+    }
+}
