@@ -1036,6 +1036,19 @@ impl Lowerer<'_> {
                         _ => self.tir_index(sc, hi)?,
                     };
                     let (lo, hi) = unify::<TirScope>(lo, hi);
+                    if lo.dtype() != hi.dtype() {
+                        // As for any binary operator: `hi - lo` needs one dtype.
+                        self.error(
+                            "syntax-error",
+                            item.span,
+                            format!(
+                                "expected the bounds of a slice of one dtype, found `{lo}` of {} and `{hi}` of {} (use `T.Cast`)",
+                                lo.dtype(),
+                                hi.dtype()
+                            ),
+                        );
+                        return None;
+                    }
                     let ext = extent_between(&lo, &hi);
                     region.push((lo, ext));
                 }

@@ -387,3 +387,17 @@ fn loop_level_scalar_extras() {
         "T.pow(A[i], T.float32(0.5))"
     );
 }
+
+/// Found by the fuzzer: a slice whose bounds have two dtypes was accepted,
+/// and printed as text that did not parse back. It is an error now, as for
+/// any binary operator.
+#[test]
+fn slice_bounds_of_two_dtypes_are_an_error() {
+    let text = "@I.ir_module\nclass Module:\n    @T.prim_func\n    def f(A: T.Buffer((8,), \"float32\"), m: T.int32):\n        for i in range(m):\n            with T.sblock(\"b\"):\n                vi = T.axis.spatial(m, i)\n                T.reads(A[-1 * 4:vi * 4 + 4])\n                A[vi] = T.float32(0.0)\n";
+    let es = errors(text);
+    assert!(
+        es.iter()
+            .any(|e| e.contains("expected the bounds of a slice of one dtype")),
+        "{es:?}"
+    );
+}
