@@ -332,7 +332,17 @@ impl Lexer<'_> {
             .collect();
         if is_float {
             match text.parse::<f64>() {
-                Ok(v) => self.push(Tok::Float(v), lo),
+                Ok(v) if v.is_finite() => self.push(Tok::Float(v), lo),
+                // Found by the fuzzer: `9e99999` read as `inf` printed as a
+                // bare `inf`, which is no literal.
+                Ok(_) => {
+                    self.error(
+                        lo,
+                        self.pos,
+                        format!("the number `{text}` is out of the range of float64 (write `T.float64(\"inf\")` for infinity)"),
+                    );
+                    self.push(Tok::Float(0.0), lo);
+                }
                 Err(_) => {
                     self.error(lo, self.pos, format!("expected a number, found `{text}`"));
                     self.push(Tok::Float(0.0), lo);
@@ -553,6 +563,14 @@ mod tests {
         assert!(e[1].message.contains("expected the end of the string"));
         let (_, e) = tokenize("x = 99999999999999999999");
         assert!(e[0].message.contains("fits in int64"), "{}", e[0].message);
+        // Found by the fuzzer: a float literal that overflows is an error,
+        // not an `inf` that prints as no literal.
+        let (_, e) = tokenize("x = 9223372036854e7758071");
+        assert!(
+            e[0].message.contains("out of the range of float64"),
+            "{}",
+            e[0].message
+        );
         let (_, e) = tokenize("f(a, [b)\n");
         assert_eq!(
             e[0].message,
