@@ -16,10 +16,12 @@
 //! `n` binds to the matched dim on first use and must be provably equal
 //! wherever it appears again, across all the annotations of one pattern.
 //!
+//! | `R::sum(x, axis = [1])` | the call, with this attribute (`has_attr`, the value as the op stores it; attributes not written are not checked) |
+//!
 //! An op that is not registered is an error on its path naming the
 //! nearest op; a wrong number of arguments is an error on the call naming
-//! the op's arity. Attributes (`axis = 1`) and other syntax are errors
-//! too. The expansion is one Rust block expression of type
+//! the op's arity; an attribute the op does not have, or of the wrong type,
+//! is an error on it, as in the DSL. Other syntax is an error too. The expansion is one Rust block expression of type
 //! `relax::dpl::Pattern`, built by constructor calls.
 
 use super::errors::{from_syn, nearest};
@@ -50,8 +52,8 @@ enum Pat {
 /// One argument of a call pattern.
 enum Arg {
     Pat(Box<Pat>),
-    /// `name = value`, which patterns do not support; the span of both.
-    Attr(SpanRange),
+    /// `name = value`: the call must have this attribute.
+    Attr(syn::Ident, Box<syn::Expr>),
 }
 
 const EXPECTED: &str = "expected a pattern: `_`, a name, a call `R::op(…)`, or `p | q`";
@@ -106,7 +108,7 @@ fn parse_primary(input: ParseStream) -> syn::Result<Pat> {
                 let name: syn::Ident = content.parse()?;
                 content.parse::<syn::Token![=]>()?;
                 let value: syn::Expr = content.parse()?;
-                args.push(Arg::Attr(SpanRange::of(&name).to(SpanRange::of(&value))));
+                args.push(Arg::Attr(name, Box::new(value)));
             } else {
                 args.push(Arg::Pat(Box::new(parse_alt(&content)?)));
             }
@@ -261,13 +263,44 @@ impl Cx<'_> {
             return quote! { ::relax::dpl::wildcard() };
         };
         let mut lowered = Vec::new();
+        let mut given = crate::ir::Attrs::new();
+        let mut keys = Vec::new();
         for a in args {
             match a {
-                Arg::Attr(at) => self.errors.push(FrontendError::new(
-                    *at,
-                    "attributes are not supported in patterns yet; match the call, then check its attributes with `has_attr`",
-                )),
+                Arg::Attr(key, value) => match pattern_attr(value) {
+                    Some(v) => {
+                        given = given.with(&key.to_string(), v);
+                        keys.push((key, &**value));
+                    }
+                    None => self.errors.push(FrontendError::spanned(
+                        value,
+                        "expected an attribute value in a pattern: a literal, a list of them, `None` or a dtype",
+                    )),
+                },
                 Arg::Pat(p) => lowered.push(self.pattern(p)),
+            }
+        }
+        // The values as the op stores them (`axis = 1` may be a list), so
+        // they compare equal to a matched call's; only the keys written
+        // are checked.
+        let mut attrs = Vec::new();
+        if !keys.is_empty() {
+            match info.normalize_attrs(&given) {
+                Ok(norm) => {
+                    for (key, _) in &keys {
+                        let k = key.to_string();
+                        if let Some(v) = norm.get(&k) {
+                            attrs.push((k, v.clone()));
+                        }
+                    }
+                }
+                Err(d) => {
+                    let at = keys
+                        .iter()
+                        .find(|(k, _)| d.message.contains(&format!("`{k}`")))
+                        .map_or(span, |(k, v)| SpanRange::of(*k).to(SpanRange::of(*v)));
+                    self.errors.push(FrontendError::new(at, d.message));
+                }
             }
         }
         let n = lowered.len();
@@ -285,7 +318,48 @@ impl Cx<'_> {
                 format!("`{dsl}` takes {want} argument(s), found {n}"),
             ));
         }
-        quote! { ::relax::dpl::__op(#op).call([#(#lowered),*]) }
+        let call = quote! { ::relax::dpl::__op(#op).call([#(#lowered),*]) };
+        if attrs.is_empty() {
+            return call;
+        }
+        let values: Vec<_> = attrs.iter().map(|(_, v)| v.clone()).collect();
+        let (lets, values) = super::codegen::quote_attr_values(&values);
+        let keys = attrs.iter().map(|(k, _)| k);
+        quote! {{
+            #lets
+            #call.has_attr([#((#keys, #values)),*])
+        }}
+    }
+}
+
+/// An attribute value written in a pattern: a literal, a list or tuple of
+/// them, `None`, or a dtype name.
+fn pattern_attr(e: &syn::Expr) -> Option<crate::ir::AttrValue> {
+    use crate::ir::AttrValue;
+    if let Some(v) = super::syntax::literal_attr(e) {
+        return Some(v);
+    }
+    match e {
+        syn::Expr::Array(a) => a
+            .elems
+            .iter()
+            .map(pattern_attr)
+            .collect::<Option<_>>()
+            .map(AttrValue::Array),
+        syn::Expr::Tuple(t) => t
+            .elems
+            .iter()
+            .map(pattern_attr)
+            .collect::<Option<_>>()
+            .map(AttrValue::Array),
+        syn::Expr::Path(p) => {
+            let name = p.path.get_ident()?.to_string();
+            if name == "None" {
+                return Some(AttrValue::None);
+            }
+            super::types::dtype_named(&name).map(AttrValue::DataType)
+        }
+        _ => None,
     }
 }
 
@@ -312,10 +386,9 @@ mod tests {
             errors("R::add(x)"),
             ["`R::add` takes 2 argument(s), found 1"]
         );
-        assert_eq!(
-            errors("R::sum(x, axis = 1)")[0],
-            "attributes are not supported in patterns yet; match the call, then check its attributes with `has_attr`"
-        );
+        assert!(errors("R::sum(x, axis = [1], keepdims = true)").is_empty());
+        assert_eq!(errors("R::sum(x, axes = [1])").len(), 1);
+        assert_eq!(errors("R::sum(x, axis = y + 1)").len(), 1);
         assert_eq!(errors("1 + 2").len(), 1);
         assert_eq!(errors("R::add(x, y) z").len(), 1);
     }

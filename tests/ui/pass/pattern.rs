@@ -33,6 +33,30 @@ class Module:
     assert!(!relax::pattern!(R::add(R::matmul(x: Tensor![(n, n), f32], w), _)).matches(&gv, &b));
     assert!(!relax::pattern!(R::add(R::matmul(x: Tensor![ndim = 2, f16], w), _)).matches(&gv, &b));
     fma::check();
+    attributes();
+}
+
+// Attributes: the written ones must match (as the op stores them), the
+// others are not checked.
+fn attributes() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        with R.dataflow():
+            gv = R.sum(x, axis=[1], keepdims=False)
+            R.output(gv)
+        return gv
+"#;
+    let m: IRModule = text.parse().unwrap();
+    let f = m.get_relax("main").unwrap();
+    let b = Bindings::of_function(f);
+    let gv = f.body.as_seq().unwrap().blocks[0].bindings[0].value().clone();
+    assert!(relax::pattern!(R::sum(x, axis = [1])).matches(&gv, &b));
+    assert!(relax::pattern!(R::sum(x, axis = [1], keepdims = false)).matches(&gv, &b));
+    assert!(!relax::pattern!(R::sum(x, axis = [0])).matches(&gv, &b));
+    assert!(!relax::pattern!(R::sum(x, keepdims = true)).matches(&gv, &b));
 }
 
 // The seed's EwiseFMA rewrite as a `relax::rewriter!`: a Pass.

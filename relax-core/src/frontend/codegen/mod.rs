@@ -43,7 +43,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 pub use fallback::{function_fallback, module_fallback};
-pub use quote_ir::{quote_module, quote_struct_infos};
+pub use quote_ir::{quote_attr_values, quote_module, quote_struct_infos};
 
 /// The Rust code for `relax::module!`: `mod` with `module()` and wrappers.
 pub fn module_tokens(lowered: &Lowered) -> TokenStream {

@@ -86,6 +86,15 @@ pub fn quote_struct_infos(sinfos: &[StructInfo]) -> (TokenStream, Vec<TokenStrea
     (quote!(#(#lets)*), values)
 }
 
+/// Tokens that build each of `values` (call attributes), with the `let`s
+/// they need.
+pub fn quote_attr_values(values: &[AttrValue]) -> (TokenStream, Vec<TokenStream>) {
+    let mut q = Quoter::default();
+    let values = values.iter().map(|v| q.attr_value(v)).collect();
+    let lets = &q.lets;
+    (quote!(#(#lets)*), values)
+}
+
 /// The state of one quotation: the `let`s emitted so far and the names they
 /// bind.
 #[derive(Default)]
