@@ -738,12 +738,7 @@ impl<'a> Frame<'a> {
 
     /// The value in register `r`.
     fn reg(&self, r: Reg, at: &Location<'_>) -> Result<Value, Error> {
-        if r >= self.num_regs {
-            return Err(at.invalid(format!(
-                "register {r} is out of range (the function has {})",
-                self.num_regs
-            )));
-        }
+        self.check_reg(r, at)?;
         self.regs
             .get(r as usize)
             .and_then(Option::clone)
@@ -765,14 +760,20 @@ impl<'a> Frame<'a> {
     }
 
     /// Writes register `r`.
-    /// Unsets register `r` (it may be unset already).
-    fn kill(&mut self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
+    /// An error unless `r` is one of the function's registers.
+    fn check_reg(&self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
         if r >= self.num_regs {
             return Err(at.invalid(format!(
                 "register {r} is out of range (the function has {})",
                 self.num_regs
             )));
         }
+        Ok(())
+    }
+
+    /// Unsets register `r` (it may be unset already).
+    fn kill(&mut self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
+        self.check_reg(r, at)?;
         if let Some(slot) = self.regs.get_mut(r as usize) {
             *slot = None;
         }
@@ -780,12 +781,7 @@ impl<'a> Frame<'a> {
     }
 
     fn write(&mut self, r: Reg, v: Value, at: &Location<'_>) -> Result<(), Error> {
-        if r >= self.num_regs {
-            return Err(at.invalid(format!(
-                "register {r} is out of range (the function has {})",
-                self.num_regs
-            )));
-        }
+        self.check_reg(r, at)?;
         let i = r as usize;
         if self.regs.len() <= i {
             self.regs.resize(i + 1, None);

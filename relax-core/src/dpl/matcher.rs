@@ -73,6 +73,20 @@ impl Pattern {
     }
 }
 
+/// `expr` looked through variable bindings (and trivial `a = b` ones), at
+/// most 64 deep.
+fn bound_value<'e>(expr: &'e Expr, bindings: &'e Bindings) -> &'e Expr {
+    let mut e = expr;
+    for _ in 0..64 {
+        let Some(v) = e.as_var() else { break };
+        match bindings.value(v) {
+            Some(value) => e = value,
+            None => break,
+        }
+    }
+    e
+}
+
 /// A necessary condition, checked without allocating: a call of a named op
 /// matches only a call of that op with a fitting number of arguments, whose
 /// arguments pass the same check against the argument patterns (looking
@@ -85,15 +99,7 @@ fn could_match(p: &Pattern, expr: &Expr, bindings: &Bindings) -> bool {
     let PatternKind::Op(name) = op.kind() else {
         return true;
     };
-    let mut e = expr;
-    for _ in 0..64 {
-        let Some(v) = e.as_var() else { break };
-        match bindings.value(v) {
-            Some(value) => e = value,
-            None => break,
-        }
-    }
-    let ExprKind::Call(c) = e.kind() else {
+    let ExprKind::Call(c) = bound_value(expr, bindings).kind() else {
         return false;
     };
     let arity_ok = if *variadic {
@@ -163,15 +169,7 @@ impl<'a> Matcher<'a> {
 
     /// `expr` looked through variable bindings (and trivial `a = b` ones).
     fn unwrap(&self, expr: &Expr) -> Expr {
-        let mut e = expr.clone();
-        for _ in 0..64 {
-            let Some(v) = e.as_var() else { break };
-            match self.bindings.value(v) {
-                Some(value) => e = value.clone(),
-                None => break,
-            }
-        }
-        e
+        bound_value(expr, self.bindings).clone()
     }
 
     pub(super) fn matches(&mut self, p: &Pattern, expr: &Expr) -> bool {

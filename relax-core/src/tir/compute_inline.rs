@@ -20,6 +20,7 @@
 //!    matmul reading `w` with swapped indices.
 //! 3. The producer nest is removed; the caller drops `B`'s allocation.
 
+use super::buffer_uses::{expr_reads, stmt_reads};
 use super::{Block, Buffer, BufferRegion, IterKind, Stmt};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use std::collections::HashMap;
@@ -124,7 +125,7 @@ fn producer_block<'a>(s: &'a Stmt, buffer: &Buffer) -> Option<&'a Block> {
         .iter()
         .zip(&b.iter_vars)
         .all(|(i, iv)| i.as_var() == Some(&iv.var));
-    if !exact || reads_buffer(value, buffer) {
+    if !exact || expr_reads(value, buffer) {
         return None;
     }
     Some(b)
@@ -158,15 +159,6 @@ fn find_producer(s: &Stmt, buffer: &Buffer) -> Option<Producer> {
         Stmt::Allocate { body, .. } | Stmt::LetStmt { body, .. } => find_producer(body, buffer),
         _ => None,
     }
-}
-
-fn reads_buffer(e: &PrimExpr, buffer: &Buffer) -> bool {
-    if let PrimExprKind::BufferLoad(b, _) = e.kind() {
-        if b.id() == buffer.id() {
-            return true;
-        }
-    }
-    e.children().into_iter().any(|c| reads_buffer(c, buffer))
 }
 
 /// `e` with every read of `buffer` replaced by the producer's value.
@@ -209,8 +201,8 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
         },
         Stmt::Block(b) => {
             let reads_b = b.reads.iter().any(|r| r.buffer.id() == buffer.id())
-                || block_reads(&b.body, buffer)
-                || b.init.as_ref().is_some_and(|i| block_reads(i, buffer));
+                || stmt_reads(&b.body, buffer)
+                || b.init.as_ref().is_some_and(|i| stmt_reads(i, buffer));
             if reads_b
                 && !p.moves_data()
                 && b.iter_vars.iter().any(|iv| iv.kind == IterKind::Reduce)
@@ -285,31 +277,4 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
         },
         Stmt::Evaluate(x) => Stmt::Evaluate(e(x)),
     })
-}
-
-/// Whether a statement (a block's body or init) loads `buffer`.
-fn block_reads(s: &Stmt, buffer: &Buffer) -> bool {
-    match s {
-        Stmt::BufferStore { value, indices, .. } => {
-            reads_buffer(value, buffer) || indices.iter().any(|i| reads_buffer(i, buffer))
-        }
-        Stmt::Block(b) => {
-            block_reads(&b.body, buffer) || b.init.as_ref().is_some_and(|i| block_reads(i, buffer))
-        }
-        Stmt::For { body, .. } | Stmt::Allocate { body, .. } => block_reads(body, buffer),
-        Stmt::LetStmt { value, body, .. } => {
-            reads_buffer(value, buffer) || block_reads(body, buffer)
-        }
-        Stmt::IfThenElse {
-            cond,
-            then_case,
-            else_case,
-        } => {
-            reads_buffer(cond, buffer)
-                || block_reads(then_case, buffer)
-                || else_case.as_ref().is_some_and(|x| block_reads(x, buffer))
-        }
-        Stmt::Evaluate(x) => reads_buffer(x, buffer),
-        Stmt::Seq(stmts) => stmts.iter().any(|x| block_reads(x, buffer)),
-    }
 }

@@ -3,6 +3,7 @@
 //! | file | what |
 //! |---|---|
 //! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
+//! | [`buffer_uses`] | whether an expression or statement loads or stores a buffer |
 //! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
 //! | [`interp`] | the interpreter: runs a PrimFunc on tensors (the oracle for compiled code) |
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
@@ -15,6 +16,7 @@
 
 pub mod abi;
 pub mod buffer;
+pub mod buffer_uses;
 pub mod compute_inline;
 pub mod interp;
 pub mod prim_func;

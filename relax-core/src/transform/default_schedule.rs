@@ -185,7 +185,7 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
             });
             let body = &b.body;
             b.alloc_buffers
-                .retain(|buf| epilogue::stmt_reads(body, buf));
+                .retain(|buf| crate::tir::buffer_uses::stmt_uses(body, buf));
             Stmt::Block(Box::new(b))
         }
         Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(schedule_stmt).collect()),

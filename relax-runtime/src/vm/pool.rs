@@ -2,8 +2,8 @@
 //! run-time half of memory planning; the compiler's half is the `Kill`
 //! instruction after a dataflow variable's last use).
 //!
-//! 1. Every output a native kernel writes is also kept here, under its
-//!    dtype and shape. The next output of that dtype and shape takes a kept
+//! 1. Every output a native kernel writes is also kept here. The next
+//!    output of the same dtype and shape takes a kept
 //!    tensor that nothing else holds any more (the pool's handle is the only
 //!    one), instead of allocating: an intermediate killed earlier in the
 //!    same call, or any tensor of an earlier call the caller has dropped.
@@ -18,28 +18,26 @@
 
 use crate::data_type::DataType;
 use crate::tensor::Tensor;
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The most tensors a pool keeps.
 pub const MAX_KEPT: usize = 64;
 
-/// The kept tensors by dtype and shape.
-type Kept = HashMap<(DataType, Vec<i64>), Vec<Tensor>>;
-
-/// See the module docs.
+/// See the module docs. The kept tensors are few, so a scan finds one:
+/// no key is built or hashed on the call path.
 #[derive(Default)]
 pub(super) struct OutputPool {
-    kept: Mutex<Kept>,
+    kept: Mutex<Vec<Tensor>>,
 }
 
 impl OutputPool {
     /// A kept tensor of `dtype` and `shape` that nothing else holds.
     pub(super) fn take(&self, dtype: DataType, shape: &[i64]) -> Option<Tensor> {
         let mut kept = self.kept.lock().ok()?;
-        let list = kept.get_mut(&(dtype, shape.to_vec()))?;
-        let i = list.iter().position(Tensor::is_unique)?;
-        Some(list.swap_remove(i))
+        let i = kept
+            .iter()
+            .position(|t| t.dtype() == dtype && t.shape() == shape && t.is_unique())?;
+        Some(kept.swap_remove(i))
     }
 
     /// Keeps a handle on `t` for later calls.
@@ -47,21 +45,16 @@ impl OutputPool {
         let Ok(mut kept) = self.kept.lock() else {
             return;
         };
-        let total: usize = kept.values().map(Vec::len).sum();
-        if total >= MAX_KEPT {
+        if kept.len() >= MAX_KEPT {
             // Make room by dropping a tensor nobody else holds.
-            let free = kept.values_mut().find_map(|list| {
-                let i = list.iter().position(Tensor::is_unique)?;
-                Some(list.swap_remove(i))
-            });
-            if free.is_none() {
-                return;
+            match kept.iter().position(Tensor::is_unique) {
+                Some(i) => {
+                    kept.swap_remove(i);
+                }
+                None => return,
             }
-            kept.retain(|_, list| !list.is_empty());
         }
-        kept.entry((t.dtype(), t.shape().to_vec()))
-            .or_default()
-            .push(t.clone());
+        kept.push(t.clone());
     }
 
     /// Whether anything is kept.

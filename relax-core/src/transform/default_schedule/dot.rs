@@ -40,17 +40,11 @@ impl Combiner {
     }
 }
 
-/// Whether `e` loads from `buffer`.
-fn reads_buffer(e: &PrimExpr, buffer: &Buffer) -> bool {
-    let mut loads = Vec::new();
-    collect_loads(e, &mut loads);
-    loads.iter().any(|(buf, _)| buf == buffer)
-}
-
 /// Output rows that share each load of a dot-product block.
 pub const DOT_ROWS: i64 = 4;
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{te, Block, Buffer, ForKind, Stmt};
 use std::collections::HashMap;
 
@@ -97,15 +91,11 @@ impl Nest {
                 } else {
                     return None;
                 };
-                return (!reads_buffer(t, &self.buffer)).then(|| (nan, t.clone()));
+                return (!expr_reads(t, &self.buffer)).then(|| (nan, t.clone()));
             }
             _ => return None,
         };
-        let reads_out = |e: &PrimExpr| {
-            let mut loads = Vec::new();
-            collect_loads(e, &mut loads);
-            loads.iter().any(|(buf, _)| *buf == self.buffer)
-        };
+        let reads_out = |e: &PrimExpr| expr_reads(e, &self.buffer);
         let term = match (is_out(a), is_out(b)) {
             (true, false) if !reads_out(b) => b.clone(),
             (false, true) if !reads_out(a) => a.clone(),

@@ -23,9 +23,8 @@
 
 use super::nest::Nest;
 use super::util::*;
-use crate::arith::analyzer::Analyzer;
-use crate::arith::Proof;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::buffer_uses::{expr_reads, stmt_uses};
 use crate::tir::{Buffer, Stmt};
 use std::collections::HashMap;
 
@@ -101,14 +100,11 @@ pub(super) fn with_epilogue(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> 
     ) {
         return None;
     }
-    let an = Analyzer::new();
     let same_extents = producer
         .spatial
         .iter()
         .zip(&consumer.spatial)
-        .all(|(p, c)| {
-            p.extent == c.extent || an.compare_equal(&p.extent, &c.extent) == Proof::Proven
-        });
+        .all(|(p, c)| same_extent(&p.extent, &c.extent));
     if !same_extents {
         return None;
     }
@@ -122,7 +118,7 @@ pub(super) fn with_epilogue(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> 
     {
         return None;
     }
-    if consumer.indices.iter().any(|e| reads(e, &t)) {
+    if consumer.indices.iter().any(|e| expr_reads(e, &t)) {
         return None;
     }
     // No other stage reads `T`.
@@ -130,7 +126,7 @@ pub(super) fn with_epilogue(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> 
         .iter()
         .enumerate()
         .filter(|(k, _)| *k != i && *k != i + 1)
-        .any(|(_, s)| stmt_reads(s, &t));
+        .any(|(_, s)| stmt_uses(s, &t));
     if elsewhere {
         return None;
     }
@@ -153,42 +149,4 @@ pub(super) fn with_epilogue(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> 
         result,
     });
     Some(producer)
-}
-
-fn reads(e: &PrimExpr, b: &Buffer) -> bool {
-    let mut loads = Vec::new();
-    collect_loads(e, &mut loads);
-    loads.iter().any(|(x, _)| x == b)
-}
-
-/// Whether `s` loads from or stores to `b` anywhere.
-pub(super) fn stmt_reads(s: &Stmt, b: &Buffer) -> bool {
-    match s {
-        Stmt::For {
-            min, extent, body, ..
-        } => reads(min, b) || reads(extent, b) || stmt_reads(body, b),
-        Stmt::Block(block) => {
-            block.iter_values.iter().any(|e| reads(e, b))
-                || block.init.as_deref().is_some_and(|i| stmt_reads(i, b))
-                || stmt_reads(&block.body, b)
-        }
-        Stmt::BufferStore {
-            buffer,
-            value,
-            indices,
-        } => buffer == b || reads(value, b) || indices.iter().any(|e| reads(e, b)),
-        Stmt::Allocate { body, .. } => stmt_reads(body, b),
-        Stmt::IfThenElse {
-            cond,
-            then_case,
-            else_case,
-        } => {
-            reads(cond, b)
-                || stmt_reads(then_case, b)
-                || else_case.as_deref().is_some_and(|e| stmt_reads(e, b))
-        }
-        Stmt::LetStmt { value, body, .. } => reads(value, b) || stmt_reads(body, b),
-        Stmt::Evaluate(e) => reads(e, b),
-        Stmt::Seq(ss) => ss.iter().any(|s| stmt_reads(s, b)),
-    }
 }

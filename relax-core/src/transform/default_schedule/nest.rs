@@ -5,6 +5,17 @@ use super::epilogue::Epilogue;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
 
+/// Whether `work` (in plain iterations, over index dtype `dtype`) is
+/// enough to run in parallel: the answer when it is a constant, else the
+/// run-time condition.
+pub(super) fn parallel_choice(work: &PrimExpr, dtype: DataType) -> Result<bool, PrimExpr> {
+    let work = Analyzer::new().simplify(work);
+    match work.as_int() {
+        Some(w) => Ok(w >= PARALLEL_MIN_WORK),
+        None => Err(work.ge(PrimExpr::int_of(dtype, PARALLEL_MIN_WORK))),
+    }
+}
+
 /// The intrinsics [`Nest::iteration_cost`] counts as expensive.
 const TRANSCENDENTAL: &[&str] = &[
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "tanh", "sigmoid", "erf",
@@ -156,7 +167,7 @@ impl Nest {
     /// [`TRANSCENDENTAL_COST`] for each `exp`, `log`, `tanh`, … it calls
     /// (softmax's exp-heavy loops pay for the thread pool at a size where
     /// an add would not).
-    pub(super) fn iteration_cost(&self) -> i64 {
+    fn iteration_cost(&self) -> i64 {
         fn calls(e: &PrimExpr) -> i64 {
             let own = match e.kind() {
                 PrimExprKind::Call(name, _) if TRANSCENDENTAL.contains(&name.as_str()) => 1,
@@ -167,19 +178,21 @@ impl Nest {
         1 + TRANSCENDENTAL_COST * calls(&self.value)
     }
 
-    pub(super) fn schedule(&self) -> Stmt {
-        let work = self
-            .spatial
+    /// The nest's work: its iterations times [`Nest::iteration_cost`].
+    pub(super) fn work(&self) -> PrimExpr {
+        self.spatial
             .iter()
             .chain(&self.reduce)
             .fold(PrimExpr::int(self.iteration_cost()), |acc, a| {
                 acc * a.extent.clone()
-            });
-        let work = Analyzer::new().simplify(&work);
-        match work.as_int() {
-            Some(w) => self.build(w >= PARALLEL_MIN_WORK),
-            None => Stmt::IfThenElse {
-                cond: work.ge(PrimExpr::int_of(self.index_dtype(), PARALLEL_MIN_WORK)),
+            })
+    }
+
+    pub(super) fn schedule(&self) -> Stmt {
+        match parallel_choice(&self.work(), self.index_dtype()) {
+            Ok(parallel) => self.build(parallel),
+            Err(cond) => Stmt::IfThenElse {
+                cond,
                 then_case: Box::new(self.build(true)),
                 // Every loop binds its own variable: the serial version
                 // gets new ones.

@@ -19,11 +19,8 @@
 //! `Parallel` when the run does enough work (by the same measure as a
 //! single nest, with a run-time choice for symbolic sizes).
 
-use super::nest::Nest;
+use super::nest::{parallel_choice, Nest};
 use super::util::*;
-use super::PARALLEL_MIN_WORK;
-use crate::arith::analyzer::Analyzer;
-use crate::arith::Proof;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::{Buffer, ForKind, Stmt};
 use std::collections::HashMap;
@@ -37,14 +34,13 @@ pub(super) fn row_run(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> Option
         (n.indices.first()?.as_var() == Some(v)).then(|| v.clone())
     };
     let extent = first.spatial.first()?.extent.clone();
-    let an = Analyzer::new();
     let mut run: Vec<Nest> = Vec::new();
     let mut per_row: Vec<Buffer> = Vec::new();
     for stage in &stages[i..] {
         let Some(nest) = Nest::of(stage) else { break };
         let Some(row) = row_of(&nest) else { break };
         let e = &nest.spatial[0].extent;
-        if *e != extent && an.compare_equal(e, &extent) != Proof::Proven {
+        if !same_extent(e, &extent) {
             break;
         }
         // Per-row values of earlier stages are read at this row only.
@@ -86,17 +82,9 @@ fn fuse(run: &[Nest]) -> Stmt {
     let axis = &run[0].spatial[0];
     let work = run
         .iter()
-        .map(|n| {
-            n.spatial
-                .iter()
-                .chain(&n.reduce)
-                .fold(PrimExpr::int(n.iteration_cost()), |acc, a| {
-                    acc * a.extent.clone()
-                })
-        })
+        .map(Nest::work)
         .reduce(|a, b| a + b)
         .expect("a run has stages");
-    let work = Analyzer::new().simplify(&work);
     let build = |parallel: bool| {
         let row = fresh(&axis.loop_var, "_row");
         let body: Vec<Stmt> = run
@@ -110,10 +98,10 @@ fn fuse(run: &[Nest]) -> Stmt {
         };
         for_(&row, zero(axis), axis.extent.clone(), kind, seq(body))
     };
-    match work.as_int() {
-        Some(w) => build(w >= PARALLEL_MIN_WORK),
-        None => Stmt::IfThenElse {
-            cond: work.ge(PrimExpr::int_of(axis.var.dtype(), PARALLEL_MIN_WORK)),
+    match parallel_choice(&work, axis.var.dtype()) {
+        Ok(parallel) => build(parallel),
+        Err(cond) => Stmt::IfThenElse {
+            cond,
             then_case: Box::new(build(true)),
             else_case: Some(Box::new(build(false))),
         },

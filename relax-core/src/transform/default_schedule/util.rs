@@ -49,6 +49,11 @@ pub(super) fn identity<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> HashMap<
         .collect()
 }
 
+/// Whether two extents are equal, syntactically or provably.
+pub(super) fn same_extent(a: &PrimExpr, b: &PrimExpr) -> bool {
+    a == b || crate::arith::Analyzer::new().compare_equal(a, b) == crate::arith::Proof::Proven
+}
+
 /// `a + b`, or `b` when `a` is 0.
 pub(super) fn add(a: &PrimExpr, b: &PrimExpr) -> PrimExpr {
     if is_zero(a) {
