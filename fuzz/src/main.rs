@@ -23,11 +23,8 @@
 //!
 //! The command line is three flags, parsed by hand: no dependency for that.
 
-mod mutate;
-mod rng;
-mod targets;
-
-use rng::Rng;
+use relax_fuzz::rng::Rng;
+use relax_fuzz::{mutate, targets};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -111,7 +111,7 @@ fn mutate_once(out: &mut Vec<u8>, corpus: &[Vec<u8>], dictionary: &[&str], rng: 
         }
         2 => {
             let i = rng.below(len + 1);
-            out.insert(i, rng.next() as u8);
+            out.insert(i, rng.next_u64() as u8);
         }
         3 if len > 0 => {
             let i = rng.below(len);
@@ -149,10 +149,10 @@ fn mutate_once(out: &mut Vec<u8>, corpus: &[Vec<u8>], dictionary: &[&str], rng: 
                 1 => u64::MAX,
                 2 => 1 << 31,
                 3 => (1 << 63) - 1,
-                _ => rng.next(),
+                _ => rng.next_u64(),
             };
             out[i..i + 8].copy_from_slice(&v.to_le_bytes());
         }
-        _ => out.push(rng.next() as u8),
+        _ => out.push(rng.next_u64() as u8),
     }
 }

@@ -150,9 +150,8 @@ impl FuzzTarget for ExecutableBytes {
     }
 }
 
-/// The modules VM calls are fuzzed against.
-pub const VM_MODULES: &[&str] = &[
-    r#"
+/// The seed's MLP (784-128-10, symbolic batch, weights as parameters).
+pub const MLP: &str = r#"
 @I.ir_module
 class Module:
     @R.function
@@ -168,7 +167,11 @@ class Module:
             gv = R.add(lv5, b1)
             R.output(gv)
         return gv
-"#,
+"#;
+
+/// The modules VM calls are fuzzed against.
+pub const VM_MODULES: &[&str] = &[
+    MLP,
     r#"
 @I.ir_module
 class Module:

@@ -16,41 +16,20 @@
 
 use relax::ir::IRModule;
 use relax::{DataType, Target, Tensor, Value, VirtualMachine};
+use relax_fuzz::rng::Rng;
+use relax_fuzz::targets::MLP;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const MLP: &str = r#"
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(("n", 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"):
-        n = T.int64()
-        with R.dataflow():
-            lv0 = R.permute_dims(w0)
-            lv1 = R.matmul(x, lv0)
-            lv2 = R.add(lv1, b0)
-            lv3 = R.nn.relu(lv2)
-            lv4 = R.permute_dims(w1)
-            lv5 = R.matmul(lv3, lv4)
-            gv = R.add(lv5, b1)
-            R.output(gv)
-        return gv
-"#;
 
 const THREADS: usize = 8;
 const BATCHES: [i64; 4] = [1, 3, 16, 33];
 
 fn tensor(shape: &[i64], seed: u64) -> Tensor {
     let n: i64 = shape.iter().product();
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rng = Rng::new(seed);
     let data = (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 2001) as f32 / 1000.0 - 1.0
-        })
+        .map(|_| (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0)
         .collect();
     Tensor::from_vec(shape, data).expect("a valid shape")
 }
