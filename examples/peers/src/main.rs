@@ -9,14 +9,19 @@
 //! Rows: the MLP 784-128-10 (f32, weights passed as parameters) at batch 1,
 //! 16, 64 and 256; softmax over 64×1000; layer norm over 64×768; `relu(x + y)`
 //! over 4M floats; a three-op elementwise chain `relu((x + y) * z)` over 4M
-//! floats. The Rust peers run in this process in interleaved rounds
+//! floats; square matrix products (`gemm_n`, n from 64 to 2048, one
+//! symbolic-shape module for all of them). The Rust peers run in this process in interleaved rounds
 //! (`timing.rs`); numpy runs in a child process right after (`numpy.rs`).
-//! Each row prints every peer's median time per call and relax-rs' speed
-//! relative to the best peer (above 1.00 means relax-rs is faster). relax-rs
+//! Each row prints every peer's median time per call, relax-rs' speed
+//! relative to the best peer (above 1.00 means relax-rs is faster), and the
+//! row's limit on this machine (`limits.rs`: the roofline of its flops at
+//! the measured FMA peak and its bytes at the measured copy bandwidth) with
+//! the fraction of it relax-rs reaches. relax-rs
 //! is timed through `VirtualMachine::call` (argument checks and output
 //! allocation included), with inputs converted to tensors once, as a
 //! serving loop would hold them.
 
+mod limits;
 mod numpy;
 mod relax_models;
 mod timing;
@@ -67,10 +72,20 @@ fn tv<D: ndarray::Dimension>(a: &ndarray::Array<f32, D>) -> Value {
     Value::Tensor(Tensor::from_ndarray(a))
 }
 
-/// One row's times: relax-rs, candle, ndarray (seconds per call).
+/// One row's times: relax-rs, candle, ndarray (seconds per call), and
+/// its work.
 struct Row {
     name: String,
     times: Vec<f64>,
+    work: limits::Work,
+}
+
+/// `flops` and the bytes of `floats` `float32` values.
+fn work(flops: f64, floats: usize) -> limits::Work {
+    limits::Work {
+        flops,
+        bytes: 4.0 * floats as f64,
+    }
 }
 
 fn relu(v: f32) -> f32 {
@@ -124,6 +139,10 @@ fn mlp_row(batch: usize, rounds: usize) -> Row {
     Row {
         name: format!("mlp_b{batch}"),
         times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+        work: work(
+            2.0 * batch as f64 * (784.0 * 128.0 + 128.0 * 10.0),
+            batch * 784 + 128 * 784 + 128 + 10 * 128 + 10 + batch * 10,
+        ),
     }
 }
 
@@ -147,6 +166,7 @@ fn softmax_row(rounds: usize) -> Row {
     Row {
         name: "softmax".into(),
         times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+        work: work(0.0, 2 * 64 * 1000),
     }
 }
 
@@ -176,6 +196,7 @@ fn layer_norm_row(rounds: usize) -> Row {
     Row {
         name: "layer_norm".into(),
         times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut n]),
+        work: work(0.0, 2 * 64 * 768 + 2 * 768),
     }
 }
 
@@ -198,6 +219,7 @@ fn elementwise_rows(rounds: usize) -> Vec<Row> {
     let first = Row {
         name: "add_relu".into(),
         times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
+        work: work(0.0, 3 * n),
     };
     let mut r = || {
         black_box(chain.call("main", &a3).expect("call"));
@@ -211,8 +233,50 @@ fn elementwise_rows(rounds: usize) -> Vec<Row> {
     let second = Row {
         name: "chain3".into(),
         times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
+        work: work(0.0, 4 * n),
     };
     vec![first, second]
+}
+
+/// The sizes of the `gemm_n` rows (the numpy script has the same list).
+const GEMM_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
+
+/// `C = A B` for square `n × n` matrices, relax-rs through one module with
+/// symbolic shapes.
+fn gemm_row(vm: &relax::VirtualMachine, n: usize, rounds: usize) -> Row {
+    let (a, b) = (arr2(n, n, 20), arr2(n, n, 21));
+    let args = [tv(&a), tv(&b)];
+    let (ca, cb) = (ct2(&a), ct2(&b));
+    let want = a.dot(&b);
+    let got = vm.call("main", &args).expect("relax-rs runs the matmul");
+    let got = got
+        .as_tensor()
+        .expect("a tensor")
+        .to_ndarray::<f32>()
+        .expect("f32");
+    let err = (&got - &want.clone().into_dyn())
+        .mapv(f32::abs)
+        .fold(0.0f32, |m, &v| m.max(v));
+    assert!(
+        err < 1e-2 * (n as f32).sqrt(),
+        "relax-rs differs from ndarray by {err}"
+    );
+    let mut r = || {
+        black_box(vm.call("main", &args).expect("call"));
+    };
+    let mut c = || {
+        black_box(ca.matmul(&cb).unwrap());
+    };
+    let mut nd = || {
+        black_box(a.dot(&b));
+    };
+    // Fewer rounds for the largest sizes (each sample is one call).
+    let rounds = if n >= 1024 { rounds.min(7) } else { rounds };
+    Row {
+        name: format!("gemm_{n}"),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
+        work: work(2.0 * (n as f64).powi(3), 3 * n * n),
+    }
 }
 
 fn fmt_us(secs: Option<f64>) -> String {
@@ -241,6 +305,9 @@ fn main() {
     rows.push(softmax_row(rounds));
     rows.push(layer_norm_row(rounds));
     rows.extend(elementwise_rows(rounds));
+    let matmul = relax_models::compile(relax_models::MATMUL);
+    rows.extend(GEMM_SIZES.iter().map(|&n| gemm_row(&matmul, n, rounds)));
+    let limits = limits::measure();
     let numpy = numpy::times(rounds);
     let numpy_rows: BTreeMap<String, f64> = match &numpy {
         Ok(rows) => rows.clone(),
@@ -251,8 +318,14 @@ fn main() {
     };
 
     println!(
-        "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>14}",
-        "µs/call", "relax-rs", "candle", "ndarray", "numpy", "vs best peer"
+        "limits: {:.0} GFLOPS ({}), {:.1} GB/s",
+        limits.flops / 1e9,
+        limits.how,
+        limits.bytes / 1e9
+    );
+    println!(
+        "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>12} {:>10} {:>9}",
+        "µs/call", "relax-rs", "candle", "ndarray", "numpy", "vs best peer", "limit", "of limit"
     );
     for row in &rows {
         let np = numpy_rows.get(&row.name).copied();
@@ -262,15 +335,20 @@ fn main() {
             .flatten()
             .copied()
             .fold(f64::INFINITY, f64::min);
+        let limit = limits.time(&row.work);
         println!(
-            "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>13.2}×",
+            "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>11.2}× {:>10} {:>9.2}",
             row.name,
             fmt_us(Some(row.times[0])),
             fmt_us(peers[0]),
             fmt_us(peers[1]),
             fmt_us(np),
-            best / row.times[0]
+            best / row.times[0],
+            fmt_us(Some(limit)),
+            limit / row.times[0]
         );
     }
-    println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster)");
+    println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster;");
+    println!(" limit: the row's flops at the FMA peak or its bytes at the copy bandwidth, whichever is longer;");
+    println!(" of limit: the limit over relax-rs' time)");
 }

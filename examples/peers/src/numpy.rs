@@ -44,6 +44,9 @@ n = 1 << 22
 x, y, z = f32(n), f32(n), f32(n)
 print("add_relu", timeit(lambda: np.maximum(x + y, 0)))
 print("chain3", timeit(lambda: np.maximum((x + y) * z, 0)))
+for n in (64, 128, 256, 512, 1024, 2048):
+    a, b = f32(n, n), f32(n, n)
+    print(f"gemm_{n}", timeit(lambda: a @ b))
 "#;
 
 /// Seconds per call for each row, or why numpy could not run.

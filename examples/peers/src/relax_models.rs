@@ -74,6 +74,21 @@ class Module:
         return gv
 "#;
 
+/// `A B` for matrices of any shape (one build serves every size).
+pub const MATMUL: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("m", "k"), dtype="float32"), b: R.Tensor(("k", "n"), dtype="float32")) -> R.Tensor(("m", "n"), dtype="float32"):
+        m = T.int64()
+        k = T.int64()
+        n = T.int64()
+        with R.dataflow():
+            gv = R.matmul(a, b)
+            R.output(gv)
+        return gv
+"#;
+
 /// Parses and builds `text` for the host.
 pub fn compile(text: &str) -> VirtualMachine {
     let module: IRModule = text.parse().unwrap_or_else(|e| panic!("{e}"));

@@ -12,8 +12,9 @@
 //! 3. compiles each module for [`Target::host()`]: the default pipeline,
 //!    VM code generation, and object files from the LLVM back end, one per
 //!    module and CPU level ([`cpu_variants`]): on x86-64 every kernel is
-//!    compiled for `x86-64-v4` (AVX-512), `x86-64-v3` (AVX2, FMA) and the
-//!    `generic` baseline, and the executable picks the best level the
+//!    scheduled (`DefaultSchedule::for_cpu`: register tiles for the
+//!    level's vector width) and compiled for `x86-64-v4` (AVX-512),
+//!    `x86-64-v3` (AVX2, FMA) and the `generic` baseline, and the executable picks the best level the
 //!    running CPU supports when it loads (`relax_runtime::cpu`); with
 //!    [`Builder::native_cpu`] there is one variant, for the build
 //!    machine's CPU. Each kernel's symbol is made unique across crates and
@@ -52,6 +53,7 @@ use crate::codegen::llvm::{emit_object, CodegenOptions};
 use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
 use crate::frontend::{lower_function_item, lower_module_macro, Lowered, SpanRange};
 use crate::tir::PrimFunc;
+use crate::transform::DefaultSchedule;
 use crate::transform::Pass;
 use relax_runtime::Error;
 use std::collections::{BTreeMap, HashSet};
@@ -463,14 +465,17 @@ pub fn compile_module(
 ) -> Result<CompiledModule, Error> {
     let module = &lowered.module;
     well_formed(module).map_err(Error::Compile)?;
-    let compiled = pipeline(&Target::host()).run(module.clone())?;
+    // The host pipeline up to its loop schedules, which each CPU level
+    // gets for its own vector width (`DefaultSchedule::for_cpu`).
+    let unscheduled = pipeline(&Target::tir_interpreter()).run(module.clone())?;
+    let compiled = DefaultSchedule::for_host().run(unscheduled.clone())?;
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
     let mut kernels = Vec::new();
     let mut funcs = Vec::new();
     let mut taken = HashSet::new();
     for name in &exec.natives {
-        let Some(func) = compiled.get(name).and_then(|f| f.as_prim()) else {
+        let Some(_) = compiled.get(name).and_then(|f| f.as_prim()) else {
             return Err(Error::Unsupported(format!(
                 "the native kernel `{name}` is not a PrimFunc of the module"
             )));
@@ -482,7 +487,7 @@ pub fn compile_module(
             symbol = format!("{base}_{n}");
             n += 1;
         }
-        funcs.push((symbol.clone(), func.clone()));
+        funcs.push((symbol.clone(), name.clone()));
         kernels.push(KernelLink {
             name: name.clone(),
             symbol,
@@ -490,10 +495,17 @@ pub fn compile_module(
     }
     let mut objects = Vec::new();
     for variant in cpu_variants(opts.native_cpu) {
-        let renamed: Vec<(String, PrimFunc)> = funcs
-            .iter()
-            .map(|(symbol, f)| (format!("{symbol}{}", variant.suffix), f.clone()))
-            .collect();
+        let schedule = DefaultSchedule::for_cpu(variant.cpu);
+        let mut renamed: Vec<(String, PrimFunc)> = Vec::with_capacity(funcs.len());
+        for (symbol, name) in &funcs {
+            let Some(func) = unscheduled.get(name).and_then(|f| f.as_prim()) else {
+                return Err(Error::Unsupported(format!(
+                    "the native kernel `{name}` is not a PrimFunc before scheduling"
+                )));
+            };
+            let symbol = format!("{symbol}{}", variant.suffix);
+            renamed.push((symbol, schedule.schedule_prim_func(func)));
+        }
         let level_opts = CodegenOptions {
             native_cpu: opts.native_cpu,
             cpu: match variant.cpu {

@@ -39,6 +39,9 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     kind: TargetKind,
+    /// The vector registers `DefaultSchedule` shapes its tiles for (host
+    /// only); `None`: the host CPU's.
+    vector_bits: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +57,7 @@ impl Target {
     pub fn interpreter() -> Self {
         Target {
             kind: TargetKind::Interpreter,
+            vector_bits: None,
         }
     }
     /// Ops legalized to PrimFuncs, run on the loop-level interpreter: what
@@ -61,6 +65,7 @@ impl Target {
     pub fn tir_interpreter() -> Self {
         Target {
             kind: TargetKind::TirInterpreter,
+            vector_bits: None,
         }
     }
     /// The host CPU: ops legalized to PrimFuncs compiled by LLVM (needs the
@@ -68,7 +73,20 @@ impl Target {
     pub fn host() -> Self {
         Target {
             kind: TargetKind::Host,
+            vector_bits: None,
         }
+    }
+    /// This target with loop schedules shaped for vector registers of
+    /// `bits` (128, 256 or 512) instead of the host CPU's: what an
+    /// ahead-of-time variant for another x86-64 level gets. The code is
+    /// still generated for the host, so any width runs correctly on it.
+    pub fn with_vector_bits(mut self, bits: u32) -> Self {
+        self.vector_bits = Some(bits);
+        self
+    }
+    /// The vector width the loop schedules assume, when set.
+    pub fn vector_bits(&self) -> Option<u32> {
+        self.vector_bits
     }
     /// Whether this is [`Target::interpreter()`].
     pub fn is_interpreter(&self) -> bool {

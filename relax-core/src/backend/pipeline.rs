@@ -37,7 +37,10 @@ pub fn pipeline(target: &Target) -> Sequential {
         .with(FuseTIR)
         .with(DeadCodeElimination::new());
     match target.kind {
-        TargetKind::Host => passes.with(DefaultSchedule),
+        TargetKind::Host => passes.with(match target.vector_bits {
+            Some(bits) => DefaultSchedule::with_vector_bits(bits),
+            None => DefaultSchedule::for_host(),
+        }),
         _ => passes,
     }
 }

@@ -52,6 +52,19 @@
 //!    vector partial sums along `k`, then the lanes and the tail
 //!    (`dot.rs`).
 //!
+//! 5. **Matrix products too large for the caches** (`M · N · K` at least
+//!    [`PARALLEL_MIN_WORK`], `M` at least 32 rows; an update
+//!    `C + A(i, k) · B(k, j)` with either matrix in any layout): a packed,
+//!    cache-blocked GEMM in the manner of GotoBLAS/BLIS, whose register
+//!    tile has two vector registers of the target per row (`gemm.rs`).
+//!    Smaller products stay in cases 2 and 4, which read the weights in
+//!    place; with symbolic shapes both are emitted and chosen at run time.
+//!
+//! The target: the pass is built for a vector register width
+//! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
+//! ahead-of-time CPU level, [`DefaultSchedule::with_vector_bits`]); only
+//! case 5's register tile depends on it.
+//!
 //! Symbolic extents: a nest whose amount of work is not a constant gets
 //! both versions, chosen at run time by `if work >= PARALLEL_MIN_WORK`, so
 //! a batch of one does not pay the thread pool's dispatch. A `Vectorized`
@@ -60,17 +73,18 @@
 //!
 //! Semantics are exact for cases 1 to 3: every output element still sees
 //! its init and then its updates in the original order of the reduce
-//! loops, so results are bit-identical to the block form. Case 4
-//! reassociates the sum (16 partial sums). One difference is intended: with an
+//! loops (the LLVM back end then contracts each multiply-add into an FMA).
+//! Case 4 reassociates the sum (16 partial sums), case 5 sums each slice
+//! of `k` apart. One difference is intended: with an
 //! empty reduction domain the hoisted init still runs, so the output holds
 //! the reduction's identity (TVM's guarded init would leave it unwritten).
 //!
 //! The constants are tuned for x86-64 with AVX2 or AVX-512 and `float32`
-//! (`benches/matmul_mlp.rs` measures them); they are not target parameters
-//! yet.
+//! (`benches/matmul_mlp.rs` and the peers benchmark measure them).
 
 mod dot;
 mod epilogue;
+mod gemm;
 mod injective;
 mod nest;
 mod reduction;
@@ -111,8 +125,59 @@ const VECTOR_LANES: i64 = 16;
 pub const ROW_ACCUMULATOR: i64 = 128;
 
 /// The pass. See the module docs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DefaultSchedule;
+#[derive(Clone, Copy, Debug)]
+pub struct DefaultSchedule {
+    vector_bits: u32,
+}
+
+impl DefaultSchedule {
+    /// Schedules for the CPU this process runs on (the JIT's target).
+    pub fn for_host() -> Self {
+        Self::with_vector_bits(host_vector_bits())
+    }
+
+    /// Schedules for the x86-64 level `cpu` (`x86-64-v4`: AVX-512,
+    /// `x86-64-v3`: AVX2; anything else: 128-bit SSE2), as the
+    /// ahead-of-time variants are compiled.
+    pub fn for_cpu(cpu: &str) -> Self {
+        Self::with_vector_bits(match cpu {
+            "x86-64-v4" => 512,
+            "x86-64-v3" => 256,
+            "native" => host_vector_bits(),
+            _ => 128,
+        })
+    }
+
+    /// Schedules for vector registers of `bits` (128, 256 or 512).
+    pub fn with_vector_bits(bits: u32) -> Self {
+        Self {
+            vector_bits: bits.clamp(128, 512),
+        }
+    }
+
+    /// The width of the vector registers scheduled for.
+    pub fn vector_bits(&self) -> u32 {
+        self.vector_bits
+    }
+}
+
+impl Default for DefaultSchedule {
+    fn default() -> Self {
+        Self::for_host()
+    }
+}
+
+/// The host's vector registers in bits: 512 with AVX-512, 256 with AVX2
+/// and FMA, else 128.
+fn host_vector_bits() -> u32 {
+    if relax_runtime::cpu::supports("x86-64-v4") {
+        512
+    } else if relax_runtime::cpu::supports("x86-64-v3") {
+        256
+    } else {
+        128
+    }
+}
 
 impl Pass for DefaultSchedule {
     fn name(&self) -> &str {
@@ -123,30 +188,32 @@ impl Pass for DefaultSchedule {
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             if let BaseFunc::Prim(pf) = f {
-                out.add(gv.clone(), schedule_prim_func(pf));
+                out.add(gv.clone(), self.schedule_prim_func(pf));
             }
         }
         Ok(out)
     }
 }
 
-/// `func` with every canonical nest scheduled. See the module docs.
-pub fn schedule_prim_func(func: &PrimFunc) -> PrimFunc {
-    PrimFunc {
-        params: func.params.clone(),
-        body: schedule_stmt(&func.body),
-        attrs: func.attrs.clone(),
+impl DefaultSchedule {
+    /// `func` with every canonical nest scheduled. See the module docs.
+    pub fn schedule_prim_func(&self, func: &PrimFunc) -> PrimFunc {
+        PrimFunc {
+            params: func.params.clone(),
+            body: schedule_stmt(&func.body, self.vector_bits),
+            attrs: func.attrs.clone(),
+        }
     }
 }
 
-fn schedule_stmt(s: &Stmt) -> Stmt {
+fn schedule_stmt(s: &Stmt, bits: u32) -> Stmt {
     match s {
-        Stmt::For { body, .. } => match Nest::of(s) {
+        Stmt::For { body, .. } => match Nest::of(s, bits) {
             Some(nest) => nest.schedule(),
             None => {
                 let mut s = s.clone();
                 if let Stmt::For { body: b, .. } = &mut s {
-                    **b = schedule_stmt(body);
+                    **b = schedule_stmt(body, bits);
                 }
                 s
             }
@@ -163,40 +230,40 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
                     let mut out = Vec::with_capacity(stages.len());
                     let mut i = 0;
                     while i < stages.len() {
-                        if let Some((fused, n)) = rows::row_run(stages, i, &b.alloc_buffers) {
+                        if let Some((fused, n)) = rows::row_run(stages, i, &b.alloc_buffers, bits) {
                             out.push(fused);
                             i += n;
                             continue;
                         }
-                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers) {
+                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers, bits) {
                             Some(nest) => {
                                 out.push(nest.schedule());
                                 i += 2;
                             }
                             None => {
-                                out.push(schedule_stmt(&stages[i]));
+                                out.push(schedule_stmt(&stages[i], bits));
                                 i += 1;
                             }
                         }
                     }
                     Stmt::Seq(out)
                 }
-                other => schedule_stmt(other),
+                other => schedule_stmt(other, bits),
             });
             let body = &b.body;
             b.alloc_buffers
                 .retain(|buf| crate::tir::buffer_uses::stmt_uses(body, buf));
             Stmt::Block(Box::new(b))
         }
-        Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(schedule_stmt).collect()),
+        Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(|s| schedule_stmt(s, bits)).collect()),
         Stmt::Allocate { buffer, body } => Stmt::Allocate {
             buffer: buffer.clone(),
-            body: Box::new(schedule_stmt(body)),
+            body: Box::new(schedule_stmt(body, bits)),
         },
         Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
             var: var.clone(),
             value: value.clone(),
-            body: Box::new(schedule_stmt(body)),
+            body: Box::new(schedule_stmt(body, bits)),
         },
         Stmt::IfThenElse {
             cond,
@@ -204,8 +271,10 @@ fn schedule_stmt(s: &Stmt) -> Stmt {
             else_case,
         } => Stmt::IfThenElse {
             cond: cond.clone(),
-            then_case: Box::new(schedule_stmt(then_case)),
-            else_case: else_case.as_deref().map(|e| Box::new(schedule_stmt(e))),
+            then_case: Box::new(schedule_stmt(then_case, bits)),
+            else_case: else_case
+                .as_deref()
+                .map(|e| Box::new(schedule_stmt(e, bits))),
         },
         Stmt::Block(_) | Stmt::BufferStore { .. } | Stmt::Evaluate(_) => s.clone(),
     }

@@ -11,7 +11,11 @@
 //! 3. `Select` whose sides read memory, and `T.if_then_else`, branch so
 //!    that only the chosen side runs (a guarded out-of-range access must not
 //!    fault); other `Select`s are LLVM `select`s.
-//! 4. Integer `Div`/`Mod` are floor division/modulo. A zero divisor acts as
+//! 4. A float `a * b + c` (either side of the add) is `llvm.fmuladd`:
+//!    one FMA where the target has it, a rounded multiply and add where it
+//!    does not. Results may differ from the interpreter's in the last bit,
+//!    which is why numerical comparisons use a tolerance.
+//! 5. Integer `Div`/`Mod` are floor division/modulo. A zero divisor acts as
 //!    1 and a signed divisor of -1 is handled apart, so no input traps
 //!    (x86 faults on both).
 
@@ -107,6 +111,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     _ => Err(unsupported(format!("the literal `{e}`"))),
                 }
             }
+            K::Add(a, b) if d.is_float() => match (a.kind(), b.kind()) {
+                (K::Mul(x, y), _) if a.dtype() == d => self.mul_add(d, x, y, b),
+                (_, K::Mul(x, y)) if b.dtype() == d => self.mul_add(d, x, y, a),
+                _ => self.arith(d, a, b, Op::Add, Op::FAdd),
+            },
             K::Add(a, b) => self.arith(d, a, b, Op::Add, Op::FAdd),
             K::Sub(a, b) => self.arith(d, a, b, Op::Sub, Op::FSub),
             K::Mul(a, b) => self.arith(d, a, b, Op::Mul, Op::FMul),
@@ -182,6 +191,23 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let x = self.expr_as(a, d)?;
         let y = self.expr_as(b, d)?;
         self.broadcast2(x, y)
+    }
+
+    /// `x * y + z` as `llvm.fmuladd` (item 4 of the module docs).
+    fn mul_add(
+        &mut self,
+        d: DataType,
+        x: &PrimExpr,
+        y: &PrimExpr,
+        z: &PrimExpr,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let (x, y) = self.operands(d, x, y)?;
+        let z = self.expr_as(z, d)?;
+        let (x, z) = self.broadcast2(x, z)?;
+        let (y, z) = self.broadcast2(y, z)?;
+        // `z` may have widened `x` and `y` only if both were scalars.
+        let (x, y) = self.broadcast2(x, y)?;
+        self.call_intrinsic("llvm.fmuladd", &[x, y, z])
     }
 
     fn arith(

@@ -5,7 +5,12 @@
 //!    native, the host CPU's name and features; native modules also carry
 //!    them as `target-cpu`/`target-features` function attributes, which the
 //!    JIT's own code generator reads.
-//! 2. The module is verified, then optimized with LLVM's new pass manager at
+//! 2. Where the CPU has AVX-512 (the host's features, or the level
+//!    `x86-64-v4`), functions ask for 512-bit vectors
+//!    (`prefer-vector-width`, `min-legal-vector-width`): LLVM 14 otherwise
+//!    splits a 16-lane `float32` vector into two 256-bit halves, and a
+//!    register tile of twelve such vectors no longer fits the registers.
+//! 3. The module is verified, then optimized with LLVM's new pass manager at
 //!    `default<O3>` with the target machine's cost model (so the loop
 //!    vectorizer and unroller know the vector width).
 
@@ -68,11 +73,20 @@ pub(super) fn optimize(module: &Module<'_>, tm: &TargetMachine, native: bool) ->
     let nounwind = ctx.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0);
     let cpu = tm.get_cpu().to_string();
     let features = tm.get_feature_string().to_string_lossy().into_owned();
+    let wide = features.contains("+avx512f") || cpu == "x86-64-v4";
     for f in module.get_functions() {
         if f.count_basic_blocks() == 0 {
             continue;
         }
         f.add_attribute(AttributeLoc::Function, nounwind);
+        if wide {
+            for key in ["prefer-vector-width", "min-legal-vector-width"] {
+                f.add_attribute(
+                    AttributeLoc::Function,
+                    ctx.create_string_attribute(key, "512"),
+                );
+            }
+        }
         if native {
             f.add_attribute(
                 AttributeLoc::Function,

@@ -75,9 +75,14 @@ impl Nest {
 
 /// Stage `i` of `stages` with the next one as its epilogue, if the module
 /// docs' conditions hold; `allocated` are the root block's buffers.
-pub(super) fn with_epilogue(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> Option<Nest> {
-    let mut producer = Nest::of(stages.get(i)?)?;
-    let consumer = Nest::of(stages.get(i + 1)?)?;
+pub(super) fn with_epilogue(
+    stages: &[Stmt],
+    i: usize,
+    allocated: &[Buffer],
+    vector_bits: u32,
+) -> Option<Nest> {
+    let mut producer = Nest::of(stages.get(i)?, vector_bits)?;
+    let consumer = Nest::of(stages.get(i + 1)?, vector_bits)?;
     let t = producer.buffer.clone();
     if producer.reduce.is_empty()
         || !consumer.reduce.is_empty()

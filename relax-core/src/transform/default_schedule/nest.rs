@@ -54,11 +54,15 @@ pub(super) struct Nest {
     /// The elementwise stage applied to a reduction's final values
     /// (`epilogue.rs`).
     pub(super) epilogue: Option<Epilogue>,
+    /// The target's vector registers, in bits (the GEMM's register tile
+    /// follows it).
+    pub(super) vector_bits: u32,
 }
 
 impl Nest {
-    /// The nest rooted at `s`, if `s` is a canonical nest.
-    pub(super) fn of(s: &Stmt) -> Option<Nest> {
+    /// The nest rooted at `s`, if `s` is a canonical nest, to be
+    /// scheduled for vector registers of `vector_bits`.
+    pub(super) fn of(s: &Stmt, vector_bits: u32) -> Option<Nest> {
         let mut loops = Vec::new();
         let mut cur = s;
         while let Stmt::For {
@@ -160,6 +164,7 @@ impl Nest {
             value: value.clone(),
             init,
             epilogue: None,
+            vector_bits,
         })
     }
 
@@ -188,7 +193,27 @@ impl Nest {
             })
     }
 
+    /// The nest scheduled: a large matrix product packed (case 5, which
+    /// always runs in parallel), anything else in place, in parallel when
+    /// the work is large enough; decided at run time when symbolic.
     pub(super) fn schedule(&self) -> Stmt {
+        if let Some(gemm) = self.gemm() {
+            match gemm.when() {
+                Ok(true) => return gemm.packed(),
+                Ok(false) => {}
+                Err(cond) => {
+                    return Stmt::IfThenElse {
+                        cond,
+                        then_case: Box::new(gemm.packed()),
+                        else_case: Some(Box::new(self.with_new_loops().schedule_in_place())),
+                    }
+                }
+            }
+        }
+        self.schedule_in_place()
+    }
+
+    fn schedule_in_place(&self) -> Stmt {
         match parallel_choice(&self.work(), self.index_dtype()) {
             Ok(parallel) => self.build(parallel),
             Err(cond) => Stmt::IfThenElse {
@@ -201,6 +226,7 @@ impl Nest {
         }
     }
 
+    /// The schedules that read their operands in place (cases 1 to 4).
     pub(super) fn build(&self, parallel: bool) -> Stmt {
         if self.reduce.is_empty() {
             self.injective(parallel)
@@ -222,6 +248,7 @@ impl Nest {
             value: self.value.clone(),
             init: self.init.clone(),
             epilogue: self.epilogue.clone(),
+            vector_bits: self.vector_bits,
         }
     }
 

@@ -27,8 +27,13 @@ use std::collections::HashMap;
 
 /// The stages `stages[i..i + n]` as one row loop, with `n`, if a run of at
 /// least two stages starts at `i` (see the module docs).
-pub(super) fn row_run(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> Option<(Stmt, usize)> {
-    let first = Nest::of(stages.get(i)?)?;
+pub(super) fn row_run(
+    stages: &[Stmt],
+    i: usize,
+    allocated: &[Buffer],
+    vector_bits: u32,
+) -> Option<(Stmt, usize)> {
+    let first = Nest::of(stages.get(i)?, vector_bits)?;
     let row_of = |n: &Nest| -> Option<TirVar> {
         let v = &n.spatial.first()?.var;
         (n.indices.first()?.as_var() == Some(v)).then(|| v.clone())
@@ -37,7 +42,9 @@ pub(super) fn row_run(stages: &[Stmt], i: usize, allocated: &[Buffer]) -> Option
     let mut run: Vec<Nest> = Vec::new();
     let mut per_row: Vec<Buffer> = Vec::new();
     for stage in &stages[i..] {
-        let Some(nest) = Nest::of(stage) else { break };
+        let Some(nest) = Nest::of(stage, vector_bits) else {
+            break;
+        };
         let Some(row) = row_of(&nest) else { break };
         let e = &nest.spatial[0].extent;
         if !same_extent(e, &extent) {
@@ -120,5 +127,6 @@ fn without_row(n: &Nest, row: &TirVar) -> Nest {
         value: n.value.substitute_map(&map),
         init: n.init.as_ref().map(|e| e.substitute_map(&map)),
         epilogue: None,
+        vector_bits: n.vector_bits,
     }
 }

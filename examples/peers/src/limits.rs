@@ -1,0 +1,182 @@
+//! The machine's limits, measured in the same run as the peers: the FMA
+//! peak of all the kernel threads together and the bandwidth of a plain
+//! copy. Each row's *limit* is the roofline of its work: the larger of its
+//! flops at the FMA peak and its bytes at the copy bandwidth.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+/// What a row's computation costs at least: multiply-add flops (two per
+/// FMA) and bytes that must cross the memory bus (inputs and outputs).
+pub struct Work {
+    pub flops: f64,
+    pub bytes: f64,
+}
+
+/// Peak flops per second and copy bytes per second.
+pub struct Limits {
+    pub flops: f64,
+    pub bytes: f64,
+    /// How the peak was measured.
+    pub how: String,
+}
+
+impl Limits {
+    /// The least time `work` can take on this machine.
+    pub fn time(&self, work: &Work) -> f64 {
+        (work.flops / self.flops).max(work.bytes / self.bytes)
+    }
+}
+
+/// The threads relax-rs' kernels use: `RELAX_NUM_THREADS`, else the
+/// available parallelism.
+fn threads() -> usize {
+    std::env::var("RELAX_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The best of `samples` runs of `f` (sharing the machine only ever slows
+/// a run down).
+fn best(samples: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..samples)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+pub fn measure() -> Limits {
+    let threads = threads();
+    let (per_call, how) = fma_kernel();
+    // Every thread runs the FMA chains at once; the slowest sets the time.
+    let secs = best(7, || {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| black_box(per_call.run()));
+            }
+        });
+    });
+    let flops = per_call.flops() * threads as f64 / secs;
+    // A copy of 64 MiB (read and write), larger than the caches.
+    let n = 16 << 20;
+    let src = vec![1.0f32; n];
+    let mut dst = vec![0.0f32; n];
+    let copy = best(7, || {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+    });
+    let bytes = 2.0 * 4.0 * n as f64 / copy;
+    Limits {
+        flops,
+        bytes,
+        how: format!("{how} on {threads} thread(s); copy of 64 MiB"),
+    }
+}
+
+/// One thread's FMA chains: independent accumulators, enough to cover the
+/// FMA latency on two ports.
+#[derive(Clone, Copy)]
+enum Fma {
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    Scalar,
+}
+
+const ITERS: u64 = 1 << 22;
+const CHAINS: usize = 12;
+
+impl Fma {
+    fn lanes(self) -> f64 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Fma::Avx512 => 16.0,
+            #[cfg(target_arch = "x86_64")]
+            Fma::Avx2 => 8.0,
+            Fma::Scalar => 1.0,
+        }
+    }
+
+    fn flops(self) -> f64 {
+        ITERS as f64 * CHAINS as f64 * self.lanes() * 2.0
+    }
+
+    fn run(self) -> f32 {
+        match self {
+            // SAFETY: `fma_kernel` chose these after detecting the features.
+            #[cfg(target_arch = "x86_64")]
+            Fma::Avx512 => unsafe { x86::avx512(ITERS) },
+            #[cfg(target_arch = "x86_64")]
+            Fma::Avx2 => unsafe { x86::avx2(ITERS) },
+            Fma::Scalar => scalar(ITERS),
+        }
+    }
+}
+
+fn fma_kernel() -> (Fma, &'static str) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            return (Fma::Avx512, "AVX-512 FMA peak");
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return (Fma::Avx2, "AVX2 FMA peak");
+        }
+    }
+    (Fma::Scalar, "scalar FMA peak")
+}
+
+fn scalar(iters: u64) -> f32 {
+    let mut acc = [1.0f32; CHAINS];
+    let (a, b) = (black_box(0.999_999f32), black_box(1e-7f32));
+    for _ in 0..iters {
+        for x in acc.iter_mut() {
+            *x = x.mul_add(a, b);
+        }
+    }
+    acc.iter().sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::CHAINS;
+    use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn avx512(iters: u64) -> f32 {
+        let a = _mm512_set1_ps(0.999_999);
+        let b = _mm512_set1_ps(1e-7);
+        let mut acc = [_mm512_set1_ps(1.0); CHAINS];
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm512_fmadd_ps(*x, a, b);
+            }
+        }
+        acc.iter().map(|&x| _mm512_reduce_add_ps(x)).sum()
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn avx2(iters: u64) -> f32 {
+        let a = _mm256_set1_ps(0.999_999);
+        let b = _mm256_set1_ps(1e-7);
+        let mut acc = [_mm256_set1_ps(1.0); CHAINS];
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm256_fmadd_ps(*x, a, b);
+            }
+        }
+        let mut out = [0.0f32; 8];
+        let sum = acc
+            .iter()
+            .fold(_mm256_setzero_ps(), |s, &x| _mm256_add_ps(s, x));
+        _mm256_storeu_ps(out.as_mut_ptr(), sum);
+        out.iter().sum()
+    }
+}

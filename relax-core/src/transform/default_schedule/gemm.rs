@@ -1,0 +1,627 @@
+//! Case 5 of the module docs: a matrix product too large for the caches,
+//! `C[.., i, j] = init + Σ_k A(i, k) · B(k, j)` (either factor may read its
+//! matrix transposed, the MLP's `x · wᵀ`), as a packed, cache-blocked GEMM
+//! in the manner of GotoBLAS and BLIS.
+//!
+//! ```text
+//! for jc in N by GEMM_NC:                      B panels (L2)
+//!   for kc in K by GEMM_KC:
+//!     B_pack[jt, kk, r] = B(kc + kk, jc + jt·NR + r)     zero past N
+//!     for ic in M by a chunk of at most GEMM_MC rows (Parallel):
+//!       A_pack[it, kk, r] = A(ic + it·MR + r, kc + kk)   zero past M
+//!       for jt, it:                             one MR × NR register tile
+//!         acc = 0
+//!         for kk: acc[r, c] += A_pack[it, kk, r] · B_pack[jt, kk, c]
+//!         C[tile] = (first kc ? init : C[tile]) + acc    epilogue on the last kc
+//! ```
+//!
+//! The packs put what the micro-kernel reads next at consecutive addresses
+//! (a row of the B panel is two vector registers, a column of the A panel
+//! [`GEMM_MR`] broadcasts), so its inner loop is `GEMM_MR` × 2 FMAs on
+//! accumulators that stay in registers, whatever the layout of the
+//! operands. `NR`, the tile's columns, follows the target's vector width
+//! ([`GEMM_NR_VECTORS`]). The packs are zero-padded to whole tiles, so the micro-kernel
+//! never has a tail; only the write-back of a tile that crosses the edge
+//! of `C` runs element by element, through a copy of the accumulators (an
+//! indexed access would keep them out of registers).
+//!
+//! Rows are split into at least [`GEMM_MIN_CHUNKS`] chunks (an even number)
+//! so both cores of a 2-core machine get work from a few hundred rows; each
+//! chunk packs its own `A_pack`. The sum is reassociated: each `GEMM_KC`
+//! slice of `k` is summed in registers, then added to the partial result
+//! (numerical tests compare with a tolerance that follows from `K`).
+//!
+//! When the shape is symbolic the packed loops and the register-tiled
+//! schedule of case 2/4 are both emitted, chosen at run time
+//! ([`Gemm::when`]): a batch-1 call does not pack a weight matrix it reads
+//! once.
+
+use super::nest::{Axis, Nest};
+use super::util::*;
+use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::buffer_uses::expr_reads;
+use crate::tir::{Block, Buffer, ForKind, Stmt};
+use relax_runtime::DataType;
+use std::collections::HashMap;
+
+/// Rows of the register tile (broadcasts of the A panel per `k`).
+pub const GEMM_MR: i64 = 6;
+/// Vector registers per row of the register tile: its columns are two
+/// vector registers of the target ([`Gemm::nr`]: 32 `float32` with
+/// AVX-512, 16 with AVX2, 8 with SSE2), so the tile is twelve accumulator
+/// registers and the inner loop needs fifteen, within every x86-64 level's
+/// register file.
+pub const GEMM_NR_VECTORS: i64 = 2;
+/// The slice of `k` a pack holds: a `GEMM_KC × NR` slice of the B panel
+/// (at most 32 KiB) stays in the L1 cache while the A panels stream past.
+pub const GEMM_KC: i64 = 256;
+/// The most rows of `C` one chunk packs (`GEMM_MC × GEMM_KC`, 96 KiB, in
+/// L2).
+pub const GEMM_MC: i64 = 96;
+/// The columns of one B panel (`GEMM_KC × GEMM_NC`, 512 KiB, in L2).
+pub const GEMM_NC: i64 = 512;
+/// The fewest row chunks (below `M / GEMM_MC` the chunks shrink instead).
+pub const GEMM_MIN_CHUNKS: i64 = 4;
+/// The smallest `M` worth packing for: below it the register-tiled
+/// schedules read the weights in place.
+pub const GEMM_MIN_ROWS: i64 = 32;
+/// The smallest `K` worth packing for.
+pub const GEMM_MIN_DEPTH: i64 = 16;
+
+/// A nest that is a matrix product, with its two factors.
+pub(super) struct Gemm<'a> {
+    nest: &'a Nest,
+    /// The factor of the update's term free of `j`: `A(i, k)`.
+    a: PrimExpr,
+    /// The factor free of `i`: `B(k, j)`.
+    b: PrimExpr,
+    /// Columns of the register tile.
+    nr: i64,
+}
+
+impl Nest {
+    /// The nest as a GEMM: one reduce variable, at least two spatial ones
+    /// (`.., i, j`), a float update `C[..] + x · y` where one factor is
+    /// free of `j` and the other of `i`, neither reading `C`, and an init.
+    pub(super) fn gemm(&self) -> Option<Gemm<'_>> {
+        let n = self.spatial.len();
+        let dt = self.buffer.dtype();
+        if self.reduce.len() != 1 || n < 2 || !dt.is_float() || dt.lanes() != 1 {
+            return None;
+        }
+        self.init.as_ref()?;
+        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let PrimExprKind::Add(l, r) = self.value.kind() else {
+            return None;
+        };
+        let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
+        let term = match (is_out(l), is_out(r)) {
+            (true, false) => r,
+            (false, true) => l,
+            _ => return None,
+        };
+        let PrimExprKind::Mul(x, y) = term.kind() else {
+            return None;
+        };
+        if term.dtype() != dt || expr_reads(term, &self.buffer) {
+            return None;
+        }
+        let free = |e: &PrimExpr, axis: &Axis| !uses_var(e, &axis.var);
+        let (a, b) = if free(x, j) && free(y, i) {
+            (x, y)
+        } else if free(y, j) && free(x, i) {
+            (y, x)
+        } else {
+            return None;
+        };
+        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits());
+        Some(Gemm {
+            nest: self,
+            a: a.clone(),
+            b: b.clone(),
+            nr: nr.max(1),
+        })
+    }
+}
+
+/// A choice known at build time, or the run-time condition for `true`.
+type Choice = Result<bool, PrimExpr>;
+
+/// `then` or `otherwise` by `choice`; both when it is decided at run time.
+fn branch(choice: &Choice, then: impl FnOnce() -> Stmt, otherwise: impl FnOnce() -> Stmt) -> Stmt {
+    match choice {
+        Ok(true) => then(),
+        Ok(false) => otherwise(),
+        Err(cond) => Stmt::IfThenElse {
+            cond: cond.clone(),
+            then_case: Box::new(then()),
+            else_case: Some(Box::new(otherwise())),
+        },
+    }
+}
+
+/// `cond` decided by the analyzer when it can be.
+fn choice(cond: PrimExpr) -> Choice {
+    let c = Analyzer::new().simplify(&cond);
+    match c.as_int() {
+        Some(v) => Ok(v != 0),
+        None => Err(c),
+    }
+}
+
+/// Builds loops over the index dtype of one nest.
+struct Loops {
+    dtype: DataType,
+    an: Analyzer,
+    /// Columns of the register tile.
+    nr: i64,
+}
+
+impl Loops {
+    fn int(&self, v: i64) -> PrimExpr {
+        PrimExpr::int_of(self.dtype, v)
+    }
+
+    fn simplify(&self, e: PrimExpr) -> PrimExpr {
+        self.an.simplify(&e)
+    }
+
+    fn ceil_div(&self, e: &PrimExpr, d: i64) -> PrimExpr {
+        self.simplify((e.clone() + self.int(d - 1)).floordiv(self.int(d)))
+    }
+
+    /// A loop `name` over `[0, extent)` around `body(var)`; just `body(0)`
+    /// when the extent is 1.
+    fn count(
+        &self,
+        name: &str,
+        extent: PrimExpr,
+        kind: ForKind,
+        body: impl FnOnce(PrimExpr) -> Stmt,
+    ) -> Stmt {
+        if extent.as_int() == Some(1) {
+            return body(self.int(0));
+        }
+        let v = TirVar::with_dtype(name, self.dtype);
+        let inner = body(PrimExpr::var(&v));
+        for_(&v, self.int(0), extent, kind, inner)
+    }
+
+    /// A loop `name` over `[min, min + extent)` around `body(var)`.
+    fn range(
+        &self,
+        name: &str,
+        min: PrimExpr,
+        extent: PrimExpr,
+        kind: ForKind,
+        body: impl FnOnce(PrimExpr) -> Stmt,
+    ) -> Stmt {
+        let v = TirVar::with_dtype(name, self.dtype);
+        let inner = body(PrimExpr::var(&v));
+        for_(&v, min, extent, kind, inner)
+    }
+
+    /// The register tile's columns around `body(column)`: one vectorized
+    /// loop, or unrolled vectors of [`VECTOR_LANES`] when wider.
+    fn tile_columns(&self, body: impl FnOnce(PrimExpr) -> Stmt) -> Stmt {
+        if self.nr <= VECTOR_LANES {
+            return self.range(
+                "c",
+                self.int(0),
+                self.int(self.nr),
+                ForKind::Vectorized,
+                body,
+            );
+        }
+        let (u, l) = (
+            TirVar::with_dtype("c_u", self.dtype),
+            TirVar::with_dtype("c_l", self.dtype),
+        );
+        let col = PrimExpr::var(&u) * self.int(VECTOR_LANES) + PrimExpr::var(&l);
+        let vec = for_(
+            &l,
+            self.int(0),
+            self.int(VECTOR_LANES),
+            ForKind::Vectorized,
+            body(col),
+        );
+        for_(
+            &u,
+            self.int(0),
+            self.int(self.nr / VECTOR_LANES),
+            ForKind::Unrolled,
+            vec,
+        )
+    }
+
+    /// The register tile: unrolled rows around [`Loops::tile_columns`].
+    fn tile(&self, body: impl FnOnce(PrimExpr, PrimExpr) -> Stmt) -> Stmt {
+        self.range(
+            "r",
+            self.int(0),
+            self.int(GEMM_MR),
+            ForKind::Unrolled,
+            |r| self.tile_columns(|c| body(r, c)),
+        )
+    }
+}
+
+/// A block that only scopes `buffers`.
+fn scope(name: &str, buffers: Vec<Buffer>, body: Stmt) -> Stmt {
+    Stmt::Block(Box::new(Block {
+        name: name.to_string(),
+        iter_vars: vec![],
+        iter_values: vec![],
+        reads: vec![],
+        writes: vec![],
+        init: None,
+        body: Box::new(body),
+        alloc_buffers: buffers,
+    }))
+}
+
+/// Which operand a pack holds.
+#[derive(Clone, Copy)]
+enum Side {
+    A,
+    B,
+}
+
+impl Gemm<'_> {
+    fn axes(&self) -> (&Axis, &Axis, &Axis) {
+        let n = self.nest.spatial.len();
+        let s = &self.nest.spatial;
+        (&s[n - 2], &s[n - 1], &self.nest.reduce[0])
+    }
+
+    /// When the packed schedule pays: `M ≥ GEMM_MIN_ROWS`, `N ≥ NR`,
+    /// `K ≥ GEMM_MIN_DEPTH` (so the reduction is never empty) and
+    /// `M · N · K ≥` [`PARALLEL_MIN_WORK`] (so the row chunks always run in
+    /// parallel, and smaller products, which fit the caches, are not
+    /// packed).
+    pub(super) fn when(&self) -> Choice {
+        let (i, j, k) = self.axes();
+        let idt = self.nest.index_dtype();
+        let at_least =
+            |e: &PrimExpr, v: i64| choice(e.clone().cast(idt).ge(PrimExpr::int_of(idt, v)));
+        let mut runtime: Option<PrimExpr> = None;
+        for c in [
+            at_least(&i.extent, GEMM_MIN_ROWS),
+            at_least(&j.extent, self.nr),
+            at_least(&k.extent, GEMM_MIN_DEPTH),
+            at_least(
+                &(i.extent.clone() * j.extent.clone() * k.extent.clone()),
+                PARALLEL_MIN_WORK,
+            ),
+        ] {
+            match c {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(cond) => {
+                    runtime = Some(match runtime {
+                        Some(prev) => prev.and(cond),
+                        None => cond,
+                    })
+                }
+            }
+        }
+        runtime.map_or(Ok(true), Err)
+    }
+
+    /// The packed schedule (see the module docs).
+    pub(super) fn packed(&self) -> Stmt {
+        let nest = self.nest;
+        let n = nest.spatial.len();
+        let batch = new_loops(&nest.spatial[..n - 2]);
+        let (i, j, k) = self.axes();
+        let lp = Loops {
+            dtype: nest.index_dtype(),
+            an: Analyzer::new(),
+            nr: self.nr,
+        };
+        let nr = self.nr;
+        let m = lp.simplify(i.extent.clone().cast(lp.dtype));
+        let nn = lp.simplify(j.extent.clone().cast(lp.dtype));
+        let kk = lp.simplify(k.extent.clone().cast(lp.dtype));
+        let dt = nest.buffer.dtype();
+        let depth = kk.as_int().map_or(GEMM_KC, |v| v.clamp(1, GEMM_KC));
+        let panel = nn
+            .as_int()
+            .map_or(GEMM_NC, |v| (v.max(1) + nr - 1) / nr * nr)
+            .min(GEMM_NC);
+        let b_pack = Buffer::new(
+            "B_pack",
+            vec![lp.int(panel / nr), lp.int(depth), lp.int(nr)],
+            dt,
+        );
+        let a_pack = Buffer::new(
+            "A_pack",
+            vec![lp.int(GEMM_MC / GEMM_MR), lp.int(depth), lp.int(GEMM_MR)],
+            dt,
+        );
+        let base = identity(&batch);
+        // Row chunks: at least GEMM_MIN_CHUNKS, an even number, whole tiles.
+        let chunks = {
+            let c = lp.ceil_div(&m, GEMM_MC).max(lp.int(GEMM_MIN_CHUNKS));
+            lp.simplify(lp.ceil_div(&c, 2) * lp.int(2))
+        };
+        let step = lp.simplify(
+            (lp.ceil_div(
+                &lp.simplify((m.clone() + chunks.clone() - lp.int(1)).floordiv(chunks)),
+                GEMM_MR,
+            ) * lp.int(GEMM_MR))
+            .max(lp.int(GEMM_MR)),
+        );
+        let k_blocks = lp.ceil_div(&kk, GEMM_KC);
+        let body = lp.count("jc_o", lp.ceil_div(&nn, GEMM_NC), ForKind::Serial, |jco| {
+            let jc = lp.simplify(jco * lp.int(GEMM_NC));
+            let nc = lp.simplify(lp.int(GEMM_NC).min(nn.clone() - jc.clone()));
+            lp.count("kc_o", k_blocks.clone(), ForKind::Serial, |kco| {
+                let kc = lp.simplify(kco.clone() * lp.int(GEMM_KC));
+                let kl = lp.simplify(lp.int(GEMM_KC).min(kk.clone() - kc.clone()));
+                let first = choice(kco.clone().eq_(lp.int(0)));
+                let last = choice(kco.eq_(lp.simplify(k_blocks.clone() - lp.int(1))));
+                let pack_b = self.pack(&lp, Side::B, &b_pack, &base, &jc, &nc, &kc, &kl);
+                let chunk_loop = lp.count(
+                    "ic_o",
+                    lp.ceil_div_expr(&m, &step),
+                    ForKind::Parallel,
+                    |ico| {
+                        let ic = lp.simplify(ico * step.clone());
+                        let mc = lp.simplify(step.clone().min(m.clone() - ic.clone()));
+                        let pack_a = self.pack(&lp, Side::A, &a_pack, &base, &ic, &mc, &kc, &kl);
+                        let tiles = lp.count("jt", lp.ceil_div(&nc, nr), ForKind::Serial, |jt| {
+                            lp.count("it", lp.ceil_div(&mc, GEMM_MR), ForKind::Serial, |it| {
+                                let tile = Tile {
+                                    i0: lp.simplify(ic.clone() + it.clone() * lp.int(GEMM_MR)),
+                                    j0: lp.simplify(jc.clone() + jt.clone() * lp.int(nr)),
+                                    it,
+                                    jt,
+                                };
+                                self.micro_kernel(
+                                    &lp, &tile, &a_pack, &b_pack, &base, &kl, &first, &last,
+                                )
+                            })
+                        });
+                        scope("A_pack", vec![a_pack.clone()], seq(vec![pack_a, tiles]))
+                    },
+                );
+                seq(vec![pack_b, chunk_loop])
+            })
+        });
+        let body = super::util::nest(&batch, body, None);
+        scope("B_pack", vec![b_pack], body)
+    }
+
+    /// Fills `pack` (`[tiles, kk, R]`, `R` = [`GEMM_MR`] or `NR`)
+    /// with the operand of `side` at rows `start .. start + len` (`i` for
+    /// A, `j` for B) and `k` in `kc .. kc + kl`; rows past `len` are zero.
+    #[allow(clippy::too_many_arguments)]
+    fn pack(
+        &self,
+        lp: &Loops,
+        side: Side,
+        pack: &Buffer,
+        base: &HashMap<TirVar, PrimExpr>,
+        start: &PrimExpr,
+        len: &PrimExpr,
+        kc: &PrimExpr,
+        kl: &PrimExpr,
+    ) -> Stmt {
+        let (i, j, k) = self.axes();
+        let (row_axis, factor, width) = match side {
+            Side::A => (i, &self.a, GEMM_MR),
+            Side::B => (j, &self.b, self.nr),
+        };
+        // The row offset inside a tile innermost when the operand is
+        // contiguous along rows (B of `A · B`): vector loads and stores;
+        // else `k` innermost (A, or B read transposed): contiguous loads.
+        let mut loads = Vec::new();
+        collect_loads(factor, &mut loads);
+        let coeffs: Vec<Option<i64>> = loads
+            .iter()
+            .map(|(b, idx)| linear_coeff(&b.offset_of(idx), &row_axis.var))
+            .collect();
+        let rows_inner =
+            coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)));
+        let full = lp.simplify(len.clone().floordiv(lp.int(width)));
+        let rest = lp.simplify(len.clone() - full.clone() * lp.int(width));
+        // One tile `t`, rows `r` in `[r0, r0 + rn)`: the operand, or zero.
+        let fill = |t: PrimExpr, r0: PrimExpr, rn: PrimExpr, zero: bool| {
+            let body = |r: PrimExpr, q: PrimExpr| {
+                let value = if zero {
+                    PrimExpr::float(pack.dtype(), 0.0)
+                } else {
+                    let mut map = base.clone();
+                    let row = start.clone() + t.clone() * lp.int(width) + r.clone();
+                    map.insert(row_axis.var.clone(), row.cast(row_axis.var.dtype()));
+                    map.insert(k.var.clone(), (kc.clone() + q.clone()).cast(k.var.dtype()));
+                    factor.substitute_map(&map)
+                };
+                Stmt::BufferStore {
+                    buffer: pack.clone(),
+                    value,
+                    indices: vec![t.clone(), q, r],
+                }
+            };
+            if rows_inner {
+                lp.range("q", lp.int(0), kl.clone(), ForKind::Serial, |q| {
+                    lp.range("r", r0, rn, ForKind::Vectorized, |r| body(r, q))
+                })
+            } else {
+                lp.range("r", r0, rn, ForKind::Serial, |r| {
+                    lp.range("q", lp.int(0), kl.clone(), ForKind::Serial, |q| body(r, q))
+                })
+            }
+        };
+        let whole = lp.range("t", lp.int(0), full.clone(), ForKind::Serial, |t| {
+            fill(t, lp.int(0), lp.int(width), false)
+        });
+        let edge = seq(vec![
+            fill(full.clone(), lp.int(0), rest.clone(), false),
+            fill(
+                full,
+                rest.clone(),
+                lp.simplify(lp.int(width) - rest.clone()),
+                true,
+            ),
+        ]);
+        let has_edge = choice(rest.gt(lp.int(0)));
+        seq(vec![
+            whole,
+            branch(&has_edge, || edge, || Stmt::Seq(vec![])),
+        ])
+    }
+
+    /// One register tile: accumulate over the `k` slice, then write back.
+    #[allow(clippy::too_many_arguments)]
+    fn micro_kernel(
+        &self,
+        lp: &Loops,
+        tile: &Tile,
+        a_pack: &Buffer,
+        b_pack: &Buffer,
+        base: &HashMap<TirVar, PrimExpr>,
+        kl: &PrimExpr,
+        first: &Choice,
+        last: &Choice,
+    ) -> Stmt {
+        let dt = self.nest.buffer.dtype();
+        let acc = Buffer::new("acc", vec![lp.int(GEMM_MR), lp.int(lp.nr)], dt);
+        let init = lp.tile(|r, c| Stmt::BufferStore {
+            buffer: acc.clone(),
+            value: PrimExpr::float(dt, 0.0),
+            indices: vec![r, c],
+        });
+        let update = lp.range("kk", lp.int(0), kl.clone(), ForKind::Serial, |q| {
+            lp.tile(|r, c| {
+                let at = PrimExpr::load(&acc, vec![r.clone(), c.clone()]);
+                let a = PrimExpr::load(a_pack, vec![tile.it.clone(), q.clone(), r.clone()]);
+                let b = PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()]);
+                Stmt::BufferStore {
+                    buffer: acc.clone(),
+                    value: at + a * b,
+                    indices: vec![r, c],
+                }
+            })
+        });
+        let (i, j, _) = self.axes();
+        let m = i.extent.clone().cast(lp.dtype);
+        let nn = j.extent.clone().cast(lp.dtype);
+        let whole = choice(
+            (tile.i0.clone() + lp.int(GEMM_MR))
+                .le(m.clone())
+                .and((tile.j0.clone() + lp.int(lp.nr)).le(nn.clone())),
+        );
+        // A whole tile: vector stores, one version per (first, last).
+        let whole_tile = |first: bool, last: bool| {
+            lp.tile(|r, c| {
+                let sum = PrimExpr::load(&acc, vec![r.clone(), c.clone()]);
+                let start = Ok(first);
+                self.write_back(base, tile, r, c, sum, &start, &Ok(last))
+            })
+        };
+        let whole_tile = || {
+            branch(
+                first,
+                || branch(last, || whole_tile(true, true), || whole_tile(true, false)),
+                || {
+                    branch(
+                        last,
+                        || whole_tile(false, true),
+                        || whole_tile(false, false),
+                    )
+                },
+            )
+        };
+        // A tile crossing the edge of `C`: element by element through a
+        // copy (indexing `acc` by bounds known only at run time would keep
+        // it in memory), deciding `first` and `last` per element.
+        let edge_tile = || {
+            let edge = Buffer::new("acc_edge", vec![lp.int(GEMM_MR), lp.int(lp.nr)], dt);
+            let copy = lp.tile(|r, c| Stmt::BufferStore {
+                buffer: edge.clone(),
+                value: PrimExpr::load(&acc, vec![r.clone(), c.clone()]),
+                indices: vec![r, c],
+            });
+            let rows = lp.simplify(lp.int(GEMM_MR).min(m.clone() - tile.i0.clone()));
+            let cols = lp.simplify(lp.int(lp.nr).min(nn.clone() - tile.j0.clone()));
+            let store = lp.range("r", lp.int(0), rows, ForKind::Serial, |r| {
+                lp.range("c", lp.int(0), cols, ForKind::Serial, |c| {
+                    let sum = PrimExpr::load(&edge, vec![r.clone(), c.clone()]);
+                    self.write_back(base, tile, r, c, sum, first, last)
+                })
+            });
+            scope("acc_edge", vec![edge], seq(vec![copy, store]))
+        };
+        let write = branch(&whole, whole_tile, edge_tile);
+        scope("acc", vec![acc.clone()], seq(vec![init, update, write]))
+    }
+
+    /// The store of one element `(i0 + r, j0 + c)` of a tile whose sum over
+    /// the current `k` slice is `sum`: added to the init on the first
+    /// slice, else to the partial result in `C`; through the epilogue on
+    /// the last slice.
+    #[allow(clippy::too_many_arguments)]
+    fn write_back(
+        &self,
+        base: &HashMap<TirVar, PrimExpr>,
+        tile: &Tile,
+        r: PrimExpr,
+        c: PrimExpr,
+        sum: PrimExpr,
+        first: &Choice,
+        last: &Choice,
+    ) -> Stmt {
+        let nest = self.nest;
+        let (i, j, _) = self.axes();
+        let mut map = base.clone();
+        map.insert(i.var.clone(), (tile.i0.clone() + r).cast(i.var.dtype()));
+        map.insert(j.var.clone(), (tile.j0.clone() + c).cast(j.var.dtype()));
+        let indices: Vec<PrimExpr> = nest
+            .indices
+            .iter()
+            .map(|e| e.substitute_map(&map))
+            .collect();
+        let init = nest
+            .init
+            .as_ref()
+            .expect("a GEMM has an init")
+            .substitute_map(&map);
+        let partial = PrimExpr::load(&nest.buffer, indices.clone());
+        let start = match first {
+            Ok(true) => init,
+            Ok(false) => partial,
+            Err(cond) => PrimExpr::select(cond.clone(), init, partial),
+        };
+        let value = match start.kind() {
+            PrimExprKind::FloatImm(z) if *z == 0.0 => sum,
+            _ => start + sum,
+        };
+        branch(
+            last,
+            || nest.final_store(&map, value.clone()),
+            || Stmt::BufferStore {
+                buffer: nest.buffer.clone(),
+                value: value.clone(),
+                indices: indices.clone(),
+            },
+        )
+    }
+}
+
+/// One register tile: its indices in the packs and its first output.
+struct Tile {
+    it: PrimExpr,
+    jt: PrimExpr,
+    i0: PrimExpr,
+    j0: PrimExpr,
+}
+
+impl Loops {
+    fn ceil_div_expr(&self, e: &PrimExpr, d: &PrimExpr) -> PrimExpr {
+        self.simplify((e.clone() + d.clone() - self.int(1)).floordiv(d.clone()))
+    }
+}
