@@ -234,6 +234,72 @@ fn a_large_matmul_runs_its_tile_rows_in_parallel() {
 }
 
 #[test]
+fn a_large_matmul_is_a_packed_gemm() {
+    // 64 x 128 x 128 multiply-adds (the threshold) with vectors of 256
+    // bits: register tiles of 6 x 16, a B panel packed once, four row
+    // chunks of 18 rows in parallel, each packing its rows (the last chunk
+    // has 10: a tile and a zero-padded tail), tiles across the edge of C
+    // stored element by element.
+    let params = r#"x: T.Buffer((64, 128), "float32"), w: T.Buffer((128, 128), "float32"), C: T.Buffer((64, 128), "float32")"#;
+    let before = r#"        with T.block("root"):
+            for i, j, k in T.grid(64, 128, 128):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0.0)
+                    C[vi, vj] = C[vi, vj] + x[vi, vk] * w[vk, vj]
+"#;
+    let after = r#"        with T.block("root"):
+            with T.block("B_pack"):
+                B_pack = T.alloc_buffer((8, 128, 16))
+                for t, q in T.grid(8, 128):
+                    for r in T.vectorized(16):
+                        B_pack[t, q, r] = w[q, t * 16 + r]
+                for ic_o in T.parallel(4):
+                    ic: T.int64 = ic_o * 18
+                    mc: T.int64 = T.min(64 - ic, 18)
+                    with T.block("A_pack"):
+                        A_pack = T.alloc_buffer((16, 128, 6))
+                        full: T.int64 = mc // 6
+                        rest: T.int64 = mc - full * 6
+                        for t_1, r_1, q_1 in T.grid(full, 6, 128):
+                            A_pack[t_1, q_1, r_1] = x[ic + t_1 * 6 + r_1, q_1]
+                        if rest > 0:
+                            for r_2, q_2 in T.grid(rest, 128):
+                                A_pack[full, q_2, r_2] = x[ic + full * 6 + r_2, q_2]
+                            for r_3 in T.serial(rest, rest + (6 - rest)):
+                                for q_3 in range(128):
+                                    A_pack[full, q_3, r_3] = T.float32(0.0)
+                        for jt in range(8):
+                            j0: T.int64 = jt * 16
+                            for it in range((mc + 5) // 6):
+                                i0: T.int64 = ic + it * 6
+                                with T.block("acc"):
+                                    acc = T.alloc_buffer((6, 16))
+                                    for r_4 in T.unroll(6):
+                                        for c in T.vectorized(16):
+                                            acc[r_4, c] = T.float32(0.0)
+                                    for kk in range(128):
+                                        for r_5 in T.unroll(6):
+                                            for c_1 in T.vectorized(16):
+                                                acc[r_5, c_1] = acc[r_5, c_1] + A_pack[it, kk, r_5] * B_pack[jt, kk, c_1]
+                                    if i0 <= 58 and j0 <= 112:
+                                        for r_6 in T.unroll(6):
+                                            for c_2 in T.vectorized(16):
+                                                C[i0 + r_6, j0 + c_2] = acc[r_6, c_2]
+                                    else:
+                                        with T.block("acc_edge"):
+                                            acc_edge = T.alloc_buffer((6, 16))
+                                            for r_7 in T.unroll(6):
+                                                for c_3 in T.vectorized(16):
+                                                    acc_edge[r_7, c_3] = acc[r_7, c_3]
+                                            for r_8, c_4 in T.grid(T.min(64 - i0, 6), T.min(128 - j0, 16)):
+                                                C[i0 + r_8, j0 + c_4] = acc_edge[r_8, c_4]
+"#;
+    check(params, before, after);
+}
+
+#[test]
 fn a_wide_row_accumulates_in_unrolled_vectors() {
     // One row of 128 outputs (a batch-1 matmul): eight 16-lane vectors.
     let params = r#"x: T.Buffer((1, 64), "float32"), y: T.Buffer((64, 128), "float32"), C: T.Buffer((1, 128), "float32")"#;
@@ -833,7 +899,7 @@ class Module:
     /// left out): slices of `k` (the partial result kept in the
     /// intermediate between them) with a tail, two B panels and a column
     /// tail, row chunks with a tile tail, the epilogue on the last slice; a
-    /// weight read transposed; a batch; a symbolic `k` from empty to three
+    /// left operand read transposed; a batch; a symbolic `k` from empty to three
     /// slices; and shapes that choose the in-place schedules at run time.
     /// Each for the register tiles of SSE2, AVX2 and AVX-512 (all run on
     /// the host).
@@ -858,24 +924,36 @@ class Module:
             .map(|(n, m)| vec![vec![n, 300], vec![300, m], vec![m]])
             .collect();
         packed(contiguous, &cases);
-        let transposed = r#"
+        let transposed_a = r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 40), dtype="float32"), w: R.Tensor((70, 40), dtype="float32"), b: R.Tensor((70,), dtype="float32")) -> R.Tensor(("n", 70), dtype="float32"):
+    def main(x: R.Tensor((40, "n"), dtype="float32"), w: R.Tensor((40, 70), dtype="float32")) -> R.Tensor(("n", 70), dtype="float32"):
         n = T.int64()
         with R.dataflow():
-            wt: R.Tensor((40, 70), dtype="float32") = R.permute_dims(w, axes=None)
-            lv: R.Tensor((n, 70), dtype="float32") = R.matmul(x, wt, out_dtype="void")
-            y: R.Tensor((n, 70), dtype="float32") = R.add(lv, b)
+            xt: R.Tensor((n, 40), dtype="float32") = R.permute_dims(x, axes=None)
+            y: R.Tensor((n, 70), dtype="float32") = R.matmul(xt, w, out_dtype="void")
             R.output(y)
         return y
 "#;
         let cases: Vec<_> = [2, 400, 777]
             .into_iter()
-            .map(|n| vec![vec![n, 40], vec![70, 40], vec![70]])
+            .map(|n| vec![vec![40, n], vec![40, 70]])
             .collect();
-        packed(transposed, &cases);
+        packed(transposed_a, &cases);
+        // A weight read transposed keeps case 4's dot products.
+        let transposed_b = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((400, 40), dtype="float32"), w: R.Tensor((70, 40), dtype="float32")) -> R.Tensor((400, 70), dtype="float32"):
+        with R.dataflow():
+            wt: R.Tensor((40, 70), dtype="float32") = R.permute_dims(w, axes=None)
+            y: R.Tensor((400, 70), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            R.output(y)
+        return y
+"#;
+        assert!(!scheduled(transposed_b, 256).contains("B_pack"));
         let batched = r#"
 @I.ir_module
 class Module:
@@ -909,12 +987,20 @@ class Module:
     /// kernels on `cases`, for each vector width.
     fn packed(text: &str, cases: &[Vec<Vec<i64>>]) {
         for bits in [128, 256, 512] {
+            let module = scheduled(text, bits);
+            assert!(module.contains("B_pack"), "{module}");
             let target = Target::host().with_vector_bits(bits);
-            let m: IRModule = text.parse().unwrap();
-            let scheduled =
-                crate::transform::Pass::run(&crate::backend::pipeline(&target), m).unwrap();
-            assert!(scheduled.to_string().contains("B_pack"), "{scheduled}");
             compare(text, cases, 1e-5, 0, &target);
         }
+    }
+
+    /// `text` through the host pipeline for vectors of `bits`, printed.
+    fn scheduled(text: &str, bits: u32) -> String {
+        let target = Target::host().with_vector_bits(bits);
+        let m: IRModule = text.parse().unwrap();
+        let pipeline = crate::backend::pipeline(&target);
+        crate::transform::Pass::run(&pipeline, m)
+            .unwrap()
+            .to_string()
     }
 }
