@@ -1,7 +1,7 @@
 //! The machine's limits, measured in the same run as the peers: the FMA
-//! peak of all the kernel threads together and the bandwidth of a plain
-//! copy. Each row's *limit* is the roofline of its work: the larger of its
-//! flops at the FMA peak and its bytes at the copy bandwidth.
+//! peak of all the kernel threads together and the time of a plain copy of
+//! a row's bytes. Each row's *limit* is the roofline of its work: the
+//! larger of its flops at the FMA peak and that copy.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -13,18 +13,21 @@ pub struct Work {
     pub bytes: f64,
 }
 
-/// Peak flops per second and copy bytes per second.
+/// The FMA peak (flops per second) and how it was measured.
 pub struct Limits {
     pub flops: f64,
-    pub bytes: f64,
-    /// How the peak was measured.
     pub how: String,
+    threads: usize,
 }
 
 impl Limits {
-    /// The least time `work` can take on this machine.
+    /// The least time `work` can take on this machine: its flops at the FMA
+    /// peak, or a plain copy of its bytes (half read, half written, split
+    /// over the kernel threads) timed now, whichever is longer. The copy is
+    /// of the row's own size, so a row whose data fits in a cache is held
+    /// to that cache's bandwidth.
     pub fn time(&self, work: &Work) -> f64 {
-        (work.flops / self.flops).max(work.bytes / self.bytes)
+        (work.flops / self.flops).max(copy_time(work.bytes, self.threads))
     }
 }
 
@@ -51,6 +54,33 @@ fn best(samples: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Seconds to copy `bytes / 2` bytes into another buffer (`bytes` cross
+/// the bus), the halves of the buffers copied by `threads` threads.
+fn copy_time(bytes: f64, threads: usize) -> f64 {
+    let n = ((bytes / 8.0) as usize).max(threads);
+    let src = vec![1.0f32; n];
+    let mut dst = vec![0.0f32; n];
+    let chunk = n.div_ceil(threads);
+    let mut copy = || {
+        std::thread::scope(|s| {
+            for (d, c) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+                s.spawn(move || d.copy_from_slice(black_box(c)));
+            }
+        });
+    };
+    // Thread start-up is a few microseconds: for small rows, time many
+    // copies by one thread instead and take the better of the two.
+    let parallel = best(9, &mut copy);
+    let reps = 64;
+    let serial = best(9, || {
+        for _ in 0..reps {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&mut dst);
+        }
+    }) / f64::from(reps);
+    parallel.min(serial)
+}
+
 pub fn measure() -> Limits {
     let threads = threads();
     let (per_call, how) = fma_kernel();
@@ -62,20 +92,10 @@ pub fn measure() -> Limits {
             }
         });
     });
-    let flops = per_call.flops() * threads as f64 / secs;
-    // A copy of 64 MiB (read and write), larger than the caches.
-    let n = 16 << 20;
-    let src = vec![1.0f32; n];
-    let mut dst = vec![0.0f32; n];
-    let copy = best(7, || {
-        dst.copy_from_slice(black_box(&src));
-        black_box(&mut dst);
-    });
-    let bytes = 2.0 * 4.0 * n as f64 / copy;
     Limits {
-        flops,
-        bytes,
-        how: format!("{how} on {threads} thread(s); copy of 64 MiB"),
+        flops: per_call.flops() * threads as f64 / secs,
+        how: format!("{how} on {threads} thread(s)"),
+        threads,
     }
 }
 

@@ -15,8 +15,8 @@
 //! Each row prints every peer's median time per call, relax-rs' speed
 //! relative to the best peer (above 1.00 means relax-rs is faster), and the
 //! row's limit on this machine (`limits.rs`: the roofline of its flops at
-//! the measured FMA peak and its bytes at the measured copy bandwidth) with
-//! the fraction of it relax-rs reaches. relax-rs
+//! the measured FMA peak and a plain copy of its bytes timed in the same
+//! run) with the fraction of it relax-rs reaches. relax-rs
 //! is timed through `VirtualMachine::call` (argument checks and output
 //! allocation included), with inputs converted to tensors once, as a
 //! serving loop would hold them.
@@ -318,10 +318,9 @@ fn main() {
     };
 
     println!(
-        "limits: {:.0} GFLOPS ({}), {:.1} GB/s",
+        "FMA peak: {:.0} GFLOPS ({})",
         limits.flops / 1e9,
-        limits.how,
-        limits.bytes / 1e9
+        limits.how
     );
     println!(
         "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>12} {:>10} {:>9}",
@@ -349,6 +348,6 @@ fn main() {
         );
     }
     println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster;");
-    println!(" limit: the row's flops at the FMA peak or its bytes at the copy bandwidth, whichever is longer;");
+    println!(" limit: the row's flops at the FMA peak or a plain copy of its bytes, whichever is longer;");
     println!(" of limit: the limit over relax-rs' time)");
 }
