@@ -22,6 +22,7 @@ pub mod fuse_tir;
 pub mod instrument;
 pub mod legalize;
 pub mod legalize_ops;
+pub mod lift_transform_params;
 pub mod pass_context;
 pub mod to_basic_block_normal_form;
 pub mod to_non_dataflow;
@@ -39,6 +40,7 @@ pub use instrument::{
     PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
 };
 pub use legalize_ops::LegalizeOps;
+pub use lift_transform_params::LiftTransformParams;
 pub use pass_context::PassContext;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 pub use to_non_dataflow::ToNonDataflow;
