@@ -193,7 +193,7 @@ impl BlockBuilder {
             .pop()
             .expect("a function frame always has its body scope");
         scope.close_block();
-        let body = self.make_seq(scope.blocks, output)?;
+        let body = self.make_function_body(scope.blocks, output, &frame.params)?;
         let param_vars: HashSet<TirVar> = frame
             .params
             .iter()
@@ -264,7 +264,7 @@ impl BlockBuilder {
             .pop()
             .expect("a function frame always has its body scope");
         scope.close_block();
-        self.make_seq(scope.blocks, output?)
+        self.make_function_body(scope.blocks, output?, &frame.params)
     }
 
     /// Opens a nested scope (an `If` branch) in the open function.
@@ -587,6 +587,38 @@ impl BlockBuilder {
         let body = body?;
         scope.close_block();
         self.make_seq(scope.blocks, body)
+    }
+
+    /// A function body: a `SeqExpr` whose StructInfo keeps the symbolic
+    /// variables the parameters define, even where a `MatchCast` in the
+    /// body mentions them again (that cast is a check, not a definition).
+    fn make_function_body(
+        &self,
+        blocks: Vec<BindingBlock>,
+        body: Expr,
+        params: &[Var],
+    ) -> Result<Expr, Error> {
+        let seq = self.make_seq(blocks, body)?;
+        let defined: HashSet<TirVar> = params
+            .iter()
+            .filter_map(|p| p.struct_info())
+            .flat_map(|s| s.definable_tir_vars())
+            .collect();
+        if defined.is_empty() {
+            return Ok(seq);
+        }
+        let (ExprKind::SeqExpr(s), Some(body)) =
+            (seq.kind(), seq.as_seq().and_then(|s| s.body.struct_info()))
+        else {
+            return Ok(seq);
+        };
+        let sinfo = crate::analysis::derive::seq_expr_struct_info(
+            s,
+            body,
+            &|v| defined.contains(v),
+            &Analyzer::new(),
+        );
+        Ok(seq.with_struct_info(sinfo))
     }
 
     fn make_seq(&self, blocks: Vec<BindingBlock>, body: Expr) -> Result<Expr, Error> {

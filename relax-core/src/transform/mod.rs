@@ -11,6 +11,7 @@
 
 pub mod annotate_tir_op_pattern;
 pub mod bind_params;
+pub mod bind_symbolic_vars;
 pub mod canonicalize_bindings;
 pub mod dead_code_elimination;
 pub mod default_schedule;
@@ -28,6 +29,7 @@ pub mod to_basic_block_normal_form;
 pub mod to_non_dataflow;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use bind_params::BindParams;
+pub use bind_symbolic_vars::{BindSymbolicVars, SymbolicVar};
 pub use canonicalize_bindings::CanonicalizeBindings;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use default_schedule::DefaultSchedule;
