@@ -29,6 +29,7 @@ pub mod pass_context;
 pub mod remove_unused_parameters;
 pub mod to_basic_block_normal_form;
 pub mod to_non_dataflow;
+pub mod topological_sort;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
 pub use bind_params::BindParams;
 pub use bind_symbolic_vars::{BindSymbolicVars, SymbolicVar};
@@ -50,6 +51,7 @@ pub use pass_context::PassContext;
 pub use remove_unused_parameters::RemoveUnusedParameters;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 pub use to_non_dataflow::ToNonDataflow;
+pub use topological_sort::{SortDirection, SortOrder, TopologicalSort};
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
