@@ -26,6 +26,7 @@ pub mod legalize;
 pub mod legalize_ops;
 pub mod lift_transform_params;
 pub mod pass_context;
+pub mod remove_unused_outputs;
 pub mod remove_unused_parameters;
 pub mod to_basic_block_normal_form;
 pub mod to_non_dataflow;
@@ -48,6 +49,7 @@ pub use instrument::{
 pub use legalize_ops::LegalizeOps;
 pub use lift_transform_params::LiftTransformParams;
 pub use pass_context::PassContext;
+pub use remove_unused_outputs::RemoveUnusedOutputs;
 pub use remove_unused_parameters::RemoveUnusedParameters;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 pub use to_non_dataflow::ToNonDataflow;
