@@ -21,6 +21,7 @@ pub mod fold_constant;
 pub mod fuse_ops;
 pub mod fuse_ops_by_pattern;
 pub mod fuse_tir;
+pub mod inline_private_functions;
 pub mod instrument;
 pub mod legalize;
 pub mod legalize_ops;
@@ -43,6 +44,7 @@ pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
 pub use fuse_ops_by_pattern::{FuseOpsByPattern, FusionPattern};
 pub use fuse_tir::FuseTIR;
+pub use inline_private_functions::InlinePrivateFunctions;
 pub use instrument::{
     PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
 };
