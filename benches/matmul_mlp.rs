@@ -2,9 +2,9 @@
 //! figure measured in the same run so the ratios are meaningful on a busy
 //! machine.
 //!
-//! 1. The FMA peak of one core: independent `_mm256_fmadd_ps` chains
-//!    (x86_64 with AVX2 and FMA, detected at run time), else scalar
-//!    `mul_add` chains.
+//! 1. The FMA peak of one core: independent `_mm512_fmadd_ps` chains with
+//!    AVX-512, `_mm256_fmadd_ps` chains with AVX2 and FMA (detected at run
+//!    time), else scalar `mul_add` chains.
 //! 2. Our matmul (`R.matmul` of two square f32 matrices, a one-op module
 //!    built for `Target::host()`), timed through `vm.call` (argument checks
 //!    and output allocation included) and as kernel time alone, against
@@ -77,6 +77,16 @@ fn median(xs: &mut [f64]) -> f64 {
 fn fma_peak() -> (f64, &'static str) {
     #[cfg(target_arch = "x86_64")]
     {
+        if is_x86_feature_detected!("avx512f") {
+            const ITERS: u64 = 1 << 22;
+            let secs = best(samples(Duration::from_millis(600), || {
+                // SAFETY: the feature was detected above.
+                black_box(unsafe { avx512::fma_chains(ITERS) });
+            }));
+            // 12 chains of 16 lanes, two flops per lane.
+            let flops = ITERS as f64 * 12.0 * 16.0 * 2.0;
+            return (flops / secs / 1e9, "AVX-512 _mm512_fmadd_ps, 12 chains");
+        }
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             const ITERS: u64 = 1 << 22;
             let secs = best(samples(Duration::from_millis(600), || {
@@ -121,6 +131,25 @@ mod avx2 {
         let mut out = [0.0f32; 8];
         _mm256_storeu_ps(out.as_mut_ptr(), sum);
         out.iter().sum()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// [`super::avx2::fma_chains`] on 512-bit registers.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn fma_chains(iters: u64) -> f32 {
+        let a = _mm512_set1_ps(0.999_999);
+        let b = _mm512_set1_ps(1e-7);
+        let mut acc = [_mm512_set1_ps(1.0); 12];
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm512_fmadd_ps(*x, a, b);
+            }
+        }
+        acc.iter().map(|&x| _mm512_reduce_add_ps(x)).sum()
     }
 }
 
