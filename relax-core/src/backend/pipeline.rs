@@ -1,6 +1,8 @@
 //! The default pipeline of `relax::build` (TVM's `zero_pipeline`, followed
 //! by dead-code elimination):
 //!
+//! 0. [`LambdaLift`]: local functions into module-level private ones (the
+//!    VM runs module-level functions only);
 //! 1. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
 //! 2. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
 //! 3. [`FoldConstant`]: calls on constants evaluated at compile time (op
@@ -13,23 +15,25 @@
 //! 6. [`DefaultSchedule`] (`Target::host()` only): CPU loop schedules
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
-//! `Target::interpreter()` is the oracle and runs steps 3 and 5 only: its
+//! `Target::interpreter()` is the oracle and runs steps 0, 3 and 5 only: its
 //! op calls stay op calls, run on the reference kernels.
 
 use super::{Target, TargetKind};
 use crate::transform::{
     AnnotateTIROpPattern, DeadCodeElimination, DefaultSchedule, FoldConstant, FuseOps, FuseTIR,
-    LegalizeOps, Sequential,
+    LambdaLift, LegalizeOps, Sequential,
 };
 
 /// The passes `build` runs for `target`, in order. See the module docs.
 pub fn pipeline(target: &Target) -> Sequential {
     if !target.legalizes() {
         return Sequential::new()
+            .with(LambdaLift)
             .with(FoldConstant)
             .with(DeadCodeElimination::new());
     }
     let passes = Sequential::new()
+        .with(LambdaLift)
         .with(LegalizeOps)
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)

@@ -411,9 +411,10 @@ class Module:
 fn the_pipeline_has_the_zero_pipeline_order() {
     assert_eq!(
         pipeline(&Target::interpreter()).pass_names(),
-        ["FoldConstant", "DeadCodeElimination"]
+        ["LambdaLift", "FoldConstant", "DeadCodeElimination"]
     );
     let zero = [
+        "LambdaLift",
         "LegalizeOps",
         "AnnotateTIROpPattern",
         "FoldConstant",

@@ -23,6 +23,7 @@ pub mod fuse_ops_by_pattern;
 pub mod fuse_tir;
 pub mod inline_private_functions;
 pub mod instrument;
+pub mod lambda_lift;
 pub mod legalize;
 pub mod legalize_ops;
 pub mod lift_transform_params;
@@ -48,6 +49,7 @@ pub use inline_private_functions::InlinePrivateFunctions;
 pub use instrument::{
     PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
 };
+pub use lambda_lift::LambdaLift;
 pub use legalize_ops::LegalizeOps;
 pub use lift_transform_params::LiftTransformParams;
 pub use pass_context::PassContext;
