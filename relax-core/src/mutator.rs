@@ -398,6 +398,45 @@ pub fn mutate_module<M: ExprMutator>(
     }
 }
 
+/// `expr` with each use of a variable in `map` replaced by its expression
+/// and what changed re-normalized (TVM's `relax.bind`); `module` resolves
+/// global functions. Every error normalization found is returned.
+pub fn replace_vars(
+    expr: &Expr,
+    map: &HashMap<Var, Expr>,
+    module: &IRModule,
+) -> Result<Expr, Error> {
+    struct Replace<'a> {
+        state: MutatorState,
+        map: &'a HashMap<Var, Expr>,
+    }
+    impl ExprMutator for Replace<'_> {
+        fn state(&mut self) -> &mut MutatorState {
+            &mut self.state
+        }
+        fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
+            match self.map.get(var) {
+                Some(e) => e.clone(),
+                None => self
+                    .var_remap()
+                    .get(var)
+                    .map_or_else(|| expr.clone(), Expr::var),
+            }
+        }
+    }
+    let mut m = Replace {
+        state: MutatorState::with_module(module),
+        map,
+    };
+    let e = m.visit_expr(expr);
+    let errors = m.state.builder.take_errors();
+    if errors.is_empty() {
+        Ok(e)
+    } else {
+        Err(Error::Compile(errors))
+    }
+}
+
 /// Removes bindings whose variable is never used and whose value has no side
 /// effects, until none is left (TVM's `remove_all_unused`). Every binding of
 /// a dataflow block qualifies; in an ordinary block only pure values do.

@@ -12,8 +12,8 @@
 //!    results are deterministic (fused functions take their parameters in
 //!    this order).
 
-use crate::ir::{Expr, Var};
-use crate::visitor::{walk_expr, ExprVisitor};
+use crate::ir::{Expr, ExprKind, Var};
+use crate::visitor::{post_order_visit, walk_expr, ExprVisitor};
 use std::collections::HashSet;
 
 /// Every variable definition and use in an expression, in order.
@@ -82,6 +82,24 @@ pub fn all_vars(expr: &Expr) -> Vec<Var> {
     let mut out = c.bound;
     out.extend(c.used.into_iter().filter(|v| !c.seen_bound.contains(v)));
     out
+}
+
+/// Whether `expr` uses what `is_target` picks (a function's `Var` or
+/// `GlobalVar`) anywhere other than as the callee of a call: passed on,
+/// returned or stored, not only called.
+pub fn used_other_than_as_callee(expr: &Expr, is_target: impl Fn(&Expr) -> bool) -> bool {
+    let (mut uses, mut calls) = (0usize, 0usize);
+    post_order_visit(expr, |e| {
+        if is_target(e) {
+            uses += 1;
+        }
+        if let ExprKind::Call(c) = e.kind() {
+            if is_target(&c.op) {
+                calls += 1;
+            }
+        }
+    });
+    uses > calls
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::Pass;
 use crate::analysis::struct_info_analysis::{struct_info_base_check, BaseCheckResult};
 use crate::arith::Analyzer;
 use crate::ir::{Expr, Function, IRModule, PrimExpr, StructInfo, TirVar, Var};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::replace_vars;
 use relax_runtime::{Diagnostic, Error, Tensor};
 use std::collections::HashMap;
 
@@ -91,17 +91,9 @@ impl Pass for BindParams {
             ret_struct_info: ret,
             ..func.clone()
         };
-        // The mutator rebuilds and re-normalizes the body, so every
-        // expression's StructInfo sees the constants.
-        let mut replace = ReplaceVars {
-            state: MutatorState::with_module(&module),
-            constants: &constants,
-        };
-        let e = replace.visit_expr(&Expr::function(unbound));
-        let errors = replace.state.builder.take_errors();
-        if !errors.is_empty() {
-            return Err(Error::Compile(errors));
-        }
+        // Rebuilt and re-normalized, so every expression's StructInfo sees
+        // the constants.
+        let e = replace_vars(&Expr::function(unbound), &constants, &module)?;
         let Some(f) = e.as_function() else {
             return Err(error(
                 "BindParams: rewriting did not return a function".into(),
@@ -109,27 +101,6 @@ impl Pass for BindParams {
         };
         let gv = module.global_var(&self.func).expect("looked up above");
         Ok(module.with_function(gv, f.clone()))
-    }
-}
-
-/// Replaces uses of the bound parameters by their constants.
-struct ReplaceVars<'a> {
-    state: MutatorState,
-    constants: &'a HashMap<Var, Expr>,
-}
-
-impl ExprMutator for ReplaceVars<'_> {
-    fn state(&mut self) -> &mut crate::mutator::MutatorState {
-        &mut self.state
-    }
-    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
-        match self.constants.get(var) {
-            Some(c) => c.clone(),
-            None => self
-                .var_remap()
-                .get(var)
-                .map_or_else(|| expr.clone(), Expr::var),
-        }
     }
 }
 

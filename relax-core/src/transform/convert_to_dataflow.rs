@@ -19,7 +19,7 @@ use super::Pass;
 use crate::analysis::derive::is_impure_call_in;
 use crate::analysis::vars::free_vars;
 use crate::ir::{Binding, BindingBlock, Expr, ExprKind, Function, IRModule, Var};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::replace_vars;
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
 
@@ -60,22 +60,11 @@ impl Pass for ConvertToDataflow {
                 renamed: HashMap::new(),
             };
             let body = conv.expr(&func.body);
-            if conv.renamed.is_empty() && body.ptr_eq(&func.body) {
-                continue;
-            }
             let rewritten = Function {
                 body,
                 ..func.clone()
             };
-            let mut m = Rename {
-                state: MutatorState::with_module(&module),
-                map: &conv.renamed,
-            };
-            let e = m.visit_expr(&Expr::function(rewritten));
-            let errors = m.state.builder.take_errors();
-            if !errors.is_empty() {
-                return Err(Error::Compile(errors));
-            }
+            let e = replace_vars(&Expr::function(rewritten), &conv.renamed, &module)?;
             if let Some(f) = e.as_function() {
                 out.add(gv.clone(), f.clone());
             }
@@ -87,8 +76,8 @@ impl Pass for ConvertToDataflow {
 struct Converter<'a> {
     module: &'a IRModule,
     min_size: usize,
-    /// Variables given a new kind: old → new.
-    renamed: HashMap<Var, Var>,
+    /// Variables given a new kind: old → the new one.
+    renamed: HashMap<Var, Expr>,
 }
 
 /// One binding and whether it came from a dataflow block.
@@ -129,24 +118,12 @@ impl Converter<'_> {
         }
     }
 
-    /// Item 1 of the module docs.
-    fn is_pure(&self, b: &Binding) -> bool {
-        match b {
-            Binding::MatchCast(_) => true,
-            Binding::VarBinding(vb) => match vb.value.kind() {
-                ExprKind::If(_) => false,
-                ExprKind::Call(call) => !is_impure_call_in(call, Some(self.module)),
-                _ => true,
-            },
-        }
-    }
-
     /// Items 2 and 3 of the module docs.
     fn group(&mut self, items: Vec<Item>, body: &Expr) -> Vec<BindingBlock> {
         // Runs of pure or dataflow items, and the impure items between.
         let mut groups: Vec<(bool, Vec<Item>)> = Vec::new();
         for item in items {
-            let pure = item.dataflow || self.is_pure(&item.binding);
+            let pure = item.dataflow || may_stand_in_dataflow(&item.binding, self.module);
             match groups.last_mut() {
                 Some((p, g)) if *p == pure => g.push(item),
                 _ => groups.push((pure, vec![item])),
@@ -184,7 +161,7 @@ impl Converter<'_> {
                         } else {
                             Var::new_dataflow(var.name_hint(), var.struct_info().cloned())
                         };
-                        self.renamed.insert(var, new.clone());
+                        self.renamed.insert(var, Expr::var(&new));
                         rebind(&i.binding, new)
                     } else {
                         i.binding
@@ -197,6 +174,19 @@ impl Converter<'_> {
     }
 }
 
+/// Whether `b` may stand in a dataflow block (item 1 of the module docs):
+/// a `match_cast`, or a value that is not an `If` and not an impure call.
+pub fn may_stand_in_dataflow(b: &Binding, module: &IRModule) -> bool {
+    match b {
+        Binding::MatchCast(_) => true,
+        Binding::VarBinding(vb) => match vb.value.kind() {
+            ExprKind::If(_) => false,
+            ExprKind::Call(call) => !is_impure_call_in(call, Some(module)),
+            _ => true,
+        },
+    }
+}
+
 /// `b` binding `var` instead of its own variable.
 fn rebind(b: &Binding, var: Var) -> Binding {
     match b {
@@ -204,26 +194,6 @@ fn rebind(b: &Binding, var: Var) -> Binding {
         Binding::MatchCast(mc) => {
             Binding::match_cast(var, mc.value.clone(), mc.struct_info.clone())
         }
-    }
-}
-
-/// Uses of renamed variables follow them.
-struct Rename<'a> {
-    state: MutatorState,
-    map: &'a HashMap<Var, Var>,
-}
-
-impl ExprMutator for Rename<'_> {
-    fn state(&mut self) -> &mut MutatorState {
-        &mut self.state
-    }
-    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
-        if let Some(v) = self.map.get(var) {
-            return Expr::var(v);
-        }
-        self.var_remap()
-            .get(var)
-            .map_or_else(|| expr.clone(), Expr::var)
     }
 }
 

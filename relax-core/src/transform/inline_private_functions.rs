@@ -13,10 +13,11 @@
 //! result. Each call site is inlined once: calls inside an inlined body
 //! stay calls (so mutual recursion terminates).
 
+use super::convert_to_dataflow::may_stand_in_dataflow;
 use super::Pass;
-use crate::analysis::derive::is_impure_call_in;
 use crate::ir::{Binding, Expr, ExprKind, Function, GlobalVar, IRModule, Var, VarBinding};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::{replace_vars, ExprMutator, MutatorState};
+use crate::visitor::post_order_visit;
 use relax_runtime::Error;
 use std::collections::HashMap;
 
@@ -89,24 +90,11 @@ fn can_inline(f: &Function, gv: &GlobalVar) -> bool {
 
 /// Whether `e` mentions `gv`.
 fn mentions(e: &Expr, gv: &GlobalVar) -> bool {
-    match e.kind() {
-        ExprKind::GlobalVar(g) => g == gv,
-        ExprKind::Call(c) => mentions(&c.op, gv) || c.args.iter().any(|a| mentions(a, gv)),
-        ExprKind::Tuple(fields) => fields.iter().any(|f| mentions(f, gv)),
-        ExprKind::TupleGetItem(t, _) => mentions(t, gv),
-        ExprKind::SeqExpr(seq) => {
-            seq.blocks
-                .iter()
-                .flat_map(|b| &b.bindings)
-                .any(|b| mentions(b.value(), gv))
-                || mentions(&seq.body, gv)
-        }
-        ExprKind::If(i) => {
-            mentions(&i.cond, gv) || mentions(&i.true_branch, gv) || mentions(&i.false_branch, gv)
-        }
-        ExprKind::Function(f) => mentions(&f.body, gv),
-        _ => false,
-    }
+    let mut found = false;
+    post_order_visit(e, |x| {
+        found |= matches!(x.kind(), ExprKind::GlobalVar(g) if g == gv)
+    });
+    found
 }
 
 struct Inline<'a> {
@@ -128,18 +116,12 @@ impl Inline<'_> {
         let f = self.inlinable.get(g)?;
         if self.builder().current_block_is_dataflow() {
             let seq = f.body.as_seq()?;
+            let module = self.module;
             let fits = seq
                 .blocks
                 .iter()
                 .flat_map(|b| &b.bindings)
-                .all(|b| match b {
-                    Binding::MatchCast(_) => true,
-                    Binding::VarBinding(vb) => match vb.value.kind() {
-                        ExprKind::If(_) => false,
-                        ExprKind::Call(c) => !is_impure_call_in(c, Some(self.module)),
-                        _ => true,
-                    },
-                });
+                .all(|b| may_stand_in_dataflow(b, module));
             if !fits {
                 return None;
             }
@@ -162,13 +144,12 @@ impl ExprMutator for Inline<'_> {
         let args: Vec<Expr> = args.iter().map(|a| self.visit_expr(a)).collect();
         let mut map: HashMap<Var, Expr> = f.params.iter().cloned().zip(args).collect();
         for b in seq.blocks.iter().flat_map(|b| &b.bindings) {
-            let value = substitute(b.value(), &map, self.module);
-            let emitted = match b {
+            let emitted = replace_vars(b.value(), &map, self.module).and_then(|value| match b {
                 Binding::VarBinding(vb) => self.builder().emit_named(value, vb.var.name_hint()),
                 Binding::MatchCast(mc) => self
                     .builder()
                     .emit_match_cast(value, mc.struct_info.clone()),
-            };
+            });
             match emitted {
                 Ok(v) => {
                     map.insert(b.var().clone(), Expr::var(&v));
@@ -179,36 +160,9 @@ impl ExprMutator for Inline<'_> {
                 }
             }
         }
-        let result = substitute(&seq.body, &map, self.module);
-        self.reemit_binding(binding, result);
-    }
-}
-
-/// `e` with the variables of `map` replaced.
-fn substitute(e: &Expr, map: &HashMap<Var, Expr>, module: &IRModule) -> Expr {
-    let mut m = Replace {
-        state: MutatorState::with_module(module),
-        map,
-    };
-    m.visit_expr(e)
-}
-
-struct Replace<'a> {
-    state: MutatorState,
-    map: &'a HashMap<Var, Expr>,
-}
-
-impl ExprMutator for Replace<'_> {
-    fn state(&mut self) -> &mut MutatorState {
-        &mut self.state
-    }
-    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
-        match self.map.get(var) {
-            Some(e) => e.clone(),
-            None => self
-                .var_remap()
-                .get(var)
-                .map_or_else(|| expr.clone(), Expr::var),
+        match replace_vars(&seq.body, &map, self.module) {
+            Ok(result) => self.reemit_binding(binding, result),
+            Err(e) => self.builder().report(e),
         }
     }
 }

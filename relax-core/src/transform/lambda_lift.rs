@@ -13,9 +13,10 @@
 //! Functions nested several levels deep are lifted from the inside out.
 
 use super::Pass;
-use crate::analysis::vars::free_vars;
-use crate::ir::{Call, Expr, ExprKind, Function, GlobalVar, IRModule, Var, VarBinding};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::analysis::vars::{free_vars, used_other_than_as_callee};
+use crate::ir::{Call, Expr, ExprKind, Function, IRModule, Var, VarBinding};
+use crate::mutator::{replace_vars, ExprMutator, MutatorState};
+use crate::visitor::post_order_visit;
 use relax_runtime::Error;
 use std::collections::HashMap;
 
@@ -45,6 +46,7 @@ impl Pass for LambdaLift {
             let mut m = Lift {
                 state: MutatorState::with_module(&out),
                 outer: gv.name_hint().to_string(),
+                outer_body: func.body.clone(),
                 lifted: HashMap::new(),
             };
             let e = m.visit_expr(&Expr::function(func.clone()));
@@ -68,52 +70,19 @@ impl Pass for LambdaLift {
 
 /// Whether `e` binds a local function somewhere.
 fn contains_function(e: &Expr) -> bool {
-    match e.kind() {
-        ExprKind::Function(_) => true,
-        ExprKind::SeqExpr(seq) => {
-            seq.blocks
-                .iter()
-                .flat_map(|b| &b.bindings)
-                .any(|b| contains_function(b.value()))
-                || contains_function(&seq.body)
-        }
-        ExprKind::If(i) => contains_function(&i.true_branch) || contains_function(&i.false_branch),
-        _ => false,
-    }
-}
-
-/// Whether `var` appears in `e` other than as the callee of a call.
-fn used_as_value(e: &Expr, var: &Var) -> bool {
-    match e.kind() {
-        ExprKind::Var(v) => v == var,
-        ExprKind::Call(c) => {
-            let callee = matches!(c.op.kind(), ExprKind::Var(v) if v == var);
-            (!callee && used_as_value(&c.op, var)) || c.args.iter().any(|a| used_as_value(a, var))
-        }
-        ExprKind::Tuple(fields) => fields.iter().any(|f| used_as_value(f, var)),
-        ExprKind::TupleGetItem(t, _) => used_as_value(t, var),
-        ExprKind::SeqExpr(seq) => {
-            seq.blocks
-                .iter()
-                .flat_map(|b| &b.bindings)
-                .any(|b| used_as_value(b.value(), var))
-                || used_as_value(&seq.body, var)
-        }
-        ExprKind::If(i) => {
-            used_as_value(&i.cond, var)
-                || used_as_value(&i.true_branch, var)
-                || used_as_value(&i.false_branch, var)
-        }
-        ExprKind::Function(f) => used_as_value(&f.body, var),
-        _ => false,
-    }
+    let mut found = false;
+    post_order_visit(e, |x| found |= matches!(x.kind(), ExprKind::Function(_)));
+    found
 }
 
 struct Lift {
     state: MutatorState,
     outer: String,
-    /// Local function variable → its lifted function and captures.
-    lifted: HashMap<Var, (GlobalVar, Vec<Var>)>,
+    /// The body of the function being rewritten, as it was.
+    outer_body: Expr,
+    /// Local function variable → its lifted function (as a callee) and
+    /// captures.
+    lifted: HashMap<Var, (Expr, Vec<Var>)>,
 }
 
 impl ExprMutator for Lift {
@@ -135,46 +104,45 @@ impl ExprMutator for Lift {
             .unwrap_or_else(|| local.clone());
         let captures: Vec<Var> = free_vars(&Expr::function(local.clone()));
         // A recursive local function, or one used as a value, stays.
-        if captures.contains(&binding.var) || self.used_as_value_later(&binding.var) {
+        let is_local = |e: &Expr| e.as_var() == Some(&binding.var);
+        if captures.contains(&binding.var) || used_other_than_as_callee(&self.outer_body, is_local)
+        {
             self.reemit_binding(binding, visited);
             return;
         }
-        let name = self.unique_name(&format!("{}_{}", self.outer, binding.var.name_hint()));
-        let gv = GlobalVar::new(&name);
-        // The captures become parameters of their own.
+        // The captures become parameters of their own, which the body reads.
         let params: Vec<Var> = captures
             .iter()
             .map(|c| Var::new(c.name_hint(), c.struct_info().cloned()))
             .chain(local.params.iter().cloned())
             .collect();
-        let lifted = Function {
-            params: params.clone(),
-            ..local.clone()
-        };
-        self.lifted
-            .insert(binding.var.clone(), (gv.clone(), captures.clone()));
-        // The body reads the new parameters.
-        let replace: HashMap<Var, Var> = captures
+        let replace: HashMap<Var, Expr> = captures
             .iter()
             .cloned()
-            .zip(params.iter().cloned())
+            .zip(params.iter().map(Expr::var))
             .collect();
-        let mut inner = Rewrite {
-            state: MutatorState::with_module(&self.builder().get()),
-            replace: &replace,
+        let lifted = Function {
+            params,
+            ..local.clone()
         };
-        let lifted_expr = inner.visit_expr(&Expr::function(lifted.clone()));
-        let errors = inner.state.builder.take_errors();
-        for e in errors {
-            self.builder().report(Error::Compile(vec![e]));
-        }
-        let lifted = lifted_expr.as_function().cloned().unwrap_or(lifted);
-        self.builder().add_func(lifted, &name);
+        let module = self.builder().get();
+        let lifted = match replace_vars(&Expr::function(lifted.clone()), &replace, &module) {
+            Ok(e) => e.as_function().cloned().unwrap_or(lifted),
+            Err(e) => {
+                self.builder().report(e);
+                lifted
+            }
+        };
+        let name = format!("{}_{}", self.outer, binding.var.name_hint());
+        let sinfo = lifted.struct_info();
+        let gv = self.builder().add_func(lifted, &name);
+        let callee = Expr::global_var(gv).with_struct_info(sinfo);
+        self.lifted.insert(binding.var.clone(), (callee, captures));
     }
 
     fn visit_call(&mut self, expr: &Expr, call: &Call) -> Expr {
         let callee = call.op.as_var().and_then(|v| self.lifted.get(v)).cloned();
-        let Some((gv, captures)) = callee else {
+        let Some((op, captures)) = callee else {
             return self.visit_expr_post_order(expr);
         };
         let mut args: Vec<Expr> = captures
@@ -182,57 +150,12 @@ impl ExprMutator for Lift {
             .map(|c| self.visit_expr(&Expr::var(c)))
             .collect();
         args.extend(call.args.iter().map(|a| self.visit_expr(a)));
-        let op = self.builder().get().global_var_expr(&gv);
         self.normalize(Expr::call_full(
             op,
             args,
             call.attrs.clone(),
             call.sinfo_args.clone(),
         ))
-    }
-}
-
-impl Lift {
-    /// A name no function of the module has yet.
-    fn unique_name(&mut self, base: &str) -> String {
-        let module = self.builder().get();
-        let mut name = base.to_string();
-        let mut n = 1;
-        while module.global_var(&name).is_some() {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        name
-    }
-
-    /// Whether `var` is used as a value anywhere in the function being
-    /// rewritten (looked up in the original function of the module).
-    fn used_as_value_later(&mut self, var: &Var) -> bool {
-        let module = self.builder().get();
-        let outer = self.outer.clone();
-        module
-            .get_relax(&outer)
-            .is_some_and(|f| used_as_value(&f.body, var))
-    }
-}
-
-/// Inside a lifted function: captures become its parameters.
-struct Rewrite<'a> {
-    state: MutatorState,
-    replace: &'a HashMap<Var, Var>,
-}
-
-impl ExprMutator for Rewrite<'_> {
-    fn state(&mut self) -> &mut MutatorState {
-        &mut self.state
-    }
-    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
-        if let Some(v) = self.replace.get(var) {
-            return Expr::var(v);
-        }
-        self.var_remap()
-            .get(var)
-            .map_or_else(|| expr.clone(), Expr::var)
     }
 }
 

@@ -28,7 +28,7 @@ use super::Pass;
 use crate::analysis::vars::free_vars;
 use crate::block_builder::BlockBuilder;
 use crate::ir::{Binding, BindingBlock, Expr, ExprKind, Function, IRModule, StructInfo, Var};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::replace_vars;
 use relax_runtime::{Diagnostic, Error};
 use std::collections::{HashMap, HashSet};
 
@@ -53,12 +53,13 @@ impl Pass for LiftTransformParams {
             };
             let k = usize::try_from(k).unwrap_or(0).min(f.params.len());
             let Some(plan) = Plan::of(f, k) else { continue };
-            let name = gv.name_hint();
-            let transform = plan.transform_function(&format!("{name}_transform_params"))?;
+            let name = format!("{}_transform_params", gv.name_hint());
+            let transform = plan.transform_function(&name, &module)?;
             let rewritten = plan.rewrite(&out, f)?;
             out.add(gv.clone(), rewritten);
+            // Under a name of its own, should the module have that one.
             let mut bb = BlockBuilder::with_module(out);
-            bb.add_func(transform, &format!("{name}_transform_params"));
+            bb.add_func(transform, &name);
             out = bb.get();
         }
         Ok(out)
@@ -121,9 +122,6 @@ impl Plan {
                     continue;
                 }
                 used.extend(free_vars(binding.value()));
-                if let Binding::MatchCast(_) = binding {
-                    // The cast's StructInfo reads no Relax variables.
-                }
             }
         }
         used.extend(free_vars(&seq.body));
@@ -142,7 +140,7 @@ impl Plan {
     }
 
     /// `<name>_transform_params`: the weights in, the outputs out.
-    fn transform_function(&self, name: &str) -> Result<Function, Error> {
+    fn transform_function(&self, name: &str, module: &IRModule) -> Result<Function, Error> {
         let sinfo = |v: &Var| v.struct_info().cloned().unwrap_or_else(StructInfo::object);
         let params = Var::new(
             "params",
@@ -167,7 +165,7 @@ impl Plan {
             }
         }
         for (var, value) in &self.lifted {
-            let value = replace(value, &map)?;
+            let value = replace_vars(value, &map, module)?;
             let v = bb.emit_named(value, var.name_hint())?;
             map.insert(var.clone(), Expr::var(&v));
         }
@@ -223,54 +221,10 @@ impl Plan {
             body: Expr::seq(blocks, seq.body.clone()),
             ..f.clone()
         };
-        let mut m = Replace {
-            state: MutatorState::with_module(module),
-            map: &map,
-        };
-        let e = m.visit_expr(&Expr::function(func));
-        let errors = m.state.builder.take_errors();
-        if !errors.is_empty() {
-            return Err(Error::Compile(errors));
-        }
+        let e = replace_vars(&Expr::function(func), &map, module)?;
         e.as_function()
             .cloned()
             .ok_or_else(|| error("rewriting did not return a function".into()))
-    }
-}
-
-/// `value` with the variables of `map` replaced, re-normalized.
-fn replace(value: &Expr, map: &HashMap<Var, Expr>) -> Result<Expr, Error> {
-    let mut m = Replace {
-        state: MutatorState::default(),
-        map,
-    };
-    let e = m.visit_expr(value);
-    let errors = m.state.builder.take_errors();
-    if errors.is_empty() {
-        Ok(e)
-    } else {
-        Err(Error::Compile(errors))
-    }
-}
-
-/// Replaces variables by expressions.
-struct Replace<'a> {
-    state: MutatorState,
-    map: &'a HashMap<Var, Expr>,
-}
-
-impl ExprMutator for Replace<'_> {
-    fn state(&mut self) -> &mut MutatorState {
-        &mut self.state
-    }
-    fn visit_var(&mut self, expr: &Expr, var: &Var) -> Expr {
-        match self.map.get(var) {
-            Some(e) => e.clone(),
-            None => self
-                .var_remap()
-                .get(var)
-                .map_or_else(|| expr.clone(), Expr::var),
-        }
     }
 }
 

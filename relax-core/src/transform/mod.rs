@@ -30,6 +30,8 @@ pub mod lift_transform_params;
 pub mod pass_context;
 pub mod remove_unused_outputs;
 pub mod remove_unused_parameters;
+#[cfg(test)]
+mod test_util;
 pub mod to_basic_block_normal_form;
 pub mod to_non_dataflow;
 pub mod topological_sort;

@@ -13,7 +13,7 @@ use super::Pass;
 use crate::ir::{
     Binding, Expr, ExprKind, Function, GlobalVar, IRModule, StructInfo, StructInfoKind, Var,
 };
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -38,11 +38,17 @@ impl Pass for RemoveUnusedOutputs {
         let mut disqualified: HashSet<GlobalVar> = HashSet::new();
         for (_, f) in module.functions() {
             if let Some(func) = f.as_relax() {
-                scan(&func.body, &mut candidates, &mut disqualified);
+                walk(
+                    &func.body,
+                    &mut candidates,
+                    &mut disqualified,
+                    &mut HashMap::new(),
+                );
             }
         }
-        // Callee → old field index → new one.
-        let mut renumber: HashMap<GlobalVar, HashMap<usize, usize>> = HashMap::new();
+        // Callee → the callee with its new StructInfo, and old field
+        // index → new one.
+        let mut renumber: HashMap<GlobalVar, Renumbering> = HashMap::new();
         let mut out = module.clone();
         for (gv, used) in &candidates {
             if disqualified.contains(gv) {
@@ -72,36 +78,24 @@ impl Pass for RemoveUnusedOutputs {
                 ret_struct_info: ret,
                 ..func.clone()
             };
+            let callee = Expr::global_var(gv.clone()).with_struct_info(new.struct_info());
             out.add(gv.clone(), new);
-            renumber.insert(
-                gv.clone(),
-                used.iter()
-                    .enumerate()
-                    .map(|(new, &old)| (old, new))
-                    .collect(),
-            );
+            let map = used
+                .iter()
+                .enumerate()
+                .map(|(new, &old)| (old, new))
+                .collect();
+            renumber.insert(gv.clone(), (callee, map));
         }
         if renumber.is_empty() {
             return Ok(module);
         }
-        let snapshot = out.clone();
-        for (gv, f) in snapshot.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            let mut m = Renumber {
-                state: MutatorState::with_module(&snapshot),
-                renumber: &renumber,
-                results: HashMap::new(),
-            };
-            let e = m.visit_expr(&Expr::function(func.clone()));
-            let errors = m.state.builder.take_errors();
-            if !errors.is_empty() {
-                return Err(Error::Compile(errors));
-            }
-            if let Some(new) = e.as_function() {
-                out.add(gv.clone(), new.clone());
-            }
-        }
-        Ok(out)
+        let mut m = Renumber {
+            state: MutatorState::with_module(&out),
+            renumber: &renumber,
+            results: HashMap::new(),
+        };
+        mutate_module(&mut m, &out)
     }
 }
 
@@ -128,18 +122,9 @@ fn callee<'a>(
     }
 }
 
-/// Records the fields read through results of candidate calls in `e`, and
-/// disqualifies candidates used any other way.
-fn scan(
-    e: &Expr,
-    candidates: &mut HashMap<GlobalVar, BTreeSet<usize>>,
-    disqualified: &mut HashSet<GlobalVar>,
-) {
-    // Result variables of candidate calls in this sequence.
-    let mut results: HashMap<Var, GlobalVar> = HashMap::new();
-    walk(e, candidates, disqualified, &mut results);
-}
-
+/// Records the fields read through results of candidate calls in `e`
+/// (`results`: the variables those results are bound to), and disqualifies
+/// candidates used any other way.
 fn walk(
     e: &Expr,
     candidates: &mut HashMap<GlobalVar, BTreeSet<usize>>,
@@ -203,9 +188,12 @@ fn walk(
 }
 
 /// Renumbers the projections of the changed functions' results.
+/// A changed function as a callee, and its old field indices → new ones.
+type Renumbering = (Expr, HashMap<usize, usize>);
+
 struct Renumber<'a> {
     state: MutatorState,
-    renumber: &'a HashMap<GlobalVar, HashMap<usize, usize>>,
+    renumber: &'a HashMap<GlobalVar, Renumbering>,
     /// Result variables (as rebuilt) → their callee.
     results: HashMap<Var, GlobalVar>,
 }
@@ -216,10 +204,10 @@ impl ExprMutator for Renumber<'_> {
     }
     /// A changed function's StructInfo is its new one.
     fn visit_global_var(&mut self, expr: &Expr, gv: &GlobalVar) -> Expr {
-        if self.renumber.contains_key(gv) {
-            return self.builder().get().global_var_expr(gv);
+        match self.renumber.get(gv) {
+            Some((callee, _)) => callee.clone(),
+            None => expr.clone(),
         }
-        expr.clone()
     }
     fn visit_var_binding(&mut self, binding: &crate::ir::VarBinding) {
         let value = self.visit_expr(&binding.value);
@@ -248,7 +236,7 @@ impl ExprMutator for Renumber<'_> {
             .as_var()
             .and_then(|v| self.results.get(v))
             .and_then(|g| self.renumber.get(g))
-            .and_then(|map| map.get(i).copied())
+            .and_then(|(_, map)| map.get(i).copied())
             .unwrap_or(*i);
         self.normalize(Expr::tuple_get_item(t, new))
     }

@@ -13,9 +13,9 @@
 //! built).
 
 use super::Pass;
-use crate::analysis::vars::free_vars;
-use crate::ir::{BaseFunc, Call, Expr, ExprKind, Function, GlobalVar, IRModule, TirVar, Var};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::analysis::vars::{free_vars, used_other_than_as_callee};
+use crate::ir::{Call, Expr, ExprKind, Function, GlobalVar, IRModule, TirVar, Var};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
 
@@ -29,49 +29,41 @@ impl Pass for RemoveUnusedParameters {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        // Callee → the parameter indices that stay.
-        let mut kept: HashMap<GlobalVar, Vec<usize>> = HashMap::new();
+        // Callee → the callee with its new StructInfo, and the parameter
+        // indices that stay.
+        let mut kept: HashMap<GlobalVar, (Expr, Vec<usize>)> = HashMap::new();
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
-            if func.global_symbol().is_some() || !only_called(&module, gv) {
+            let is_gv = |e: &Expr| matches!(e.kind(), ExprKind::GlobalVar(g) if g == gv);
+            let only_called = module
+                .functions()
+                .filter_map(|(_, f)| f.as_relax())
+                .all(|f| !used_other_than_as_callee(&f.body, is_gv));
+            if func.global_symbol().is_some() || !only_called {
                 continue;
             }
             let keep = parameters_to_keep(func);
             if keep.len() == func.params.len() {
                 continue;
             }
-            let params = keep.iter().map(|&i| func.params[i].clone()).collect();
-            out.add(
-                gv.clone(),
-                Function {
-                    params,
-                    ..func.clone()
-                },
-            );
-            kept.insert(gv.clone(), keep);
+            let new = Function {
+                params: keep.iter().map(|&i| func.params[i].clone()).collect(),
+                ..func.clone()
+            };
+            let callee = Expr::global_var(gv.clone()).with_struct_info(new.struct_info());
+            out.add(gv.clone(), new);
+            kept.insert(gv.clone(), (callee, keep));
         }
         if kept.is_empty() {
             return Ok(module);
         }
         // Every call site passes the arguments that stay.
-        let snapshot = out.clone();
-        for (gv, f) in snapshot.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            let mut m = DropArguments {
-                state: MutatorState::with_module(&snapshot),
-                kept: &kept,
-            };
-            let e = m.visit_expr(&Expr::function(func.clone()));
-            let errors = m.state.builder.take_errors();
-            if !errors.is_empty() {
-                return Err(Error::Compile(errors));
-            }
-            if let Some(new) = e.as_function() {
-                out.add(gv.clone(), new.clone());
-            }
-        }
-        Ok(out)
+        let mut m = DropArguments {
+            state: MutatorState::with_module(&out),
+            kept: &kept,
+        };
+        mutate_module(&mut m, &out)
     }
 }
 
@@ -104,72 +96,32 @@ fn parameters_to_keep(func: &Function) -> Vec<usize> {
     (0..func.params.len()).filter(|&i| keep[i]).collect()
 }
 
-/// Whether every use of `gv` in `module` is as the callee of a call.
-fn only_called(module: &IRModule, gv: &GlobalVar) -> bool {
-    module.functions().all(|(_, f)| match f {
-        BaseFunc::Relax(func) => !used_as_value(&func.body, gv),
-        _ => true,
-    })
-}
-
-/// Whether `e` uses `gv` other than as a callee.
-fn used_as_value(e: &Expr, gv: &GlobalVar) -> bool {
-    match e.kind() {
-        ExprKind::GlobalVar(g) => g == gv,
-        ExprKind::Call(c) => {
-            let op_is_gv = matches!(c.op.kind(), ExprKind::GlobalVar(g) if g == gv);
-            (!op_is_gv && used_as_value(&c.op, gv)) || c.args.iter().any(|a| used_as_value(a, gv))
-        }
-        ExprKind::Tuple(fields) => fields.iter().any(|f| used_as_value(f, gv)),
-        ExprKind::TupleGetItem(t, _) => used_as_value(t, gv),
-        ExprKind::SeqExpr(seq) => {
-            seq.blocks
-                .iter()
-                .flat_map(|b| &b.bindings)
-                .any(|b| used_as_value(b.value(), gv))
-                || used_as_value(&seq.body, gv)
-        }
-        ExprKind::If(i) => {
-            used_as_value(&i.cond, gv)
-                || used_as_value(&i.true_branch, gv)
-                || used_as_value(&i.false_branch, gv)
-        }
-        ExprKind::Function(f) => used_as_value(&f.body, gv),
-        _ => false,
-    }
-}
-
 /// Drops the removed parameters' arguments from calls of the changed
 /// functions.
 struct DropArguments<'a> {
     state: MutatorState,
-    kept: &'a HashMap<GlobalVar, Vec<usize>>,
+    kept: &'a HashMap<GlobalVar, (Expr, Vec<usize>)>,
 }
 
 impl ExprMutator for DropArguments<'_> {
     fn state(&mut self) -> &mut MutatorState {
         &mut self.state
     }
-    fn visit_call(&mut self, _expr: &Expr, call: &Call) -> Expr {
-        let args: Vec<Expr> = call.args.iter().map(|a| self.visit_expr(a)).collect();
-        let keep = match call.op.kind() {
+    fn visit_call(&mut self, expr: &Expr, call: &Call) -> Expr {
+        let changed = match call.op.kind() {
             ExprKind::GlobalVar(g) => self.kept.get(g),
             _ => None,
         };
-        let op = match keep {
-            // The callee's StructInfo is the new function's.
-            Some(_) => match call.op.kind() {
-                ExprKind::GlobalVar(g) => self.builder().get().global_var_expr(g),
-                _ => call.op.clone(),
-            },
-            None => self.visit_expr(&call.op),
+        let Some((callee, keep)) = changed else {
+            return self.visit_expr_post_order(expr);
         };
-        let args = match keep {
-            Some(keep) => keep.iter().filter_map(|&i| args.get(i).cloned()).collect(),
-            None => args,
-        };
+        let args = keep
+            .iter()
+            .filter_map(|&i| call.args.get(i))
+            .map(|a| self.visit_expr(a))
+            .collect();
         self.normalize(Expr::call_full(
-            op,
+            callee.clone(),
             args,
             call.attrs.clone(),
             call.sinfo_args.clone(),

@@ -2,12 +2,7 @@
 //! of TVM's `test_bind_symbolic_vars.py`, written for this project).
 
 use super::*;
-use crate::ir::structural_equal_report;
-
-fn parse(text: &str) -> IRModule {
-    text.parse()
-        .unwrap_or_else(|e| panic!("the test module does not parse: {e}\n{text}"))
-}
+use crate::transform::test_util::{assert_pass, parse};
 
 #[track_caller]
 fn check(pass: BindSymbolicVars, before: &str, expected: &str) {
@@ -16,11 +11,7 @@ fn check(pass: BindSymbolicVars, before: &str, expected: &str) {
 
 #[track_caller]
 fn check_module(pass: BindSymbolicVars, before: IRModule, expected: &str) {
-    let got = pass.run(before).unwrap();
-    let want = parse(expected);
-    if let Err(e) = structural_equal_report(&got, &want) {
-        panic!("{e}\n--- got:\n{got}\n--- want:\n{want}");
-    }
+    assert_pass(&pass, before, parse(expected));
 }
 
 #[track_caller]

@@ -2,22 +2,11 @@
 //! `test_transform_inline_private_functions.py`) and the limits.
 
 use super::*;
-use crate::ir::structural_equal_report;
-
-fn parse(text: &str) -> IRModule {
-    let text = text.replace(": T", r#": R.Tensor((4,), dtype="float32")"#);
-    let text = text.replace("-> T", r#"-> R.Tensor((4,), dtype="float32")"#);
-    text.parse()
-        .unwrap_or_else(|e| panic!("the test module does not parse: {e}\n{text}"))
-}
+use crate::transform::test_util::{assert_pass, parse_t4 as parse};
 
 #[track_caller]
 fn check(before: &str, expected: &str) {
-    let got = InlinePrivateFunctions.run(parse(before)).unwrap();
-    let want = parse(expected);
-    if let Err(e) = structural_equal_report(&got, &want) {
-        panic!("{e}\n--- got:\n{got}\n--- want:\n{want}");
-    }
+    assert_pass(&InlinePrivateFunctions, parse(before), parse(expected));
 }
 
 #[test]

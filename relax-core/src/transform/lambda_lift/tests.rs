@@ -4,23 +4,12 @@
 
 use super::*;
 use crate::backend::{build, Target};
-use crate::ir::structural_equal_report;
+use crate::transform::test_util::{assert_pass, parse_t4 as parse};
 use relax_runtime::{Tensor, Value, VirtualMachine};
-
-fn parse(text: &str) -> IRModule {
-    let text = text.replace(": T", r#": R.Tensor((4,), dtype="float32")"#);
-    let text = text.replace("-> T", r#"-> R.Tensor((4,), dtype="float32")"#);
-    text.parse()
-        .unwrap_or_else(|e| panic!("the test module does not parse: {e}\n{text}"))
-}
 
 #[track_caller]
 fn check(before: &str, expected: &str) {
-    let got = LambdaLift.run(parse(before)).unwrap();
-    let want = parse(expected);
-    if let Err(e) = structural_equal_report(&got, &want) {
-        panic!("{e}\n--- got:\n{got}\n--- want:\n{want}");
-    }
+    assert_pass(&LambdaLift, parse(before), parse(expected));
 }
 
 const CAPTURING: &str = r#"

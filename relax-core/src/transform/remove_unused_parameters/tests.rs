@@ -3,20 +3,11 @@
 //! and the limits of the pass).
 
 use super::*;
-use crate::ir::structural_equal_report;
-
-fn parse(text: &str) -> IRModule {
-    text.parse()
-        .unwrap_or_else(|e| panic!("the test module does not parse: {e}\n{text}"))
-}
+use crate::transform::test_util::{assert_pass, parse};
 
 #[track_caller]
 fn check(before: &str, expected: &str) {
-    let got = RemoveUnusedParameters.run(parse(before)).unwrap();
-    let want = parse(expected);
-    if let Err(e) = structural_equal_report(&got, &want) {
-        panic!("{e}\n--- got:\n{got}\n--- want:\n{want}");
-    }
+    assert_pass(&RemoveUnusedParameters, parse(before), parse(expected));
 }
 
 #[test]

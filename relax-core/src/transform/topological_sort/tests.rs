@@ -3,7 +3,7 @@
 //! `K2` for constants).
 
 use super::*;
-use crate::ir::structural_equal_report;
+use crate::transform::test_util::{self, assert_pass};
 
 const T: &str = r#"R.Tensor((4,), dtype="float32")"#;
 
@@ -12,8 +12,7 @@ fn parse(text: &str) -> IRModule {
         .replace(": T", &format!(": {T}"))
         .replace("K1", r#"R.const(1.0, "float32")"#)
         .replace("K2", r#"R.const(2.0, "float32")"#);
-    text.parse()
-        .unwrap_or_else(|e| panic!("the test module does not parse: {e}\n{text}"))
+    test_util::parse(&text)
 }
 
 /// A module whose `main(params)` has one dataflow block of `rows`.
@@ -26,13 +25,11 @@ fn module(params: &str, rows: &[&str], outputs: &str, ret: &str) -> String {
 
 #[track_caller]
 fn check(order: SortOrder, direction: SortDirection, before: &str, expected: &str) {
-    let got = TopologicalSort::new(order, direction)
-        .run(parse(before))
-        .unwrap();
-    let want = parse(expected);
-    if let Err(e) = structural_equal_report(&got, &want) {
-        panic!("{e}\n--- got:\n{got}\n--- want:\n{want}");
-    }
+    assert_pass(
+        &TopologicalSort::new(order, direction),
+        parse(before),
+        parse(expected),
+    );
 }
 
 use SortDirection::*;
