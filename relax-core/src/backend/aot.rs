@@ -466,16 +466,16 @@ pub fn compile_module(
     let module = &lowered.module;
     well_formed(module).map_err(Error::Compile)?;
     // The host pipeline up to its loop schedules, which each CPU level
-    // gets for its own vector width (`DefaultSchedule::for_cpu`).
-    let unscheduled = pipeline(&Target::tir_interpreter()).run(module.clone())?;
-    let compiled = DefaultSchedule::for_host().run(unscheduled.clone())?;
+    // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
+    // code does not depend on them.
+    let compiled = pipeline(&Target::tir_interpreter()).run(module.clone())?;
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
     let mut kernels = Vec::new();
     let mut funcs = Vec::new();
     let mut taken = HashSet::new();
     for name in &exec.natives {
-        let Some(_) = compiled.get(name).and_then(|f| f.as_prim()) else {
+        let Some(func) = compiled.get(name).and_then(|f| f.as_prim()) else {
             return Err(Error::Unsupported(format!(
                 "the native kernel `{name}` is not a PrimFunc of the module"
             )));
@@ -487,7 +487,7 @@ pub fn compile_module(
             symbol = format!("{base}_{n}");
             n += 1;
         }
-        funcs.push((symbol.clone(), name.clone()));
+        funcs.push((symbol.clone(), func));
         kernels.push(KernelLink {
             name: name.clone(),
             symbol,
@@ -496,16 +496,13 @@ pub fn compile_module(
     let mut objects = Vec::new();
     for variant in cpu_variants(opts.native_cpu) {
         let schedule = DefaultSchedule::for_cpu(variant.cpu);
-        let mut renamed: Vec<(String, PrimFunc)> = Vec::with_capacity(funcs.len());
-        for (symbol, name) in &funcs {
-            let Some(func) = unscheduled.get(name).and_then(|f| f.as_prim()) else {
-                return Err(Error::Unsupported(format!(
-                    "the native kernel `{name}` is not a PrimFunc before scheduling"
-                )));
-            };
-            let symbol = format!("{symbol}{}", variant.suffix);
-            renamed.push((symbol, schedule.schedule_prim_func(func)));
-        }
+        let renamed: Vec<(String, PrimFunc)> = funcs
+            .iter()
+            .map(|(symbol, func)| {
+                let symbol = format!("{symbol}{}", variant.suffix);
+                (symbol, schedule.schedule_prim_func(func))
+            })
+            .collect();
         let level_opts = CodegenOptions {
             native_cpu: opts.native_cpu,
             cpu: match variant.cpu {

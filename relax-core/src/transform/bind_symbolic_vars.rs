@@ -25,8 +25,8 @@
 use super::Pass;
 use crate::arith::Analyzer;
 use crate::ir::{
-    AttrValue, Attrs, Binding, Call, Expr, ExprKind, Function, IRModule, MatchCast, PrimExpr,
-    StructInfo, TirVar, Var,
+    AttrValue, Attrs, Binding, Call, Expr, ExprKind, Function, GlobalVar, IRModule, MatchCast,
+    PrimExpr, StructInfo, TirVar, Var,
 };
 use crate::mutator::{ExprMutator, MutatorState};
 use relax_runtime::{Diagnostic, Error};
@@ -89,7 +89,12 @@ impl BindSymbolicVars {
     /// `func` with the replacements applied; `Ok(None)` when none of them
     /// names a variable of `func`.
     pub fn bind_function(&self, func: &Function) -> Result<Option<Function>, Error> {
-        let vars = symbolic_vars(func);
+        self.bind_with(func, &symbolic_vars(func))
+    }
+
+    /// [`BindSymbolicVars::bind_function`], given `func`'s symbolic
+    /// variables.
+    fn bind_with(&self, func: &Function, vars: &[TirVar]) -> Result<Option<Function>, Error> {
         let mut map: HashMap<TirVar, PrimExpr> = HashMap::new();
         for (key, value) in &self.bindings {
             let var = match key {
@@ -187,36 +192,29 @@ impl Pass for BindSymbolicVars {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        let mut out = module.clone();
-        let mut bound_any = false;
-        for (gv, f) in module.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            if self.func.as_deref().is_some_and(|n| n != gv.name_hint()) {
-                continue;
-            }
-            if let Some(new) = self.bind_function(func)? {
-                out.add(gv.clone(), new);
-                bound_any = true;
-            }
-        }
         if let Some(name) = &self.func {
             if module.get_relax(name).is_none() {
                 return Err(error(format!("the module has no Relax function `{name}`")));
             }
         }
+        // The functions bound, each with its symbolic variables.
+        let selected: Vec<(&GlobalVar, &Function, Vec<TirVar>)> = module
+            .functions()
+            .filter(|(gv, _)| self.func.as_deref().is_none_or(|n| n == gv.name_hint()))
+            .filter_map(|(gv, f)| f.as_relax().map(|f| (gv, f, symbolic_vars(f))))
+            .collect();
+        let mut out = module.clone();
+        for (gv, func, vars) in &selected {
+            if let Some(new) = self.bind_with(func, vars)? {
+                out.add((*gv).clone(), new);
+            }
+        }
         // Every replacement must name a variable somewhere.
         for (key, _) in &self.bindings {
-            let used = module
-                .functions()
-                .filter(|(gv, _)| self.func.as_deref().is_none_or(|n| n == gv.name_hint()))
-                .filter_map(|(_, f)| f.as_relax())
-                .any(|f| {
-                    let vars = symbolic_vars(f);
-                    match key {
-                        SymbolicVar::Name(n) => vars.iter().any(|v| v.name() == n),
-                        SymbolicVar::Var(v) => vars.contains(v),
-                    }
-                });
+            let used = selected.iter().any(|(_, _, vars)| match key {
+                SymbolicVar::Name(n) => vars.iter().any(|v| v.name() == n),
+                SymbolicVar::Var(v) => vars.contains(v),
+            });
             if !used {
                 let what = match key {
                     SymbolicVar::Name(n) => format!("named `{n}`"),
@@ -225,7 +223,6 @@ impl Pass for BindSymbolicVars {
                 return Err(error(format!("no function has a symbolic variable {what}")));
             }
         }
-        let _ = bound_any;
         Ok(out)
     }
 }

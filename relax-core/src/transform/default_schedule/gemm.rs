@@ -183,8 +183,17 @@ impl Loops {
         self.an.simplify(&e)
     }
 
+    fn ceil_div_expr(&self, e: &PrimExpr, d: &PrimExpr) -> PrimExpr {
+        self.simplify((e.clone() + d.clone() - self.int(1)).floordiv(d.clone()))
+    }
+
     fn ceil_div(&self, e: &PrimExpr, d: i64) -> PrimExpr {
-        self.simplify((e.clone() + self.int(d - 1)).floordiv(self.int(d)))
+        self.ceil_div_expr(e, &self.int(d))
+    }
+
+    /// `e` rounded up to a multiple of `d`.
+    fn round_up(&self, e: &PrimExpr, d: i64) -> PrimExpr {
+        self.simplify(self.ceil_div(e, d) * self.int(d))
     }
 
     /// A loop `name` over `[0, extent)` around `body(var)`; just `body(0)`
@@ -397,16 +406,10 @@ impl Gemm<'_> {
         );
         let base = identity(&batch);
         // Row chunks: at least GEMM_MIN_CHUNKS, an even number, whole tiles.
-        let chunks = {
-            let c = lp.ceil_div(&m, GEMM_MC).max(lp.int(GEMM_MIN_CHUNKS));
-            lp.simplify(lp.ceil_div(&c, 2) * lp.int(2))
-        };
+        let chunks = lp.round_up(&lp.ceil_div(&m, GEMM_MC).max(lp.int(GEMM_MIN_CHUNKS)), 2);
         let step = lp.simplify(
-            (lp.ceil_div(
-                &lp.simplify((m.clone() + chunks.clone() - lp.int(1)).floordiv(chunks)),
-                GEMM_MR,
-            ) * lp.int(GEMM_MR))
-            .max(lp.int(GEMM_MR)),
+            lp.round_up(&lp.ceil_div_expr(&m, &chunks), GEMM_MR)
+                .max(lp.int(GEMM_MR)),
         );
         let k_blocks = lp.ceil_div(&kk, GEMM_KC);
         let body = lp.bind("step", step, |step| {
@@ -721,10 +724,4 @@ struct Tile {
     jt: PrimExpr,
     i0: PrimExpr,
     j0: PrimExpr,
-}
-
-impl Loops {
-    fn ceil_div_expr(&self, e: &PrimExpr, d: &PrimExpr) -> PrimExpr {
-        self.simplify((e.clone() + d.clone() - self.int(1)).floordiv(d.clone()))
-    }
 }
