@@ -216,7 +216,7 @@ impl MemoryBudget {
         self.peak.load(std::sync::atomic::Ordering::Relaxed)
     }
     /// Charges `bytes`, or says how much was left.
-    fn charge(&self, bytes: usize) -> Result<(), usize> {
+    pub(crate) fn charge_bytes(&self, bytes: usize) -> Result<(), usize> {
         use std::sync::atomic::Ordering;
         let mut cur = self.live.load(Ordering::Relaxed);
         loop {
@@ -238,10 +238,17 @@ impl MemoryBudget {
     }
 }
 
-impl Release for MemoryBudget {
-    fn release(&self, bytes: usize) {
+impl MemoryBudget {
+    /// Gives back `bytes` charged earlier.
+    pub(crate) fn release_bytes(&self, bytes: usize) {
         self.live
             .fetch_sub(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+impl Release for MemoryBudget {
+    fn release(&self, bytes: usize) {
+        self.release_bytes(bytes);
     }
 }
 
@@ -337,7 +344,7 @@ impl Tensor {
             reason,
         };
         if let Some(b) = budget {
-            b.charge(bytes).map_err(|left| {
+            b.charge_bytes(bytes).map_err(|left| {
                 failed(format!(
                     "the memory limit of {} bytes leaves {left}",
                     b.limit()
@@ -365,6 +372,16 @@ impl Tensor {
 
     /// A tensor from row-major elements (copied).
     pub fn from_slice<T: Element>(shape: &[i64], data: &[T]) -> Result<Tensor, TensorError> {
+        Self::from_slice_in(shape, data, None)
+    }
+
+    /// A tensor from row-major elements (copied), charged to `budget` (if
+    /// any) while it lives.
+    pub fn from_slice_in<T: Element>(
+        shape: &[i64],
+        data: &[T],
+        budget: Option<&Arc<MemoryBudget>>,
+    ) -> Result<Tensor, TensorError> {
         let n = checked_numel(shape, T::DTYPE)?;
         if n != data.len() {
             return Err(TensorError::ShapeMismatch {
@@ -372,7 +389,7 @@ impl Tensor {
                 elements: data.len(),
             });
         }
-        let mut t = Self::zeros(T::DTYPE, shape)?;
+        let mut t = Self::zeros_in(T::DTYPE, shape, budget)?;
         let buf = Arc::get_mut(&mut t.data).expect("fresh buffer is unshared");
         // SAFETY: T is plain old data (Element's contract) and the buffer holds
         // exactly n * size_of::<T>() bytes.
@@ -403,6 +420,23 @@ impl Tensor {
             .as_bytes_mut()
             .copy_from_slice(bytes);
         Ok(t)
+    }
+
+    /// The same elements under `shape`, which must have as many: the
+    /// buffer is shared, not copied (tensors are immutable).
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape, self.dtype)?;
+        if n != self.numel() {
+            return Err(TensorError::ShapeMismatch {
+                shape: shape.to_vec(),
+                elements: self.numel(),
+            });
+        }
+        Ok(Tensor {
+            dtype: self.dtype,
+            shape: shape.into(),
+            data: self.data.clone(),
+        })
     }
 
     /// The element type.

@@ -381,7 +381,11 @@ impl VirtualMachine {
                     .map(|(name, a)| Ok((name.clone(), eval_attr(&frame.heap, a)?)))
                     .collect::<Result<Vec<_>, String>>()
                     .map_err(|why| at.error(format!("attributes of {}: {why}", entry.op)))?;
-                kernel(&args, &KernelAttrs(attrs)).map_err(|message| Error::Kernel {
+                let attrs = KernelAttrs(attrs);
+                let result = crate::kernels::alloc::with_budget(self.budget.as_ref(), || {
+                    kernel(&args, &attrs)
+                });
+                result.map_err(|message| Error::Kernel {
                     op: entry.op.clone(),
                     message,
                 })

@@ -187,3 +187,158 @@ class Module:
         );
     }
 }
+
+/// A broadcast whose result is `(n, n)` and a matmul of `(n, 0)` by
+/// `(0, n)`: small inputs, outputs as large as `n` makes them.
+const GROWING: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def outer(x: R.Tensor(("n", 1), dtype="float32"), y: R.Tensor((1, "n"), dtype="float32")) -> R.Tensor(("n", "n"), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            gv = R.add(x, y)
+            R.output(gv)
+        return gv
+
+    @R.function
+    def empty_inner(x: R.Tensor(("n", 0), dtype="float32"), y: R.Tensor((0, "n"), dtype="float32")) -> R.Tensor(("n", "n"), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            gv = R.matmul(x, y)
+            R.output(gv)
+        return gv
+"#;
+
+fn zeros(shape: &[i64]) -> Value {
+    Value::Tensor(Tensor::zeros(relax_runtime::DataType::f32(), shape).unwrap())
+}
+
+/// The reference kernels (the interpreter target) allocate their outputs
+/// and scratch fallibly and under the VM's memory limit, like the native
+/// ones.
+#[test]
+fn reference_kernels_allocate_fallibly_and_under_the_memory_limit() {
+    let m: crate::ir::IRModule = GROWING.parse().unwrap();
+    let exec = build(&m, &Target::interpreter()).unwrap();
+    // No limit: what the system refuses is an `Err` naming the op.
+    let vm = VirtualMachine::new(&exec);
+    let n = 1 << 21;
+    let e = vm
+        .call("empty_inner", &[zeros(&[n, 0]), zeros(&[0, n])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("relax.matmul") && e.contains("cannot allocate"),
+        "{e}"
+    );
+    let e = vm
+        .call("outer", &[zeros(&[1 << 31, 1]), zeros(&[1, 1 << 31])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("relax.add") && e.contains("address space"),
+        "{e}"
+    );
+    // A 1 MiB limit: the broadcast operands are scratch, the sum is output.
+    let vm = VirtualMachine::new(&exec).with_memory_limit(1 << 20);
+    let e = vm
+        .call("outer", &[zeros(&[1000, 1]), zeros(&[1, 1000])])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("memory limit of 1048576 bytes"), "{e}");
+    assert_eq!(vm.memory_budget().unwrap().live(), 0);
+    let out = vm
+        .call("outer", &[zeros(&[100, 1]), zeros(&[1, 100])])
+        .unwrap();
+    // The scratch went back when the kernel returned; the output stays
+    // charged while it lives.
+    assert_eq!(vm.memory_budget().unwrap().live(), 100 * 100 * 4);
+    drop(out);
+    assert_eq!(vm.memory_budget().unwrap().live(), 0);
+    let ok = vm
+        .call("empty_inner", &[zeros(&[3, 0]), zeros(&[0, 3])])
+        .unwrap();
+    assert_eq!(ok.as_tensor().unwrap().to_vec::<f32>().unwrap(), [0.0; 9]);
+}
+
+/// A kernel whose scratch buffer is `(n, n)` for an input of shape
+/// `(n, 0)`: the input costs nothing, the scratch would be 2^62 floats.
+const HUGE_SCRATCH: &str = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(s_tir=True)
+    def scratch(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, T.int64(0)), "float32")
+        B = T.match_buffer(b, (T.int64(1),), "float32")
+        with T.sblock("root"):
+            T.reads()
+            T.writes()
+            C = T.alloc_buffer((n, n))
+            for i in range(T.int64(1)):
+                with T.sblock("fill"):
+                    vi = T.axis.spatial(T.int64(1), i)
+                    T.reads()
+                    T.writes(C[n - T.int64(1), n - T.int64(1)])
+                    C[n - T.int64(1), n - T.int64(1)] = T.float32(1.0)
+            for i in range(T.int64(1)):
+                with T.sblock("out"):
+                    vi = T.axis.spatial(T.int64(1), i)
+                    T.reads(C[n - T.int64(1), n - T.int64(1)])
+                    T.writes(B[vi])
+                    B[vi] = C[n - T.int64(1), n - T.int64(1)]
+
+    @R.function
+    def main(x: R.Tensor(("n", 0), dtype="float32")) -> R.Tensor((1,), dtype="float32"):
+        n = T.int64()
+        y = R.call_tir(scratch, (x,), out_sinfo=R.Tensor((1,), dtype="float32"))
+        return y
+"#;
+
+/// A scratch buffer whose byte size overflows is refused by the generated
+/// code (as a failed `malloc`) and by the loop-level interpreter, before
+/// any product wraps around to a small allocation.
+#[test]
+fn a_scratch_buffer_whose_size_overflows_is_an_error() {
+    let m: crate::ir::IRModule = HUGE_SCRATCH.parse().unwrap();
+    for target in targets() {
+        let vm = VirtualMachine::new(&build(&m, &target).unwrap());
+        for n in [1i64 << 31, 1 << 32, i64::MAX] {
+            let e = vm.call("main", &[zeros(&[n, 0])]).unwrap_err().to_string();
+            assert!(
+                e.contains("memory") || e.contains("scratch") || e.contains("allocat"),
+                "{target:?}, n = {n}: {e}"
+            );
+        }
+        let ok = vm.call("main", &[zeros(&[4, 0])]).unwrap();
+        assert_eq!(ok.as_tensor().unwrap().to_vec::<f32>().unwrap(), [1.0]);
+    }
+}
+
+/// When an inner scratch buffer cannot be had, the generated code frees the
+/// outer ones before it returns: every exit path, the failing ones
+/// included, frees what is live there.
+#[cfg(feature = "llvm")]
+#[test]
+fn a_failed_allocation_frees_the_enclosing_scratch() {
+    let text = HUGE_SCRATCH.replace(
+        "C = T.alloc_buffer((n, n))",
+        "C = T.alloc_buffer((n, n))\n            D = T.alloc_buffer((n, n))",
+    );
+    let m: crate::ir::IRModule = text.parse().unwrap();
+    let Some(crate::ir::BaseFunc::Prim(f)) = m.get("scratch") else {
+        panic!("no PrimFunc `scratch`");
+    };
+    let ir = crate::codegen::llvm::emit_llvm_ir(
+        &[("scratch".into(), f.clone())],
+        &Default::default(),
+        false,
+    )
+    .unwrap();
+    let calls = |name: &str| ir.matches(&format!("@{name}(")).count();
+    // Two `malloc`s. `free`: both on the way out, and the outer buffer on
+    // each of the inner one's two failure paths (size and null).
+    assert_eq!(calls("malloc"), 2 + 1, "{ir}"); // and its declaration
+    assert_eq!(calls("free"), 2 + 2 + 1, "{ir}");
+}

@@ -21,6 +21,7 @@
 //!    in two passes, then multiplies by `gamma` if `scale` and adds `beta`
 //!    if `center`: `(x - mean) / sqrt(var + epsilon) · gamma + beta`.
 
+use super::alloc;
 use super::args::{
     check_arity, norm_axes, norm_axis, same_dtype, tensor_arg, tensor_value, udims, view,
 };
@@ -28,7 +29,7 @@ use super::dispatch::{with_float, with_num, Float, Num, Scalar};
 use super::elementwise::{float_unary, sigmoid_f64, unary_operand};
 use super::reduce::map_lanes;
 use super::{Kernel, KernelAttrs};
-use crate::tensor::{fmt_shape, Tensor};
+use crate::tensor::fmt_shape;
 use crate::value::Value;
 
 /// The activation and normalization kernels.
@@ -110,7 +111,8 @@ fn gelu_f64(x: f64) -> f64 {
 fn relu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::maximum(v, T::ZERO)).collect();
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| Num::maximum(e, T::ZERO)))?;
         tensor_value(&udims(x.shape()), data)
     })
 }
@@ -139,14 +141,14 @@ fn along_axis(
     let axis = norm_axis(axis, x.ndim())?;
     with_float!(x.dtype(), T => {
         let v = view::<T>(x)?;
-        let mut lane = Vec::new();
-        let out = map_lanes(&v, &[axis], |xs: &[T], out: &mut Vec<T>| {
-            lane.clear();
-            f(&xs.iter().map(|&e| e.to_f64()).collect::<Vec<f64>>(), &mut lane);
+        let (mut wide, mut lane) = (Vec::new(), Vec::new());
+        map_lanes(&v, &[axis], |xs: &[T], out: &mut Vec<T>| {
+            alloc::refill(&mut wide, xs.len(), xs.iter().map(|&e| e.to_f64()))?;
+            alloc::refill(&mut lane, xs.len(), std::iter::empty())?;
+            f(&wide, &mut lane);
             out.extend(lane.iter().map(|&e| T::from_f64(e)));
             Ok(())
-        })?;
-        Ok(Value::Tensor(Tensor::from(out)))
+        })
     })
 }
 
@@ -211,10 +213,12 @@ fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     }
     with_float!(dtype, T => {
         let v = view::<T>(data)?;
-        let g: Vec<f64> = view::<T>(gamma)?.iter().map(|&e| e.to_f64()).collect();
-        let b: Vec<f64> = view::<T>(beta)?.iter().map(|&e| e.to_f64()).collect();
-        let out = map_lanes(&v, &axes, |xs: &[T], out: &mut Vec<T>| {
-            let xs: Vec<f64> = xs.iter().map(|&e| e.to_f64()).collect();
+        let g = alloc::collect(gamma.numel(), view::<T>(gamma)?.iter().map(|&e| e.to_f64()))?;
+        let b = alloc::collect(beta.numel(), view::<T>(beta)?.iter().map(|&e| e.to_f64()))?;
+        let mut wide = Vec::new();
+        map_lanes(&v, &axes, |xs: &[T], out: &mut Vec<T>| {
+            alloc::refill(&mut wide, xs.len(), xs.iter().map(|&e| e.to_f64()))?;
+            let xs = &wide;
             let n = xs.len() as f64;
             let mean = xs.iter().sum::<f64>() / n;
             let var = xs.iter().map(|&x| (x - mean) * (x - mean)).sum::<f64>() / n;
@@ -230,8 +234,7 @@ fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
                 T::from_f64(y)
             }));
             Ok(())
-        })?;
-        Ok(Value::Tensor(Tensor::from(out)))
+        })
     })
 }
 

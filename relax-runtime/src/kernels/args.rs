@@ -9,11 +9,13 @@
 //!    [`broadcast_shapes`] applies the NumPy broadcasting rules.
 //! 3. Results are built by [`tensor_value`] (row-major data), [`value_of`]
 //!    (an ndarray of any layout) or [`reshaped`] (the same bytes under a new
-//!    shape).
+//!    shape), all through [`super::alloc`]: memory that cannot be had is an
+//!    error, never an abort.
 //! 4. Messages do not name the op: the VM reports a kernel's error as
 //!    [`crate::error::Error::Kernel`], which prints `{op}: {message}`. Shapes
 //!    are printed in the DSL's syntax, `(2, 3)`.
 
+use super::alloc;
 use crate::data_type::DataType;
 use crate::tensor::{fmt_shape, Element, Tensor};
 use crate::value::Value;
@@ -173,30 +175,34 @@ pub(crate) fn broadcast_elems<T: Element>(t: &Tensor, shape: &[usize]) -> Result
             fmt_udims(shape)
         )
     })?;
-    Ok(b.iter().copied().collect())
+    alloc::collect(b.len(), b.iter().copied())
 }
 
 /// A tensor value of `shape` from row-major `data`.
 pub(crate) fn tensor_value<T: Element>(shape: &[usize], data: Vec<T>) -> Result<Value, String> {
     let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-    Tensor::from_vec(&shape, data)
-        .map(Value::Tensor)
-        .map_err(|e| e.to_string())
+    alloc::tensor(&shape, &data).map(Value::Tensor)
 }
 
 /// An ndarray (any layout) as a tensor value.
-pub(crate) fn value_of<T, S, D>(a: &ndarray::ArrayBase<S, D>) -> Value
+pub(crate) fn value_of<T, S, D>(a: &ndarray::ArrayBase<S, D>) -> Result<Value, String>
 where
     T: Element,
     S: ndarray::Data<Elem = T>,
     D: ndarray::Dimension,
 {
-    Value::Tensor(Tensor::from_ndarray(a))
+    let shape: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+    let t = match a.as_slice() {
+        Some(contiguous) => alloc::tensor(&shape, contiguous)?,
+        None => alloc::tensor(&shape, &alloc::collect(a.len(), a.iter().copied())?)?,
+    };
+    Ok(Value::Tensor(t))
 }
 
-/// `t`'s bytes under a new shape with the same element count.
+/// `t`'s elements under a new shape with the same element count (sharing
+/// its buffer: nothing is copied or allocated).
 pub(crate) fn reshaped(t: &Tensor, shape: &[i64]) -> Result<Tensor, String> {
-    Tensor::from_bytes(t.dtype(), shape, t.as_bytes()).map_err(|e| e.to_string())
+    t.reshape(shape).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! 4. Geometry attributes are limited to `i32::MAX` so that every index
 //!    computation fits comfortably in `i64`.
 
+use super::alloc;
 use super::args::{check_arity, checked_numel, same_dtype, tensor_arg, tensor_value, view};
 use super::dispatch::{cast_to, with_num, Num};
 use super::{Kernel, KernelAttrs};
@@ -223,7 +224,7 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
     let [o, cg, kh, kw] = s.weight;
     let [oh, ow] = s.out;
     let per_group = o / s.groups;
-    let mut out = Vec::with_capacity(n * o * oh * ow);
+    let mut out = alloc::vec(n * o * oh * ow)?;
     for b in 0..n {
         for oc in 0..o {
             let first_ic = (oc / per_group) * cg;
@@ -267,15 +268,15 @@ fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let geo = [n * c, h, w, oh, ow];
     with_num!(data.dtype(), T => {
         let x = view::<T>(data)?;
-        tensor_value(&[n, c, oh, ow], pool_loop::<T>(slice(&x)?, geo, &win))
+        tensor_value(&[n, c, oh, ow], pool_loop::<T>(slice(&x)?, geo, &win)?)
     })
 }
 
 /// The max over each window of each `(h, w)` plane; `geo` is
 /// `[planes, h, w, out_h, out_w]`.
-fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
+fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Result<Vec<T>, String> {
     let [planes, h, w, oh, ow] = geo;
-    let mut out = Vec::with_capacity(planes * oh * ow);
+    let mut out = alloc::vec(planes * oh * ow)?;
     for p in 0..planes {
         for oy in 0..oh {
             for ox in 0..ow {
@@ -289,7 +290,7 @@ fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Vec<T> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

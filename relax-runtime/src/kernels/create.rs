@@ -7,11 +7,12 @@
 //!    defaults (`void`) to the fill's dtype, and otherwise the fill value is
 //!    converted as `astype` would (a C cast).
 
-use super::args::{check_arity, check_nonnegative, shape_arg, tensor_arg, view};
+use super::alloc;
+use super::args::{check_arity, check_nonnegative, checked_numel, shape_arg, tensor_arg, view};
 use super::dispatch::{with_any, Scalar, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::data_type::DataType;
-use crate::tensor::{fmt_shape, Tensor};
+use crate::tensor::fmt_shape;
 use crate::value::Value;
 
 /// The creation kernels.
@@ -41,23 +42,17 @@ fn creatable_shape(args: &[Value], dtype: DataType) -> Result<&[i64], String> {
 
 /// A tensor of `shape` and `dtype` with every element `value` (converted).
 fn filled(shape: &[i64], dtype: DataType, value: Wide) -> Result<Value, String> {
-    // Zeros are allocated fallibly and already filled; other values go
-    // through a vector reserved fallibly too (a huge shape is an `Err`).
-    let zeros = Tensor::zeros(dtype, shape).map_err(|e| e.to_string())?;
+    // Both paths go through `alloc`: a huge shape is an `Err`, and a VM's
+    // memory limit counts the result.
     with_any!(dtype, T => {
         let v = T::from_wide(value);
         if v == T::from_wide(0.to_wide()) {
-            return Ok(Value::Tensor(zeros));
+            return alloc::zeros(dtype, shape).map(Value::Tensor);
         }
-        drop(zeros);
-        let n = shape.iter().map(|&d| d as usize).product();
-        let mut data: Vec<T> = Vec::new();
-        data.try_reserve_exact(n)
-            .map_err(|_| format!("cannot allocate {n} elements of {dtype}"))?;
+        let n = checked_numel(shape)?;
+        let mut data: Vec<T> = alloc::vec(n)?;
         data.resize(n, v);
-        Tensor::from_vec(shape, data)
-            .map(Value::Tensor)
-            .map_err(|e| e.to_string())
+        alloc::tensor(shape, &data).map(Value::Tensor)
     })
 }
 

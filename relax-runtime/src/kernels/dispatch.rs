@@ -23,6 +23,7 @@
 //!    rules applied on the way in (see [`Scalar::from_wide`]). [`cast_to`]
 //!    and [`int_values`] convert whole tensors this way.
 
+use super::alloc;
 use super::args::view;
 use crate::data_type::DataType;
 use crate::tensor::{Element, Tensor};
@@ -358,7 +359,9 @@ impl Scalar for bool {
 /// [`Scalar::from_wide`]); a `bool` tensor is not numeric and is an error.
 pub(crate) fn cast_to<T: Num>(t: &Tensor) -> Result<ArrayD<T>, String> {
     with_num!(t.dtype(), S => {
-        Ok(view::<S>(t)?.mapv(|v| T::from_wide(v.to_wide())))
+        let v = view::<S>(t)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| T::from_wide(e.to_wide())))?;
+        ArrayD::from_shape_vec(v.raw_dim(), data).map_err(|e| e.to_string())
     })
 }
 
@@ -366,9 +369,9 @@ pub(crate) fn cast_to<T: Num>(t: &Tensor) -> Result<ArrayD<T>, String> {
 pub(crate) fn int_values(t: &Tensor) -> Result<Vec<i128>, String> {
     with_int!(
         t.dtype(),
-        S => Ok(view::<S>(t)?.iter().map(|&v| v as i128).collect()),
+        S => alloc::collect(t.numel(), view::<S>(t)?.iter().map(|&v| v as i128)),
         if t.dtype().is_bool() {
-            Ok(view::<bool>(t)?.iter().map(|&v| v as i128).collect())
+            alloc::collect(t.numel(), view::<bool>(t)?.iter().map(|&v| v as i128))
         } else {
             Err(format!("indices must have an integer dtype, found {}", t.dtype()))
         }

@@ -26,6 +26,7 @@
 //!    nearest, anything to `bool` is `x != 0` (NaN is `true`), and `bool` to
 //!    numbers is 0 or 1.
 
+use super::alloc;
 use super::args::{
     broadcast_elems, broadcast_shapes, check_arity, same_dtype, tensor_arg, tensor_value, udims,
     view,
@@ -124,11 +125,10 @@ fn binary_arith(f: Arith, args: &[Value]) -> Result<Value, String> {
     with_num!(a.dtype(), T => {
         let x = broadcast_elems::<T>(a, &shape)?;
         let y = broadcast_elems::<T>(b, &shape)?;
-        let data = x
-            .iter()
-            .zip(y.iter())
-            .map(|(&p, &q)| arith(f, p, q))
-            .collect::<Result<Vec<T>, String>>()?;
+        let data = alloc::try_collect(
+            x.len(),
+            x.iter().zip(y.iter()).map(|(&p, &q)| arith(f, p, q)),
+        )?;
         tensor_value(&shape, data)
     })
 }
@@ -138,7 +138,7 @@ fn binary_compare(f: Cmp, args: &[Value]) -> Result<Value, String> {
     with_any!(a.dtype(), T => {
         let x = broadcast_elems::<T>(a, &shape)?;
         let y = broadcast_elems::<T>(b, &shape)?;
-        let data: Vec<bool> = x.iter().zip(y.iter()).map(|(&p, &q)| compare(f, p, q)).collect();
+        let data = alloc::collect(x.len(), x.iter().zip(y.iter()).map(|(&p, &q)| compare(f, p, q)))?;
         tensor_value(&shape, data)
     })
 }
@@ -179,7 +179,8 @@ pub(crate) fn unary_operand(args: &[Value]) -> Result<&Tensor, String> {
 pub(crate) fn float_unary(args: &[Value], f: fn(f64) -> f64) -> Result<Value, String> {
     let x = unary_operand(args)?;
     with_float!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| T::from_f64(f(v.to_f64()))).collect();
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| T::from_f64(f(e.to_f64()))))?;
         tensor_value(&udims(x.shape()), data)
     })
 }
@@ -198,7 +199,8 @@ pub(crate) fn sigmoid_f64(x: f64) -> f64 {
 fn negative(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::neg(v)).collect();
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| Num::neg(e)))?;
         tensor_value(&udims(x.shape()), data)
     })
 }
@@ -207,7 +209,8 @@ fn negative(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 fn abs(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     let x = unary_operand(args)?;
     with_num!(x.dtype(), T => {
-        let data: Vec<T> = view::<T>(x)?.iter().map(|&v| Num::abs(v)).collect();
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| Num::abs(e)))?;
         tensor_value(&udims(x.shape()), data)
     })
 }
@@ -264,12 +267,13 @@ fn ewise_fma(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     }
     with_num!(dtype, T => {
         let (a, b, c) = (view::<T>(xs[0])?, view::<T>(xs[1])?, view::<T>(xs[2])?);
-        let data: Vec<T> = a
-            .iter()
-            .zip(b.iter())
-            .zip(c.iter())
-            .map(|((&p, &q), &r)| Num::add(Num::mul(p, q), r))
-            .collect();
+        let data = alloc::collect(
+            a.len(),
+            a.iter()
+                .zip(b.iter())
+                .zip(c.iter())
+                .map(|((&p, &q), &r)| Num::add(Num::mul(p, q), r)),
+        )?;
         tensor_value(&udims(xs[0].shape()), data)
     })
 }
@@ -297,11 +301,12 @@ fn where_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     with_any!(dtype, T => {
         let x = broadcast_elems::<T>(a, &shape)?;
         let y = broadcast_elems::<T>(b, &shape)?;
-        let data: Vec<T> = cond
-            .iter()
-            .zip(x.iter().zip(y.iter()))
-            .map(|(&k, (&p, &q))| if k { p } else { q })
-            .collect();
+        let data = alloc::collect(
+            cond.len(),
+            cond.iter()
+                .zip(x.iter().zip(y.iter()))
+                .map(|(&k, (&p, &q))| if k { p } else { q }),
+        )?;
         tensor_value(&shape, data)
     })
 }
@@ -317,7 +322,7 @@ fn astype(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     with_any!(from, S => {
         let src = view::<S>(x)?;
         with_any!(to, D => {
-            let data: Vec<D> = src.iter().map(|&v| D::from_wide(v.to_wide())).collect();
+            let data = alloc::collect(src.len(), src.iter().map(|&v| D::from_wide(v.to_wide())))?;
             tensor_value(&udims(x.shape()), data)
         })
     })

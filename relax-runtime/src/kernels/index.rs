@@ -12,12 +12,13 @@
 //!    `end - begin` without clamping; the kernel checks that the slice really
 //!    is in bounds (then both readings agree) and reports it otherwise.
 
-use super::args::{check_arity, norm_axes, norm_axis, reshaped, tensor_arg, value_of, view};
+use super::alloc;
+use super::args::{check_arity, checked_numel, norm_axes, norm_axis, tensor_arg, value_of, view};
 use super::dispatch::{int_values, with_any};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{Element, Tensor};
 use crate::value::Value;
-use ndarray::{Axis, Slice};
+use ndarray::Slice;
 
 /// The indexing kernels.
 pub const KERNELS: &[(&str, Kernel)] =
@@ -42,9 +43,10 @@ fn take(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
             (s[a] as usize, shape)
         }
     };
-    let idx = int_values(indices)?
-        .into_iter()
-        .map(|i| {
+    let values = int_values(indices)?;
+    let idx = alloc::try_collect(
+        values.len(),
+        values.iter().map(|&i| {
             usize::try_from(i).ok().filter(|&u| u < len).ok_or_else(|| {
                 format!(
                     "index {i} is out of range for {} of length {len}",
@@ -54,25 +56,39 @@ fn take(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
                     }
                 )
             })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    fn run<T: Element>(x: &Tensor, axis: Option<usize>, idx: &[usize]) -> Result<Tensor, String> {
-        let v = view::<T>(x)?;
-        let picked = match axis {
-            Some(a) => v.select(Axis(a), idx),
-            None => {
-                let flat = v
-                    .into_shape_with_order(x.numel())
-                    .map_err(|e| e.to_string())?;
-                flat.select(Axis(0), idx).into_dyn()
+        }),
+    )?;
+    drop(values);
+    // x as (outer, len, inner) blocks around the axis: each index picks one
+    // inner block from every outer row.
+    let (outer, inner) = match axis {
+        None => (1, 1),
+        Some(a) => {
+            let s = x.shape();
+            let prod = |d: &[i64]| d.iter().map(|&v| v as usize).product::<usize>();
+            (prod(&s[..a]), prod(&s[a + 1..]))
+        }
+    };
+    fn run<T: Element>(
+        x: &Tensor,
+        [outer, len, inner]: [usize; 3],
+        idx: &[usize],
+        out_shape: &[i64],
+    ) -> Result<Value, String> {
+        let data = x.as_slice::<T>().map_err(|e| e.to_string())?;
+        let n = checked_numel(out_shape)?;
+        let mut out = alloc::vec(n)?;
+        if n > 0 {
+            for o in 0..outer {
+                for &i in idx {
+                    let at = (o * len + i) * inner;
+                    out.extend_from_slice(&data[at..at + inner]);
+                }
             }
-        };
-        Ok(Tensor::from_ndarray(&picked))
+        }
+        alloc::tensor(out_shape, &out).map(Value::Tensor)
     }
-    let picked = with_any!(x.dtype(), T => run::<T>(x, axis, &idx))?;
-    // `select` keeps the axis as one dim of len(indices); the result spreads
-    // it over the indices' dims.
-    reshaped(&picked, &out_shape).map(Value::Tensor)
+    with_any!(x.dtype(), T => run::<T>(x, [outer, len, inner], &idx, &out_shape))
 }
 
 /// One sliced axis: the elements `first, first + stride, …` (`extent` of them).
@@ -167,7 +183,7 @@ fn strided_slice(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
             Some(s) => s.to_ndarray(),
             None => Slice::from(..),
         });
-        Ok(value_of(&sliced))
+        value_of(&sliced)
     }
     with_any!(x.dtype(), T => run::<T>(x, &slices))
 }

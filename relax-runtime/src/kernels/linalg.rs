@@ -12,12 +12,13 @@
 //!    accumulated in it, as TVM's legalization does
 //!    (`a.astype(out) * b.astype(out)`), so the inputs may differ in dtype.
 
+use super::alloc;
 use super::args::{check_arity, same_dtype, tensor_arg, tensor_value, udims, view};
 use super::dispatch::{cast_to, with_num, Num};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::fmt_shape;
 use crate::value::Value;
-use ndarray::{Array2, ArrayView2, ArrayViewD, Axis, Dimension, Ix2};
+use ndarray::{ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Dimension, Ix2};
 
 /// The linear-algebra kernels.
 pub const KERNELS: &[(&str, Kernel)] = &[("relax.matmul", matmul)];
@@ -105,11 +106,21 @@ impl MatmulPlan {
         let y = y
             .into_shape_with_order(self.b.clone())
             .map_err(|e| e.to_string())?;
-        let mut data = Vec::new();
-        for idx in ndarray::indices(self.batch.clone()) {
-            let ma = batch_matrix(&x, idx.slice(), self.batch.len())?;
-            let mb = batch_matrix(&y, idx.slice(), self.batch.len())?;
-            data.extend(T::matmul2(ma, mb).iter().copied());
+        let n = self.out.iter().product();
+        let mut data = alloc::vec::<T>(n)?;
+        data.resize(n, T::ZERO);
+        let (rows, cols) = (self.a[self.a.len() - 2], self.b[self.b.len() - 1]);
+        if n > 0 {
+            for (idx, c) in ndarray::indices(self.batch.clone())
+                .into_iter()
+                .zip(data.chunks_exact_mut(rows * cols))
+            {
+                let ma = batch_matrix(&x, idx.slice(), self.batch.len())?;
+                let mb = batch_matrix(&y, idx.slice(), self.batch.len())?;
+                let c = ndarray::ArrayViewMut2::from_shape((rows, cols), c)
+                    .map_err(|e| e.to_string())?;
+                T::matmul2(ma, mb, c);
+            }
         }
         tensor_value(&self.out, data)
     }
@@ -118,16 +129,16 @@ impl MatmulPlan {
 /// The 2-D matrix product of an element type, the one step of matmul whose
 /// algorithm depends on the type.
 trait MatMul: Num {
-    /// `a · b` for 2-D views with matching inner dims.
-    fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self>;
+    /// `c = a · b` for 2-D views with matching dims (`c` is zero-filled).
+    fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, c: ArrayViewMut2<'_, Self>);
 }
 
 macro_rules! matmul_float {
     ($($t:ty),*) => {$(
         impl MatMul for $t {
-            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self> {
-                // ndarray's `dot` is general_mat_mul (matrixmultiply's GEMM).
-                a.dot(&b)
+            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, mut c: ArrayViewMut2<'_, Self>) {
+                // matrixmultiply's GEMM, writing into the output in place.
+                ndarray::linalg::general_mat_mul(1.0, &a, &b, 0.0, &mut c);
             }
         }
     )*};
@@ -137,14 +148,13 @@ matmul_float!(f32, f64);
 macro_rules! matmul_int {
     ($($t:ty),*) => {$(
         impl MatMul for $t {
-            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>) -> Array2<Self> {
+            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, mut c: ArrayViewMut2<'_, Self>) {
                 // ndarray's integer `dot` would panic on overflow in debug
                 // builds; a plain loop with wrapping arithmetic does not.
-                let (n, k) = a.dim();
-                let m = b.dim().1;
-                Array2::from_shape_fn((n, m), |(i, j)| {
-                    (0..k).fold(0, |acc, l| Self::mul_add(acc, a[(i, l)], b[(l, j)]))
-                })
+                let k = a.dim().1;
+                for ((i, j), out) in c.indexed_iter_mut() {
+                    *out = (0..k).fold(0, |acc, l| Self::mul_add(acc, a[(i, l)], b[(l, j)]));
+                }
             }
         }
     )*};

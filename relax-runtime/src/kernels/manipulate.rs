@@ -11,6 +11,7 @@
 //! 3. Every attribute is checked against the actual input (rank, axes,
 //!    divisibility) before ndarray is asked to do anything that could panic.
 
+use super::alloc;
 use super::args::{
     check_arity, checked_numel, norm_axes, norm_axis, reshaped, shape_arg, tensor_arg, udims,
     value_of, view,
@@ -53,7 +54,7 @@ fn permute_dims(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         }
     };
     fn run<T: Element>(x: &Tensor, perm: &[usize]) -> Result<Value, String> {
-        Ok(value_of(&view::<T>(x)?.permuted_axes(IxDyn(perm))))
+        value_of(&view::<T>(x)?.permuted_axes(IxDyn(perm)))
     }
     with_any!(x.dtype(), T => run::<T>(x, &perm))
 }
@@ -205,12 +206,27 @@ fn concat(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         }
     }
     fn run<T: Element>(ts: &[&Tensor], axis: usize) -> Result<Value, String> {
-        let views = ts
+        let first = ts[0].shape();
+        let prod = |d: &[i64]| d.iter().map(|&v| v as usize).product::<usize>();
+        let (outer, inner) = (prod(&first[..axis]), prod(&first[axis + 1..]));
+        let mut out_shape = first.to_vec();
+        out_shape[axis] = ts
             .iter()
-            .map(|t| view::<T>(t))
-            .collect::<Result<Vec<_>, _>>()?;
-        let joined = ndarray::concatenate(Axis(axis), &views).map_err(|e| e.to_string())?;
-        Ok(value_of(&joined))
+            .try_fold(0i64, |n, t| n.checked_add(t.shape()[axis]))
+            .ok_or("the concatenated axis is too long")?;
+        let n = checked_numel(&out_shape)?;
+        let mut out = alloc::vec(n)?;
+        if n > 0 {
+            // Each outer row is the parts' rows one after another.
+            for o in 0..outer {
+                for t in ts {
+                    let row = t.shape()[axis] as usize * inner;
+                    let data = t.as_slice::<T>().map_err(|e| e.to_string())?;
+                    out.extend_from_slice(&data[o * row..(o + 1) * row]);
+                }
+            }
+        }
+        alloc::tensor(&out_shape, &out).map(Value::Tensor)
     }
     with_any!(first.dtype(), T => run::<T>(&ts, axis))
 }
@@ -237,7 +253,7 @@ fn split(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
                 ));
             }
             let len = dim / n;
-            (0..n).map(|i| (i * len, (i + 1) * len)).collect()
+            alloc::collect(n as usize, (0..n).map(|i| (i * len, (i + 1) * len)))?
         }
         Some(KernelAttr::Array(_)) => {
             let idx = attrs.ints("indices_or_sections")?;
@@ -259,14 +275,13 @@ fn split(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     };
     fn run<T: Element>(x: &Tensor, axis: usize, bounds: &[(i64, i64)]) -> Result<Value, String> {
         let v = view::<T>(x)?;
-        Ok(Value::tuple(
-            bounds
-                .iter()
-                .map(|&(a, b)| {
-                    value_of(&v.slice_axis(Axis(axis), Slice::from(a as isize..b as isize)))
-                })
-                .collect(),
-        ))
+        let parts = alloc::try_collect(
+            bounds.len(),
+            bounds.iter().map(|&(a, b)| {
+                value_of(&v.slice_axis(Axis(axis), Slice::from(a as isize..b as isize)))
+            }),
+        )?;
+        Ok(Value::tuple(parts))
     }
     with_any!(x.dtype(), T => run::<T>(x, axis, &bounds))
 }
@@ -294,7 +309,7 @@ fn broadcast_to(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
         let b = v
             .broadcast(IxDyn(&udims(target)))
             .ok_or_else(|| format!("cannot broadcast x to {}", fmt_shape(target)))?;
-        Ok(value_of(&b))
+        value_of(&b)
     }
     with_any!(x.dtype(), T => run::<T>(x, target))
 }

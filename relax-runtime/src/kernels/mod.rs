@@ -8,12 +8,16 @@
 //!    kernel cannot handle (an index out of range, an unsupported dtype).
 //!    Kernels never panic on user data; the VM has already checked the
 //!    shapes the op's StructInfo inference promised.
-//! 3. These kernels are the oracle the compiled code is tested against: they
+//! 3. Memory whose size follows from user data comes from [`alloc`]:
+//!    checked, reserved fallibly, and charged to the calling VM's memory
+//!    limit, so a huge shape is an error and never an abort.
+//! 4. These kernels are the oracle the compiled code is tested against: they
 //!    favour clarity over speed (matmul goes through ndarray's `dot`).
 //!
 //! One file per op group, mirroring `relax_core::op`.
 
 pub mod activation;
+pub mod alloc;
 mod args;
 pub mod attrs;
 pub mod conv;

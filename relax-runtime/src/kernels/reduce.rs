@@ -22,9 +22,11 @@
 //!    of the extreme value. `argmax`/`argmin` give `int64` indices; with
 //!    `axis = None` the index is into the row-major flattened tensor.
 
-use super::args::{check_arity, norm_axes, norm_axis, tensor_arg, tensor_value, view};
+use super::alloc;
+use super::args::{check_arity, norm_axes, norm_axis, tensor_arg, tensor_value, value_of, view};
 use super::dispatch::{with_any, with_num, Num, Scalar};
 use super::{Kernel, KernelAttrs};
+use crate::tensor::Element;
 use crate::value::Value;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
@@ -42,18 +44,19 @@ pub const KERNELS: &[(&str, Kernel)] = &[
 /// `x`'s elements with the kept axes first and `axes` last (in the given
 /// order), row-major in that order, with the permutation used, the number
 /// of lanes and the lane length.
-fn lanes<T: Copy>(x: &ArrayViewD<'_, T>, axes: &[usize]) -> (Vec<T>, Vec<usize>, usize, usize) {
+fn lanes<T: Copy>(
+    x: &ArrayViewD<'_, T>,
+    axes: &[usize],
+) -> Result<(Vec<T>, Vec<usize>, usize, usize), String> {
     let kept: Vec<usize> = (0..x.ndim()).filter(|a| !axes.contains(a)).collect();
     let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
-    let data: Vec<T> = x
-        .view()
-        .permuted_axes(IxDyn(&perm))
-        .iter()
-        .copied()
-        .collect();
+    let data = alloc::collect(
+        x.len(),
+        x.view().permuted_axes(IxDyn(&perm)).iter().copied(),
+    )?;
     let outer = kept.iter().map(|&a| x.shape()[a]).product();
     let inner = axes.iter().map(|&a| x.shape()[a]).product();
-    (data, perm, outer, inner)
+    Ok((data, perm, outer, inner))
 }
 
 /// Reduces each lane of `x` over `axes` (normalized, distinct) with `f`.
@@ -65,10 +68,11 @@ pub(crate) fn reduce_lanes<T: Copy, R>(
     keepdims: bool,
     mut f: impl FnMut(&[T]) -> Result<R, String>,
 ) -> Result<(Vec<usize>, Vec<R>), String> {
-    let (data, _, outer, inner) = lanes(x, axes);
-    let out = (0..outer)
-        .map(|i| f(&data[i * inner..(i + 1) * inner]))
-        .collect::<Result<Vec<R>, String>>()?;
+    let (data, _, outer, inner) = lanes(x, axes)?;
+    let out = alloc::try_collect(
+        outer,
+        (0..outer).map(|i| f(&data[i * inner..(i + 1) * inner])),
+    )?;
     let shape = (0..x.ndim())
         .filter_map(|a| match (axes.contains(&a), keepdims) {
             (false, _) => Some(x.shape()[a]),
@@ -82,13 +86,13 @@ pub(crate) fn reduce_lanes<T: Copy, R>(
 /// Maps each lane of `x` over `axes` (normalized, distinct; the lane is
 /// row-major over `axes` in the given order) to a lane of the same length
 /// with `f`, and returns the result in `x`'s shape.
-pub(crate) fn map_lanes<T: Copy, R: Clone>(
+pub(crate) fn map_lanes<T: Copy, R: Element>(
     x: &ArrayViewD<'_, T>,
     axes: &[usize],
     mut f: impl FnMut(&[T], &mut Vec<R>) -> Result<(), String>,
-) -> Result<ArrayD<R>, String> {
-    let (data, perm, outer, inner) = lanes(x, axes);
-    let mut out: Vec<R> = Vec::with_capacity(data.len());
+) -> Result<Value, String> {
+    let (data, perm, outer, inner) = lanes(x, axes)?;
+    let mut out: Vec<R> = alloc::vec(data.len())?;
     // Empty lanes map to empty lanes: a (2^31, 0) input costs nothing.
     let outer = if inner == 0 { 0 } else { outer };
     for i in 0..outer {
@@ -105,7 +109,7 @@ pub(crate) fn map_lanes<T: Copy, R: Clone>(
     for (i, &p) in perm.iter().enumerate() {
         inverse[p] = i;
     }
-    Ok(permuted.permuted_axes(IxDyn(&inverse)))
+    value_of(&permuted.permuted_axes(IxDyn(&inverse)))
 }
 
 /// The error of an extremum over an empty axis.

@@ -6,9 +6,11 @@
 //!    and each buffer in scope to a pointer to its first element.
 //! 2. Loops count from `min` to `min + extent` in the loop variable's dtype
 //!    (a phi in a header block); the back edge carries the loop's hint.
-//! 3. Failures at run time (a `malloc` returning null) leave through
-//!    [`FailMode`]: the kernel returns 2, a parallel body sets the flag its
-//!    caller checks after the loop.
+//! 3. Failures at run time (a `malloc` returning null, or a scratch size
+//!    past `isize::MAX` bytes) leave through [`FailMode`]: the kernel
+//!    returns 2, a parallel body sets the flag its caller checks after the
+//!    loop. Either way the heap scratch of the enclosing scopes is freed
+//!    first.
 
 use super::metadata::{self, LoopHint};
 use super::types::{internal, memory_type, unsupported, Ll};
@@ -63,6 +65,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// Set while emitting one step of a vectorized loop.
     pub lanes: Option<Lanes<'ctx>>,
     pub fail: FailMode<'ctx>,
+    /// The heap buffers (`malloc`ed, raw pointers) of the enclosing
+    /// `Allocate`s, innermost last: a failure frees them before leaving.
+    pub heap: Vec<PointerValue<'ctx>>,
     /// The kernel's symbol, a prefix for outlined functions.
     pub symbol: String,
 }
@@ -89,6 +94,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             buffers: HashMap::new(),
             lanes: None,
             fail,
+            heap: Vec::new(),
             symbol: symbol.to_string(),
         }
     }
@@ -269,6 +275,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let cont = self.ctx.append_basic_block(self.func, "ok");
         self.b.build_conditional_branch(cond, fail, cont).ll()?;
         self.b.position_at_end(fail);
+        for &raw in self.heap.iter().rev() {
+            self.build_free(raw)?;
+        }
         match self.fail {
             FailMode::Return => {
                 let code = self.ctx.i32_type().const_int(OUT_OF_MEMORY, false);
@@ -328,9 +337,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             self.restore_buffer(buffer, old);
             return r;
         }
-        // The element count, with negative dims as empty.
+        // The element count, with negative dims as empty. A count whose
+        // bytes would pass `isize::MAX` fails like a refused `malloc`
+        // (before any partial product can wrap): `count > limit / d`.
         let i64t = self.ctx.i64_type();
+        let limit = i64t.const_int(isize::MAX as u64 / elem_bytes.max(1), false);
         let mut count = i64t.const_int(1, false);
+        let mut too_large = self.ctx.bool_type().const_zero();
         for d in buffer.shape() {
             let d = self.scalar_of(d, DataType::i64())?;
             let neg = self
@@ -342,8 +355,24 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 .build_select(neg, i64t.const_zero(), d, "dim")
                 .ll()?
                 .into_int_value();
+            let zero = self
+                .b
+                .build_int_compare(IntPredicate::EQ, d, i64t.const_zero(), "zero")
+                .ll()?;
+            let divisor = self
+                .b
+                .build_select(zero, i64t.const_int(1, false), d, "divisor")
+                .ll()?
+                .into_int_value();
+            let room = self.b.build_int_unsigned_div(limit, divisor, "room").ll()?;
+            let over = self
+                .b
+                .build_int_compare(IntPredicate::UGT, count, room, "over")
+                .ll()?;
+            too_large = self.b.build_or(too_large, over, "too_large").ll()?;
             count = self.b.build_int_mul(count, d, "count").ll()?;
         }
+        self.fail_if(too_large)?;
         let bytes = self
             .b
             .build_int_mul(count, i64t.const_int(elem_bytes, false), "bytes")
@@ -374,9 +403,17 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .build_pointer_cast(raw, elem_ty.ptr_type(AddressSpace::default()), "buf")
             .ll()?;
         self.buffers.insert(buffer.id(), p);
+        self.heap.push(raw);
         let r = self.stmt(body);
+        self.heap.pop();
         self.restore_buffer(buffer, old);
         r?;
+        self.build_free(raw)
+    }
+
+    /// `free(raw)`.
+    fn build_free(&self, raw: PointerValue<'ctx>) -> Result<(), Error> {
+        let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
         let free = self.declare("free", self.ctx.void_type().fn_type(&[i8p.into()], false));
         self.b.build_call(free, &[raw.into()], "").ll()?;
         Ok(())
