@@ -33,6 +33,8 @@ pub mod infer;
 pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
+#[cfg(test)]
+mod registry_roundtrip_tests;
 pub mod search;
 pub mod statistical;
 pub mod ternary;
