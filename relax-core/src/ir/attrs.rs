@@ -58,6 +58,14 @@ impl AttrValue {
             _ => None,
         }
     }
+    /// The number as a float, if this is a float or an integer.
+    pub fn as_float(&self) -> Option<f64> {
+        match self {
+            AttrValue::Float(v) => Some(*v),
+            AttrValue::Int(v) => Some(*v as f64),
+            _ => None,
+        }
+    }
     /// The boolean, if this is one.
     pub fn as_bool(&self) -> Option<bool> {
         match self {

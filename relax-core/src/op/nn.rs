@@ -1,5 +1,6 @@
 //! Neural-network ops: activations (`nn.relu`, `nn.gelu`, `nn.silu`),
-//! `nn.softmax`/`nn.log_softmax` along an axis, `nn.layer_norm`, and the
+//! `nn.softmax`/`nn.log_softmax` along an axis, `nn.layer_norm`,
+//! `nn.batch_norm` (TVM's, with its `training` flag), and the
 //! NCHW convolution and pooling (`nn.conv2d`, `nn.max_pool2d`) with strides,
 //! padding and dilation as PrimExprs.
 //!
@@ -68,6 +69,66 @@ fn infer_layer_norm(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
         }
     }
     infer_float(call, ana)
+}
+
+/// `nn.batch_norm(data, gamma, beta, moving_mean, moving_var)`: the
+/// normalized data and the (updated, in training) moving mean and
+/// variance, as a tuple. The four parameters are 1-D of `data`'s dim at
+/// `axis`.
+fn infer_batch_norm(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let data = tensor_arg(call, 0)?;
+    let out = infer_float(call, ana)?;
+    let mut dtype = data.dtype;
+    for i in 1..5 {
+        dtype = unify_dtype(call, 0, dtype, i, tensor_arg(call, i)?.dtype)?;
+    }
+    let axis = attr_int(call, "axis").unwrap_or(1);
+    let channels = if data.is_unknown_ndim() {
+        None
+    } else {
+        let a = normalize_axis(call, axis, data.ndim)?;
+        data.shape_values().map(|d| d[a].clone())
+    };
+    for i in 1..5 {
+        let p = tensor_arg(call, i)?;
+        if !p.is_unknown_ndim() && p.ndim != 1 {
+            return Err(error(
+                call,
+                "op-rank-mismatch",
+                format!(
+                    "{} must have rank 1 (one value per channel), found rank {}",
+                    arg_name(call, i),
+                    p.ndim
+                ),
+            ));
+        }
+        if let (Some(c), Some(ps)) = (&channels, p.shape_values()) {
+            if ana.compare_equal(c, &ps[0]) == Proof::Disproven {
+                return Err(error(
+                    call,
+                    "op-shape-mismatch",
+                    format!(
+                        "{} must have one value per channel of {} at axis {axis}: {} is {}, {} is {}",
+                        arg_name(call, i),
+                        arg_name(call, 0),
+                        arg_name(call, 0),
+                        fmt_tensor_shape(data),
+                        arg_name(call, i),
+                        fmt_tensor_shape(p)
+                    ),
+                ));
+            }
+        }
+    }
+    let stat = |i: usize| -> Result<StructInfo, Diagnostic> {
+        let p = tensor_arg(call, i)?;
+        Ok(match (p.shape_values(), &channels) {
+            (Some(d), _) => tensor(Some(d.to_vec()), 1, dtype, ana),
+            (None, Some(c)) => tensor(Some(vec![c.clone()]), 1, dtype, ana),
+            (None, None) => tensor(None, 1, dtype, ana),
+        })
+    };
+    Ok(StructInfo::tuple(vec![out, stat(3)?, stat(4)?]))
 }
 
 /// `(top, left, bottom, right)` from TVM's 1-, 2- or 4-element padding.
@@ -316,6 +377,22 @@ pub const OPS: &[OpInfo] = &[
         pattern: OpPatternKind::OutEWiseFusable,
     },
     OpInfo {
+        name: "relax.nn.batch_norm",
+        args: &["data", "gamma", "beta", "moving_mean", "moving_var"],
+        arity: Arity::Exact(5),
+        attrs: &[
+            AttrSpec::new("axis", AttrType::Int, AttrDefault::Required),
+            AttrSpec::new("epsilon", AttrType::Float, AttrDefault::Float(1e-5)),
+            AttrSpec::new("center", AttrType::Bool, AttrDefault::Bool(true)),
+            AttrSpec::new("scale", AttrType::Bool, AttrDefault::Bool(true)),
+            AttrSpec::new("momentum", AttrType::Float, AttrDefault::Float(0.1)),
+            AttrSpec::new("training", AttrType::Bool, AttrDefault::Bool(true)),
+        ],
+        infer_struct_info: infer_batch_norm,
+        purity: true,
+        pattern: OpPatternKind::OutEWiseFusable,
+    },
+    OpInfo {
         name: "relax.nn.conv2d",
         args: &["data", "weight"],
         arity: Arity::Exact(2),
@@ -364,8 +441,9 @@ pub const OPS: &[OpInfo] = &[
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::AttrValue;
+    use crate::ir::{AttrValue, Expr};
     use crate::op::testing::*;
+    use relax_runtime::DataType;
 
     #[test]
     fn activations_and_softmax() {
@@ -419,6 +497,65 @@ mod tests {
             &[x, t(&[d(4), d(8)], F32), t(&[d(8)], F32)],
             &[("axes", ints(&[-1]))],
             "nn.layer_norm: gamma must have rank 1 (one dim per normalized axis), found rank 2",
+        );
+    }
+
+    #[test]
+    fn batch_norm() {
+        let n = sym("n");
+        let x = t(&[n.clone(), d(4), d(8), d(8)], F32);
+        let c = t(&[d(4)], F32);
+        let params =
+            |x: &Expr, c: &Expr| vec![x.clone(), c.clone(), c.clone(), c.clone(), c.clone()];
+        assert_infers(
+            "relax.nn.batch_norm",
+            &params(&x, &c),
+            &[("axis", AttrValue::Int(1))],
+            "R.Tuple(R.Tensor((n, 4, 8, 8), dtype=\"float32\"), R.Tensor((4,), dtype=\"float32\"), R.Tensor((4,), dtype=\"float32\"))",
+        );
+        // A negative axis counts from the end; a parameter of unknown
+        // shape takes the channel count.
+        let unknown = tn(1, F32);
+        let mut args = params(&t(&[n.clone(), d(8), d(4)], F32), &c);
+        args[4] = unknown;
+        assert_infers(
+            "relax.nn.batch_norm",
+            &args,
+            &[("axis", AttrValue::Int(-1))],
+            "R.Tuple(R.Tensor((n, 8, 4), dtype=\"float32\"), R.Tensor((4,), dtype=\"float32\"), R.Tensor((4,), dtype=\"float32\"))",
+        );
+        assert_fails(
+            "relax.nn.batch_norm",
+            &params(&x, &t(&[d(5)], F32)),
+            &[("axis", AttrValue::Int(1))],
+            "nn.batch_norm: gamma must have one value per channel of data at axis 1: data is (n, 4, 8, 8), gamma is (5,)",
+        );
+        assert_fails(
+            "relax.nn.batch_norm",
+            &params(&x, &t(&[d(4), d(1)], F32)),
+            &[("axis", AttrValue::Int(1))],
+            "nn.batch_norm: gamma must have rank 1 (one value per channel), found rank 2",
+        );
+        assert_fails(
+            "relax.nn.batch_norm",
+            &params(&x, &c),
+            &[("axis", AttrValue::Int(4))],
+            "nn.batch_norm: axis 4 is out of range for a tensor of rank 4",
+        );
+        assert_fails(
+            "relax.nn.batch_norm",
+            &params(&x, &t(&[d(4)], DataType::f64())),
+            &[("axis", AttrValue::Int(1))],
+            "nn.batch_norm: dtypes differ: data is float32, gamma is float64",
+        );
+        assert_fails(
+            "relax.nn.batch_norm",
+            &params(
+                &t(&[d(2), d(4)], DataType::i32()),
+                &t(&[d(4)], DataType::i32()),
+            ),
+            &[("axis", AttrValue::Int(1))],
+            "nn.batch_norm: data must have a float dtype, found int32",
         );
     }
 

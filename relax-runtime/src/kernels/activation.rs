@@ -27,7 +27,7 @@ use super::args::{
 };
 use super::dispatch::{with_float, with_num, Float, Num, Scalar};
 use super::elementwise::{float_unary, sigmoid_f64, unary_operand};
-use super::reduce::map_lanes;
+use super::reduce::{map_lanes, reduce_lanes};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::fmt_shape;
 use crate::value::Value;
@@ -40,6 +40,7 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.nn.softmax", softmax),
     ("relax.nn.log_softmax", log_softmax),
     ("relax.nn.layer_norm", layer_norm),
+    ("relax.nn.batch_norm", batch_norm),
 ];
 
 /// `2/√π`.
@@ -235,6 +236,102 @@ fn layer_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
             }));
             Ok(())
         })
+    })
+}
+
+/// `relax.nn.batch_norm(data, gamma, beta, moving_mean, moving_var)`:
+/// `(data - mean) / sqrt(var + epsilon) · gamma + beta` per channel (the
+/// dim at `axis`), and the moving statistics.
+///
+/// In training (`training`, TVM's default) `mean` and `var` are the batch's
+/// (the biased variance over every axis but `axis`) and the moving
+/// statistics come back updated, `(1 - momentum) · moving + momentum ·
+/// batch`; in inference they are the moving statistics, returned as given.
+fn batch_norm(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    const NAMES: [&str; 5] = ["data", "gamma", "beta", "moving_mean", "moving_var"];
+    check_arity(args, 5)?;
+    let mut ts = Vec::with_capacity(5);
+    for (i, name) in NAMES.iter().enumerate() {
+        ts.push((*name, tensor_arg(args, i, name)?));
+    }
+    let dtype = same_dtype(&ts)?;
+    let data = ts[0].1;
+    let axis = norm_axis(attrs.int("axis")?, data.ndim())?;
+    let float_or = |name: &str, default: f64| match attrs.get(name) {
+        None => Ok(default),
+        Some(_) => attrs.float(name),
+    };
+    let epsilon = float_or("epsilon", 1e-5)?;
+    let momentum = float_or("momentum", 0.1)?;
+    let center = attrs.bool_or("center", true)?;
+    let scale = attrs.bool_or("scale", true)?;
+    let training = attrs.bool_or("training", true)?;
+    let c = data.shape()[axis];
+    for &(name, p) in &ts[1..] {
+        if p.shape() != [c] {
+            return Err(format!(
+                "{name} must have shape ({c},) (one value per channel of data {} at axis {axis}), found {}",
+                fmt_shape(data.shape()),
+                fmt_shape(p.shape())
+            ));
+        }
+    }
+    let c = c as usize;
+    // The channel of row-major element k is (k / inner) % c.
+    let inner: usize = data.shape()[axis + 1..]
+        .iter()
+        .map(|&d| d as usize)
+        .product();
+    with_float!(dtype, T => {
+        let x = view::<T>(data)?;
+        let param = |i: usize| -> Result<Vec<f64>, String> {
+            alloc::collect(c, view::<T>(ts[i].1)?.iter().map(|&e| e.to_f64()))
+        };
+        let (gamma, beta, moving_mean, moving_var) = (param(1)?, param(2)?, param(3)?, param(4)?);
+        let (mean, var) = if training {
+            let others: Vec<usize> = (0..x.ndim()).filter(|&a| a != axis).collect();
+            let (_, mean) = reduce_lanes(&x, &others, false, |lane: &[T]| {
+                Ok(lane.iter().map(|&e| e.to_f64()).sum::<f64>() / lane.len() as f64)
+            })?;
+            let mut k = 0;
+            let (_, var) = reduce_lanes(&x, &others, false, |lane: &[T]| {
+                let m = mean[k];
+                k += 1;
+                let dev = |e: T| e.to_f64() - m;
+                Ok(lane.iter().map(|&e| dev(e) * dev(e)).sum::<f64>() / lane.len() as f64)
+            })?;
+            (mean, var)
+        } else {
+            (moving_mean.clone(), moving_var.clone())
+        };
+        let inv = alloc::collect(c, var.iter().map(|v| 1.0 / (v + epsilon).sqrt()))?;
+        let out = alloc::collect(
+            x.len(),
+            x.iter().enumerate().map(|(k, &e)| {
+                let ch = (k / inner.max(1)) % c.max(1);
+                let mut y = (e.to_f64() - mean[ch]) * inv[ch];
+                if scale {
+                    y *= gamma[ch];
+                }
+                if center {
+                    y += beta[ch];
+                }
+                T::from_f64(y)
+            }),
+        )?;
+        let update = |moving: &[f64], batch: &[f64]| -> Result<Vec<T>, String> {
+            alloc::collect(
+                c,
+                moving.iter().zip(batch).map(|(&m, &b)| {
+                    T::from_f64(if training { (1.0 - momentum) * m + momentum * b } else { m })
+                }),
+            )
+        };
+        Ok(Value::tuple(vec![
+            tensor_value(&udims(data.shape()), out)?,
+            tensor_value(&[c], update(&moving_mean, &mean)?)?,
+            tensor_value(&[c], update(&moving_var, &var)?)?,
+        ]))
     })
 }
 
@@ -458,6 +555,97 @@ mod tests {
             })
             .collect();
         assert_close(&out, &[2, 3], &want, 1e-12);
+    }
+
+    fn bn_attrs(training: bool) -> Vec<(&'static str, KernelAttr)> {
+        vec![
+            ("axis", KernelAttr::Int(1)),
+            ("epsilon", KernelAttr::Float(0.0)),
+            ("center", KernelAttr::Bool(true)),
+            ("scale", KernelAttr::Bool(true)),
+            ("momentum", KernelAttr::Float(0.5)),
+            ("training", KernelAttr::Bool(training)),
+        ]
+    }
+
+    #[test]
+    fn batch_norm_in_training_and_inference() {
+        // Channel 0 holds 1 and 3 (mean 2, variance 1), channel 1 holds 2
+        // and 6 (mean 4, variance 4).
+        let x = tv(&[2, 2], vec![1.0f64, 2.0, 3.0, 6.0]);
+        let g = tv(&[2], vec![1.0f64, 2.0]);
+        let b = tv(&[2], vec![0.0f64, 10.0]);
+        let args = |mm: Vec<f64>, mv: Vec<f64>| {
+            vec![x.clone(), g.clone(), b.clone(), tv(&[2], mm), tv(&[2], mv)]
+        };
+        let out = run(
+            "relax.nn.batch_norm",
+            &args(vec![0.0, 0.0], vec![1.0, 1.0]),
+            &bn_attrs(true),
+        )
+        .unwrap();
+        let f = out.as_tuple().unwrap();
+        assert_close(&f[0], &[2, 2], &[-1.0, 8.0, 1.0, 12.0], 1e-12);
+        // Moving statistics: half the old, half the batch's.
+        assert_close(&f[1], &[2], &[1.0, 2.0], 1e-12);
+        assert_close(&f[2], &[2], &[1.0, 2.5], 1e-12);
+        // Inference normalizes with the moving statistics and returns them.
+        let out = run(
+            "relax.nn.batch_norm",
+            &args(vec![1.0, 2.0], vec![4.0, 1.0]),
+            &bn_attrs(false),
+        )
+        .unwrap();
+        let f = out.as_tuple().unwrap();
+        assert_close(&f[0], &[2, 2], &[0.0, 10.0, 1.0, 18.0], 1e-12);
+        assert_close(&f[1], &[2], &[1.0, 2.0], 0.0);
+        assert_close(&f[2], &[2], &[4.0, 1.0], 0.0);
+        // Without scale and center: only normalized.
+        let mut plain = bn_attrs(false);
+        plain[2].1 = KernelAttr::Bool(false);
+        plain[3].1 = KernelAttr::Bool(false);
+        let out = run(
+            "relax.nn.batch_norm",
+            &args(vec![1.0, 2.0], vec![4.0, 1.0]),
+            &plain,
+        )
+        .unwrap();
+        assert_close(
+            &out.as_tuple().unwrap()[0],
+            &[2, 2],
+            &[0.0, 0.0, 1.0, 4.0],
+            1e-12,
+        );
+    }
+
+    #[test]
+    fn batch_norm_errors() {
+        let x = tv(&[2, 3], vec![0.0f32; 6]);
+        let c = tv(&[3], vec![1.0f32; 3]);
+        let args = [
+            x.clone(),
+            c.clone(),
+            c.clone(),
+            c.clone(),
+            tv(&[2], vec![1.0f32; 2]),
+        ];
+        let e = run("relax.nn.batch_norm", &args, &bn_attrs(false)).unwrap_err();
+        assert!(e.contains("moving_var must have shape (3,)"), "{e}");
+        let mut bad_axis = bn_attrs(false);
+        bad_axis[0].1 = KernelAttr::Int(2);
+        let args = [x, c.clone(), c.clone(), c.clone(), c.clone()];
+        let e = run("relax.nn.batch_norm", &args, &bad_axis).unwrap_err();
+        assert!(e.contains("axis 2"), "{e}");
+        let ints = tv(&[3], vec![1i32; 3]);
+        let args = [
+            tv(&[1, 3], vec![1i32; 3]),
+            ints.clone(),
+            ints.clone(),
+            ints.clone(),
+            ints,
+        ];
+        let e = run("relax.nn.batch_norm", &args, &bn_attrs(false)).unwrap_err();
+        assert!(e.contains("int32"), "{e}");
     }
 
     #[test]

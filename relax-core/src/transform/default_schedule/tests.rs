@@ -849,6 +849,35 @@ class Module:
         assert!((row - 1.0).abs() < 1e-5, "{row}");
     }
 
+    /// `nn.batch_norm` in training (the normalized data and the updated
+    /// moving variance) and in inference, NCHW, on every target.
+    #[test]
+    fn batch_norm() {
+        for (training, field) in [("True", 0), ("True", 2), ("False", 0)] {
+            let text = format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "c", "h", "w"), dtype="float32"), g: R.Tensor(("c",), dtype="float32"), b: R.Tensor(("c",), dtype="float32"), mm: R.Tensor(("c",), dtype="float32"), mv: R.Tensor(("c",), dtype="float32")):
+        n = T.int64()
+        c = T.int64()
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            v = R.abs(mv)
+            bn = R.nn.batch_norm(x, g, b, mm, v, axis=1, training={training})
+            y = bn[{field}]
+            R.output(y)
+        return y
+"#
+            );
+            let shapes = |n, c, hw| vec![vec![n, c, hw, hw], vec![c], vec![c], vec![c], vec![c]];
+            let cases = vec![shapes(1, 3, 5), shapes(2, 16, 9), shapes(8, 64, 28)];
+            agree(&text, &cases, 1e-4);
+        }
+    }
+
     /// Matmuls with their bias and activation fused as epilogues, on every
     /// path: register tiles with row and column tails, one-row tiles, wide
     /// symbolic rows accumulating in the output (the epilogue after the

@@ -7,7 +7,13 @@
 //! 3. `layer_norm`: a sum stage (the mean), a sum of squared deviations (the
 //!    biased variance, two passes as the reference kernel), then
 //!    `(x - mean) / sqrt(var + ε) · γ + β`.
-//! 4. `conv2d`/`max_pool2d` (NCHW, OIHW): one reduction over the window
+//! 4. `batch_norm`: in training, a sum stage and a sum of squared
+//!    deviations over every axis but `axis` (the batch statistics, as the
+//!    reference kernel computes them); in inference, the moving statistics.
+//!    Then `(x - mean) / sqrt(var + ε) · γ + β`, and the moving statistics
+//!    (updated in training, `(1 - momentum) · moving + momentum · batch`) as
+//!    two more outputs of the same PrimFunc.
+//! 5. `conv2d`/`max_pool2d` (NCHW, OIHW): one reduction over the window
 //!    (and the input channels of the group); a tap in the padding reads a
 //!    clamped, in-bounds element and a `Select` replaces it by 0 (conv) or
 //!    the lowest value (pool).
@@ -100,11 +106,7 @@ fn layer_norm(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let ndim = input_ndim(cx)?;
     let axes = attr_ints(cx.call, "axes").unwrap_or_default();
     let axes = cx.check(normalize_axes(cx.call, &axes, ndim as i32))?;
-    let eps = match cx.call.attrs.get("epsilon") {
-        Some(crate::ir::AttrValue::Float(f)) => *f,
-        Some(crate::ir::AttrValue::Int(i)) => *i as f64,
-        _ => 1e-5,
-    };
+    let eps = float_attr(cx, "epsilon", 1e-5);
     let center = attr_bool(cx.call, "center", true);
     let scale = attr_bool(cx.call, "scale", true);
     cx.te1(&[0, 1, 2], |xs| {
@@ -147,6 +149,90 @@ fn layer_norm(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
             }
             y
         }))
+    })
+}
+
+fn float_attr(cx: &LegalizeCtx<'_>, name: &str, default: f64) -> f64 {
+    cx.call
+        .attrs
+        .get(name)
+        .and_then(crate::ir::AttrValue::as_float)
+        .unwrap_or(default)
+}
+
+fn batch_norm(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let ndim = input_ndim(cx)?;
+    let axis = attr_int(cx.call, "axis").unwrap_or(1);
+    let axis = cx.check(normalize_axis(cx.call, axis, ndim as i32))?;
+    let eps = float_attr(cx, "epsilon", 1e-5);
+    let momentum = float_attr(cx, "momentum", 0.1);
+    let center = attr_bool(cx.call, "center", true);
+    let scale = attr_bool(cx.call, "scale", true);
+    let training = attr_bool(cx.call, "training", true);
+    cx.te1_many(&[0, 1, 2, 3, 4], |xs| {
+        let (x, gamma, beta, mm, mv) = (&xs[0], &xs[1], &xs[2], &xs[3], &xs[4]);
+        let d = x.dtype();
+        let others: Vec<usize> = (0..ndim).filter(|&a| a != axis).collect();
+        // The batch statistics, as channel -> expression.
+        let batch = training.then(|| {
+            let count = others
+                .iter()
+                .fold(PrimExpr::int(1), |acc, &a| acc * x.shape()[a].clone())
+                .cast(d);
+            let sum = reduce_stage(
+                "T_batch_norm_sum",
+                x,
+                &others,
+                false,
+                Combiner::Sum,
+                |v, _| v,
+            );
+            let sq = reduce_stage(
+                "T_batch_norm_sqsum",
+                x,
+                &others,
+                false,
+                Combiner::Sum,
+                |v, idx| {
+                    let dev = v - te::div(sum.at(&[idx[axis].clone()]), count.clone());
+                    dev.clone() * dev
+                },
+            );
+            (sum, sq, count)
+        });
+        let mean = |c: &PrimExpr| match &batch {
+            Some((sum, _, count)) => te::div(sum.at(std::slice::from_ref(c)), count.clone()),
+            None => mm.at(std::slice::from_ref(c)),
+        };
+        let var = |c: &PrimExpr| match &batch {
+            Some((_, sq, count)) => te::div(sq.at(std::slice::from_ref(c)), count.clone()),
+            None => mv.at(std::slice::from_ref(c)),
+        };
+        let out = compute("T_batch_norm", x.shape().to_vec(), |i| {
+            let c = &i[axis];
+            let denom = te::unary("sqrt", var(c) + te::constant(d, eps));
+            let mut y = te::div(x.at(i) - mean(c), denom);
+            if scale {
+                y = y * gamma.at(std::slice::from_ref(c));
+            }
+            if center {
+                y = y + beta.at(std::slice::from_ref(c));
+            }
+            y
+        });
+        let moving = |name: &str, old: &te::Tensor, stat: &dyn Fn(&PrimExpr) -> PrimExpr| {
+            compute(name, old.shape().to_vec(), |i| {
+                if training {
+                    old.at(i) * te::constant(d, 1.0 - momentum)
+                        + stat(&i[0]) * te::constant(d, momentum)
+                } else {
+                    old.at(i)
+                }
+            })
+        };
+        let new_mean = moving("T_batch_norm_moving_mean", mm, &mean);
+        let new_var = moving("T_batch_norm_moving_var", mv, &var);
+        Ok(vec![out, new_mean, new_var])
     })
 }
 
@@ -250,6 +336,7 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.softmax", softmax),
     ("relax.nn.log_softmax", log_softmax),
     ("relax.nn.layer_norm", layer_norm),
+    ("relax.nn.batch_norm", batch_norm),
     ("relax.nn.conv2d", conv2d),
     ("relax.nn.max_pool2d", max_pool2d),
 ];

@@ -368,6 +368,32 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32), t(&[d(4)], F32)],
         vec![("axes", ints(&[-1])), ("center", AttrValue::Bool(false))],
     ));
+    let bn_args = |x: A| {
+        vec![
+            x,
+            t(&[d(3)], F32),
+            t(&[d(3)], F32),
+            t(&[d(3)], F32),
+            t(&[d(3)], F32),
+        ]
+    };
+    out.push(case(
+        "relax.nn.batch_norm",
+        bn_args(t(&[n.clone(), d(3), d(2), d(2)], F32)),
+        vec![
+            ("axis", AttrValue::Int(1)),
+            ("momentum", AttrValue::Float(0.25)),
+        ],
+    ));
+    out.push(positive(case(
+        "relax.nn.batch_norm",
+        bn_args(t(&[n.clone(), d(3)], F32)),
+        vec![
+            ("axis", AttrValue::Int(-1)),
+            ("training", AttrValue::Bool(false)),
+            ("scale", AttrValue::Bool(false)),
+        ],
+    )));
     out.push(case(
         "relax.nn.conv2d",
         vec![
