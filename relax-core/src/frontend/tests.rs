@@ -1079,3 +1079,32 @@ fn calls_between_functions_are_checked_and_purity_propagates() {
         "impure call of `log` in a pure function: mark the function `#[function(pure = false)]`"
     );
 }
+
+#[test]
+fn batch_norm_gives_a_tuple_and_checks_its_channels() {
+    let l = ok(r#"pub mod m {
+        #[function]
+        pub fn bn(x: Tensor![(n, 8, 4, 4), f32], g: Tensor![(8,), f32], b: Tensor![(8,), f32], mm: Tensor![(8,), f32], mv: Tensor![(8,), f32]) -> Tensor![(n, 8, 4, 4), f32] {
+            let t = R::nn::batch_norm(x, g, b, mm, mv, axis = 1, training = false);
+            t.0
+        }
+    }"#);
+    let t = text(&l);
+    assert!(
+        t.contains("= R.nn.batch_norm(x, g, b, mm, mv, axis=1,") && t.contains("training=False)"),
+        "{t}"
+    );
+    assert!(t.contains("t: R.Tuple(R.Tensor((n, 8, 4, 4), dtype=\"float32\"), R.Tensor((8,)"), "{t}");
+    let e = one_error_at(
+        r#"pub mod m {
+        #[function]
+        pub fn bn(x: Tensor![(2, 8), f32], g: Tensor![(7,), f32]) -> Tensor![(2, 8), f32] {
+            let t = R::nn::batch_norm(x, g, g, g, g, axis = 1);
+            t.0
+        }
+    }"#,
+        "R::nn::batch_norm(x, g, g, g, g, axis = 1)",
+        0,
+    );
+    assert!(e.message.contains("one value per channel"), "{}", e.message);
+}
