@@ -14,6 +14,12 @@
 //!    against the same computation in ndarray, with the VM's share of the
 //!    batch-1 time split into argument checking, output allocation,
 //!    dispatch and kernel time.
+//! 4. The VM's own cost per call: a one-op module (`R.add` of two
+//!    one-element tensors) through `vm.call`, against calling its compiled
+//!    kernel directly with an output allocated once. The difference is what
+//!    the VM adds (argument checks, output allocation, dispatch).
+//!
+//! `cargo bench --bench matmul_mlp -- call` runs section 4 alone.
 //!
 //! Every figure is the median of repeated samples (the peak: the best
 //! sample, since sharing the machine only slows samples down); a sample
@@ -452,6 +458,62 @@ fn mlp_rows(variant: Variant, w: &Weights, breakdowns: &mut Vec<String>) {
     }
 }
 
+/// The VM's overhead on a one-op module over one-element tensors: seconds
+/// per `vm.call` and per direct call of its compiled kernel.
+fn call_overhead() -> (f64, f64) {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1,), dtype="float32"), y: R.Tensor((1,), dtype="float32")) -> R.Tensor((1,), dtype="float32"):
+        z: R.Tensor((1,), dtype="float32") = R.add(x, y)
+        return z
+"#;
+    let exec = build(&parse(text), &Target::host()).expect("the one-op module builds");
+    let vm = VirtualMachine::new(&exec);
+    let (x, y) = (
+        Tensor::from_slice(&[1], &[2.0f32]).expect("a tensor"),
+        Tensor::from_slice(&[1], &[3.0f32]).expect("a tensor"),
+    );
+    let args: Vec<Value> = vec![x.clone().into(), y.clone().into()];
+    let z = vm.call("main", &args).expect("main runs");
+    assert_eq!(
+        z.as_tensor().and_then(|t| t.to_vec::<f32>().ok()),
+        Some(vec![5.0])
+    );
+    let [symbol] = exec.natives.as_slice() else {
+        panic!("one kernel expected, found {:?}", exec.natives);
+    };
+    let library = exec.library.as_ref().expect("a host build has a library");
+    let kernel = library
+        .0
+        .lookup(symbol)
+        .expect("the kernel is in the library");
+    let mut out = vec![Tensor::zeros(relax::DataType::f32(), &[1]).expect("allocates")];
+    let budget = Duration::from_millis(1500);
+    let direct = measure(budget, || {
+        kernel
+            .call(&[&x, &y], &mut out, &[])
+            .expect("the kernel runs");
+        black_box(&out);
+    });
+    let total = measure(budget, || {
+        black_box(vm.call("main", &args).expect("main runs"));
+    });
+    (total, direct)
+}
+
+fn print_call_overhead() {
+    let (total, direct) = call_overhead();
+    println!(
+        "\nVM call overhead, one-op module (R.add of two (1,) tensors) on Target::host():\n  \
+         vm.call {} | kernel called directly {} | overhead {} (target: under 0.50 us)",
+        micros(total),
+        micros(direct),
+        micros(total - direct)
+    );
+}
+
 fn ndarray_mlp(
     x: &Array2<f32>,
     w0: &Array2<f32>,
@@ -484,6 +546,11 @@ fn micros(s: f64) -> String {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "call") {
+        // `cargo bench --bench matmul_mlp -- call`: only section 4.
+        print_call_overhead();
+        return;
+    }
     let started = Instant::now();
     let threads = relax_runtime::parallel::num_threads();
     println!("relax-rs matmul / MLP benchmark (release build; medians of repeated samples)");
@@ -561,6 +628,7 @@ fn main() {
          ours/nd is a latency ratio (below 1: faster than ndarray); dispatch = total - checks\n\
          - allocations - kernels; ndarray computes x w0^T + b0, relu, w1^T + b1 on views."
     );
+    print_call_overhead();
     println!(
         "total benchmark time: {:.1} s",
         started.elapsed().as_secs_f64()

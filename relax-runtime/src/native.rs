@@ -1,8 +1,8 @@
 //! Native kernels: PrimFuncs the VM calls in destination-passing style.
 //!
 //! 1. `call_tir(f, (x, y), out_sinfo)` compiles to a call of the kernel with
-//!    symbol `f`: the VM allocates the outputs (zero-filled) from the
-//!    declared shapes, evaluated over its shape heap, then calls
+//!    symbol `f`: the VM takes the outputs from its pool or allocates them
+//!    from the declared shapes, evaluated over its shape heap, then calls
 //!    [`NativeKernel::call`] with the inputs, the outputs and the values of
 //!    the PrimFunc's scalar parameters (its symbolic dims).
 //! 2. Kernels come from a [`NativeLibrary`] attached to the executable by
@@ -27,8 +27,11 @@ pub type KernelFn = unsafe extern "C" fn(buffers: *const *mut u8, scalars: *cons
 
 /// A PrimFunc the VM can call.
 pub trait NativeKernel: Send + Sync {
-    /// Runs the kernel: reads `inputs`, writes `outputs` (uniquely owned,
-    /// zero-filled, of the declared shapes and dtypes).
+    /// Runs the kernel: reads `inputs`, writes `outputs` (uniquely owned, of
+    /// the declared shapes and dtypes). What an output holds before the
+    /// call is unspecified, as in TVM: zeros when it was just allocated,
+    /// an earlier result when the VM reuses a buffer. A kernel writes every
+    /// element of its outputs.
     fn call(
         &self,
         inputs: &[&Tensor],
@@ -82,15 +85,25 @@ impl NativeKernel for CompiledKernel {
         outputs: &mut [Tensor],
         scalars: &[i64],
     ) -> Result<(), String> {
-        let mut ptrs: Vec<*mut u8> = inputs
-            .iter()
-            .map(|t| t.as_bytes().as_ptr() as *mut u8)
-            .collect();
-        for o in outputs.iter_mut() {
+        // The pointers live on the stack for the usual few buffers.
+        const ON_STACK: usize = 16;
+        let count = inputs.len() + outputs.len();
+        let mut stack = [std::ptr::null_mut::<u8>(); ON_STACK];
+        let mut heap = Vec::new();
+        let ptrs: &mut [*mut u8] = if count <= ON_STACK {
+            &mut stack[..count]
+        } else {
+            heap.resize(count, std::ptr::null_mut());
+            &mut heap
+        };
+        for (p, t) in ptrs.iter_mut().zip(inputs) {
+            *p = t.as_bytes().as_ptr() as *mut u8;
+        }
+        for (p, o) in ptrs[inputs.len()..].iter_mut().zip(outputs.iter_mut()) {
             let bytes = o
                 .bytes_mut()
                 .ok_or_else(|| format!("{}: an output buffer is shared", self.symbol))?;
-            ptrs.push(bytes.as_mut_ptr());
+            *p = bytes.as_mut_ptr();
         }
         // SAFETY: the VM checked every shape against the PrimFunc's
         // signature before this call, the outputs are uniquely owned, and the

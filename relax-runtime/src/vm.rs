@@ -186,6 +186,20 @@ impl VirtualMachine {
                 )));
             }
             match instr {
+                Instr::Call {
+                    callee:
+                        Callee::Native {
+                            symbol,
+                            outputs,
+                            scalars,
+                        },
+                    args,
+                    dst,
+                } => {
+                    // Native kernels borrow their inputs from the registers.
+                    let value = self.call_native(frame, *symbol, outputs, scalars, args, &at)?;
+                    frame.write(*dst, value, &at)?;
+                }
                 Instr::Call { callee, args, dst } => {
                     let argv = args
                         .iter()
@@ -239,12 +253,19 @@ impl VirtualMachine {
                     context,
                     expected,
                 } => {
-                    let v = frame.read(exec, value, &at)?;
+                    let owned;
+                    let v = match value {
+                        Arg::Imm(i) => {
+                            owned = Value::Int(*i);
+                            &owned
+                        }
+                        a => borrow_arg(&frame.regs, frame.num_regs, exec, a, &at)?,
+                    };
                     let mut m = Matcher {
                         heap: &mut frame.heap,
                         by: Cow::Borrowed(context.as_str()),
                     };
-                    m.check(&v, pattern).map_err(|fail| match fail {
+                    m.check(v, pattern).map_err(|fail| match fail {
                         Fail::Found(found) => Error::Mismatch {
                             context: context.clone(),
                             expected: expected.clone(),
@@ -253,6 +274,7 @@ impl VirtualMachine {
                         Fail::Internal(why) => at.invalid(why),
                     })?;
                     if let Some(d) = dst {
+                        let v = v.clone();
                         frame.write(*d, v, &at)?;
                     }
                 }
@@ -418,14 +440,9 @@ impl VirtualMachine {
                 })?;
                 Ok(result)
             }
-            Callee::Native {
-                symbol,
-                outputs,
-                scalars,
-            } => self.call_native(frame, *symbol, outputs, scalars, &args, at),
-            Callee::Function(_) | Callee::Closure(_) => {
-                Err(at.invalid("a call into the executable reached the external-call path"))
-            }
+            Callee::Function(_) | Callee::Closure(_) | Callee::Native { .. } => Err(at.invalid(
+                "a call into the executable or a native kernel reached the external-call path",
+            )),
         }
     }
 }
@@ -450,7 +467,7 @@ impl VirtualMachine {
         symbol: u32,
         outputs: &[Pattern],
         scalars: &[SymExpr],
-        args: &[Value],
+        args: &[Arg],
         at: &Location<'_>,
     ) -> Result<Value, Error> {
         let exec: &Executable = &self.exec;
@@ -470,16 +487,21 @@ impl VirtualMachine {
         };
         let mut inputs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            match a {
-                Value::Tensor(t) => inputs.push(t),
-                other => {
-                    return Err(Error::Mismatch {
-                        context: format!("argument {i} of native kernel `{name}`"),
-                        expected: "a tensor".into(),
-                        found: other.describe(),
-                    })
-                }
-            }
+            let found = match a {
+                Arg::Imm(v) => Value::Int(*v).describe(),
+                a => match frame.borrow(&self.exec, a, at)? {
+                    Value::Tensor(t) => {
+                        inputs.push(t);
+                        continue;
+                    }
+                    other => other.describe(),
+                },
+            };
+            return Err(Error::Mismatch {
+                context: format!("argument {i} of native kernel `{name}`"),
+                expected: "a tensor".into(),
+                found,
+            });
         }
         let mut outs = Vec::with_capacity(outputs.len());
         for p in outputs {
@@ -742,25 +764,31 @@ impl<'a> Frame<'a> {
 
     /// The value in register `r`.
     fn reg(&self, r: Reg, at: &Location<'_>) -> Result<Value, Error> {
-        self.check_reg(r, at)?;
-        self.regs
-            .get(r as usize)
-            .and_then(Option::clone)
-            .ok_or_else(|| at.invalid(format!("register {r} is read before it is written")))
+        self.reg_ref(r, at).cloned()
+    }
+
+    /// The value in register `r`, borrowed.
+    fn reg_ref(&self, r: Reg, at: &Location<'_>) -> Result<&Value, Error> {
+        regs_get(&self.regs, self.num_regs, r, at)
     }
 
     /// The value of an operand.
     fn read(&self, exec: &Executable, a: &Arg, at: &Location<'_>) -> Result<Value, Error> {
         match a {
-            Arg::Reg(r) => self.reg(*r, at),
-            Arg::Const(c) => exec.constants.get(*c as usize).cloned().ok_or_else(|| {
-                at.invalid(format!(
-                    "constant {c} is out of range (the pool has {})",
-                    exec.constants.len()
-                ))
-            }),
             Arg::Imm(i) => Ok(Value::Int(*i)),
+            _ => self.borrow(exec, a, at).cloned(),
         }
+    }
+
+    /// The value of a register or constant operand, borrowed (an immediate
+    /// has no place to borrow from: use [`Frame::read`]).
+    fn borrow<'e>(
+        &'e self,
+        exec: &'e Executable,
+        a: &Arg,
+        at: &Location<'_>,
+    ) -> Result<&'e Value, Error> {
+        borrow_arg(&self.regs, self.num_regs, exec, a, at)
     }
 
     /// Writes register `r`.
@@ -792,6 +820,44 @@ impl<'a> Frame<'a> {
         }
         self.regs[i] = Some(v);
         Ok(())
+    }
+}
+
+/// Register `r` of a frame's `regs`, borrowed (split from [`Frame`] so that
+/// the shape heap can be borrowed mutably at the same time).
+fn regs_get<'r>(
+    regs: &'r [Option<Value>],
+    num_regs: u32,
+    r: Reg,
+    at: &Location<'_>,
+) -> Result<&'r Value, Error> {
+    if r >= num_regs {
+        return Err(at.invalid(format!(
+            "register {r} is out of range (the function has {num_regs})"
+        )));
+    }
+    regs.get(r as usize)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| at.invalid(format!("register {r} is read before it is written")))
+}
+
+/// A register or constant operand, borrowed.
+fn borrow_arg<'e>(
+    regs: &'e [Option<Value>],
+    num_regs: u32,
+    exec: &'e Executable,
+    a: &Arg,
+    at: &Location<'_>,
+) -> Result<&'e Value, Error> {
+    match a {
+        Arg::Reg(r) => regs_get(regs, num_regs, *r, at),
+        Arg::Const(c) => exec.constants.get(*c as usize).ok_or_else(|| {
+            at.invalid(format!(
+                "constant {c} is out of range (the pool has {})",
+                exec.constants.len()
+            ))
+        }),
+        Arg::Imm(_) => Err(at.invalid("an immediate operand where a value is borrowed")),
     }
 }
 

@@ -37,26 +37,129 @@ pub struct KernelSignature {
     buffers: Vec<Buffer>,
     params: usize,
     abi: Vec<TirVar>,
+    /// Each buffer's dims as constants and `abi` positions, when every
+    /// buffer is dense and every dim is one or the other (the common case):
+    /// then a call is checked without evaluating expressions.
+    plain: Option<Vec<Vec<PlainDim>>>,
+}
+
+/// A dim of a dense buffer: a constant, or the `scalar_abi` variable at an
+/// index.
+#[derive(Clone, Copy, Debug)]
+enum PlainDim {
+    Const(i64),
+    Var(usize),
 }
 
 impl KernelSignature {
     /// The signature of `func`.
     pub fn new(func: &PrimFunc) -> Self {
+        let buffers: Vec<Buffer> = func.buffers().cloned().collect();
+        let abi = scalar_abi(func);
+        let plain_dim = |d: &PrimExpr| match (d.as_int(), d.as_var()) {
+            (Some(c), _) => Some(PlainDim::Const(c)),
+            (None, Some(v)) => abi.iter().position(|a| a == v).map(PlainDim::Var),
+            (None, None) => None,
+        };
+        let plain = (abi.len() <= 64)
+            .then(|| {
+                buffers
+                    .iter()
+                    .map(|b| {
+                        if !b.strides().is_empty() {
+                            return None;
+                        }
+                        b.shape().iter().map(plain_dim).collect::<Option<Vec<_>>>()
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten();
         KernelSignature {
-            buffers: func.buffers().cloned().collect(),
+            buffers,
             params: func
                 .params
                 .iter()
                 .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
                 .count(),
-            abi: scalar_abi(func),
+            abi,
+            plain,
         }
     }
 
-    /// The full `scalars[]` of a call on `tensors` (inputs then outputs),
-    /// given every [`scalar_abi`] value or only the scalar parameters'.
-    /// Fails, naming the culprit, when the call does not fit.
-    pub fn scalars(&self, tensors: &[&Tensor], scalars: &[i64]) -> Result<Vec<i64>, String> {
+    /// The full `scalars[]` of a call on `inputs` and `outputs`, given
+    /// every [`scalar_abi`] value or only the scalar parameters'. Fails,
+    /// naming the culprit, when the call does not fit.
+    pub fn scalars(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &[Tensor],
+        scalars: &[i64],
+    ) -> Result<Vec<i64>, String> {
+        // The fast check only ever accepts what the full one accepts; on
+        // any doubt the full one runs and says what is wrong.
+        if let Some(done) = self.plain_scalars(inputs, outputs, scalars) {
+            return Ok(done);
+        }
+        let tensors: Vec<&Tensor> = inputs.iter().copied().chain(outputs).collect();
+        self.checked_scalars(&tensors, scalars)
+    }
+
+    /// This signature with the fast check switched off, so tests can
+    /// compare the two.
+    #[cfg(test)]
+    pub(super) fn without_fast_check(mut self) -> Self {
+        self.plain = None;
+        self
+    }
+
+    /// Whether calls take the fast check.
+    #[cfg(test)]
+    pub(super) fn has_fast_check(&self) -> bool {
+        self.plain.is_some()
+    }
+
+    /// [`KernelSignature::scalars`] for dense buffers with plain dims, or
+    /// `None` when that does not apply or the call does not fit.
+    fn plain_scalars(
+        &self,
+        inputs: &[&Tensor],
+        outputs: &[Tensor],
+        scalars: &[i64],
+    ) -> Option<Vec<i64>> {
+        let plain = self.plain.as_ref()?;
+        if inputs.len() + outputs.len() != plain.len() {
+            return None;
+        }
+        if scalars.len() != self.abi.len() && scalars.len() != self.params {
+            return None;
+        }
+        let mut values = vec![0i64; self.abi.len()];
+        values[..scalars.len()].copy_from_slice(scalars);
+        // Bit k: `values[k]` is known (the fast path has at most 64).
+        let mut known: u64 = low_bits(scalars.len());
+        let tensors = inputs.iter().copied().chain(outputs);
+        for ((dims, b), t) in plain.iter().zip(&self.buffers).zip(tensors) {
+            if b.dtype() != t.dtype() || dims.len() != t.ndim() {
+                return None;
+            }
+            for (d, &actual) in dims.iter().zip(t.shape()) {
+                match *d {
+                    PlainDim::Const(c) if c == actual => {}
+                    PlainDim::Var(k) if known & (1 << k) == 0 => {
+                        values[k] = actual;
+                        known |= 1 << k;
+                    }
+                    PlainDim::Var(k) if values[k] == actual => {}
+                    _ => return None,
+                }
+            }
+        }
+        (known == low_bits(self.abi.len())).then_some(values)
+    }
+
+    /// The full check of [`KernelSignature::scalars`], on `tensors`
+    /// (inputs then outputs).
+    fn checked_scalars(&self, tensors: &[&Tensor], scalars: &[i64]) -> Result<Vec<i64>, String> {
         if tensors.len() != self.buffers.len() {
             return Err(format!(
                 "expected {} buffer arguments, found {}",
@@ -135,6 +238,15 @@ impl KernelSignature {
                 })
             })
             .collect()
+    }
+}
+
+/// A mask of the low `n` bits (`n` ≤ 64).
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
     }
 }
 

@@ -114,10 +114,9 @@ impl NativeKernel for JitKernel {
         outputs: &mut [Tensor],
         scalars: &[i64],
     ) -> Result<(), String> {
-        let tensors: Vec<&Tensor> = inputs.iter().copied().chain(outputs.iter()).collect();
         let scalars = self
             .signature
-            .scalars(&tensors, scalars)
+            .scalars(inputs, outputs, scalars)
             .map_err(|e| format!("{}: {e}", self.code.symbol))?;
         self.code.call(inputs, outputs, &scalars)
     }

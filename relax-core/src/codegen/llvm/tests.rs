@@ -1,7 +1,7 @@
 //! Hand-built PrimFuncs compiled with the JIT and run through the
 //! `NativeKernel` interface on tensors, against hand-computed results.
 
-use super::{emit_object, jit, scalar_abi, CodegenOptions};
+use super::{emit_object, jit, scalar_abi, CodegenOptions, KernelSignature};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
 use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
@@ -1262,4 +1262,54 @@ fn calls_are_checked_and_dims_come_from_shapes() {
     assert!(e.contains("float64"), "{e}");
     let e = k.call(&[&x], &mut out, &[1, 2]).unwrap_err();
     assert!(e.contains("scalar arguments"), "{e}");
+}
+
+#[test]
+fn the_fast_call_check_accepts_and_computes_what_the_full_one_does() {
+    // A (n, 4) and B (m,) in, C (n, m) out, `m` a scalar parameter: the
+    // fast check applies. D (2 * n,) makes a second signature take the
+    // full check only.
+    let (n, m) = (var("n"), var("m"));
+    let a = Buffer::new("A", vec![n.to_expr(), PrimExpr::int(4)], f32t());
+    let b = Buffer::new("B", vec![m.to_expr()], f32t());
+    let c = Buffer::new("C", vec![n.to_expr(), m.to_expr()], f32t());
+    let d = Buffer::new("D", vec![n.to_expr() * PrimExpr::int(2)], f32t());
+    let plain = func(
+        vec![bp(&a), bp(&b), bp(&c), PrimFuncParam::Scalar(m.clone())],
+        Stmt::Evaluate(PrimExpr::int(0)),
+    );
+    let sig = KernelSignature::new(&plain);
+    assert!(sig.has_fast_check());
+    let full = sig.clone().without_fast_check();
+    let t = |shape: &[i64]| Tensor::zeros(f32t(), shape).unwrap();
+    let cases: Vec<(Vec<Tensor>, Vec<Tensor>, Vec<i64>)> = vec![
+        (vec![t(&[3, 4]), t(&[5])], vec![t(&[3, 5])], vec![5]),
+        (vec![t(&[3, 4]), t(&[5])], vec![t(&[3, 5])], vec![5, 3]),
+        (vec![t(&[3, 4]), t(&[5])], vec![t(&[3, 5])], vec![]),
+        (vec![t(&[3, 4]), t(&[5])], vec![t(&[3, 5])], vec![6]),
+        (vec![t(&[3, 5]), t(&[5])], vec![t(&[3, 5])], vec![5]),
+        (vec![t(&[3, 4]), t(&[5])], vec![t(&[2, 5])], vec![5]),
+        (vec![t(&[3, 4])], vec![t(&[3, 5])], vec![5]),
+        (vec![t(&[3, 4, 1]), t(&[5])], vec![t(&[3, 5])], vec![5]),
+        (vec![t(&[0, 4]), t(&[0])], vec![t(&[0, 0])], vec![0]),
+    ];
+    for (ins, outs, scalars) in &cases {
+        let ins: Vec<&Tensor> = ins.iter().collect();
+        assert_eq!(
+            sig.scalars(&ins, outs, scalars),
+            full.scalars(&ins, outs, scalars),
+            "{:?} {:?} {scalars:?}",
+            ins.iter().map(|t| t.shape()).collect::<Vec<_>>(),
+            outs.iter().map(|t| t.shape()).collect::<Vec<_>>()
+        );
+    }
+    let ok = sig.scalars(&[&t(&[3, 4]), &t(&[5])], &[t(&[3, 5])], &[5]);
+    assert_eq!(ok, Ok(vec![5, 3]));
+
+    let expr = func(vec![bp(&a), bp(&d)], Stmt::Evaluate(PrimExpr::int(0)));
+    let sig = KernelSignature::new(&expr);
+    assert!(!sig.has_fast_check());
+    assert_eq!(sig.scalars(&[&t(&[3, 4])], &[t(&[6])], &[]), Ok(vec![3]));
+    let e = sig.scalars(&[&t(&[3, 4])], &[t(&[5])], &[]).unwrap_err();
+    assert!(e.contains("buffer `D` has dim 0"), "{e}");
 }
