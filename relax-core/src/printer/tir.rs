@@ -111,6 +111,13 @@ impl Printer {
             let dict = self.attr_dict(&attrs);
             self.line(&format!("T.func_attr({dict})"));
         }
+        // Variables the body reads that nothing binds are declared too, so
+        // the text parses back (TVM prints them the same way).
+        for v in f.body.free_vars() {
+            if !shape_vars.contains(&v) {
+                shape_vars.push(v);
+            }
+        }
         for v in shape_vars {
             let is_param = f
                 .params

@@ -146,6 +146,106 @@ impl Stmt {
         Stmt::Evaluate(PrimExpr::int_of(relax_runtime::DataType::i32(), 0))
     }
 
+    /// The variables this statement reads that nothing in it binds (a
+    /// loop, a `LetStmt`, a block's iteration variables), in order of
+    /// first appearance, each once: a PrimFunc's scalar parameters and
+    /// shape variables, or variables nothing defines.
+    pub fn free_vars(&self) -> Vec<TirVar> {
+        let mut out = Vec::new();
+        self.collect_free(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_free(&self, bound: &mut Vec<TirVar>, out: &mut Vec<TirVar>) {
+        let expr = |e: &PrimExpr, bound: &Vec<TirVar>, out: &mut Vec<TirVar>| {
+            for v in e.free_vars() {
+                if !bound.contains(&v) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        };
+        let buffer = |b: &Buffer, bound: &Vec<TirVar>, out: &mut Vec<TirVar>| {
+            for e in b.shape().iter().chain(b.strides()) {
+                for v in e.free_vars() {
+                    if !bound.contains(&v) && !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+            }
+        };
+        match self {
+            Stmt::For {
+                loop_var,
+                min,
+                extent,
+                body,
+                ..
+            } => {
+                expr(min, bound, out);
+                expr(extent, bound, out);
+                bound.push(loop_var.clone());
+                body.collect_free(bound, out);
+                bound.pop();
+            }
+            Stmt::Block(b) => {
+                for (iv, value) in b.iter_vars.iter().zip(&b.iter_values) {
+                    expr(&iv.min, bound, out);
+                    expr(&iv.extent, bound, out);
+                    expr(value, bound, out);
+                }
+                for buf in &b.alloc_buffers {
+                    buffer(buf, bound, out);
+                }
+                let depth = bound.len();
+                bound.extend(b.iter_vars.iter().map(|iv| iv.var.clone()));
+                for r in b.reads.iter().chain(&b.writes) {
+                    for (min, extent) in &r.region {
+                        expr(min, bound, out);
+                        expr(extent, bound, out);
+                    }
+                }
+                if let Some(init) = &b.init {
+                    init.collect_free(bound, out);
+                }
+                b.body.collect_free(bound, out);
+                bound.truncate(depth);
+            }
+            Stmt::BufferStore { value, indices, .. } => {
+                for i in indices {
+                    expr(i, bound, out);
+                }
+                expr(value, bound, out);
+            }
+            Stmt::Allocate { buffer: b, body } => {
+                buffer(b, bound, out);
+                body.collect_free(bound, out);
+            }
+            Stmt::IfThenElse {
+                cond,
+                then_case,
+                else_case,
+            } => {
+                expr(cond, bound, out);
+                then_case.collect_free(bound, out);
+                if let Some(e) = else_case {
+                    e.collect_free(bound, out);
+                }
+            }
+            Stmt::LetStmt { var, value, body } => {
+                expr(value, bound, out);
+                bound.push(var.clone());
+                body.collect_free(bound, out);
+                bound.pop();
+            }
+            Stmt::Evaluate(e) => expr(e, bound, out),
+            Stmt::Seq(stmts) => {
+                for s in stmts {
+                    s.collect_free(bound, out);
+                }
+            }
+        }
+    }
+
     /// Whether a TensorIR block occurs in this statement.
     pub fn contains_block(&self) -> bool {
         match self {

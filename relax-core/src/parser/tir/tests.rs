@@ -401,3 +401,33 @@ fn slice_bounds_of_two_dtypes_are_an_error() {
         "{es:?}"
     );
 }
+
+#[test]
+fn a_variable_the_body_reads_but_nothing_binds_is_declared_when_printed() {
+    // Found by the parser fuzz target: `n` is a module-level TypeVar the
+    // signature does not use, so the printer must declare it for the body.
+    let text = r#"
+n = TypeVar("n")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def clamp(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32")):
+        for i in range(8):
+            y[i] = T.Select(x[i] != x[n], T.float32(0.0), x[i])
+"#;
+    let m = module(text);
+    let f = func(&m, "clamp");
+    let free: Vec<String> = f
+        .body
+        .free_vars()
+        .iter()
+        .map(|v| v.name().to_string())
+        .collect();
+    assert_eq!(free, ["n"]);
+    let printed = m.to_string();
+    assert!(printed.contains("\nn = TypeVar(\"n\")\n"), "{printed}");
+    // A free variable is a different one in each parse, so the two
+    // modules compare by their text.
+    let again = module(&printed);
+    assert_eq!(again.to_string(), printed);
+}
