@@ -2,7 +2,7 @@
 //! and on the ops fusion and kernels are about, every figure from one run.
 //!
 //! ```text
-//! cargo run --release --manifest-path examples/peers/Cargo.toml [-- --rounds N]
+//! cargo run --release --manifest-path examples/peers/Cargo.toml [-- --rounds N] [--only ROW_PREFIX]
 //! PEERS_PYTHON=.venv/bin/python cargo run --release --manifest-path examples/peers/Cargo.toml
 //! ```
 //!
@@ -10,7 +10,10 @@
 //! 16, 64 and 256; softmax over 64×1000; layer norm over 64×768; `relu(x + y)`
 //! over 4M floats; a three-op elementwise chain `relu((x + y) * z)` over 4M
 //! floats; square matrix products (`gemm_n`, n from 64 to 2048, one
-//! symbolic-shape module for all of them). The Rust peers run in this process in interleaved rounds
+//! symbolic-shape module for all of them); two convolutions (`conv_resnet`:
+//! 1×64×56×56 with 64 filters of 3×3, padding 1; `conv_first`: 1×3×224×224
+//! with 64 filters of 7×7, stride 2, padding 3), against candle only
+//! (ndarray and numpy have no convolution). The Rust peers run in this process in interleaved rounds
 //! (`timing.rs`); numpy runs in a child process right after (`numpy.rs`).
 //! Each row prints every peer's median time per call, relax-rs' speed
 //! relative to the best peer (above 1.00 means relax-rs is faster), and the
@@ -279,6 +282,63 @@ fn gemm_row(vm: &relax::VirtualMachine, n: usize, rounds: usize) -> Row {
     }
 }
 
+/// A convolution of an `x` of shape `xs` with filters of shape `ws`
+/// (relax-rs' module `text`) against candle's `conv2d`.
+fn conv_row(
+    name: &str,
+    text: &str,
+    xs: [usize; 4],
+    ws: [usize; 4],
+    (padding, stride): (usize, usize),
+    rounds: usize,
+) -> Row {
+    let vm = relax_models::compile(text);
+    let (xn, wn): (usize, usize) = (xs.iter().product(), ws.iter().product());
+    let (xd, wd) = (data(xn, 30), data(wn, 31));
+    let x = ndarray::Array::from_shape_vec(xs.to_vec(), xd.clone()).expect("shape");
+    let w = ndarray::Array::from_shape_vec(ws.to_vec(), wd.clone()).expect("shape");
+    let args = [tv(&x), tv(&w)];
+    let cx = CTensor::from_vec(xd, &xs[..], &Device::Cpu).expect("candle tensor");
+    let cw = CTensor::from_vec(wd, &ws[..], &Device::Cpu).expect("candle tensor");
+    let want = cx
+        .conv2d(&cw, padding, stride, 1, 1)
+        .expect("candle runs the convolution");
+    let want: Vec<f32> = want.flatten_all().unwrap().to_vec1().unwrap();
+    let got = vm
+        .call("main", &args)
+        .expect("relax-rs runs the convolution");
+    let got = got
+        .as_tensor()
+        .expect("a tensor")
+        .to_vec::<f32>()
+        .expect("f32");
+    assert_eq!(got.len(), want.len());
+    let err = got
+        .iter()
+        .zip(&want)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(err < 1e-2, "{name}: relax-rs differs from candle by {err}");
+    let mut r = || {
+        black_box(vm.call("main", &args).expect("call"));
+    };
+    let mut c = || {
+        black_box(cx.conv2d(&cw, padding, stride, 1, 1).unwrap());
+    };
+    let out: usize = got.len();
+    Row {
+        name: name.into(),
+        times: {
+            let mut t = timing::interleaved(rounds, &mut [&mut r, &mut c]);
+            t.push(f64::NAN);
+            t
+        },
+        work: work(
+            2.0 * out as f64 * (ws[1] * ws[2] * ws[3]) as f64,
+            xn + wn + out,
+        ),
+    }
+}
+
 fn fmt_us(secs: Option<f64>) -> String {
     match secs {
         Some(s) => format!("{:.1}", s * 1e6),
@@ -288,25 +348,65 @@ fn fmt_us(secs: Option<f64>) -> String {
 
 fn main() {
     let mut rounds = 15;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        match (a.as_str(), args.next().and_then(|v| v.parse().ok())) {
-            ("--rounds", Some(n)) => rounds = n,
+        match (a.as_str(), args.next()) {
+            ("--rounds", Some(n)) if n.parse::<usize>().is_ok() => {
+                rounds = n.parse().expect("checked")
+            }
+            ("--only", Some(prefix)) => only = Some(prefix),
             _ => {
-                eprintln!("usage: peers [--rounds N]");
+                eprintln!("usage: peers [--rounds N] [--only ROW_PREFIX]");
                 std::process::exit(2);
             }
         }
     }
-    let mut rows: Vec<Row> = [1, 16, 64, 256]
-        .iter()
-        .map(|&b| mlp_row(b, rounds))
-        .collect();
-    rows.push(softmax_row(rounds));
-    rows.push(layer_norm_row(rounds));
-    rows.extend(elementwise_rows(rounds));
-    let matmul = relax_models::compile(relax_models::MATMUL);
-    rows.extend(GEMM_SIZES.iter().map(|&n| gemm_row(&matmul, n, rounds)));
+    // `--only conv` runs the rows whose names start with `conv`.
+    let wanted = |name: &str| only.as_deref().is_none_or(|p| name.starts_with(p));
+    let mut rows: Vec<Row> = Vec::new();
+    for batch in [1, 16, 64, 256] {
+        if wanted(&format!("mlp_b{batch}")) {
+            rows.push(mlp_row(batch, rounds));
+        }
+    }
+    if wanted("softmax") {
+        rows.push(softmax_row(rounds));
+    }
+    if wanted("layer_norm") {
+        rows.push(layer_norm_row(rounds));
+    }
+    if wanted("add_relu") || wanted("chain3") {
+        rows.extend(elementwise_rows(rounds));
+    }
+    if GEMM_SIZES.iter().any(|n| wanted(&format!("gemm_{n}"))) {
+        let matmul = relax_models::compile(relax_models::MATMUL);
+        for n in GEMM_SIZES {
+            if wanted(&format!("gemm_{n}")) {
+                rows.push(gemm_row(&matmul, n, rounds));
+            }
+        }
+    }
+    if wanted("conv_resnet") {
+        rows.push(conv_row(
+            "conv_resnet",
+            relax_models::CONV_RESNET,
+            [1, 64, 56, 56],
+            [64, 64, 3, 3],
+            (1, 1),
+            rounds,
+        ));
+    }
+    if wanted("conv_first") {
+        rows.push(conv_row(
+            "conv_first",
+            relax_models::CONV_FIRST,
+            [1, 3, 224, 224],
+            [64, 3, 7, 7],
+            (3, 2),
+            rounds,
+        ));
+    }
     let limits = limits::measure();
     let numpy = numpy::times(rounds);
     let numpy_rows: BTreeMap<String, f64> = match &numpy {
@@ -328,7 +428,8 @@ fn main() {
     );
     for row in &rows {
         let np = numpy_rows.get(&row.name).copied();
-        let peers = [Some(row.times[1]), Some(row.times[2]), np];
+        let measured = |t: f64| Some(t).filter(|t| t.is_finite());
+        let peers = [measured(row.times[1]), measured(row.times[2]), np];
         let best = peers
             .iter()
             .flatten()

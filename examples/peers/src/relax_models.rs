@@ -89,6 +89,30 @@ class Module:
         return gv
 "#;
 
+/// A ResNet-style 3×3 convolution: 1×64×56×56, 64 filters, padding 1.
+pub const CONV_RESNET: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 56, 56), dtype="float32"), w: R.Tensor((64, 64, 3, 3), dtype="float32")) -> R.Tensor((1, 64, 56, 56), dtype="float32"):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            R.output(gv)
+        return gv
+"#;
+
+/// A first layer: 1×3×224×224, 64 filters of 7×7, stride 2, padding 3.
+pub const CONV_FIRST: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 224, 224), dtype="float32"), w: R.Tensor((64, 3, 7, 7), dtype="float32")) -> R.Tensor((1, 64, 112, 112), dtype="float32"):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, strides=[2, 2], padding=[3, 3, 3, 3])
+            R.output(gv)
+        return gv
+"#;
+
 /// Parses and builds `text` for the host.
 pub fn compile(text: &str) -> VirtualMachine {
     let module: IRModule = text.parse().unwrap_or_else(|e| panic!("{e}"));

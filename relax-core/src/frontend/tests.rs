@@ -1094,7 +1094,10 @@ fn batch_norm_gives_a_tuple_and_checks_its_channels() {
         t.contains("= R.nn.batch_norm(x, g, b, mm, mv, axis=1,") && t.contains("training=False)"),
         "{t}"
     );
-    assert!(t.contains("t: R.Tuple(R.Tensor((n, 8, 4, 4), dtype=\"float32\"), R.Tensor((8,)"), "{t}");
+    assert!(
+        t.contains("t: R.Tuple(R.Tensor((n, 8, 4, 4), dtype=\"float32\"), R.Tensor((8,)"),
+        "{t}"
+    );
     let e = one_error_at(
         r#"pub mod m {
         #[function]

@@ -59,6 +59,11 @@
 //!    tile has two vector registers of the target per row (`gemm.rs`).
 //!    Smaller products stay in cases 2 and 4, which read the weights in
 //!    place; with symbolic shapes both are emitted and chosen at run time.
+//! 6. **Implicit GEMMs**: a float reduction over several axes that is a
+//!    matrix product once they are flattened into one, a convolution
+//!    (`conv.rs`): case 5's schedule with the image gathered through the
+//!    window into the B pack, the output rows (the batch) in parallel,
+//!    and the filters packed once for all of them.
 //!
 //! The target: the pass is built for a vector register width
 //! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
@@ -74,7 +79,7 @@
 //! Semantics are exact for cases 1 to 3: every output element still sees
 //! its init and then its updates in the original order of the reduce
 //! loops (the LLVM back end then contracts each multiply-add into an FMA).
-//! Case 4 reassociates the sum (16 partial sums), case 5 sums each slice
+//! Case 4 reassociates the sum (16 partial sums), cases 5 and 6 sum each slice
 //! of `k` apart. One difference is intended: with an
 //! empty reduction domain the hoisted init still runs, so the output holds
 //! the reduction's identity (TVM's guarded init would leave it unwritten).
@@ -82,6 +87,7 @@
 //! The constants are tuned for x86-64 with AVX2 or AVX-512 and `float32`
 //! (`benches/matmul_mlp.rs` and the peers benchmark measure them).
 
+mod conv;
 mod dot;
 mod epilogue;
 mod gemm;

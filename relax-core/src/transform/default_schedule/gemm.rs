@@ -65,6 +65,9 @@ pub const GEMM_MC: i64 = 96;
 pub const GEMM_NC: i64 = 512;
 /// The fewest row chunks (below `M / GEMM_MC` the chunks shrink instead).
 pub const GEMM_MIN_CHUNKS: i64 = 4;
+/// The largest `A` (in elements, padded to whole tiles) packed once for
+/// all of a batch ([`Gemm::a_once`]): 4 MiB of `float32`.
+pub const GEMM_A_ONCE_MAX: i64 = 1 << 20;
 /// The smallest `M` worth packing for: below it the register-tiled
 /// schedules read the weights in place.
 pub const GEMM_MIN_ROWS: i64 = 32;
@@ -80,6 +83,25 @@ pub(super) struct Gemm<'a> {
     b: PrimExpr,
     /// Columns of the register tile.
     nr: i64,
+    /// Which loop runs on the thread pool.
+    pub(super) parallel: GemmParallel,
+    /// Whether `A` is packed whole, once, before the batch loop (it does
+    /// not depend on the batch and is small: a convolution's filters),
+    /// instead of one slice per row chunk and batch element.
+    pub(super) a_once: bool,
+}
+
+/// Which loop of the packed schedule runs in parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GemmParallel {
+    /// The row chunks of each product (one product, or a few).
+    Chunks,
+    /// The batch: the batch axes fused into one `Parallel` loop, each
+    /// iteration packing its own panels (many products, each small: the
+    /// output rows of a convolution).
+    Batch,
+    /// Nothing (too little work for the thread pool).
+    Serial,
 }
 
 impl Nest {
@@ -88,6 +110,13 @@ impl Nest {
     /// free of `j` and the other (`B`) of `i` and contiguous along `j`,
     /// neither reading `C`, and an init.
     pub(super) fn gemm(&self) -> Option<Gemm<'_>> {
+        self.gemm_of(true)
+    }
+
+    /// [`Nest::gemm`], with `B` read in any layout unless
+    /// `contiguous_b` (an implicit GEMM's `B` is an image read through
+    /// its window: `conv.rs`).
+    pub(super) fn gemm_of(&self, contiguous_b: bool) -> Option<Gemm<'_>> {
         let n = self.spatial.len();
         let dt = self.buffer.dtype();
         if self.reduce.len() != 1 || n < 2 || !dt.is_float() || dt.lanes() != 1 {
@@ -128,7 +157,9 @@ impl Nest {
             .iter()
             .map(|(buf, idx)| linear_coeff(&buf.offset_of(idx), &j.var))
             .collect();
-        if !coeffs.contains(&Some(1)) || !coeffs.iter().all(|c| matches!(c, Some(0 | 1))) {
+        let contiguous =
+            coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)));
+        if contiguous_b && !contiguous {
             return None;
         }
         let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits());
@@ -137,6 +168,8 @@ impl Nest {
             a: a.clone(),
             b: b.clone(),
             nr: nr.max(1),
+            parallel: GemmParallel::Chunks,
+            a_once: false,
         })
     }
 }
@@ -287,6 +320,25 @@ impl Loops {
     }
 }
 
+/// Each of `axes`' variables as a function of `fused`, the index of the
+/// flattened iteration space (the last axis varies fastest).
+fn unfuse(axes: &[Axis], fused: &PrimExpr, lp: &Loops) -> HashMap<TirVar, PrimExpr> {
+    let mut map = HashMap::new();
+    let mut stride = lp.int(1);
+    for (k, a) in axes.iter().enumerate().rev() {
+        let extent = a.extent.clone().cast(lp.dtype);
+        let q = fused.clone().floordiv(stride.clone());
+        let v = if k == 0 {
+            q
+        } else {
+            q.floormod(extent.clone())
+        };
+        map.insert(a.var.clone(), lp.simplify(v).cast(a.var.dtype()));
+        stride = lp.simplify(stride * extent);
+    }
+    map
+}
+
 /// `stmts` in sequence, where a statement that binds a variable (`LetStmt`)
 /// takes the statements after it into its body: a `LetStmt`'s scope runs
 /// to the end of its block in TVMScript text, so this is the form that
@@ -337,6 +389,23 @@ impl Gemm<'_> {
         let n = self.nest.spatial.len();
         let s = &self.nest.spatial;
         (&s[n - 2], &s[n - 1], &self.nest.reduce[0])
+    }
+
+    /// Whether all of `A` may be packed once before the batch loop: it
+    /// reads no batch variable, and its pack (`M` and `K` known) is at
+    /// most [`GEMM_A_ONCE_MAX`] elements.
+    pub(super) fn a_packs_once(&self) -> bool {
+        let nest = self.nest;
+        let n = nest.spatial.len();
+        let free = nest.spatial[..n - 2]
+            .iter()
+            .all(|ax| !uses_var(&self.a, &ax.var));
+        let (i, _, k) = self.axes();
+        let size = match (i.extent.as_int(), k.extent.as_int()) {
+            (Some(m), Some(k)) => (m + GEMM_MR - 1) / GEMM_MR * GEMM_MR * k,
+            _ => return false,
+        };
+        free && size <= GEMM_A_ONCE_MAX
     }
 
     /// When the packed schedule pays: `M ≥ GEMM_MIN_ROWS`, `N ≥ NR`,
@@ -404,9 +473,28 @@ impl Gemm<'_> {
             vec![lp.int(GEMM_MC / GEMM_MR), lp.int(depth), lp.int(GEMM_MR)],
             dt,
         );
-        let base = identity(&batch);
-        // Row chunks: at least GEMM_MIN_CHUNKS, an even number, whole tiles.
-        let chunks = lp.round_up(&lp.ceil_div(&m, GEMM_MC).max(lp.int(GEMM_MIN_CHUNKS)), 2);
+        let a_all = self.a_once.then(|| {
+            Buffer::new(
+                "A_packed",
+                vec![lp.ceil_div(&m, GEMM_MR), kk.clone(), lp.int(GEMM_MR)],
+                dt,
+            )
+        });
+        // The batch axes: serial loops around everything, or one fused
+        // parallel loop whose iterations each own their B panel.
+        let fused_batch = TirVar::with_dtype("b", lp.dtype);
+        let base = match self.parallel {
+            GemmParallel::Batch => unfuse(&batch, &PrimExpr::var(&fused_batch), &lp),
+            _ => identity(&batch),
+        };
+        // Row chunks: when they run in parallel, at least GEMM_MIN_CHUNKS,
+        // an even number; whole tiles.
+        let chunks = match self.parallel {
+            GemmParallel::Chunks => {
+                lp.round_up(&lp.ceil_div(&m, GEMM_MC).max(lp.int(GEMM_MIN_CHUNKS)), 2)
+            }
+            _ => lp.ceil_div(&m, GEMM_MC).max(lp.int(1)),
+        };
         let step = lp.simplify(
             lp.round_up(&lp.ceil_div_expr(&m, &chunks), GEMM_MR)
                 .max(lp.int(GEMM_MR)),
@@ -432,7 +520,11 @@ impl Gemm<'_> {
                                         first,
                                         last,
                                     };
-                                    self.slice(&lp, &slice, &m, &step, &a_pack, &b_pack, &base)
+                                    let a = match &a_all {
+                                        Some(all) => APanel::Whole(all),
+                                        None => APanel::PerChunk(&a_pack),
+                                    };
+                                    self.slice(&lp, &slice, &m, &step, a, &b_pack, &base)
                                 })
                             })
                         })
@@ -440,8 +532,34 @@ impl Gemm<'_> {
                 })
             })
         });
-        let body = super::util::nest(&batch, body, None);
-        scope("B_pack", vec![b_pack], body)
+        let looped = match self.parallel {
+            GemmParallel::Batch => {
+                let total = batch
+                    .iter()
+                    .fold(lp.int(1), |acc, a| acc * a.extent.clone().cast(lp.dtype));
+                for_(
+                    &fused_batch,
+                    lp.int(0),
+                    lp.simplify(total),
+                    ForKind::Parallel,
+                    scope("B_pack", vec![b_pack], body),
+                )
+            }
+            _ => scope(
+                "B_pack",
+                vec![b_pack],
+                super::util::nest(&batch, body, None),
+            ),
+        };
+        match a_all {
+            // A is free of the batch: packed with no batch variable bound.
+            Some(all) => {
+                let zero = lp.int(0);
+                let pack = self.pack(&lp, Side::A, &all, &HashMap::new(), &zero, &m, &zero, &kk);
+                scope("A_packed", vec![all], let_seq(vec![pack, looped]))
+            }
+            None => looped,
+        }
     }
 
     /// One slice of `k` for one B panel: pack the panel, then the row
@@ -453,29 +571,50 @@ impl Gemm<'_> {
         sl: &Slice,
         m: &PrimExpr,
         step: &PrimExpr,
-        a_pack: &Buffer,
+        a: APanel<'_>,
         b_pack: &Buffer,
         base: &HashMap<TirVar, PrimExpr>,
     ) -> Stmt {
         let nr = self.nr;
         let pack_b = self.pack(lp, Side::B, b_pack, base, &sl.jc, &sl.nc, &sl.kc, &sl.kl);
         let chunks = lp.ceil_div_expr(m, step);
-        let chunk_loop = lp.count("ic_o", chunks, ForKind::Parallel, |ico| {
+        let kind = match self.parallel {
+            GemmParallel::Chunks => ForKind::Parallel,
+            _ => ForKind::Serial,
+        };
+        let chunk_loop = lp.count("ic_o", chunks, kind, |ico| {
             lp.bind("ic", ico * step.clone(), |ic| {
                 let mc = step.clone().min(m.clone() - ic.clone());
                 lp.bind("mc", mc, |mc| {
-                    let pack_a = self.pack(lp, Side::A, a_pack, base, &ic, &mc, &sl.kc, &sl.kl);
+                    // Where the tile's A panel is: its own pack, or the
+                    // whole pack at the chunk's tiles and the slice's `k`.
+                    let (a_buf, a_tile, a_k) = match a {
+                        APanel::PerChunk(buf) => (buf, lp.int(0), lp.int(0)),
+                        APanel::Whole(buf) => (
+                            buf,
+                            lp.simplify(ic.clone().floordiv(lp.int(GEMM_MR))),
+                            sl.kc.clone(),
+                        ),
+                    };
                     let tiles = lp.count("jt", lp.ceil_div(&sl.nc, nr), ForKind::Serial, |jt| {
                         lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(nr), |j0| {
                             lp.count("it", lp.ceil_div(&mc, GEMM_MR), ForKind::Serial, |it| {
                                 lp.bind("i0", ic.clone() + it.clone() * lp.int(GEMM_MR), |i0| {
                                     let tile = Tile { it, jt, i0, j0 };
-                                    self.micro_kernel(lp, &tile, a_pack, b_pack, base, sl)
+                                    let a = (a_buf, &a_tile, &a_k);
+                                    self.micro_kernel(lp, &tile, a, b_pack, base, sl)
                                 })
                             })
                         })
                     });
-                    scope("A_pack", vec![a_pack.clone()], let_seq(vec![pack_a, tiles]))
+                    match a {
+                        APanel::PerChunk(buf) => {
+                            let pack_a =
+                                self.pack(lp, Side::A, buf, base, &ic, &mc, &sl.kc, &sl.kl);
+                            scope("A_pack", vec![buf.clone()], let_seq(vec![pack_a, tiles]))
+                        }
+                        APanel::Whole(_) => tiles,
+                    }
                 })
             })
         });
@@ -511,8 +650,13 @@ impl Gemm<'_> {
             .iter()
             .map(|(b, idx)| linear_coeff(&b.offset_of(idx), &row_axis.var))
             .collect();
-        let rows_inner =
+        let contiguous =
             coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)));
+        // A gathered B (an image read through a window) also puts rows
+        // innermost: the decoding of `k` is shared by a tile's row, and
+        // neighbouring rows read neighbouring pixels.
+        let gathered = matches!(side, Side::B) && !coeffs.iter().any(|c| c.is_some_and(|c| c != 1));
+        let rows_inner = contiguous || gathered;
         // One tile `t`, rows `r` in `[r0, r0 + rn)`: the operand, or zero.
         let fill = |t: PrimExpr, r0: PrimExpr, rn: PrimExpr, zero: bool| {
             let body = |r: PrimExpr, q: PrimExpr| {
@@ -534,7 +678,14 @@ impl Gemm<'_> {
             };
             if rows_inner {
                 lp.range("q", lp.int(0), kl.clone(), ForKind::Serial, |q| {
-                    lp.range("r", r0, rn, ForKind::Vectorized, |r| body(r, q))
+                    // A gather is left to LLVM: forcing vectors on it
+                    // only makes LLVM warn that it could not.
+                    let kind = if contiguous {
+                        ForKind::Vectorized
+                    } else {
+                        ForKind::Serial
+                    };
+                    lp.range("r", r0, rn, kind, |r| body(r, q))
                 })
             } else {
                 lp.range("r", r0, rn, ForKind::Serial, |r| {
@@ -577,7 +728,7 @@ impl Gemm<'_> {
         &self,
         lp: &Loops,
         tile: &Tile,
-        a_pack: &Buffer,
+        (a_pack, a_tile, a_k): (&Buffer, &PrimExpr, &PrimExpr),
         b_pack: &Buffer,
         base: &HashMap<TirVar, PrimExpr>,
         sl: &Slice,
@@ -596,7 +747,8 @@ impl Gemm<'_> {
         let update = lp.range("kk", lp.int(0), sl.kl.clone(), ForKind::Serial, |q| {
             lp.tile(|r, c| {
                 let at = PrimExpr::load(&acc, vec![r.clone(), c.clone()]);
-                let a = PrimExpr::load(a_pack, vec![tile.it.clone(), q.clone(), r.clone()]);
+                let a =
+                    PrimExpr::load(a_pack, vec![add(a_tile, &tile.it), add(a_k, &q), r.clone()]);
                 let b = PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()]);
                 Stmt::BufferStore {
                     buffer: acc.clone(),
@@ -716,6 +868,14 @@ struct Slice {
     kl: PrimExpr,
     first: Choice,
     last: Choice,
+}
+
+/// Where the micro-kernel reads `A`: the pack of its row chunk and `k`
+/// slice, or the pack of all of `A` ([`Gemm::a_once`]).
+#[derive(Clone, Copy)]
+enum APanel<'a> {
+    PerChunk(&'a Buffer),
+    Whole(&'a Buffer),
 }
 
 /// One register tile: its indices in the packs and its first output.

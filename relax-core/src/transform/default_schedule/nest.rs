@@ -210,10 +210,15 @@ impl Nest {
                 }
             }
         }
+        if let Some(flat) = self.implicit_gemm() {
+            if let Some(stmt) = flat.implicit_gemm_schedule(self) {
+                return stmt;
+            }
+        }
         self.schedule_in_place()
     }
 
-    fn schedule_in_place(&self) -> Stmt {
+    pub(super) fn schedule_in_place(&self) -> Stmt {
         match parallel_choice(&self.work(), self.index_dtype()) {
             Ok(parallel) => self.build(parallel),
             Err(cond) => Stmt::IfThenElse {

@@ -1012,6 +1012,101 @@ class Module:
         packed(depth, &cases);
     }
 
+    /// Case 6, convolutions as implicit GEMMs, compared with the reference
+    /// kernels for each vector width: with a bias and relu fused as the
+    /// epilogue, serial (small) and with the output rows in parallel,
+    /// tiles with row and column tails, stride 2 with a 7×7 window,
+    /// dilation, symbolic batch and image sizes down to a 1×1 output, and
+    /// symbolic channels from none (the in-place fallback) up. A grouped
+    /// convolution is not a GEMM and stays in place.
+    #[test]
+    fn implicit_gemm_conv2d() {
+        let fused = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16, "h", "w"), dtype="float32"), k: R.Tensor((40, 16, 3, 3), dtype="float32"), b: R.Tensor((1, 40, 1, 1), dtype="float32")) -> R.Tensor(("n", 40, "h", "w"), dtype="float32"):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            lv: R.Tensor((n, 40, h, w), dtype="float32") = R.nn.conv2d(x, k, padding=[1, 1, 1, 1])
+            lv1: R.Tensor((n, 40, h, w), dtype="float32") = R.add(lv, b)
+            y: R.Tensor((n, 40, h, w), dtype="float32") = R.nn.relu(lv1)
+            R.output(y)
+        return y
+"#;
+        let cases: Vec<_> = [(1, 5, 7), (2, 20, 20), (1, 1, 1), (3, 9, 33)]
+            .into_iter()
+            .map(|(n, h, w)| vec![vec![n, 16, h, w], vec![40, 16, 3, 3], vec![1, 40, 1, 1]])
+            .collect();
+        packed(fused, &cases);
+        // Symbolic sizes count as much work: the output rows run in
+        // parallel, the filters packed once for all of them.
+        let text = scheduled(fused, 256);
+        assert!(text.contains("in T.parallel(n * h):"), "{text}");
+        assert!(
+            text.contains("A_packed = T.alloc_buffer((7, 144, 6))"),
+            "{text}"
+        );
+        let strided = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 30, 30), dtype="float32"), k: R.Tensor((8, 3, 7, 7), dtype="float32")) -> R.Tensor((1, 8, 15, 15), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((1, 8, 15, 15), dtype="float32") = R.nn.conv2d(x, k, strides=[2, 2], padding=[3, 3, 3, 3])
+            R.output(y)
+        return y
+"#;
+        packed(strided, &[vec![vec![1, 3, 30, 30], vec![8, 3, 7, 7]]]);
+        let dilated = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 12, 12), dtype="float32"), k: R.Tensor((6, 4, 3, 3), dtype="float32")) -> R.Tensor((1, 6, 12, 12), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((1, 6, 12, 12), dtype="float32") = R.nn.conv2d(x, k, padding=[2, 2, 2, 2], dilation=[2, 2])
+            R.output(y)
+        return y
+"#;
+        packed(dilated, &[vec![vec![1, 4, 12, 12], vec![6, 4, 3, 3]]]);
+        let channels = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, "c", 6, 6), dtype="float32"), k: R.Tensor((8, "c", 3, 3), dtype="float32")) -> R.Tensor((1, 8, 4, 4), dtype="float32"):
+        c = T.int64()
+        with R.dataflow():
+            y: R.Tensor((1, 8, 4, 4), dtype="float32") = R.nn.conv2d(x, k)
+            R.output(y)
+        return y
+"#;
+        let cases: Vec<_> = [0, 1, 5]
+            .into_iter()
+            .map(|c| vec![vec![1, c, 6, 6], vec![8, c, 3, 3]])
+            .collect();
+        packed(channels, &cases);
+        let grouped = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 8, 8), dtype="float32"), k: R.Tensor((6, 2, 3, 3), dtype="float32")) -> R.Tensor((1, 6, 6, 6), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((1, 6, 6, 6), dtype="float32") = R.nn.conv2d(x, k, groups=2)
+            R.output(y)
+        return y
+"#;
+        assert!(!scheduled(grouped, 256).contains("B_pack"));
+        compare(
+            grouped,
+            &[vec![vec![1, 4, 8, 8], vec![6, 2, 3, 3]]],
+            1e-5,
+            1 << 20,
+            &Target::host(),
+        );
+    }
+
     /// `text` gets the packed schedule and agrees with the reference
     /// kernels on `cases`, for each vector width.
     fn packed(text: &str, cases: &[Vec<Vec<i64>>]) {

@@ -1,0 +1,141 @@
+//! Case 6 of the module docs: a reduction over several axes that is a
+//! matrix product once its reduce axes are flattened, run as an *implicit
+//! GEMM* on case 5's packed schedule. A convolution is the example:
+//!
+//! ```text
+//! O[n, oc, oh, ow] = Σ_{rc, ry, rx} X(n, rc, oh·s + ry - p, ow·s + rx - p) · W[oc, rc, ry, rx]
+//! ```
+//!
+//! is, for each output row `(n, oh)`, the product of `A = W` (`oc × k`)
+//! and `B(k, ow) = X(…)` (`k × ow`), with `k` the flattened `(rc, ry, rx)`.
+//! The GEMM's B pack gathers the image through the window (the im2col of
+//! one output row, packed straight into the register tile's layout, so no
+//! im2col matrix is materialised), and the output rows run in parallel,
+//! each packing its own panels.
+//!
+//! The nest qualifies when it has at least two reduce axes, a float update
+//! `C[..] + x · y` (and an init), and for its innermost spatial axis `j`
+//! and some other spatial axis `i`: one factor is free of `j` and uses
+//! `i`, the other is free of `i`. The other spatial axes become the batch.
+//! Plain matrix products (one reduce axis) are case 5's or cases 2 and 4's:
+//! a weight read transposed is cheaper read in place than gathered.
+
+use super::gemm::GemmParallel;
+use super::nest::{parallel_choice, Axis, Nest};
+use super::util::*;
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::Stmt;
+use std::collections::HashMap;
+
+impl Nest {
+    /// The nest with its spatial axes reordered to `(batch…, i, j)` and its
+    /// reduce axes flattened into one, when it is an implicit GEMM (see
+    /// the module docs).
+    pub(super) fn implicit_gemm(&self) -> Option<Nest> {
+        let n = self.spatial.len();
+        let dt = self.buffer.dtype();
+        if self.reduce.len() < 2 || n < 2 || !dt.is_float() || dt.lanes() != 1 {
+            return None;
+        }
+        self.init.as_ref()?;
+        let PrimExprKind::Add(l, r) = self.value.kind() else {
+            return None;
+        };
+        let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
+        let term = match (is_out(l), is_out(r)) {
+            (true, false) => r,
+            (false, true) => l,
+            _ => return None,
+        };
+        let PrimExprKind::Mul(x, y) = term.kind() else {
+            return None;
+        };
+        let j = &self.spatial[n - 1];
+        let (a, b) = match (uses_var(x, &j.var), uses_var(y, &j.var)) {
+            (false, true) => (x, y),
+            (true, false) => (y, x),
+            _ => return None,
+        };
+        // `i`: the innermost other axis that `A` uses and `B` does not.
+        let at = self.spatial[..n - 1]
+            .iter()
+            .rposition(|s| uses_var(a, &s.var) && !uses_var(b, &s.var))?;
+        let mut spatial: Vec<Axis> = self.spatial[..n - 1].to_vec();
+        let i = spatial.remove(at);
+        spatial.push(i);
+        spatial.push(j.clone());
+
+        // One reduce axis `k` over the product of the extents; each old
+        // axis is a digit of `k` (the last varies fastest).
+        let idt = self.reduce[0].var.dtype();
+        let k = TirVar::with_dtype("k", idt);
+        let an = Analyzer::new();
+        let mut map: HashMap<TirVar, PrimExpr> = HashMap::new();
+        let mut stride = PrimExpr::int_of(idt, 1);
+        for (m, ax) in self.reduce.iter().enumerate().rev() {
+            let extent = ax.extent.clone().cast(idt);
+            let q = PrimExpr::var(&k).floordiv(stride.clone());
+            let digit = if m == 0 {
+                q
+            } else {
+                q.floormod(extent.clone())
+            };
+            map.insert(ax.var.clone(), an.simplify(&digit).cast(ax.var.dtype()));
+            stride = an.simplify(&(stride * extent));
+        }
+        let reduce = vec![Axis {
+            var: k.clone(),
+            loop_var: fresh(&k, ""),
+            extent: stride,
+        }];
+        Some(Nest {
+            spatial,
+            reduce,
+            buffer: self.buffer.clone(),
+            indices: self.indices.clone(),
+            value: self.value.substitute_map(&map),
+            init: self.init.clone(),
+            epilogue: self.epilogue.clone(),
+            vector_bits: self.vector_bits,
+        })
+    }
+
+    /// This nest (an [`Nest::implicit_gemm`]) on the packed schedule, the
+    /// batch in parallel when there is enough work; `None` when it is not
+    /// a GEMM after all. `fallback` is the original nest, scheduled in place
+    /// when the flattened reduction is empty at run time (the packed
+    /// schedule writes the init only with a first slice of `k`).
+    pub(super) fn implicit_gemm_schedule(&self, fallback: &Nest) -> Option<Stmt> {
+        let mut gemm = self.gemm_of(false)?;
+        let idt = self.index_dtype();
+        let batch = self.spatial.len() - 2;
+        let rows = self.spatial[..batch]
+            .iter()
+            .fold(PrimExpr::int_of(idt, 1), |acc, a| {
+                acc * a.extent.clone().cast(idt)
+            });
+        let rows = Analyzer::new().simplify(&rows);
+        let parallel = match parallel_choice(&self.work(), idt) {
+            Ok(false) => GemmParallel::Serial,
+            // Symbolic work is taken to be large.
+            _ if rows.as_int().is_none_or(|r| r >= 2) => GemmParallel::Batch,
+            _ => GemmParallel::Chunks,
+        };
+        gemm.parallel = parallel;
+        // Filters are the same for every output row: pack them once.
+        gemm.a_once = parallel == GemmParallel::Batch && gemm.a_packs_once();
+        let k = &self.reduce[0];
+        let nonempty =
+            Analyzer::new().simplify(&k.extent.clone().cast(idt).ge(PrimExpr::int_of(idt, 1)));
+        Some(match nonempty.as_int() {
+            Some(0) => fallback.schedule_in_place(),
+            Some(_) => gemm.packed(),
+            None => Stmt::IfThenElse {
+                cond: nonempty,
+                then_case: Box::new(gemm.packed()),
+                else_case: Some(Box::new(fallback.with_new_loops().schedule_in_place())),
+            },
+        })
+    }
+}
