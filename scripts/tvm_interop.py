@@ -6,6 +6,10 @@ For each file (a module as this project prints or reads it):
    and prints it back;
 3. this project parses TVM's text and compares it structurally with its own
    (`examples/tvmscript compare`).
+Files named `ext_*.py` hold this project's forms that TVM 0.27 no longer has
+(their first comment says which): they are listed as skipped, not checked.
+When this project cannot read TVM's reprint and TVM cannot read it either,
+the failure is TVM's printer's and is reported as such.
 Prints one line per file and a summary; the exit status is 1 if any failed.
 Run through scripts/tvm_interop.sh, which makes the venv and builds the tool.
 """
@@ -21,9 +25,17 @@ from tvm.script import from_source
 
 def main(tool, files):
     failed = []
+    skipped = []
+    tvm_bugs = []
     with tempfile.TemporaryDirectory() as tmp:
         for path in files:
             name = os.path.basename(path)
+            if name.startswith("ext_"):
+                with open(path) as f:
+                    why = " ".join(l[2:].strip() for l in f.read().splitlines()
+                                   if l.startswith("# ") and "import" not in l)
+                skipped.append((name, why))
+                continue
             ours = subprocess.run([tool, "print", path], capture_output=True, text=True)
             if ours.returncode != 0:
                 failed.append((name, "ours", ours.stderr.strip()))
@@ -42,13 +54,25 @@ def main(tool, files):
             cmp = subprocess.run([tool, "compare", ours_path, theirs_path],
                                  capture_output=True, text=True)
             if cmp.returncode != 0:
+                try:
+                    from_source(theirs)
+                except Exception as e:
+                    tvm_bugs.append((name, str(e).splitlines()[0:4]))
+                    continue
                 failed.append((name, "ours parses tvm's", cmp.stderr.strip().splitlines()[-3:]))
                 continue
             print(f"ok    {name}")
+    for name, why in skipped:
+        print(f"skip  {name}: {why}")
+    for name, why in tvm_bugs:
+        print(f"TVM   {name}: TVM cannot read its own reprint either: {why}")
     for name, step, why in failed:
         print(f"FAIL  {name} ({step}): {why}")
-    print(f"tvm {tvm.__version__}: {len(files) - len(failed)} of {len(files)} texts "
-          f"round-trip both ways")
+    checked = len(files) - len(skipped)
+    ok = checked - len(failed) - len(tvm_bugs)
+    print(f"tvm {tvm.__version__}: {ok} of {checked} texts round-trip both ways "
+          f"({len(tvm_bugs)} stopped by TVM's printer; {len(skipped)} ext_ texts "
+          f"not in TVM 0.27 skipped)")
     return 1 if failed else 0
 
 

@@ -97,7 +97,9 @@ fn print_parse_is_structurally_equal_and_text_is_stable() {
 }
 
 /// Canonical text (every file but the `loose_*` ones, which use other
-/// spellings on purpose) prints back exactly as written.
+/// spellings on purpose) prints back exactly as written. An `ext_*` file
+/// (this project's forms that TVM 0.27 does not have) starts with a note
+/// saying so, which is not part of the text.
 #[test]
 fn canonical_texts_print_unchanged() {
     let mut failures = Vec::new();
@@ -107,7 +109,13 @@ fn canonical_texts_print_unchanged() {
         }
         let m = parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
         let printed = m.to_string();
-        if printed.trim_end() != text.trim_end() {
+        let canonical: String = if name.starts_with("ext_") {
+            let start = text.find("# from ").unwrap_or(0);
+            text[start..].to_string()
+        } else {
+            text.clone()
+        };
+        if printed.trim_end() != canonical.trim_end() {
             failures.push(format!("{name} prints differently:\n{printed}"));
         }
     }

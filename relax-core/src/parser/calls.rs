@@ -306,14 +306,58 @@ impl Lowerer<'_> {
             self.errors.push(d);
             return None;
         };
-        let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+        let mut items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+        // Positional arguments past the op's arguments are its attributes in
+        // schema order, as TVM's Python functions take them (TVM 0.27 prints
+        // `R.strided_slice(x, (0,), (0,), (n,))`).
+        let extra = match info.arity {
+            crate::op::Arity::Exact(n) if items.len() > n => items.split_off(n),
+            _ => Vec::new(),
+        };
+        let mut positional_attrs = Vec::new();
+        let mut ok = true;
+        for (k, item) in extra.iter().enumerate() {
+            let Some(spec) = info.attrs.get(k) else {
+                self.error(
+                    "syntax-error",
+                    item.span,
+                    format!(
+                        "expected at most {} arguments to `R.{name}` ({} attributes), found another",
+                        items.len() + info.attrs.len(),
+                        info.attrs.len()
+                    ),
+                );
+                ok = false;
+                break;
+            };
+            if a.kwargs.iter().any(|(key, _)| key.name == spec.name) {
+                self.error(
+                    "syntax-error",
+                    item.span,
+                    format!("`{}` of `R.{name}` is given twice", spec.name),
+                );
+                ok = false;
+                continue;
+            }
+            match self.attr_value(item) {
+                Some(v) => positional_attrs.push((spec.name.to_string(), v)),
+                None => ok = false,
+            }
+        }
         let args = self.rexprs(&items);
         let sinfo = match sinfo_args(a) {
             Some(v) => self.sinfo_list(v),
             None => Some(vec![]),
         };
-        let attrs = self.op_attrs(a);
+        let attrs = self.op_attrs(a).map(|kw| {
+            let mut pairs = positional_attrs;
+            pairs.extend(kw.iter().map(|(k, v)| (k.to_string(), v.clone())));
+            Attrs::from_pairs(pairs)
+        });
         let (args, sinfo, attrs) = (args?, sinfo?, attrs?);
+        if !ok {
+            return None;
+        }
         // Attributes are checked against the op's schema and completed with
         // its defaults, so `R.sum(x)` and `R.sum(x, axis=None, keepdims=False)`
         // are the same call.

@@ -153,7 +153,7 @@ impl Lowerer<'_> {
         }
         let body = self.tir_stmts(&mut scope, &body);
         self.frames.pop();
-        let body = body?;
+        let body = with_root_block(body?);
         (self.errors.len() == errors_before).then_some(PrimFunc {
             params,
             body,
@@ -1081,14 +1081,64 @@ fn extent_between(lo: &PrimExpr, hi: &PrimExpr) -> PrimExpr {
     hi.clone() - lo.clone()
 }
 
-/// A statement list as one statement.
-fn seq(mut items: Vec<TStmt>) -> TStmt {
-    if items.len() == 1 {
-        if let Some(s) = items.pop() {
-            return s;
+/// A statement list as one statement, flattened as TVM's `SeqStmt`
+/// constructor does: no-ops (`T.evaluate(0)`) are dropped, one statement is
+/// itself, and none is the no-op.
+fn seq(items: Vec<TStmt>) -> TStmt {
+    let mut items: Vec<TStmt> = items.into_iter().filter(|s| !is_no_op(s)).collect();
+    match items.len() {
+        0 => TStmt::no_op(),
+        1 => items.pop().unwrap_or_else(TStmt::no_op),
+        _ => TStmt::Seq(items),
+    }
+}
+
+/// `T.evaluate(0)`.
+fn is_no_op(s: &TStmt) -> bool {
+    matches!(s, TStmt::Evaluate(e) if e.as_int() == Some(0))
+}
+
+/// The body of a PrimFunc with blocks in TVM's form: one root block
+/// (`with T.sblock("root")`) that owns the buffers allocated at the top
+/// level, which TVM's parser adds when the text leaves it out (and TVM's
+/// printer leaves out, as a comment).
+fn with_root_block(body: TStmt) -> TStmt {
+    if !body.contains_block() {
+        return body;
+    }
+    if let TStmt::Block(b) = &body {
+        if b.iter_vars.is_empty() && b.init.is_none() {
+            return body;
         }
     }
-    TStmt::Seq(items)
+    let mut allocs = Vec::new();
+    let body = hoist_allocations(body, &mut allocs);
+    TStmt::Block(Box::new(Block {
+        name: "root".into(),
+        iter_vars: vec![],
+        iter_values: vec![],
+        reads: vec![],
+        writes: vec![],
+        init: None,
+        body: Box::new(body),
+        alloc_buffers: allocs,
+    }))
+}
+
+/// `s` without the allocations at its top level (outside loops and
+/// blocks), which go to `allocs`.
+fn hoist_allocations(s: TStmt, allocs: &mut Vec<Buffer>) -> TStmt {
+    match s {
+        TStmt::Allocate { buffer, body } => {
+            allocs.push(buffer);
+            hoist_allocations(*body, allocs)
+        }
+        TStmt::Seq(items) => seq(items
+            .into_iter()
+            .map(|i| hoist_allocations(i, allocs))
+            .collect()),
+        other => other,
+    }
 }
 
 /// Whether `s` is `n = T.int64()` (a symbolic variable declaration).

@@ -158,7 +158,9 @@ impl Printer {
             let line = format!("{}cls = Module\n", "    ".repeat(self.indent));
             self.out.insert_str(cls_at, &line);
         }
-        self.uses_cls |= outer_cls;
+        // A module member starts the next one afresh; a nested function's
+        // use of `cls` is also its enclosing function's.
+        self.uses_cls = !top_level && (self.uses_cls || outer_cls);
         self.declared = outer_declared;
         self.indent -= 1;
     }

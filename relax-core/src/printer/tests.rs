@@ -303,7 +303,7 @@ fn module_with_prim_func_call_tir_call_packed_private_and_impure() {
 @I.ir_module
 class Module:
     @T.prim_func(private=True)
-    def add(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n, 4), "float32"), n: T.int64):
+    def add(A: T.Buffer(("n", 4), "float32"), B: T.Buffer(("n", 4), "float32"), n: T.int64):
         T.evaluate(0)
 
     @R.function(pure=False, private=True)
@@ -353,7 +353,7 @@ fn prim_func_attrs_and_undeclared_shape_vars() {
     assert!(
         text.ends_with(
             r#"    @T.prim_func
-    def k(A: T.Buffer((n, m), "float32"), n_1: T.Buffer((3,), "int32"), m: T.int64):
+    def k(A: T.Buffer((n, "m"), "float32"), n_1: T.Buffer((3,), "int32"), m: T.int64):
         T.func_attr({"op_pattern": 0})
         T.evaluate(0)"#
         ),

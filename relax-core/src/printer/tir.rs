@@ -57,6 +57,21 @@ struct LoopScope {
     extent: PrimExpr,
 }
 
+/// The root block of a PrimFunc body, when the parser would make the same
+/// block from its contents: named `root`, without iteration variables,
+/// init or regions, around a body with blocks, and the body's only
+/// statement.
+fn implicit_root(body: &Stmt) -> Option<&Block> {
+    let Stmt::Block(b) = body else { return None };
+    let plain = b.name == "root"
+        && b.iter_vars.is_empty()
+        && b.init.is_none()
+        && b.reads.is_empty()
+        && b.writes.is_empty()
+        && b.body.contains_block();
+    plain.then_some(&**b)
+}
+
 impl Printer {
     /// The PrimFunc `f`, named `name`.
     pub(crate) fn prim_func(&mut self, name: &str, f: &PrimFunc) {
@@ -77,7 +92,16 @@ impl Printer {
         }
         let mut params = Vec::new();
         let mut shape_vars: Vec<TirVar> = Vec::new();
-        for p in &f.params {
+        for (k, p) in f.params.iter().enumerate() {
+            // Scalar parameters declared after this one: TVM reads a dim
+            // naming one only as a string.
+            let later: Vec<&TirVar> = f.params[k..]
+                .iter()
+                .filter_map(|p| match p {
+                    PrimFuncParam::Scalar(v) => Some(v),
+                    PrimFuncParam::Buffer(_) => None,
+                })
+                .collect();
             params.push(match p {
                 PrimFuncParam::Buffer(b) => {
                     let name = self.buffer_name(b);
@@ -86,7 +110,7 @@ impl Printer {
                     }
                     let mut text = format!(
                         "{name}: T.Buffer({}, {}",
-                        self.tir_tuple(b.shape()),
+                        self.signature_dims(b.shape(), &later),
                         quote(&b.dtype().to_string())
                     );
                     if !b.strides().is_empty() {
@@ -134,13 +158,44 @@ impl Printer {
             }
         }
         let mut loops = Vec::new();
-        self.tir_stmt(&f.body, &mut loops);
+        match implicit_root(&f.body) {
+            // TVM's form: the root block as a comment, its buffers and body
+            // at the function's level (the parser puts the block back).
+            Some(root) => {
+                self.line("# with T.sblock(\"root\"):");
+                for buf in &root.alloc_buffers {
+                    self.alloc_buffer_line(buf);
+                }
+                self.tir_stmt(&root.body, &mut loops);
+            }
+            None => self.tir_stmt(&f.body, &mut loops),
+        }
         self.indent -= 1;
     }
 
     /// The name of a buffer.
     fn buffer_name(&mut self, b: &Buffer) -> String {
         self.names.get(b.id(), b.name())
+    }
+
+    /// A buffer parameter's shape, as TVM 0.27 writes it: a dim that is
+    /// neither a constant nor a variable, or that names a scalar parameter
+    /// declared `later`, is a string (`"m * 4"`), which TVM reads after
+    /// every parameter is declared.
+    fn signature_dims(&mut self, dims: &[PrimExpr], later: &[&TirVar]) -> String {
+        let items: Vec<String> = dims
+            .iter()
+            .map(|d| {
+                let text = self.tir_expr(d);
+                let declared = d.as_var().is_some_and(|v| !later.contains(&v));
+                if d.as_int().is_some() || declared {
+                    text
+                } else {
+                    quote(&text)
+                }
+            })
+            .collect();
+        py_tuple(&items)
     }
 
     /// `(a, b)` of PrimExprs.

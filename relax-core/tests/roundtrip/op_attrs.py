@@ -15,6 +15,6 @@ class Module:
             e: R.Tensor((n, 32), dtype="float32") = R.reshape(b, R.shape([n, 32]))
             f: R.Tensor((n, 4, 8), dtype="float32") = R.strided_slice(x, axes=[0], begin=[0], end=[n], strides=None, assume_inbound=False)
             g: R.Tensor(dtype="float32", ndim=2) = R.call_pure_packed(R.ExternFunc("opaque_op"), e, ty_args=(R.Tensor(dtype="float32", ndim=2),))
-            h: R.Tensor(dtype="float32", ndim=1) = R.flatten(g, sinfo_args=(R.Tensor(dtype="float32", ndim=1),))
+            h: R.Tensor(dtype="float32", ndim=1) = R.flatten(g)
             R.output(g, h)
         return g

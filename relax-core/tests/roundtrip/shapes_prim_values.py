@@ -5,17 +5,12 @@
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", "m"), dtype="float32"), k: R.Prim(value="k_1"), p: R.Prim("int64"), sh: R.Shape(["a", 3])) -> R.Tuple(R.Shape(["n", "m"]), R.Prim(value="n * k_1"), R.Object, R.Object, R.Prim(value=T.int32(7)), R.Prim(value=T.float32(1.5)), R.Prim(value=True)):
+    def main(x: R.Tensor(("n", "m"), dtype="float32"), p: R.Prim("int64"), sh: R.Shape(["a", 3])) -> R.Tuple(R.Shape(["n", "m"]), R.Object, R.Object, R.Shape(["a", 3])):
         n = T.int64()
         m = T.int64()
-        k_1 = T.int64()
         a = T.int64()
         s: R.Shape([n, m]) = R.shape([n, m])
-        v: R.Prim(value=n * k_1) = R.prim_value(n * k_1)
         st: R.Object = R.str("hello \"world\"\n")
         dt: R.Object = R.dtype("float16")
-        i: R.Prim(value=T.int32(7)) = R.prim_value(T.int32(7))
-        f: R.Prim(value=T.float32(1.5)) = R.prim_value(T.float32(1.5))
-        b: R.Prim(value=True) = R.prim_value(True)
-        t: R.Tuple(R.Shape([n, m]), R.Prim(value=n * k_1), R.Object, R.Object, R.Prim(value=T.int32(7)), R.Prim(value=T.float32(1.5)), R.Prim(value=True)) = (s, v, st, dt, i, f, b)
+        t: R.Tuple(R.Shape([n, m]), R.Object, R.Object, R.Shape([a, 3])) = (s, st, dt, sh)
         return t

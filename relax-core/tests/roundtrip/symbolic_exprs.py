@@ -18,9 +18,3 @@ class Module:
         n = T.int64()
         s: R.Shape([T.min(n, 8), n // 2, n % 3, (n + 1) * 2, n - (n - 1), T.max(n, 1)]) = R.shape([T.min(n, 8), n // 2, n % 3, (n + 1) * 2, n - (n - 1), T.max(n, 1)])
         return s
-
-    @R.function
-    def select(x: R.Tensor(("n",), dtype="float32")) -> R.Prim(value="T.Select(n < 4 and not n == 2, n, 4)"):
-        n = T.int64()
-        p: R.Prim(value=T.Select(n < 4 and not n == 2, n, 4)) = R.prim_value(T.Select(n < 4 and not n == 2, n, 4))
-        return p

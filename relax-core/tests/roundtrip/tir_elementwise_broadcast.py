@@ -7,6 +7,7 @@ class Module:
     @T.prim_func(private=True, s_tir=True)
     def add(A: T.Buffer((4, 3), "float32"), B: T.Buffer((3,), "float32"), C: T.Buffer((4, 3), "float32")):
         T.func_attr({"op_pattern": 1, "tir.noalias": True})
+        # with T.sblock("root"):
         for ax0, ax1 in T.grid(4, 3):
             with T.sblock("T_add"):
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])

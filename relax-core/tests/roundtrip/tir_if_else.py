@@ -6,6 +6,7 @@
 class Module:
     @T.prim_func(s_tir=True)
     def clip_pad(A: T.Buffer((8,), "float32"), B: T.Buffer((10,), "float32")):
+        # with T.sblock("root"):
         for i in range(10):
             if 1 <= i and i < 9:
                 if A[i - 1] < T.float32(0.0):
@@ -20,4 +21,3 @@ class Module:
                 T.reads(A[0:8])
                 T.writes(B[vi])
                 B[vi] = T.if_then_else(vi >= 1 and vi < 9, A[vi - 1], B[vi])
-        T.evaluate(0)

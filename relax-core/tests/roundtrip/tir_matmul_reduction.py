@@ -7,6 +7,7 @@ class Module:
     @T.prim_func(s_tir=True)
     def matmul(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((4, 16), "float32")):
         T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
         for i, j, k in T.grid(4, 16, 8):
             with T.sblock("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])

@@ -6,6 +6,7 @@
 class Module:
     @T.prim_func(s_tir=True)
     def relu(A: T.Buffer((2, 8), "float32"), B: T.Buffer((2, 8), "float32")):
+        # with T.sblock("root"):
         for i, j in T.grid(2, 8):
             with T.sblock("compute"):
                 vi, vj = T.axis.remap("SS", [i, j])

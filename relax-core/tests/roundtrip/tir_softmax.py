@@ -7,6 +7,7 @@ class Module:
     @T.prim_func(s_tir=True)
     def softmax(A: T.Buffer((2, 5), "float32"), T_softmax: T.Buffer((2, 5), "float32")):
         T.func_attr({"tir.noalias": True})
+        # with T.sblock("root"):
         maxelem = T.alloc_buffer((2,))
         expsum = T.alloc_buffer((2,))
         for i0, k in T.grid(2, 5):

@@ -8,6 +8,7 @@ n = TypeVar("n")
 class Module:
     @T.prim_func(private=True, s_tir=True)
     def add_n(A: T.Buffer((n, 4), "float32"), B: T.Buffer((n, 4), "float32"), C: T.Buffer((n, 4), "float32")):
+        # with T.sblock("root"):
         for i, j in T.grid(n, 4):
             with T.sblock("C"):
                 vi, vj = T.axis.remap("SS", [i, j])
@@ -25,7 +26,8 @@ class Module:
         return gv
 
     @T.prim_func(private=True, s_tir=True)
-    def tile_sum(A: T.Buffer((m * 4,), "float32"), B: T.Buffer((m,), "float32"), m: T.int64):
+    def tile_sum(A: T.Buffer(("m * 4",), "float32"), B: T.Buffer(("m",), "float32"), m: T.int64):
+        # with T.sblock("root"):
         for i in range(m):
             with T.sblock("B"):
                 vi = T.axis.spatial(m, i)
