@@ -322,9 +322,10 @@ impl Lowerer<'_> {
                     "syntax-error",
                     item.span,
                     format!(
-                        "expected at most {} arguments to `R.{name}` ({} attributes), found another",
+                        "expected at most {} positional arguments to `R.{name}` ({} and {}), found more",
                         items.len() + info.attrs.len(),
-                        info.attrs.len()
+                        plural(items.len(), "argument"),
+                        plural(info.attrs.len(), "attribute"),
                     ),
                 );
                 ok = false;
@@ -386,4 +387,13 @@ fn out_sinfo<'a>(a: &mut Args<'a>) -> Option<&'a syntax::Expr> {
 fn sinfo_args<'a>(a: &mut Args<'a>) -> Option<&'a syntax::Expr> {
     a.take("sinfo_args", usize::MAX)
         .or_else(|| a.take("ty_args", usize::MAX))
+}
+
+/// `1 argument`, `2 arguments`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -1124,3 +1124,29 @@ fn a_module_level_statement_other_than_a_type_var_is_an_error() {
         .to_string();
     assert!(e.contains("`n = TypeVar(\"n\")`"), "{e}");
 }
+
+#[test]
+fn op_attributes_may_follow_the_arguments_positionally() {
+    // As TVM's Python functions take them, and TVM 0.27 prints
+    // `R.strided_slice(x, (0,), (0,), (2,))`.
+    let sig = r#"x: R.Tensor((4, 3), dtype="float32")"#;
+    let positional = parse(&module_with(
+        sig,
+        "a = R.sum(x, [1], True)\nb = R.strided_slice(x, (0,), (0,), (2,), assume_inbound=False)\nreturn (a, b)",
+    ));
+    let keywords = parse(&module_with(
+        sig,
+        "a = R.sum(x, axis=[1], keepdims=True)\nb = R.strided_slice(x, axes=[0], begin=[0], end=[2])\nreturn (a, b)",
+    ));
+    crate::ir::structural_equal::structural_equal_report(&positional, &keywords).unwrap();
+
+    let (code, l, c, m) = error(&module_with(sig, "a = R.sum(x, [1], axis=[0])\nreturn a"));
+    assert_eq!((code, l, c), ("syntax-error", 5, 22));
+    assert_eq!(m, "`axis` of `R.sum` is given twice");
+    let (code, l, c, m) = error(&module_with(sig, "a = R.nn.relu(x, 1)\nreturn a"));
+    assert_eq!((code, l, c), ("syntax-error", 5, 26));
+    assert_eq!(
+        m,
+        "expected at most 1 positional arguments to `R.nn.relu` (1 argument and 0 attributes), found more"
+    );
+}
