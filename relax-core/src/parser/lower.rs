@@ -181,6 +181,16 @@ impl<'s> Lowerer<'s> {
         }
     }
 
+    /// Whether the innermost function declares the symbolic variable `name`
+    /// (in its signature or body so far).
+    pub(super) fn declared_in_function(&self, name: &str) -> bool {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.is_function)
+            .is_some_and(|f| f.sym.contains_key(name))
+    }
+
     /// Declares a symbolic variable in the innermost function frame.
     pub(super) fn declare_sym(&mut self, name: &str, dtype: relax_runtime::DataType) -> TirVar {
         let v = TirVar::with_dtype(name, dtype);

@@ -458,9 +458,11 @@ impl Lowerer<'_> {
             }
             _ => {}
         }
+        // A nested function's signature declares its own variables, as in
+        // TVM: its `"n"` is not the enclosing function's `n`.
         for d in dims {
             if let SK::Str(s) = &d.kind {
-                if is_identifier(s) && self.lookup_sym(s).is_none() {
+                if is_identifier(s) && !self.declared_in_function(s) {
                     self.declare_sym(s, DataType::i64());
                 }
             }

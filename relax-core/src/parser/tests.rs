@@ -382,6 +382,42 @@ class Module:
 }
 
 #[test]
+fn a_nested_signature_declares_its_own_symbolic_variables() {
+    // As in TVM: the inner `"n"` is a new variable, and `n` in the inner
+    // body is that one; the outer `n` is still the outer function's.
+    let src = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+        n = T.int64()
+        @R.function
+        def inner(y: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+            z: R.Tensor((n,), dtype="float32") = R.multiply(y, y)
+            return z
+        r: R.Tensor((n,), dtype="float32") = x
+        return r
+"#;
+    let m = parse(src);
+    let f = m.get_relax("main").unwrap();
+    let dim = |v: &crate::ir::Var| match v.struct_info().unwrap().kind() {
+        StructInfoKind::Tensor(t) => t.shape_values().unwrap()[0].clone(),
+        _ => panic!("a tensor"),
+    };
+    let inner = f.body.as_seq().unwrap().blocks[0].bindings[0]
+        .value()
+        .as_function()
+        .unwrap()
+        .clone();
+    let (outer_n, inner_n) = (dim(&f.params[0]), dim(&inner.params[0]));
+    assert_ne!(outer_n, inner_n);
+    let z = inner.body.as_seq().unwrap().blocks[0].bindings[0]
+        .var()
+        .clone();
+    assert_eq!(dim(&z), inner_n);
+}
+
+#[test]
 fn forward_references_and_derived_return_types() {
     let src = r#"
 @I.ir_module

@@ -15,9 +15,10 @@ class Module:
     @R.function
     def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
         n = T.int64()
+        n_1 = T.int64()
         @R.function
-        def inner(y: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
-            z: R.Tensor((n,), dtype="float32") = R.add(x, y)
+        def inner(y: R.Tensor(("n_1",), dtype="float32")) -> R.Tensor(("n_1",), dtype="float32"):
+            z: R.Tensor((n_1,), dtype="float32") = R.add(x, y)
             return z
         r: R.Tensor((n,), dtype="float32") = inner(x)
         return r
