@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --example tvmscript -- print module.py
+//! cargo run --example tvmscript -- print --inline-constants module.py
 //! cargo run --example tvmscript -- compare a.py b.py
 //! ```
 //!
@@ -26,6 +27,11 @@ fn run(args: &[String]) -> Result<(), String> {
             println!("{}", read(path)?);
             Ok(())
         }
+        // Constants inline instead of in a metadata section (what TVM reads).
+        [cmd, flag, path] if cmd == "print" && flag == "--inline-constants" => {
+            println!("{}", relax::printer::module_to_string_inline(&read(path)?));
+            Ok(())
+        }
         [cmd, a, b] if cmd == "compare" => {
             let (a_mod, b_mod) = (read(a)?, read(b)?);
             structural_equal_report(&a_mod, &b_mod)
@@ -40,7 +46,9 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) if why.is_empty() => {
-            eprintln!("usage: tvmscript print FILE | tvmscript compare FILE FILE");
+            eprintln!(
+                "usage: tvmscript print [--inline-constants] FILE | tvmscript compare FILE FILE"
+            );
             ExitCode::from(2)
         }
         Err(why) => {

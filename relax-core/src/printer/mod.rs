@@ -78,41 +78,53 @@ fn standalone_name(f: &Function) -> &str {
     f.global_symbol().unwrap_or("main")
 }
 
+/// The module as TVMScript with every constant inline
+/// (`R.const([1, 2], "int64")`), no `metadata` section: what TVM 0.27 can
+/// read whole, as it can neither read this project's metadata section nor
+/// print its own.
+pub fn module_to_string_inline(m: &IRModule) -> String {
+    module_text(m, Constants::Inline)
+}
+
 impl fmt::Display for IRModule {
     /// The module as TVMScript, with a `metadata` section when it has tensor
     /// constants of rank one or more.
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut p = Printer::new(Constants::metadata());
-        p.indent = 1;
-        p.type_vars = Some(BTreeSet::new());
-        for (i, (gv, func)) in self.functions().enumerate() {
-            if i > 0 {
-                p.line("");
-            }
-            p.reset_scope();
-            match func {
-                BaseFunc::Relax(f) => p.function(gv.name_hint(), f, true),
-                BaseFunc::Prim(f) => p.prim_func(gv.name_hint(), f),
-            }
-        }
-        if self.is_empty() {
-            p.line("pass");
-        }
-        let body = p.take_text();
-        write!(
-            out,
-            "{}@I.ir_module\nclass Module:\n{body}",
-            header(
-                true,
-                p.uses_tir,
-                p.type_vars.as_ref().unwrap_or(&BTreeSet::new())
-            )
-        )?;
-        if let Some(section) = p.consts.section() {
-            write!(out, "\n\n{section}")?;
-        }
-        Ok(())
+        out.write_str(&module_text(self, Constants::metadata()))
     }
+}
+
+/// The text of `m`, its constants written as `consts` says.
+fn module_text(m: &IRModule, consts: Constants) -> String {
+    let mut p = Printer::new(consts);
+    p.indent = 1;
+    p.type_vars = Some(BTreeSet::new());
+    for (i, (gv, func)) in m.functions().enumerate() {
+        if i > 0 {
+            p.line("");
+        }
+        p.reset_scope();
+        match func {
+            BaseFunc::Relax(f) => p.function(gv.name_hint(), f, true),
+            BaseFunc::Prim(f) => p.prim_func(gv.name_hint(), f),
+        }
+    }
+    if m.is_empty() {
+        p.line("pass");
+    }
+    let body = p.take_text();
+    let mut out = header(
+        true,
+        p.uses_tir,
+        p.type_vars.as_ref().unwrap_or(&BTreeSet::new()),
+    );
+    out.push_str("@I.ir_module\nclass Module:\n");
+    out.push_str(&body);
+    if let Some(section) = p.consts.section() {
+        out.push_str("\n\n");
+        out.push_str(&section);
+    }
+    out
 }
 
 impl fmt::Display for Function {

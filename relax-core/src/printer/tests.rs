@@ -891,3 +891,17 @@ fn constant_elements_print_exactly() {
         "R.const([[], [], []], \"int32\", shape=(3, 0))"
     );
 }
+
+#[test]
+fn a_module_prints_with_its_constants_inline_for_tvm() {
+    let text = include_str!("../../tests/roundtrip/constants.py");
+    let m: IRModule = text.parse().unwrap();
+    let inline = crate::printer::module_to_string_inline(&m);
+    assert!(!inline.contains("metadata"), "{inline}");
+    assert!(
+        inline.contains(r#"R.const([-9223372036854775807, 42], "int64")"#),
+        "{inline}"
+    );
+    let back: IRModule = inline.parse().unwrap();
+    crate::ir::structural_equal::structural_equal_report(&m, &back).unwrap();
+}
