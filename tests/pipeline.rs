@@ -114,8 +114,8 @@ fn the_mlp_on_the_tir_interpreter_matches_the_oracle() {
     assert_eq!(
         lowered.natives,
         [
-            "fused_permute_dims_matmul_add_relu",
-            "fused_permute_dims1_matmul1_add1"
+            "fused_transpose_matmul_add_relu",
+            "fused_transpose1_matmul1_add1"
         ]
     );
     for batch in [1, 3] {

@@ -100,7 +100,7 @@ class Module:
         return gv
 "#;
     let m = fuse(&module(text));
-    let f = prim(&m, "fused_permute_dims_matmul_add_relu");
+    let f = prim(&m, "fused_transpose_matmul_add_relu");
     // The matmul (reading `w` transposed), and add+relu in one nest.
     assert_eq!(nests(&f.body), 2, "{m}");
     let Stmt::Block(root) = &f.body else { panic!() };

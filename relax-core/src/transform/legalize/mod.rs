@@ -89,10 +89,15 @@ pub(crate) fn error(message: impl Into<String>) -> Error {
 }
 
 impl LegalizeCtx<'_> {
-    /// The PrimFunc's name hint: the op's name without `relax.` and `nn.`.
+    /// The PrimFunc's name hint, as TVM's legalization names it: the op's
+    /// name without `relax.` and `nn.`, or TOPI's name where TVM calls a
+    /// TOPI function of another name (`permute_dims` is `transpose`).
     pub fn name(&self) -> &'static str {
         let short = self.op.short_name();
-        short.strip_prefix("nn.").unwrap_or(short)
+        match short {
+            "permute_dims" => "transpose",
+            _ => short.strip_prefix("nn.").unwrap_or(short),
+        }
     }
 
     /// `call_te` over `args`, recording the op on the PrimFunc.

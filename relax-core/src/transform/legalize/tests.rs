@@ -667,6 +667,80 @@ fn calls_with_unknown_shapes_are_left_alone() {
     assert_eq!(calls, ["relax.add", "relax.call_tir", "relax.exp"]);
 }
 
+/// What TVM 0.27's LegalizeOps makes of the modules in
+/// `tests/legalize_tvm/` (written by `scripts/tvm_legalize_fixtures.py`),
+/// against this project's: equal, but for the function attributes (TVM
+/// writes `tirx.noalias`, this project `legalized_from`, which
+/// AnnotateTIROpPattern reads), on the cases in `SAME`. The others differ
+/// in known ways, listed in `DIFFERENT`, so a change that closes one of
+/// them fails here and moves it over.
+#[test]
+fn legalize_ops_matches_tvm_0_27() {
+    const SAME: &[&str] = &[
+        "add_broadcast",
+        "add_symbolic",
+        "matmul",
+        "matmul_symbolic_batch",
+        "multiply",
+        "permute_dims_negative",
+        "sum",
+        "transpose_default",
+    ];
+    const DIFFERENT: &[(&str, &str)] = &[
+        // TVM names the PrimFunc of a TIR intrinsic `tir_exp`, its stage
+        // `compute` over `i0, i1`; here `exp` and `T_exp` over `ax0, ax1`.
+        ("exp", "names"),
+        // TVM's relu is `T.max(x, 0)`, which gives 0 for NaN; here NaN
+        // propagates, as numpy's and PyTorch's relu do.
+        ("relu", "NaN semantics"),
+        // The same index, simplified differently by the two simplifiers.
+        ("reshape", "index form"),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/legalize_tvm");
+    let read = |name: &str, which: &str| -> IRModule {
+        let path = dir.join(format!("{name}.{which}.py"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        text.parse().unwrap_or_else(|e| panic!("{path:?}: {e}"))
+    };
+    let without = |m: IRModule, attr: &str| -> IRModule {
+        let mut out = m.clone();
+        for (gv, f) in m.functions() {
+            if let BaseFunc::Prim(pf) = f {
+                let mut pf = pf.clone();
+                pf.attrs = pf.attrs.without(attr);
+                out.add(gv.clone(), pf);
+            }
+        }
+        out
+    };
+    let mut fixtures = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(name) = file.strip_suffix(".before.py") else {
+            continue;
+        };
+        fixtures += 1;
+        let ours = without(
+            LegalizeOps.run(read(name, "before")).unwrap(),
+            LEGALIZED_FROM,
+        );
+        let tvm = without(read(name, "after"), "tirx.noalias");
+        let equal = crate::ir::structural_equal::structural_equal_report(&ours, &tvm);
+        if SAME.contains(&name) {
+            if let Err(e) = equal {
+                panic!("{name}: {e}\n--- ours\n{ours}\n--- TVM 0.27\n{tvm}");
+            }
+        } else {
+            assert!(
+                DIFFERENT.iter().any(|(n, _)| *n == name),
+                "{name}: a fixture in neither list"
+            );
+            assert!(equal.is_err(), "{name} now matches TVM: move it to SAME");
+        }
+    }
+    assert_eq!(fixtures, SAME.len() + DIFFERENT.len());
+}
+
 #[test]
 fn annotate_tir_op_pattern_uses_the_op_or_the_blocks() {
     use crate::op::OpPatternKind as K;
