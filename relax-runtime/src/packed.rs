@@ -22,8 +22,32 @@ pub type PackedFunc = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Syn
 
 /// The process-wide registry. Poisoning is ignored: the map is never left
 /// half-updated (every write is a single `insert` or `remove`).
-static REGISTRY: LazyLock<RwLock<HashMap<String, PackedFunc>>> =
-    LazyLock::new(|| RwLock::new(HashMap::new()));
+static REGISTRY: LazyLock<RwLock<HashMap<String, PackedFunc>>> = LazyLock::new(|| {
+    let mut builtins: HashMap<String, PackedFunc> = HashMap::new();
+    builtins.insert(MAKE_CLOSURE.to_string(), Arc::new(make_closure));
+    RwLock::new(builtins)
+});
+
+/// The builtin that `R.make_closure(cls.f, (captured…))` compiles to, as in
+/// TVM's VM: `f` (a function value) and the captured values in, a
+/// [`Value::Closure`] out.
+pub const MAKE_CLOSURE: &str = "vm.builtin.make_closure";
+
+fn make_closure(args: &[Value]) -> Result<Value, String> {
+    match args.split_first() {
+        Some((Value::Func(func), captured)) => {
+            Ok(Value::Closure(Arc::new(crate::value::Closure {
+                func: *func,
+                captured: captured.to_vec(),
+            })))
+        }
+        Some((other, _)) => Err(format!(
+            "expected a function of the executable to close over, found {}",
+            other.describe()
+        )),
+        None => Err("expected a function and the captured values, found no arguments".into()),
+    }
+}
 
 /// Registers `f` under `name` process-wide (replacing any earlier one).
 pub fn register_packed(

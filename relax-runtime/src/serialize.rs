@@ -513,6 +513,14 @@ impl Writer {
                 self.u8(8);
                 self.u32(*i);
             }
+            Value::Closure(c) => {
+                self.u8(9);
+                self.u32(c.func);
+                self.len(c.captured.len());
+                for v in &c.captured {
+                    self.value(v);
+                }
+            }
         }
     }
 }
@@ -866,6 +874,14 @@ impl<'b> Reader<'b> {
                 6 => Value::Str(r.str()?.into()),
                 7 => Value::DataType(r.dtype()?),
                 8 => Value::Func(r.u32()?),
+                9 => {
+                    let func = r.u32()?;
+                    let captured = r.list(|r| r.value())?;
+                    Value::Closure(std::sync::Arc::new(crate::value::Closure {
+                        func,
+                        captured,
+                    }))
+                }
                 t => return Err(r.bad_tag(t, "a value")),
             })
         })

@@ -32,6 +32,20 @@ pub enum Value {
     DataType(DataType),
     /// A function of the executable, by index (a closure without captures).
     Func(u32),
+    /// A closure: a function of the executable and the values it captured,
+    /// which a call passes before its own arguments (TVM's
+    /// `make_closure`).
+    Closure(Arc<Closure>),
+}
+
+/// A function of the executable with captured values, made by
+/// `R.make_closure(cls.f, (captured…))`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Closure {
+    /// The function's index in the executable.
+    pub func: u32,
+    /// The leading arguments of every call.
+    pub captured: Vec<Value>,
 }
 
 impl Value {
@@ -90,6 +104,7 @@ impl Value {
             Value::Str(s) => format!("the string {s:?}"),
             Value::DataType(d) => format!("the dtype {d}"),
             Value::Func(_) => "a function".to_string(),
+            Value::Closure(c) => format!("a closure of {} captured values", c.captured.len()),
         }
     }
 }
@@ -118,6 +133,7 @@ impl fmt::Display for Value {
             Value::Str(s) => write!(f, "{s:?}"),
             Value::DataType(d) => write!(f, "{d}"),
             Value::Func(i) => write!(f, "<function {i}>"),
+            Value::Closure(c) => write!(f, "<closure of function {}>", c.func),
         }
     }
 }

@@ -201,7 +201,7 @@ impl VirtualMachine {
                     frame.write(*dst, value, &at)?;
                 }
                 Instr::Call { callee, args, dst } => {
-                    let argv = args
+                    let mut argv = args
                         .iter()
                         .map(|a| frame.read(exec, a, &at))
                         .collect::<Result<Vec<_>, _>>()?;
@@ -209,6 +209,13 @@ impl VirtualMachine {
                         Callee::Function(f) => Some(*f),
                         Callee::Closure(r) => match frame.reg(*r, &at)? {
                             Value::Func(f) => Some(f),
+                            // A closure's captured values come first.
+                            Value::Closure(c) => {
+                                let mut all = c.captured.clone();
+                                all.append(&mut argv);
+                                argv = all;
+                                Some(c.func)
+                            }
                             other => {
                                 return Err(Error::Mismatch {
                                     context: format!(

@@ -1,7 +1,10 @@
 //! Calls into lower levels and shape access: `call_tir` (a PrimFunc in
 //! destination-passing style), `call_dps_packed` (a packed function in
 //! destination-passing style, assumed pure), `call_pure_packed` (a packed
-//! call declared pure) and `shape_of`.
+//! call declared pure) and `shape_of`; closures: `make_closure` (a
+//! module function with leading arguments captured) and `invoke_closure`
+//! (a call of one, its result given by `sinfo_args`), which `LambdaLift`
+//! makes for local functions used as values.
 //!
 //! `R.call_packed("f", …)` is not an op: as in TVM it is a `Call` whose callee
 //! is an `ExternFunc`, impure, with its result StructInfo in `sinfo_args`.
@@ -57,6 +60,78 @@ fn infer_pure_packed(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic
     })
 }
 
+/// `make_closure(f, (captured…))`: `f`'s signature without the captured
+/// leading parameters.
+fn infer_make_closure(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let f = arg_sinfo(call, 0)?;
+    let Some(func) = f.as_func() else {
+        return Err(error(
+            call,
+            "op-arg-not-function",
+            format!("{} must be a function, found {f}", arg_name(call, 0)),
+        ));
+    };
+    let captured = arg_sinfo(call, 1)?;
+    let Some(fields) = captured.as_tuple() else {
+        return Err(error(
+            call,
+            "op-arg-not-tuple",
+            format!(
+                "{} must be a tuple of the captured values, found {captured}",
+                arg_name(call, 1)
+            ),
+        ));
+    };
+    let Some(params) = &func.params else {
+        return Ok(f.clone());
+    };
+    if fields.len() > params.len() {
+        return Err(error(
+            call,
+            "op-arg-count",
+            format!(
+                "{} captures {} values but the function has {} parameters",
+                arg_name(call, 0),
+                fields.len(),
+                params.len()
+            ),
+        ));
+    }
+    Ok(StructInfo::func(
+        params[fields.len()..].to_vec(),
+        func.ret.clone(),
+        func.purity,
+    ))
+}
+
+/// `invoke_closure(f, (args…), sinfo_args=[ret])`: the declared result.
+fn infer_invoke_closure(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let f = arg_sinfo(call, 0)?;
+    if f.as_func().is_none() && !matches!(f.kind(), crate::ir::StructInfoKind::Object) {
+        return Err(error(
+            call,
+            "op-arg-not-function",
+            format!("{} must be a closure, found {f}", arg_name(call, 0)),
+        ));
+    }
+    let args = arg_sinfo(call, 1)?;
+    if args.as_tuple().is_none() {
+        return Err(error(
+            call,
+            "op-arg-not-tuple",
+            format!(
+                "{} must be a tuple of arguments, found {args}",
+                arg_name(call, 1)
+            ),
+        ));
+    }
+    Ok(match call.sinfo_args.as_slice() {
+        [] => StructInfo::object(),
+        [one] => one.clone(),
+        many => StructInfo::tuple(many.to_vec()),
+    })
+}
+
 fn infer_shape_of(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let x = tensor_arg(call, 0)?;
     Ok(match x.shape_values() {
@@ -92,6 +167,25 @@ pub const OPS: &[OpInfo] = &[
         attrs: &[],
         infer_struct_info: infer_pure_packed,
         purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
+    OpInfo {
+        name: "relax.make_closure",
+        args: &["func", "args"],
+        arity: Arity::Exact(2),
+        attrs: &[],
+        infer_struct_info: infer_make_closure,
+        purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
+    OpInfo {
+        name: "relax.invoke_closure",
+        args: &["closure", "args"],
+        arity: Arity::Exact(2),
+        attrs: &[],
+        infer_struct_info: infer_invoke_closure,
+        // As in TVM: the closure may do anything.
+        purity: false,
         pattern: OpPatternKind::Opaque,
     },
     OpInfo {
@@ -152,5 +246,30 @@ mod tests {
             "R.Shape([n, 3])",
         );
         assert_infers("relax.shape_of", &[tn(2, F32)], &[], "R.Shape(ndim=2)");
+    }
+
+    #[test]
+    fn make_closure_drops_the_captured_parameters() {
+        let ten = |n: i64| StructInfo::tensor(vec![d(n)], F32);
+        let f = arg(StructInfo::func(vec![ten(2), ten(3)], ten(3), true));
+        let captured = |n: usize| Expr::tuple((0..n).map(|_| t(&[d(2)], F32)).collect());
+        assert_infers(
+            "relax.make_closure",
+            &[f.clone(), captured(1)],
+            &[],
+            "R.Callable((R.Tensor((3,), dtype=\"float32\"),), R.Tensor((3,), dtype=\"float32\"), True)",
+        );
+        assert_fails(
+            "relax.make_closure",
+            &[f, captured(3)],
+            &[],
+            "make_closure: func captures 3 values but the function has 2 parameters",
+        );
+        assert_fails(
+            "relax.make_closure",
+            &[t(&[d(2)], F32), captured(1)],
+            &[],
+            "make_closure: func must be a function, found R.Tensor((2,), dtype=\"float32\")",
+        );
     }
 }

@@ -54,7 +54,12 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
 }
 
 /// The special forms, whose calls are not `R.<op>(args, attrs)`.
-const SPECIAL_FORMS: &[&str] = &["relax.call_tir", "relax.call_dps_packed"];
+const SPECIAL_FORMS: &[&str] = &[
+    "relax.call_tir",
+    "relax.call_dps_packed",
+    "relax.make_closure",
+    "relax.invoke_closure",
+];
 
 /// A module whose `main` calls `op` with `attrs` (besides the required ones).
 fn module_text(name: &str, extra: &str) -> String {

@@ -395,10 +395,15 @@ impl Printer {
         }
         self.keyword_attrs(&c.attrs, &mut parts);
         if !c.sinfo_args.is_empty() {
-            // `call_pure_packed` takes TVM 0.27's `ty_args=`; an op call with
-            // StructInfo arguments (this project's extension) `sinfo_args=`.
+            // The ops of TVM 0.27 that take StructInfo arguments take
+            // `ty_args=`; any other call with them (this project's
+            // extension) `sinfo_args=`.
             let key = match c.op.kind() {
-                ExprKind::Op(op) if op.name() == "relax.call_pure_packed" => "ty_args",
+                ExprKind::Op(op)
+                    if matches!(op.name(), "relax.call_pure_packed" | "relax.invoke_closure") =>
+                {
+                    "ty_args"
+                }
                 _ => "sinfo_args",
             };
             let sinfos = self.sinfo_list(&c.sinfo_args);

@@ -5,11 +5,17 @@
 //! A binding `f = <function>` inside a function `outer` is lifted to the
 //! private function `outer_f`. The variables the local function uses from
 //! its surroundings (its *captures*) become its first parameters, and each
-//! call `f(args)` becomes `outer_f(captures…, args)`; the binding goes.
-//! A local function used other than as a callee (returned, passed on,
-//! stored in a tuple) needs a closure object, which the VM does not have:
-//! it is left in place, and the build reports it. So is a local function
-//! that calls itself (its recursive calls would need it as a value).
+//! call `f(args)` becomes `outer_f(captures…, args)`.
+//! 1. A local function only ever called loses its binding.
+//! 2. One used as a value (returned, passed on, stored in a tuple) keeps
+//!    it, bound to a closure as TVM binds it:
+//!    `f = R.make_closure(cls.outer_f, (captures…))`, or `f = cls.outer_f`
+//!    when it captures nothing; whoever receives it calls it like any
+//!    function value (the VM passes the captured values first).
+//! 3. A local function that calls itself calls `outer_f` directly, passing
+//!    its own capture parameters on. One that uses itself as a value other
+//!    than by calling is left in place, and the build reports it.
+//!
 //! Functions nested several levels deep are lifted from the inside out.
 
 use super::Pass;
@@ -102,14 +108,16 @@ impl ExprMutator for Lift {
             .as_function()
             .cloned()
             .unwrap_or_else(|| local.clone());
-        let captures: Vec<Var> = free_vars(&Expr::function(local.clone()));
-        // A recursive local function, or one used as a value, stays.
+        let mut captures: Vec<Var> = free_vars(&Expr::function(local.clone()));
         let is_local = |e: &Expr| e.as_var() == Some(&binding.var);
-        if captures.contains(&binding.var) || used_other_than_as_callee(&self.outer_body, is_local)
-        {
+        let recursive = captures.contains(&binding.var);
+        captures.retain(|c| c != &binding.var);
+        // A function that uses itself as a value (not by calling) stays.
+        if recursive && used_other_than_as_callee(&local.body, is_local) {
             self.reemit_binding(binding, visited);
             return;
         }
+        let as_value = used_other_than_as_callee(&self.outer_body, is_local);
         // The captures become parameters of their own, which the body reads.
         let params: Vec<Var> = captures
             .iter()
@@ -135,8 +143,48 @@ impl ExprMutator for Lift {
         };
         let name = format!("{}_{}", self.outer, binding.var.name_hint());
         let sinfo = lifted.struct_info();
-        let gv = self.builder().add_func(lifted, &name);
-        let callee = Expr::global_var(gv).with_struct_info(sinfo);
+        let capture_params: Vec<Var> = lifted.params[..captures.len()].to_vec();
+        let gv = self.builder().add_func(lifted.clone(), &name);
+        let callee = Expr::global_var(gv.clone()).with_struct_info(sinfo);
+        if recursive {
+            // Its calls of itself become calls of the lifted function with
+            // its own capture parameters first.
+            let module = self.builder().get();
+            let mut inner = Lift {
+                state: MutatorState::with_module(&module),
+                outer: self.outer.clone(),
+                outer_body: lifted.body.clone(),
+                lifted: HashMap::from([(
+                    binding.var.clone(),
+                    (callee.clone(), capture_params.clone()),
+                )]),
+            };
+            let rewritten = inner.visit_expr(&Expr::function(lifted.clone()));
+            let errors = inner.state.builder.take_errors();
+            if !errors.is_empty() {
+                self.builder().report(Error::Compile(errors));
+            }
+            if let Some(f) = rewritten.as_function() {
+                self.builder().update_func(&gv, f.clone());
+            }
+        }
+        if as_value {
+            // The binding stays, bound to the closure.
+            let value = if captures.is_empty() {
+                callee.clone()
+            } else {
+                let captured: Vec<Expr> = captures
+                    .iter()
+                    .map(|c| self.visit_expr(&Expr::var(c)))
+                    .collect();
+                Expr::call(
+                    Expr::op("relax.make_closure"),
+                    vec![callee.clone(), Expr::tuple(captured)],
+                )
+            };
+            let value = self.normalize(value);
+            self.reemit_binding(binding, value);
+        }
         self.lifted.insert(binding.var.clone(), (callee, captures));
     }
 

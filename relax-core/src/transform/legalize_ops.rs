@@ -27,13 +27,15 @@ use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 
 /// The ops never legalized: they already call into the level below, or
-/// (`shape_of`) the VM implements them.
+/// (`shape_of`, the closure ops) the VM implements them.
 pub const SKIPPED_OPS: &[&str] = &[
     "relax.call_tir",
     "relax.call_tir_inplace",
     "relax.call_tir_with_grad",
     "relax.call_dps_packed",
     "relax.call_pure_packed",
+    "relax.make_closure",
+    "relax.invoke_closure",
     "relax.shape_of",
 ];
 

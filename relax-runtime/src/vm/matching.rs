@@ -42,7 +42,7 @@ impl<'a> Matcher<'_, 'a> {
         let found = |detail: String| Fail::Found(format!("{}: {detail}", value.describe()));
         match (pattern, value) {
             (Pattern::Object, _) => Ok(()),
-            (Pattern::Func, Value::Func(_)) => Ok(()),
+            (Pattern::Func, Value::Func(_) | Value::Closure(_)) => Ok(()),
             (Pattern::Tensor { ndim, dtype, dims }, Value::Tensor(t)) => {
                 let rank = dims
                     .as_ref()

@@ -861,6 +861,69 @@ fn closures_call_the_function_in_a_register() {
     );
 }
 
+#[test]
+fn a_closure_passes_its_captured_values_first() {
+    // `pair(a, b) = (a, b)`; `main(x)` closes `pair` over `x` with the
+    // builtin and calls the closure with 7.
+    let e = exec(vec![
+        func(
+            "pair",
+            &["a", "b"],
+            3,
+            0,
+            vec![
+                Instr::MakeTuple {
+                    fields: vec![Arg::Reg(0), Arg::Reg(1)],
+                    dst: 2,
+                },
+                ret(2),
+            ],
+        ),
+        func(
+            "main",
+            &["x"],
+            3,
+            0,
+            vec![
+                Instr::Call {
+                    callee: Callee::Packed(0),
+                    args: vec![Arg::Const(0), Arg::Reg(0)],
+                    dst: 1,
+                },
+                Instr::Call {
+                    callee: Callee::Closure(1),
+                    args: vec![Arg::Imm(7)],
+                    dst: 2,
+                },
+                ret(2),
+            ],
+        ),
+    ]);
+    let mut e = e;
+    e.packed.push(crate::packed::MAKE_CLOSURE.into());
+    e.constants.push(Value::Func(0));
+    let vm = VirtualMachine::new(&e);
+    let got = vm.call("main", &[Value::Int(3)]);
+    assert_eq!(got, Ok(Value::tuple(vec![Value::Int(3), Value::Int(7)])));
+    // The builtin wants a function first.
+    let e2 = crate::packed::call_packed(crate::packed::MAKE_CLOSURE, &[Value::Int(1)]);
+    assert!(
+        matches!(&e2, Err(Error::Packed { message, .. }) if message.contains("found the integer 1")),
+        "{e2:?}"
+    );
+    // A closure value describes itself and serializes.
+    let c = crate::packed::call_packed(
+        crate::packed::MAKE_CLOSURE,
+        &[Value::Func(0), Value::Int(3)],
+    )
+    .unwrap();
+    assert_eq!(c.describe(), "a closure of 1 captured values");
+    let mut with_const = e.clone();
+    with_const.constants.push(c.clone());
+    let back = crate::Executable::from_bytes(&with_const.to_bytes()).unwrap();
+    assert_eq!(back.constants.last(), Some(&c));
+}
+
 // --------------------------------------------------------------- kernels
 
 fn shape_kernel(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {

@@ -26,8 +26,13 @@ impl Executable {
     /// executable that fails this check.
     pub fn validate(&self) -> Result<(), Error> {
         for (i, c) in self.constants.iter().enumerate() {
-            if let Value::Func(f) = c {
-                if *f as usize >= self.functions.len() {
+            let func = match c {
+                Value::Func(f) => Some(*f),
+                Value::Closure(closure) => Some(closure.func),
+                _ => None,
+            };
+            if let Some(f) = func {
+                if f as usize >= self.functions.len() {
                     return Err(invalid(format!(
                         "constant {i} refers to function {f}, but there are {} functions",
                         self.functions.len()

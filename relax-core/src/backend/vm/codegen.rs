@@ -409,6 +409,31 @@ impl FunctionCompiler<'_> {
         };
         match op {
             "relax.call_tir" => self.call_tir(c),
+            // TVM's VM builtin: the function and the captured values.
+            "relax.make_closure" => {
+                let f = c
+                    .args
+                    .first()
+                    .ok_or_else(|| unsupported("make_closure without a function"))?;
+                let func = self.expr(f)?;
+                let mut args = vec![func];
+                args.extend(self.call_tir_inputs(c, "make_closure")?.0);
+                let i = intern(
+                    &mut self.exec.packed,
+                    relax_runtime::packed::MAKE_CLOSURE.to_string(),
+                );
+                Ok(self.emit_call(Callee::Packed(i), args))
+            }
+            "relax.invoke_closure" => {
+                let f = c
+                    .args
+                    .first()
+                    .ok_or_else(|| unsupported("invoke_closure without a closure"))?;
+                let f = self.expr(f)?;
+                let r = self.reg_of(f);
+                let args = self.call_tir_inputs(c, "invoke_closure")?.0;
+                Ok(self.emit_call(Callee::Closure(r), args))
+            }
             "relax.call_pure_packed" => {
                 let name = c
                     .args

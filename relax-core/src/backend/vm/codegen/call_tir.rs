@@ -180,7 +180,7 @@ impl FunctionCompiler<'_> {
     }
 
     /// The compiled inputs of a call and their StructInfo.
-    fn call_tir_inputs(
+    pub(super) fn call_tir_inputs(
         &mut self,
         c: &Call,
         site: &str,
