@@ -56,6 +56,10 @@ CASES = {
     "reshape": ('x: R.Tensor((2, 3, 4), dtype="float32")', 'R.Tensor((6, 4), dtype="float32")', [],
                 "R.reshape(x, R.shape([6, 4]))"),
 }
+# Every unary op: TVM names the PrimFunc `tir_<op>`, its stage `compute`.
+for _op in ("negative", "abs", "log", "sqrt", "rsqrt", "tanh", "sigmoid"):
+    CASES[_op] = ('x: R.Tensor((2, 3), dtype="float32")', 'R.Tensor((2, 3), dtype="float32")', [],
+                  f"R.{_op}(x)")
 
 
 def main(out_dir):

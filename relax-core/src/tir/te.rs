@@ -296,13 +296,25 @@ pub fn compute<B: Into<ComputeBody>>(
     shape: Vec<PrimExpr>,
     f: impl FnOnce(&[PrimExpr]) -> B,
 ) -> Tensor {
+    compute_over("ax", name, shape, f)
+}
+
+/// [`compute`] with the iteration variables named `{prefix}0`, `{prefix}1`,
+/// … (`compute` names them `ax0`, … as TOPI's broadcasting stages do; a
+/// stage written as TVM's `te.compute(shape, lambda *i: …)` has `i0`, …).
+pub fn compute_over<B: Into<ComputeBody>>(
+    prefix: &str,
+    name: &str,
+    shape: Vec<PrimExpr>,
+    f: impl FnOnce(&[PrimExpr]) -> B,
+) -> Tensor {
     let mut analyzer = crate::arith::Analyzer::new();
     for v in shape.iter().flat_map(PrimExpr::free_vars) {
         analyzer.mark_non_negative(&v);
     }
     let shape: Vec<PrimExpr> = shape.iter().map(|d| analyzer.simplify(d)).collect();
     let axis: Vec<TirVar> = (0..shape.len())
-        .map(|i| TirVar::new(format!("v_ax{i}")))
+        .map(|i| TirVar::new(format!("v_{prefix}{i}")))
         .collect();
     let indices: Vec<PrimExpr> = axis.iter().map(TirVar::to_expr).collect();
     READS.with(|r| r.borrow_mut().push(Vec::new()));

@@ -240,7 +240,7 @@ class Module:
         .collect();
     assert_eq!(
         primitive,
-        ["fused_transpose_matmul_add_relu_exp"],
+        ["fused_transpose_matmul_add_relu_tir_exp"],
         "{fused}"
     );
     let data = |n: usize, k: f32| (0..n).map(|i| ((i as f32) * k).sin()).collect::<Vec<f32>>();

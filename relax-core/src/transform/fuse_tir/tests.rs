@@ -63,7 +63,7 @@ class Module:
 #[test]
 fn an_elementwise_chain_becomes_one_loop_nest() {
     let m = fuse(&module(CHAIN));
-    let f = prim(&m, "fused_add_multiply_relu_exp");
+    let f = prim(&m, "fused_add_multiply_relu_tir_exp");
     assert_eq!(nests(&f.body), 1, "one nest after inlining:\n{m}");
     let Stmt::Block(root) = &f.body else { panic!() };
     assert!(root.alloc_buffers.is_empty(), "no intermediate left:\n{m}");
@@ -72,7 +72,7 @@ fn an_elementwise_chain_becomes_one_loop_nest() {
     let main = m.get_relax("main").unwrap();
     let text = crate::printer::function_to_string("main", main);
     assert!(
-        text.contains("R.call_tir(cls.fused_add_multiply_relu_exp, (x, y, z)"),
+        text.contains("R.call_tir(cls.fused_add_multiply_relu_tir_exp, (x, y, z)"),
         "{text}"
     );
     assert!(

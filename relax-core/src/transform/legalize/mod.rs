@@ -106,8 +106,18 @@ impl LegalizeCtx<'_> {
         args: &[Expr],
         f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>, Error>,
     ) -> Result<Expr, Error> {
-        let attrs = Attrs::from_pairs([(LEGALIZED_FROM, self.op.name)]);
         let name = self.name();
+        self.te_named(name, args, f)
+    }
+
+    /// [`LegalizeCtx::te`] with the PrimFunc named `name`.
+    pub fn te_named(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>, Error>,
+    ) -> Result<Expr, Error> {
+        let attrs = Attrs::from_pairs([(LEGALIZED_FROM, self.op.name)]);
         self.bb.call_te_with_attrs(name, args, attrs, f)
     }
 

@@ -19,7 +19,7 @@
 //!    the lowest value (pool).
 
 use super::statistical::{input_ndim, reduce_stage};
-use super::unary::{elementwise, sigmoid};
+use super::unary::{elementwise_as, sigmoid};
 use super::{clamp_index, in_range, Legalize, LegalizeCtx};
 use crate::ir::{Expr, PrimExpr};
 use crate::op::infer::{
@@ -28,18 +28,27 @@ use crate::op::infer::{
 use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
 use relax_runtime::{DataType, Error};
 
+/// TOPI's `relu` (the PrimFunc `relu`, one stage `compute` over `i0, …`),
+/// but NaN propagates (`te::maximum`), as in numpy and PyTorch; TVM's
+/// `T.max(x, 0)` gives 0 for NaN.
 fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
-    elementwise(cx, |x| {
+    elementwise_as(cx, "relu", "compute", "i", |x| {
         let z = te::zero(x.dtype());
         te::maximum(x, z)
     })
+}
+
+/// A stage `T_<op>` over `ax0, …` in the PrimFunc `<op>`.
+fn activation(cx: &mut LegalizeCtx<'_>, f: impl Fn(PrimExpr) -> PrimExpr) -> Result<Expr, Error> {
+    let name = cx.name();
+    elementwise_as(cx, name, &format!("T_{name}"), "ax", f)
 }
 
 /// `x · ½ · (1 + erf(x/√2))`, computed in `float64` for narrower floats:
 /// for negative `x`, `1 + erf` cancels, and `float32` would lose the tail's
 /// relative accuracy (the reference kernel keeps it).
 fn gelu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
-    elementwise(cx, |x| {
+    activation(cx, |x| {
         let d = x.dtype();
         let w = if d.bits() < 64 { DataType::f64() } else { d };
         let xw = x.cast(w);
@@ -50,7 +59,7 @@ fn gelu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
 }
 
 fn silu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
-    elementwise(cx, |x| x.clone() * sigmoid(x))
+    activation(cx, |x| x.clone() * sigmoid(x))
 }
 
 fn softmax_like(cx: &mut LegalizeCtx<'_>, log: bool) -> Result<Expr, Error> {

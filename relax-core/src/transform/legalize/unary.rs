@@ -2,15 +2,15 @@
 
 use super::{Legalize, LegalizeCtx};
 use crate::ir::{Expr, PrimExpr};
-use crate::tir::te::{self, compute};
+use crate::tir::te::{self, compute_over};
 use relax_runtime::Error;
 
-/// `-x`: `-1 * x` for floats (exact, keeps the sign of zero), `0 - x`
-/// (wrapping) for integers.
+/// `-x`: `x * -1` for floats (exact, keeps the sign of zero; TOPI's
+/// form), `0 - x` (wrapping) for integers.
 pub(crate) fn negate(x: PrimExpr) -> PrimExpr {
     let dtype = x.dtype();
     if dtype.is_float() {
-        te::constant(dtype, -1.0) * x
+        x * te::constant(dtype, -1.0)
     } else {
         te::zero(dtype) - x
     }
@@ -21,23 +21,45 @@ pub(crate) fn sigmoid(x: PrimExpr) -> PrimExpr {
     te::unary("sigmoid", x)
 }
 
+/// `|x|`: `T.fabs` for floats (as TOPI; `|-0.0|` is `0.0`), a select for
+/// signed integers, `x` itself otherwise.
 fn abs(x: PrimExpr) -> PrimExpr {
     let dtype = x.dtype();
+    if dtype.is_float() {
+        return te::unary("fabs", x);
+    }
     if dtype.is_uint() || dtype.is_bool() {
         return x;
     }
     PrimExpr::select(x.clone().lt(te::zero(dtype)), negate(x.clone()), x)
 }
 
-/// An elementwise stage of `f` over argument 0.
+/// An elementwise stage of `f` over argument 0, as TVM legalizes its unary
+/// ops: the PrimFunc `tir_<op>`, one stage `compute` over `i0, i1, …`
+/// (`te.compute(x.shape, lambda *i: f(x(*i)))`).
 pub(crate) fn elementwise(
     cx: &mut LegalizeCtx<'_>,
     f: impl Fn(PrimExpr) -> PrimExpr,
 ) -> Result<Expr, Error> {
-    let name = format!("T_{}", cx.name());
-    cx.te1(&[0], |xs| {
+    let func = format!("tir_{}", cx.name());
+    elementwise_as(cx, &func, "compute", "i", f)
+}
+
+/// An elementwise stage `stage` of `f` over argument 0, in the PrimFunc
+/// `func`, its iteration variables `{prefix}0`, ….
+pub(crate) fn elementwise_as(
+    cx: &mut LegalizeCtx<'_>,
+    func: &str,
+    stage: &str,
+    prefix: &str,
+    f: impl Fn(PrimExpr) -> PrimExpr,
+) -> Result<Expr, Error> {
+    let args: Vec<Expr> = cx.call.args.iter().take(1).cloned().collect();
+    cx.te_named(func, &args, |xs| {
         let x = &xs[0];
-        Ok(compute(&name, x.shape().to_vec(), |i| f(x.at(i))))
+        Ok(vec![compute_over(prefix, stage, x.shape().to_vec(), |i| {
+            f(x.at(i))
+        })])
     })
 }
 
