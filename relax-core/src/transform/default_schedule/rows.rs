@@ -15,7 +15,11 @@
 //!
 //! Each stage then becomes a nest without its row axis, the row replaced by
 //! the shared loop's variable, scheduled as any other nest (dot products
-//! along the row, vectorized elementwise loops). The row loop is
+//! along the row, vectorized elementwise loops). When the last stage's
+//! value contains the summand of the sum just before it, with a
+//! transcendental call in it (softmax's `exp(x - max)`), the summand is
+//! computed once per element: stored into the output, summed from there,
+//! and read back by the last stage ([`summand_once`]). The row loop is
 //! `Parallel` when the run does enough work (by the same measure as a
 //! single nest, with a run-time choice for symbolic sizes).
 
@@ -94,9 +98,11 @@ fn fuse(run: &[Nest]) -> Stmt {
         .expect("a run has stages");
     let build = |parallel: bool| {
         let row = fresh(&axis.loop_var, "_row");
-        let body: Vec<Stmt> = run
+        let stages: Vec<Nest> = run.iter().map(|n| without_row(n, &row)).collect();
+        let stages = summand_once(&stages).unwrap_or(stages);
+        let body: Vec<Stmt> = stages
             .iter()
-            .map(|n| without_row(n, &row).with_new_loops().build(false))
+            .map(|n| n.with_new_loops().build(false))
             .collect();
         let kind = if parallel {
             ForKind::Parallel
@@ -129,4 +135,100 @@ fn without_row(n: &Nest, row: &TirVar) -> Nest {
         epilogue: None,
         vector_bits: n.vector_bits,
     }
+}
+
+/// Softmax's exponentials once, not twice: for row stages `… sum, last`
+/// where `sum` is `s[row] + S(k)` over one reduce axis `k`, `last` is
+/// elementwise over one axis `j` of the same extent, `S(j)` (with a
+/// transcendental call) occurs in `last`'s value, and `last` writes its
+/// buffer at `[.., j]`: the stages `… out[.., j] = S(j); s[row] += out[.., k];
+/// out[.., j] = value with S(j) read from out`. The same numbers, summed in
+/// the same order.
+fn summand_once(stages: &[Nest]) -> Option<Vec<Nest>> {
+    let n = stages.len();
+    let (last, sum) = (
+        stages.get(n.checked_sub(1)?)?,
+        stages.get(n.checked_sub(2)?)?,
+    );
+    if !last.reduce.is_empty() || last.spatial.len() != 1 || last.epilogue.is_some() {
+        return None;
+    }
+    if sum.reduce.len() != 1 || sum.epilogue.is_some() {
+        return None;
+    }
+    let (j, k) = (&last.spatial[0], &sum.reduce[0]);
+    if !same_extent(&j.extent, &k.extent) || j.var.dtype() != k.var.dtype() {
+        return None;
+    }
+    let crate::ir::prim_expr::PrimExprKind::Add(a, summand) = sum.value.kind() else {
+        return None;
+    };
+    let own = PrimExpr::load(&sum.buffer, sum.indices.clone());
+    if *a != own || uses_buffer(summand, &sum.buffer) || uses_buffer(summand, &last.buffer) {
+        return None;
+    }
+    if !has_transcendental(summand) {
+        return None;
+    }
+    let to_j = HashMap::from([(k.var.clone(), PrimExpr::var(&j.var))]);
+    let s_j = summand.substitute_map(&to_j);
+    if !contains(&last.value, &s_j) {
+        return None;
+    }
+    // `last` writes `[.., j]` with `j` only in its last index.
+    let (head, tail) = last.indices.split_at(last.indices.len().checked_sub(1)?);
+    if tail[0].as_var() != Some(&j.var) || head.iter().any(|e| uses_var(e, &j.var)) {
+        return None;
+    }
+    let out_j = PrimExpr::load(&last.buffer, last.indices.clone());
+    let mut out_k_idx = head.to_vec();
+    out_k_idx.push(PrimExpr::var(&k.var));
+    let out_k = PrimExpr::load(&last.buffer, out_k_idx);
+    let exps = Nest {
+        spatial: last.spatial.clone(),
+        reduce: vec![],
+        buffer: last.buffer.clone(),
+        indices: last.indices.clone(),
+        value: s_j.clone(),
+        init: None,
+        epilogue: None,
+        vector_bits: last.vector_bits,
+    };
+    let summed = Nest {
+        value: own + out_k,
+        ..sum.with_new_loops()
+    };
+    let finished = Nest {
+        value: replace_subexpr(&last.value, &s_j, &out_j),
+        ..last.with_new_loops()
+    };
+    let mut out: Vec<Nest> = stages[..n - 2].iter().map(Nest::with_new_loops).collect();
+    out.extend([exps, summed, finished]);
+    Some(out)
+}
+
+/// Whether `e` loads from `b`.
+fn uses_buffer(e: &PrimExpr, b: &Buffer) -> bool {
+    let mut loads = Vec::new();
+    collect_loads(e, &mut loads);
+    loads.iter().any(|(x, _)| x == b)
+}
+
+/// Whether `e` calls an intrinsic such as `exp`.
+fn has_transcendental(e: &PrimExpr) -> bool {
+    matches!(e.kind(), crate::ir::prim_expr::PrimExprKind::Call(..))
+        || e.children().into_iter().any(has_transcendental)
+}
+
+/// Whether `sub` occurs in `e`.
+fn contains(e: &PrimExpr, sub: &PrimExpr) -> bool {
+    e == sub || e.children().into_iter().any(|c| contains(c, sub))
+}
+
+/// `e` with every occurrence of `sub` replaced by `with`.
+fn replace_subexpr(e: &PrimExpr, sub: &PrimExpr, with: &PrimExpr) -> PrimExpr {
+    if e == sub {
+        return with.clone();
+    }
+    e.map_children(|c| replace_subexpr(c, sub, with))
 }

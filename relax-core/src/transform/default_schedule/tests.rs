@@ -551,6 +551,51 @@ fn a_row_reduction_and_its_reader_share_one_row_loop() {
     check(ROWS_PARAMS, &rows_before("s[v0]"), after);
 }
 
+/// Softmax's shape: the exponentials the sum adds up are also what the
+/// division reads, so each is computed once, into the output, summed from
+/// there and divided in place.
+#[test]
+fn a_summand_the_last_stage_reads_is_computed_once() {
+    let before = r#"        with T.block("root"):
+            s = T.alloc_buffer((3,))
+            for ax0, k0 in T.grid(3, 16):
+                with T.block("s"):
+                    v0, vk = T.axis.remap("SR", [ax0, k0])
+                    with T.init():
+                        s[v0] = T.float32(0.0)
+                    s[v0] = s[v0] + T.exp(a[v0, vk])
+            for ax0, ax1 in T.grid(3, 16):
+                with T.block("O"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    O[v0, v1] = T.exp(a[v0, v1]) / s[v0]
+"#;
+    let after = r#"        with T.block("root"):
+            s = T.alloc_buffer((3,))
+            for ax0_row in range(3):
+                for ax1 in T.vectorized(16):
+                    O[ax0_row, ax1] = T.exp(a[ax0_row, ax1])
+                with T.block("s_dot"):
+                    dot = T.alloc_buffer((1, 16))
+                    for k0_l in T.vectorized(16):
+                        dot[0, k0_l] = T.float32(0.0)
+                    for k0_o in range(1):
+                        for k0_l_1 in T.vectorized(16):
+                            dot[0, k0_l_1] = dot[0, k0_l_1] + O[ax0_row, k0_o * 16 + k0_l_1]
+                    for k0_h in T.vectorized(8):
+                        dot[0, k0_h] = dot[0, k0_h] + dot[0, k0_h + 8]
+                    for k0_h_1 in T.vectorized(4):
+                        dot[0, k0_h_1] = dot[0, k0_h_1] + dot[0, k0_h_1 + 4]
+                    for k0_h_2 in T.vectorized(2):
+                        dot[0, k0_h_2] = dot[0, k0_h_2] + dot[0, k0_h_2 + 2]
+                    for k0_h_3 in T.vectorized(1):
+                        dot[0, k0_h_3] = dot[0, k0_h_3] + dot[0, k0_h_3 + 1]
+                    s[ax0_row] = T.float32(0.0) + dot[0, 0]
+                for ax1_1 in T.vectorized(16):
+                    O[ax0_row, ax1_1] = O[ax0_row, ax1_1] / s[ax0_row]
+"#;
+    check(ROWS_PARAMS, before, after);
+}
+
 /// A reader of another row's value (`s[0]`) needs every row first: the
 /// stages stay apart.
 #[test]
