@@ -173,21 +173,27 @@ struct Pool {
     queued: &'static AtomicUsize,
 }
 
+/// What the pool's threads share: the job queue, the condition idle
+/// workers sleep on, and the queue's length for workers that spin.
+struct Shared {
+    queue: Mutex<VecDeque<Arc<Job>>>,
+    ready: Condvar,
+    queued: AtomicUsize,
+}
+
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
-    static QUEUE: OnceLock<(Mutex<VecDeque<Arc<Job>>>, Condvar, AtomicUsize)> = OnceLock::new();
+    static SHARED: OnceLock<Shared> = OnceLock::new();
     POOL.get_or_init(|| {
         let threads = std::env::var("RELAX_NUM_THREADS")
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok())
             .filter(|&n| n > 0)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let shared = QUEUE.get_or_init(|| {
-            (
-                Mutex::new(VecDeque::new()),
-                Condvar::new(),
-                AtomicUsize::new(0),
-            )
+        let shared = SHARED.get_or_init(|| Shared {
+            queue: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+            queued: AtomicUsize::new(0),
         });
         // A thread that fails to start only means fewer helpers: callers
         // run the chunks nobody claims themselves.
@@ -195,15 +201,15 @@ fn pool() -> &'static Pool {
             .filter(|i| {
                 std::thread::Builder::new()
                     .name(format!("relax-pool-{i}"))
-                    .spawn(move || worker(&shared.0, &shared.1, &shared.2))
+                    .spawn(move || worker(&shared.queue, &shared.ready, &shared.queued))
                     .is_ok()
             })
             .count();
         Pool {
             workers,
-            queue: &shared.0,
-            ready: &shared.1,
-            queued: &shared.2,
+            queue: &shared.queue,
+            ready: &shared.ready,
+            queued: &shared.queued,
         }
     })
 }

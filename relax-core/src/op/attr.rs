@@ -58,6 +58,9 @@ pub enum AttrDefault {
     DataType(&'static str),
     /// A list of integers.
     IntArray(&'static [i64]),
+    /// The value of the named attribute, declared earlier (conv2d's
+    /// `out_layout` is its `data_layout` unless given, as in TVM).
+    SameAs(&'static str),
 }
 
 /// One declared attribute.
@@ -89,7 +92,7 @@ fn default_of(spec: &AttrSpec) -> Option<AttrValue> {
 
 fn default_value(d: AttrDefault) -> Option<AttrValue> {
     Some(match d {
-        AttrDefault::Required => return None,
+        AttrDefault::Required | AttrDefault::SameAs(_) => return None,
         AttrDefault::None => AttrValue::None,
         AttrDefault::Bool(b) => AttrValue::Bool(b),
         AttrDefault::Int(i) => AttrValue::Int(i),
@@ -231,12 +234,27 @@ pub(super) fn normalize(op: &OpInfo, given: &Attrs) -> Result<Attrs, Diagnostic>
                     ),
                 )
             })?,
-            None => default_of(spec).ok_or_else(|| {
-                Diagnostic::new(
-                    "op-missing-attr",
-                    format!("{short}: missing required attribute `{}`", spec.name),
-                )
-            })?,
+            None => match spec.default {
+                AttrDefault::SameAs(other) => out
+                    .iter()
+                    .find(|(name, _)| *name == other)
+                    .map(|(_, v): &(&str, AttrValue)| v.clone())
+                    .ok_or_else(|| {
+                        Diagnostic::new(
+                            "op-missing-attr",
+                            format!(
+                                "{short}: `{}` defaults to `{other}`, which is not declared before it",
+                                spec.name
+                            ),
+                        )
+                    })?,
+                _ => default_of(spec).ok_or_else(|| {
+                    Diagnostic::new(
+                        "op-missing-attr",
+                        format!("{short}: missing required attribute `{}`", spec.name),
+                    )
+                })?,
+            },
         };
         out.push((spec.name, value));
     }

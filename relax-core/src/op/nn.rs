@@ -217,11 +217,49 @@ fn positive(call: &Call, name: &str, v: &[PrimExpr]) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// Where each axis of `canonical` (`NCHW`, `OIHW`) is in the layout
+/// attribute `name`, which must be a permutation of it (`NHWC`, `HWIO`,
+/// `OHWI`); the canonical order when the attribute is absent.
+pub(crate) fn layout_axes(
+    call: &Call,
+    name: &str,
+    canonical: &str,
+) -> Result<[usize; 4], Diagnostic> {
+    let layout = match attr(call, name) {
+        Some(AttrValue::Str(s)) => s.as_str(),
+        _ => canonical,
+    };
+    layout_permutation(layout, canonical).ok_or_else(|| {
+        error(
+            call,
+            "op-layout-unsupported",
+            format!("{name} must be an ordering of {canonical}, found {layout}"),
+        )
+    })
+}
+
+/// For each letter of `canonical`, its position in `layout`, when `layout`
+/// orders the same four letters.
+pub fn layout_permutation(layout: &str, canonical: &str) -> Option<[usize; 4]> {
+    let letters: Vec<char> = layout.chars().collect();
+    if letters.len() != 4 || canonical.chars().count() != 4 {
+        return None;
+    }
+    let mut out = [0usize; 4];
+    for (k, c) in canonical.chars().enumerate() {
+        let at = letters.iter().position(|&l| l == c)?;
+        out[k] = at;
+    }
+    let mut seen = out;
+    seen.sort_unstable();
+    (seen == [0, 1, 2, 3]).then_some(out)
+}
+
 fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let (data, weight) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
-    check_layout(call, "data_layout", "NCHW")?;
-    check_layout(call, "kernel_layout", "OIHW")?;
-    check_layout(call, "out_layout", "NCHW")?;
+    let data_axes = layout_axes(call, "data_layout", "NCHW")?;
+    let kernel_axes = layout_axes(call, "kernel_layout", "OIHW")?;
+    let out_axes = layout_axes(call, "out_layout", "NCHW")?;
     let out_dtype = attr_dtype(call, "out_dtype");
     let dtype = if out_dtype.is_void() {
         unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
@@ -257,6 +295,9 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let (Some(ds), Some(ws)) = (data.shape_values(), weight.shape_values()) else {
         return Ok(StructInfo::tensor_ndim(4, dtype));
     };
+    // In NCHW and OIHW order from here on.
+    let ds: Vec<PrimExpr> = data_axes.iter().map(|&a| ds[a].clone()).collect();
+    let ws: Vec<PrimExpr> = kernel_axes.iter().map(|&a| ws[a].clone()).collect();
     if ana.compare_equal(&ds[1], &(ws[1].clone() * groups)) == Proof::Disproven {
         return Err(error(
             call,
@@ -271,12 +312,12 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
         ));
     }
     let [h, w] = spatial_out(&ds[2..4], &pad, &ws[2..4], &strides, &dilation, false);
-    Ok(tensor(
-        Some(vec![ds[0].clone(), ws[0].clone(), h, w]),
-        4,
-        dtype,
-        ana,
-    ))
+    let nchw = [ds[0].clone(), ws[0].clone(), h, w];
+    let mut out = vec![PrimExpr::int(0); 4];
+    for (k, &at) in out_axes.iter().enumerate() {
+        out[at] = nchw[k].clone();
+    }
+    Ok(tensor(Some(out), 4, dtype, ana))
 }
 
 fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -403,7 +444,11 @@ pub const OPS: &[OpInfo] = &[
             AttrSpec::new("groups", AttrType::Int, AttrDefault::Int(1)),
             AttrSpec::new("data_layout", AttrType::Str, AttrDefault::Str("NCHW")),
             AttrSpec::new("kernel_layout", AttrType::Str, AttrDefault::Str("OIHW")),
-            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new(
+                "out_layout",
+                AttrType::Str,
+                AttrDefault::SameAs("data_layout"),
+            ),
             AttrSpec::new(
                 "out_dtype",
                 AttrType::DataType,
@@ -591,11 +636,34 @@ mod tests {
         );
         assert_fails("relax.nn.conv2d", &[data.clone(), t(&[d(16), d(4), d(3), d(3)], F32)], &[],
             "nn.conv2d: input channels differ: data is (n, 3, 32, 32), weight is (16, 4, 3, 3) with 1 group(s)");
+        // TVM's layouts: NHWC data with HWIO or OHWI weights gives NHWC
+        // unless out_layout says otherwise.
+        let nhwc = t(&[n.clone(), d(32), d(32), d(3)], F32);
+        let layouts = |d: &str, k: &str| {
+            vec![
+                ("data_layout", AttrValue::from(d)),
+                ("kernel_layout", AttrValue::from(k)),
+            ]
+        };
+        assert_infers(
+            "relax.nn.conv2d",
+            &[nhwc.clone(), t(&[d(3), d(3), d(3), d(16)], F32)],
+            &layouts("NHWC", "HWIO"),
+            "R.Tensor((n, 30, 30, 16), dtype=\"float32\")",
+        );
+        let mut to_nchw = layouts("NHWC", "OHWI");
+        to_nchw.push(("out_layout", AttrValue::from("NCHW")));
+        assert_infers(
+            "relax.nn.conv2d",
+            &[nhwc.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
+            &to_nchw,
+            "R.Tensor((n, 16, 30, 30), dtype=\"float32\")",
+        );
         assert_fails(
             "relax.nn.conv2d",
             &[data.clone(), t(&[d(16), d(3), d(3), d(3)], F32)],
-            &[("data_layout", AttrValue::from("NHWC"))],
-            "nn.conv2d: only data_layout NCHW is supported, found NHWC",
+            &[("data_layout", AttrValue::from("NCHW4c"))],
+            "nn.conv2d: data_layout must be an ordering of NCHW, found NCHW4c",
         );
         assert_fails(
             "relax.nn.conv2d",

@@ -19,7 +19,7 @@
 
 use super::alloc;
 use super::args::{check_arity, checked_numel, same_dtype, tensor_arg, tensor_value, view};
-use super::dispatch::{cast_to, with_num, Num};
+use super::dispatch::{cast_to, with_any, with_num, Num};
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
 use crate::tensor::{fmt_shape, Tensor};
@@ -147,14 +147,103 @@ fn dims4(t: &Tensor, name: &str) -> Result<[usize; 4], String> {
     }
 }
 
+/// Where each axis of `canonical` (`NCHW`, `OIHW`) is in the layout
+/// attribute `name` (absent: `default`), which must order the same letters.
+fn layout_axes(
+    attrs: &KernelAttrs,
+    name: &str,
+    canonical: &str,
+    default: &str,
+) -> Result<[usize; 4], String> {
+    let layout = match attrs.get(name) {
+        None | Some(KernelAttr::None) => default.to_string(),
+        Some(KernelAttr::Str(s)) => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "attribute `{name}` must be a string, found {other:?}"
+            ))
+        }
+    };
+    let letters: Vec<char> = layout.chars().collect();
+    let mut axes = [0usize; 4];
+    for (k, c) in canonical.chars().enumerate() {
+        match letters.iter().position(|&l| l == c) {
+            Some(at) if letters.len() == 4 => axes[k] = at,
+            _ => {
+                return Err(format!(
+                    "{name} must be an ordering of {canonical}, found {layout}"
+                ))
+            }
+        }
+    }
+    let mut seen = axes;
+    seen.sort_unstable();
+    if seen != [0, 1, 2, 3] {
+        return Err(format!(
+            "{name} must be an ordering of {canonical}, found {layout}"
+        ));
+    }
+    Ok(axes)
+}
+
+/// `t` with its axes in the order `axes` (axis `k` of the result is axis
+/// `axes[k]` of `t`), copied; `t` itself when that is its order.
+fn permuted(t: &Tensor, axes: [usize; 4]) -> Result<Tensor, String> {
+    if axes == [0, 1, 2, 3] {
+        return Ok(t.clone());
+    }
+    if t.ndim() != 4 {
+        return Err(format!("expected rank 4, found {}", fmt_shape(t.shape())));
+    }
+    fn run<T: crate::tensor::Element>(t: &Tensor, axes: [usize; 4]) -> Result<Value, String> {
+        super::args::value_of(&view::<T>(t)?.permuted_axes(ndarray::IxDyn(&axes)))
+    }
+    let v = with_any!(t.dtype(), T => run::<T>(t, axes))?;
+    match v {
+        Value::Tensor(t) => Ok(t),
+        other => Err(format!(
+            "internal error: a permutation gave {}",
+            other.describe()
+        )),
+    }
+}
+
 /// `relax.nn.conv2d(data, weight, strides, padding, dilation, groups,
-/// data_layout, kernel_layout, out_dtype)`.
+/// data_layout, kernel_layout, out_layout, out_dtype)`: any ordering of
+/// NCHW for the data and output and of OIHW for the weight (the data and
+/// weight are permuted to NCHW and OIHW, the result from NCHW).
 fn conv2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     check_arity(args, 2)?;
     let data = tensor_arg(args, 0, "data")?;
     let weight = tensor_arg(args, 1, "weight")?;
-    check_layout(attrs, "data_layout", "NCHW")?;
-    check_layout(attrs, "kernel_layout", "OIHW")?;
+    let data_axes = layout_axes(attrs, "data_layout", "NCHW", "NCHW")?;
+    let kernel_axes = layout_axes(attrs, "kernel_layout", "OIHW", "OIHW")?;
+    let data_layout = match attrs.get("data_layout") {
+        Some(KernelAttr::Str(s)) => s.clone(),
+        _ => "NCHW".to_string(),
+    };
+    let out_axes = layout_axes(attrs, "out_layout", "NCHW", &data_layout)?;
+    let nchw = conv2d_nchw(
+        &permuted(data, data_axes)?,
+        &permuted(weight, kernel_axes)?,
+        attrs,
+    )?;
+    if out_axes == [0, 1, 2, 3] {
+        return Ok(nchw);
+    }
+    // Output axis `out_axes[k]` is NCHW axis `k`.
+    let mut back = [0usize; 4];
+    for (k, &at) in out_axes.iter().enumerate() {
+        back[at] = k;
+    }
+    match nchw {
+        Value::Tensor(t) => Ok(Value::Tensor(permuted(&t, back)?)),
+        other => Ok(other),
+    }
+}
+
+/// conv2d of NCHW data and OIHW weights.
+fn conv2d_nchw(data: &Tensor, weight: &Tensor, attrs: &KernelAttrs) -> Result<Value, String> {
     let [n, c, h, w] = dims4(data, "data")?;
     let [o, cg, kh, kw] = dims4(weight, "weight")?;
     let groups = attrs.int("groups")?;
@@ -308,6 +397,7 @@ mod tests {
             ("groups".into(), KernelAttr::Int(1)),
             ("data_layout".into(), KernelAttr::Str("NCHW".into())),
             ("kernel_layout".into(), KernelAttr::Str("OIHW".into())),
+            ("out_layout".into(), KernelAttr::None),
             ("out_dtype".into(), KernelAttr::DataType(DataType::void())),
         ];
         for (k, v) in over {
@@ -437,6 +527,43 @@ mod tests {
         );
     }
 
+    /// NHWC data, HWIO or OHWI weights: the NCHW result, permuted.
+    #[test]
+    fn conv2d_layouts_permute_around_nchw() {
+        let data: Vec<f32> = (0..2 * 3 * 4 * 5).map(|i| (i % 7) as f32 - 3.0).collect();
+        let weight: Vec<f32> = (0..6 * 3 * 2 * 2).map(|i| (i % 5) as f32 * 0.5).collect();
+        let x = tv(&[2, 3, 4, 5], data);
+        let w = tv(&[6, 3, 2, 2], weight);
+        let nchw = conv2d(&[x.clone(), w.clone()], &conv_attrs(&[])).unwrap();
+        let perm = |v: &Value, axes: [usize; 4]| {
+            Value::Tensor(permuted(v.as_tensor().unwrap(), axes).unwrap())
+        };
+        let (x_nhwc, w_hwio, w_ohwi) = (
+            perm(&x, [0, 2, 3, 1]),
+            perm(&w, [2, 3, 1, 0]),
+            perm(&w, [0, 2, 3, 1]),
+        );
+        let want_nhwc = perm(&nchw, [0, 2, 3, 1]);
+        let layout = |d: &str, k: &str, o: Option<&str>| {
+            let mut a = vec![
+                ("data_layout", KernelAttr::Str(d.into())),
+                ("kernel_layout", KernelAttr::Str(k.into())),
+            ];
+            if let Some(o) = o {
+                a.push(("out_layout", KernelAttr::Str(o.into())));
+            }
+            conv_attrs(&a)
+        };
+        assert_eq!(
+            conv2d(&[x_nhwc.clone(), w_hwio], &layout("NHWC", "HWIO", None)).unwrap(),
+            want_nhwc
+        );
+        assert_eq!(
+            conv2d(&[x_nhwc, w_ohwi], &layout("NHWC", "OHWI", Some("NCHW"))).unwrap(),
+            nchw
+        );
+    }
+
     #[test]
     fn conv2d_errors() {
         let k = tv(&[1, 1, 2, 2], vec![1.0f32; 4]);
@@ -444,10 +571,10 @@ mod tests {
         assert_eq!(
             conv2d(
                 &[nine(), k.clone()],
-                &conv_attrs(&[("data_layout", KernelAttr::Str("NHWC".into()))])
+                &conv_attrs(&[("data_layout", KernelAttr::Str("NCHWX".into()))])
             )
             .unwrap_err(),
-            "only data_layout NCHW is supported, found NHWC"
+            "data_layout must be an ordering of NCHW, found NCHWX"
         );
         let flat = tv(&[3, 3], vec![0.0f32; 9]);
         assert_eq!(

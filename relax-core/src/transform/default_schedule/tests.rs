@@ -1062,8 +1062,9 @@ class Module:
     /// epilogue, serial (small) and with the output rows in parallel,
     /// tiles with row and column tails, stride 2 with a 7×7 window,
     /// dilation, symbolic batch and image sizes down to a 1×1 output, and
-    /// symbolic channels from none (the in-place fallback) up. A grouped
-    /// convolution is not a GEMM and stays in place.
+    /// symbolic channels from none (the in-place fallback) up, NHWC data
+    /// with HWIO weights. A grouped convolution is not a GEMM and stays in
+    /// place.
     #[test]
     fn implicit_gemm_conv2d() {
         let fused = r#"
@@ -1132,6 +1133,24 @@ class Module:
             .map(|c| vec![vec![1, c, 6, 6], vec![8, c, 3, 3]])
             .collect();
         packed(channels, &cases);
+        // TVM's NHWC data with HWIO weights: the output channel is the
+        // contiguous column of the GEMM.
+        let nhwc = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 12, 12, 8), dtype="float32"), k: R.Tensor((3, 3, 8, 20), dtype="float32")) -> R.Tensor(("n", 12, 12, 20), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, 12, 12, 20), dtype="float32") = R.nn.conv2d(x, k, padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO")
+            R.output(y)
+        return y
+"#;
+        let cases: Vec<_> = [1, 3]
+            .into_iter()
+            .map(|n| vec![vec![n, 12, 12, 8], vec![3, 3, 8, 20]])
+            .collect();
+        packed(nhwc, &cases);
         let grouped = r#"
 @I.ir_module
 class Module:

@@ -273,13 +273,25 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let pad = padding4(cx)?;
     let groups = attr_int(cx.call, "groups").unwrap_or(1);
     let out_dtype = attr_dtype(cx.call, "out_dtype");
+    // Any ordering of NCHW / OIHW: `*_axes[k]` is where canonical axis `k` is.
+    let data_axes = cx.check(crate::op::nn::layout_axes(cx.call, "data_layout", "NCHW"))?;
+    let kernel_axes = cx.check(crate::op::nn::layout_axes(cx.call, "kernel_layout", "OIHW"))?;
+    let out_axes = cx.check(crate::op::nn::layout_axes(cx.call, "out_layout", "NCHW"))?;
+    let place = |axes: [usize; 4], canonical: [PrimExpr; 4]| {
+        let mut physical = canonical.clone();
+        for (k, e) in canonical.into_iter().enumerate() {
+            physical[axes[k]] = e;
+        }
+        physical.to_vec()
+    };
     cx.te1(&[0, 1], |xs| {
         let (data, w) = (&xs[0], &xs[1]);
-        let (h, wd) = (&data.shape()[2], &data.shape()[3]);
-        let rc = reduce_axis(w.shape()[1].clone(), "rc");
-        let ry = reduce_axis(w.shape()[2].clone(), "ry");
-        let rx = reduce_axis(w.shape()[3].clone(), "rx");
-        let per_group = w.shape()[0].clone().floordiv(groups);
+        let dim = |t: &te::Tensor, axes: [usize; 4], k: usize| t.shape()[axes[k]].clone();
+        let (h, wd) = (&dim(data, data_axes, 2), &dim(data, data_axes, 3));
+        let rc = reduce_axis(dim(w, kernel_axes, 1), "rc");
+        let ry = reduce_axis(dim(w, kernel_axes, 2), "ry");
+        let rx = reduce_axis(dim(w, kernel_axes, 3), "rx");
+        let per_group = dim(w, kernel_axes, 0).floordiv(groups);
         let convert = |e: PrimExpr| {
             if out_dtype.is_void() {
                 e
@@ -287,18 +299,33 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
                 e.cast(out_dtype)
             }
         };
-        Ok(compute("T_conv2d_nchw", shape, |i| {
+        let name = if data_axes == [0, 1, 2, 3] && out_axes == [0, 1, 2, 3] {
+            "T_conv2d_nchw".to_string()
+        } else {
+            "T_conv2d".to_string()
+        };
+        Ok(compute(&name, shape, |phys| {
+            // The output index in NCHW order.
+            let i: Vec<PrimExpr> = out_axes.iter().map(|&a| phys[a].clone()).collect();
             let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
             let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
             let c = if groups == 1 {
                 rc.to_expr()
             } else {
-                i[1].clone().floordiv(per_group.clone()) * w.shape()[1].clone() + rc.to_expr()
+                i[1].clone().floordiv(per_group.clone()) * dim(w, kernel_axes, 1) + rc.to_expr()
             };
             let inside = in_range(&y, h).and(in_range(&x, wd));
-            let v = data.at(&[i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)]);
+            let at = place(
+                data_axes,
+                [i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)],
+            );
+            let v = data.at(&at);
             let v = PrimExpr::select(inside, convert(v), te::zero(dtype));
-            let k = convert(w.at(&[i[1].clone(), rc.to_expr(), ry.to_expr(), rx.to_expr()]));
+            let kat = place(
+                kernel_axes,
+                [i[1].clone(), rc.to_expr(), ry.to_expr(), rx.to_expr()],
+            );
+            let k = convert(w.at(&kat));
             Reduce {
                 combiner: Combiner::Sum,
                 source: v * k,
