@@ -162,17 +162,6 @@ pub(crate) fn pair(call: &Call, name: &str) -> Result<[PrimExpr; 2], Diagnostic>
     }
 }
 
-fn check_layout(call: &Call, name: &str, want: &str) -> Result<(), Diagnostic> {
-    match attr(call, name) {
-        Some(AttrValue::Str(s)) if s != want => Err(error(
-            call,
-            "op-layout-unsupported",
-            format!("only {name} {want} is supported, found {s}"),
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// The output height and width of a 2-D window over the NCHW spatial
 /// dims `hw`, with `(top, left, bottom, right)` padding.
 fn spatial_out(
@@ -322,8 +311,8 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
 
 fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
-    check_layout(call, "layout", "NCHW")?;
-    check_layout(call, "out_layout", "NCHW")?;
+    let data_axes = layout_axes(call, "layout", "NCHW")?;
+    let out_axes = layout_axes(call, "out_layout", "NCHW")?;
     if !data.is_unknown_ndim() && data.ndim != 4 {
         return Err(error(
             call,
@@ -353,13 +342,14 @@ fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
             data.dtype,
         ));
     };
+    let ds: Vec<PrimExpr> = data_axes.iter().map(|&a| ds[a].clone()).collect();
     let [h, w] = spatial_out(&ds[2..4], &pad, &pool, &strides, &dilation, ceil);
-    Ok(tensor(
-        Some(vec![ds[0].clone(), ds[1].clone(), h, w]),
-        4,
-        data.dtype,
-        ana,
-    ))
+    let nchw = [ds[0].clone(), ds[1].clone(), h, w];
+    let mut out = vec![PrimExpr::int(0); 4];
+    for (k, &at) in out_axes.iter().enumerate() {
+        out[at] = nchw[k].clone();
+    }
+    Ok(tensor(Some(out), 4, data.dtype, ana))
 }
 
 const AXIS_LAST: &[AttrSpec] = &[AttrSpec::new("axis", AttrType::Int, AttrDefault::Int(-1))];
@@ -476,7 +466,7 @@ pub const OPS: &[OpInfo] = &[
                 AttrDefault::Bool(false),
             ),
             AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
-            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::SameAs("layout")),
         ],
         infer_struct_info: infer_max_pool2d,
         purity: true,
@@ -681,6 +671,26 @@ mod tests {
             "relax.nn.max_pool2d",
             &[data.clone()],
             &[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
+            "R.Tensor((n, 3, 16, 15), dtype=\"float32\")",
+        );
+        // NHWC in, NHWC out unless out_layout says otherwise.
+        let nhwc = t(&[n.clone(), d(32), d(31), d(3)], F32);
+        let mut attrs = vec![
+            ("pool_size", ints(&[2, 2])),
+            ("strides", ints(&[2, 2])),
+            ("layout", AttrValue::from("NHWC")),
+        ];
+        assert_infers(
+            "relax.nn.max_pool2d",
+            &[nhwc.clone()],
+            &attrs,
+            "R.Tensor((n, 16, 15, 3), dtype=\"float32\")",
+        );
+        attrs.push(("out_layout", AttrValue::from("NCHW")));
+        assert_infers(
+            "relax.nn.max_pool2d",
+            &[nhwc],
+            &attrs,
             "R.Tensor((n, 3, 16, 15), dtype=\"float32\")",
         );
         assert_infers(

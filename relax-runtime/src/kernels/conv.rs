@@ -31,18 +31,6 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.nn.max_pool2d", max_pool2d),
 ];
 
-/// Checks a layout attribute: absent or `want`.
-fn check_layout(attrs: &KernelAttrs, name: &str, want: &str) -> Result<(), String> {
-    match attrs.get(name) {
-        None | Some(KernelAttr::None) => Ok(()),
-        Some(KernelAttr::Str(s)) if s == want => Ok(()),
-        Some(KernelAttr::Str(s)) => Err(format!("only {name} {want} is supported, found {s}")),
-        Some(other) => Err(format!(
-            "attribute `{name}` must be a string, found {other:?}"
-        )),
-    }
-}
-
 /// Rejects values outside `lo..=i32::MAX`.
 fn check_range(name: &str, values: &[i64], lo: i64) -> Result<(), String> {
     match values.iter().find(|&&v| v < lo || v > i32::MAX as i64) {
@@ -228,18 +216,7 @@ fn conv2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         &permuted(weight, kernel_axes)?,
         attrs,
     )?;
-    if out_axes == [0, 1, 2, 3] {
-        return Ok(nchw);
-    }
-    // Output axis `out_axes[k]` is NCHW axis `k`.
-    let mut back = [0usize; 4];
-    for (k, &at) in out_axes.iter().enumerate() {
-        back[at] = k;
-    }
-    match nchw {
-        Value::Tensor(t) => Ok(Value::Tensor(permuted(&t, back)?)),
-        other => Ok(other),
-    }
+    from_nchw(nchw, out_axes)
 }
 
 /// conv2d of NCHW data and OIHW weights.
@@ -342,11 +319,39 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
 }
 
 /// `relax.nn.max_pool2d(data, pool_size, strides, padding, dilation,
-/// ceil_mode, layout)`.
+/// ceil_mode, layout, out_layout)`: any ordering of NCHW, permuted around
+/// the NCHW loop.
 fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     check_arity(args, 1)?;
     let data = tensor_arg(args, 0, "data")?;
-    check_layout(attrs, "layout", "NCHW")?;
+    let data_axes = layout_axes(attrs, "layout", "NCHW", "NCHW")?;
+    let layout = match attrs.get("layout") {
+        Some(KernelAttr::Str(s)) => s.clone(),
+        _ => "NCHW".to_string(),
+    };
+    let out_axes = layout_axes(attrs, "out_layout", "NCHW", &layout)?;
+    let nchw = max_pool2d_nchw(&permuted(data, data_axes)?, attrs)?;
+    from_nchw(nchw, out_axes)
+}
+
+/// An NCHW result in the layout whose axes are `out_axes`.
+fn from_nchw(nchw: Value, out_axes: [usize; 4]) -> Result<Value, String> {
+    if out_axes == [0, 1, 2, 3] {
+        return Ok(nchw);
+    }
+    // Output axis `out_axes[k]` is NCHW axis `k`.
+    let mut back = [0usize; 4];
+    for (k, &at) in out_axes.iter().enumerate() {
+        back[at] = k;
+    }
+    match nchw {
+        Value::Tensor(t) => Ok(Value::Tensor(permuted(&t, back)?)),
+        other => Ok(other),
+    }
+}
+
+/// max_pool2d of NCHW data.
+fn max_pool2d_nchw(data: &Tensor, attrs: &KernelAttrs) -> Result<Value, String> {
     let [n, c, h, w] = dims4(data, "data")?;
     let pool = pair(attrs, "pool_size")?;
     let win = Window::from_attrs(attrs, pool, attrs.bool_or("ceil_mode", false)?)?;
@@ -774,10 +779,23 @@ mod tests {
         assert_eq!(
             max_pool2d(
                 std::slice::from_ref(&x),
-                &pool_attrs(&[("layout", KernelAttr::Str("NHWC".into()))])
+                &pool_attrs(&[("layout", KernelAttr::Str("NCH".into()))])
             )
             .unwrap_err(),
-            "only layout NCHW is supported, found NHWC"
+            "layout must be an ordering of NCHW, found NCH"
+        );
+        // NHWC gives the NCHW result, permuted.
+        let data: Vec<f32> = (0..2 * 3 * 4 * 4).map(|i| ((i * 7) % 11) as f32).collect();
+        let x4 = tv(&[2, 3, 4, 4], data);
+        let two = pool_attrs(&[("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))]);
+        let nchw = max_pool2d(std::slice::from_ref(&x4), &two).unwrap();
+        let nhwc =
+            |v: &Value| Value::Tensor(permuted(v.as_tensor().unwrap(), [0, 2, 3, 1]).unwrap());
+        let mut attrs = two.0.clone();
+        attrs.iter_mut().find(|(n, _)| n == "layout").unwrap().1 = KernelAttr::Str("NHWC".into());
+        assert_eq!(
+            max_pool2d(&[nhwc(&x4)], &KernelAttrs(attrs)).unwrap(),
+            nhwc(&nchw)
         );
         assert!(max_pool2d(&[x], &pool_attrs(&[("strides", ints(&[1, 1, 1]))])).is_err());
         let b = tv(&[1, 1, 1, 1], vec![true]);

@@ -1171,6 +1171,32 @@ class Module:
         );
     }
 
+    /// max_pool2d over NHWC data (TVM's layout), with padding and a stride,
+    /// and its NCHW output.
+    #[test]
+    fn max_pool2d_layouts() {
+        for out in ["NHWC", "NCHW"] {
+            let out_shape = if out == "NHWC" {
+                "(2, 4, 4, 3)"
+            } else {
+                "(2, 3, 4, 4)"
+            };
+            let text = format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 7, 7, 3), dtype="float32")) -> R.Tensor({out_shape}, dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor({out_shape}, dtype="float32") = R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], layout="NHWC", out_layout="{out}")
+            R.output(y)
+        return y
+"#
+            );
+            agree(&text, &[vec![vec![2, 7, 7, 3]]], 0.0);
+        }
+    }
+
     /// `text` gets the packed schedule and agrees with the reference
     /// kernels on `cases`, for each vector width.
     fn packed(text: &str, cases: &[Vec<Vec<i64>>]) {

@@ -341,23 +341,32 @@ fn max_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let strides = pair(cx, "strides")?;
     let dilation = pair(cx, "dilation")?;
     let pad = padding4(cx)?;
+    // Any ordering of NCHW: `*_axes[k]` is where canonical axis `k` is.
+    let data_axes = cx.check(crate::op::nn::layout_axes(cx.call, "layout", "NCHW"))?;
+    let out_axes = cx.check(crate::op::nn::layout_axes(cx.call, "out_layout", "NCHW"))?;
     cx.te1(&[0], |xs| {
         let data = &xs[0];
-        let (h, wd) = (&data.shape()[2], &data.shape()[3]);
+        let (h, wd) = (&data.shape()[data_axes[2]], &data.shape()[data_axes[3]]);
         let ry = reduce_axis(pool[0].clone(), "ry");
         let rx = reduce_axis(pool[1].clone(), "rx");
-        Ok(compute("T_pool_max", shape, |i| {
+        Ok(compute("T_pool_max", shape, |phys| {
+            // The output index in NCHW order.
+            let i: Vec<PrimExpr> = out_axes.iter().map(|&a| phys[a].clone()).collect();
             let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
             let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
             let inside = in_range(&y, h).and(in_range(&x, wd));
-            let v = data.at(&[
+            let canonical = [
                 i[0].clone(),
                 i[1].clone(),
                 clamp_index(y, h),
                 clamp_index(x, wd),
-            ]);
+            ];
+            let mut at = canonical.to_vec();
+            for (k, e) in canonical.into_iter().enumerate() {
+                at[data_axes[k]] = e;
+            }
             te::max(
-                PrimExpr::select(inside, v, te::lowest(dtype)),
+                PrimExpr::select(inside, data.at(&at), te::lowest(dtype)),
                 &[ry.clone(), rx.clone()],
             )
         }))
