@@ -86,8 +86,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// AOT against the JIT, in one run: the same module, the AOT artifact
-/// through the generated wrapper and the JIT build through the same VM
-/// call, timed in interleaved rounds (needs `--features jit`).
+/// through the generated wrapper and the JIT build through a VM call that
+/// does what the wrapper does (ndarray arguments in as tensors, the result
+/// out as an ndarray), timed in interleaved rounds (needs `--features
+/// jit`).
 #[cfg(feature = "jit")]
 mod bench {
     use super::{model::mlp, pseudo_random};
@@ -119,12 +121,19 @@ mod bench {
         println!("batch   aot µs   jit µs   aot/jit");
         for batch in [1usize, 64, 256] {
             let x = pseudo_random((batch, 64), 7);
-            let args: Vec<Value> = [Tensor::from_ndarray(&x), Tensor::from_ndarray(w0)]
-                .into_iter()
-                .chain([Tensor::from_ndarray(b0), Tensor::from_ndarray(w1)])
-                .chain([Tensor::from_ndarray(b1)])
-                .map(Value::Tensor)
-                .collect();
+            let jit_call = || {
+                let args: Vec<Value> = [Tensor::from_ndarray(&x), Tensor::from_ndarray(w0)]
+                    .into_iter()
+                    .chain([Tensor::from_ndarray(b0), Tensor::from_ndarray(w1)])
+                    .chain([Tensor::from_ndarray(b1)])
+                    .map(Value::Tensor)
+                    .collect();
+                let out = jit.call("main", &args).expect("jit call");
+                out.as_tensor()
+                    .expect("a tensor")
+                    .to_ndarray::<f32>()
+                    .expect("f32")
+            };
             let reps = if batch == 1 { 2000 } else { 200 };
             let (mut aot, mut jitted) = (Vec::new(), Vec::new());
             for _ in 0..15 {
@@ -132,7 +141,7 @@ mod bench {
                     std::hint::black_box(mlp::main(&x, w0, b0, w1, b1).expect("aot call"));
                 }));
                 jitted.push(per_call(reps, || {
-                    std::hint::black_box(jit.call("main", &args).expect("jit call"));
+                    std::hint::black_box(jit_call());
                 }));
             }
             let (a, j) = (median(aot), median(jitted));
