@@ -120,18 +120,18 @@ fn a_large_one_loop_nest_is_split_into_parallel_chunks_and_a_tail() {
 #[test]
 fn transposes_are_cut_into_square_tiles_and_not_vectorized() {
     // The input is read with a stride along the inner loop: vector code
-    // would gather. Tiles keep the reads of a tile in 16 cache lines.
-    let params = r#"A: T.Buffer((40, 32), "float32"), B: T.Buffer((32, 40), "float32")"#;
+    // would gather. Tiles keep the reads of a tile in 8 cache lines.
+    let params = r#"A: T.Buffer((44, 32), "float32"), B: T.Buffer((32, 44), "float32")"#;
     let before = r#"        with T.block("root"):
-            for ax0, ax1 in T.grid(32, 40):
+            for ax0, ax1 in T.grid(32, 44):
                 with T.block("B"):
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     B[v0, v1] = A[v1, v0]
 "#;
     let after = r#"        with T.block("root"):
-            for ax0_o, ax1_o in T.grid(2, 3):
-                for ax0_i, ax1_i in T.grid(16, T.min(16, 40 - ax1_o * 16)):
-                    B[ax0_o * 16 + ax0_i, ax1_o * 16 + ax1_i] = A[ax1_o * 16 + ax1_i, ax0_o * 16 + ax0_i]
+            for ax0_o, ax1_o in T.grid(4, 6):
+                for ax0_i, ax1_i in T.grid(8, T.min(8, 44 - ax1_o * 8)):
+                    B[ax0_o * 8 + ax0_i, ax1_o * 8 + ax1_i] = A[ax1_o * 8 + ax1_i, ax0_o * 8 + ax0_i]
 "#;
     check(params, before, after);
     // A transpose smaller than a tile keeps its loops.
