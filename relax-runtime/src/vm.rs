@@ -260,19 +260,12 @@ impl VirtualMachine {
                     context,
                     expected,
                 } => {
-                    let owned;
-                    let v = match value {
-                        Arg::Imm(i) => {
-                            owned = Value::Int(*i);
-                            &owned
-                        }
-                        a => borrow_arg(&frame.regs, frame.num_regs, exec, a, &at)?,
-                    };
+                    let v = operand(&frame.regs, frame.num_regs, exec, value, &at)?;
                     let mut m = Matcher {
                         heap: &mut frame.heap,
                         by: Cow::Borrowed(context.as_str()),
                     };
-                    m.check(v, pattern).map_err(|fail| match fail {
+                    m.check(&v, pattern).map_err(|fail| match fail {
                         Fail::Found(found) => Error::Mismatch {
                             context: context.clone(),
                             expected: expected.clone(),
@@ -281,7 +274,7 @@ impl VirtualMachine {
                         Fail::Internal(why) => at.invalid(why),
                     })?;
                     if let Some(d) = dst {
-                        let v = v.clone();
+                        let v = v.into_owned();
                         frame.write(*d, v, &at)?;
                     }
                 }
@@ -494,21 +487,16 @@ impl VirtualMachine {
         };
         let mut inputs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            let found = match a {
-                Arg::Imm(v) => Value::Int(*v).describe(),
-                a => match frame.borrow(&self.exec, a, at)? {
-                    Value::Tensor(t) => {
-                        inputs.push(t);
-                        continue;
-                    }
-                    other => other.describe(),
-                },
-            };
-            return Err(Error::Mismatch {
-                context: format!("argument {i} of native kernel `{name}`"),
-                expected: "a tensor".into(),
-                found,
-            });
+            match frame.operand(&self.exec, a, at)? {
+                Cow::Borrowed(Value::Tensor(t)) => inputs.push(t),
+                other => {
+                    return Err(Error::Mismatch {
+                        context: format!("argument {i} of native kernel `{name}`"),
+                        expected: "a tensor".into(),
+                        found: other.describe(),
+                    })
+                }
+            }
         }
         let mut outs = Vec::with_capacity(outputs.len());
         for p in outputs {
@@ -771,56 +759,37 @@ impl<'a> Frame<'a> {
 
     /// The value in register `r`.
     fn reg(&self, r: Reg, at: &Location<'_>) -> Result<Value, Error> {
-        self.reg_ref(r, at).cloned()
-    }
-
-    /// The value in register `r`, borrowed.
-    fn reg_ref(&self, r: Reg, at: &Location<'_>) -> Result<&Value, Error> {
-        regs_get(&self.regs, self.num_regs, r, at)
+        regs_get(&self.regs, self.num_regs, r, at).cloned()
     }
 
     /// The value of an operand.
     fn read(&self, exec: &Executable, a: &Arg, at: &Location<'_>) -> Result<Value, Error> {
-        match a {
-            Arg::Imm(i) => Ok(Value::Int(*i)),
-            _ => self.borrow(exec, a, at).cloned(),
-        }
+        self.operand(exec, a, at).map(Cow::into_owned)
     }
 
-    /// The value of a register or constant operand, borrowed (an immediate
-    /// has no place to borrow from: use [`Frame::read`]).
-    fn borrow<'e>(
+    /// The value of an operand, borrowed from the registers or the constant
+    /// pool (an immediate is made).
+    fn operand<'e>(
         &'e self,
         exec: &'e Executable,
         a: &Arg,
         at: &Location<'_>,
-    ) -> Result<&'e Value, Error> {
-        borrow_arg(&self.regs, self.num_regs, exec, a, at)
-    }
-
-    /// Writes register `r`.
-    /// An error unless `r` is one of the function's registers.
-    fn check_reg(&self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
-        if r >= self.num_regs {
-            return Err(at.invalid(format!(
-                "register {r} is out of range (the function has {})",
-                self.num_regs
-            )));
-        }
-        Ok(())
+    ) -> Result<Cow<'e, Value>, Error> {
+        operand(&self.regs, self.num_regs, exec, a, at)
     }
 
     /// Unsets register `r` (it may be unset already).
     fn kill(&mut self, r: Reg, at: &Location<'_>) -> Result<(), Error> {
-        self.check_reg(r, at)?;
+        check_reg(self.num_regs, r, at)?;
         if let Some(slot) = self.regs.get_mut(r as usize) {
             *slot = None;
         }
         Ok(())
     }
 
+    /// Writes register `r`.
     fn write(&mut self, r: Reg, v: Value, at: &Location<'_>) -> Result<(), Error> {
-        self.check_reg(r, at)?;
+        check_reg(self.num_regs, r, at)?;
         let i = r as usize;
         if self.regs.len() <= i {
             self.regs.resize(i + 1, None);
@@ -830,41 +799,52 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// Register `r` of a frame's `regs`, borrowed (split from [`Frame`] so that
-/// the shape heap can be borrowed mutably at the same time).
+/// An error unless `r` is one of a function's `num_regs` registers.
+fn check_reg(num_regs: u32, r: Reg, at: &Location<'_>) -> Result<(), Error> {
+    if r >= num_regs {
+        return Err(at.invalid(format!(
+            "register {r} is out of range (the function has {num_regs})"
+        )));
+    }
+    Ok(())
+}
+
+/// Register `r` of a frame's `regs`, borrowed.
 fn regs_get<'r>(
     regs: &'r [Option<Value>],
     num_regs: u32,
     r: Reg,
     at: &Location<'_>,
 ) -> Result<&'r Value, Error> {
-    if r >= num_regs {
-        return Err(at.invalid(format!(
-            "register {r} is out of range (the function has {num_regs})"
-        )));
-    }
+    check_reg(num_regs, r, at)?;
     regs.get(r as usize)
         .and_then(Option::as_ref)
         .ok_or_else(|| at.invalid(format!("register {r} is read before it is written")))
 }
 
-/// A register or constant operand, borrowed.
-fn borrow_arg<'e>(
+/// The value of an operand, borrowed from a frame's `regs` or the constant
+/// pool; an immediate is made (split from [`Frame`] so that the shape heap
+/// can be borrowed mutably at the same time).
+fn operand<'e>(
     regs: &'e [Option<Value>],
     num_regs: u32,
     exec: &'e Executable,
     a: &Arg,
     at: &Location<'_>,
-) -> Result<&'e Value, Error> {
+) -> Result<Cow<'e, Value>, Error> {
     match a {
-        Arg::Reg(r) => regs_get(regs, num_regs, *r, at),
-        Arg::Const(c) => exec.constants.get(*c as usize).ok_or_else(|| {
-            at.invalid(format!(
-                "constant {c} is out of range (the pool has {})",
-                exec.constants.len()
-            ))
-        }),
-        Arg::Imm(_) => Err(at.invalid("an immediate operand where a value is borrowed")),
+        Arg::Reg(r) => regs_get(regs, num_regs, *r, at).map(Cow::Borrowed),
+        Arg::Const(c) => exec
+            .constants
+            .get(*c as usize)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| {
+                at.invalid(format!(
+                    "constant {c} is out of range (the pool has {})",
+                    exec.constants.len()
+                ))
+            }),
+        Arg::Imm(i) => Ok(Cow::Owned(Value::Int(*i))),
     }
 }
 

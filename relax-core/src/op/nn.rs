@@ -218,7 +218,7 @@ pub(crate) fn layout_axes(
         Some(AttrValue::Str(s)) => s.as_str(),
         _ => canonical,
     };
-    layout_permutation(layout, canonical).ok_or_else(|| {
+    relax_runtime::kernels::conv::layout_permutation(layout, canonical).ok_or_else(|| {
         error(
             call,
             "op-layout-unsupported",
@@ -227,21 +227,20 @@ pub(crate) fn layout_axes(
     })
 }
 
-/// For each letter of `canonical`, its position in `layout`, when `layout`
-/// orders the same four letters.
-pub fn layout_permutation(layout: &str, canonical: &str) -> Option<[usize; 4]> {
-    let letters: Vec<char> = layout.chars().collect();
-    if letters.len() != 4 || canonical.chars().count() != 4 {
-        return None;
+/// `physical` (in a layout whose canonical axes sit at `axes`, as
+/// [`layout_axes`] gives them) in canonical order.
+pub(crate) fn to_canonical<T: Clone>(physical: &[T], axes: [usize; 4]) -> [T; 4] {
+    axes.map(|a| physical[a].clone())
+}
+
+/// `canonical` (NCHW or OIHW order) in the layout whose canonical axes sit
+/// at `axes`.
+pub(crate) fn to_layout<T: Clone>(canonical: [T; 4], axes: [usize; 4]) -> Vec<T> {
+    let mut physical = canonical.to_vec();
+    for (k, value) in canonical.into_iter().enumerate() {
+        physical[axes[k]] = value;
     }
-    let mut out = [0usize; 4];
-    for (k, c) in canonical.chars().enumerate() {
-        let at = letters.iter().position(|&l| l == c)?;
-        out[k] = at;
-    }
-    let mut seen = out;
-    seen.sort_unstable();
-    (seen == [0, 1, 2, 3]).then_some(out)
+    physical
 }
 
 fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -285,8 +284,7 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
         return Ok(StructInfo::tensor_ndim(4, dtype));
     };
     // In NCHW and OIHW order from here on.
-    let ds: Vec<PrimExpr> = data_axes.iter().map(|&a| ds[a].clone()).collect();
-    let ws: Vec<PrimExpr> = kernel_axes.iter().map(|&a| ws[a].clone()).collect();
+    let (ds, ws) = (to_canonical(ds, data_axes), to_canonical(ws, kernel_axes));
     if ana.compare_equal(&ds[1], &(ws[1].clone() * groups)) == Proof::Disproven {
         return Err(error(
             call,
@@ -301,11 +299,7 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
         ));
     }
     let [h, w] = spatial_out(&ds[2..4], &pad, &ws[2..4], &strides, &dilation, false);
-    let nchw = [ds[0].clone(), ws[0].clone(), h, w];
-    let mut out = vec![PrimExpr::int(0); 4];
-    for (k, &at) in out_axes.iter().enumerate() {
-        out[at] = nchw[k].clone();
-    }
+    let out = to_layout([ds[0].clone(), ws[0].clone(), h, w], out_axes);
     Ok(tensor(Some(out), 4, dtype, ana))
 }
 
@@ -342,13 +336,9 @@ fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnosti
             data.dtype,
         ));
     };
-    let ds: Vec<PrimExpr> = data_axes.iter().map(|&a| ds[a].clone()).collect();
+    let ds = to_canonical(ds, data_axes);
     let [h, w] = spatial_out(&ds[2..4], &pad, &pool, &strides, &dilation, ceil);
-    let nchw = [ds[0].clone(), ds[1].clone(), h, w];
-    let mut out = vec![PrimExpr::int(0); 4];
-    for (k, &at) in out_axes.iter().enumerate() {
-        out[at] = nchw[k].clone();
-    }
+    let out = to_layout([ds[0].clone(), ds[1].clone(), h, w], out_axes);
     Ok(tensor(Some(out), 4, data.dtype, ana))
 }
 

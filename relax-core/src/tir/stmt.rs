@@ -157,22 +157,18 @@ impl Stmt {
     }
 
     fn collect_free(&self, bound: &mut Vec<TirVar>, out: &mut Vec<TirVar>) {
-        let expr = |e: &PrimExpr, bound: &Vec<TirVar>, out: &mut Vec<TirVar>| {
+        fn expr(e: &PrimExpr, bound: &[TirVar], out: &mut Vec<TirVar>) {
             for v in e.free_vars() {
                 if !bound.contains(&v) && !out.contains(&v) {
                     out.push(v);
                 }
             }
-        };
-        let buffer = |b: &Buffer, bound: &Vec<TirVar>, out: &mut Vec<TirVar>| {
+        }
+        fn buffer(b: &Buffer, bound: &[TirVar], out: &mut Vec<TirVar>) {
             for e in b.shape().iter().chain(b.strides()) {
-                for v in e.free_vars() {
-                    if !bound.contains(&v) && !out.contains(&v) {
-                        out.push(v);
-                    }
-                }
+                expr(e, bound, out);
             }
-        };
+        }
         match self {
             Stmt::For {
                 loop_var,

@@ -135,14 +135,32 @@ fn dims4(t: &Tensor, name: &str) -> Result<[usize; 4], String> {
     }
 }
 
-/// Where each axis of `canonical` (`NCHW`, `OIHW`) is in the layout
-/// attribute `name` (absent: `default`), which must order the same letters.
+/// For each letter of `canonical` (`NCHW`, `OIHW`), its position in
+/// `layout`, when `layout` orders the same four letters (`NHWC`, `HWIO`,
+/// `OHWI`). The compiler's StructInfo inference and legalization read
+/// layouts with it too.
+pub fn layout_permutation(layout: &str, canonical: &str) -> Option<[usize; 4]> {
+    let letters: Vec<char> = layout.chars().collect();
+    if letters.len() != 4 || canonical.chars().count() != 4 {
+        return None;
+    }
+    let mut out = [0usize; 4];
+    for (k, c) in canonical.chars().enumerate() {
+        out[k] = letters.iter().position(|&l| l == c)?;
+    }
+    let mut seen = out;
+    seen.sort_unstable();
+    (seen == [0, 1, 2, 3]).then_some(out)
+}
+
+/// The layout attribute `name` (absent: `default`) and where each axis of
+/// `canonical` is in it.
 fn layout_axes(
     attrs: &KernelAttrs,
     name: &str,
     canonical: &str,
     default: &str,
-) -> Result<[usize; 4], String> {
+) -> Result<(String, [usize; 4]), String> {
     let layout = match attrs.get(name) {
         None | Some(KernelAttr::None) => default.to_string(),
         Some(KernelAttr::Str(s)) => s.clone(),
@@ -152,26 +170,12 @@ fn layout_axes(
             ))
         }
     };
-    let letters: Vec<char> = layout.chars().collect();
-    let mut axes = [0usize; 4];
-    for (k, c) in canonical.chars().enumerate() {
-        match letters.iter().position(|&l| l == c) {
-            Some(at) if letters.len() == 4 => axes[k] = at,
-            _ => {
-                return Err(format!(
-                    "{name} must be an ordering of {canonical}, found {layout}"
-                ))
-            }
-        }
-    }
-    let mut seen = axes;
-    seen.sort_unstable();
-    if seen != [0, 1, 2, 3] {
-        return Err(format!(
+    match layout_permutation(&layout, canonical) {
+        Some(axes) => Ok((layout, axes)),
+        None => Err(format!(
             "{name} must be an ordering of {canonical}, found {layout}"
-        ));
+        )),
     }
-    Ok(axes)
 }
 
 /// `t` with its axes in the order `axes` (axis `k` of the result is axis
@@ -204,13 +208,9 @@ fn conv2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     check_arity(args, 2)?;
     let data = tensor_arg(args, 0, "data")?;
     let weight = tensor_arg(args, 1, "weight")?;
-    let data_axes = layout_axes(attrs, "data_layout", "NCHW", "NCHW")?;
-    let kernel_axes = layout_axes(attrs, "kernel_layout", "OIHW", "OIHW")?;
-    let data_layout = match attrs.get("data_layout") {
-        Some(KernelAttr::Str(s)) => s.clone(),
-        _ => "NCHW".to_string(),
-    };
-    let out_axes = layout_axes(attrs, "out_layout", "NCHW", &data_layout)?;
+    let (data_layout, data_axes) = layout_axes(attrs, "data_layout", "NCHW", "NCHW")?;
+    let (_, kernel_axes) = layout_axes(attrs, "kernel_layout", "OIHW", "OIHW")?;
+    let (_, out_axes) = layout_axes(attrs, "out_layout", "NCHW", &data_layout)?;
     let nchw = conv2d_nchw(
         &permuted(data, data_axes)?,
         &permuted(weight, kernel_axes)?,
@@ -324,12 +324,8 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
 fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     check_arity(args, 1)?;
     let data = tensor_arg(args, 0, "data")?;
-    let data_axes = layout_axes(attrs, "layout", "NCHW", "NCHW")?;
-    let layout = match attrs.get("layout") {
-        Some(KernelAttr::Str(s)) => s.clone(),
-        _ => "NCHW".to_string(),
-    };
-    let out_axes = layout_axes(attrs, "out_layout", "NCHW", &layout)?;
+    let (layout, data_axes) = layout_axes(attrs, "layout", "NCHW", "NCHW")?;
+    let (_, out_axes) = layout_axes(attrs, "out_layout", "NCHW", &layout)?;
     let nchw = max_pool2d_nchw(&permuted(data, data_axes)?, attrs)?;
     from_nchw(nchw, out_axes)
 }

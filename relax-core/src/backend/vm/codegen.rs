@@ -417,7 +417,7 @@ impl FunctionCompiler<'_> {
                     .ok_or_else(|| unsupported("make_closure without a function"))?;
                 let func = self.expr(f)?;
                 let mut args = vec![func];
-                args.extend(self.call_tir_inputs(c, "make_closure")?.0);
+                args.extend(self.tuple_arguments(c, "make_closure")?.0);
                 let i = intern(
                     &mut self.exec.packed,
                     relax_runtime::packed::MAKE_CLOSURE.to_string(),
@@ -431,7 +431,7 @@ impl FunctionCompiler<'_> {
                     .ok_or_else(|| unsupported("invoke_closure without a closure"))?;
                 let f = self.expr(f)?;
                 let r = self.reg_of(f);
-                let args = self.call_tir_inputs(c, "invoke_closure")?.0;
+                let args = self.tuple_arguments(c, "invoke_closure")?.0;
                 Ok(self.emit_call(Callee::Closure(r), args))
             }
             "relax.call_pure_packed" => {

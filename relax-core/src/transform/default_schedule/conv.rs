@@ -20,13 +20,11 @@
 //! Plain matrix products (one reduce axis) are case 5's or cases 2 and 4's:
 //! a weight read transposed is cheaper read in place than gathered.
 
-use super::gemm::GemmParallel;
+use super::gemm::{branch, choice, GemmParallel};
 use super::nest::{parallel_choice, Axis, Nest};
 use super::util::*;
-use crate::arith::analyzer::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::Stmt;
-use std::collections::HashMap;
 
 impl Nest {
     /// The nest with its spatial axes reordered to `(batch…, i, j)` and its
@@ -34,23 +32,10 @@ impl Nest {
     /// the module docs).
     pub(super) fn implicit_gemm(&self) -> Option<Nest> {
         let n = self.spatial.len();
-        let dt = self.buffer.dtype();
-        if self.reduce.len() < 2 || n < 2 || !dt.is_float() || dt.lanes() != 1 {
+        if self.reduce.len() < 2 || n < 2 {
             return None;
         }
-        self.init.as_ref()?;
-        let PrimExprKind::Add(l, r) = self.value.kind() else {
-            return None;
-        };
-        let is_out = |e: &PrimExpr| matches!(e.kind(), PrimExprKind::BufferLoad(buf, idx) if *buf == self.buffer && *idx == self.indices);
-        let term = match (is_out(l), is_out(r)) {
-            (true, false) => r,
-            (false, true) => l,
-            _ => return None,
-        };
-        let PrimExprKind::Mul(x, y) = term.kind() else {
-            return None;
-        };
+        let (x, y) = self.product_update()?;
         let j = &self.spatial[n - 1];
         let (a, b) = match (uses_var(x, &j.var), uses_var(y, &j.var)) {
             (false, true) => (x, y),
@@ -70,24 +55,11 @@ impl Nest {
         // axis is a digit of `k` (the last varies fastest).
         let idt = self.reduce[0].var.dtype();
         let k = TirVar::with_dtype("k", idt);
-        let an = Analyzer::new();
-        let mut map: HashMap<TirVar, PrimExpr> = HashMap::new();
-        let mut stride = PrimExpr::int_of(idt, 1);
-        for (m, ax) in self.reduce.iter().enumerate().rev() {
-            let extent = ax.extent.clone().cast(idt);
-            let q = PrimExpr::var(&k).floordiv(stride.clone());
-            let digit = if m == 0 {
-                q
-            } else {
-                q.floormod(extent.clone())
-            };
-            map.insert(ax.var.clone(), an.simplify(&digit).cast(ax.var.dtype()));
-            stride = an.simplify(&(stride * extent));
-        }
+        let map = unfuse(&self.reduce, &PrimExpr::var(&k), idt);
         let reduce = vec![Axis {
             var: k.clone(),
             loop_var: fresh(&k, ""),
-            extent: stride,
+            extent: fused_extent(&self.reduce, idt),
         }];
         Some(Nest {
             spatial,
@@ -110,12 +82,7 @@ impl Nest {
         let mut gemm = self.gemm_of(false)?;
         let idt = self.index_dtype();
         let batch = self.spatial.len() - 2;
-        let rows = self.spatial[..batch]
-            .iter()
-            .fold(PrimExpr::int_of(idt, 1), |acc, a| {
-                acc * a.extent.clone().cast(idt)
-            });
-        let rows = Analyzer::new().simplify(&rows);
+        let rows = fused_extent(&self.spatial[..batch], idt);
         let parallel = match parallel_choice(&self.work(), idt) {
             Ok(false) => GemmParallel::Serial,
             // Symbolic work is taken to be large.
@@ -125,17 +92,17 @@ impl Nest {
         gemm.parallel = parallel;
         // Filters are the same for every output row: pack them once.
         gemm.a_once = parallel == GemmParallel::Batch && gemm.a_packs_once();
-        let k = &self.reduce[0];
-        let nonempty =
-            Analyzer::new().simplify(&k.extent.clone().cast(idt).ge(PrimExpr::int_of(idt, 1)));
-        Some(match nonempty.as_int() {
-            Some(0) => fallback.schedule_in_place(),
-            Some(_) => gemm.packed(),
-            None => Stmt::IfThenElse {
-                cond: nonempty,
-                then_case: Box::new(gemm.packed()),
-                else_case: Some(Box::new(fallback.with_new_loops().schedule_in_place())),
-            },
-        })
+        let nonempty = choice(
+            self.reduce[0]
+                .extent
+                .clone()
+                .cast(idt)
+                .ge(PrimExpr::int_of(idt, 1)),
+        );
+        Some(branch(
+            &nonempty,
+            || gemm.packed(),
+            || fallback.with_new_loops().schedule_in_place(),
+        ))
     }
 }

@@ -118,12 +118,47 @@ impl Nest {
     /// its window: `conv.rs`).
     pub(super) fn gemm_of(&self, contiguous_b: bool) -> Option<Gemm<'_>> {
         let n = self.spatial.len();
+        if self.reduce.len() != 1 || n < 2 {
+            return None;
+        }
+        let (x, y) = self.product_update()?;
+        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let free = |e: &PrimExpr, axis: &Axis| !uses_var(e, &axis.var);
+        let (a, b) = if free(x, j) && free(y, i) {
+            (x, y)
+        } else if free(y, j) && free(x, i) {
+            (y, x)
+        } else {
+            return None;
+        };
+        // `B` contiguous along `j`: its pack is a vector copy. A weight read
+        // transposed (`x · wᵀ`) would be packed element by element on
+        // every call, which costs more than the dot products of case 4
+        // read in place (measured on the MLP from batch 16 to 256).
+        if contiguous_b && !contiguous(&load_coeffs(b, &j.var)) {
+            return None;
+        }
         let dt = self.buffer.dtype();
-        if self.reduce.len() != 1 || n < 2 || !dt.is_float() || dt.lanes() != 1 {
+        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits());
+        Some(Gemm {
+            nest: self,
+            a: a.clone(),
+            b: b.clone(),
+            nr: nr.max(1),
+            parallel: GemmParallel::Chunks,
+            a_once: false,
+        })
+    }
+
+    /// The two factors `(x, y)` of a float reduction whose update is
+    /// `C[..] + x · y` (`C` the output at the store's indices, read nowhere
+    /// else), with an init: the shape of a matrix product.
+    pub(super) fn product_update(&self) -> Option<(&PrimExpr, &PrimExpr)> {
+        let dt = self.buffer.dtype();
+        if !dt.is_float() || dt.lanes() != 1 {
             return None;
         }
         self.init.as_ref()?;
-        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
         let PrimExprKind::Add(l, r) = self.value.kind() else {
             return None;
         };
@@ -139,46 +174,19 @@ impl Nest {
         if term.dtype() != dt || expr_reads(term, &self.buffer) {
             return None;
         }
-        let free = |e: &PrimExpr, axis: &Axis| !uses_var(e, &axis.var);
-        let (a, b) = if free(x, j) && free(y, i) {
-            (x, y)
-        } else if free(y, j) && free(x, i) {
-            (y, x)
-        } else {
-            return None;
-        };
-        // `B` contiguous along `j`: its pack is a vector copy. A weight read
-        // transposed (`x · wᵀ`) would be packed element by element on
-        // every call, which costs more than the dot products of case 4
-        // read in place (measured on the MLP from batch 16 to 256).
-        let mut loads = Vec::new();
-        collect_loads(b, &mut loads);
-        let coeffs: Vec<Option<i64>> = loads
-            .iter()
-            .map(|(buf, idx)| linear_coeff(&buf.offset_of(idx), &j.var))
-            .collect();
-        let contiguous =
-            coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)));
-        if contiguous_b && !contiguous {
-            return None;
-        }
-        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits());
-        Some(Gemm {
-            nest: self,
-            a: a.clone(),
-            b: b.clone(),
-            nr: nr.max(1),
-            parallel: GemmParallel::Chunks,
-            a_once: false,
-        })
+        Some((x, y))
     }
 }
 
 /// A choice known at build time, or the run-time condition for `true`.
-type Choice = Result<bool, PrimExpr>;
+pub(super) type Choice = Result<bool, PrimExpr>;
 
 /// `then` or `otherwise` by `choice`; both when it is decided at run time.
-fn branch(choice: &Choice, then: impl FnOnce() -> Stmt, otherwise: impl FnOnce() -> Stmt) -> Stmt {
+pub(super) fn branch(
+    choice: &Choice,
+    then: impl FnOnce() -> Stmt,
+    otherwise: impl FnOnce() -> Stmt,
+) -> Stmt {
     match choice {
         Ok(true) => then(),
         Ok(false) => otherwise(),
@@ -191,7 +199,7 @@ fn branch(choice: &Choice, then: impl FnOnce() -> Stmt, otherwise: impl FnOnce()
 }
 
 /// `cond` decided by the analyzer when it can be.
-fn choice(cond: PrimExpr) -> Choice {
+pub(super) fn choice(cond: PrimExpr) -> Choice {
     let c = Analyzer::new().simplify(&cond);
     match c.as_int() {
         Some(v) => Ok(v != 0),
@@ -318,25 +326,6 @@ impl Loops {
             |r| self.tile_columns(|c| body(r, c)),
         )
     }
-}
-
-/// Each of `axes`' variables as a function of `fused`, the index of the
-/// flattened iteration space (the last axis varies fastest).
-fn unfuse(axes: &[Axis], fused: &PrimExpr, lp: &Loops) -> HashMap<TirVar, PrimExpr> {
-    let mut map = HashMap::new();
-    let mut stride = lp.int(1);
-    for (k, a) in axes.iter().enumerate().rev() {
-        let extent = a.extent.clone().cast(lp.dtype);
-        let q = fused.clone().floordiv(stride.clone());
-        let v = if k == 0 {
-            q
-        } else {
-            q.floormod(extent.clone())
-        };
-        map.insert(a.var.clone(), lp.simplify(v).cast(a.var.dtype()));
-        stride = lp.simplify(stride * extent);
-    }
-    map
 }
 
 /// `stmts` in sequence, where a statement that binds a variable (`LetStmt`)
@@ -484,7 +473,7 @@ impl Gemm<'_> {
         // parallel loop whose iterations each own their B panel.
         let fused_batch = TirVar::with_dtype("b", lp.dtype);
         let base = match self.parallel {
-            GemmParallel::Batch => unfuse(&batch, &PrimExpr::var(&fused_batch), &lp),
+            GemmParallel::Batch => unfuse(&batch, &PrimExpr::var(&fused_batch), lp.dtype),
             _ => identity(&batch),
         };
         // Row chunks: when they run in parallel, at least GEMM_MIN_CHUNKS,
@@ -533,18 +522,13 @@ impl Gemm<'_> {
             })
         });
         let looped = match self.parallel {
-            GemmParallel::Batch => {
-                let total = batch
-                    .iter()
-                    .fold(lp.int(1), |acc, a| acc * a.extent.clone().cast(lp.dtype));
-                for_(
-                    &fused_batch,
-                    lp.int(0),
-                    lp.simplify(total),
-                    ForKind::Parallel,
-                    scope("B_pack", vec![b_pack], body),
-                )
-            }
+            GemmParallel::Batch => for_(
+                &fused_batch,
+                lp.int(0),
+                fused_extent(&batch, lp.dtype),
+                ForKind::Parallel,
+                scope("B_pack", vec![b_pack], body),
+            ),
             _ => scope(
                 "B_pack",
                 vec![b_pack],
@@ -644,19 +628,13 @@ impl Gemm<'_> {
         // The row offset inside a tile innermost when the operand is
         // contiguous along rows (B of `A · B`): vector loads and stores;
         // else `k` innermost (A, or B read transposed): contiguous loads.
-        let mut loads = Vec::new();
-        collect_loads(factor, &mut loads);
-        let coeffs: Vec<Option<i64>> = loads
-            .iter()
-            .map(|(b, idx)| linear_coeff(&b.offset_of(idx), &row_axis.var))
-            .collect();
-        let contiguous =
-            coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)));
+        let coeffs = load_coeffs(factor, &row_axis.var);
+        let rows_contiguous = contiguous(&coeffs);
         // A gathered B (an image read through a window) also puts rows
         // innermost: the decoding of `k` is shared by a tile's row, and
         // neighbouring rows read neighbouring pixels.
         let gathered = matches!(side, Side::B) && !coeffs.iter().any(|c| c.is_some_and(|c| c != 1));
-        let rows_inner = contiguous || gathered;
+        let rows_inner = rows_contiguous || gathered;
         // One tile `t`, rows `r` in `[r0, r0 + rn)`: the operand, or zero.
         let fill = |t: PrimExpr, r0: PrimExpr, rn: PrimExpr, zero: bool| {
             let body = |r: PrimExpr, q: PrimExpr| {
@@ -680,7 +658,7 @@ impl Gemm<'_> {
                 lp.range("q", lp.int(0), kl.clone(), ForKind::Serial, |q| {
                     // A gather is left to LLVM: forcing vectors on it
                     // only makes LLVM warn that it could not.
-                    let kind = if contiguous {
+                    let kind = if rows_contiguous {
                         ForKind::Vectorized
                     } else {
                         ForKind::Serial

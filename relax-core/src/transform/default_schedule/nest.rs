@@ -22,6 +22,19 @@ const TRANSCENDENTAL: &[&str] = &[
     "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
 ];
 
+/// How many calls of [`TRANSCENDENTAL`] intrinsics `e` makes.
+pub(super) fn transcendental_calls(e: &PrimExpr) -> i64 {
+    let own = match e.kind() {
+        PrimExprKind::Call(name, _) if TRANSCENDENTAL.contains(&name.as_str()) => 1,
+        _ => 0,
+    };
+    own + e
+        .children()
+        .into_iter()
+        .map(transcendental_calls)
+        .sum::<i64>()
+}
+
 /// One transcendental call, in plain iterations (a vectorized `exp` is a
 /// few dozen instructions per vector).
 const TRANSCENDENTAL_COST: i64 = 16;
@@ -173,14 +186,7 @@ impl Nest {
     /// (softmax's exp-heavy loops pay for the thread pool at a size where
     /// an add would not).
     fn iteration_cost(&self) -> i64 {
-        fn calls(e: &PrimExpr) -> i64 {
-            let own = match e.kind() {
-                PrimExprKind::Call(name, _) if TRANSCENDENTAL.contains(&name.as_str()) => 1,
-                _ => 0,
-            };
-            own + e.children().into_iter().map(calls).sum::<i64>()
-        }
-        1 + TRANSCENDENTAL_COST * calls(&self.value)
+        1 + TRANSCENDENTAL_COST * transcendental_calls(&self.value)
     }
 
     /// The nest's work: its iterations times [`Nest::iteration_cost`].

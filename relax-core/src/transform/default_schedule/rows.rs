@@ -23,9 +23,10 @@
 //! `Parallel` when the run does enough work (by the same measure as a
 //! single nest, with a run-time choice for symbolic sizes).
 
-use super::nest::{parallel_choice, Nest};
+use super::nest::{parallel_choice, transcendental_calls, Nest};
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{Buffer, ForKind, Stmt};
 use std::collections::HashMap;
 
@@ -164,10 +165,10 @@ fn summand_once(stages: &[Nest]) -> Option<Vec<Nest>> {
         return None;
     };
     let own = PrimExpr::load(&sum.buffer, sum.indices.clone());
-    if *a != own || uses_buffer(summand, &sum.buffer) || uses_buffer(summand, &last.buffer) {
+    if *a != own || expr_reads(summand, &sum.buffer) || expr_reads(summand, &last.buffer) {
         return None;
     }
-    if !has_transcendental(summand) {
+    if transcendental_calls(summand) == 0 {
         return None;
     }
     let to_j = HashMap::from([(k.var.clone(), PrimExpr::var(&j.var))]);
@@ -205,19 +206,6 @@ fn summand_once(stages: &[Nest]) -> Option<Vec<Nest>> {
     let mut out: Vec<Nest> = stages[..n - 2].iter().map(Nest::with_new_loops).collect();
     out.extend([exps, summed, finished]);
     Some(out)
-}
-
-/// Whether `e` loads from `b`.
-fn uses_buffer(e: &PrimExpr, b: &Buffer) -> bool {
-    let mut loads = Vec::new();
-    collect_loads(e, &mut loads);
-    loads.iter().any(|(x, _)| x == b)
-}
-
-/// Whether `e` calls an intrinsic such as `exp`.
-fn has_transcendental(e: &PrimExpr) -> bool {
-    matches!(e.kind(), crate::ir::prim_expr::PrimExprKind::Call(..))
-        || e.children().into_iter().any(has_transcendental)
 }
 
 /// Whether `sub` occurs in `e`.

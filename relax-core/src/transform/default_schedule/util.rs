@@ -1,6 +1,7 @@
 //! Small builders and index analyses shared by the schedules.
 
 use super::nest::Axis;
+use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::{Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
@@ -149,4 +150,54 @@ pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
         }
         _ => None,
     }
+}
+
+/// The coefficient of `v` in the flat offset of every load in `e`
+/// (`None`: not affine in `v` with a constant coefficient).
+pub(super) fn load_coeffs(e: &PrimExpr, v: &TirVar) -> Vec<Option<i64>> {
+    let mut loads = Vec::new();
+    collect_loads(e, &mut loads);
+    loads
+        .iter()
+        .map(|(buf, idx)| linear_coeff(&buf.offset_of(idx), v))
+        .collect()
+}
+
+/// Whether loads with these coefficients read contiguously along their
+/// variable: some with coefficient 1, the others invariant.
+pub(super) fn contiguous(coeffs: &[Option<i64>]) -> bool {
+    coeffs.contains(&Some(1)) && coeffs.iter().all(|c| matches!(c, Some(0 | 1)))
+}
+
+/// The product of the extents of `axes`, in `dtype`, simplified.
+pub(super) fn fused_extent(axes: &[Axis], dtype: DataType) -> PrimExpr {
+    let total = axes.iter().fold(PrimExpr::int_of(dtype, 1), |acc, a| {
+        acc * a.extent.clone().cast(dtype)
+    });
+    Analyzer::new().simplify(&total)
+}
+
+/// Each of `axes`' variables as a function of `fused`, an index (of
+/// `dtype`) of their flattened iteration space, the last axis varying
+/// fastest.
+pub(super) fn unfuse(
+    axes: &[Axis],
+    fused: &PrimExpr,
+    dtype: DataType,
+) -> HashMap<TirVar, PrimExpr> {
+    let an = Analyzer::new();
+    let mut map = HashMap::new();
+    let mut stride = PrimExpr::int_of(dtype, 1);
+    for (k, a) in axes.iter().enumerate().rev() {
+        let extent = a.extent.clone().cast(dtype);
+        let q = fused.clone().floordiv(stride.clone());
+        let v = if k == 0 {
+            q
+        } else {
+            q.floormod(extent.clone())
+        };
+        map.insert(a.var.clone(), an.simplify(&v).cast(a.var.dtype()));
+        stride = an.simplify(&(stride * extent));
+    }
+    map
 }

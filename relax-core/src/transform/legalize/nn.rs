@@ -25,6 +25,7 @@ use crate::ir::{Expr, PrimExpr};
 use crate::op::infer::{
     attr_bool, attr_dtype, attr_int, attr_ints, normalize_axes, normalize_axis,
 };
+use crate::op::nn::{to_canonical, to_layout};
 use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
 use relax_runtime::{DataType, Error};
 
@@ -277,21 +278,15 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let data_axes = cx.check(crate::op::nn::layout_axes(cx.call, "data_layout", "NCHW"))?;
     let kernel_axes = cx.check(crate::op::nn::layout_axes(cx.call, "kernel_layout", "OIHW"))?;
     let out_axes = cx.check(crate::op::nn::layout_axes(cx.call, "out_layout", "NCHW"))?;
-    let place = |axes: [usize; 4], canonical: [PrimExpr; 4]| {
-        let mut physical = canonical.clone();
-        for (k, e) in canonical.into_iter().enumerate() {
-            physical[axes[k]] = e;
-        }
-        physical.to_vec()
-    };
     cx.te1(&[0, 1], |xs| {
         let (data, w) = (&xs[0], &xs[1]);
-        let dim = |t: &te::Tensor, axes: [usize; 4], k: usize| t.shape()[axes[k]].clone();
-        let (h, wd) = (&dim(data, data_axes, 2), &dim(data, data_axes, 3));
-        let rc = reduce_axis(dim(w, kernel_axes, 1), "rc");
-        let ry = reduce_axis(dim(w, kernel_axes, 2), "ry");
-        let rx = reduce_axis(dim(w, kernel_axes, 3), "rx");
-        let per_group = dim(w, kernel_axes, 0).floordiv(groups);
+        let [_, _, h, wd] = to_canonical(data.shape(), data_axes);
+        let [o, cg, kh, kw] = to_canonical(w.shape(), kernel_axes);
+        let (h, wd) = (&h, &wd);
+        let rc = reduce_axis(cg.clone(), "rc");
+        let ry = reduce_axis(kh, "ry");
+        let rx = reduce_axis(kw, "rx");
+        let per_group = o.floordiv(groups);
         let convert = |e: PrimExpr| {
             if out_dtype.is_void() {
                 e
@@ -306,26 +301,20 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
         };
         Ok(compute(&name, shape, |phys| {
             // The output index in NCHW order.
-            let i: Vec<PrimExpr> = out_axes.iter().map(|&a| phys[a].clone()).collect();
+            let i = to_canonical(phys, out_axes);
             let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
             let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
             let c = if groups == 1 {
                 rc.to_expr()
             } else {
-                i[1].clone().floordiv(per_group.clone()) * dim(w, kernel_axes, 1) + rc.to_expr()
+                i[1].clone().floordiv(per_group.clone()) * cg.clone() + rc.to_expr()
             };
             let inside = in_range(&y, h).and(in_range(&x, wd));
-            let at = place(
-                data_axes,
-                [i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)],
-            );
-            let v = data.at(&at);
+            let at = [i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)];
+            let v = data.at(&to_layout(at, data_axes));
             let v = PrimExpr::select(inside, convert(v), te::zero(dtype));
-            let kat = place(
-                kernel_axes,
-                [i[1].clone(), rc.to_expr(), ry.to_expr(), rx.to_expr()],
-            );
-            let k = convert(w.at(&kat));
+            let kat = [i[1].clone(), rc.to_expr(), ry.to_expr(), rx.to_expr()];
+            let k = convert(w.at(&to_layout(kat, kernel_axes)));
             Reduce {
                 combiner: Combiner::Sum,
                 source: v * k,
@@ -346,27 +335,28 @@ fn max_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let out_axes = cx.check(crate::op::nn::layout_axes(cx.call, "out_layout", "NCHW"))?;
     cx.te1(&[0], |xs| {
         let data = &xs[0];
-        let (h, wd) = (&data.shape()[data_axes[2]], &data.shape()[data_axes[3]]);
+        let [_, _, h, wd] = to_canonical(data.shape(), data_axes);
+        let (h, wd) = (&h, &wd);
         let ry = reduce_axis(pool[0].clone(), "ry");
         let rx = reduce_axis(pool[1].clone(), "rx");
         Ok(compute("T_pool_max", shape, |phys| {
             // The output index in NCHW order.
-            let i: Vec<PrimExpr> = out_axes.iter().map(|&a| phys[a].clone()).collect();
+            let i = to_canonical(phys, out_axes);
             let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
             let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
             let inside = in_range(&y, h).and(in_range(&x, wd));
-            let canonical = [
+            let at = [
                 i[0].clone(),
                 i[1].clone(),
                 clamp_index(y, h),
                 clamp_index(x, wd),
             ];
-            let mut at = canonical.to_vec();
-            for (k, e) in canonical.into_iter().enumerate() {
-                at[data_axes[k]] = e;
-            }
             te::max(
-                PrimExpr::select(inside, data.at(&at), te::lowest(dtype)),
+                PrimExpr::select(
+                    inside,
+                    data.at(&to_layout(at, data_axes)),
+                    te::lowest(dtype),
+                ),
                 &[ry.clone(), rx.clone()],
             )
         }))

@@ -89,7 +89,7 @@ impl FunctionCompiler<'_> {
             }
         };
         let site = format!("call_tir of `{callee}` in `{}`", self.name);
-        let (inputs, input_sinfo) = self.call_tir_inputs(c, &site)?;
+        let (inputs, input_sinfo) = self.tuple_arguments(c, &site)?;
         let outputs = flatten_outputs(&c.sinfo_args);
         let tir_vars = match c.args.get(2) {
             None => None,
@@ -179,8 +179,11 @@ impl FunctionCompiler<'_> {
         ))
     }
 
-    /// The compiled inputs of a call and their StructInfo.
-    pub(super) fn call_tir_inputs(
+    /// The compiled fields of a call's argument tuple (argument 1: a tuple
+    /// literal, or a variable holding one) and their StructInfo; the inputs
+    /// of `call_tir`, the captured values of `make_closure`, the arguments
+    /// of `invoke_closure`.
+    pub(super) fn tuple_arguments(
         &mut self,
         c: &Call,
         site: &str,
