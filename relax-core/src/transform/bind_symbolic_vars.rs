@@ -227,6 +227,20 @@ impl Pass for BindSymbolicVars {
     }
 }
 
+/// A copy of `func` whose symbolic variables are new ones of the same
+/// names (TVM's `CopyWithNewVars`, for a function derived from another:
+/// two functions of a module never share a symbolic variable).
+pub fn with_fresh_symbolic_vars(func: &Function) -> Result<Function, Error> {
+    let vars = symbolic_vars(func);
+    let fresh = BindSymbolicVars::new(vars.iter().map(|v| {
+        let new = TirVar::with_dtype(v.name(), v.dtype());
+        (SymbolicVar::Var(v.clone()), PrimExpr::var(&new))
+    }));
+    Ok(fresh
+        .bind_with(func, &vars)?
+        .unwrap_or_else(|| func.clone()))
+}
+
 /// The symbolic variables of `func`: those of its parameters' and result's
 /// StructInfo and of its top-level `match_cast`s, each once.
 fn symbolic_vars(func: &Function) -> Vec<TirVar> {

@@ -22,6 +22,7 @@ pub mod fold_constant;
 pub mod fuse_ops;
 pub mod fuse_ops_by_pattern;
 pub mod fuse_tir;
+pub mod gradient;
 pub mod inline_private_functions;
 pub mod instrument;
 pub mod lambda_lift;
@@ -49,6 +50,7 @@ pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
 pub use fuse_ops_by_pattern::{FuseOpsByPattern, FusionPattern};
 pub use fuse_tir::FuseTIR;
+pub use gradient::Gradient;
 pub use inline_private_functions::InlinePrivateFunctions;
 pub use instrument::{
     PassInfo, PassInstrument, PassTiming, PassTimingInstrument, PrintAfterAll, PrintBeforeAll,
