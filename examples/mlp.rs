@@ -115,7 +115,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{module}");
 
     banner("2. After LegalizeOps and AnnotateTIROpPattern");
-    let legal = AnnotateTIROpPattern.run(LegalizeOps.run(module.clone())?)?;
+    let legal = AnnotateTIROpPattern.run(LegalizeOps::new().run(module.clone())?)?;
     println!("{legal}");
 
     banner("3. After FuseOps: each group of bindings a primitive function");

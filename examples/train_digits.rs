@@ -179,10 +179,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             .axis_iter(Axis(0))
             .zip(&test_labels)
             .filter(|(row, &label)| {
-                let best = row
-                    .iter()
-                    .enumerate()
-                    .fold((0, f32::MIN), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
+                let best =
+                    row.iter()
+                        .enumerate()
+                        .fold((0, f32::MIN), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
                 best.0 as i64 == label
             })
             .count();

@@ -34,7 +34,7 @@ pub fn pipeline(target: &Target) -> Sequential {
     }
     let passes = Sequential::new()
         .with(LambdaLift)
-        .with(LegalizeOps)
+        .with(LegalizeOps::new())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(FuseOps::default())

@@ -17,6 +17,12 @@
 //!    silently accepted.
 //! 4. Errors (an attribute the legalization cannot use) are collected and
 //!    reported together, naming the op.
+//! 5. One deliberate difference from TVM 0.27, behind an option:
+//!    `nn.relu` is `max(x, 0)` with NaN propagating (NaN in, NaN out, as
+//!    numpy's `maximum` and PyTorch's `relu` give, and as this project's
+//!    reference kernel computes), where TVM writes `T.max(x, T.float32(0))`,
+//!    which gives 0 for NaN. [`LegalizeOps::tvm_relu`] legalizes relu as TVM
+//!    does, PrimFunc for PrimFunc.
 
 use super::legalize::{self, error, LegalizeCtx};
 use super::Pass;
@@ -41,7 +47,23 @@ pub const SKIPPED_OPS: &[&str] = &[
 
 /// The pass. See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct LegalizeOps;
+pub struct LegalizeOps {
+    tvm_relu: bool,
+}
+
+impl LegalizeOps {
+    /// The pass, relu propagating NaN (module docs, item 5).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With `on`, `nn.relu` legalizes to TVM's `T.max(x, 0)`, which gives 0
+    /// for NaN (module docs, item 5).
+    pub fn tvm_relu(mut self, on: bool) -> Self {
+        self.tvm_relu = on;
+        self
+    }
+}
 
 impl Pass for LegalizeOps {
     fn name(&self) -> &str {
@@ -51,6 +73,7 @@ impl Pass for LegalizeOps {
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         let mut m = Legalizer {
             state: MutatorState::with_module(&module),
+            options: *self,
         };
         let mut out = mutate_module(&mut m, &module)?;
         // The PrimFuncs the legalizations added live in the builder's module.
@@ -65,6 +88,7 @@ impl Pass for LegalizeOps {
 
 struct Legalizer {
     state: MutatorState,
+    options: LegalizeOps,
 }
 
 impl ExprMutator for Legalizer {
@@ -73,7 +97,8 @@ impl ExprMutator for Legalizer {
     }
     fn visit_call(&mut self, expr: &Expr, _call: &Call) -> Expr {
         let e = self.visit_expr_post_order(expr);
-        match legalize_call(self.builder(), &e) {
+        let options = self.options;
+        match legalize_call_with(self.builder(), &e, &options) {
             Ok(Some(new)) => new,
             Ok(None) => e,
             Err(err) => {
@@ -100,6 +125,15 @@ fn known(s: &StructInfo, dims: bool, result: bool) -> bool {
 /// The legalized form of `expr` if it is a call the pass rewrites (see the
 /// module docs), `None` if it is left alone.
 pub fn legalize_call(bb: &mut BlockBuilder, expr: &Expr) -> Result<Option<Expr>, Error> {
+    legalize_call_with(bb, expr, &LegalizeOps::new())
+}
+
+/// [`legalize_call`] with the pass's options.
+pub fn legalize_call_with(
+    bb: &mut BlockBuilder,
+    expr: &Expr,
+    options: &LegalizeOps,
+) -> Result<Option<Expr>, Error> {
     let Some(call) = expr.as_call() else {
         return Ok(None);
     };
@@ -136,6 +170,7 @@ pub fn legalize_call(bb: &mut BlockBuilder, expr: &Expr) -> Result<Option<Expr>,
         op: info,
         call: &call,
         out,
+        tvm_relu: options.tvm_relu,
     };
     let new = f(&mut cx)?;
     let got = new.struct_info().ok_or_else(|| {

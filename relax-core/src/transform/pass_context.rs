@@ -148,7 +148,7 @@ class Module:
 
     fn pipeline() -> Sequential {
         Sequential::new()
-            .with(LegalizeOps)
+            .with(LegalizeOps::new())
             .with(DeadCodeElimination::new())
     }
 
@@ -233,7 +233,7 @@ class Module:
     fn an_instrument_can_veto_a_pass() {
         let ctx = PassContext::new().with_instrument(Arc::new(NoDce));
         let after = pipeline().run_in(module(), &ctx).unwrap();
-        let expected = LegalizeOps.run(module()).unwrap();
+        let expected = LegalizeOps::new().run(module()).unwrap();
         assert!(structural_equal(&after, &expected), "{after}");
     }
 
@@ -252,7 +252,7 @@ class Module:
         let timing = Arc::new(PassTimingInstrument::new());
         let ctx = PassContext::new().with_instrument(timing.clone());
         let err = Sequential::new()
-            .with(LegalizeOps)
+            .with(LegalizeOps::new())
             .with(Panics)
             .run_in(module(), &ctx)
             .unwrap_err();

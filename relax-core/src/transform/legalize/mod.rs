@@ -81,6 +81,8 @@ pub struct LegalizeCtx<'a> {
     pub call: &'a Call,
     /// The call's StructInfo (known dtype and dims).
     pub out: &'a StructInfo,
+    /// `nn.relu` as TVM writes it (see [`LegalizeOps::tvm_relu`](crate::transform::LegalizeOps::tvm_relu)).
+    pub tvm_relu: bool,
 }
 
 /// A compile error of a legalization.

@@ -31,11 +31,16 @@ use relax_runtime::{DataType, Error};
 
 /// TOPI's `relu` (the PrimFunc `relu`, one stage `compute` over `i0, …`),
 /// but NaN propagates (`te::maximum`), as in numpy and PyTorch; TVM's
-/// `T.max(x, 0)` gives 0 for NaN.
+/// `T.max(x, 0)`, which gives 0 for NaN, with `tvm_relu`.
 fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let tvm = cx.tvm_relu;
     elementwise_as(cx, "relu", "compute", "i", |x| {
         let z = te::zero(x.dtype());
-        te::maximum(x, z)
+        if tvm {
+            x.max(z)
+        } else {
+            te::maximum(x, z)
+        }
     })
 }
 

@@ -544,7 +544,7 @@ fn legalized_modules_are_well_formed_with_the_calls_shapes() {
     let (n, m) = (TirVar::new("n"), TirVar::new("m"));
     for c in cases(&n.to_expr(), &m.to_expr()) {
         let (module, out) = build(&c, Some((&n, &m)));
-        let legal = LegalizeOps
+        let legal = LegalizeOps::new()
             .run(module)
             .unwrap_or_else(|e| panic!("{}: {e}", c.op));
         if let Err(ds) = well_formed(&legal) {
@@ -597,7 +597,7 @@ fn symbolic_dims_stay_symbolic() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps.run(module).unwrap();
+    let legal = LegalizeOps::new().run(module).unwrap();
     let text = legal.to_string();
     assert!(
         text.contains("R.call_tir(cls.add, (x0, x1), out_ty=R.Tensor((n, 4), dtype=\"float32\"))"),
@@ -627,7 +627,7 @@ fn a_dim_only_in_an_expression_is_passed_as_tir_vars() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps.run(module).unwrap();
+    let legal = LegalizeOps::new().run(module).unwrap();
     well_formed(&legal).unwrap();
     let f = prim_funcs(&legal, "relax.full")[0];
     assert!(matches!(f.params.last(), Some(PrimFuncParam::Scalar(v)) if v.name() == "n"));
@@ -660,7 +660,7 @@ fn calls_with_unknown_shapes_are_left_alone() {
         })
     })
     .unwrap();
-    let legal = LegalizeOps.run(bb.finalize().unwrap()).unwrap();
+    let legal = LegalizeOps::new().run(bb.finalize().unwrap()).unwrap();
     well_formed(&legal).unwrap();
     let mut calls = op_calls(&legal);
     calls.sort();
@@ -671,7 +671,8 @@ fn calls_with_unknown_shapes_are_left_alone() {
 /// `tests/legalize_tvm/` (written by `scripts/tvm_legalize_fixtures.py`),
 /// against this project's: equal, but for the function attributes (TVM
 /// writes `tirx.noalias`, this project `legalized_from`, which
-/// AnnotateTIROpPattern reads), on the cases in `SAME`. The others differ
+/// AnnotateTIROpPattern reads), on the cases in `SAME` (relu with
+/// `tvm_relu`). The others differ
 /// in known ways, listed in `DIFFERENT`, so a change that closes one of
 /// them fails here and moves it over.
 #[test]
@@ -687,6 +688,7 @@ fn legalize_ops_matches_tvm_0_27() {
         "multiply",
         "negative",
         "permute_dims_negative",
+        "relu",
         "rsqrt",
         "sigmoid",
         "sqrt",
@@ -695,10 +697,6 @@ fn legalize_ops_matches_tvm_0_27() {
         "transpose_default",
     ];
     const DIFFERENT: &[(&str, &str)] = &[
-        // TVM's relu is `T.max(x, 0)`, which gives 0 for NaN; here NaN
-        // propagates, as numpy's and PyTorch's relu do (the rest of the
-        // PrimFunc is TVM's).
-        ("relu", "NaN semantics"),
         // The same index, simplified differently by the two simplifiers.
         ("reshape", "index form"),
     ];
@@ -726,10 +724,19 @@ fn legalize_ops_matches_tvm_0_27() {
             continue;
         };
         fixtures += 1;
+        // relu as TVM writes it; by default NaN propagates instead.
         let ours = without(
-            LegalizeOps.run(read(name, "before")).unwrap(),
+            LegalizeOps::new()
+                .tvm_relu(true)
+                .run(read(name, "before"))
+                .unwrap(),
             LEGALIZED_FROM,
         );
+        if name == "relu" {
+            let default = LegalizeOps::new().run(read(name, "before")).unwrap();
+            let default = without(default, LEGALIZED_FROM);
+            assert!(crate::ir::structural_equal::structural_equal_report(&default, &ours).is_err());
+        }
         let tvm = without(read(name, "after"), "tirx.noalias");
         let equal = crate::ir::structural_equal::structural_equal_report(&ours, &tvm);
         if SAME.contains(&name) {
@@ -766,7 +773,7 @@ fn annotate_tir_op_pattern_uses_the_op_or_the_blocks() {
     for (op, registered, analysed) in expect {
         let c = all.iter().find(|c| c.op == op).unwrap();
         let (module, _) = build(c, Some((&n, &m)));
-        let legal = LegalizeOps.run(module).unwrap();
+        let legal = LegalizeOps::new().run(module).unwrap();
         let annotated = AnnotateTIROpPattern.run(legal).unwrap();
         let f = prim_funcs(&annotated, op)[0];
         assert_eq!(
@@ -853,7 +860,7 @@ fn legalized_prim_funcs_compute_what_the_reference_kernels_compute() {
     let mut failures = Vec::new();
     for c in cases(&n, &m) {
         let (module, out) = build(&c, None);
-        let legal = LegalizeOps.run(module).unwrap();
+        let legal = LegalizeOps::new().run(module).unwrap();
         let f = prim_funcs(&legal, c.op)[0];
         // Inputs: the tensor arguments, tuple fields flattened, in order.
         let mut inputs = Vec::new();
@@ -1058,6 +1065,41 @@ fn llvm_and_both_interpreters_agree_on_every_op_at_several_sizes() {
             Value::Tensor(t) => vec![t.clone()],
             Value::Tuple(ts) => ts.iter().flat_map(flatten).collect(),
             other => panic!("not a tensor result: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn tvm_relu_gives_zero_for_nan_on_every_target() {
+    use crate::backend::{build as build_exec, Target};
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let module: IRModule = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((3,), dtype="float32")) -> R.Tensor((3,), dtype="float32"):
+        gv = R.nn.relu(x)
+        return gv
+"#
+    .parse()
+    .unwrap();
+    let x = Value::Tensor(Tensor::from_vec(&[3], vec![-1.0f32, f32::NAN, 2.0]).unwrap());
+    for (tvm, middle) in [(true, Some(0.0)), (false, None)] {
+        let legal = LegalizeOps::new()
+            .tvm_relu(tvm)
+            .run(module.clone())
+            .unwrap();
+        for target in [Target::tir_interpreter(), Target::host()] {
+            let vm = VirtualMachine::new(&build_exec(&legal, &target).unwrap());
+            let Value::Tensor(y) = vm.call("main", std::slice::from_ref(&x)).unwrap() else {
+                panic!("a tensor")
+            };
+            let y = y.to_vec::<f32>().unwrap();
+            assert_eq!((y[0], y[2]), (0.0, 2.0));
+            match middle {
+                Some(v) => assert_eq!(y[1], v, "tvm_relu on {target:?}"),
+                None => assert!(y[1].is_nan(), "NaN propagates on {target:?}"),
+            }
         }
     }
 }
