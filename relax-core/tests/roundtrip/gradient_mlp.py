@@ -43,8 +43,8 @@ class Module:
             lv_adjoint: R.Tensor((n, 3), dtype="float32") = lv1_adjoint
             lv11: R.Tensor((3, 4), dtype="float32") = R.permute_dims(wt, axes=[1, 0])
             lv12: R.Tensor((4, n), dtype="float32") = R.permute_dims(x, axes=[1, 0])
-            wt_adjoint: R.Tensor((4, 3), dtype="float32") = R.matmul(lv12, lv_adjoint)
-            x_adjoint: R.Tensor((n, 4), dtype="float32") = R.matmul(lv_adjoint, lv11)
+            wt_adjoint: R.Tensor((4, 3), dtype="float32") = R.matmul(lv12, lv_adjoint, out_dtype=None)
+            x_adjoint: R.Tensor((n, 4), dtype="float32") = R.matmul(lv_adjoint, lv11, out_dtype=None)
             w_adjoint: R.Tensor((3, 4), dtype="float32") = R.permute_dims(wt_adjoint, axes=None)
             b_adjoint: R.Tensor((3,), dtype="float32") = R.sum(lv1_adjoint, axis=[0], keepdims=False)
             y_adjoint: R.Tensor((n, 3), dtype="float32") = R.multiply(lv3_adjoint, lv2)

@@ -151,12 +151,18 @@ impl Ctx<'_> {
         })
     }
 
-    /// `op(args…)` with `attrs`, unbound; arguments bound first.
+    /// `op(args…)` with `attrs` (defaults filled in, as the parser fills
+    /// them), unbound; arguments bound first.
     fn call(&mut self, op: &str, args: Vec<Expr>, attrs: Attrs) -> Result<Expr, Error> {
         let args = args
             .into_iter()
             .map(|a| leaf(self.bb, a))
             .collect::<Result<_, _>>()?;
+        let info =
+            crate::op::lookup(op).ok_or_else(|| error(format!("`{op}` is not a registered op")))?;
+        let attrs = info
+            .normalize_attrs(&attrs)
+            .map_err(|d| Error::Compile(vec![d]))?;
         Ok(Expr::call_op(op, args, attrs))
     }
 
