@@ -123,6 +123,17 @@ fn evaluate(module: &IRModule, call: &Call) -> Option<Expr> {
     if op.name() == "relax.call_tir" {
         return evaluate_call_tir(module, call);
     }
+    evaluate_op_call(call)
+}
+
+/// The value of a call of a registered, pure op whose arguments are
+/// constants (tensors, tuples of them, shapes of known dims) and whose
+/// attributes are known, computed with the op's reference kernel; `None`
+/// when it cannot be (the ONNX importer folds shape arithmetic with it).
+pub fn evaluate_op_call(call: &Call) -> Option<Expr> {
+    let ExprKind::Op(op) = call.op.kind() else {
+        return None;
+    };
     let info = crate::op::lookup(op.name())?;
     if !info.purity {
         return None;
@@ -204,6 +215,12 @@ fn constant_value(e: &Expr) -> Option<Value> {
         ExprKind::Constant(t) => Some(Value::Tensor(t.clone())),
         ExprKind::Tuple(fields) => Some(Value::tuple(
             fields.iter().map(constant_value).collect::<Option<_>>()?,
+        )),
+        ExprKind::ShapeExpr(dims) => Some(Value::Shape(
+            dims.iter()
+                .map(PrimExpr::as_int)
+                .collect::<Option<Vec<_>>>()?
+                .into(),
         )),
         _ => None,
     }

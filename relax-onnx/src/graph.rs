@@ -1,0 +1,275 @@
+//! The importer: a `ModelProto`'s graph to the function `main` (see the
+//! crate docs for what becomes what).
+
+use crate::error;
+use crate::node::Node;
+use crate::ops;
+use crate::proto::{tensor_shape_proto::dimension, type_proto, GraphProto, ModelProto};
+use crate::tensor::{dtype_of, elem_type_name, to_tensor};
+use relax_core::ir::{Expr, ExprKind, IRModule, PrimExpr, StructInfo, TirVar, Var};
+use relax_core::BlockBuilder;
+use relax_runtime::{DataType, Error, Tensor};
+use std::collections::{HashMap, HashSet};
+
+/// The newest default-domain opset the converters know (ONNX 1.23's).
+pub const MAX_OPSET: i64 = 28;
+
+/// How to import.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Float initializers become parameters of `main` after the inputs,
+    /// instead of constants (TVM's `keep_params_in_input`).
+    pub keep_params_in_input: bool,
+}
+
+/// An imported model.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The module: `main`.
+    pub module: IRModule,
+    /// With `keep_params_in_input`, the weights, in the order of `main`'s
+    /// parameters after the inputs (named as `main`'s parameters are).
+    pub params: Vec<(String, Tensor)>,
+    /// The default domain's opset version the model imports.
+    pub opset: i64,
+}
+
+/// A name usable as a variable in TVMScript and Rust: characters other
+/// than letters, digits and `_` become `_`, and a leading digit gets `v`.
+pub fn identifier(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'v');
+    }
+    s
+}
+
+/// The default domain's opset version `model` imports.
+fn default_opset(model: &ModelProto) -> Result<i64, Error> {
+    let version = model
+        .opset_import
+        .iter()
+        .filter(|o| matches!(o.domain(), "" | "ai.onnx"))
+        .map(|o| o.version())
+        .max()
+        .ok_or_else(|| error("the model imports no version of the default ONNX opset".into()))?;
+    if !(1..=MAX_OPSET).contains(&version) {
+        return Err(error(format!(
+            "the model uses opset {version} of the default domain; this importer knows 1 to {MAX_OPSET}"
+        )));
+    }
+    Ok(version)
+}
+
+/// The StructInfo of a graph input or output's type.
+fn value_sinfo(
+    name: &str,
+    ty: Option<&crate::proto::TypeProto>,
+    dims: &mut HashMap<String, TirVar>,
+    fresh: &mut usize,
+) -> Result<StructInfo, Error> {
+    let tensor = match ty.and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::TensorType(t)) => t,
+        Some(_) => return Err(error(format!(
+            "graph input `{name}` is not a tensor (sequences, maps and optionals are not imported)"
+        ))),
+        None => return Err(error(format!("graph input `{name}` has no type"))),
+    };
+    let dtype = dtype_of(tensor.elem_type()).ok_or_else(|| {
+        error(format!(
+            "graph input `{name}` has element type {}, which has no dtype here",
+            elem_type_name(tensor.elem_type())
+        ))
+    })?;
+    let Some(shape) = &tensor.shape else {
+        return Ok(StructInfo::tensor_ndim(-1, dtype));
+    };
+    let mut out = Vec::new();
+    for d in &shape.dim {
+        out.push(match &d.value {
+            Some(dimension::Value::DimValue(v)) if *v >= 0 => PrimExpr::int(*v),
+            Some(dimension::Value::DimParam(p)) if !p.is_empty() => {
+                let v = dims
+                    .entry(p.clone())
+                    .or_insert_with(|| TirVar::new(identifier(p)));
+                v.to_expr()
+            }
+            _ => {
+                *fresh += 1;
+                TirVar::new(format!("d{fresh}")).to_expr()
+            }
+        });
+    }
+    Ok(StructInfo::tensor(out, dtype))
+}
+
+/// Imports `model` (see the crate docs).
+pub fn import(model: &ModelProto, options: &ImportOptions) -> Result<Imported, Error> {
+    let opset = default_opset(model)?;
+    let graph = model
+        .graph
+        .as_ref()
+        .ok_or_else(|| error("the model has no graph".into()))?;
+    let (module, params) = import_graph(graph, opset, options)?;
+    Ok(Imported {
+        module,
+        params,
+        opset,
+    })
+}
+
+fn import_graph(
+    graph: &GraphProto,
+    opset: i64,
+    options: &ImportOptions,
+) -> Result<(IRModule, Vec<(String, Tensor)>), Error> {
+    let initializer_names: HashSet<&str> = graph.initializer.iter().map(|t| t.name()).collect();
+    if let Some(s) = graph.sparse_initializer.first() {
+        return Err(error(format!(
+            "sparse initializer `{}` is not supported",
+            s.values.as_ref().map_or("", |v| v.name())
+        )));
+    }
+    let mut values: HashMap<String, Expr> = HashMap::new();
+    let mut params = Vec::new();
+    let mut used_names: HashSet<String> = HashSet::new();
+    let mut unique = |name: &str| {
+        let base = identifier(name);
+        let mut n = base.clone();
+        let mut k = 1;
+        while !used_names.insert(n.clone()) {
+            n = format!("{base}_{k}");
+            k += 1;
+        }
+        n
+    };
+    // The inputs.
+    let mut sym_dims = HashMap::new();
+    let mut fresh = 0;
+    let mut num_input = 0;
+    for input in &graph.input {
+        if initializer_names.contains(input.name()) {
+            continue;
+        }
+        let sinfo = value_sinfo(
+            input.name(),
+            input.r#type.as_ref(),
+            &mut sym_dims,
+            &mut fresh,
+        )?;
+        let var = Var::new(unique(input.name()), Some(sinfo));
+        values.insert(input.name().to_string(), Expr::var(&var));
+        params.push(var);
+        num_input += 1;
+    }
+    // The initializers.
+    let mut weights = Vec::new();
+    for init in &graph.initializer {
+        let t = to_tensor(init)?;
+        if options.keep_params_in_input && t.dtype().is_float() {
+            let dims = t.shape().iter().map(|&d| PrimExpr::int(d)).collect();
+            let var = Var::new(
+                unique(init.name()),
+                Some(StructInfo::tensor(dims, t.dtype())),
+            );
+            values.insert(init.name().to_string(), Expr::var(&var));
+            weights.push((var.name_hint().to_string(), t));
+            params.push(var);
+        } else {
+            values.insert(init.name().to_string(), Expr::constant(t));
+        }
+    }
+
+    let mut bb = BlockBuilder::new();
+    bb.begin_function("main", params);
+    if options.keep_params_in_input {
+        bb.set_func_attr("num_input", num_input as i64)?;
+    }
+    bb.begin_dataflow()?;
+    for proto in &graph.node {
+        let node = Node { proto };
+        if !matches!(proto.domain(), "" | "ai.onnx") {
+            return Err(node.error(format!(
+                "domain `{}` is not supported (only the default ONNX domain)",
+                proto.domain()
+            )));
+        }
+        let convert = ops::lookup(node.op()).ok_or_else(|| {
+            node.error(format!(
+                "op type `{}` is not supported by the importer",
+                node.op()
+            ))
+        })?;
+        let outputs = {
+            let mut ctx = ops::Ctx {
+                bb: &mut bb,
+                values: &values,
+                opset,
+                node: &node,
+            };
+            convert(&mut ctx)?
+        };
+        for (i, name) in proto.output.iter().enumerate() {
+            if name.is_empty() {
+                continue;
+            }
+            let Some(e) = outputs.get(i) else {
+                return Err(node.error(format!(
+                    "output {i} (`{name}`) is not produced by this importer"
+                )));
+            };
+            values.insert(name.clone(), e.clone());
+        }
+    }
+    // The outputs.
+    let mut results = Vec::new();
+    for out in &graph.output {
+        let e = values
+            .get(out.name())
+            .ok_or_else(|| error(format!("graph output `{}` is never computed", out.name())))?;
+        results.push(e.clone());
+    }
+    let result = match results.len() {
+        0 => return Err(error("the graph has no outputs".into())),
+        1 => results.remove(0),
+        _ => Expr::tuple(results),
+    };
+    let name = match graph.output.as_slice() {
+        [one] => unique(one.name()),
+        _ => "gv".to_string(),
+    };
+    let out = bb.emit_output_named(result, &name)?;
+    bb.end_dataflow()?;
+    bb.emit_func_output(Expr::var(&out))?;
+    Ok((bb.finalize()?, weights))
+}
+
+/// Whether `e` is a constant (or a tuple of constants).
+pub fn is_constant(e: &Expr) -> bool {
+    match e.kind() {
+        ExprKind::Constant(_) => true,
+        ExprKind::Tuple(fields) => fields.iter().all(is_constant),
+        _ => false,
+    }
+}
+
+/// A scalar constant of `dtype` holding `v`.
+pub fn scalar(v: f64, dtype: DataType) -> Option<Expr> {
+    let t = match (dtype.code(), dtype.bits()) {
+        _ if dtype == DataType::f32() => Tensor::scalar(v as f32),
+        _ if dtype == DataType::f64() => Tensor::scalar(v),
+        _ if dtype == DataType::i64() => Tensor::scalar(v as i64),
+        _ if dtype == DataType::i32() => Tensor::scalar(v as i32),
+        _ => return None,
+    };
+    Some(Expr::constant(t))
+}

@@ -1,0 +1,76 @@
+//! ONNX models to Relax (`relax::frontend::onnx`, TVM's
+//! `relax.frontend.onnx.from_onnx`).
+//!
+//! [`from_onnx`] decodes a `ModelProto` (protobuf, with prost) and builds
+//! an `IRModule` with one function, `main`:
+//!
+//! 1. **Parameters.** The graph's inputs that are not initializers, in
+//!    order, each annotated with its type; a dim given by name
+//!    (`dim_param: "N"`) is a symbolic variable of that name, shared by
+//!    every input that names it, and a dim given by neither value nor name
+//!    is a fresh symbolic variable.
+//! 2. **Weights.** The float initializers are constants by default
+//!    (TVM's `keep_params_in_input = False`); with
+//!    [`ImportOptions::keep_params_in_input`] they become parameters after
+//!    the inputs, `main` gets `num_input` (so `LiftTransformParams` applies),
+//!    and their values come back in [`Imported::params`]. Integer
+//!    initializers (shapes, axes, indices) are always constants: they
+//!    decide shapes, which must be known when the model is imported.
+//! 3. **Nodes** are converted in graph order, each by the converter of its
+//!    op type (`ops/`), into Relax op calls in one dataflow block; their
+//!    StructInfo is inferred as they are emitted. A call whose arguments
+//!    are all constants is evaluated on the spot with the op's reference
+//!    kernel (the shape arithmetic of exported models: `Shape`, `Gather`,
+//!    `Concat` into a `Reshape`), so converters can read shapes and axes.
+//! 4. **Result.** The graph's outputs: one tensor, or a tuple of them.
+//! 5. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
+//!    1 to [`MAX_OPSET`]: converters follow each op's changes across
+//!    versions (attributes that became inputs, legacy broadcasting,
+//!    `Softmax`'s 2-d coercion before opset 13). Other domains are errors.
+//! 6. **Errors**, never panics: a malformed file, an unsupported op, an
+//!    attribute or input form a converter does not handle, each an `Err`
+//!    naming the node and op (`node "conv1" (Conv): …`).
+//!
+//! | file | what |
+//! |---|---|
+//! | `proto/` | the generated message types (`gen/` regenerates them) |
+//! | `tensor.rs` | `TensorProto` ↔ tensors, element types ↔ dtypes |
+//! | `graph.rs` | the importer: signature, initializers, the node loop, constant evaluation |
+//! | `node.rs` | a node's attributes and inputs, with errors that name it |
+//! | `ops/` | the converters, one file per op family |
+
+pub mod proto;
+pub mod tensor;
+
+mod graph;
+mod node;
+mod ops;
+
+pub use graph::{ImportOptions, Imported, MAX_OPSET};
+pub use tensor::{decode_tensor, to_tensor};
+
+use relax_runtime::{Diagnostic, Error};
+
+pub(crate) fn error(message: String) -> Error {
+    Error::Compile(vec![Diagnostic::new("onnx", message)])
+}
+
+/// Imports the ONNX model in `bytes` (a serialized `ModelProto`).
+pub fn from_onnx(bytes: &[u8], options: &ImportOptions) -> Result<Imported, Error> {
+    use prost::Message;
+    let model = proto::ModelProto::decode(bytes)
+        .map_err(|e| error(format!("not an ONNX model (a ModelProto): {e}")))?;
+    graph::import(&model, options)
+}
+
+/// Imports the ONNX model in the file at `path`.
+pub fn load(path: impl AsRef<std::path::Path>, options: &ImportOptions) -> Result<Imported, Error> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| error(format!("{}: {e}", path.display())))?;
+    from_onnx(&bytes, options)
+}
+
+/// The op types the importer converts.
+pub fn supported_ops() -> Vec<&'static str> {
+    ops::CONVERTERS.iter().map(|(name, _)| *name).collect()
+}

@@ -1,0 +1,262 @@
+//! Elementwise ops: arithmetic, comparisons, unary math, activations.
+//!
+//! Before opset 7, binary ops broadcast only when `broadcast = 1`, and
+//! `axis` placed the second operand's dims starting at that axis of the
+//! first; that form is reshaped into numpy broadcasting (trailing ones).
+//! `PRelu`'s 1-d slope before opset 7 runs along the channels (axis 1).
+//! Activations the registry lacks are written exactly with its ops:
+//! `LeakyRelu`, `PRelu`, `Elu`, `Selu` as a `where` on `x > 0`,
+//! `Softplus` as `max(x, 0) + log(1 + exp(-|x|))` (no overflow),
+//! `Softsign` as `x / (1 + |x|)`, `HardSigmoid` as a clamped line.
+
+use super::{shape, Ctx};
+use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_runtime::{DataType, Error};
+
+/// A binary op, with pre-opset-7 broadcasting.
+fn binary(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
+    let a = cx.input(0)?;
+    let mut b = cx.input(1)?;
+    if cx.opset < 7 && cx.node.int_or("broadcast", 0)? == 1 {
+        if let Some(axis) = cx.node.int("axis")? {
+            let (a_dims, _) = cx.tensor(&a)?;
+            let (b_dims, _) = cx.tensor(&b)?;
+            let n = a_dims.len() as i64;
+            let axis = if axis < 0 { axis + n } else { axis };
+            let trailing = n - axis - b_dims.len() as i64;
+            if axis < 0 || trailing < 0 {
+                return Err(cx.error(format!(
+                    "legacy broadcast at axis {axis} does not fit ranks {} and {}",
+                    a_dims.len(),
+                    b_dims.len()
+                )));
+            }
+            if trailing > 0 {
+                let mut dims = b_dims.clone();
+                dims.extend((0..trailing).map(|_| PrimExpr::int(1)));
+                b = cx.call("relax.reshape", vec![b, shape(dims)], Attrs::new())?;
+            }
+        }
+    }
+    Ok(vec![cx.op2(op, a, b)?])
+}
+
+macro_rules! binaries {
+    ($($name:ident => $op:literal),* $(,)?) => {
+        $(pub fn $name(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+            binary(cx, $op)
+        })*
+    };
+}
+
+binaries! {
+    add => "relax.add",
+    sub => "relax.subtract",
+    mul => "relax.multiply",
+    div => "relax.divide",
+    pow => "relax.power",
+    equal => "relax.equal",
+    greater => "relax.greater",
+    greater_or_equal => "relax.greater_equal",
+    less => "relax.less",
+    less_or_equal => "relax.less_equal",
+}
+
+/// A variadic op folded left with `op`.
+fn variadic(cx: &mut Ctx, op: &str) -> Result<Expr, Error> {
+    let inputs = cx.inputs()?;
+    let mut it = inputs.into_iter();
+    let mut acc = it
+        .next()
+        .ok_or_else(|| cx.error("needs at least one input"))?;
+    for x in it {
+        acc = cx.op2(op, acc, x)?;
+    }
+    Ok(acc)
+}
+
+pub fn sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    Ok(vec![variadic(cx, "relax.add")?])
+}
+
+pub fn max(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    Ok(vec![variadic(cx, "relax.maximum")?])
+}
+
+pub fn min(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    Ok(vec![variadic(cx, "relax.minimum")?])
+}
+
+pub fn mean(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let n = cx.inputs()?.len();
+    let total = variadic(cx, "relax.add")?;
+    let (_, dtype) = cx.tensor(&total)?;
+    let n = cx.scalar(n as f64, dtype)?;
+    Ok(vec![cx.op2("relax.divide", total, n)?])
+}
+
+macro_rules! unaries {
+    ($($name:ident => $op:literal),* $(,)?) => {
+        $(pub fn $name(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+            let x = cx.input(0)?;
+            Ok(vec![cx.op1($op, x)?])
+        })*
+    };
+}
+
+unaries! {
+    relu => "relax.nn.relu",
+    sigmoid => "relax.sigmoid",
+    tanh => "relax.tanh",
+    exp => "relax.exp",
+    log => "relax.log",
+    sqrt => "relax.sqrt",
+    abs => "relax.abs",
+    neg => "relax.negative",
+}
+
+/// The input and its dtype.
+fn x_and_dtype(cx: &Ctx) -> Result<(Expr, DataType), Error> {
+    let x = cx.input(0)?;
+    let (_, dtype) = cx.tensor(&x)?;
+    Ok((x, dtype))
+}
+
+pub fn reciprocal(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let one = cx.scalar(1.0, dtype)?;
+    Ok(vec![cx.op2("relax.divide", one, x)?])
+}
+
+/// `where(x > 0, x, negative)`.
+fn positive_or(cx: &mut Ctx, x: Expr, negative: Expr, dtype: DataType) -> Result<Expr, Error> {
+    let zero = cx.scalar(0.0, dtype)?;
+    let pos = cx.op2("relax.greater", x.clone(), zero)?;
+    cx.call("relax.where", vec![pos, x, negative], Attrs::new())
+}
+
+pub fn leaky_relu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = cx.node.float_or("alpha", 0.01)?;
+    let alpha = cx.scalar(f64::from(alpha), dtype)?;
+    let scaled = cx.op2("relax.multiply", x.clone(), alpha)?;
+    Ok(vec![positive_or(cx, x, scaled, dtype)?])
+}
+
+pub fn prelu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let mut slope = cx.input(1)?;
+    // Before opset 7 a 1-d slope runs along the channels (axis 1).
+    let (x_dims, _) = cx.tensor(&x)?;
+    let (s_dims, _) = cx.tensor(&slope)?;
+    if cx.opset < 7 && s_dims.len() == 1 && x_dims.len() > 2 {
+        let mut dims = vec![PrimExpr::int(1); x_dims.len() - 1];
+        dims[0] = s_dims[0].clone();
+        slope = cx.call("relax.reshape", vec![slope, shape(dims)], Attrs::new())?;
+    }
+    let scaled = cx.op2("relax.multiply", x.clone(), slope)?;
+    Ok(vec![positive_or(cx, x, scaled, dtype)?])
+}
+
+/// `alpha · (exp(x) - 1)`.
+fn exp_minus_one(cx: &mut Ctx, x: Expr, alpha: f64, dtype: DataType) -> Result<Expr, Error> {
+    let e = cx.op1("relax.exp", x)?;
+    let one = cx.scalar(1.0, dtype)?;
+    let em1 = cx.op2("relax.subtract", e, one)?;
+    let alpha = cx.scalar(alpha, dtype)?;
+    cx.op2("relax.multiply", em1, alpha)
+}
+
+pub fn elu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = f64::from(cx.node.float_or("alpha", 1.0)?);
+    let neg = exp_minus_one(cx, x.clone(), alpha, dtype)?;
+    Ok(vec![positive_or(cx, x, neg, dtype)?])
+}
+
+pub fn selu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = f64::from(cx.node.float_or("alpha", 1.673_263_2)?);
+    let gamma = f64::from(cx.node.float_or("gamma", 1.050_701)?);
+    let neg = exp_minus_one(cx, x.clone(), alpha, dtype)?;
+    let y = positive_or(cx, x, neg, dtype)?;
+    let gamma = cx.scalar(gamma, dtype)?;
+    Ok(vec![cx.op2("relax.multiply", y, gamma)?])
+}
+
+pub fn softplus(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let zero = cx.scalar(0.0, dtype)?;
+    let pos = cx.op2("relax.maximum", x.clone(), zero)?;
+    let a = cx.op1("relax.abs", x)?;
+    let na = cx.op1("relax.negative", a)?;
+    let e = cx.op1("relax.exp", na)?;
+    let one = cx.scalar(1.0, dtype)?;
+    let e1 = cx.op2("relax.add", e, one)?;
+    let l = cx.op1("relax.log", e1)?;
+    Ok(vec![cx.op2("relax.add", pos, l)?])
+}
+
+pub fn softsign(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let a = cx.op1("relax.abs", x.clone())?;
+    let one = cx.scalar(1.0, dtype)?;
+    let d = cx.op2("relax.add", a, one)?;
+    Ok(vec![cx.op2("relax.divide", x, d)?])
+}
+
+pub fn hard_sigmoid(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = f64::from(cx.node.float_or("alpha", 0.2)?);
+    let beta = f64::from(cx.node.float_or("beta", 0.5)?);
+    let alpha = cx.scalar(alpha, dtype)?;
+    let beta = cx.scalar(beta, dtype)?;
+    let line = cx.op2("relax.multiply", x, alpha)?;
+    let line = cx.op2("relax.add", line, beta)?;
+    let one = cx.scalar(1.0, dtype)?;
+    let zero = cx.scalar(0.0, dtype)?;
+    let upper = cx.op2("relax.minimum", line, one)?;
+    Ok(vec![cx.op2("relax.maximum", upper, zero)?])
+}
+
+pub fn clip(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let (lo, hi) = if cx.opset < 11 {
+        let lo = cx.node.has("min").then(|| cx.node.float_or("min", 0.0));
+        let hi = cx.node.has("max").then(|| cx.node.float_or("max", 0.0));
+        let lo = lo.transpose()?.map(|v| cx.scalar(f64::from(v), dtype));
+        let hi = hi.transpose()?.map(|v| cx.scalar(f64::from(v), dtype));
+        (lo.transpose()?, hi.transpose()?)
+    } else {
+        (cx.opt_input(1)?, cx.opt_input(2)?)
+    };
+    let mut y = x;
+    if let Some(lo) = lo {
+        y = cx.op2("relax.maximum", y, lo)?;
+    }
+    if let Some(hi) = hi {
+        y = cx.op2("relax.minimum", y, hi)?;
+    }
+    Ok(vec![y])
+}
+
+pub fn cast(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let to = cx
+        .node
+        .int("to")?
+        .ok_or_else(|| cx.error("attribute `to` is required"))?;
+    let dtype = crate::tensor::dtype_of(to as i32).ok_or_else(|| {
+        cx.error(format!(
+            "cast to {} is not supported",
+            crate::tensor::elem_type_name(to as i32)
+        ))
+    })?;
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    Ok(vec![cx.call("relax.astype", vec![x], attrs)?])
+}
+
+pub fn where_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let args = vec![cx.input(0)?, cx.input(1)?, cx.input(2)?];
+    Ok(vec![cx.call("relax.where", args, Attrs::new())?])
+}

@@ -1,0 +1,411 @@
+//! Neural-network ops.
+//!
+//! 1. `Conv` and `MaxPool` map to `nn.conv2d` and `nn.max_pool2d` (ONNX's
+//!    `pads` = `[top, left, bottom, right]`, as Relax's 4-element
+//!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
+//!    resolved to pads from the static input size. 3-d is an error (the
+//!    registry has no 3-d ops).
+//! 2. `BatchNormalization` is `nn.batch_norm` in inference form (field 0);
+//!    `InstanceNormalization` is written with mean, subtract, sqrt, divide.
+//! 3. `LRN` sums squares over a window of channels as a 2-d convolution
+//!    with ones on `(N, 1, C, H·W)`, then `x / (bias + α/size · sum)^β`.
+//! 4. `Gemm` is `alpha · A'B' + beta · C` with `permute_dims` for the
+//!    transposes; `MatMul` is `matmul`.
+//! 5. `Softmax`/`LogSoftmax` before opset 13 work on the input coerced to
+//!    2-d at `axis` (default 1): a reshape around a softmax over the last
+//!    axis unless `axis` is already the last.
+//! 6. `Dropout` at inference is the identity (its mask output is not
+//!    produced).
+
+use super::{ints, normalize_axes, shape, Ctx};
+use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_runtime::{Error, Tensor};
+
+/// The spatial window attributes of `Conv` and the pools, for `k` spatial
+/// dims with kernel `kernel`: strides, dilations, and begin/end pads.
+struct Window {
+    strides: Vec<i64>,
+    dilations: Vec<i64>,
+    pads: Vec<i64>,
+}
+
+fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
+    let k = kernel.len();
+    let strides = cx.node.ints("strides")?.unwrap_or_else(|| vec![1; k]);
+    let dilations = cx.node.ints("dilations")?.unwrap_or_else(|| vec![1; k]);
+    if strides.len() != k || dilations.len() != k {
+        return Err(cx.error(format!(
+            "strides {strides:?} and dilations {dilations:?} must have {k} values"
+        )));
+    }
+    let auto_pad = cx
+        .node
+        .string("auto_pad")?
+        .unwrap_or_else(|| "NOTSET".into());
+    let pads = match auto_pad.as_str() {
+        "NOTSET" => cx.node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * k]),
+        "VALID" => vec![0; 2 * k],
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let dims = cx.static_dims(x)?;
+            let spatial = &dims[dims.len() - k..];
+            let mut begin = Vec::new();
+            let mut end = Vec::new();
+            for i in 0..k {
+                let out = (spatial[i] + strides[i] - 1) / strides[i];
+                let total = ((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+                    - spatial[i])
+                    .max(0);
+                let small = total / 2;
+                let (b, e) = if auto_pad == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                };
+                begin.push(b);
+                end.push(e);
+            }
+            begin.into_iter().chain(end).collect()
+        }
+        other => return Err(cx.error(format!("auto_pad `{other}` is not an ONNX value"))),
+    };
+    if pads.len() != 2 * k {
+        return Err(cx.error(format!("pads {pads:?} must have {} values", 2 * k)));
+    }
+    Ok(Window {
+        strides,
+        dilations,
+        pads,
+    })
+}
+
+/// `x` with an axis of 1 inserted at 2 (a 1-d op run as 2-d).
+fn as_2d(cx: &mut Ctx, x: Expr) -> Result<Expr, Error> {
+    let attrs = Attrs::from_pairs([("axis", ints([2]))]);
+    cx.call("relax.expand_dims", vec![x], attrs)
+}
+
+/// `w` for 2-d: 1-d windows get a height of 1 (stride, dilation 1, no
+/// padding).
+fn widen(w: &Window) -> Window {
+    Window {
+        strides: [vec![1], w.strides.clone()].concat(),
+        dilations: [vec![1], w.dilations.clone()].concat(),
+        pads: vec![0, w.pads[0], 0, w.pads[1]],
+    }
+}
+
+fn spatial_rank(cx: &Ctx, x: &Expr) -> Result<usize, Error> {
+    let (dims, _) = cx.tensor(x)?;
+    match dims.len() {
+        3 => Ok(1),
+        4 => Ok(2),
+        n => Err(cx.error(format!(
+            "a {}-d input is not supported (1-d and 2-d are; the registry has no 3-d ops)",
+            n.saturating_sub(2)
+        ))),
+    }
+}
+
+pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "dilations",
+        "group",
+        "kernel_shape",
+        "pads",
+        "strides",
+    ])?;
+    let x = cx.input(0)?;
+    let w = cx.input(1)?;
+    let bias = cx.opt_input(2)?;
+    let k = spatial_rank(cx, &x)?;
+    let w_dims = cx.static_dims(&w)?;
+    let kernel = cx
+        .node
+        .ints("kernel_shape")?
+        .unwrap_or_else(|| w_dims[2..].to_vec());
+    let mut win = window(cx, &x, &kernel)?;
+    let (x2, w2) = if k == 1 {
+        win = widen(&win);
+        (as_2d(cx, x)?, as_2d(cx, w)?)
+    } else {
+        (x, w)
+    };
+    let attrs = Attrs::from_pairs([
+        ("strides", ints(win.strides)),
+        ("padding", ints(win.pads)),
+        ("dilation", ints(win.dilations)),
+        ("groups", AttrValue::Int(cx.node.int_or("group", 1)?)),
+    ]);
+    let mut y = cx.call("relax.nn.conv2d", vec![x2, w2], attrs)?;
+    if let Some(b) = bias {
+        let c = PrimExpr::int(w_dims[0]);
+        let one = PrimExpr::int(1);
+        let b = cx.call(
+            "relax.reshape",
+            vec![b, shape(vec![one.clone(), c, one.clone(), one])],
+            Attrs::new(),
+        )?;
+        y = cx.op2("relax.add", y, b)?;
+    }
+    if k == 1 {
+        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
+        y = cx.call("relax.squeeze", vec![y], attrs)?;
+    }
+    Ok(vec![y])
+}
+
+pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "ceil_mode",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "storage_order",
+        "strides",
+    ])?;
+    if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
+        return Err(cx.error("the Indices output is not supported"));
+    }
+    let x = cx.input(0)?;
+    let k = spatial_rank(cx, &x)?;
+    let kernel = cx
+        .node
+        .ints("kernel_shape")?
+        .ok_or_else(|| cx.error("attribute `kernel_shape` is required"))?;
+    if kernel.len() != k {
+        return Err(cx.error(format!("kernel_shape {kernel:?} must have {k} values")));
+    }
+    let mut win = window(cx, &x, &kernel)?;
+    let (x2, kernel2) = if k == 1 {
+        win = widen(&win);
+        (as_2d(cx, x)?, vec![1, kernel[0]])
+    } else {
+        (x, kernel)
+    };
+    let attrs = Attrs::from_pairs([
+        ("pool_size", ints(kernel2)),
+        ("strides", ints(win.strides)),
+        ("padding", ints(win.pads)),
+        ("dilation", ints(win.dilations)),
+        (
+            "ceil_mode",
+            AttrValue::Bool(cx.node.int_or("ceil_mode", 0)? != 0),
+        ),
+    ]);
+    let mut y = cx.call("relax.nn.max_pool2d", vec![x2], attrs)?;
+    if k == 1 {
+        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
+        y = cx.call("relax.squeeze", vec![y], attrs)?;
+    }
+    Ok(vec![y])
+}
+
+/// A reduction over every spatial axis, keeping them.
+fn global_pool(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let (dims, _) = cx.tensor(&x)?;
+    let axes = (2..dims.len() as i64).collect::<Vec<_>>();
+    let attrs = Attrs::from_pairs([("axis", ints(axes)), ("keepdims", AttrValue::Bool(true))]);
+    Ok(vec![cx.call(op, vec![x], attrs)?])
+}
+
+pub fn global_average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    global_pool(cx, "relax.mean")
+}
+
+pub fn global_max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    global_pool(cx, "relax.max")
+}
+
+pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "epsilon",
+        "momentum",
+        "spatial",
+        "is_test",
+        "consumed_inputs",
+        "training_mode",
+    ])?;
+    if cx.node.int_or("training_mode", 0)? != 0 {
+        return Err(cx.error("training_mode = 1 is not supported (inference only)"));
+    }
+    if cx.node.int_or("spatial", 1)? != 1 {
+        return Err(cx.error("spatial = 0 is not supported"));
+    }
+    let args = (0..5).map(|i| cx.input(i)).collect::<Result<Vec<_>, _>>()?;
+    let eps = f64::from(cx.node.float_or("epsilon", 1e-5)?);
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        ("epsilon", AttrValue::Float(eps)),
+        ("training", AttrValue::Bool(false)),
+    ]);
+    let t = cx.call("relax.nn.batch_norm", args, attrs)?;
+    Ok(vec![cx.item(&t, 0)?])
+}
+
+/// `v` of shape `(C,)` reshaped to broadcast along axis 1 of rank `ndim`.
+fn per_channel(cx: &mut Ctx, v: Expr, c: PrimExpr, ndim: usize) -> Result<Expr, Error> {
+    let mut dims = vec![PrimExpr::int(1); ndim];
+    dims[1] = c;
+    cx.call("relax.reshape", vec![v, shape(dims)], Attrs::new())
+}
+
+pub fn instance_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&["epsilon"])?;
+    let x = cx.input(0)?;
+    let scale = cx.input(1)?;
+    let bias = cx.input(2)?;
+    let (dims, dtype) = cx.tensor(&x)?;
+    let axes: Vec<i64> = (2..dims.len() as i64).collect();
+    let reduce = Attrs::from_pairs([("axis", ints(axes)), ("keepdims", AttrValue::Bool(true))]);
+    let mean = cx.call("relax.mean", vec![x.clone()], reduce.clone())?;
+    let centered = cx.op2("relax.subtract", x, mean)?;
+    let sq = cx.op2("relax.multiply", centered.clone(), centered.clone())?;
+    let var = cx.call("relax.mean", vec![sq], reduce)?;
+    let eps = cx.scalar(f64::from(cx.node.float_or("epsilon", 1e-5)?), dtype)?;
+    let var_eps = cx.op2("relax.add", var, eps)?;
+    let std = cx.op1("relax.sqrt", var_eps)?;
+    let normed = cx.op2("relax.divide", centered, std)?;
+    let c = dims[1].clone();
+    let scale = per_channel(cx, scale, c.clone(), dims.len())?;
+    let bias = per_channel(cx, bias, c, dims.len())?;
+    let y = cx.op2("relax.multiply", normed, scale)?;
+    Ok(vec![cx.op2("relax.add", y, bias)?])
+}
+
+pub fn lrn(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&["alpha", "beta", "bias", "size"])?;
+    let x = cx.input(0)?;
+    let (dims, dtype) = cx.tensor(&x)?;
+    if dims.len() != 4 {
+        return Err(cx.error("only 4-d inputs (N, C, H, W) are supported"));
+    }
+    let size = cx
+        .node
+        .int("size")?
+        .filter(|&s| s > 0)
+        .ok_or_else(|| cx.error("attribute `size` (positive) is required"))?;
+    let alpha = f64::from(cx.node.float_or("alpha", 1e-4)?);
+    let beta = f64::from(cx.node.float_or("beta", 0.75)?);
+    let bias = f64::from(cx.node.float_or("bias", 1.0)?);
+    let sq = cx.op2("relax.multiply", x.clone(), x.clone())?;
+    let hw = dims[2].clone() * dims[3].clone();
+    let one = PrimExpr::int(1);
+    let rows = cx.call(
+        "relax.reshape",
+        vec![
+            sq,
+            shape(vec![dims[0].clone(), one.clone(), dims[1].clone(), hw]),
+        ],
+        Attrs::new(),
+    )?;
+    let ones =
+        Tensor::from_vec(&[1, 1, size, 1], vec![1.0f32; size as usize]).map_err(|e| cx.error(e))?;
+    let ones = Expr::constant(ones);
+    let ones = if dtype == relax_runtime::DataType::f32() {
+        ones
+    } else {
+        let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+        cx.call("relax.astype", vec![ones], attrs)?
+    };
+    let before = (size - 1) / 2;
+    let after = size - 1 - before;
+    let attrs = Attrs::from_pairs([("padding", ints([before, 0, after, 0]))]);
+    let sums = cx.call("relax.nn.conv2d", vec![rows, ones], attrs)?;
+    let sums = cx.call("relax.reshape", vec![sums, shape(dims)], Attrs::new())?;
+    let scale = cx.scalar(alpha / size as f64, dtype)?;
+    let scaled = cx.op2("relax.multiply", sums, scale)?;
+    let bias = cx.scalar(bias, dtype)?;
+    let base = cx.op2("relax.add", scaled, bias)?;
+    let beta = cx.scalar(beta, dtype)?;
+    let denom = cx.op2("relax.power", base, beta)?;
+    Ok(vec![cx.op2("relax.divide", x, denom)?])
+}
+
+pub fn gemm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node
+        .only_attrs(&["alpha", "beta", "transA", "transB", "broadcast"])?;
+    let mut a = cx.input(0)?;
+    let mut b = cx.input(1)?;
+    let c = cx.opt_input(2)?;
+    let transpose = |cx: &mut Ctx, e: Expr| {
+        let attrs = Attrs::from_pairs([("axes", ints([1, 0]))]);
+        cx.call("relax.permute_dims", vec![e], attrs)
+    };
+    if cx.node.int_or("transA", 0)? != 0 {
+        a = transpose(cx, a)?;
+    }
+    if cx.node.int_or("transB", 0)? != 0 {
+        b = transpose(cx, b)?;
+    }
+    let (_, dtype) = cx.tensor(&a)?;
+    let mut y = cx.op2("relax.matmul", a, b)?;
+    let alpha = cx.node.float_or("alpha", 1.0)?;
+    if alpha != 1.0 {
+        let alpha = cx.scalar(f64::from(alpha), dtype)?;
+        y = cx.op2("relax.multiply", y, alpha)?;
+    }
+    if let Some(mut c) = c {
+        let beta = cx.node.float_or("beta", 1.0)?;
+        if beta != 1.0 {
+            let beta = cx.scalar(f64::from(beta), dtype)?;
+            c = cx.op2("relax.multiply", c, beta)?;
+        }
+        y = cx.op2("relax.add", y, c)?;
+    }
+    Ok(vec![y])
+}
+
+pub fn matmul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let a = cx.input(0)?;
+    let b = cx.input(1)?;
+    Ok(vec![cx.op2("relax.matmul", a, b)?])
+}
+
+fn softmax_like(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&["axis"])?;
+    let x = cx.input(0)?;
+    let (dims, _) = cx.tensor(&x)?;
+    let ndim = dims.len();
+    let default = if cx.opset < 13 { 1 } else { -1 };
+    let axis = cx.node.int_or("axis", default)?;
+    let axis = normalize_axes(cx, &[axis], ndim)?[0];
+    let last = |a: usize| Attrs::from_pairs([("axis", AttrValue::Int(a as i64))]);
+    if cx.opset >= 13 || axis + 1 == ndim {
+        return Ok(vec![cx.call(op, vec![x], last(axis))?]);
+    }
+    // Coerced to 2-d: (prod(dims[..axis]), prod(dims[axis..])).
+    let prod = |ds: &[PrimExpr]| ds.iter().cloned().fold(PrimExpr::int(1), |acc, d| acc * d);
+    let flat = vec![prod(&dims[..axis]), prod(&dims[axis..])];
+    let x2 = cx.call("relax.reshape", vec![x, shape(flat)], Attrs::new())?;
+    let y2 = cx.call(op, vec![x2], last(1))?;
+    Ok(vec![cx.call(
+        "relax.reshape",
+        vec![y2, shape(dims)],
+        Attrs::new(),
+    )?])
+}
+
+pub fn softmax(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    softmax_like(cx, "relax.nn.softmax")
+}
+
+pub fn log_softmax(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    softmax_like(cx, "relax.nn.log_softmax")
+}
+
+pub fn dropout(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    if cx.opset >= 12 {
+        if let Some(t) = cx.const_input(2)? {
+            if t.to_f64_vec().first().is_some_and(|&v| v != 0.0) {
+                return Err(cx.error("training_mode = true is not supported (inference only)"));
+            }
+        }
+    }
+    if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
+        return Err(cx.error("the mask output is not supported"));
+    }
+    Ok(vec![cx.input(0)?])
+}

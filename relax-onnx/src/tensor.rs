@@ -1,0 +1,216 @@
+//! ONNX `TensorProto`s as runtime tensors, and ONNX element types as
+//! dtypes.
+//!
+//! A `TensorProto` holds its elements either as `raw_data` (little-endian
+//! bytes) or in the typed field for its type (`float_data`, `int32_data`
+//! for every integer type of at most 32 bits and `bool`, `int64_data`,
+//! `double_data`, `uint64_data` for `uint32`/`uint64`). Elements stored
+//! outside the file (`data_location = EXTERNAL`), strings, and the float
+//! types this project has no dtype for (float16, bfloat16, the float8s,
+//! complex) are errors naming the tensor.
+
+use crate::error;
+use crate::proto::{tensor_proto, TensorProto};
+use relax_runtime::{DataType, Error, Tensor};
+
+/// The dtype of an ONNX element type (`TensorProto.DataType`).
+pub fn dtype_of(elem_type: i32) -> Option<DataType> {
+    use tensor_proto::DataType as D;
+    Some(match D::try_from(elem_type).ok()? {
+        D::Float => DataType::f32(),
+        D::Double => DataType::f64(),
+        D::Int8 => DataType::int(8),
+        D::Int16 => DataType::int(16),
+        D::Int32 => DataType::int(32),
+        D::Int64 => DataType::int(64),
+        D::Uint8 => DataType::uint(8),
+        D::Uint16 => DataType::uint(16),
+        D::Uint32 => DataType::uint(32),
+        D::Uint64 => DataType::uint(64),
+        D::Bool => DataType::bool(),
+        _ => return None,
+    })
+}
+
+/// The name of an ONNX element type, for messages.
+pub fn elem_type_name(elem_type: i32) -> String {
+    tensor_proto::DataType::try_from(elem_type)
+        .map(|d| d.as_str_name().to_string())
+        .unwrap_or_else(|_| format!("element type {elem_type}"))
+}
+
+/// `t` as a tensor.
+pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
+    let name = t.name();
+    let what = || {
+        if name.is_empty() {
+            "a tensor".to_string()
+        } else {
+            format!("tensor `{name}`")
+        }
+    };
+    if t.data_location() == tensor_proto::DataLocation::External {
+        return Err(error(format!(
+            "{} keeps its data in an external file, which is not read",
+            what()
+        )));
+    }
+    let dtype = dtype_of(t.data_type()).ok_or_else(|| {
+        error(format!(
+            "{} has element type {}, which has no dtype here",
+            what(),
+            elem_type_name(t.data_type())
+        ))
+    })?;
+    if let Some(d) = t.dims.iter().find(|&&d| d < 0) {
+        return Err(error(format!("{} has a negative dim {d}", what())));
+    }
+    let numel = t
+        .dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+        .ok_or_else(|| error(format!("{} has too many elements", what())))?;
+    let width = dtype.size_in_bytes();
+    let bytes: Vec<u8> = if let Some(raw) = &t.raw_data {
+        raw.clone()
+    } else {
+        use tensor_proto::DataType as D;
+        let mut out = Vec::with_capacity(numel.saturating_mul(width));
+        match D::try_from(t.data_type()).map_err(|_| error(format!("{}: bad type", what())))? {
+            D::Float => t
+                .float_data
+                .iter()
+                .for_each(|v| out.extend(v.to_le_bytes())),
+            D::Double => t
+                .double_data
+                .iter()
+                .for_each(|v| out.extend(v.to_le_bytes())),
+            D::Int64 => t
+                .int64_data
+                .iter()
+                .for_each(|v| out.extend(v.to_le_bytes())),
+            D::Uint32 | D::Uint64 => t
+                .uint64_data
+                .iter()
+                .for_each(|v| out.extend(&v.to_le_bytes()[..width])),
+            // int32_data holds every narrower integer type and bool.
+            _ => t
+                .int32_data
+                .iter()
+                .for_each(|v| out.extend(&v.to_le_bytes()[..width])),
+        }
+        out
+    };
+    if bytes.len() != numel.saturating_mul(width) {
+        return Err(error(format!(
+            "{} of shape {:?} and type {} has {} bytes of data, not {}",
+            what(),
+            t.dims,
+            elem_type_name(t.data_type()),
+            bytes.len(),
+            numel.saturating_mul(width)
+        )));
+    }
+    let mut bytes = bytes;
+    if dtype.is_bool() {
+        // Any non-zero byte is true; the runtime's bools are 0 or 1.
+        bytes.iter_mut().for_each(|b| *b = u8::from(*b != 0));
+    }
+    Tensor::from_bytes(dtype, &t.dims, &bytes).map_err(|e| error(format!("{}: {e}", what())))
+}
+
+/// The ONNX element type of a dtype.
+pub fn elem_type(dtype: DataType) -> Option<tensor_proto::DataType> {
+    use tensor_proto::DataType as D;
+    let all = [
+        D::Float,
+        D::Double,
+        D::Int8,
+        D::Int16,
+        D::Int32,
+        D::Int64,
+        D::Uint8,
+        D::Uint16,
+        D::Uint32,
+        D::Uint64,
+        D::Bool,
+    ];
+    all.into_iter().find(|d| dtype_of(*d as i32) == Some(dtype))
+}
+
+/// `tensor` as a `TensorProto` named `name` (its elements as raw data).
+pub fn from_tensor(name: &str, tensor: &Tensor) -> Result<TensorProto, Error> {
+    let ty = elem_type(tensor.dtype())
+        .ok_or_else(|| error(format!("dtype {} has no ONNX element type", tensor.dtype())))?;
+    Ok(TensorProto {
+        name: Some(name.to_string()),
+        dims: tensor.shape().to_vec(),
+        data_type: Some(ty as i32),
+        raw_data: Some(tensor.as_bytes().to_vec()),
+        ..Default::default()
+    })
+}
+
+/// A `TensorProto` file (the `.pb` inputs and outputs of ONNX's test data)
+/// as its name and tensor.
+pub fn decode_tensor(bytes: &[u8]) -> Result<(String, Tensor), Error> {
+    use prost::Message;
+    let t = TensorProto::decode(bytes).map_err(|e| error(format!("not a TensorProto: {e}")))?;
+    Ok((t.name().to_string(), to_tensor(&t)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_fields_and_raw_data_give_the_same_tensor() {
+        let typed = TensorProto {
+            dims: vec![2, 2],
+            data_type: Some(tensor_proto::DataType::Float as i32),
+            float_data: vec![1.0, 2.0, 3.0, 4.0],
+            ..Default::default()
+        };
+        let t = to_tensor(&typed).unwrap();
+        assert_eq!(t.shape(), &[2, 2]);
+        let raw = from_tensor("x", &t).unwrap();
+        assert_eq!(
+            to_tensor(&raw).unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 2.0, 3.0, 4.0]
+        );
+        let int8 = TensorProto {
+            dims: vec![3],
+            data_type: Some(tensor_proto::DataType::Int8 as i32),
+            int32_data: vec![-1, 0, 7],
+            ..Default::default()
+        };
+        assert_eq!(
+            to_tensor(&int8).unwrap().to_vec::<i8>().unwrap(),
+            [-1, 0, 7]
+        );
+    }
+
+    #[test]
+    fn bad_tensors_are_errors_naming_them() {
+        let short = TensorProto {
+            name: Some("w".into()),
+            dims: vec![3],
+            data_type: Some(tensor_proto::DataType::Float as i32),
+            float_data: vec![1.0],
+            ..Default::default()
+        };
+        let e = to_tensor(&short).unwrap_err().to_string();
+        assert!(
+            e.contains("tensor `w`") && e.contains("4 bytes of data, not 12"),
+            "{e}"
+        );
+        let half = TensorProto {
+            name: Some("h".into()),
+            data_type: Some(tensor_proto::DataType::Float16 as i32),
+            ..Default::default()
+        };
+        let e = to_tensor(&half).unwrap_err().to_string();
+        assert!(e.contains("FLOAT16"), "{e}");
+        assert!(decode_tensor(&[0xff, 0xff, 0xff]).is_err());
+    }
+}
