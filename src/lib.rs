@@ -23,6 +23,14 @@ pub use ndarray;
 
 #[cfg(feature = "aot")]
 pub mod aot;
+
+/// Models from other frameworks (TVM's `relax.frontend`).
+pub mod frontend {
+    /// ONNX models to IRModules (feature "onnx"; TVM's
+    /// `relax.frontend.onnx.from_onnx`).
+    #[cfg(feature = "onnx")]
+    pub use relax_onnx as onnx;
+}
 #[doc(hidden)]
 pub mod dsl;
 pub use relax_runtime::{

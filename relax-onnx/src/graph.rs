@@ -79,9 +79,11 @@ fn value_sinfo(
 ) -> Result<StructInfo, Error> {
     let tensor = match ty.and_then(|t| t.value.as_ref()) {
         Some(type_proto::Value::TensorType(t)) => t,
-        Some(_) => return Err(error(format!(
+        Some(_) => {
+            return Err(error(format!(
             "graph input `{name}` is not a tensor (sequences, maps and optionals are not imported)"
-        ))),
+        )))
+        }
         None => return Err(error(format!("graph input `{name}` has no type"))),
     };
     let dtype = dtype_of(tensor.elem_type()).ok_or_else(|| {

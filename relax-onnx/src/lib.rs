@@ -38,7 +38,9 @@
 //! | `graph.rs` | the importer: signature, initializers, the node loop, constant evaluation |
 //! | `node.rs` | a node's attributes and inputs, with errors that name it |
 //! | `ops/` | the converters, one file per op family |
+//! | `backend_test.rs` | ONNX's backend test cases (model, inputs, expected outputs) and their comparison |
 
+pub mod backend_test;
 pub mod proto;
 pub mod tensor;
 
