@@ -1,0 +1,313 @@
+//! `relax`: the command line of relax-rs (after TVM's `tvmc` and tract's
+//! CLI).
+//!
+//! ```text
+//! relax import model.onnx -o model.py      ONNX to TVMScript
+//! relax check  model.{onnx,py}             well-formedness, every diagnostic
+//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
+//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …]
+//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100]
+//! relax dot    model.{onnx,py} [--function main] [--fuse]
+//! ```
+//!
+//! Errors go to stderr with exit status 1; nothing panics on bad input.
+
+mod dot;
+mod model;
+mod npy;
+mod passes;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use relax_core::backend::{build, Target};
+use relax_core::ir::IRModule;
+use relax_runtime::{Tensor, Value, VirtualMachine};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "relax",
+    version,
+    about = "Relax IR models: import, check, print, run, bench, draw"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Import an ONNX model and write it as TVMScript (`.py`).
+    Import {
+        model: PathBuf,
+        /// The file to write (`.py`).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Weights as parameters of `main` (TVM's keep_params_in_input).
+        #[arg(long)]
+        keep_params: bool,
+    },
+    /// Check a model's well-formedness and print every diagnostic.
+    Check { model: PathBuf },
+    /// Print a model as TVMScript, after the given passes.
+    Print {
+        model: PathBuf,
+        /// Comma-separated pass names, run in order (`relax print --passes
+        /// help` lists them).
+        #[arg(long, value_delimiter = ',')]
+        passes: Vec<String>,
+    },
+    /// Run `main` on `.npy` inputs; print or write the outputs.
+    Run {
+        model: PathBuf,
+        /// An input, `name=file.npy` (or just `file.npy`), in `main`'s
+        /// parameter order.
+        #[arg(short, long)]
+        input: Vec<String>,
+        /// Where to write each output (`.npy`), in order.
+        #[arg(short, long)]
+        output: Vec<PathBuf>,
+        /// Run on the reference interpreter instead of LLVM.
+        #[arg(long)]
+        interp: bool,
+    },
+    /// Time `main` on `.npy` inputs: latency percentiles.
+    Bench {
+        model: PathBuf,
+        #[arg(short, long)]
+        input: Vec<String>,
+        /// Timed runs (after 3 warm-up runs).
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+    },
+    /// Draw a function's dataflow graph in Graphviz's DOT language.
+    Dot {
+        model: PathBuf,
+        #[arg(long, default_value = "main")]
+        function: String,
+        /// Legalize and fuse first: fused groups are drawn as clusters.
+        #[arg(long)]
+        fuse: bool,
+        /// The file to write (stdout if not given).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The arguments of `main`: the `--input` files in order (a `name=` prefix
+/// must name the parameter at that position), then the weights.
+fn arguments(
+    module: &IRModule,
+    inputs: &[String],
+    params: &[Tensor],
+) -> Result<Vec<Value>, String> {
+    let main = module
+        .get_relax("main")
+        .ok_or("the module has no Relax function `main`")?;
+    let expected = main.params.len() - params.len();
+    if inputs.len() != expected {
+        let names: Vec<&str> = main.params[..expected]
+            .iter()
+            .map(|p| p.name_hint())
+            .collect();
+        return Err(format!(
+            "`main` takes {expected} input(s) ({}), and {} --input were given",
+            names.join(", "),
+            inputs.len()
+        ));
+    }
+    let mut args = Vec::new();
+    for (i, spec) in inputs.iter().enumerate() {
+        let (name, file) = match spec.split_once('=') {
+            Some((n, f)) => (Some(n), f),
+            None => (None, spec.as_str()),
+        };
+        let param = main.params[i].name_hint();
+        if let Some(n) = name {
+            if n != param {
+                return Err(format!(
+                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`"
+                ));
+            }
+        }
+        args.push(Value::Tensor(npy::read(Path::new(file))?));
+    }
+    args.extend(params.iter().cloned().map(Value::Tensor));
+    Ok(args)
+}
+
+fn outputs(v: Value) -> Vec<Value> {
+    match v {
+        Value::Tuple(fields) => fields.to_vec(),
+        v => vec![v],
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Import {
+            model,
+            output,
+            keep_params,
+        } => {
+            let m = model::read(&model, keep_params)?;
+            match output.extension().and_then(|e| e.to_str()) {
+                Some("py") => write_file(&output, &m.module.to_string()),
+                _ => Err(format!(
+                    "{}: `import` writes TVMScript (.py)",
+                    output.display()
+                )),
+            }
+        }
+        Command::Check { model } => {
+            let m = model::read(&model, false)?;
+            match relax_core::analysis::well_formed(&m.module) {
+                Ok(()) => {
+                    println!("{}: well formed", model.display());
+                    Ok(())
+                }
+                Err(diagnostics) => {
+                    for d in &diagnostics {
+                        eprintln!("{d}");
+                    }
+                    Err(format!("{} diagnostic(s)", diagnostics.len()))
+                }
+            }
+        }
+        Command::Print { model, passes } => {
+            if passes.iter().any(|p| p == "help") {
+                println!("passes: {}", passes::NAMES.join(", "));
+                return Ok(());
+            }
+            let m = model::read(&model, false)?;
+            let mut module = m.module;
+            for name in &passes {
+                module = passes::run(name, module)?;
+            }
+            print!("{module}");
+            Ok(())
+        }
+        Command::Run {
+            model,
+            input,
+            output,
+            interp,
+        } => {
+            let m = model::read(&model, false)?;
+            let target = if interp {
+                Target::interpreter()
+            } else {
+                Target::host()
+            };
+            let exec = build(&m.module, &target).map_err(|e| e.to_string())?;
+            let args = arguments(&m.module, &input, &m.params)?;
+            let vm = VirtualMachine::new(&exec);
+            let results = outputs(vm.call("main", &args).map_err(|e| e.to_string())?);
+            if !output.is_empty() && output.len() != results.len() {
+                return Err(format!(
+                    "`main` returns {} output(s), and {} --output were given",
+                    results.len(),
+                    output.len()
+                ));
+            }
+            for (i, r) in results.iter().enumerate() {
+                match (output.get(i), r) {
+                    (Some(path), Value::Tensor(t)) => npy::write(path, t)?,
+                    (Some(path), _) => {
+                        return Err(format!("output {i} is not a tensor ({})", path.display()))
+                    }
+                    (None, v) => println!("{v}"),
+                }
+            }
+            Ok(())
+        }
+        Command::Bench { model, input, runs } => {
+            let m = model::read(&model, false)?;
+            let start = Instant::now();
+            let exec = build(&m.module, &Target::host()).map_err(|e| e.to_string())?;
+            let compile = start.elapsed();
+            let args = arguments(&m.module, &input, &m.params)?;
+            let vm = VirtualMachine::new(&exec);
+            for _ in 0..3 {
+                vm.call("main", &args).map_err(|e| e.to_string())?;
+            }
+            let bar = ProgressBar::new(runs as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed_precise}")
+                    .map_err(|e| e.to_string())?,
+            );
+            let mut times = Vec::with_capacity(runs);
+            for _ in 0..runs.max(1) {
+                let t = Instant::now();
+                vm.call("main", &args).map_err(|e| e.to_string())?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            times.sort_by(f64::total_cmp);
+            let mean = times.iter().sum::<f64>() / times.len() as f64;
+            println!(
+                "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
+                model.display(),
+                compile,
+                times.len(),
+                times[0],
+                percentile(&times, 0.5),
+                percentile(&times, 0.9),
+                percentile(&times, 0.99),
+                mean
+            );
+            Ok(())
+        }
+        Command::Dot {
+            model,
+            function,
+            fuse,
+            output,
+        } => {
+            let m = model::read(&model, false)?;
+            let mut module = m.module;
+            if fuse {
+                for name in [
+                    "LambdaLift",
+                    "LegalizeOps",
+                    "AnnotateTIROpPattern",
+                    "FoldConstant",
+                    "FuseOps",
+                ] {
+                    module = passes::run(name, module)?;
+                }
+            }
+            let text = dot::render(&module, &function)?;
+            match output {
+                Some(path) => write_file(&path, &text),
+                None => {
+                    print!("{text}");
+                    Ok(())
+                }
+            }
+        }
+    }
+}
