@@ -415,6 +415,16 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![tensor(&[1, 2, 5, 5], f32_)],
             vec![("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
         ),
+        (
+            "relax.nn.avg_pool2d",
+            vec![tensor(&[1, 2, 5, 5], f32_)],
+            vec![
+                ("pool_size", ints(&[3, 3])),
+                ("strides", ints(&[2, 2])),
+                ("padding", ints(&[1])),
+                ("ceil_mode", AttrValue::Bool(true)),
+            ],
+        ),
         ("relax.shape_of", vec![t23()], vec![]),
     ];
     let mut cases: Vec<OpCase> = samples

@@ -294,6 +294,7 @@ mod tests {
             "shape_of",
             "nn.conv2d",
             "nn.max_pool2d",
+            "nn.avg_pool2d",
         ] {
             assert!(
                 lookup(&format!("relax.{name}")).is_some(),

@@ -1,10 +1,10 @@
 //! Neural-network ops: activations (`nn.relu`, `nn.gelu`, `nn.silu`),
 //! `nn.softmax`/`nn.log_softmax` along an axis, `nn.layer_norm`,
 //! `nn.batch_norm` (TVM's, with its `training` flag), and the
-//! NCHW convolution and pooling (`nn.conv2d`, `nn.max_pool2d`) with strides,
-//! padding and dilation as PrimExprs.
+//! convolution and pooling (`nn.conv2d`, `nn.max_pool2d`, `nn.avg_pool2d`)
+//! with strides, padding and dilation as PrimExprs.
 //!
-//! Only the NCHW data layout and OIHW kernel layout are supported; another
+//! Data layouts are orderings of NCHW (kernel layouts of OIHW); another
 //! layout is reported as unsupported rather than guessed at.
 
 use super::attr::{AttrDefault, AttrSpec, AttrType};
@@ -303,7 +303,8 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     Ok(tensor(Some(out), 4, dtype, ana))
 }
 
-fn infer_max_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+/// `nn.max_pool2d` and `nn.avg_pool2d`: the same window geometry.
+fn infer_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
     let data_axes = layout_axes(call, "layout", "NCHW")?;
     let out_axes = layout_axes(call, "out_layout", "NCHW")?;
@@ -458,7 +459,30 @@ pub const OPS: &[OpInfo] = &[
             AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
             AttrSpec::new("out_layout", AttrType::Str, AttrDefault::SameAs("layout")),
         ],
-        infer_struct_info: infer_max_pool2d,
+        infer_struct_info: infer_pool2d,
+        purity: true,
+        pattern: OpPatternKind::OutEWiseFusable,
+    },
+    OpInfo {
+        name: "relax.nn.avg_pool2d",
+        args: &["data"],
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec::new("pool_size", AttrType::PrimExprArray, ONES2),
+            AttrSpec::new("strides", AttrType::PrimExprArray, ONES2),
+            AttrSpec::new("padding", AttrType::PrimExprArray, ZEROS4),
+            AttrSpec::new("dilation", AttrType::PrimExprArray, ONES2),
+            AttrSpec::new("ceil_mode", AttrType::Bool, AttrDefault::Bool(false)),
+            // Padded positions count in the divisor.
+            AttrSpec::new(
+                "count_include_pad",
+                AttrType::Bool,
+                AttrDefault::Bool(false),
+            ),
+            AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("out_layout", AttrType::Str, AttrDefault::SameAs("layout")),
+        ],
+        infer_struct_info: infer_pool2d,
         purity: true,
         pattern: OpPatternKind::OutEWiseFusable,
     },
@@ -650,6 +674,30 @@ mod tests {
             &[t(&[d(3), d(32)], F32), t(&[d(16), d(3), d(3), d(3)], F32)],
             &[],
             "nn.conv2d: data must have rank 4, found rank 2",
+        );
+    }
+
+    #[test]
+    fn avg_pool2d_shares_max_pool2d_geometry() {
+        let n = sym("n");
+        let data = t(&[n.clone(), d(3), d(7), d(7)], F32);
+        let attrs = [
+            ("pool_size", ints(&[3, 3])),
+            ("strides", ints(&[2, 2])),
+            ("padding", ints(&[1, 1, 1, 1])),
+            ("count_include_pad", AttrValue::Bool(true)),
+        ];
+        assert_infers(
+            "relax.nn.avg_pool2d",
+            &[data.clone()],
+            &attrs,
+            "R.Tensor((n, 3, 4, 4), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.avg_pool2d",
+            &[t(&[d(3), d(7)], F32)],
+            &[],
+            "nn.avg_pool2d: data must have rank 4, found rank 2",
         );
     }
 

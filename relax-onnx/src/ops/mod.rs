@@ -11,7 +11,7 @@
 //! | file | op types |
 //! |---|---|
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), comparisons, unary math, activations, `Clip`, `Cast`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
-//! | `nn.rs` | `Conv` (1-d and 2-d), `MaxPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `nn.rs` | `Conv` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
 
@@ -67,6 +67,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Where", elementwise::where_),
     ("Conv", nn::conv),
     ("MaxPool", nn::max_pool),
+    ("AveragePool", nn::average_pool),
     ("GlobalAveragePool", nn::global_average_pool),
     ("GlobalMaxPool", nn::global_max_pool),
     ("BatchNormalization", nn::batch_norm),

@@ -1,6 +1,7 @@
 //! Neural-network ops.
 //!
-//! 1. `Conv` and `MaxPool` map to `nn.conv2d` and `nn.max_pool2d` (ONNX's
+//! 1. `Conv`, `MaxPool` and `AveragePool` map to `nn.conv2d`,
+//!    `nn.max_pool2d` and `nn.avg_pool2d` (ONNX's
 //!    `pads` = `[top, left, bottom, right]`, as Relax's 4-element
 //!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
 //!    resolved to pads from the static input size. 3-d is an error (the
@@ -168,6 +169,26 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
         return Err(cx.error("the Indices output is not supported"));
     }
+    pool(cx, "relax.nn.max_pool2d", None)
+}
+
+pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "ceil_mode",
+        "count_include_pad",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "strides",
+    ])?;
+    let include = cx.node.int_or("count_include_pad", 0)? != 0;
+    pool(cx, "relax.nn.avg_pool2d", Some(include))
+}
+
+/// `MaxPool` or `AveragePool` (with its `count_include_pad`) as the 2-d
+/// op `op`.
+fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let k = spatial_rank(cx, &x)?;
     let kernel = cx
@@ -184,7 +205,7 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else {
         (x, kernel)
     };
-    let attrs = Attrs::from_pairs([
+    let mut attrs = Attrs::from_pairs([
         ("pool_size", ints(kernel2)),
         ("strides", ints(win.strides)),
         ("padding", ints(win.pads)),
@@ -194,7 +215,10 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             AttrValue::Bool(cx.node.int_or("ceil_mode", 0)? != 0),
         ),
     ]);
-    let mut y = cx.call("relax.nn.max_pool2d", vec![x2], attrs)?;
+    if let Some(include) = count_include_pad {
+        attrs = attrs.with("count_include_pad", AttrValue::Bool(include));
+    }
+    let mut y = cx.call(op, vec![x2], attrs)?;
     if k == 1 {
         let attrs = Attrs::from_pairs([("axis", ints([2]))]);
         y = cx.call("relax.squeeze", vec![y], attrs)?;

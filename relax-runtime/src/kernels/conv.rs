@@ -1,4 +1,5 @@
-//! `nn.conv2d` and `nn.max_pool2d` on NCHW data, as direct loops.
+//! `nn.conv2d`, `nn.max_pool2d` and `nn.avg_pool2d` on NCHW data, as
+//! direct loops.
 //!
 //! 1. Geometry: strides and dilation take 1 or 2 values (height, width);
 //!    padding 1, 2 or 4 values, read as `(top, left, bottom, right)` the way
@@ -11,6 +12,11 @@
 //!    sum and counts as `-inf` (the integer minimum for integer dtypes) in the
 //!    max. A window wholly in the padding (possible with `ceil_mode`, or with
 //!    padding at least the window) gives that minimum.
+//! 5. `avg_pool2d` divides a window's sum by how many of its taps count:
+//!    those inside the input, or with `count_include_pad` those inside the
+//!    padded input (taps past the padding, which `ceil_mode` can make, never
+//!    count), as PyTorch, ONNX and TVM's TOPI do. A window with no tap that
+//!    counts gives 0.
 //! 3. `conv2d` with `out_dtype` converts both operands to it first and sums in
 //!    it (TVM's `topi.nn.conv` does the same); otherwise data and weight must
 //!    share a dtype. Integer sums wrap.
@@ -19,7 +25,7 @@
 
 use super::alloc;
 use super::args::{check_arity, checked_numel, same_dtype, tensor_arg, tensor_value, view};
-use super::dispatch::{cast_to, with_any, with_num, Num};
+use super::dispatch::{cast_to, with_any, with_num, Num, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
 use crate::tensor::{fmt_shape, Tensor};
@@ -29,6 +35,7 @@ use crate::value::Value;
 pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.nn.conv2d", conv2d),
     ("relax.nn.max_pool2d", max_pool2d),
+    ("relax.nn.avg_pool2d", avg_pool2d),
 ];
 
 /// Rejects values outside `lo..=i32::MAX`.
@@ -124,6 +131,21 @@ impl Window {
         let hi = if room <= 0 { 0 } else { (room + dil - 1) / dil };
         let hi = hi.min(self.kernel[d]);
         (lo..hi.max(lo)).map(move |k| (k as usize, (base + k * dil) as usize))
+    }
+}
+
+impl Window {
+    /// How many taps of output position `o` along axis `d` fall inside
+    /// the input padded by the window's padding (`count_include_pad`).
+    fn padded_taps(&self, o: usize, input: usize, d: usize) -> i64 {
+        let (stride, dil) = (self.strides[d], self.dilation[d]);
+        // In padded coordinates tap k reads o * stride + k * dil, which
+        // must stay below the padded extent.
+        let base = o as i64 * stride;
+        let padded = input as i64 + self.padding[d] + self.padding[d + 2];
+        let room = padded - base;
+        let hi = if room <= 0 { 0 } else { (room + dil - 1) / dil };
+        hi.min(self.kernel[d])
     }
 }
 
@@ -322,11 +344,21 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
 /// ceil_mode, layout, out_layout)`: any ordering of NCHW, permuted around
 /// the NCHW loop.
 fn max_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    pool2d(args, attrs, false)
+}
+
+/// `relax.nn.avg_pool2d(data, …, count_include_pad, …)`: as `max_pool2d`,
+/// averaging (module docs, item 5).
+fn avg_pool2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    pool2d(args, attrs, true)
+}
+
+fn pool2d(args: &[Value], attrs: &KernelAttrs, average: bool) -> Result<Value, String> {
     check_arity(args, 1)?;
     let data = tensor_arg(args, 0, "data")?;
     let (layout, data_axes) = layout_axes(attrs, "layout", "NCHW", "NCHW")?;
     let (_, out_axes) = layout_axes(attrs, "out_layout", "NCHW", &layout)?;
-    let nchw = max_pool2d_nchw(&permuted(data, data_axes)?, attrs)?;
+    let nchw = pool2d_nchw(&permuted(data, data_axes)?, attrs, average)?;
     from_nchw(nchw, out_axes)
 }
 
@@ -346,11 +378,12 @@ fn from_nchw(nchw: Value, out_axes: [usize; 4]) -> Result<Value, String> {
     }
 }
 
-/// max_pool2d of NCHW data.
-fn max_pool2d_nchw(data: &Tensor, attrs: &KernelAttrs) -> Result<Value, String> {
+/// Pooling of NCHW data: the max, or with `average` the mean.
+fn pool2d_nchw(data: &Tensor, attrs: &KernelAttrs, average: bool) -> Result<Value, String> {
     let [n, c, h, w] = dims4(data, "data")?;
     let pool = pair(attrs, "pool_size")?;
     let win = Window::from_attrs(attrs, pool, attrs.bool_or("ceil_mode", false)?)?;
+    let include_pad = attrs.bool_or("count_include_pad", false)?;
     let oh = win.out_extent(h as i64, 0)?;
     let ow = win.out_extent(w as i64, 1)?;
     checked_numel(&[n as i64, c as i64, oh, ow])?;
@@ -358,7 +391,12 @@ fn max_pool2d_nchw(data: &Tensor, attrs: &KernelAttrs) -> Result<Value, String> 
     let geo = [n * c, h, w, oh, ow];
     with_num!(data.dtype(), T => {
         let x = view::<T>(data)?;
-        tensor_value(&[n, c, oh, ow], pool_loop::<T>(slice(&x)?, geo, &win)?)
+        let out = if average {
+            avg_pool_loop::<T>(slice(&x)?, geo, &win, include_pad)?
+        } else {
+            pool_loop::<T>(slice(&x)?, geo, &win)?
+        };
+        tensor_value(&[n, c, oh, ow], out)
     })
 }
 
@@ -377,6 +415,43 @@ fn pool_loop<T: Num>(x: &[T], geo: [usize; 5], win: &Window) -> Result<Vec<T>, S
                     }
                 }
                 out.push(acc);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The mean over each window of each `(h, w)` plane (module docs, item 5).
+fn avg_pool_loop<T: Num>(
+    x: &[T],
+    geo: [usize; 5],
+    win: &Window,
+    include_pad: bool,
+) -> Result<Vec<T>, String> {
+    let [planes, h, w, oh, ow] = geo;
+    let count = |o: usize, input: usize, d: usize| -> i64 {
+        if include_pad {
+            win.padded_taps(o, input, d)
+        } else {
+            win.taps(o, input, d).count() as i64
+        }
+    };
+    let mut out = alloc::vec(planes * oh * ow)?;
+    for p in 0..planes {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut acc = T::ZERO;
+                for (_, iy) in win.taps(oy, h, 0) {
+                    for (_, ix) in win.taps(ox, w, 1) {
+                        acc = acc.add(x[(p * h + iy) * w + ix]);
+                    }
+                }
+                let n = count(oy, h, 0) * count(ox, w, 1);
+                out.push(if n == 0 {
+                    T::ZERO
+                } else {
+                    acc.div(T::from_wide(Wide::Int(n.into())))?
+                });
             }
         }
     }
@@ -626,6 +701,54 @@ mod tests {
             "dtypes differ: data is float32, weight is int32"
         );
         assert!(conv2d(&[nine()], &a).is_err());
+    }
+
+    #[test]
+    fn avg_pool2d_counts_the_taps_inside_or_the_padded_ones() {
+        let a = pool_attrs(&[("pool_size", ints(&[2, 2]))]);
+        assert_ok(
+            avg_pool2d(&[nine()], &a),
+            &[1, 1, 2, 2],
+            vec![3.0f32, 4.0, 6.0, 7.0],
+        );
+        // 3x3 windows, stride 2, padding 1: the corner window holds 1, 2,
+        // 4, 5 inside the input and 5 padded taps.
+        let padded = |include: bool| {
+            let mut a = pool_attrs(&[
+                ("pool_size", ints(&[3, 3])),
+                ("strides", ints(&[2, 2])),
+                ("padding", ints(&[1])),
+            ]);
+            a.0.push(("count_include_pad".into(), KernelAttr::Bool(include)));
+            a
+        };
+        assert_ok(
+            avg_pool2d(&[nine()], &padded(false)),
+            &[1, 1, 2, 2],
+            vec![3.0f32, 4.0, 6.0, 7.0],
+        );
+        assert_ok(
+            avg_pool2d(&[nine()], &padded(true)),
+            &[1, 1, 2, 2],
+            vec![12.0f32 / 9.0, 16.0 / 9.0, 24.0 / 9.0, 28.0 / 9.0],
+        );
+        // ceil_mode: the last window hangs past the padding; its taps
+        // there never count, even with count_include_pad.
+        let mut a = pool_attrs(&[
+            ("pool_size", ints(&[2, 2])),
+            ("strides", ints(&[2, 2])),
+            ("ceil_mode", KernelAttr::Bool(true)),
+        ]);
+        a.0.push(("count_include_pad".into(), KernelAttr::Bool(true)));
+        assert_ok(
+            avg_pool2d(&[nine()], &a),
+            &[1, 1, 2, 2],
+            vec![3.0f32, 4.5, 7.5, 9.0],
+        );
+        // Integers divide as C does.
+        let x = tv(&[1, 1, 1, 3], vec![1i32, 2, 4]);
+        let a = pool_attrs(&[("pool_size", ints(&[1, 2]))]);
+        assert_ok(avg_pool2d(&[x], &a), &[1, 1, 1, 2], vec![1i32, 3]);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!    Then `(x - mean) / sqrt(var + ε) · γ + β`, and the moving statistics
 //!    (updated in training, `(1 - momentum) · moving + momentum · batch`) as
 //!    two more outputs of the same PrimFunc.
-//! 5. `conv2d`/`max_pool2d` (NCHW, OIHW): one reduction over the window
+//! 5. `conv2d`/`max_pool2d`/`avg_pool2d` (NCHW, OIHW): one reduction over the window
 //!    (and the input channels of the group); a tap in the padding reads a
 //!    clamped, in-bounds element and a `Select` replaces it by 0 (conv) or
 //!    the lowest value (pool).
@@ -368,6 +368,105 @@ fn max_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+/// How many taps of the window at output position `o` count along one
+/// axis (input extent `input`, kernel `k`, padding `before`/`after`): those
+/// inside the input, or with `include_pad` those inside the padded input
+/// (the reference kernel's `avg_pool2d`).
+#[allow(clippy::too_many_arguments)]
+fn counted_taps(
+    o: &PrimExpr,
+    input: &PrimExpr,
+    k: &PrimExpr,
+    stride: &PrimExpr,
+    dilation: &PrimExpr,
+    before: &PrimExpr,
+    after: &PrimExpr,
+    include_pad: bool,
+) -> PrimExpr {
+    let ceil_div = |a: PrimExpr| (a + dilation.clone() - 1).floordiv(dilation.clone());
+    if include_pad {
+        let base = o.clone() * stride.clone();
+        let padded = input.clone() + before.clone() + after.clone();
+        ceil_div(padded - base).min(k.clone()).max(0)
+    } else {
+        let base = o.clone() * stride.clone() - before.clone();
+        let lo = ceil_div(PrimExpr::int(0) - base.clone()).max(0);
+        let hi = ceil_div(input.clone() - base).min(k.clone());
+        (hi - lo).max(0)
+    }
+}
+
+/// TOPI's average pooling: a `pool_sum` stage over the window (padding
+/// adds nothing), then `pool_avg` divides by the taps that count (0 for a
+/// window where none does).
+fn avg_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let pool = pair(cx, "pool_size")?;
+    let strides = pair(cx, "strides")?;
+    let dilation = pair(cx, "dilation")?;
+    let pad = padding4(cx)?;
+    let include_pad = attr_bool(cx.call, "count_include_pad", false);
+    let data_axes = cx.check(crate::op::nn::layout_axes(cx.call, "layout", "NCHW"))?;
+    let out_axes = cx.check(crate::op::nn::layout_axes(cx.call, "out_layout", "NCHW"))?;
+    cx.te1(&[0], |xs| {
+        let data = &xs[0];
+        let [_, _, h, wd] = to_canonical(data.shape(), data_axes);
+        let (h, wd) = (&h, &wd);
+        let ry = reduce_axis(pool[0].clone(), "ry");
+        let rx = reduce_axis(pool[1].clone(), "rx");
+        let sum = compute("pool_sum", shape.clone(), |phys| {
+            let i = to_canonical(phys, out_axes);
+            let y = tap(&i[2], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
+            let x = tap(&i[3], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
+            let inside = in_range(&y, h).and(in_range(&x, wd));
+            let at = [
+                i[0].clone(),
+                i[1].clone(),
+                clamp_index(y, h),
+                clamp_index(x, wd),
+            ];
+            Reduce {
+                combiner: Combiner::Sum,
+                source: PrimExpr::select(
+                    inside,
+                    data.at(&to_layout(at, data_axes)),
+                    te::zero(dtype),
+                ),
+                axes: vec![ry.clone(), rx.clone()],
+            }
+        });
+        Ok(compute("pool_avg", shape, |phys| {
+            let i = to_canonical(phys, out_axes);
+            let rows = counted_taps(
+                &i[2],
+                h,
+                &pool[0],
+                &strides[0],
+                &dilation[0],
+                &pad[0],
+                &pad[2],
+                include_pad,
+            );
+            let cols = counted_taps(
+                &i[3],
+                wd,
+                &pool[1],
+                &strides[1],
+                &dilation[1],
+                &pad[1],
+                &pad[3],
+                include_pad,
+            );
+            let n = rows * cols;
+            PrimExpr::select(
+                n.clone().eq_(0),
+                te::zero(dtype),
+                te::div(sum.at(phys), n.cast(dtype)),
+            )
+        }))
+    })
+}
+
 /// The nn legalizations.
 pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.relu", relu),
@@ -379,4 +478,5 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.batch_norm", batch_norm),
     ("relax.nn.conv2d", conv2d),
     ("relax.nn.max_pool2d", max_pool2d),
+    ("relax.nn.avg_pool2d", avg_pool2d),
 ];

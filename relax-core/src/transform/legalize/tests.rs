@@ -430,6 +430,28 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         vec![t(&[n.clone(), d(2), d(5), d(4)], F32)],
         vec![("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
     ));
+    for include in [false, true] {
+        out.push(case(
+            "relax.nn.avg_pool2d",
+            vec![t(&[n.clone(), d(2), d(6), d(7)], F32)],
+            vec![
+                ("pool_size", ints(&[3, 3])),
+                ("strides", ints(&[2, 2])),
+                ("padding", ints(&[1, 1, 2, 0])),
+                ("ceil_mode", AttrValue::Bool(true)),
+                ("count_include_pad", AttrValue::Bool(include)),
+            ],
+        ));
+    }
+    out.push(case(
+        "relax.nn.avg_pool2d",
+        vec![t(&[n.clone(), d(2), d(5), d(5)], F32)],
+        vec![
+            ("pool_size", ints(&[2, 2])),
+            ("dilation", ints(&[2, 2])),
+            ("padding", ints(&[1])),
+        ],
+    ));
     out
 }
 
