@@ -6,8 +6,12 @@
 //!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
 //!    resolved to pads from the static input size. 3-d is an error (the
 //!    registry has no 3-d ops).
-//! 2. `BatchNormalization` is `nn.batch_norm` in inference form (field 0);
-//!    `InstanceNormalization` is written with mean, subtract, sqrt, divide.
+//! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
+//!    `a = scale / sqrt(var + ε)` and `b = bias - mean · a`, which fold to
+//!    constants when the statistics are (TVM's frontend emits
+//!    `nn.batch_norm` and leaves that to DecomposeOpsForInference and
+//!    FoldConstant); `InstanceNormalization` is written with mean,
+//!    subtract, sqrt, divide.
 //! 3. `LRN` sums squares over a window of channels as a 2-d convolution
 //!    with ones on `(N, 1, C, H·W)`, then `x / (bias + α/size · sum)^β`.
 //! 4. `Gemm` is `alpha · A'B' + beta · C` with `permute_dims` for the
@@ -15,8 +19,8 @@
 //! 5. `Softmax`/`LogSoftmax` before opset 13 work on the input coerced to
 //!    2-d at `axis` (default 1): a reshape around a softmax over the last
 //!    axis unless `axis` is already the last.
-//! 6. `Dropout` at inference is the identity (its mask output is not
-//!    produced).
+//! 6. `Dropout` at inference is the identity; its mask, when asked for, is
+//!    all true.
 
 use super::{ints, normalize_axes, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -258,15 +262,26 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if cx.node.int_or("spatial", 1)? != 1 {
         return Err(cx.error("spatial = 0 is not supported"));
     }
-    let args = (0..5).map(|i| cx.input(i)).collect::<Result<Vec<_>, _>>()?;
-    let eps = f64::from(cx.node.float_or("epsilon", 1e-5)?);
-    let attrs = Attrs::from_pairs([
-        ("axis", AttrValue::Int(1)),
-        ("epsilon", AttrValue::Float(eps)),
-        ("training", AttrValue::Bool(false)),
-    ]);
-    let t = cx.call("relax.nn.batch_norm", args, attrs)?;
-    Ok(vec![cx.item(&t, 0)?])
+    let [x, scale, bias, mean, var] = [0, 1, 2, 3, 4].map(|i| cx.input(i));
+    let (x, scale, bias, mean, var) = (x?, scale?, bias?, mean?, var?);
+    let (dims, dtype) = cx.tensor(&x)?;
+    if dims.len() < 2 {
+        return Err(cx.error("the input needs a channel axis (rank 2 or more)"));
+    }
+    // y = x · a + b with a = scale / sqrt(var + ε), b = bias - mean · a:
+    // per channel, so with constant statistics a and b are folded here and
+    // the two elementwise ops fuse into the producer's loop.
+    let eps = cx.scalar(f64::from(cx.node.float_or("epsilon", 1e-5)?), dtype)?;
+    let var_eps = cx.op2("relax.add", var, eps)?;
+    let std = cx.op1("relax.sqrt", var_eps)?;
+    let a = cx.op2("relax.divide", scale, std)?;
+    let ma = cx.op2("relax.multiply", mean, a.clone())?;
+    let b = cx.op2("relax.subtract", bias, ma)?;
+    let c = dims[1].clone();
+    let a = per_channel(cx, a, c.clone(), dims.len())?;
+    let b = per_channel(cx, b, c, dims.len())?;
+    let y = cx.op2("relax.multiply", x, a)?;
+    Ok(vec![cx.op2("relax.add", y, b)?])
 }
 
 /// `v` of shape `(C,)` reshaped to broadcast along axis 1 of rank `ndim`.
@@ -428,8 +443,13 @@ pub fn dropout(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             }
         }
     }
-    if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
-        return Err(cx.error("the mask output is not supported"));
+    let x = cx.input(0)?;
+    if cx.node.num_outputs() < 2 {
+        return Ok(vec![x]);
     }
-    Ok(vec![cx.input(0)?])
+    // At inference every element is kept: the mask is all true.
+    let (dims, _) = cx.tensor(&x)?;
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(relax_runtime::DataType::bool()))]);
+    let mask = cx.call("relax.ones", vec![shape(dims)], attrs)?;
+    Ok(vec![x, mask])
 }
