@@ -416,6 +416,14 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
         ),
         (
+            "relax.nn.pad",
+            vec![tensor(&[2, 3, 4], f32_)],
+            vec![
+                ("pad_width", ints(&[0, 1, 2, 2, 1, 0])),
+                ("pad_mode", AttrValue::from("reflect")),
+            ],
+        ),
+        (
             "relax.nn.avg_pool2d",
             vec![tensor(&[1, 2, 5, 5], f32_)],
             vec![

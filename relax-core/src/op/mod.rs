@@ -295,6 +295,7 @@ mod tests {
             "nn.conv2d",
             "nn.max_pool2d",
             "nn.avg_pool2d",
+            "nn.pad",
         ] {
             assert!(
                 lookup(&format!("relax.{name}")).is_some(),

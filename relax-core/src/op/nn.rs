@@ -2,7 +2,8 @@
 //! `nn.softmax`/`nn.log_softmax` along an axis, `nn.layer_norm`,
 //! `nn.batch_norm` (TVM's, with its `training` flag), and the
 //! convolution and pooling (`nn.conv2d`, `nn.max_pool2d`, `nn.avg_pool2d`)
-//! with strides, padding and dilation as PrimExprs.
+//! with strides, padding and dilation as PrimExprs, and `nn.pad` (constant,
+//! reflect, replicate or circular).
 //!
 //! Data layouts are orderings of NCHW (kernel layouts of OIHW); another
 //! layout is reported as unsupported rather than guessed at.
@@ -343,6 +344,56 @@ fn infer_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     Ok(tensor(Some(out), 4, data.dtype, ana))
 }
 
+/// `nn.pad`: each dim widened by its two pads; the mode's limits checked
+/// where the dims are known (`relax_runtime::kernels::pad`).
+fn infer_pad(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    use relax_runtime::kernels::pad::PadMode;
+    let data = tensor_arg(call, 0)?;
+    let widths = attr_ints(call, "pad_width").unwrap_or_default();
+    let mode = match attr(call, "pad_mode") {
+        Some(AttrValue::Str(s)) => {
+            PadMode::parse(s).map_err(|m| error(call, "op-attr-value", m))?
+        }
+        _ => PadMode::Constant,
+    };
+    if let Some(bad) = widths.iter().find(|&&w| w < 0) {
+        return Err(error(
+            call,
+            "op-attr-value",
+            format!("pad_width must not be negative, found {bad}"),
+        ));
+    }
+    if data.is_unknown_ndim() {
+        return Ok(StructInfo::tensor_ndim(UNKNOWN_NDIM, data.dtype));
+    }
+    let ndim = data.ndim as usize;
+    if widths.len() != 2 * ndim {
+        return Err(error(
+            call,
+            "op-attr-value",
+            format!(
+                "pad_width must have 2 values per axis of {} ({}), found {}",
+                arg_name(call, 0),
+                2 * ndim,
+                widths.len()
+            ),
+        ));
+    }
+    let Some(dims) = data.shape_values() else {
+        return Ok(StructInfo::tensor_ndim(data.ndim, data.dtype));
+    };
+    let mut out = Vec::with_capacity(ndim);
+    for (i, d) in dims.iter().enumerate() {
+        let (b, a) = (widths[2 * i], widths[2 * i + 1]);
+        if let Some(d) = d.as_int() {
+            mode.check(i, d, b, a)
+                .map_err(|m| error(call, "op-attr-value", m))?;
+        }
+        out.push(d.clone() + b + a);
+    }
+    Ok(tensor(Some(out), data.ndim, data.dtype, ana))
+}
+
 const AXIS_LAST: &[AttrSpec] = &[AttrSpec::new("axis", AttrType::Int, AttrDefault::Int(-1))];
 const ONES2: AttrDefault = AttrDefault::IntArray(&[1, 1]);
 const ZEROS4: AttrDefault = AttrDefault::IntArray(&[0, 0, 0, 0]);
@@ -485,6 +536,19 @@ pub const OPS: &[OpInfo] = &[
         infer_struct_info: infer_pool2d,
         purity: true,
         pattern: OpPatternKind::OutEWiseFusable,
+    },
+    OpInfo {
+        name: "relax.nn.pad",
+        args: &["data"],
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec::new("pad_width", AttrType::IntArray, AttrDefault::Required),
+            AttrSpec::new("pad_value", AttrType::Float, AttrDefault::Float(0.0)),
+            AttrSpec::new("pad_mode", AttrType::Str, AttrDefault::Str("constant")),
+        ],
+        infer_struct_info: infer_pad,
+        purity: true,
+        pattern: OpPatternKind::Injective,
     },
 ];
 
@@ -674,6 +738,44 @@ mod tests {
             &[t(&[d(3), d(32)], F32), t(&[d(16), d(3), d(3), d(3)], F32)],
             &[],
             "nn.conv2d: data must have rank 4, found rank 2",
+        );
+    }
+
+    #[test]
+    fn pad() {
+        let n = sym("n");
+        let attrs = |w: &[i64], mode: &str| {
+            vec![("pad_width", ints(w)), ("pad_mode", AttrValue::from(mode))]
+        };
+        assert_infers(
+            "relax.nn.pad",
+            &[t(&[n.clone(), d(3)], F32)],
+            &attrs(&[1, 2, 0, 3], "constant"),
+            "R.Tensor((n + 3, 6), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.nn.pad",
+            &[t(&[d(2), d(3)], F32)],
+            &attrs(&[1, 1, 2, 2], "reflect"),
+            "R.Tensor((4, 7), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.pad",
+            &[t(&[d(2), d(3)], F32)],
+            &attrs(&[2, 0, 0, 0], "reflect"),
+            "nn.pad: Reflect padding of axis 0 must be smaller than its dim 2, found 2 before and 0 after",
+        );
+        assert_fails(
+            "relax.nn.pad",
+            &[t(&[d(2), d(3)], F32)],
+            &attrs(&[1, 1], "constant"),
+            "nn.pad: pad_width must have 2 values per axis of data (4), found 2",
+        );
+        assert_fails(
+            "relax.nn.pad",
+            &[t(&[d(2)], F32)],
+            &attrs(&[0, 0], "wrap"),
+            "nn.pad: pad_mode must be constant, reflect, replicate or circular, found wrap",
         );
     }
 

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), comparisons, unary math, activations, `Clip`, `Cast`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
-//! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
+//! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
 
 mod elementwise;
@@ -86,6 +86,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Squeeze", shape::squeeze),
     ("Unsqueeze", shape::unsqueeze),
     ("Slice", shape::slice),
+    ("Pad", shape::pad),
     ("Gather", shape::gather),
     ("Tile", shape::tile),
     ("Expand", shape::expand),

@@ -449,7 +449,10 @@ pub fn dropout(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     }
     // At inference every element is kept: the mask is all true.
     let (dims, _) = cx.tensor(&x)?;
-    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(relax_runtime::DataType::bool()))]);
+    let attrs = Attrs::from_pairs([(
+        "dtype",
+        AttrValue::DataType(relax_runtime::DataType::bool()),
+    )]);
     let mask = cx.call("relax.ones", vec![shape(dims)], attrs)?;
     Ok(vec![x, mask])
 }

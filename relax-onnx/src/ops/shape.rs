@@ -5,6 +5,9 @@
 //! from other constants during the import; before the opset where an
 //! attribute became an input, the attribute is read.
 //!
+//! `Pad`'s pads (all begins, then all ends) are interleaved for `nn.pad`;
+//! its modes `edge` and `wrap` are `replicate` and `circular` there.
+//!
 //! `Tile` is written with the registry's ops: `x` reshaped to interleave a
 //! 1 before each dim, broadcast to `(r0, d0, r1, d1, …)`, and reshaped to
 //! `(r0·d0, r1·d1, …)`. `Expand` is `broadcast_to` of the two shapes'
@@ -228,6 +231,63 @@ pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("strides", ints(steps)),
     ]);
     Ok(vec![cx.call("relax.strided_slice", vec![x], attrs)?])
+}
+
+pub fn pad(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let (dims, _) = cx.tensor(&x)?;
+    let ndim = dims.len();
+    let (pads, value, axes) = if cx.opset < 11 {
+        let pads = if cx.opset < 2 {
+            cx.node.ints("paddings")?
+        } else {
+            cx.node.ints("pads")?
+        };
+        let value = f64::from(cx.node.float_or("value", 0.0)?);
+        (pads, value, None)
+    } else {
+        let value = match cx.const_input(2)? {
+            Some(t) => t.to_f64_vec().first().copied().unwrap_or(0.0),
+            None => 0.0,
+        };
+        (cx.ints_input(1)?, value, cx.ints_input(3)?)
+    };
+    let pads = pads.ok_or_else(|| cx.error("the pads are required"))?;
+    let axes = match axes {
+        Some(a) => normalize_axes(cx, &a, ndim)?,
+        None => (0..ndim).collect(),
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(cx.error(format!(
+            "pads {pads:?} must have 2 values per padded axis ({})",
+            2 * axes.len()
+        )));
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return Err(cx.error(format!(
+            "negative pads {pads:?} (cropping) are not supported"
+        )));
+    }
+    // ONNX lists all begins, then all ends; Relax interleaves them.
+    let mut width = vec![0i64; 2 * ndim];
+    for (k, &axis) in axes.iter().enumerate() {
+        width[2 * axis] = pads[k];
+        width[2 * axis + 1] = pads[k + axes.len()];
+    }
+    let mode = cx.node.string("mode")?.unwrap_or_else(|| "constant".into());
+    let mode = match mode.as_str() {
+        "constant" => "constant",
+        "reflect" => "reflect",
+        "edge" => "replicate",
+        "wrap" => "circular",
+        other => return Err(cx.error(format!("mode `{other}` is not an ONNX pad mode"))),
+    };
+    let attrs = Attrs::from_pairs([
+        ("pad_width", ints(width)),
+        ("pad_value", AttrValue::Float(value)),
+        ("pad_mode", AttrValue::Str(mode.into())),
+    ]);
+    Ok(vec![cx.call("relax.nn.pad", vec![x], attrs)?])
 }
 
 pub fn gather(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

@@ -27,6 +27,7 @@ pub mod elementwise;
 pub mod index;
 pub mod linalg;
 pub mod manipulate;
+pub mod pad;
 pub mod reduce;
 #[cfg(test)]
 mod testing;
@@ -48,6 +49,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     manipulate::KERNELS,
     index::KERNELS,
     conv::KERNELS,
+    pad::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

@@ -467,6 +467,68 @@ fn avg_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+/// TOPI's padding: one stage over the output reading, for each axis, the
+/// input index the mode maps the output index to (clamped, so symbolic
+/// dims the inference could not check never read out of bounds), or the
+/// pad value outside the input in `constant` mode.
+fn pad(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    use relax_runtime::kernels::pad::PadMode;
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let widths = attr_ints(cx.call, "pad_width").unwrap_or_default();
+    let mode = match crate::op::infer::attr(cx.call, "pad_mode") {
+        Some(crate::ir::AttrValue::Str(s)) => PadMode::parse(s).map_err(super::error)?,
+        _ => PadMode::Constant,
+    };
+    let value = float_attr(cx, "pad_value", 0.0);
+    let stage = match mode {
+        PadMode::Constant => "PadInput",
+        PadMode::Reflect => "ReflectPadInput",
+        PadMode::Replicate => "ReplicatePadInput",
+        PadMode::Circular => "CircularPadInput",
+    };
+    cx.te1(&[0], |xs| {
+        let x = &xs[0];
+        let dims = x.shape().to_vec();
+        Ok(compute(stage, shape, |i| {
+            let mut inside: Option<PrimExpr> = None;
+            let mut at = Vec::with_capacity(dims.len());
+            for (axis, d) in dims.iter().enumerate() {
+                let k = i[axis].clone() - widths[2 * axis];
+                let src = match mode {
+                    PadMode::Constant => {
+                        let cond = in_range(&k, d);
+                        inside = Some(match inside.take() {
+                            Some(c) => c.and(cond),
+                            None => cond,
+                        });
+                        k
+                    }
+                    PadMode::Reflect => {
+                        let neg = PrimExpr::select(
+                            k.clone().lt(0),
+                            PrimExpr::int(0) - k.clone(),
+                            k.clone(),
+                        );
+                        PrimExpr::select(
+                            neg.clone().ge(d.clone()),
+                            (d.clone() - 1) * 2 - neg.clone(),
+                            neg,
+                        )
+                    }
+                    PadMode::Replicate => k,
+                    PadMode::Circular => k.floormod(d.clone()),
+                };
+                at.push(clamp_index(src, d));
+            }
+            let v = x.at(&at);
+            match inside {
+                Some(c) => PrimExpr::select(c, v, te::constant(dtype, value)),
+                None => v,
+            }
+        }))
+    })
+}
+
 /// The nn legalizations.
 pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.relu", relu),
@@ -479,4 +541,5 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.conv2d", conv2d),
     ("relax.nn.max_pool2d", max_pool2d),
     ("relax.nn.avg_pool2d", avg_pool2d),
+    ("relax.nn.pad", pad),
 ];

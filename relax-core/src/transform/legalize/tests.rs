@@ -443,6 +443,22 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ],
         ));
     }
+    for (mode, widths) in [
+        ("constant", [0i64, 0, 1, 2, 2, 0]),
+        ("reflect", [0, 0, 2, 1, 1, 2]),
+        ("replicate", [1, 0, 3, 1, 0, 4]),
+        ("circular", [0, 1, 3, 3, 2, 1]),
+    ] {
+        out.push(case(
+            "relax.nn.pad",
+            vec![t(&[n.clone(), d(3), d(4)], F32)],
+            vec![
+                ("pad_width", ints(&widths)),
+                ("pad_mode", AttrValue::from(mode)),
+                ("pad_value", AttrValue::Float(-1.5)),
+            ],
+        ));
+    }
     out.push(case(
         "relax.nn.avg_pool2d",
         vec![t(&[n.clone(), d(2), d(5), d(5)], F32)],
