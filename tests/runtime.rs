@@ -416,6 +416,11 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![("pool_size", ints(&[2, 2])), ("strides", ints(&[2, 2]))],
         ),
         (
+            "relax.nn.conv2d_transpose",
+            vec![tensor(&[1, 2, 3, 3], f32_), tensor(&[2, 4, 3, 3], f32_)],
+            vec![("strides", ints(&[2, 2])), ("padding", ints(&[1]))],
+        ),
+        (
             "relax.nn.pad",
             vec![tensor(&[2, 3, 4], f32_)],
             vec![

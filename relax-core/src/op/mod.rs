@@ -296,6 +296,7 @@ mod tests {
             "nn.max_pool2d",
             "nn.avg_pool2d",
             "nn.pad",
+            "nn.conv2d_transpose",
         ] {
             assert!(
                 lookup(&format!("relax.{name}")).is_some(),

@@ -1,7 +1,8 @@
 //! Neural-network ops: activations (`nn.relu`, `nn.gelu`, `nn.silu`),
 //! `nn.softmax`/`nn.log_softmax` along an axis, `nn.layer_norm`,
 //! `nn.batch_norm` (TVM's, with its `training` flag), and the
-//! convolution and pooling (`nn.conv2d`, `nn.max_pool2d`, `nn.avg_pool2d`)
+//! convolution and pooling (`nn.conv2d`, `nn.conv2d_transpose`,
+//! `nn.max_pool2d`, `nn.avg_pool2d`)
 //! with strides, padding and dilation as PrimExprs, and `nn.pad` (constant,
 //! reflect, replicate or circular).
 //!
@@ -344,6 +345,110 @@ fn infer_pool2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     Ok(tensor(Some(out), 4, data.dtype, ana))
 }
 
+/// `nn.conv2d_transpose` (NCHW data, IOHW weight): each output extent is
+/// `(in - 1)·stride - pad_begin - pad_end + dilation·(k - 1) +
+/// output_padding + 1`; the weight's first dim is the data's channels, and
+/// its second times `groups` the output's.
+fn infer_conv2d_transpose(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let (data, weight) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
+    for (name, canonical) in [
+        ("data_layout", "NCHW"),
+        ("kernel_layout", "IOHW"),
+        ("out_layout", "NCHW"),
+    ] {
+        if let Some(AttrValue::Str(l)) = attr(call, name) {
+            if l != canonical {
+                return Err(error(
+                    call,
+                    "op-layout-unsupported",
+                    format!("{name} must be {canonical}, found {l}"),
+                ));
+            }
+        }
+    }
+    let out_dtype = attr_dtype(call, "out_dtype");
+    let dtype = if out_dtype.is_void() {
+        unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
+    } else {
+        out_dtype
+    };
+    for (i, t) in [(0, data), (1, weight)] {
+        if !t.is_unknown_ndim() && t.ndim != 4 {
+            return Err(error(
+                call,
+                "op-rank",
+                format!(
+                    "{} must have rank 4, found rank {}",
+                    arg_name(call, i),
+                    t.ndim
+                ),
+            ));
+        }
+    }
+    let strides = pair(call, "strides")?;
+    let dilation = pair(call, "dilation")?;
+    positive(call, "strides", &strides)?;
+    positive(call, "dilation", &dilation)?;
+    let pad = padding4(call)?;
+    let out_pad = match attr_exprs(call, "output_padding") {
+        Some(v) if v.len() == 2 => [v[0].clone(), v[1].clone()],
+        Some(v) if v.len() == 1 => [v[0].clone(), v[0].clone()],
+        None => [PrimExpr::int(0), PrimExpr::int(0)],
+        Some(v) => {
+            return Err(error(
+                call,
+                "op-window",
+                format!("output_padding must have 1 or 2 values, found {}", v.len()),
+            ))
+        }
+    };
+    for (k, op) in out_pad.iter().enumerate() {
+        if let (Some(o), Some(s), Some(d)) =
+            (op.as_int(), strides[k].as_int(), dilation[k].as_int())
+        {
+            if o < 0 || (o >= s && o >= d) {
+                return Err(error(
+                    call,
+                    "op-window",
+                    format!("output_padding {o} must be smaller than the stride {s} or the dilation {d}"),
+                ));
+            }
+        }
+    }
+    let groups = attr_int(call, "groups").unwrap_or(1);
+    if groups <= 0 {
+        return Err(error(
+            call,
+            "op-groups",
+            format!("groups must be positive, found {groups}"),
+        ));
+    }
+    let (Some(ds), Some(ws)) = (data.shape_values(), weight.shape_values()) else {
+        return Ok(StructInfo::tensor_ndim(4, dtype));
+    };
+    if ana.compare_equal(&ds[1], &ws[0]) == Proof::Disproven {
+        return Err(error(
+            call,
+            "op-shape-mismatch",
+            format!(
+                "input channels differ: {} is {}, {} is {}",
+                arg_name(call, 0),
+                fmt_tensor_shape(data),
+                arg_name(call, 1),
+                fmt_tensor_shape(weight)
+            ),
+        ));
+    }
+    let extent = |k: usize| {
+        (ds[2 + k].clone() - 1) * strides[k].clone() - pad[k].clone() - pad[k + 2].clone()
+            + dilation[k].clone() * (ws[2 + k].clone() - 1)
+            + out_pad[k].clone()
+            + 1
+    };
+    let out = vec![ds[0].clone(), ws[1].clone() * groups, extent(0), extent(1)];
+    Ok(tensor(Some(out), 4, dtype, ana))
+}
+
 /// `nn.pad`: each dim widened by its two pads; the mode's limits checked
 /// where the dims are known (`relax_runtime::kernels::pad`).
 fn infer_pad(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -488,6 +593,37 @@ pub const OPS: &[OpInfo] = &[
             ),
         ],
         infer_struct_info: infer_conv2d,
+        purity: true,
+        pattern: OpPatternKind::OutEWiseFusable,
+    },
+    OpInfo {
+        name: "relax.nn.conv2d_transpose",
+        args: &["data", "weight"],
+        arity: Arity::Exact(2),
+        attrs: &[
+            AttrSpec::new("strides", AttrType::PrimExprArray, ONES2),
+            AttrSpec::new("padding", AttrType::PrimExprArray, ZEROS4),
+            AttrSpec::new(
+                "output_padding",
+                AttrType::PrimExprArray,
+                AttrDefault::IntArray(&[0, 0]),
+            ),
+            AttrSpec::new("dilation", AttrType::PrimExprArray, ONES2),
+            AttrSpec::new("groups", AttrType::Int, AttrDefault::Int(1)),
+            AttrSpec::new("data_layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("kernel_layout", AttrType::Str, AttrDefault::Str("IOHW")),
+            AttrSpec::new(
+                "out_layout",
+                AttrType::Str,
+                AttrDefault::SameAs("data_layout"),
+            ),
+            AttrSpec::new(
+                "out_dtype",
+                AttrType::DataType,
+                AttrDefault::DataType("void"),
+            ),
+        ],
+        infer_struct_info: infer_conv2d_transpose,
         purity: true,
         pattern: OpPatternKind::OutEWiseFusable,
     },
@@ -738,6 +874,45 @@ mod tests {
             &[t(&[d(3), d(32)], F32), t(&[d(16), d(3), d(3), d(3)], F32)],
             &[],
             "nn.conv2d: data must have rank 4, found rank 2",
+        );
+    }
+
+    #[test]
+    fn conv2d_transpose() {
+        let n = sym("n");
+        assert_infers(
+            "relax.nn.conv2d_transpose",
+            &[
+                t(&[n.clone(), d(4), d(5), d(6)], F32),
+                t(&[d(4), d(3), d(3), d(3)], F32),
+            ],
+            &[
+                ("strides", ints(&[2, 2])),
+                ("padding", ints(&[1, 1, 1, 1])),
+                ("output_padding", ints(&[1, 0])),
+            ],
+            "R.Tensor((n, 3, 10, 11), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.nn.conv2d_transpose",
+            &[
+                t(&[d(1), d(4), d(5), d(5)], F32),
+                t(&[d(4), d(2), d(3), d(3)], F32),
+            ],
+            &[("groups", AttrValue::Int(2))],
+            "R.Tensor((1, 4, 7, 7), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.nn.conv2d_transpose",
+            &[t(&[d(1), d(3), d(5), d(5)], F32), t(&[d(4), d(2), d(3), d(3)], F32)],
+            &[],
+            "nn.conv2d_transpose: input channels differ: data is (1, 3, 5, 5), weight is (4, 2, 3, 3)",
+        );
+        assert_fails(
+            "relax.nn.conv2d_transpose",
+            &[t(&[d(1), d(4), d(5), d(5)], F32), t(&[d(4), d(2), d(3), d(3)], F32)],
+            &[("output_padding", ints(&[1, 1]))],
+            "nn.conv2d_transpose: output_padding 1 must be smaller than the stride 1 or the dilation 1",
         );
     }
 

@@ -5,7 +5,9 @@
 //!    `pads` = `[top, left, bottom, right]`, as Relax's 4-element
 //!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
 //!    resolved to pads from the static input size. 3-d is an error (the
-//!    registry has no 3-d ops).
+//!    registry has no 3-d ops). `ConvTranspose` (1-d and 2-d) maps to
+//!    `nn.conv2d_transpose`, its `output_shape` and `auto_pad` turned into
+//!    pads by ONNX's formula.
 //! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
 //!    `a = scale / sqrt(var + ε)` and `b = bias - mean · a`, which fold to
 //!    constants when the statistics are (TVM's frontend emits
@@ -145,6 +147,116 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let mut y = cx.call("relax.nn.conv2d", vec![x2, w2], attrs)?;
     if let Some(b) = bias {
         let c = PrimExpr::int(w_dims[0]);
+        let one = PrimExpr::int(1);
+        let b = cx.call(
+            "relax.reshape",
+            vec![b, shape(vec![one.clone(), c, one.clone(), one])],
+            Attrs::new(),
+        )?;
+        y = cx.op2("relax.add", y, b)?;
+    }
+    if k == 1 {
+        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
+        y = cx.call("relax.squeeze", vec![y], attrs)?;
+    }
+    Ok(vec![y])
+}
+
+pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "dilations",
+        "group",
+        "kernel_shape",
+        "output_padding",
+        "output_shape",
+        "pads",
+        "strides",
+    ])?;
+    let x = cx.input(0)?;
+    let w = cx.input(1)?;
+    let bias = cx.opt_input(2)?;
+    let k = spatial_rank(cx, &x)?;
+    let x_dims = cx.static_dims(&x)?;
+    let w_dims = cx.static_dims(&w)?;
+    let group = cx.node.int_or("group", 1)?;
+    let kernel = cx
+        .node
+        .ints("kernel_shape")?
+        .unwrap_or_else(|| w_dims[2..].to_vec());
+    let strides = cx.node.ints("strides")?.unwrap_or_else(|| vec![1; k]);
+    let dilations = cx.node.ints("dilations")?.unwrap_or_else(|| vec![1; k]);
+    let out_pad = cx
+        .node
+        .ints("output_padding")?
+        .unwrap_or_else(|| vec![0; k]);
+    if [&kernel, &strides, &dilations, &out_pad]
+        .iter()
+        .any(|v| v.len() != k)
+    {
+        return Err(cx.error(format!(
+            "kernel_shape, strides, dilations and output_padding must have {k} values"
+        )));
+    }
+    let auto_pad = cx
+        .node
+        .string("auto_pad")?
+        .unwrap_or_else(|| "NOTSET".into());
+    let output_shape = cx.node.ints("output_shape")?;
+    let pads = if output_shape.is_some() || auto_pad.starts_with("SAME") {
+        // The pads that give the requested output (ONNX's formula).
+        let spatial = &x_dims[2..];
+        let target: Vec<i64> = match &output_shape {
+            Some(s) => s[s.len().saturating_sub(k)..].to_vec(),
+            None => (0..k).map(|i| spatial[i] * strides[i]).collect(),
+        };
+        let mut begin = Vec::new();
+        let mut end = Vec::new();
+        for i in 0..k {
+            let total =
+                strides[i] * (spatial[i] - 1) + out_pad[i] + ((kernel[i] - 1) * dilations[i] + 1)
+                    - target[i];
+            let half = total / 2;
+            if auto_pad == "SAME_UPPER" {
+                begin.push(half);
+                end.push(total - half);
+            } else {
+                begin.push(total - half);
+                end.push(half);
+            }
+        }
+        begin.into_iter().chain(end).collect()
+    } else {
+        cx.node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * k])
+    };
+    if pads.len() != 2 * k || pads.iter().any(|&p| p < 0) {
+        return Err(cx.error(format!(
+            "pads {pads:?} are not {} non-negative values",
+            2 * k
+        )));
+    }
+    let (x2, w2, strides, dilations, out_pad, pads) = if k == 1 {
+        (
+            as_2d(cx, x)?,
+            as_2d(cx, w)?,
+            vec![1, strides[0]],
+            vec![1, dilations[0]],
+            vec![0, out_pad[0]],
+            vec![0, pads[0], 0, pads[1]],
+        )
+    } else {
+        (x, w, strides, dilations, out_pad, pads)
+    };
+    let attrs = Attrs::from_pairs([
+        ("strides", ints(strides)),
+        ("padding", ints(pads)),
+        ("output_padding", ints(out_pad)),
+        ("dilation", ints(dilations)),
+        ("groups", AttrValue::Int(group)),
+    ]);
+    let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
+    if let Some(b) = bias {
+        let c = PrimExpr::int(w_dims[1] * group);
         let one = PrimExpr::int(1);
         let b = cx.call(
             "relax.reshape",

@@ -1,5 +1,5 @@
-//! `nn.conv2d`, `nn.max_pool2d` and `nn.avg_pool2d` on NCHW data, as
-//! direct loops.
+//! `nn.conv2d`, `nn.conv2d_transpose`, `nn.max_pool2d` and `nn.avg_pool2d`
+//! on NCHW data, as direct loops.
 //!
 //! 1. Geometry: strides and dilation take 1 or 2 values (height, width);
 //!    padding 1, 2 or 4 values, read as `(top, left, bottom, right)` the way
@@ -34,6 +34,7 @@ use crate::value::Value;
 /// The convolution and pooling kernels.
 pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.nn.conv2d", conv2d),
+    ("relax.nn.conv2d_transpose", conv2d_transpose),
     ("relax.nn.max_pool2d", max_pool2d),
     ("relax.nn.avg_pool2d", avg_pool2d),
 ];
@@ -281,6 +282,127 @@ fn conv2d_nchw(data: &Tensor, weight: &Tensor, attrs: &KernelAttrs) -> Result<Va
         with_num!(out_dtype, T => {
             let (x, k) = (cast_to::<T>(data)?, cast_to::<T>(weight)?);
             conv_loop::<T>(slice(&x)?, slice(&k)?, &geo, &win)
+        })
+    }
+}
+
+/// `relax.nn.conv2d_transpose(data, weight, strides, padding,
+/// output_padding, dilation, groups, …, out_dtype)` (module docs, item 6).
+fn conv2d_transpose(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let weight = tensor_arg(args, 1, "weight")?;
+    for (name, canonical) in [
+        ("data_layout", "NCHW"),
+        ("kernel_layout", "IOHW"),
+        ("out_layout", "NCHW"),
+    ] {
+        if let Some(KernelAttr::Str(l)) = attrs.get(name) {
+            if l != canonical {
+                return Err(format!("{name} must be {canonical}, found {l}"));
+            }
+        }
+    }
+    let [n, c, h, w] = dims4(data, "data")?;
+    let [ci, og, kh, kw] = dims4(weight, "weight")?;
+    let groups = attrs.int("groups")?;
+    check_range("groups", &[groups], 1)?;
+    let g = groups as usize;
+    if c != ci || c % g != 0 {
+        return Err(format!(
+            "input channels differ: data is {}, weight is {} with {groups} group(s)",
+            fmt_shape(data.shape()),
+            fmt_shape(weight.shape())
+        ));
+    }
+    let win = Window::from_attrs(attrs, [kh as i64, kw as i64], false)?;
+    let out_pad = match attrs.get("output_padding") {
+        None => [0, 0],
+        Some(_) => {
+            let v = attrs.ints("output_padding")?;
+            match v.as_slice() {
+                [a] => [*a, *a],
+                [a, b] => [*a, *b],
+                _ => {
+                    return Err(format!(
+                        "output_padding must have 1 or 2 values, found {}",
+                        v.len()
+                    ))
+                }
+            }
+        }
+    };
+    check_range("output_padding", &out_pad, 0)?;
+    let extent = |input: usize, d: usize| {
+        (input as i64 - 1) * win.strides[d] - win.padding[d] - win.padding[d + 2]
+            + win.dilation[d] * (win.kernel[d] - 1)
+            + out_pad[d]
+            + 1
+    };
+    let (oh, ow) = (extent(h, 0), extent(w, 1));
+    if oh < 0 || ow < 0 {
+        return Err(format!("the padding leaves no output ({oh} x {ow})"));
+    }
+    let o = og * g;
+    checked_numel(&[n as i64, o as i64, oh, ow])?;
+    let (oh, ow) = (oh as usize, ow as usize);
+    fn run<T: Num>(
+        x: &[T],
+        k: &[T],
+        dims: [usize; 7],
+        [oh, ow]: [usize; 2],
+        win: &Window,
+        g: usize,
+    ) -> Result<Value, String> {
+        let [n, c, h, w, og, kh, kw] = dims;
+        let o = og * g;
+        let cg = c / g;
+        let mut out = alloc::vec(n * o * oh * ow)?;
+        out.resize(n * o * oh * ow, T::ZERO);
+        for b in 0..n {
+            for ic in 0..c {
+                let group = ic / cg;
+                for iy in 0..h {
+                    for ix in 0..w {
+                        let v = x[((b * c + ic) * h + iy) * w + ix];
+                        for oc in 0..og {
+                            let out_c = group * og + oc;
+                            for ky in 0..kh {
+                                let y = iy as i64 * win.strides[0] - win.padding[0]
+                                    + ky as i64 * win.dilation[0];
+                                if !(0..oh as i64).contains(&y) {
+                                    continue;
+                                }
+                                for kx in 0..kw {
+                                    let xx = ix as i64 * win.strides[1] - win.padding[1]
+                                        + kx as i64 * win.dilation[1];
+                                    if !(0..ow as i64).contains(&xx) {
+                                        continue;
+                                    }
+                                    let at = ((b * o + out_c) * oh + y as usize) * ow + xx as usize;
+                                    let wk = k[((ic * og + oc) * kh + ky) * kw + kx];
+                                    out[at] = T::mul_add(out[at], v, wk);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        tensor_value(&[n, o, oh, ow], out)
+    }
+    let dims = [n, c, h, w, og, kh, kw];
+    let out_dtype = attrs.dtype("out_dtype")?;
+    if out_dtype.is_void() {
+        let dtype = same_dtype(&[("data", data), ("weight", weight)])?;
+        with_num!(dtype, T => {
+            let (x, k) = (view::<T>(data)?, view::<T>(weight)?);
+            run::<T>(slice(&x)?, slice(&k)?, dims, [oh, ow], &win, g)
+        })
+    } else {
+        with_num!(out_dtype, T => {
+            let (x, k) = (cast_to::<T>(data)?, cast_to::<T>(weight)?);
+            run::<T>(slice(&x)?, slice(&k)?, dims, [oh, ow], &win, g)
         })
     }
 }
@@ -701,6 +823,51 @@ mod tests {
             "dtypes differ: data is float32, weight is int32"
         );
         assert!(conv2d(&[nine()], &a).is_err());
+    }
+
+    #[test]
+    fn conv2d_transpose_scatters_each_input_through_the_kernel() {
+        // One input pixel, stride 2: the kernel lands at its position.
+        let x = tv(&[1, 1, 2, 2], vec![1.0f32, 2.0, 3.0, 4.0]);
+        let k = tv(&[1, 1, 2, 2], vec![1.0f32, 10.0, 100.0, 1000.0]);
+        let a = conv_attrs(&[
+            ("strides", ints(&[2, 2])),
+            ("kernel_layout", KernelAttr::Str("IOHW".into())),
+        ]);
+        let mut a = a;
+        a.0.push(("output_padding".into(), ints(&[0, 0])));
+        assert_ok(
+            conv2d_transpose(&[x.clone(), k.clone()], &a),
+            &[1, 1, 4, 4],
+            vec![
+                1.0f32, 10.0, 2.0, 20.0, 100.0, 1000.0, 200.0, 2000.0, 3.0, 30.0, 4.0, 40.0, 300.0,
+                3000.0, 400.0, 4000.0,
+            ],
+        );
+        // Stride 1 overlaps the taps; padding 1 crops the border.
+        let mut b = conv_attrs(&[
+            ("padding", ints(&[1])),
+            ("kernel_layout", KernelAttr::Str("IOHW".into())),
+        ]);
+        b.0.push(("output_padding".into(), ints(&[0])));
+        assert_ok(
+            conv2d_transpose(&[x, k], &b),
+            &[1, 1, 1, 1],
+            vec![1000.0f32 + 200.0 + 30.0 + 4.0],
+        );
+        // Groups: two channels, each its own one-to-one map.
+        let x = tv(&[1, 2, 1, 1], vec![2i32, 3]);
+        let k = tv(&[2, 1, 1, 1], vec![5i32, 7]);
+        let mut g = conv_attrs(&[
+            ("groups", KernelAttr::Int(2)),
+            ("kernel_layout", KernelAttr::Str("IOHW".into())),
+        ]);
+        g.0.push(("output_padding".into(), ints(&[0])));
+        assert_ok(
+            conv2d_transpose(&[x, k], &g),
+            &[1, 2, 1, 1],
+            vec![10i32, 21],
+        );
     }
 
     #[test]

@@ -467,6 +467,54 @@ fn avg_pool2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+/// A transposed convolution as a gather: output position `o` reads, for
+/// tap `k`, input position `(o + pad_begin - k·dilation) / stride` when
+/// that divides exactly and is inside the input (NCHW data, IOHW weight).
+fn conv2d_transpose(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let strides = pair(cx, "strides")?;
+    let dilation = pair(cx, "dilation")?;
+    let pad = padding4(cx)?;
+    let groups = attr_int(cx.call, "groups").unwrap_or(1);
+    let out_dtype = attr_dtype(cx.call, "out_dtype");
+    cx.te1(&[0, 1], |xs| {
+        let (data, w) = (&xs[0], &xs[1]);
+        let [_, c, h, wd] = [0, 1, 2, 3].map(|k| data.shape()[k].clone());
+        let [_, og, kh, kw] = [0, 1, 2, 3].map(|k| w.shape()[k].clone());
+        let cg = c.floordiv(groups);
+        let rc = reduce_axis(cg.clone(), "rc");
+        let ry = reduce_axis(kh, "ry");
+        let rx = reduce_axis(kw, "rx");
+        let convert = |e: PrimExpr| {
+            if out_dtype.is_void() {
+                e
+            } else {
+                e.cast(out_dtype)
+            }
+        };
+        Ok(compute("T_conv2d_transpose_nchw", shape, |i| {
+            let source = |o: &PrimExpr, k: &PrimExpr, d: usize, extent: &PrimExpr| {
+                let t = o.clone() + pad[d].clone() - k.clone() * dilation[d].clone();
+                let q = t.clone().floordiv(strides[d].clone());
+                let exact = t.floormod(strides[d].clone()).eq_(0);
+                (exact.and(in_range(&q, extent)), clamp_index(q, extent))
+            };
+            let (ok_y, iy) = source(&i[2], &ry.to_expr(), 0, &h);
+            let (ok_x, ix) = source(&i[3], &rx.to_expr(), 1, &wd);
+            let group = i[1].clone().floordiv(og.clone());
+            let oc = i[1].clone().floormod(og.clone());
+            let ic = group * cg.clone() + rc.to_expr();
+            let v = convert(data.at(&[i[0].clone(), ic.clone(), iy, ix]));
+            let k = convert(w.at(&[ic, oc, ry.to_expr(), rx.to_expr()]));
+            Reduce {
+                combiner: Combiner::Sum,
+                source: PrimExpr::select(ok_y.and(ok_x), v * k, te::zero(dtype)),
+                axes: vec![rc.clone(), ry.clone(), rx.clone()],
+            }
+        }))
+    })
+}
+
 /// TOPI's padding: one stage over the output reading, for each axis, the
 /// input index the mode maps the output index to (clamped, so symbolic
 /// dims the inference could not check never read out of bounds), or the
@@ -539,6 +587,7 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.layer_norm", layer_norm),
     ("relax.nn.batch_norm", batch_norm),
     ("relax.nn.conv2d", conv2d),
+    ("relax.nn.conv2d_transpose", conv2d_transpose),
     ("relax.nn.max_pool2d", max_pool2d),
     ("relax.nn.avg_pool2d", avg_pool2d),
     ("relax.nn.pad", pad),

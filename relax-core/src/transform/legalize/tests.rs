@@ -416,6 +416,28 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         ],
     ));
     out.push(case(
+        "relax.nn.conv2d_transpose",
+        vec![
+            t(&[n.clone(), d(4), d(3), d(4)], F32),
+            t(&[d(4), d(3), d(3), d(2)], F32),
+        ],
+        vec![
+            ("strides", ints(&[2, 3])),
+            ("padding", ints(&[1, 0, 0, 1])),
+            ("output_padding", ints(&[1, 2])),
+            ("dilation", ints(&[1, 2])),
+            ("groups", AttrValue::Int(2)),
+        ],
+    ));
+    out.push(case(
+        "relax.nn.conv2d_transpose",
+        vec![
+            t(&[n.clone(), d(2), d(4), d(4)], F32),
+            t(&[d(2), d(3), d(3), d(3)], F32),
+        ],
+        vec![],
+    ));
+    out.push(case(
         "relax.nn.max_pool2d",
         vec![t(&[n.clone(), d(2), d(6), d(6)], F32)],
         vec![
