@@ -13,12 +13,14 @@
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), comparisons, unary math, activations, `Clip`, `Cast`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
+//! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
 
 mod elementwise;
 mod nn;
 mod reduce;
 mod shape;
+mod volume;
 
 use crate::graph::{is_constant, scalar};
 use crate::node::Node;

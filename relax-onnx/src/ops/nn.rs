@@ -4,8 +4,8 @@
 //!    `nn.max_pool2d` and `nn.avg_pool2d` (ONNX's
 //!    `pads` = `[top, left, bottom, right]`, as Relax's 4-element
 //!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
-//!    resolved to pads from the static input size. 3-d is an error (the
-//!    registry has no 3-d ops). `ConvTranspose` (1-d and 2-d) maps to
+//!    resolved to pads from the static input size. 3-d ones are written
+//!    with the 2-d ops (`volume.rs`). `ConvTranspose` (1-d and 2-d) maps to
 //!    `nn.conv2d_transpose`, its `output_shape` and `auto_pad` turned into
 //!    pads by ONNX's formula.
 //! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
@@ -85,6 +85,23 @@ fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
     })
 }
 
+/// A 3-d window's depth part and its height/width part as a 2-d window.
+fn split_depth(w: &Window) -> (super::volume::Depth, Window) {
+    let depth = super::volume::Depth {
+        kernel: 0,
+        stride: w.strides[0],
+        dilation: w.dilations[0],
+        before: w.pads[0],
+        after: w.pads[3],
+    };
+    let plane = Window {
+        strides: w.strides[1..].to_vec(),
+        dilations: w.dilations[1..].to_vec(),
+        pads: vec![w.pads[1], w.pads[2], w.pads[4], w.pads[5]],
+    };
+    (depth, plane)
+}
+
 /// `x` with an axis of 1 inserted at 2 (a 1-d op run as 2-d).
 fn as_2d(cx: &mut Ctx, x: Expr) -> Result<Expr, Error> {
     let attrs = Attrs::from_pairs([("axis", ints([2]))]);
@@ -106,8 +123,9 @@ fn spatial_rank(cx: &Ctx, x: &Expr) -> Result<usize, Error> {
     match dims.len() {
         3 => Ok(1),
         4 => Ok(2),
+        5 => Ok(3),
         n => Err(cx.error(format!(
-            "a {}-d input is not supported (1-d and 2-d are; the registry has no 3-d ops)",
+            "a {}-d input is not supported (1-d, 2-d and 3-d are)",
             n.saturating_sub(2)
         ))),
     }
@@ -132,27 +150,32 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         .ints("kernel_shape")?
         .unwrap_or_else(|| w_dims[2..].to_vec());
     let mut win = window(cx, &x, &kernel)?;
-    let (x2, w2) = if k == 1 {
-        win = widen(&win);
-        (as_2d(cx, x)?, as_2d(cx, w)?)
-    } else {
-        (x, w)
+    let group = cx.node.int_or("group", 1)?;
+    let attrs = |win: Window| {
+        Attrs::from_pairs([
+            ("strides", ints(win.strides)),
+            ("padding", ints(win.pads)),
+            ("dilation", ints(win.dilations)),
+            ("groups", AttrValue::Int(group)),
+        ])
     };
-    let attrs = Attrs::from_pairs([
-        ("strides", ints(win.strides)),
-        ("padding", ints(win.pads)),
-        ("dilation", ints(win.dilations)),
-        ("groups", AttrValue::Int(cx.node.int_or("group", 1)?)),
-    ]);
-    let mut y = cx.call("relax.nn.conv2d", vec![x2, w2], attrs)?;
+    let mut y = if k == 3 {
+        let (mut depth, plane) = split_depth(&win);
+        depth.kernel = kernel[0];
+        super::volume::conv3d(cx, x, w, depth, attrs(plane))?
+    } else {
+        let (x2, w2) = if k == 1 {
+            win = widen(&win);
+            (as_2d(cx, x)?, as_2d(cx, w)?)
+        } else {
+            (x, w)
+        };
+        cx.call("relax.nn.conv2d", vec![x2, w2], attrs(win))?
+    };
     if let Some(b) = bias {
-        let c = PrimExpr::int(w_dims[0]);
-        let one = PrimExpr::int(1);
-        let b = cx.call(
-            "relax.reshape",
-            vec![b, shape(vec![one.clone(), c, one.clone(), one])],
-            Attrs::new(),
-        )?;
+        let mut dims = vec![PrimExpr::int(1); 2 + k.max(2)];
+        dims[1] = PrimExpr::int(w_dims[0]);
+        let b = cx.call("relax.reshape", vec![b, shape(dims)], Attrs::new())?;
         y = cx.op2("relax.add", y, b)?;
     }
     if k == 1 {
@@ -315,26 +338,40 @@ fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<E
         return Err(cx.error(format!("kernel_shape {kernel:?} must have {k} values")));
     }
     let mut win = window(cx, &x, &kernel)?;
+    let ceil = cx.node.int_or("ceil_mode", 0)? != 0;
+    let attrs = |win: Window, kernel: Vec<i64>| {
+        let attrs = Attrs::from_pairs([
+            ("pool_size", ints(kernel)),
+            ("strides", ints(win.strides)),
+            ("padding", ints(win.pads)),
+            ("dilation", ints(win.dilations)),
+            ("ceil_mode", AttrValue::Bool(ceil)),
+        ]);
+        match count_include_pad {
+            Some(include) => attrs.with("count_include_pad", AttrValue::Bool(include)),
+            None => attrs,
+        }
+    };
+    if k == 3 {
+        let (mut depth, plane) = split_depth(&win);
+        depth.kernel = kernel[0];
+        let a = attrs(plane, kernel[1..].to_vec());
+        return Ok(vec![super::volume::pool3d(
+            cx,
+            x,
+            depth,
+            ceil,
+            count_include_pad,
+            a,
+        )?]);
+    }
     let (x2, kernel2) = if k == 1 {
         win = widen(&win);
         (as_2d(cx, x)?, vec![1, kernel[0]])
     } else {
         (x, kernel)
     };
-    let mut attrs = Attrs::from_pairs([
-        ("pool_size", ints(kernel2)),
-        ("strides", ints(win.strides)),
-        ("padding", ints(win.pads)),
-        ("dilation", ints(win.dilations)),
-        (
-            "ceil_mode",
-            AttrValue::Bool(cx.node.int_or("ceil_mode", 0)? != 0),
-        ),
-    ]);
-    if let Some(include) = count_include_pad {
-        attrs = attrs.with("count_include_pad", AttrValue::Bool(include));
-    }
-    let mut y = cx.call(op, vec![x2], attrs)?;
+    let mut y = cx.call(op, vec![x2], attrs(win, kernel2))?;
     if k == 1 {
         let attrs = Attrs::from_pairs([("axis", ints([2]))]);
         y = cx.call("relax.squeeze", vec![y], attrs)?;

@@ -1,0 +1,197 @@
+//! 3-d convolution and pooling, written with the registry's 2-d ops: the
+//! registry has no 3-d ops, and a 3-d window is a sum (or max) over its
+//! depth taps of 2-d windows.
+//!
+//! For depth tap `kd`, the slice of the (depth-padded) input at depths
+//! `kd·dilation + od·stride` for every output depth `od` is moved into the
+//! batch (`(N·OD, C, H, W)`) and run through the 2-d op with the height
+//! and width attributes; the taps' results are added (convolution, average)
+//! or take their maximum (max pooling), and the batch is moved back to
+//! `(N, C, OD, OH, OW)`. Depth padding is `nn.pad` with zeros (convolution,
+//! average) or `-inf` (max). Every dim must be a known integer.
+//!
+//! Average pooling divides by `KD` times the 2-d count, which is exact when
+//! every window spans `KD` depths that count: with `count_include_pad`,
+//! or without depth padding. Depth windows that `ceil_mode` pushes past
+//! the padding are supported for max pooling only.
+
+use super::{ints, shape, Ctx};
+use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_runtime::Error;
+
+/// The depth geometry: kernel, stride, dilation, pads before and after.
+pub struct Depth {
+    pub kernel: i64,
+    pub stride: i64,
+    pub dilation: i64,
+    pub before: i64,
+    pub after: i64,
+}
+
+impl Depth {
+    /// The output depth for input depth `d`.
+    fn out(&self, d: i64, ceil: bool) -> i64 {
+        let span = self.dilation * (self.kernel - 1) + 1;
+        let mut num = d + self.before + self.after - span;
+        if ceil {
+            num += self.stride - 1;
+        }
+        num.div_euclid(self.stride) + 1
+    }
+}
+
+fn dims_of(v: &[i64]) -> Vec<PrimExpr> {
+    v.iter().map(|&d| PrimExpr::int(d)).collect()
+}
+
+/// `x` (5-d, static) padded along depth by `before`/`after` with `value`.
+fn pad_depth(cx: &mut Ctx, x: Expr, before: i64, after: i64, value: f64) -> Result<Expr, Error> {
+    if before == 0 && after == 0 {
+        return Ok(x);
+    }
+    let attrs = Attrs::from_pairs([
+        ("pad_width", ints([0, 0, 0, 0, before, after, 0, 0, 0, 0])),
+        ("pad_value", AttrValue::Float(value)),
+        ("pad_mode", AttrValue::Str("constant".into())),
+    ]);
+    cx.call("relax.nn.pad", vec![x], attrs)
+}
+
+/// Depth tap `kd` of `x` (`(N, C, D, H, W)`, padded) as a batch of 2-d
+/// images `(N·OD, C, H, W)`.
+fn tap_batch(
+    cx: &mut Ctx,
+    x: &Expr,
+    dims: &[i64],
+    depth: &Depth,
+    od: i64,
+    kd: i64,
+) -> Result<Expr, Error> {
+    let begin = kd * depth.dilation;
+    let end = begin + (od - 1) * depth.stride + 1;
+    let attrs = Attrs::from_pairs([
+        ("axes", ints([2])),
+        ("begin", ints([begin])),
+        ("end", ints([end])),
+        ("strides", ints([depth.stride])),
+    ]);
+    let slice = cx.call("relax.strided_slice", vec![x.clone()], attrs)?;
+    let moved = cx.call(
+        "relax.permute_dims",
+        vec![slice],
+        Attrs::from_pairs([("axes", ints([0, 2, 1, 3, 4]))]),
+    )?;
+    let batch = dims_of(&[dims[0] * od, dims[1], dims[3], dims[4]]);
+    cx.call("relax.reshape", vec![moved, shape(batch)], Attrs::new())
+}
+
+/// `(N·OD, C', OH, OW)` back to `(N, C', OD, OH, OW)`.
+fn unbatch(cx: &mut Ctx, y: Expr, n: i64, od: i64) -> Result<Expr, Error> {
+    let (dims, _) = cx.tensor(&y)?;
+    let split = vec![
+        PrimExpr::int(n),
+        PrimExpr::int(od),
+        dims[1].clone(),
+        dims[2].clone(),
+        dims[3].clone(),
+    ];
+    let y = cx.call("relax.reshape", vec![y, shape(split)], Attrs::new())?;
+    cx.call(
+        "relax.permute_dims",
+        vec![y],
+        Attrs::from_pairs([("axes", ints([0, 2, 1, 3, 4]))]),
+    )
+}
+
+/// `Conv` on 5-d data: `attrs2d` are conv2d's height/width attributes.
+pub fn conv3d(cx: &mut Ctx, x: Expr, w: Expr, depth: Depth, attrs2d: Attrs) -> Result<Expr, Error> {
+    let dims = cx.static_dims(&x)?;
+    let w_dims = cx.static_dims(&w)?;
+    let od = depth.out(dims[2], false);
+    if od <= 0 {
+        return Err(cx.error("the window does not fit the padded depth"));
+    }
+    let xp = pad_depth(cx, x, depth.before, depth.after, 0.0)?;
+    let mut acc: Option<Expr> = None;
+    for kd in 0..depth.kernel {
+        let batch = tap_batch(cx, &xp, &dims, &depth, od, kd)?;
+        let wk = cx.call(
+            "relax.strided_slice",
+            vec![w.clone()],
+            Attrs::from_pairs([
+                ("axes", ints([2])),
+                ("begin", ints([kd])),
+                ("end", ints([kd + 1])),
+            ]),
+        )?;
+        let wk = cx.call(
+            "relax.reshape",
+            vec![
+                wk,
+                shape(dims_of(&[w_dims[0], w_dims[1], w_dims[3], w_dims[4]])),
+            ],
+            Attrs::new(),
+        )?;
+        let y = cx.call("relax.nn.conv2d", vec![batch, wk], attrs2d.clone())?;
+        acc = Some(match acc {
+            Some(a) => cx.op2("relax.add", a, y)?,
+            None => y,
+        });
+    }
+    let y = acc.ok_or_else(|| cx.error("the kernel has no depth"))?;
+    unbatch(cx, y, dims[0], od)
+}
+
+/// `MaxPool` (average: `None`) or `AveragePool` (`Some(count_include_pad)`)
+/// on 5-d data: `attrs2d` are the 2-d pool's height/width attributes.
+pub fn pool3d(
+    cx: &mut Ctx,
+    x: Expr,
+    depth: Depth,
+    ceil: bool,
+    average: Option<bool>,
+    attrs2d: Attrs,
+) -> Result<Expr, Error> {
+    let dims = cx.static_dims(&x)?;
+    let od = depth.out(dims[2], ceil);
+    if od <= 0 {
+        return Err(cx.error("the window does not fit the padded depth"));
+    }
+    // Depth windows past the padding (ceil_mode) read extra padding.
+    let span = depth.dilation * (depth.kernel - 1) + 1;
+    let overhang = ((od - 1) * depth.stride + span - (dims[2] + depth.before + depth.after)).max(0);
+    if let Some(include) = average {
+        if overhang > 0 {
+            return Err(cx.error(
+                "3-d average pooling with ceil_mode windows past the padding is not supported",
+            ));
+        }
+        if !include && (depth.before > 0 || depth.after > 0) {
+            return Err(
+                cx.error("3-d average pooling with depth padding needs count_include_pad = 1")
+            );
+        }
+    }
+    let (op, fill) = match average {
+        None => ("relax.nn.max_pool2d", f64::NEG_INFINITY),
+        Some(_) => ("relax.nn.avg_pool2d", 0.0),
+    };
+    let xp = pad_depth(cx, x, depth.before, depth.after + overhang, fill)?;
+    let mut acc: Option<Expr> = None;
+    for kd in 0..depth.kernel {
+        let batch = tap_batch(cx, &xp, &dims, &depth, od, kd)?;
+        let y = cx.call(op, vec![batch], attrs2d.clone())?;
+        acc = Some(match acc {
+            Some(a) if average.is_some() => cx.op2("relax.add", a, y)?,
+            Some(a) => cx.op2("relax.maximum", a, y)?,
+            None => y,
+        });
+    }
+    let mut y = acc.ok_or_else(|| cx.error("the window has no depth"))?;
+    if average.is_some() {
+        let (_, dtype) = cx.tensor(&y)?;
+        let k = cx.scalar(depth.kernel as f64, dtype)?;
+        y = cx.op2("relax.divide", y, k)?;
+    }
+    unbatch(cx, y, dims[0], od)
+}
