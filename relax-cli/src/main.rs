@@ -6,7 +6,7 @@
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …]
-//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100]
+//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile]
 //! relax dot    model.{onnx,py} [--function main] [--fuse]
 //! ```
 //!
@@ -81,6 +81,10 @@ enum Command {
         /// Timed runs (after 3 warm-up runs).
         #[arg(long, default_value_t = 100)]
         runs: usize,
+        /// Also time each kernel (TVM's `vm.profile`) and print the
+        /// slowest.
+        #[arg(long)]
+        profile: bool,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -243,7 +247,12 @@ fn run(command: Command) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Bench { model, input, runs } => {
+        Command::Bench {
+            model,
+            input,
+            runs,
+            profile,
+        } => {
             let m = model::read(&model, false)?;
             let start = Instant::now();
             let exec = build(&m.module, &Target::host()).map_err(|e| e.to_string())?;
@@ -279,6 +288,28 @@ fn run(command: Command) -> Result<(), String> {
                 percentile(&times, 0.99),
                 mean
             );
+            if profile {
+                let vm = VirtualMachine::new(&exec).with_profiling();
+                for _ in 0..runs.max(1) {
+                    vm.call("main", &args).map_err(|e| e.to_string())?;
+                }
+                let kernels = vm.profile();
+                let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
+                let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
+                println!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
+                for k in kernels.iter().take(20) {
+                    println!(
+                        "{:>10.3} {:>5.1}% {:>6}  {}",
+                        per_run(k.total),
+                        100.0 * k.total.as_secs_f64() / total.max(1e-12),
+                        k.calls / runs.max(1) as u64,
+                        k.name
+                    );
+                }
+                if kernels.len() > 20 {
+                    println!("({} more kernels)", kernels.len() - 20);
+                }
+            }
             Ok(())
         }
         Command::Dot {

@@ -77,6 +77,21 @@ pub struct VirtualMachine {
     budget: Option<Arc<MemoryBudget>>,
     /// Native-kernel outputs kept for reuse by dtype and shape (`pool.rs`).
     output_pool: OutputPool,
+    /// With [`VirtualMachine::with_profiling`]: time spent in each kernel.
+    profile: Option<std::sync::Mutex<Vec<KernelTime>>>,
+}
+
+/// How long one kernel ran, over every call since profiling began (see
+/// [`VirtualMachine::with_profiling`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTime {
+    /// The kernel: a native kernel's symbol, an op's name, or a host
+    /// function's.
+    pub name: String,
+    /// How many times it ran.
+    pub calls: u64,
+    /// Its total time.
+    pub total: std::time::Duration,
 }
 
 impl VirtualMachine {
@@ -97,6 +112,7 @@ impl VirtualMachine {
             step_limit: None,
             budget: None,
             output_pool: Default::default(),
+            profile: None,
         };
         vm.resolve_kernels(crate::kernels::lookup);
         vm
@@ -130,6 +146,45 @@ impl VirtualMachine {
     pub fn with_memory_limit(mut self, bytes: usize) -> Self {
         self.budget = Some(Arc::new(MemoryBudget::new(bytes)));
         self
+    }
+
+    /// This VM timing every kernel call (TVM's `VirtualMachine.profile`):
+    /// [`VirtualMachine::profile`] then reports where the time went. The
+    /// timing costs two clock reads per kernel call.
+    pub fn with_profiling(mut self) -> Self {
+        self.profile = Some(std::sync::Mutex::new(Vec::new()));
+        self
+    }
+
+    /// The time spent in each kernel since profiling began, longest first
+    /// (empty without [`VirtualMachine::with_profiling`]).
+    pub fn profile(&self) -> Vec<KernelTime> {
+        let mut out = match &self.profile {
+            Some(p) => p.lock().map(|p| p.clone()).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        out.sort_by_key(|k| std::cmp::Reverse(k.total));
+        out
+    }
+
+    fn record(&self, name: &str, start: Option<std::time::Instant>) {
+        let (Some(profile), Some(start)) = (&self.profile, start) else {
+            return;
+        };
+        let elapsed = start.elapsed();
+        if let Ok(mut p) = profile.lock() {
+            match p.iter_mut().find(|k| k.name == name) {
+                Some(k) => {
+                    k.calls += 1;
+                    k.total += elapsed;
+                }
+                None => p.push(KernelTime {
+                    name: name.to_string(),
+                    calls: 1,
+                    total: elapsed,
+                }),
+            }
+        }
     }
 
     /// The memory budget, if this VM has a limit (see
@@ -197,7 +252,15 @@ impl VirtualMachine {
                     dst,
                 } => {
                     // Native kernels borrow their inputs from the registers.
+                    let start = self.profile.as_ref().map(|_| std::time::Instant::now());
                     let value = self.call_native(frame, *symbol, outputs, scalars, args, &at)?;
+                    if start.is_some() {
+                        let name = exec
+                            .natives
+                            .get(*symbol as usize)
+                            .map_or("?", |n| n.as_str());
+                        self.record(name, start);
+                    }
                     frame.write(*dst, value, &at)?;
                 }
                 Instr::Call { callee, args, dst } => {
@@ -250,7 +313,18 @@ impl VirtualMachine {
                         push_frame(&mut stack, &mut cells, callee_frame)?;
                         continue;
                     }
+                    let start = self.profile.as_ref().map(|_| std::time::Instant::now());
                     let value = self.call_external(frame, callee, argv, &at)?;
+                    if start.is_some() {
+                        let name = match callee {
+                            Callee::Kernel(k) => {
+                                exec.kernels.get(*k as usize).map(|e| e.op.as_str())
+                            }
+                            Callee::Packed(p) => exec.packed.get(*p as usize).map(String::as_str),
+                            _ => None,
+                        };
+                        self.record(name.unwrap_or("?"), start);
+                    }
                     frame.write(*dst, value, &at)?;
                 }
                 Instr::MatchCast {

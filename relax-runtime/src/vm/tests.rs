@@ -1001,6 +1001,24 @@ fn kernels_get_evaluated_attributes() {
 }
 
 #[test]
+fn profiling_counts_each_kernels_calls_and_time() {
+    let exec = kernel_exec("test.scaled_shape");
+    let plain = VirtualMachine::new(&exec).with_kernel_resolver(test_kernels);
+    plain.call("main", &[f32s(&[2, 5])]).unwrap();
+    assert!(plain.profile().is_empty(), "profiling is off by default");
+    let vm = VirtualMachine::new(&exec)
+        .with_kernel_resolver(test_kernels)
+        .with_profiling();
+    for _ in 0..3 {
+        vm.call("main", &[f32s(&[2, 5])]).unwrap();
+    }
+    let profile = vm.profile();
+    assert_eq!(profile.len(), 1);
+    assert_eq!(profile[0].name, "test.scaled_shape");
+    assert_eq!(profile[0].calls, 3);
+}
+
+#[test]
 fn kernel_errors_and_missing_kernels() {
     let vm = VirtualMachine::new(&kernel_exec("test.fail")).with_kernel_resolver(test_kernels);
     assert_eq!(
