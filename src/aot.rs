@@ -60,6 +60,120 @@
 //! over several files needs a `.file(…)` for each. The library is a GNU
 //! `ar` archive, which the ELF linkers read.
 
+//!
+//! # ONNX models
+//!
+//! With the feature "onnx" too, [`Builder::onnx`] compiles an ONNX model
+//! the same way (imported with `relax::frontend::onnx`, weights as
+//! constants of the executable) and generates its Rust module, with one
+//! typed wrapper per function, like the DSL's:
+//!
+//! ```no_run
+//! # #[cfg(feature = "onnx")]
+//! // build.rs
+//! relax::aot::Builder::new()
+//!     .onnx("models/squeezenet.onnx", "squeezenet")
+//!     .compile("models");
+//! ```
+//!
+//! and in the crate, `include!(env!("RELAX_AOT_MODULE_squeezenet"));`
+//! defines `mod squeezenet` with `squeezenet::main(&x)`. Its `module()` is
+//! empty: the IR is not embedded in the binary, only its compiled form.
+
 pub use relax_core::backend::aot::{
-    AotError, Artifacts, Builder, CompiledModule, ModuleArtifact, SourceError,
+    AotError, Artifacts, CompiledModule, ModuleArtifact, SourceError,
 };
+use std::path::Path;
+#[cfg(feature = "onnx")]
+use std::path::PathBuf;
+
+/// Compiles the DSL modules of source files (and, with the feature "onnx",
+/// ONNX models) into a static library, from a build script. See the module
+/// docs.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    inner: relax_core::backend::aot::Builder,
+    #[cfg(feature = "onnx")]
+    onnx: Vec<(PathBuf, String)>,
+}
+
+impl Builder {
+    /// A Builder with no files, for a generic CPU, writing to `$OUT_DIR`.
+    pub fn new() -> Self {
+        Builder::default()
+    }
+
+    /// Adds a source file (relative to the package root) to compile the DSL
+    /// of.
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.inner.file(path);
+        self
+    }
+
+    /// Adds an ONNX model, compiled as the Rust module `module`
+    /// (`include!(env!("RELAX_AOT_MODULE_<module>"))` defines it).
+    #[cfg(feature = "onnx")]
+    pub fn onnx(&mut self, path: impl AsRef<Path>, module: &str) -> &mut Self {
+        self.onnx
+            .push((path.as_ref().to_path_buf(), module.to_string()));
+        self
+    }
+
+    /// Whether to generate code for the CPU of the building machine rather
+    /// than a generic one of its architecture (off by default).
+    pub fn native_cpu(&mut self, native: bool) -> &mut Self {
+        self.inner.native_cpu(native);
+        self
+    }
+
+    /// Writes to `dir` instead of `$OUT_DIR`.
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.inner.out_dir(dir);
+        self
+    }
+
+    /// Names symbols after `name` instead of `$CARGO_PKG_NAME`.
+    pub fn crate_name(&mut self, name: &str) -> &mut Self {
+        self.inner.crate_name(name);
+        self
+    }
+
+    /// Compiles into `lib<name>.a` and prints the cargo instructions; on
+    /// error prints every error to stderr and exits with status 1.
+    pub fn compile(&self, name: &str) {
+        match self.try_compile(name) {
+            Ok(artifacts) => {
+                for line in &artifacts.cargo_lines {
+                    println!("{line}");
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                eprintln!("\nerror: relax could not compile `{name}`");
+                std::process::exit(1);
+            }
+        }
+    }
+
+    /// Compiles into `lib<name>.a` and returns what was written, or every
+    /// error.
+    pub fn try_compile(&self, name: &str) -> Result<Artifacts, AotError> {
+        #[allow(unused_mut)]
+        let mut inner = self.inner.clone();
+        #[cfg(feature = "onnx")]
+        for (path, module) in &self.onnx {
+            let options = relax_onnx::ImportOptions::default();
+            let imported = relax_onnx::load(path, &options).map_err(|e| AotError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let doc = format!(
+                "The ONNX model `{}` (opset {}), compiled ahead of time by `relax::aot::Builder::onnx`.",
+                path.display(),
+                imported.opset
+            );
+            inner.ir_module(module, imported.module, path, &doc);
+        }
+        inner.try_compile(name)
+    }
+}

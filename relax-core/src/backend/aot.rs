@@ -67,6 +67,9 @@ use std::sync::Mutex;
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     files: Vec<PathBuf>,
+    /// IR modules given directly: (Rust module name, IR, the file it came
+    /// from, its doc).
+    ir_modules: Vec<(String, crate::ir::IRModule, PathBuf, String)>,
     native_cpu: bool,
     out_dir: Option<PathBuf>,
     crate_name: Option<String>,
@@ -154,6 +157,29 @@ impl Builder {
         self
     }
 
+    /// Adds an IR module built by other means (an imported model: the
+    /// facade's `relax::aot::Builder::onnx`) to compile as the Rust module
+    /// `name`. Besides its artifact, the Rust module itself is generated,
+    /// as `<lib>_<name>.module.rs` in OUT_DIR, with a typed wrapper per
+    /// public function; the crate includes it with
+    /// `include!(env!("RELAX_AOT_MODULE_<name>"));`. `origin` is the file
+    /// it came from (watched by cargo); `doc` the Rust module's doc.
+    pub fn ir_module(
+        &mut self,
+        name: &str,
+        module: crate::ir::IRModule,
+        origin: impl AsRef<Path>,
+        doc: &str,
+    ) -> &mut Self {
+        self.ir_modules.push((
+            name.to_string(),
+            module,
+            origin.as_ref().to_path_buf(),
+            doc.to_string(),
+        ));
+        self
+    }
+
     /// Whether to generate code for the CPU of the building machine
     /// (`native`) rather than a generic one of its architecture. Off by
     /// default: a library for the build machine's CPU may not run elsewhere.
@@ -227,7 +253,33 @@ impl Builder {
             .or_else(|| std::env::var("CARGO_PKG_NAME").ok())
             .unwrap_or_else(|| "crate".into());
 
-        let modules = self.lower_files()?;
+        let mut modules = self.lower_files()?;
+        let first_imported = modules.len();
+        for (name, module, origin, doc) in &self.ir_modules {
+            let ident = syn::parse_str::<syn::Ident>(name).map_err(|_| {
+                AotError::Config(format!("the module name {name:?} is not a Rust identifier"))
+            })?;
+            if modules.iter().any(|m| m.key == *name) {
+                return Err(AotError::Config(format!(
+                    "a second relax module named `{name}`"
+                )));
+            }
+            let functions = imported_functions(module);
+            modules.push(LoweredItem {
+                key: name.clone(),
+                lowered: Lowered {
+                    mod_name: ident,
+                    vis: syn::parse_quote!(pub),
+                    doc: Some(doc.clone()),
+                    module: module.clone(),
+                    functions,
+                    content_hash: artifact_hash(module),
+                },
+                file: origin.clone(),
+                source: String::new(),
+                range: SpanRange::from(proc_macro2::Span::call_site()),
+            });
+        }
         let opts = CodegenOptions {
             native_cpu: self.native_cpu,
             ..Default::default()
@@ -294,6 +346,14 @@ impl Builder {
         }
         let library = out_dir.join(format!("lib{name}.a"));
         write(&library, &write_archive(&members))?;
+        // The Rust modules of the IR modules given directly.
+        let mut generated = Vec::new();
+        for m in &modules[first_imported..] {
+            let path = out_dir.join(format!("{name}_{}.module.rs", m.key));
+            let tokens = crate::frontend::codegen::imported_module_tokens(&m.lowered);
+            write(&path, tokens.to_string().as_bytes())?;
+            generated.push((m.key.clone(), path));
+        }
 
         let mut lines = vec![
             format!("cargo:rustc-link-search=native={}", out_dir.display()),
@@ -303,8 +363,18 @@ impl Builder {
         if std::env::var("CARGO_CFG_TARGET_OS").map_or(true, |os| os != "windows") {
             lines.push("cargo:rustc-link-lib=m".into());
         }
-        for f in &self.files {
+        for f in self
+            .files
+            .iter()
+            .chain(self.ir_modules.iter().map(|m| &m.2))
+        {
             lines.push(format!("cargo:rerun-if-changed={}", f.display()));
+        }
+        for (key, path) in &generated {
+            lines.push(format!(
+                "cargo:rustc-env=RELAX_AOT_MODULE_{key}={}",
+                path.display()
+            ));
         }
         let values: Vec<String> = artifacts.iter().map(|a| format!("{:?}", a.name)).collect();
         lines.push(format!(
@@ -375,6 +445,35 @@ impl Builder {
             Err(AotError::Source(errors))
         }
     }
+}
+
+/// The wrapper information of an IR module's public Relax functions.
+fn imported_functions(module: &crate::ir::IRModule) -> Vec<crate::frontend::FunctionInfo> {
+    module
+        .functions()
+        .filter_map(|(gv, f)| {
+            let f = f.as_relax()?;
+            f.global_symbol()?;
+            Some(crate::frontend::FunctionInfo {
+                name: gv.name_hint().to_string(),
+                public: true,
+                params: f
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let s = p.struct_info().cloned();
+                        (
+                            p.name_hint().to_string(),
+                            s.unwrap_or_else(crate::ir::StructInfo::object),
+                        )
+                    })
+                    .collect(),
+                ret: f.ret_struct_info.clone(),
+                doc: None,
+                span: proc_macro2::Span::call_site(),
+            })
+        })
+        .collect()
 }
 
 /// A lowered module and where it came from.

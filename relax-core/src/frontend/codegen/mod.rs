@@ -81,6 +81,55 @@ pub fn module_tokens(lowered: &Lowered) -> TokenStream {
     }
 }
 
+/// The Rust code of a module compiled ahead of time from an `IRModule`
+/// built by other means (an imported ONNX model, `relax::aot::Builder`'s
+/// `ir_module`): the wrappers run the artifact, which build.rs always
+/// compiled, so there is no compile-on-first-call fallback, and `module()`
+/// is an empty module (the IR is not embedded in the binary: its weights
+/// are in the executable's constants).
+pub fn imported_module_tokens(lowered: &Lowered) -> TokenStream {
+    let name = &lowered.mod_name;
+    let vis = &lowered.vis;
+    let doc = lowered
+        .doc
+        .clone()
+        .unwrap_or_else(|| format!("The Relax module `{name}`, compiled ahead of time."));
+    let hash = proc_macro2::Literal::u64_suffixed(lowered.content_hash);
+    let env = aot::aot_env_var(&aot::aot_key(name));
+    let mut wrappers = TokenStream::new();
+    for f in lowered
+        .functions
+        .iter()
+        .filter(|f| f.public && f.name != "module")
+    {
+        match wrapper::wrapper(f, &quote!(pub), &quote!(self)) {
+            Ok(w) => wrappers.extend(w),
+            Err(e) => wrappers.extend(e.to_compile_error()),
+        }
+    }
+    quote! {
+        #[doc = #doc]
+        #vis mod #name {
+            /// An empty module: the IR of an imported model is not embedded
+            /// in the binary (its weights are in the compiled executable).
+            pub fn module() -> &'static ::relax::ir::IRModule {
+                static MODULE: ::relax::dsl::Lazy<::relax::ir::IRModule> =
+                    ::relax::dsl::Lazy::new(::relax::ir::IRModule::new);
+                &MODULE
+            }
+
+            #[doc(hidden)]
+            pub static ARTIFACT: ::relax::dsl::AotArtifact = ::std::include!(::std::env!(#env));
+
+            #[doc(hidden)]
+            pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache =
+                ::relax::dsl::ExecutableCache::with_aot(#hash, &ARTIFACT);
+
+            #wrappers
+        }
+    }
+}
+
 /// The Rust code for `#[relax::function]`: the wrapper fn plus `mod f { module() }`.
 /// The wrapper and the module take the item's visibility; a non-`pub` item
 /// still gets its wrapper (the user wrote a Rust function to call).

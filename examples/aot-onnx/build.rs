@@ -1,0 +1,15 @@
+//! Imports two ONNX models and compiles them ahead of time: `libmodels.a`
+//! and the serialized executables (weights included) go to OUT_DIR, with a
+//! generated Rust module per model (`RELAX_AOT_MODULE_<name>`).
+//!
+//! - `models/digits_mlp.onnx`: the main example's digits MLP (written by
+//!   `scripts/export_digits_onnx.py`), with a symbolic batch `N`;
+//! - `models/squeezenet.onnx`: SqueezeNet 1.0 from the `onnx` package's
+//!   light test models (its weights are constant fills).
+
+fn main() {
+    relax::aot::Builder::new()
+        .onnx("models/digits_mlp.onnx", "digits_mlp")
+        .onnx("models/squeezenet.onnx", "squeezenet")
+        .compile("models");
+}
