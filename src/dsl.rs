@@ -275,6 +275,55 @@ pub fn call(
     cache.vm(module)?.call(name, args)
 }
 
+/// The weights of a model written as DSL source by `relax import -o
+/// model.rs`: `bytes` (the `.weights` file) holds each tensor of `table`
+/// (name, dtype, shape) in order, as raw little-endian elements, with
+/// nothing between them. A file of another length, or a dtype or shape
+/// the table cannot hold, is an `Err` naming the file's problem.
+pub fn load_weights(
+    bytes: &[u8],
+    table: &[(&str, &str, &[i64])],
+) -> Result<Vec<crate::Tensor>, Error> {
+    let mut out = Vec::with_capacity(table.len());
+    let mut at = 0usize;
+    for (name, dtype, shape) in table {
+        let d: crate::DataType = dtype
+            .parse()
+            .map_err(|_| Error::Deserialize(format!("weight `{name}`: unknown dtype {dtype}")))?;
+        let numel = shape
+            .iter()
+            .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))
+            .ok_or_else(|| Error::Deserialize(format!("weight `{name}`: bad shape {shape:?}")))?;
+        let len = numel
+            .checked_mul(d.size_in_bytes())
+            .ok_or_else(|| Error::Deserialize(format!("weight `{name}` is too large")))?;
+        let end = at
+            .checked_add(len)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| {
+                Error::Deserialize(format!(
+                    "the weights file ends inside weight `{name}` ({} bytes, {} needed)",
+                    bytes.len(),
+                    at.saturating_add(len)
+                ))
+            })?;
+        out.push(crate::Tensor::from_bytes(d, shape, &bytes[at..end])?);
+        at = end;
+    }
+    if at != bytes.len() {
+        return Err(Error::Deserialize(format!(
+            "the weights file has {} bytes after the last weight",
+            bytes.len() - at
+        )));
+    }
+    Ok(out)
+}
+
+/// The bytes [`load_weights`] reads back: each tensor's elements in order.
+pub fn weights_bytes(tensors: &[&crate::Tensor]) -> Vec<u8> {
+    tensors.iter().flat_map(|t| t.as_bytes().to_vec()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,5 +533,24 @@ class Module:
         assert!(matches!(first, Error::Compile(_)), "{first}");
         let second = call(&module, &cache, "main", &[]).unwrap_err();
         assert_eq!(first, second);
+    }
+
+    #[test]
+    fn weights_round_trip_and_bad_files_are_errors() {
+        let a = Tensor::from_vec(&[2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let b = Tensor::from_vec(&[3], vec![7i64, 8, 9]).unwrap();
+        let bytes = super::weights_bytes(&[&a, &b]);
+        let table: &[(&str, &str, &[i64])] = &[("a", "float32", &[2, 2]), ("b", "int64", &[3])];
+        let back = super::load_weights(&bytes, table).unwrap();
+        assert_eq!(back, vec![a, b]);
+        let short = super::load_weights(&bytes[..20], table)
+            .unwrap_err()
+            .to_string();
+        assert!(short.contains("ends inside weight `b`"), "{short}");
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(super::load_weights(&long, table).is_err());
+        let bad: &[(&str, &str, &[i64])] = &[("a", "float99", &[1])];
+        assert!(super::load_weights(&bytes, bad).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! CLI).
 //!
 //! ```text
-//! relax import model.onnx -o model.py      ONNX to TVMScript
+//! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …]
@@ -13,6 +13,7 @@
 //! Errors go to stderr with exit status 1; nothing panics on bad input.
 
 mod dot;
+mod dsl;
 mod model;
 mod npy;
 mod passes;
@@ -39,10 +40,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Import an ONNX model and write it as TVMScript (`.py`).
+    /// Import an ONNX model and write it as TVMScript (`.py`) or as a
+    /// `relax::module!` DSL file (`.rs`, weights in `<name>.weights`).
     Import {
         model: PathBuf,
-        /// The file to write (`.py`).
+        /// The file to write (`.py` or `.rs`).
         #[arg(short, long)]
         output: PathBuf,
         /// Weights as parameters of `main` (TVM's keep_params_in_input).
@@ -175,16 +177,17 @@ fn run(command: Command) -> Result<(), String> {
             model,
             output,
             keep_params,
-        } => {
-            let m = model::read(&model, keep_params)?;
-            match output.extension().and_then(|e| e.to_str()) {
-                Some("py") => write_file(&output, &m.module.to_string()),
-                _ => Err(format!(
-                    "{}: `import` writes TVMScript (.py)",
-                    output.display()
-                )),
+        } => match output.extension().and_then(|e| e.to_str()) {
+            Some("py") => {
+                let m = model::read(&model, keep_params)?;
+                write_file(&output, &m.module.to_string())
             }
-        }
+            Some("rs") => dsl::write(&model, &output),
+            _ => Err(format!(
+                "{}: `import` writes TVMScript (.py) or DSL (.rs)",
+                output.display()
+            )),
+        },
         Command::Check { model } => {
             let m = model::read(&model, false)?;
             match relax_core::analysis::well_formed(&m.module) {

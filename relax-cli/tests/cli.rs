@@ -126,3 +126,115 @@ fn bad_input_is_an_error_on_stderr() {
         .unwrap();
     fails(&relax(&["run", model, "--input", "small.npy"], &dir), "v0");
 }
+
+/// `import -o model.rs`: the DSL file lowers as the macro lowers it, and
+/// with the weights its `load_weights` reads, gives the expected outputs.
+#[test]
+fn imported_dsl_files_compile_and_compute_the_model() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-dsl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../relax-onnx/tests/data");
+    for case_name in [
+        "test_Conv2d_depthwise_strided",
+        "test_BatchNorm2d_eval",
+        "test_GLU",
+        "test_PReLU_2d_multiparam",
+        "test_operator_repeat",
+    ] {
+        let case = BackendCase::load(&data.join(case_name)).unwrap();
+        let model = data.join(case_name).join("model.onnx");
+        let out = format!("{case_name}.rs");
+        ok(&relax(
+            &["import", model.to_str().unwrap(), "-o", &out],
+            &dir,
+        ));
+        let source = std::fs::read_to_string(dir.join(&out)).unwrap();
+        let file =
+            syn::parse_file(&source).unwrap_or_else(|e| panic!("{case_name}: {e}\n{source}"));
+        let tokens = file
+            .items
+            .iter()
+            .find_map(|item| match item {
+                syn::Item::Macro(m) => Some(m.mac.tokens.clone()),
+                _ => None,
+            })
+            .expect("a relax::module! item");
+        let lowered = relax_core::frontend::lower_module_macro(tokens)
+            .unwrap_or_else(|e| panic!("{case_name}: {}\n{source}", e[0].message));
+        // The weights table, as the generated `load_weights` reads it.
+        let table: Vec<(String, String, Vec<i64>)> = file
+            .items
+            .iter()
+            .find_map(|item| match item {
+                syn::Item::Const(c) if c.ident == "WEIGHTS" => Some(c.expr.clone()),
+                _ => None,
+            })
+            .map(|e| weights_table(&e))
+            .expect("a WEIGHTS table");
+        let table_refs: Vec<(&str, &str, &[i64])> = table
+            .iter()
+            .map(|(n, d, s)| (n.as_str(), d.as_str(), s.as_slice()))
+            .collect();
+        let bytes = std::fs::read(dir.join(format!("{case_name}.weights"))).unwrap();
+        let weights = relax::dsl::load_weights(&bytes, &table_refs).unwrap();
+        let exec =
+            relax_core::backend::build(&lowered.module, &relax_core::backend::Target::host())
+                .unwrap();
+        let vm = relax_runtime::VirtualMachine::new(&exec);
+        let (inputs, expected) = &case.data_sets[0];
+        let mut args: Vec<relax_runtime::Value> = inputs
+            .iter()
+            .cloned()
+            .map(relax_runtime::Value::Tensor)
+            .collect();
+        args.extend(weights.into_iter().map(relax_runtime::Value::Tensor));
+        let got = vm.call("main", &args).unwrap();
+        let relax_runtime::Value::Tensor(got) = got else {
+            panic!("{case_name}: not a tensor")
+        };
+        compare(&got, &expected[0], 1e-3, 1e-4).unwrap_or_else(|m| panic!("{case_name}: {m}"));
+    }
+}
+
+/// The `WEIGHTS` table's entries: `(name, dtype, &[dims])` literals.
+fn weights_table(e: &syn::Expr) -> Vec<(String, String, Vec<i64>)> {
+    let syn::Expr::Reference(r) = e else {
+        panic!("&[…]")
+    };
+    let syn::Expr::Array(a) = &*r.expr else {
+        panic!("[…]")
+    };
+    let lit_str = |e: &syn::Expr| match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => s.value(),
+        _ => panic!("a string"),
+    };
+    a.elems
+        .iter()
+        .map(|t| {
+            let syn::Expr::Tuple(t) = t else {
+                panic!("a tuple")
+            };
+            let syn::Expr::Reference(dims) = &t.elems[2] else {
+                panic!("&[…]")
+            };
+            let syn::Expr::Array(dims) = &*dims.expr else {
+                panic!("[…]")
+            };
+            let dims = dims
+                .elems
+                .iter()
+                .map(|d| match d {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    }) => i.base10_parse().unwrap(),
+                    _ => panic!("an integer"),
+                })
+                .collect();
+            (lit_str(&t.elems[0]), lit_str(&t.elems[1]), dims)
+        })
+        .collect()
+}

@@ -213,7 +213,13 @@ fn r_path(path: &syn::Path) -> Option<Vec<String>> {
     if path.leading_colon.is_some() || segs.len() < 2 || segs[0].ident != "R" {
         return None;
     }
-    Some(segs[1..].iter().map(|s| s.ident.to_string()).collect())
+    // `R::r#where`: an op named by a Rust keyword is written raw.
+    Some(
+        segs[1..]
+            .iter()
+            .map(|s| syn::ext::IdentExt::unraw(&s.ident).to_string())
+            .collect(),
+    )
 }
 
 /// The tokens that name a macro invocation: `R::dataflow!` without its body.

@@ -26,6 +26,7 @@
 //! | `metadata.rs` | constants and the metadata section |
 //! | `names.rs` | the name table |
 
+pub mod dsl;
 mod metadata;
 mod names;
 mod prim;
