@@ -421,6 +421,11 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![("strides", ints(&[2, 2])), ("padding", ints(&[1]))],
         ),
         (
+            "relax.image.resize2d",
+            vec![tensor(&[1, 2, 3, 4], f32_), Value::shape(&[5, 7]).into()],
+            vec![("method", AttrValue::from("linear"))],
+        ),
+        (
             "relax.nn.pad",
             vec![tensor(&[2, 3, 4], f32_)],
             vec![

@@ -37,6 +37,8 @@ pub enum AttrType {
     Number,
     /// An integer or a list of integers, kept apart (`split`'s sections vs indices).
     IntOrIntArray,
+    /// A list of numbers, kept as floats (`resize2d`'s `roi`).
+    FloatArray,
 }
 
 /// The default of an attribute.
@@ -58,6 +60,8 @@ pub enum AttrDefault {
     DataType(&'static str),
     /// A list of integers.
     IntArray(&'static [i64]),
+    /// A list of floats.
+    FloatArray(&'static [f64]),
     /// The value of the named attribute, declared earlier (conv2d's
     /// `out_layout` is its `data_layout` unless given, as in TVM).
     SameAs(&'static str),
@@ -102,6 +106,9 @@ fn default_value(d: AttrDefault) -> Option<AttrValue> {
         AttrDefault::IntArray(v) => {
             AttrValue::Array(v.iter().map(|&i| AttrValue::Int(i)).collect())
         }
+        AttrDefault::FloatArray(v) => {
+            AttrValue::Array(v.iter().map(|&f| AttrValue::Float(f)).collect())
+        }
     })
 }
 
@@ -119,6 +126,7 @@ fn type_name(ty: AttrType) -> &'static str {
         AttrType::OptPrimExprArray => "a list of integers or None",
         AttrType::Number => "a number",
         AttrType::IntOrIntArray => "an integer or a list of integers",
+        AttrType::FloatArray => "a list of numbers",
     }
 }
 
@@ -193,6 +201,15 @@ fn coerce(ty: AttrType, v: &AttrValue) -> Option<AttrValue> {
         (T::PrimExprArray, _) => expr_array(v),
         (T::OptPrimExprArray, V::None) => Some(V::None),
         (T::OptPrimExprArray, _) => expr_array(v),
+        (T::FloatArray, V::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                V::Float(f) => Some(V::Float(*f)),
+                V::Int(k) => Some(V::Float(*k as f64)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(V::Array),
         _ => None,
     }
 }

@@ -16,7 +16,8 @@
 //!
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
-//! [`create`], [`statistical`], [`search`], [`datatype`], [`nn`], [`base`].
+//! [`create`], [`statistical`], [`search`], [`datatype`], [`nn`], [`image`],
+//! [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
 // The inference tests spell every dims list the same way (`&[n.clone()]`),
@@ -28,6 +29,7 @@ pub mod base;
 pub mod binary;
 pub mod create;
 pub mod datatype;
+pub mod image;
 pub mod index;
 pub mod infer;
 pub mod linear_algebra;
@@ -179,6 +181,7 @@ const GROUPS: &[&[OpInfo]] = &[
     search::OPS,
     datatype::OPS,
     nn::OPS,
+    image::OPS,
     base::OPS,
 ];
 
@@ -297,6 +300,7 @@ mod tests {
             "nn.avg_pool2d",
             "nn.pad",
             "nn.conv2d_transpose",
+            "image.resize2d",
         ] {
             assert!(
                 lookup(&format!("relax.{name}")).is_some(),

@@ -31,6 +31,7 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         "relax.strided_slice" => (vec![t], "axes=[0], begin=[0], end=[1]"),
         "relax.astype" => (vec![t], "dtype=\"float16\""),
         "relax.nn.pad" => (vec![t], "pad_width=[0, 0, 0, 0, 1, 1, 1, 1]"),
+        "relax.image.resize2d" => (vec![t, "R.Shape(ndim=2)"], ""),
         "relax.nn.batch_norm" => {
             let c = "R.Tensor(ndim=1, dtype=\"float32\")";
             (vec![t, c, c, c, c], "axis=1")

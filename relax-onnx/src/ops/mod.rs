@@ -11,7 +11,7 @@
 //! | file | op types |
 //! |---|---|
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), comparisons, unary math, activations, `Clip`, `Cast`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
-//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
@@ -78,6 +78,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("LRN", nn::lrn),
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
+    ("Resize", nn::resize),
+    ("Upsample", nn::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
     ("Dropout", nn::dropout),

@@ -21,7 +21,10 @@
 //! 5. `Softmax`/`LogSoftmax` before opset 13 work on the input coerced to
 //!    2-d at `axis` (default 1): a reshape around a softmax over the last
 //!    axis unless `axis` is already the last.
-//! 6. `Dropout` at inference is the identity; its mask, when asked for, is
+//! 6. `Resize` and `Upsample` (nearest and linear, 4-d) are
+//!    `image.resize2d`, with ONNX's coordinate modes (`asymmetric` and
+//!    `floor` before opset 11) and `nearest_mode`s.
+//! 7. `Dropout` at inference is the identity; its mask, when asked for, is
 //!    all true.
 
 use super::{ints, normalize_axes, shape, Ctx};
@@ -544,6 +547,96 @@ pub fn gemm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         y = cx.op2("relax.add", y, c)?;
     }
     Ok(vec![y])
+}
+
+/// `Resize` (and `Upsample` before it): the last two axes of 4-d data by
+/// `image.resize2d`, their output size from `sizes` or from `scales`
+/// (`floor(in · scale)`; the scales of the first two axes must be 1).
+pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let dims = cx.static_dims(&x)?;
+    if dims.len() != 4 {
+        return Err(cx.error("only 4-d (N, C, H, W) inputs are resized"));
+    }
+    let upsample = cx.node.op() == "Upsample";
+    let (scales, sizes) = if upsample {
+        if cx.opset < 9 {
+            (
+                cx.node
+                    .floats("scales")?
+                    .map(|v| v.into_iter().map(f64::from).collect()),
+                None,
+            )
+        } else {
+            (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
+        }
+    } else if cx.opset < 11 {
+        (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
+    } else {
+        let sizes = cx.ints_input(3)?;
+        let scales = cx
+            .const_input(2)?
+            .map(|t| t.to_f64_vec())
+            .filter(|s| !s.is_empty());
+        (scales, sizes.filter(|s| !s.is_empty()))
+    };
+    if cx.node.int_or("antialias", 0)? != 0 {
+        return Err(cx.error("antialias = 1 is not supported"));
+    }
+    if cx.node.has("axes") {
+        return Err(cx.error("attribute `axes` is not supported"));
+    }
+    let out = match (sizes, scales) {
+        (Some(s), _) if s.len() == 4 => {
+            if s[0] != dims[0] || s[1] != dims[1] {
+                return Err(cx.error(format!("sizes {s:?} resize the batch or channel axes")));
+            }
+            [s[2], s[3]]
+        }
+        (None, Some(sc)) if sc.len() == 4 => {
+            if sc[0] != 1.0 || sc[1] != 1.0 {
+                return Err(cx.error(format!("scales {sc:?} resize the batch or channel axes")));
+            }
+            [
+                (dims[2] as f64 * sc[2]).floor() as i64,
+                (dims[3] as f64 * sc[3]).floor() as i64,
+            ]
+        }
+        _ => return Err(cx.error("4 scales or 4 sizes are required")),
+    };
+    let mode = cx.node.string("mode")?.unwrap_or_else(|| "nearest".into());
+    let method = match mode.as_str() {
+        "nearest" => "nearest_neighbor",
+        "linear" | "bilinear" => "linear",
+        m => {
+            return Err(cx.error(format!(
+                "mode `{m}` is not supported (nearest and linear are)"
+            )))
+        }
+    };
+    let (coords, rounding) = if upsample || cx.opset < 11 {
+        ("asymmetric".to_string(), "floor".to_string())
+    } else {
+        (
+            cx.node
+                .string("coordinate_transformation_mode")?
+                .unwrap_or_else(|| "half_pixel".into()),
+            cx.node
+                .string("nearest_mode")?
+                .unwrap_or_else(|| "round_prefer_floor".into()),
+        )
+    };
+    let attrs = Attrs::from_pairs([
+        ("method", AttrValue::Str(method.into())),
+        ("coordinate_transformation_mode", AttrValue::Str(coords)),
+        ("rounding_method", AttrValue::Str(rounding)),
+    ]);
+    let size = shape(vec![PrimExpr::int(out[0]), PrimExpr::int(out[1])]);
+    Ok(vec![cx.call(
+        "relax.image.resize2d",
+        vec![x, size],
+        attrs,
+    )?])
 }
 
 pub fn matmul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

@@ -24,6 +24,7 @@ pub mod conv;
 pub mod create;
 mod dispatch;
 pub mod elementwise;
+pub mod image;
 pub mod index;
 pub mod linalg;
 pub mod manipulate;
@@ -50,6 +51,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     index::KERNELS,
     conv::KERNELS,
     pad::KERNELS,
+    image::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

@@ -20,6 +20,7 @@
 pub mod binary;
 pub mod create;
 pub mod datatype;
+pub mod image;
 pub mod index;
 pub mod linear_algebra;
 pub mod manipulate;
@@ -55,6 +56,7 @@ const TABLES: &[&[(&str, Legalize)]] = &[
     search::LEGALIZE,
     datatype::LEGALIZE,
     nn::LEGALIZE,
+    image::LEGALIZE,
 ];
 
 /// The legalization of the op named `op` (`relax.add`), if it has one.

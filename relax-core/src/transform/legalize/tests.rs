@@ -415,6 +415,32 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ("dilation", ints(&[1, 2])),
         ],
     ));
+    for (method, coords, rounding, size) in [
+        ("nearest_neighbor", "asymmetric", "floor", [9i64, 7]),
+        (
+            "nearest_neighbor",
+            "half_pixel",
+            "round_prefer_floor",
+            [3, 10],
+        ),
+        ("nearest_neighbor", "tf_half_pixel_for_nn", "round", [5, 5]),
+        ("linear", "half_pixel", "round", [8, 3]),
+        ("linear", "align_corners", "round", [7, 9]),
+        ("linear", "pytorch_half_pixel", "round", [1, 6]),
+    ] {
+        out.push(case(
+            "relax.image.resize2d",
+            vec![
+                t(&[n.clone(), d(2), d(4), d(5)], F32),
+                A::S(vec![d(size[0]), d(size[1])]),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                ("coordinate_transformation_mode", AttrValue::from(coords)),
+                ("rounding_method", AttrValue::from(rounding)),
+            ],
+        ));
+    }
     out.push(case(
         "relax.nn.conv2d_transpose",
         vec![
