@@ -59,6 +59,18 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
     if target == "parser" {
         out.extend(read_dir(&root.join("../relax-core/tests/roundtrip")));
     }
+    if target == "onnx" {
+        // The committed ONNX backend cases' models.
+        let data = root.join("../relax-onnx/tests/data");
+        if let Ok(entries) = std::fs::read_dir(&data) {
+            let mut models: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path().join("model.onnx")))
+                .filter(|p| p.is_file())
+                .collect();
+            models.sort();
+            out.extend(models.iter().filter_map(|p| std::fs::read(p).ok()));
+        }
+    }
     if out.is_empty() {
         out.push(Vec::new());
     }
@@ -151,7 +163,7 @@ fn write_seeds() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: relax-fuzz [--seconds N] [--target parser|executable|vm|frontend] [--seed N] | --write-seeds");
+    eprintln!("usage: relax-fuzz [--seconds N] [--target parser|executable|vm|frontend|onnx] [--seed N] | --write-seeds");
     std::process::exit(2)
 }
 

@@ -8,6 +8,7 @@
 //! | `executable` | an executable's bytes | `Executable::from_bytes`; then every function called with small tensors, under a step limit |
 //! | `vm` | choices of a module, arguments, dtypes and shapes | the call on the interpreter and on LLVM-compiled kernels |
 //! | `frontend` | DSL source (`relax::module!`'s input) | tokenize, then the macro's expansion-time checks and code generation |
+//! | `onnx` | an ONNX model's bytes | import; an imported module must be well formed and build for the interpreter |
 
 use relax::ir::IRModule;
 use relax::vm::VirtualMachine;
@@ -36,7 +37,30 @@ pub fn all() -> Vec<Box<dyn FuzzTarget>> {
         Box::new(ExecutableBytes),
         Box::new(VmCalls::new()),
         Box::new(Frontend),
+        Box::new(OnnxModel),
     ]
+}
+
+/// ONNX model bytes through the importer.
+struct OnnxModel;
+
+impl FuzzTarget for OnnxModel {
+    fn name(&self) -> &'static str {
+        "onnx"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let options = relax::frontend::onnx::ImportOptions::default();
+        let Ok(imported) = relax::frontend::onnx::from_onnx(input, &options) else {
+            return Ok(false);
+        };
+        relax::analysis::well_formed(&imported.module)
+            .map_err(|d| format!("an imported module is not well formed: {d:?}"))?;
+        let _ = relax::build(&imported.module, &Target::interpreter());
+        Ok(true)
+    }
 }
 
 const TVMSCRIPT: &[&str] = &[

@@ -79,7 +79,7 @@ pub(crate) fn assert_close_f32(v: &Value, shape: &[i64], want: &[f64]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::kernels::{conv, index, linalg, lookup, manipulate, ops};
+    use crate::kernels::{conv, image, index, linalg, lookup, manipulate, ops, pad};
 
     #[test]
     fn every_kernel_is_registered_once() {
@@ -88,11 +88,13 @@ mod tests {
             manipulate::KERNELS,
             index::KERNELS,
             conv::KERNELS,
+            pad::KERNELS,
+            image::KERNELS,
         ];
         for (name, _) in tables.iter().flat_map(|t| t.iter()) {
             assert!(lookup(name).is_some(), "{name} is not in TABLES");
             assert_eq!(ops().filter(|n| n == name).count(), 1, "{name}");
         }
-        assert_eq!(tables.iter().map(|t| t.len()).sum::<usize>(), 14);
+        assert_eq!(tables.iter().map(|t| t.len()).sum::<usize>(), 18);
     }
 }
