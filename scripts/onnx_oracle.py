@@ -20,10 +20,16 @@ which `cargo run --release -p relax-onnx --example onnx_backend -- OUT`
     python3 scripts/onnx_oracle.py OUT [--time]   (venv: onnx, onnxruntime, numpy)
 
 With --time it also prints onnxruntime's median latency per model
-(batch 1, the default session options).
+(batch 1, the default session options), and with `--relax BIN` (the
+`relax` binary, `cargo build --release -p relax-cli`) it runs
+`relax bench` on the same model and input right after, so the two figures
+come from the same minute:
+
+    python3 scripts/onnx_oracle.py OUT --time --relax target/release/relax
 """
 
 import os
+import subprocess
 import sys
 import time
 
@@ -69,6 +75,7 @@ def randomize(model, rng):
 def main():
     out = sys.argv[1]
     timing = "--time" in sys.argv
+    relax = sys.argv[sys.argv.index("--relax") + 1] if "--relax" in sys.argv else None
     light = os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/light")
     names = sorted(
         f[len("light_") : -len(".onnx")] for f in os.listdir(light) if f.endswith(".onnx")
@@ -107,7 +114,22 @@ def main():
                 t = time.perf_counter()
                 sess.run(None, feeds)
                 times.append(time.perf_counter() - t)
-            line += f", onnxruntime median {1e3 * sorted(times)[len(times) // 2]:.2f} ms"
+            ort_ms = 1e3 * sorted(times)[len(times) // 2]
+            line += f", onnxruntime median {ort_ms:.2f} ms"
+            if relax and len(feeds) == 1:
+                npy = os.path.join(case, "x.npy")
+                np.save(npy, next(iter(feeds.values())))
+                bench = subprocess.run(
+                    [relax, "bench", os.path.join(case, "model.onnx"), "--input", npy, "--runs", "20"],
+                    capture_output=True,
+                    text=True,
+                )
+                p50 = [w for w in bench.stdout.split(",") if "p50" in w]
+                if bench.returncode == 0 and p50:
+                    relax_ms = float(p50[0].split()[1])
+                    line += f"; relax bench p50 {relax_ms:.2f} ms ({relax_ms / ort_ms:.2f}x onnxruntime)"
+                else:
+                    line += f"; relax bench failed: {bench.stderr.strip()[:200]}"
         print(line)
 
 

@@ -502,13 +502,22 @@ fn checked_numel(shape: &[i64], dtype: DataType) -> Result<usize, TensorError> {
     if shape.iter().any(|&d| d < 0) {
         return Err(TensorError::NegativeDim(shape.to_vec()));
     }
+    let too_large = || TensorError::TooLarge {
+        shape: shape.to_vec(),
+        dtype,
+    };
+    // The product of the non-zero dims must fit an `isize` too, even when a
+    // zero dim makes the element count 0 (ndarray's rule for any view).
+    shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |n, &d| n.checked_mul(d as usize))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(too_large)?;
     shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d as usize))
-        .ok_or_else(|| TensorError::TooLarge {
-            shape: shape.to_vec(),
-            dtype,
-        })
+        .ok_or_else(too_large)
 }
 
 /// Reads one little-endian element of `dtype` as `f64`.
@@ -549,8 +558,10 @@ impl Tensor {
     pub fn view<T: Element>(&self) -> Result<ndarray::ArrayViewD<'_, T>, TensorError> {
         let data = self.as_slice::<T>()?;
         let shape: Vec<usize> = self.shape.iter().map(|&d| d as usize).collect();
-        Ok(ndarray::ArrayViewD::from_shape(shape, data)
-            .expect("the buffer holds numel elements in C order"))
+        ndarray::ArrayViewD::from_shape(shape, data).map_err(|_| TensorError::TooLarge {
+            shape: self.shape.to_vec(),
+            dtype: self.dtype,
+        })
     }
 
     /// A copy as an owned ndarray of element type `T`; an error names both

@@ -39,6 +39,18 @@ struct Window {
     pads: Vec<i64>,
 }
 
+/// The largest window value or spatial dim the converters compute with:
+/// every product of two stays far inside `i64`.
+const LIMIT: i64 = i32::MAX as i64;
+
+/// Checks that each of `values` (the attribute `name`) is in `lo..=LIMIT`.
+fn in_range(cx: &Ctx, name: &str, values: &[i64], lo: i64) -> Result<(), Error> {
+    match values.iter().find(|&&v| !(lo..=LIMIT).contains(&v)) {
+        Some(bad) => Err(cx.error(format!("{name} {values:?}: {bad} is not in {lo}..=2^31-1"))),
+        None => Ok(()),
+    }
+}
+
 fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
     let k = kernel.len();
     let strides = cx.node.ints("strides")?.unwrap_or_else(|| vec![1; k]);
@@ -48,6 +60,9 @@ fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
             "strides {strides:?} and dilations {dilations:?} must have {k} values"
         )));
     }
+    in_range(cx, "kernel_shape", kernel, 1)?;
+    in_range(cx, "strides", &strides, 1)?;
+    in_range(cx, "dilations", &dilations, 1)?;
     let auto_pad = cx
         .node
         .string("auto_pad")?
@@ -57,6 +72,7 @@ fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
         "VALID" => vec![0; 2 * k],
         "SAME_UPPER" | "SAME_LOWER" => {
             let dims = cx.static_dims(x)?;
+            in_range(cx, "the input's dims", &dims, 0)?;
             let spatial = &dims[dims.len() - k..];
             let mut begin = Vec::new();
             let mut end = Vec::new();
@@ -81,6 +97,7 @@ fn window(cx: &Ctx, x: &Expr, kernel: &[i64]) -> Result<Window, Error> {
     if pads.len() != 2 * k {
         return Err(cx.error(format!("pads {pads:?} must have {} values", 2 * k)));
     }
+    in_range(cx, "pads", &pads, 0)?;
     Ok(Window {
         strides,
         dilations,
@@ -148,10 +165,20 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let bias = cx.opt_input(2)?;
     let k = spatial_rank(cx, &x)?;
     let w_dims = cx.static_dims(&w)?;
+    if w_dims.len() != k + 2 {
+        return Err(cx.error(format!(
+            "the weight has rank {}, and a {k}-d convolution needs {}",
+            w_dims.len(),
+            k + 2
+        )));
+    }
     let kernel = cx
         .node
         .ints("kernel_shape")?
         .unwrap_or_else(|| w_dims[2..].to_vec());
+    if kernel.len() != k {
+        return Err(cx.error(format!("kernel_shape {kernel:?} must have {k} values")));
+    }
     let mut win = window(cx, &x, &kernel)?;
     let group = cx.node.int_or("group", 1)?;
     let attrs = |win: Window| {
@@ -205,7 +232,17 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let k = spatial_rank(cx, &x)?;
     let x_dims = cx.static_dims(&x)?;
     let w_dims = cx.static_dims(&w)?;
+    in_range(cx, "the input's dims", &x_dims, 0)?;
+    in_range(cx, "the weight's dims", &w_dims, 0)?;
+    if w_dims.len() != k + 2 {
+        return Err(cx.error(format!(
+            "the weight has rank {}, and a {k}-d transposed convolution needs {}",
+            w_dims.len(),
+            k + 2
+        )));
+    }
     let group = cx.node.int_or("group", 1)?;
+    in_range(cx, "group", &[group], 1)?;
     let kernel = cx
         .node
         .ints("kernel_shape")?
@@ -223,6 +260,13 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         return Err(cx.error(format!(
             "kernel_shape, strides, dilations and output_padding must have {k} values"
         )));
+    }
+    in_range(cx, "kernel_shape", &kernel, 1)?;
+    in_range(cx, "strides", &strides, 1)?;
+    in_range(cx, "dilations", &dilations, 1)?;
+    in_range(cx, "output_padding", &out_pad, 0)?;
+    if let Some(s) = cx.node.ints("output_shape")? {
+        in_range(cx, "output_shape", &s, 0)?;
     }
     let auto_pad = cx
         .node
@@ -255,7 +299,7 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else {
         cx.node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * k])
     };
-    if pads.len() != 2 * k || pads.iter().any(|&p| p < 0) {
+    if pads.len() != 2 * k || pads.iter().any(|&p| !(0..=LIMIT).contains(&p)) {
         return Err(cx.error(format!(
             "pads {pads:?} are not {} non-negative values",
             2 * k
@@ -476,8 +520,8 @@ pub fn lrn(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let size = cx
         .node
         .int("size")?
-        .filter(|&s| s > 0)
-        .ok_or_else(|| cx.error("attribute `size` (positive) is required"))?;
+        .filter(|&s| s > 0 && s <= 1 << 16)
+        .ok_or_else(|| cx.error("attribute `size` (in 1..=65536) is required"))?;
     let alpha = f64::from(cx.node.float_or("alpha", 1e-4)?);
     let beta = f64::from(cx.node.float_or("beta", 0.75)?);
     let bias = f64::from(cx.node.float_or("bias", 1.0)?);
@@ -587,13 +631,13 @@ pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         return Err(cx.error("attribute `axes` is not supported"));
     }
     let out = match (sizes, scales) {
-        (Some(s), _) if s.len() == 4 => {
+        (Some(s), _) if s.len() == 4 && s.iter().all(|&d| (0..=i32::MAX as i64).contains(&d)) => {
             if s[0] != dims[0] || s[1] != dims[1] {
                 return Err(cx.error(format!("sizes {s:?} resize the batch or channel axes")));
             }
             [s[2], s[3]]
         }
-        (None, Some(sc)) if sc.len() == 4 => {
+        (None, Some(sc)) if sc.len() == 4 && sc.iter().all(|v| v.is_finite() && *v >= 0.0) => {
             if sc[0] != 1.0 || sc[1] != 1.0 {
                 return Err(cx.error(format!("scales {sc:?} resize the batch or channel axes")));
             }
@@ -602,7 +646,7 @@ pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
                 (dims[3] as f64 * sc[3]).floor() as i64,
             ]
         }
-        _ => return Err(cx.error("4 scales or 4 sizes are required")),
+        _ => return Err(cx.error("4 non-negative scales or 4 sizes below 2^31 are required")),
     };
     let mode = cx.node.string("mode")?.unwrap_or_else(|| "nearest".into());
     let method = match mode.as_str() {

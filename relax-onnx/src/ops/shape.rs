@@ -127,6 +127,9 @@ pub fn split(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
                     sizes.len()
                 )));
             }
+            if sizes.iter().any(|&s| !(0..=i32::MAX as i64).contains(&s)) {
+                return Err(cx.error(format!("split {sizes:?} has a size out of range")));
+            }
             let bounds: Vec<i64> = sizes
                 .iter()
                 .scan(0, |acc, s| {

@@ -40,6 +40,21 @@ impl Depth {
     }
 }
 
+/// The dims of a 5-d value, each a known integer below 2^31.
+fn static_dims(cx: &Ctx, e: &Expr) -> Result<Vec<i64>, Error> {
+    let dims = cx.static_dims(e)?;
+    if dims.len() != 5 {
+        return Err(cx.error(format!(
+            "a 3-d window needs 5-d operands, found rank {}",
+            dims.len()
+        )));
+    }
+    if let Some(d) = dims.iter().find(|&&d| d > i32::MAX as i64) {
+        return Err(cx.error(format!("dim {d} is too large")));
+    }
+    Ok(dims)
+}
+
 fn dims_of(v: &[i64]) -> Vec<PrimExpr> {
     v.iter().map(|&d| PrimExpr::int(d)).collect()
 }
@@ -105,8 +120,8 @@ fn unbatch(cx: &mut Ctx, y: Expr, n: i64, od: i64) -> Result<Expr, Error> {
 
 /// `Conv` on 5-d data: `attrs2d` are conv2d's height/width attributes.
 pub fn conv3d(cx: &mut Ctx, x: Expr, w: Expr, depth: Depth, attrs2d: Attrs) -> Result<Expr, Error> {
-    let dims = cx.static_dims(&x)?;
-    let w_dims = cx.static_dims(&w)?;
+    let dims = static_dims(cx, &x)?;
+    let w_dims = static_dims(cx, &w)?;
     let od = depth.out(dims[2], false);
     if od <= 0 {
         return Err(cx.error("the window does not fit the padded depth"));
@@ -152,7 +167,7 @@ pub fn pool3d(
     average: Option<bool>,
     attrs2d: Attrs,
 ) -> Result<Expr, Error> {
-    let dims = cx.static_dims(&x)?;
+    let dims = static_dims(cx, &x)?;
     let od = depth.out(dims[2], ceil);
     if od <= 0 {
         return Err(cx.error("the window does not fit the padded depth"));
