@@ -14,6 +14,9 @@
 //!    (updated in training, `(1 - momentum) · moving + momentum · batch`) as
 //!    two more outputs of the same PrimFunc.
 //! 5. `conv2d`/`max_pool2d`/`avg_pool2d` (NCHW, OIHW): one reduction over the window
+//!    (a grouped NCHW/OIHW `conv2d` computes over `(n, group, channel in
+//!    group, h, w)` and a second stage lays the groups out as channels, so
+//!    each group is an implicit GEMM for DefaultSchedule)
 //!    (and the input channels of the group); a tap in the padding reads a
 //!    clamped, in-bounds element and a `Select` replaces it by 0 (conv) or
 //!    the lowest value (pool).
@@ -299,11 +302,50 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
                 e.cast(out_dtype)
             }
         };
-        let name = if data_axes == [0, 1, 2, 3] && out_axes == [0, 1, 2, 3] {
+        let canonical = data_axes == [0, 1, 2, 3] && out_axes == [0, 1, 2, 3];
+        let name = if canonical {
             "T_conv2d_nchw".to_string()
         } else {
             "T_conv2d".to_string()
         };
+        if groups > 1 && canonical && kernel_axes == [0, 1, 2, 3] {
+            // The group is an axis of its own, so each group's product is
+            // an implicit GEMM (DefaultSchedule's case 6): the data does
+            // not depend on the output channel within the group. A second
+            // stage lays the groups out as NCHW channels.
+            let g = PrimExpr::int(groups);
+            let grouped_shape = vec![
+                shape[0].clone(),
+                g,
+                per_group.clone(),
+                shape[2].clone(),
+                shape[3].clone(),
+            ];
+            let grouped = compute("T_conv2d_grouped", grouped_shape, |i| {
+                let y = tap(&i[3], &ry.to_expr(), &strides[0], &dilation[0], &pad[0]);
+                let x = tap(&i[4], &rx.to_expr(), &strides[1], &dilation[1], &pad[1]);
+                let c = i[1].clone() * cg.clone() + rc.to_expr();
+                let inside = in_range(&y, h).and(in_range(&x, wd));
+                let at = [i[0].clone(), c, clamp_index(y, h), clamp_index(x, wd)];
+                let v = PrimExpr::select(inside, convert(data.at(&at)), te::zero(dtype));
+                let oc = i[1].clone() * per_group.clone() + i[2].clone();
+                let k = convert(w.at(&[oc, rc.to_expr(), ry.to_expr(), rx.to_expr()]));
+                Reduce {
+                    combiner: Combiner::Sum,
+                    source: v * k,
+                    axes: vec![rc.clone(), ry.clone(), rx.clone()],
+                }
+            });
+            return Ok(compute(&name, shape, |i| {
+                grouped.at(&[
+                    i[0].clone(),
+                    i[1].clone().floordiv(per_group.clone()),
+                    i[1].clone().floormod(per_group.clone()),
+                    i[2].clone(),
+                    i[3].clone(),
+                ])
+            }));
+        }
         Ok(compute(&name, shape, |phys| {
             // The output index in NCHW order.
             let i = to_canonical(phys, out_axes);
