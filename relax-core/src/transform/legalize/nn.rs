@@ -14,12 +14,12 @@
 //!    (updated in training, `(1 - momentum) · moving + momentum · batch`) as
 //!    two more outputs of the same PrimFunc.
 //! 5. `conv2d`/`max_pool2d`/`avg_pool2d` (NCHW, OIHW): one reduction over the window
-//!    (a grouped NCHW/OIHW `conv2d` computes over `(n, group, channel in
-//!    group, h, w)` and a second stage lays the groups out as channels, so
-//!    each group is an implicit GEMM for DefaultSchedule)
 //!    (and the input channels of the group); a tap in the padding reads a
 //!    clamped, in-bounds element and a `Select` replaces it by 0 (conv) or
-//!    the lowest value (pool).
+//!    the lowest value (pool). A grouped NCHW/OIHW `conv2d` computes over
+//!    `(n, group, channel in group, h, w)` and a second stage lays the
+//!    groups out as channels, so each group is an implicit GEMM for
+//!    DefaultSchedule.
 
 use super::statistical::{input_ndim, reduce_stage};
 use super::unary::{elementwise_as, sigmoid};
