@@ -502,22 +502,13 @@ fn checked_numel(shape: &[i64], dtype: DataType) -> Result<usize, TensorError> {
     if shape.iter().any(|&d| d < 0) {
         return Err(TensorError::NegativeDim(shape.to_vec()));
     }
-    let too_large = || TensorError::TooLarge {
-        shape: shape.to_vec(),
-        dtype,
-    };
-    // The product of the non-zero dims must fit an `isize` too, even when a
-    // zero dim makes the element count 0 (ndarray's rule for any view).
-    shape
-        .iter()
-        .filter(|&&d| d != 0)
-        .try_fold(1usize, |n, &d| n.checked_mul(d as usize))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(too_large)?;
     shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d as usize))
-        .ok_or_else(too_large)
+        .ok_or_else(|| TensorError::TooLarge {
+            shape: shape.to_vec(),
+            dtype,
+        })
 }
 
 /// Reads one little-endian element of `dtype` as `f64`.
@@ -554,7 +545,9 @@ fn half_to_f64(h: u16) -> f64 {
 
 /// Conversions to and from `ndarray`.
 impl Tensor {
-    /// A zero-copy view as an ndarray of element type `T`.
+    /// A zero-copy view as an ndarray of element type `T`. A tensor with a
+    /// zero dim may have other dims whose product ndarray cannot index (it
+    /// holds no elements, so it is a valid tensor): viewing it is an error.
     pub fn view<T: Element>(&self) -> Result<ndarray::ArrayViewD<'_, T>, TensorError> {
         let data = self.as_slice::<T>()?;
         let shape: Vec<usize> = self.shape.iter().map(|&d| d as usize).collect();
@@ -746,6 +739,14 @@ mod tests {
             t.as_slice::<f64>(),
             Err(TensorError::DTypeMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn an_empty_tensor_with_huge_dims_is_not_viewable_and_does_not_panic() {
+        let t = Tensor::zeros(DataType::f32(), &[0, 1 << 62, 1 << 62]).unwrap();
+        assert_eq!(t.numel(), 0);
+        assert!(t.view::<f32>().is_err());
+        assert!(t.to_ndarray::<f32>().is_err());
     }
 
     #[test]
