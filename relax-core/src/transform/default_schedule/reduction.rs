@@ -13,6 +13,26 @@ use std::collections::HashMap;
 impl Nest {
     /// Case 3 of the module docs.
     pub(super) fn plain_reduction(&self, parallel: bool) -> Stmt {
+        if parallel && self.spatial.len() > 1 {
+            // Every output element in one parallel loop: the outermost axis
+            // alone is often a batch of 1 (a pooling at batch 1 ran on one
+            // thread).
+            let idt = self.index_dtype();
+            let first = &self.spatial[0];
+            let f = fresh(&first.loop_var, "_fused");
+            let mut map = unfuse(&self.spatial, &PrimExpr::var(&f), idt);
+            map.extend(identity(&self.reduce));
+            let update = nest(&self.reduce, self.store(&map, false), None);
+            let mut body = vec![self.store(&map, true), update];
+            body.extend(self.epilogue_after(&map));
+            return for_(
+                &f,
+                PrimExpr::int_of(idt, 0),
+                fused_extent(&self.spatial, idt),
+                ForKind::Parallel,
+                Stmt::Seq(body),
+            );
+        }
         let map = identity(self.spatial.iter().chain(&self.reduce));
         let update = nest(&self.reduce, self.store(&map, false), None);
         let mut body = vec![self.store(&map, true), update];
