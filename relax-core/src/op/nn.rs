@@ -17,7 +17,7 @@ use super::infer::{
 use super::unary::{infer_float, infer_same};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::{Analyzer, Proof};
-use crate::ir::{AttrValue, Call, PrimExpr, StructInfo, UNKNOWN_NDIM};
+use crate::ir::{AttrValue, Call, DataType, PrimExpr, StructInfo, TensorStructInfo, UNKNOWN_NDIM};
 use relax_runtime::Diagnostic;
 
 fn infer_softmax(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -245,11 +245,21 @@ pub(crate) fn to_layout<T: Clone>(canonical: [T; 4], axes: [usize; 4]) -> Vec<T>
     physical
 }
 
-fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
-    let (data, weight) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
-    let data_axes = layout_axes(call, "data_layout", "NCHW")?;
-    let kernel_axes = layout_axes(call, "kernel_layout", "OIHW")?;
-    let out_axes = layout_axes(call, "out_layout", "NCHW")?;
+/// What `conv2d` and `conv2d_transpose` check alike: rank-4 operands, the
+/// result dtype, strides, dilation, padding and groups.
+struct ConvWindow {
+    dtype: DataType,
+    strides: [PrimExpr; 2],
+    dilation: [PrimExpr; 2],
+    pad: [PrimExpr; 4],
+    groups: i64,
+}
+
+fn conv_window(
+    call: &Call,
+    data: &TensorStructInfo,
+    weight: &TensorStructInfo,
+) -> Result<ConvWindow, Diagnostic> {
     let out_dtype = attr_dtype(call, "out_dtype");
     let dtype = if out_dtype.is_void() {
         unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
@@ -282,6 +292,27 @@ fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
             format!("groups must be positive, found {groups}"),
         ));
     }
+    Ok(ConvWindow {
+        dtype,
+        strides,
+        dilation,
+        pad,
+        groups,
+    })
+}
+
+fn infer_conv2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let (data, weight) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
+    let data_axes = layout_axes(call, "data_layout", "NCHW")?;
+    let kernel_axes = layout_axes(call, "kernel_layout", "OIHW")?;
+    let out_axes = layout_axes(call, "out_layout", "NCHW")?;
+    let ConvWindow {
+        dtype,
+        strides,
+        dilation,
+        pad,
+        groups,
+    } = conv_window(call, data, weight)?;
     let (Some(ds), Some(ws)) = (data.shape_values(), weight.shape_values()) else {
         return Ok(StructInfo::tensor_ndim(4, dtype));
     };
@@ -366,30 +397,13 @@ fn infer_conv2d_transpose(call: &Call, ana: &Analyzer) -> Result<StructInfo, Dia
             }
         }
     }
-    let out_dtype = attr_dtype(call, "out_dtype");
-    let dtype = if out_dtype.is_void() {
-        unify_dtype(call, 0, data.dtype, 1, weight.dtype)?
-    } else {
-        out_dtype
-    };
-    for (i, t) in [(0, data), (1, weight)] {
-        if !t.is_unknown_ndim() && t.ndim != 4 {
-            return Err(error(
-                call,
-                "op-rank",
-                format!(
-                    "{} must have rank 4, found rank {}",
-                    arg_name(call, i),
-                    t.ndim
-                ),
-            ));
-        }
-    }
-    let strides = pair(call, "strides")?;
-    let dilation = pair(call, "dilation")?;
-    positive(call, "strides", &strides)?;
-    positive(call, "dilation", &dilation)?;
-    let pad = padding4(call)?;
+    let ConvWindow {
+        dtype,
+        strides,
+        dilation,
+        pad,
+        groups,
+    } = conv_window(call, data, weight)?;
     let out_pad = match attr_exprs(call, "output_padding") {
         Some(v) if v.len() == 2 => [v[0].clone(), v[1].clone()],
         Some(v) if v.len() == 1 => [v[0].clone(), v[0].clone()],
@@ -414,14 +428,6 @@ fn infer_conv2d_transpose(call: &Call, ana: &Analyzer) -> Result<StructInfo, Dia
                 ));
             }
         }
-    }
-    let groups = attr_int(call, "groups").unwrap_or(1);
-    if groups <= 0 {
-        return Err(error(
-            call,
-            "op-groups",
-            format!("groups must be positive, found {groups}"),
-        ));
     }
     let (Some(ds), Some(ws)) = (data.shape_values(), weight.shape_values()) else {
         return Ok(StructInfo::tensor_ndim(4, dtype));
