@@ -107,8 +107,8 @@ impl ExprMutator for Decompose {
 }
 
 /// A scalar constant of `dtype` holding `v`, for the float dtypes a
-/// constant can be built of.
-fn scalar(v: f64, dtype: DataType) -> Option<Expr> {
+/// constant can be built of (Gradient's rules make theirs with it too).
+pub(crate) fn scalar(v: f64, dtype: DataType) -> Option<Expr> {
     let t = if dtype == DataType::f32() {
         Tensor::scalar(v as f32)
     } else if dtype == DataType::f64() {

@@ -307,6 +307,15 @@ impl Pass for Gradient {
     }
 }
 
+/// Field `i` of a tuple's adjoint: the expression itself when it is a tuple
+/// expression, else a projection of it.
+fn adjoint_field(adjoint: &Expr, i: usize) -> Option<Expr> {
+    match adjoint.kind() {
+        ExprKind::Tuple(parts) => parts.get(i).cloned(),
+        _ => Some(Expr::tuple_get_item(adjoint.clone(), i)),
+    }
+}
+
 /// The state of the backward sweep.
 struct Sweep<'a> {
     bb: &'a mut BlockBuilder,
@@ -334,10 +343,7 @@ impl Sweep<'_> {
                         .push(adjoint),
                     Some(fields) => {
                         for i in 0..fields.len() {
-                            let item = match adjoint.kind() {
-                                ExprKind::Tuple(parts) => parts.get(i).cloned(),
-                                _ => Some(Expr::tuple_get_item(adjoint.clone(), i)),
-                            };
+                            let item = adjoint_field(&adjoint, i);
                             if let Some(item) = item {
                                 self.fields.entry((v.clone(), i)).or_default().push(item);
                             }
@@ -347,10 +353,7 @@ impl Sweep<'_> {
             }
             ExprKind::Tuple(fields) => {
                 for (i, field) in fields.iter().enumerate() {
-                    let item = match adjoint.kind() {
-                        ExprKind::Tuple(parts) => parts.get(i).cloned(),
-                        _ => Some(Expr::tuple_get_item(adjoint.clone(), i)),
-                    };
+                    let item = adjoint_field(&adjoint, i);
                     if let Some(item) = item {
                         self.contribute(field, item)?;
                     }

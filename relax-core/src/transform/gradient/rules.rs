@@ -32,7 +32,7 @@
 use super::error;
 use crate::block_builder::BlockBuilder;
 use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, PrimExpr, Var};
-use relax_runtime::{DataType, Error, Tensor};
+use relax_runtime::{DataType, Error};
 
 /// One op call being differentiated.
 pub(super) struct Ctx<'a> {
@@ -160,10 +160,7 @@ impl Ctx<'_> {
             .collect::<Result<_, _>>()?;
         let info =
             crate::op::lookup(op).ok_or_else(|| error(format!("`{op}` is not a registered op")))?;
-        let attrs = info
-            .normalize_attrs(&attrs)
-            .map_err(|d| Error::Compile(vec![d]))?;
-        Ok(Expr::call_op(op, args, attrs))
+        info.call(args, &attrs).map_err(|d| Error::Compile(vec![d]))
     }
 
     fn op2(&mut self, op: &str, a: Expr, b: Expr) -> Result<Expr, Error> {
@@ -176,19 +173,14 @@ impl Ctx<'_> {
 
     /// A scalar constant of `dtype`.
     fn scalar(&self, v: f64, dtype: DataType) -> Result<Expr, Error> {
-        let t = if dtype == DataType::f32() {
-            Tensor::scalar(v as f32)
-        } else if dtype == DataType::f64() {
-            Tensor::scalar(v)
-        } else {
-            return Err(error(format!(
+        crate::transform::decompose_ops::scalar(v, dtype).ok_or_else(|| {
+            error(format!(
                 "`{}` = {}(…): the gradient needs a constant of dtype {dtype}, \
                  and only float32 and float64 constants are made here",
                 self.out.name_hint(),
                 self.op
-            )));
-        };
-        Ok(Expr::constant(t))
+            ))
+        })
     }
 
     /// `e`, of shape `from`, summed over the axes that broadcasting added to
