@@ -5,39 +5,15 @@
 //!
 //! `cargo run --release -p relax-onnx --example onnx_backend -- DIR… [--interp]`
 
-use relax_core::backend::{build, Target};
-use relax_onnx::backend_test::{compare, BackendCase};
+use relax_core::backend::Target;
+use relax_onnx::backend_test::BackendCase;
 use relax_onnx::{from_onnx, ImportOptions};
-use relax_runtime::{Value, VirtualMachine};
 use std::path::Path;
 
 fn run_case(dir: &Path, target: &Target) -> Result<(), String> {
     let case = BackendCase::load(dir).map_err(|e| e.to_string())?;
     let imported = from_onnx(&case.model, &ImportOptions::default()).map_err(|e| e.to_string())?;
-    let exec = build(&imported.module, target).map_err(|e| format!("build: {e}"))?;
-    let vm = VirtualMachine::new(&exec);
-    for (inputs, expected) in &case.data_sets {
-        let args: Vec<Value> = inputs.iter().cloned().map(Value::Tensor).collect();
-        let got = vm.call("main", &args).map_err(|e| format!("run: {e}"))?;
-        let got = match got {
-            Value::Tuple(fields) => fields.to_vec(),
-            v => vec![v],
-        };
-        if got.len() != expected.len() {
-            return Err(format!(
-                "{} outputs, expected {}",
-                got.len(),
-                expected.len()
-            ));
-        }
-        for (k, (g, e)) in got.iter().zip(expected).enumerate() {
-            let Value::Tensor(g) = g else {
-                return Err(format!("output {k} is not a tensor"));
-            };
-            compare(g, e, 1e-3, 1e-4).map_err(|m| format!("output {k}: {m}"))?;
-        }
-    }
-    Ok(())
+    case.check(&imported.module, target, 1e-3, 1e-4)
 }
 
 fn main() {

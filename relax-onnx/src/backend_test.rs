@@ -1,11 +1,14 @@
 //! ONNX's backend test cases: a directory with `model.onnx` and
 //! `test_data_set_*/` of `input_<i>.pb` and `output_<i>.pb` tensors (the
 //! layout of `onnx/backend/test/data/` in the `onnx` package), and the
-//! comparison those tests make.
+//! comparison those tests make, run against an imported module on a
+//! target ([`BackendCase::check`]).
 
 use crate::error;
 use crate::tensor::decode_tensor;
-use relax_runtime::{Error, Tensor};
+use relax_core::backend::{build, Target};
+use relax_core::ir::IRModule;
+use relax_runtime::{Error, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 
 /// One case.
@@ -54,6 +57,41 @@ impl BackendCase {
             model,
             data_sets,
         })
+    }
+
+    /// Builds `module` (the imported model) for `target` and runs its
+    /// `main` on every data set, each output compared with [`compare`].
+    /// `Err` says what failed first.
+    pub fn check(
+        &self,
+        module: &IRModule,
+        target: &Target,
+        rtol: f64,
+        atol: f64,
+    ) -> Result<(), String> {
+        let exec = build(module, target).map_err(|e| format!("build: {e}"))?;
+        let vm = VirtualMachine::new(&exec);
+        for (inputs, expected) in &self.data_sets {
+            let args: Vec<Value> = inputs.iter().cloned().map(Value::Tensor).collect();
+            let got = match vm.call("main", &args).map_err(|e| format!("run: {e}"))? {
+                Value::Tuple(fields) => fields.to_vec(),
+                v => vec![v],
+            };
+            if got.len() != expected.len() {
+                return Err(format!(
+                    "{} outputs, expected {}",
+                    got.len(),
+                    expected.len()
+                ));
+            }
+            for (k, (g, e)) in got.iter().zip(expected).enumerate() {
+                let Value::Tensor(g) = g else {
+                    return Err(format!("output {k} is not a tensor"));
+                };
+                compare(g, e, rtol, atol).map_err(|m| format!("output {k}: {m}"))?;
+            }
+        }
+        Ok(())
     }
 
     /// The cases in `root` (each subdirectory with a `model.onnx`), by

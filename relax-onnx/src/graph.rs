@@ -266,12 +266,16 @@ pub fn is_constant(e: &Expr) -> bool {
 
 /// A scalar constant of `dtype` holding `v`.
 pub fn scalar(v: f64, dtype: DataType) -> Option<Expr> {
-    let t = match (dtype.code(), dtype.bits()) {
-        _ if dtype == DataType::f32() => Tensor::scalar(v as f32),
-        _ if dtype == DataType::f64() => Tensor::scalar(v),
-        _ if dtype == DataType::i64() => Tensor::scalar(v as i64),
-        _ if dtype == DataType::i32() => Tensor::scalar(v as i32),
-        _ => return None,
+    let t = if dtype == DataType::f32() {
+        Tensor::scalar(v as f32)
+    } else if dtype == DataType::f64() {
+        Tensor::scalar(v)
+    } else if dtype == DataType::i64() {
+        Tensor::scalar(v as i64)
+    } else if dtype == DataType::i32() {
+        Tensor::scalar(v as i32)
+    } else {
+        return None;
     };
     Some(Expr::constant(t))
 }

@@ -7,7 +7,7 @@
 use prost::Message;
 use relax_core::backend::{build, Target};
 use relax_core::ir::{AttrValue, StructInfo};
-use relax_onnx::backend_test::{compare, BackendCase};
+use relax_onnx::backend_test::BackendCase;
 use relax_onnx::proto::{
     attribute_proto::AttributeType, tensor_proto, tensor_shape_proto, type_proto, AttributeProto,
     GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto,
@@ -44,18 +44,8 @@ fn onnx_backend_cases_give_their_expected_outputs_on_every_target() {
         let imported = from_onnx(&case.model, &ImportOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
         for target in [Target::interpreter(), Target::host()] {
-            let exec = build(&imported.module, &target)
-                .unwrap_or_else(|e| panic!("{} on {target:?}: {e}", case.name));
-            let vm = VirtualMachine::new(&exec);
-            for (inputs, expected) in &case.data_sets {
-                let args: Vec<Value> = inputs.iter().cloned().map(Value::Tensor).collect();
-                let got = outputs(vm.call("main", &args).unwrap());
-                assert_eq!(got.len(), expected.len(), "{}", case.name);
-                for (g, e) in got.iter().zip(expected) {
-                    compare(g, e, 1e-3, 1e-4)
-                        .unwrap_or_else(|m| panic!("{} on {target:?}: {m}", case.name));
-                }
-            }
+            case.check(&imported.module, &target, 1e-3, 1e-4)
+                .unwrap_or_else(|m| panic!("{} on {target:?}: {m}", case.name));
         }
     }
 }

@@ -283,6 +283,11 @@ impl Ctx<'_> {
     }
 }
 
+/// The product of `dims`, simplified.
+pub fn product(dims: &[PrimExpr]) -> PrimExpr {
+    relax_core::arith::Analyzer::new().simplify(&relax_core::op::infer::product(dims))
+}
+
 /// Whether `e` is a shape of known integer dims.
 fn is_static_shape(e: &Expr) -> bool {
     matches!(e.kind(), ExprKind::ShapeExpr(dims) if dims.iter().all(|d| d.as_int().is_some()))

@@ -27,7 +27,7 @@
 //! 7. `Dropout` at inference is the identity; its mask, when asked for, is
 //!    all true.
 
-use super::{ints, normalize_axes, shape, Ctx};
+use super::{ints, normalize_axes, product, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{Error, Tensor};
 
@@ -203,9 +203,7 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         cx.call("relax.nn.conv2d", vec![x2, w2], attrs(win))?
     };
     if let Some(b) = bias {
-        let mut dims = vec![PrimExpr::int(1); 2 + k.max(2)];
-        dims[1] = PrimExpr::int(w_dims[0]);
-        let b = cx.call("relax.reshape", vec![b, shape(dims)], Attrs::new())?;
+        let b = per_channel(cx, b, PrimExpr::int(w_dims[0]), 2 + k.max(2))?;
         y = cx.op2("relax.add", y, b)?;
     }
     if k == 1 {
@@ -326,13 +324,7 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     ]);
     let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
     if let Some(b) = bias {
-        let c = PrimExpr::int(w_dims[1] * group);
-        let one = PrimExpr::int(1);
-        let b = cx.call(
-            "relax.reshape",
-            vec![b, shape(vec![one.clone(), c, one.clone(), one])],
-            Attrs::new(),
-        )?;
+        let b = per_channel(cx, b, PrimExpr::int(w_dims[1] * group), 4)?;
         y = cx.op2("relax.add", y, b)?;
     }
     if k == 1 {
@@ -702,8 +694,7 @@ fn softmax_like(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
         return Ok(vec![cx.call(op, vec![x], last(axis))?]);
     }
     // Coerced to 2-d: (prod(dims[..axis]), prod(dims[axis..])).
-    let prod = |ds: &[PrimExpr]| ds.iter().cloned().fold(PrimExpr::int(1), |acc, d| acc * d);
-    let flat = vec![prod(&dims[..axis]), prod(&dims[axis..])];
+    let flat = vec![product(&dims[..axis]), product(&dims[axis..])];
     let x2 = cx.call("relax.reshape", vec![x, shape(flat)], Attrs::new())?;
     let y2 = cx.call(op, vec![x2], last(1))?;
     Ok(vec![cx.call(

@@ -13,19 +13,11 @@
 //! `(r0·d0, r1·d1, …)`. `Expand` is `broadcast_to` of the two shapes'
 //! broadcast.
 
-use super::{ints, normalize_axes, shape, Ctx};
+use super::{ints, normalize_axes, product, shape, Ctx};
 use crate::tensor::to_tensor;
 use relax_core::arith::Analyzer;
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{Error, Tensor};
-
-fn product(dims: &[PrimExpr]) -> PrimExpr {
-    let p = dims
-        .iter()
-        .cloned()
-        .fold(PrimExpr::int(1), |acc, d| acc * d);
-    Analyzer::new().simplify(&p)
-}
 
 pub fn reshape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
