@@ -141,18 +141,7 @@ impl Builder {
     /// Compiles into `lib<name>.a` and prints the cargo instructions; on
     /// error prints every error to stderr and exits with status 1.
     pub fn compile(&self, name: &str) {
-        match self.try_compile(name) {
-            Ok(artifacts) => {
-                for line in &artifacts.cargo_lines {
-                    println!("{line}");
-                }
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                eprintln!("\nerror: relax could not compile `{name}`");
-                std::process::exit(1);
-            }
-        }
+        relax_core::backend::aot::report(name, self.try_compile(name));
     }
 
     /// Compiles into `lib<name>.a` and returns what was written, or every

@@ -203,25 +203,7 @@ impl Builder {
     /// Compiles into `lib<name>.a` and prints the cargo instructions; on
     /// error prints every error to stderr and exits with status 1.
     pub fn compile(&self, name: &str) {
-        match self.try_compile(name) {
-            Ok(artifacts) => {
-                for line in &artifacts.cargo_lines {
-                    println!("{line}");
-                }
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                let count = match &e {
-                    AotError::Source(errors) => errors.len(),
-                    _ => 1,
-                };
-                let s = if count == 1 { "" } else { "s" };
-                eprintln!(
-                    "\nerror: relax could not compile `{name}` due to {count} previous error{s}"
-                );
-                std::process::exit(1);
-            }
-        }
+        report(name, self.try_compile(name));
     }
 
     /// Compiles into `lib<name>.a` and returns what was written (with the
@@ -474,6 +456,29 @@ fn imported_functions(module: &crate::ir::IRModule) -> Vec<crate::frontend::Func
             })
         })
         .collect()
+}
+
+/// What [`Builder::compile`] does with [`Builder::try_compile`]'s result:
+/// prints the cargo instructions, or every error to stderr and exits with
+/// status 1 (a build script's way to fail without a panic's backtrace).
+pub fn report(name: &str, result: Result<Artifacts, AotError>) {
+    match result {
+        Ok(artifacts) => {
+            for line in &artifacts.cargo_lines {
+                println!("{line}");
+            }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            let count = match &e {
+                AotError::Source(errors) => errors.len(),
+                _ => 1,
+            };
+            let s = if count == 1 { "" } else { "s" };
+            eprintln!("\nerror: relax could not compile `{name}` due to {count} previous error{s}");
+            std::process::exit(1);
+        }
+    }
 }
 
 /// A lowered module and where it came from.

@@ -138,14 +138,7 @@ fn attr_value(v: &AttrValue) -> Result<String, String> {
         AttrValue::None => "None".into(),
         AttrValue::Bool(b) => b.to_string(),
         AttrValue::Int(i) => i.to_string(),
-        AttrValue::Float(f) if f.is_finite() => {
-            let s = format!("{f:?}");
-            if s.contains('.') || s.contains('e') {
-                s
-            } else {
-                format!("{s}.0")
-            }
-        }
+        AttrValue::Float(f) if f.is_finite() => float_literal(format!("{f:?}")),
         AttrValue::Float(f) => return Err(format!("the attribute value {f} has no literal")),
         AttrValue::Str(s) => format!("{s:?}"),
         AttrValue::DataType(d) if d.is_void() => "None".into(),
@@ -160,6 +153,15 @@ fn attr_value(v: &AttrValue) -> Result<String, String> {
                 .join(", ")
         ),
     })
+}
+
+/// A finite float's `Debug` text as a Rust float literal (`1` is `1.0`).
+fn float_literal(s: String) -> String {
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
 }
 
 /// A scalar constant as a suffixed literal, if it has one.
@@ -178,12 +180,7 @@ fn scalar_literal(t: &Tensor) -> Option<String> {
         } else {
             format!("{v:?}")
         };
-        let s = if s.contains('.') || s.contains('e') {
-            s
-        } else {
-            format!("{s}.0")
-        };
-        Some(format!("{s}{}", dtype(d)))
+        Some(format!("{}{}", float_literal(s), dtype(d)))
     } else if d.is_bool() {
         Some((v != 0.0).to_string())
     } else if d.is_integer() {

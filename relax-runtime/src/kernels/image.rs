@@ -229,9 +229,13 @@ fn resize2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         for p in 0..planes {
             for &(y0, y1, fy) in &ys {
                 for &(x0, x1, fx) in &xs {
-                    let top = at(p, y0, x0) * (1.0 - fx) + at(p, y0, x1) * fx;
-                    let bottom = at(p, y1, x0) * (1.0 - fx) + at(p, y1, x1) * fx;
-                    let v = if mode.nearest { at(p, y0, x0) } else { top * (1.0 - fy) + bottom * fy };
+                    let v = if mode.nearest {
+                        at(p, y0, x0)
+                    } else {
+                        let top = at(p, y0, x0) * (1.0 - fx) + at(p, y0, x1) * fx;
+                        let bottom = at(p, y1, x0) * (1.0 - fx) + at(p, y1, x1) * fx;
+                        top * (1.0 - fy) + bottom * fy
+                    };
                     out.push(T::from_wide(Wide::Float(v)));
                 }
             }
