@@ -484,12 +484,16 @@ impl Gemm<'_> {
             }
             _ => lp.ceil_div(&m, GEMM_MC).max(lp.int(1)),
         };
-        let step = lp.simplify(
-            lp.round_up(&lp.ceil_div_expr(&m, &chunks), GEMM_MR)
-                .max(lp.int(GEMM_MR)),
-        );
+        // Chunk `c` runs tiles `c·T/C .. (c+1)·T/C` of the `T` row tiles:
+        // chunk sizes differ by at most one tile, so the threads finish
+        // together.
+        let row_tiles = lp.ceil_div(&m, GEMM_MR);
         let k_blocks = lp.ceil_div(&kk, GEMM_KC);
-        let body = lp.bind("step", step, |step| {
+        let body = lp.bind("chunks", chunks, |chunks| {
+            let rows = Rows {
+                tiles: row_tiles.clone(),
+                chunks,
+            };
             lp.count("jc_o", lp.ceil_div(&nn, GEMM_NC), ForKind::Serial, |jco| {
                 lp.bind("jc", jco * lp.int(GEMM_NC), |jc| {
                     let nc = lp.int(GEMM_NC).min(nn.clone() - jc.clone());
@@ -513,7 +517,7 @@ impl Gemm<'_> {
                                         Some(all) => APanel::Whole(all),
                                         None => APanel::PerChunk(&a_pack),
                                     };
-                                    self.slice(&lp, &slice, &m, &step, a, &b_pack, &base)
+                                    self.slice(&lp, &slice, &m, &rows, a, &b_pack, &base)
                                 })
                             })
                         })
@@ -554,21 +558,24 @@ impl Gemm<'_> {
         lp: &Loops,
         sl: &Slice,
         m: &PrimExpr,
-        step: &PrimExpr,
+        rows: &Rows,
         a: APanel<'_>,
         b_pack: &Buffer,
         base: &HashMap<TirVar, PrimExpr>,
     ) -> Stmt {
         let nr = self.nr;
         let pack_b = self.pack(lp, Side::B, b_pack, base, &sl.jc, &sl.nc, &sl.kc, &sl.kl);
-        let chunks = lp.ceil_div_expr(m, step);
         let kind = match self.parallel {
             GemmParallel::Chunks => ForKind::Parallel,
             _ => ForKind::Serial,
         };
-        let chunk_loop = lp.count("ic_o", chunks, kind, |ico| {
-            lp.bind("ic", ico * step.clone(), |ic| {
-                let mc = step.clone().min(m.clone() - ic.clone());
+        let tile_start = |c: PrimExpr| {
+            lp.simplify((c * rows.tiles.clone()).floordiv(rows.chunks.clone()) * lp.int(GEMM_MR))
+        };
+        let chunk_loop = lp.count("ic_o", rows.chunks.clone(), kind, |ico| {
+            let end = tile_start(ico.clone() + lp.int(1)).min(m.clone());
+            lp.bind("ic", tile_start(ico), |ic| {
+                let mc = end - ic.clone();
                 lp.bind("mc", mc, |mc| {
                     // Where the tile's A panel is: its own pack, or the
                     // whole pack at the chunk's tiles and the slice's `k`.
@@ -674,7 +681,14 @@ impl Gemm<'_> {
         lp.bind("full", len.clone().floordiv(lp.int(width)), |full| {
             let rest = len.clone() - full.clone() * lp.int(width);
             lp.bind("rest", rest, |rest| {
-                let whole = lp.range("t", lp.int(0), full.clone(), ForKind::Serial, |t| {
+                // The B panel is shared by every row chunk: with the chunks
+                // in parallel, its tiles are packed in parallel too (a
+                // serial pack would leave the other threads waiting).
+                let kind = match (side, self.parallel) {
+                    (Side::B, GemmParallel::Chunks) => ForKind::Parallel,
+                    _ => ForKind::Serial,
+                };
+                let whole = lp.range("t", lp.int(0), full.clone(), kind, |t| {
                     fill(t, lp.int(0), lp.int(width), false)
                 });
                 let edge = || {
@@ -846,6 +860,13 @@ struct Slice {
     kl: PrimExpr,
     first: Choice,
     last: Choice,
+}
+
+/// How the rows of `C` are cut into chunks: `tiles` register tiles of
+/// [`GEMM_MR`] rows, in `chunks` runs of (nearly) equal length.
+struct Rows {
+    tiles: PrimExpr,
+    chunks: PrimExpr,
 }
 
 /// Where the micro-kernel reads `A`: the pack of its row chunk and `k`

@@ -236,10 +236,11 @@ fn a_large_matmul_runs_its_tile_rows_in_parallel() {
 #[test]
 fn a_large_matmul_is_a_packed_gemm() {
     // 64 x 128 x 128 multiply-adds (the threshold) with vectors of 256
-    // bits: register tiles of 6 x 16, a B panel packed once, four row
-    // chunks of 18 rows in parallel, each packing its rows (the last chunk
-    // has 10: a tile and a zero-padded tail), tiles across the edge of C
-    // stored element by element.
+    // bits: register tiles of 6 x 16, a B panel packed once (its tiles in
+    // parallel), the 11 row tiles in four chunks of 2 or 3 tiles in
+    // parallel, each packing its rows (the last chunk has 16 rows: two
+    // tiles and a zero-padded tail), tiles across the edge of C stored
+    // element by element.
     let params = r#"x: T.Buffer((64, 128), "float32"), w: T.Buffer((128, 128), "float32"), C: T.Buffer((64, 128), "float32")"#;
     let before = r#"        with T.block("root"):
             for i, j, k in T.grid(64, 128, 128):
@@ -252,12 +253,13 @@ fn a_large_matmul_is_a_packed_gemm() {
     let after = r#"        with T.block("root"):
             with T.block("B_pack"):
                 B_pack = T.alloc_buffer((8, 128, 16))
-                for t, q in T.grid(8, 128):
-                    for r in T.vectorized(16):
-                        B_pack[t, q, r] = w[q, t * 16 + r]
+                for t in T.parallel(8):
+                    for q in range(128):
+                        for r in T.vectorized(16):
+                            B_pack[t, q, r] = w[q, t * 16 + r]
                 for ic_o in T.parallel(4):
-                    ic: T.int64 = ic_o * 18
-                    mc: T.int64 = T.min(64 - ic, 18)
+                    ic: T.int64 = ic_o * 11 // 4 * 6
+                    mc: T.int64 = T.min((ic_o * 11 + 3) // 4 * 6 + 12, 64) - ic
                     with T.block("A_pack"):
                         A_pack = T.alloc_buffer((16, 128, 6))
                         full: T.int64 = mc // 6
