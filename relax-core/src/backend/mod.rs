@@ -15,10 +15,12 @@
 //! kernel, without legalization, so it is fast to build and independent of
 //! the loop-level lowering the other targets are tested against. PrimFuncs
 //! the module itself calls through `call_tir` still run, on the loop-level
-//! interpreter. `Target::tir_interpreter()` runs exactly what
-//! `Target::host()` compiles, interpreted: where the two disagree, the LLVM
-//! back end is wrong; where it disagrees with `Target::interpreter()`, a
-//! legalization is. An op without a legalization stays an op call and runs
+//! interpreter. `Target::tir_interpreter()` runs the legalized and fused
+//! PrimFuncs `Target::host()` compiles, before their loop schedule,
+//! interpreted: where the two disagree, the LLVM back end or the schedule
+//! is wrong; where it disagrees with `Target::interpreter()`, a
+//! legalization is. With [`Target::with_vector_bits`] it interprets the
+//! scheduled loops, every access bounds-checked. An op without a legalization stays an op call and runs
 //! on its reference kernel on every target.
 
 #[cfg(all(feature = "syntax", feature = "llvm"))]
@@ -39,8 +41,8 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     kind: TargetKind,
-    /// The vector registers `DefaultSchedule` shapes its tiles for (host
-    /// only); `None`: the host CPU's.
+    /// The vector registers `DefaultSchedule` shapes its tiles for; `None`:
+    /// the host CPU's (and no schedule on the loop-level interpreter).
     vector_bits: Option<u32>,
 }
 
@@ -80,6 +82,10 @@ impl Target {
     /// `bits` (128, 256 or 512) instead of the host CPU's: what an
     /// ahead-of-time variant for another x86-64 level gets. The code is
     /// still generated for the host, so any width runs correctly on it.
+    /// On [`Target::tir_interpreter()`] it runs `DefaultSchedule` too, so
+    /// the loop-level interpreter, which checks every access against its
+    /// buffer's bounds, runs the scheduled loops LLVM would compile
+    /// (tiles, packs, tails); without it, the unscheduled ones.
     pub fn with_vector_bits(mut self, bits: u32) -> Self {
         self.vector_bits = Some(bits);
         self

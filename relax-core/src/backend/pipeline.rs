@@ -12,7 +12,8 @@
 //!    functions, each then one PrimFunc);
 //! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
 //!    (the PrimFuncs of calls that folding or fusion removed go here);
-//! 6. [`DefaultSchedule`] (`Target::host()` only): CPU loop schedules
+//! 6. [`DefaultSchedule`] (`Target::host()`, and the loop-level
+//!    interpreter when given a vector width): CPU loop schedules
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
 //! `Target::interpreter()` is the oracle and runs steps 0, 3 and 5 only: its
@@ -40,11 +41,11 @@ pub fn pipeline(target: &Target) -> Sequential {
         .with(FuseOps::default())
         .with(FuseTIR)
         .with(DeadCodeElimination::new());
-    match target.kind {
-        TargetKind::Host => passes.with(match target.vector_bits {
-            Some(bits) => DefaultSchedule::with_vector_bits(bits),
-            None => DefaultSchedule::for_host(),
-        }),
+    match (target.kind, target.vector_bits) {
+        (TargetKind::Host, Some(bits)) | (TargetKind::TirInterpreter, Some(bits)) => {
+            passes.with(DefaultSchedule::with_vector_bits(bits))
+        }
+        (TargetKind::Host, None) => passes.with(DefaultSchedule::for_host()),
         _ => passes,
     }
 }

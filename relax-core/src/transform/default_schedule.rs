@@ -24,8 +24,9 @@
 //!    `Vectorized` when the store is contiguous in it and every load is
 //!    contiguous or invariant in it. When some input is read with a stride
 //!    along it but contiguously along another loop (a transpose), those two
-//!    loops are cut into [`TRANSPOSE_TILE`]-square tiles instead, left
-//!    scalar (vector code would gather lane by lane). When the nest does at
+//!    loops are cut into square tiles of one vector's lanes instead, each
+//!    whole tile two nested `Vectorized` loops that the LLVM back end
+//!    transposes in registers (`injective.rs`). When the nest does at
 //!    least [`PARALLEL_MIN_WORK`] iterations its outer loops are fused into
 //!    one `Parallel` loop (a one-loop nest is split into `Parallel` chunks
 //!    of [`PARALLEL_CHUNK`] and a tail).
@@ -119,12 +120,15 @@ pub const TILE_ROWS: i64 = 4;
 /// (two AVX2 registers), so a tile holds eight accumulator registers.
 pub const TILE_COLS: i64 = 16;
 
-/// The side of the square tiles a transpose is cut into: the 8 input rows
-/// a tile reads stay in an 8-way L1 cache even when their stride is a power
-/// of two (16 rows 8 KiB apart fall in one set and evict each other: a
-/// 2048 × 2048 transpose took 4.3 ms with 16, 1.6 ms with 8 and 2.5 ms
-/// with 32 on an AVX-512 EPYC).
-pub const TRANSPOSE_TILE: i64 = 8;
+/// The widest tile of a transpose: sixteen rows, one 512-bit vector of
+/// `float32` each, loaded once and transposed in registers. (Wider tiles
+/// read more rows a power-of-two stride apart than the L1 cache has ways
+/// for one set.)
+pub const TRANSPOSE_TILE_MAX: i64 = 16;
+
+/// The narrowest tile of a transpose (a `float64` transpose on a 128-bit
+/// target still uses 4 × 4 tiles, as two registers per row).
+pub const TRANSPOSE_TILE_MIN: i64 = 4;
 
 /// The lanes of one vector step of the LLVM back end (its `MAX_LANES`):
 /// wider tile columns are unrolled vectors of this many lanes.

@@ -137,6 +137,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         buffer: &Buffer,
         indices: &[PrimExpr],
     ) -> Result<BasicValueEnum<'ctx>, Error> {
+        if let Some(v) = self.transposed_load(buffer, indices) {
+            return Ok(v);
+        }
         let base = self.buffer_ptr(buffer)?;
         let offset = self.offset_expr(buffer, indices)?;
         let dtype = buffer.dtype();

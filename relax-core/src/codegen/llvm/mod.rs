@@ -45,7 +45,9 @@
 //!   coefficient 1 in it become vector loads, invariant loads are broadcast,
 //!   other loads are gathered lane by lane; the store is a vector store (or a
 //!   scatter). At most 16 lanes at once: longer loops run a loop of 16-lane
-//!   steps and one shorter step for the rest. A vectorized loop asserts that
+//!   steps and one shorter step for the rest. Two nested `Vectorized` loops
+//!   of one power-of-two extent that read an input transposed are a block
+//!   of vectors transposed in registers ([`transpose`]). A vectorized loop asserts that
 //!   its iterations are independent (TVM's semantics). Any other vectorized
 //!   loop is a scalar loop with `llvm.loop.vectorize.enable` metadata, left
 //!   to LLVM's loop vectorizer.
@@ -86,6 +88,7 @@ mod object;
 mod parallel;
 mod stmt;
 mod target;
+mod transpose;
 mod types;
 mod vectorize;
 

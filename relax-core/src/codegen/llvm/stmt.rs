@@ -64,6 +64,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     pub buffers: HashMap<u64, PointerValue<'ctx>>,
     /// Set while emitting one step of a vectorized loop.
     pub lanes: Option<Lanes<'ctx>>,
+    /// The transposed loads of the current row of a transpose block
+    /// ([`super::transpose`]); empty elsewhere.
+    pub transposed: Vec<super::transpose::Transposed<'ctx>>,
     pub fail: FailMode<'ctx>,
     /// The heap buffers (`malloc`ed, raw pointers) of the enclosing
     /// `Allocate`s, innermost last: a failure frees them before leaving.
@@ -93,6 +96,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             vars: HashMap::new(),
             buffers: HashMap::new(),
             lanes: None,
+            transposed: Vec::new(),
             fail,
             heap: Vec::new(),
             symbol: symbol.to_string(),

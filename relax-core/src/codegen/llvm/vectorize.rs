@@ -8,9 +8,11 @@
 //!    broadcast or a gather/scatter.
 //! 2. Steps have at most [`MAX_LANES`] lanes: a longer loop runs a loop of
 //!    full steps and then one shorter step for the remainder.
-//! 3. Any other `Vectorized` loop is emitted as a scalar loop with
+//! 3. Two nested `Vectorized` loops that transpose are one block of
+//!    vectors transposed in registers ([`super::transpose`]).
+//! 4. Any other `Vectorized` loop is emitted as a scalar loop with
 //!    `llvm.loop.vectorize.enable`, so LLVM's loop vectorizer decides.
-//! 4. [`linear_coeff`] is the affine analysis that tells contiguous accesses
+//! 5. [`linear_coeff`] is the affine analysis that tells contiguous accesses
 //!    apart: the coefficient of the loop variable in an offset, when the
 //!    offset is affine in it with a constant coefficient.
 
@@ -66,7 +68,7 @@ pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
 /// Whether `e` has a load that only runs under a condition (a side of a
 /// `Select` or `if_then_else`): vector steps compute every side, so such a
 /// body is left to LLVM's vectorizer, which masks the loads.
-fn guarded_load(e: &PrimExpr) -> bool {
+pub(super) fn guarded_load(e: &PrimExpr) -> bool {
     use super::expr::has_load;
     let guarded = match e.kind() {
         PrimExprKind::Select(_, t, f) => has_load(t) || has_load(f),
@@ -87,6 +89,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         extent: &PrimExpr,
         body: &Stmt,
     ) -> Result<(), Error> {
+        if self.transpose_block(var, min, extent, body)? {
+            return Ok(());
+        }
         let d = Self::loop_dtype(var)?;
         let n = match (extent.as_int(), body) {
             (Some(n), Stmt::BufferStore { value, .. })

@@ -3,7 +3,7 @@
 
 use super::nest::{Axis, Nest};
 use super::util::*;
-use super::{PARALLEL_CHUNK, TRANSPOSE_TILE};
+use super::{PARALLEL_CHUNK, TRANSPOSE_TILE_MAX, TRANSPOSE_TILE_MIN};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::{ForKind, Stmt};
@@ -47,9 +47,12 @@ impl Nest {
 
     /// An injective nest whose innermost loop reads some input with a
     /// stride, where that input is contiguous along another loop `a` (a
-    /// transpose): `a` and the innermost loop `b` are tiled by
-    /// [`TRANSPOSE_TILE`] so that each tile's reads and writes stay in a few
-    /// cache lines. The other loops keep their order outside the tiles.
+    /// transpose): `a` and the innermost loop `b` are cut into square tiles
+    /// of [`Nest::transpose_tile`] (one vector of the target) whose reads
+    /// and writes each stay in a few cache lines. A whole tile is two nested
+    /// `Vectorized` loops, which the LLVM back end runs as a block of
+    /// vectors transposed in registers; a tile at the edge runs element by
+    /// element. The other loops keep their order outside the tiles.
     pub(super) fn transpose_tiles(&self, parallel: bool) -> Option<Stmt> {
         let (b, _) = self.spatial.split_last()?;
         let (store, loads) = self.coefficients(&b.var);
@@ -69,45 +72,74 @@ impl Nest {
                 })
             })?;
         let a = &self.spatial[a_pos];
+        let tile = self.transpose_tile();
         // Loops shorter than a tile stay as they are.
-        let short = |x: &Axis| x.extent.as_int().is_some_and(|e| e < TRANSPOSE_TILE);
+        let short = |x: &Axis| x.extent.as_int().is_some_and(|e| e < tile);
         if short(a) || short(b) {
             return None;
         }
-        let mut map = identity(&self.spatial);
         let an = Analyzer::new();
+        let mut whole = identity(&self.spatial);
+        let mut edge = identity(&self.spatial);
         let mut tiles = Vec::new();
+        let mut vectors = Vec::new();
         let mut points = Vec::new();
+        let mut full: Option<PrimExpr> = None;
         for axis in [a, b] {
             let dt = axis.loop_var.dtype();
-            let t = PrimExpr::int_of(dt, TRANSPOSE_TILE);
-            let (o, i) = (fresh(&axis.loop_var, "_o"), fresh(&axis.loop_var, "_i"));
-            let count =
-                an.simplify(&(axis.extent.clone() + (TRANSPOSE_TILE - 1)).floordiv(t.clone()));
+            let t = PrimExpr::int_of(dt, tile);
+            let (o, i, e) = (
+                fresh(&axis.loop_var, "_o"),
+                fresh(&axis.loop_var, "_i"),
+                fresh(&axis.loop_var, "_e"),
+            );
+            let count = an.simplify(&(axis.extent.clone() + (tile - 1)).floordiv(t.clone()));
             let start = PrimExpr::var(&o) * t.clone();
             // The last tile may be partial: its extent is what is left.
-            let extent = match axis.extent.as_int() {
-                Some(e) if e % TRANSPOSE_TILE == 0 => t,
-                _ => t.min(axis.extent.clone() - start.clone()),
+            let (extent, whole_tile) = match axis.extent.as_int() {
+                Some(n) if n % tile == 0 => (t.clone(), None),
+                _ => (
+                    t.clone().min(axis.extent.clone() - start.clone()),
+                    Some((start.clone() + t.clone()).le(axis.extent.clone())),
+                ),
             };
-            map.insert(axis.var.clone(), start + PrimExpr::var(&i));
+            if let Some(c) = whole_tile {
+                full = Some(match full {
+                    None => c,
+                    Some(f) => f.and(c),
+                });
+            }
+            whole.insert(axis.var.clone(), start.clone() + PrimExpr::var(&i));
+            edge.insert(axis.var.clone(), start + PrimExpr::var(&e));
             tiles.push((o, count));
-            points.push((i, extent));
+            vectors.push((i, t));
+            points.push((e, extent));
         }
-        let store = self.store(&map, false);
-        let inner = tiles
-            .iter()
-            .chain(&points)
-            .rev()
-            .fold(store, |body, (v, extent)| {
+        let loops = |store: Stmt, loops: &[(TirVar, PrimExpr)], kind: ForKind| {
+            loops.iter().rev().fold(store, |body, (v, extent)| {
                 for_(
                     v,
                     PrimExpr::int_of(v.dtype(), 0),
                     extent.clone(),
-                    ForKind::Serial,
+                    kind,
                     body,
                 )
-            });
+            })
+        };
+        let vector = loops(self.store(&whole, false), &vectors, ForKind::Vectorized);
+        let body = match full {
+            None => vector,
+            Some(cond) => Stmt::IfThenElse {
+                cond,
+                then_case: Box::new(vector),
+                else_case: Some(Box::new(loops(
+                    self.store(&edge, false),
+                    &points,
+                    ForKind::Serial,
+                ))),
+            },
+        };
+        let inner = loops(body, &tiles, ForKind::Serial);
         let others: Vec<Axis> = self
             .spatial
             .iter()
@@ -133,6 +165,16 @@ impl Nest {
             return Some(for_(&loop_var, min, extent, ForKind::Parallel, *body));
         }
         Some(nest(&others, inner, Some(ForKind::Parallel)))
+    }
+}
+
+impl Nest {
+    /// The side of a transpose's square tiles: the lanes of one vector of
+    /// the target for the stored dtype, within
+    /// [`TRANSPOSE_TILE_MIN`]`..=`[`TRANSPOSE_TILE_MAX`].
+    pub(super) fn transpose_tile(&self) -> i64 {
+        let bits = i64::from(self.buffer.dtype().bits().max(8));
+        (i64::from(self.vector_bits) / bits).clamp(TRANSPOSE_TILE_MIN, TRANSPOSE_TILE_MAX)
     }
 }
 
