@@ -126,6 +126,12 @@ pub const TILE_COLS: i64 = 16;
 /// for one set.)
 pub const TRANSPOSE_TILE_MAX: i64 = 16;
 
+/// The tiles along each side of a transpose's blocks: a block of 8 × 8
+/// tiles reads and writes 128 rows of 512 bytes (with 16 × 16 tiles), few
+/// enough pages for the TLB, where a column of tiles down a large matrix
+/// touches a new page with every row it reads.
+pub const TRANSPOSE_BLOCK_TILES: i64 = 8;
+
 /// The narrowest tile of a transpose (a `float64` transpose on a 128-bit
 /// target still uses 4 × 4 tiles, as two registers per row).
 pub const TRANSPOSE_TILE_MIN: i64 = 4;

@@ -3,7 +3,7 @@
 
 use super::nest::{Axis, Nest};
 use super::util::*;
-use super::{PARALLEL_CHUNK, TRANSPOSE_TILE_MAX, TRANSPOSE_TILE_MIN};
+use super::{PARALLEL_CHUNK, TRANSPOSE_BLOCK_TILES, TRANSPOSE_TILE_MAX, TRANSPOSE_TILE_MIN};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::{ForKind, Stmt};
@@ -85,22 +85,65 @@ impl Nest {
         let mut vectors = Vec::new();
         let mut points = Vec::new();
         let mut full: Option<PrimExpr> = None;
-        for axis in [a, b] {
+        let block = tile * TRANSPOSE_BLOCK_TILES;
+        let others: Vec<Axis> = self
+            .spatial
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != a_pos && *k != self.spatial.len() - 1)
+            .map(|(_, x)| x.clone())
+            .collect();
+        let block_count = |axis: &Axis| {
             let dt = axis.loop_var.dtype();
-            let t = PrimExpr::int_of(dt, tile);
-            let (o, i, e) = (
+            an.simplify(
+                &((axis.extent.clone() + (block - 1)).floordiv(PrimExpr::int_of(dt, block))),
+            )
+        };
+        // Without other loops to run in parallel, the two block loops are
+        // fused into one parallel loop `f`: block `(f / nb, f % nb)`.
+        let fused_blocks = (parallel && others.is_empty()).then(|| {
+            let f = fresh(&a.loop_var, "_blocks");
+            let nb = block_count(b);
+            let total = an.simplify(&(block_count(a) * nb.clone()));
+            let ids = [
+                PrimExpr::var(&f).floordiv(nb.clone()),
+                PrimExpr::var(&f).floormod(nb),
+            ];
+            (f, total, ids)
+        });
+        let mut blocks = Vec::new();
+        for (k, axis) in [a, b].into_iter().enumerate() {
+            let dt = axis.loop_var.dtype();
+            let int = |v: i64| PrimExpr::int_of(dt, v);
+            let (ob, o, i, e) = (
+                fresh(&axis.loop_var, "_b"),
                 fresh(&axis.loop_var, "_o"),
                 fresh(&axis.loop_var, "_i"),
                 fresh(&axis.loop_var, "_e"),
             );
-            let count = an.simplify(&(axis.extent.clone() + (tile - 1)).floordiv(t.clone()));
-            let start = PrimExpr::var(&o) * t.clone();
+            let ceil = |x: PrimExpr, d: i64| an.simplify(&((x + (d - 1)).floordiv(int(d))));
+            let nblocks = block_count(axis);
+            let block_id = match &fused_blocks {
+                Some((_, _, ids)) => ids[k].clone(),
+                None if nblocks.as_int() == Some(1) => int(0),
+                None => PrimExpr::var(&ob),
+            };
+            let block_start = block_id * int(block);
+            // The tiles of a block: all of them but in the last block.
+            let count = match axis.extent.as_int() {
+                Some(n) if n % block == 0 => int(TRANSPOSE_BLOCK_TILES),
+                _ => an.simplify(
+                    &int(TRANSPOSE_BLOCK_TILES)
+                        .min(ceil(axis.extent.clone() - block_start.clone(), tile)),
+                ),
+            };
+            let start = an.simplify(&(block_start + PrimExpr::var(&o) * int(tile)));
             // The last tile may be partial: its extent is what is left.
             let (extent, whole_tile) = match axis.extent.as_int() {
-                Some(n) if n % tile == 0 => (t.clone(), None),
+                Some(n) if n % tile == 0 => (int(tile), None),
                 _ => (
-                    t.clone().min(axis.extent.clone() - start.clone()),
-                    Some((start.clone() + t.clone()).le(axis.extent.clone())),
+                    int(tile).min(axis.extent.clone() - start.clone()),
+                    Some((start.clone() + int(tile)).le(axis.extent.clone())),
                 ),
             };
             if let Some(c) = whole_tile {
@@ -111,8 +154,11 @@ impl Nest {
             }
             whole.insert(axis.var.clone(), start.clone() + PrimExpr::var(&i));
             edge.insert(axis.var.clone(), start + PrimExpr::var(&e));
+            if nblocks.as_int() != Some(1) {
+                blocks.push((ob, nblocks));
+            }
             tiles.push((o, count));
-            vectors.push((i, t));
+            vectors.push((i, int(tile)));
             points.push((e, extent));
         }
         let loops = |store: Stmt, loops: &[(TirVar, PrimExpr)], kind: ForKind| {
@@ -140,31 +186,19 @@ impl Nest {
             },
         };
         let inner = loops(body, &tiles, ForKind::Serial);
-        let others: Vec<Axis> = self
-            .spatial
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != a_pos && *k != self.spatial.len() - 1)
-            .map(|(_, x)| x.clone())
-            .collect();
-        if !parallel {
-            return Some(nest(&others, inner, None));
+        if let Some((f, total, _)) = fused_blocks {
+            let dt = f.dtype();
+            return Some(for_(
+                &f,
+                PrimExpr::int_of(dt, 0),
+                total,
+                ForKind::Parallel,
+                inner,
+            ));
         }
-        if others.is_empty() {
-            // The first tile loop is the outermost: make it parallel.
-            let Stmt::For {
-                loop_var,
-                min,
-                extent,
-                body,
-                ..
-            } = inner
-            else {
-                return None;
-            };
-            return Some(for_(&loop_var, min, extent, ForKind::Parallel, *body));
-        }
-        Some(nest(&others, inner, Some(ForKind::Parallel)))
+        let inner = loops(inner, &blocks, ForKind::Serial);
+        let kind = parallel.then_some(ForKind::Parallel);
+        Some(nest(&others, inner, kind))
     }
 }
 

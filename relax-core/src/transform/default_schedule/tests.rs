@@ -123,7 +123,7 @@ fn transposes_are_cut_into_square_tiles_of_nested_vector_loops() {
     // would gather. Whole 8 x 8 tiles (one 256-bit vector of float32 per
     // row) are two nested vectorized loops, which the back end transposes
     // in registers; the tiles at the edge of the 44 columns run element by
-    // element.
+    // element. The matrix is one block of at most 8 x 8 tiles.
     let params = r#"A: T.Buffer((44, 32), "float32"), B: T.Buffer((32, 44), "float32")"#;
     let before = r#"        with T.block("root"):
             for ax0, ax1 in T.grid(32, 44):
@@ -1323,14 +1323,14 @@ class Module:
                 ),
                 vec![vec![38, 300], vec![300, 93]],
             ),
-            // A transpose with edge tiles on both sides.
+            // A transpose with edge tiles and edge blocks on both sides.
             (
                 module(
-                    &format!("x: {}", t("(37, 50)")),
-                    "(50, 37)",
+                    &format!("x: {}", t("(150, 133)")),
+                    "(133, 150)",
                     "R.permute_dims(x, axes=None)",
                 ),
-                vec![vec![37, 50]],
+                vec![vec![150, 133]],
             ),
             // An implicit GEMM (1.8M multiply-adds) with padding.
             (
