@@ -303,12 +303,16 @@ pub(super) fn emit_kernel<'ctx>(
     for (k, b) in buffers.iter().enumerate() {
         let p = nth_param(impl_fn, k)?.into_pointer_value();
         g.buffers.insert(b.id(), p);
+        if super::streaming::streams(b) {
+            g.streaming.insert(b.id());
+        }
     }
     for (k, v) in scalars.iter().enumerate() {
         let x = nth_param(impl_fn, buffers.len() + k)?;
         g.vars.insert(v.clone(), x);
     }
     g.stmt(&body)?;
+    g.fence_streams()?;
     g.b.build_return(Some(&i32t.const_zero())).ll()?;
 
     // `i32 <symbol>(u8 **buffers, i64 *scalars)`

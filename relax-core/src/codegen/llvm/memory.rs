@@ -233,6 +233,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     .ll()?;
                 let st = self.b.build_store(vp, v).ll()?;
                 st.set_alignment(align).map_err(internal)?;
+                if self.streaming_store(buffer, &offset, n) {
+                    self.mark_streaming(st)?;
+                }
             }
             Access::PerLane => {
                 let offs = self.lane_offsets(&offset)?;

@@ -51,6 +51,9 @@
 //!   its iterations are independent (TVM's semantics). Any other vectorized
 //!   loop is a scalar loop with `llvm.loop.vectorize.enable` metadata, left
 //!   to LLVM's loop vectorizer.
+//! - A vector store of 64 bytes to a large output (at least
+//!   [`streaming::STREAM_MIN_BYTES`]) at an address known to be aligned is
+//!   a streaming (non-temporal) store, as in `memcpy` ([`streaming`]).
 //! - `Parallel` loops are outlined ([`parallel`]) into
 //!   `void body(i64 begin, i64 end, i8 *env)`, the captured variables and
 //!   buffer pointers stored in a stack struct at `env`, and run through
@@ -87,6 +90,7 @@ mod metadata;
 mod object;
 mod parallel;
 mod stmt;
+mod streaming;
 mod target;
 mod transpose;
 mod types;

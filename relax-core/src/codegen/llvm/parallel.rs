@@ -170,6 +170,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         {
             let placeholder = FailMode::Return;
             let mut g = FuncGen::new(self.ctx, self.module, f, &self.symbol, placeholder);
+            g.streaming = self.streaming.clone();
             let param = |k: u32| {
                 f.get_nth_param(k)
                     .ok_or_else(|| internal("an outlined body without parameters"))
@@ -204,6 +205,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 g.unbind(var, old);
                 r
             })?;
+            g.fence_streams()?;
             g.b.build_return(None).ll()?;
         }
 

@@ -49,6 +49,9 @@ pub(super) struct Lanes<'ctx> {
     pub base: IntValue<'ctx>,
     /// The number of lanes.
     pub n: u32,
+    /// A number `base` is always a multiple of (0: `base` is 0), for the
+    /// alignment of streaming stores ([`super::streaming`]).
+    pub base_divisor: i64,
 }
 
 /// Emits one LLVM function. See the module docs.
@@ -67,6 +70,11 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// The transposed loads of the current row of a transpose block
     /// ([`super::transpose`]); empty elsewhere.
     pub transposed: Vec<super::transpose::Transposed<'ctx>>,
+    /// The parameter buffers (by id) written with streaming stores.
+    pub streaming: std::collections::HashSet<u64>,
+    /// Whether a streaming store was emitted (so the function ends with a
+    /// fence).
+    pub streamed: bool,
     pub fail: FailMode<'ctx>,
     /// The heap buffers (`malloc`ed, raw pointers) of the enclosing
     /// `Allocate`s, innermost last: a failure frees them before leaving.
@@ -97,6 +105,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             buffers: HashMap::new(),
             lanes: None,
             transposed: Vec::new(),
+            streaming: Default::default(),
+            streamed: false,
             fail,
             heap: Vec::new(),
             symbol: symbol.to_string(),

@@ -21,6 +21,7 @@
 //!    by one bit, so `log2 T` rounds give `c | r`.
 
 use super::stmt::{FuncGen, Lanes};
+use super::streaming::known_divisor;
 use super::types::{internal, Ll};
 use super::vectorize::{guarded_load, linear_coeff, MAX_LANES};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
@@ -116,6 +117,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     var: a.clone(),
                     base: a0,
                     n: t as u32,
+                    base_divisor: known_divisor(a_min),
                 });
                 let row = self.load(buf, idx);
                 self.lanes = None;
@@ -140,6 +142,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 var: b.clone(),
                 base: b0,
                 n: t as u32,
+                base_divisor: known_divisor(b_min),
             });
             let r = self.stmt(store);
             self.lanes = None;

@@ -18,6 +18,7 @@
 
 use super::metadata::LoopHint;
 use super::stmt::{FuncGen, Lanes};
+use super::streaming::known_divisor;
 use super::types::Ll;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::Stmt;
@@ -67,17 +68,38 @@ pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
 
 /// Whether `e` has a load that only runs under a condition (a side of a
 /// `Select` or `if_then_else`): vector steps compute every side, so such a
-/// body is left to LLVM's vectorizer, which masks the loads.
+/// body is left to LLVM's vectorizer, which masks the loads. A load on a
+/// side that the condition makes too (relu's `x < 0 ? 0 : x`, as
+/// `LegalizeOps` writes it with its NaN test) is not guarded: its address
+/// is read whichever side is chosen.
 pub(super) fn guarded_load(e: &PrimExpr) -> bool {
-    use super::expr::has_load;
+    let sides_guarded = |cond: &PrimExpr, sides: &[&PrimExpr]| {
+        let mut made = Vec::new();
+        loads_of(cond, &mut made);
+        let mut on_sides = Vec::new();
+        for side in sides {
+            loads_of(side, &mut on_sides);
+        }
+        on_sides.iter().any(|l| !made.contains(l))
+    };
     let guarded = match e.kind() {
-        PrimExprKind::Select(_, t, f) => has_load(t) || has_load(f),
-        PrimExprKind::Call(name, args) if name == "if_then_else" => {
-            args.iter().skip(1).any(has_load)
+        PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f]),
+        PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
+            sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>())
         }
         _ => false,
     };
     guarded || e.children().into_iter().any(guarded_load)
+}
+
+/// The loads in `e` (as expressions).
+fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
+    if matches!(e.kind(), PrimExprKind::BufferLoad(..)) {
+        out.push(e.clone());
+    }
+    for c in e.children() {
+        loads_of(c, out);
+    }
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -105,8 +127,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let width = n.min(MAX_LANES);
         let (steps, rest) = (n / width, n % width);
         let t = start.get_type();
+        let first = known_divisor(min);
         if steps == 1 {
-            self.vector_step(var, start, width as u32, body)?;
+            self.vector_step(var, start, width as u32, first, body)?;
         } else {
             let zero = t.const_zero();
             let count = t.const_int(steps as u64, false);
@@ -114,13 +137,14 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 let w = t.const_int(width as u64, false);
                 let off = g.b.build_int_mul(s, w, "step").ll()?;
                 let base = g.b.build_int_add(start, off, "base").ll()?;
-                g.vector_step(var, base, width as u32, body)
+                g.vector_step(var, base, width as u32, gcd_of(first, width), body)
             })?;
         }
         if rest > 0 {
             let done = t.const_int((steps * width) as u64, false);
             let base = self.b.build_int_add(start, done, "base").ll()?;
-            self.vector_step(var, base, rest as u32, body)?;
+            let done = gcd_of(first, steps * width);
+            self.vector_step(var, base, rest as u32, done, body)?;
         }
         Ok(())
     }
@@ -149,15 +173,27 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         var: &TirVar,
         base: IntValue<'ctx>,
         n: u32,
+        base_divisor: i64,
         body: &Stmt,
     ) -> Result<(), Error> {
         self.lanes = Some(Lanes {
             var: var.clone(),
             base,
             n,
+            base_divisor,
         });
         let r = self.stmt(body);
         self.lanes = None;
         r
+    }
+}
+
+/// The greatest common divisor of a known divisor (0: the value is 0) and
+/// a step.
+fn gcd_of(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd_of(b, a % b)
     }
 }

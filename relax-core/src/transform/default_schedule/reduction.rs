@@ -2,7 +2,7 @@
 //! contiguous along the innermost spatial variable, else with the init
 //! hoisted).
 
-use super::nest::Nest;
+use super::nest::{Axis, Nest};
 use super::util::*;
 use super::{ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
@@ -89,6 +89,40 @@ impl Nest {
             body.push(for_(&jv, j_min, j_extent, ForKind::Vectorized, epi));
         }
         Stmt::Seq(body)
+    }
+
+    /// The one output row of a reduction whose only spatial loop is `j` (a
+    /// column sum: `S[j] += x[k, j]`), large enough for the thread pool:
+    /// its columns cut into [`ROW_ACCUMULATOR`]-wide one-row tiles run in
+    /// parallel, each summing in registers down every row of the input,
+    /// then the columns left over.
+    fn parallel_row(&self, j: &Axis) -> Stmt {
+        let dt = j.loop_var.dtype();
+        let an = Analyzer::new();
+        let width = PrimExpr::int_of(dt, ROW_ACCUMULATOR);
+        let chunks = an.simplify(&j.extent.clone().floordiv(width.clone()));
+        let rest = an.simplify(&j.extent.clone().floormod(width.clone()));
+        let done = an.simplify(&(chunks.clone() * width.clone()));
+        let jc = fresh(&j.loop_var, "_c");
+        let mut parts = Vec::new();
+        if !is_zero(&chunks) {
+            let tile = self.row(
+                &HashMap::new(),
+                PrimExpr::var(&jc) * width,
+                PrimExpr::int_of(dt, ROW_ACCUMULATOR),
+            );
+            parts.push(for_(
+                &jc,
+                PrimExpr::int_of(dt, 0),
+                chunks,
+                ForKind::Parallel,
+                tile,
+            ));
+        }
+        if !is_zero(&rest) {
+            parts.push(self.row(&HashMap::new(), done, rest));
+        }
+        seq(parts)
     }
 
     /// A tile of outputs accumulated in a local buffer `acc` (registers,
@@ -195,6 +229,9 @@ impl Nest {
         let n = self.spatial.len();
         if n == 1 {
             let j = &self.spatial[0];
+            if parallel {
+                return self.parallel_row(j);
+            }
             return self.row(&HashMap::new(), zero(j), j.extent.clone());
         }
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);

@@ -1381,6 +1381,85 @@ class Module:
         }
     }
 
+    /// Outputs of at least 32 MiB whose vector stores are provably 64-byte
+    /// aligned are written with streaming stores (then fenced); others are
+    /// not. The values are exact either way.
+    #[test]
+    fn large_outputs_are_streamed() {
+        let relu = |rows: i64, cols: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({rows}, {cols}), dtype="float32")) -> R.Tensor(({rows}, {cols}), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor(({rows}, {cols}), dtype="float32") = R.nn.relu(x)
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let transpose = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2048, 4096), dtype="float32")) -> R.Tensor((4096, 2048), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((4096, 2048), dtype="float32") = R.permute_dims(x, axes=None)
+            R.output(y)
+        return y
+"#;
+        let ir = |text: &str| {
+            let m: IRModule = text.parse().unwrap();
+            let lowered =
+                crate::transform::Pass::run(&crate::backend::pipeline(&Target::host()), m).unwrap();
+            let funcs: Vec<_> = lowered
+                .functions()
+                .filter_map(|(gv, f)| f.as_prim().map(|p| (gv.name_hint().to_string(), p.clone())))
+                .collect();
+            crate::codegen::llvm::emit_llvm_ir(&funcs, &Default::default(), false).unwrap()
+        };
+        let streams = cfg!(target_arch = "x86_64");
+        // 32 MiB in rows of 4096: aligned; rows of 4100 are not; 16 MiB is
+        // below the threshold.
+        for (rows, cols, streamed) in [
+            (2048, 4096, streams),
+            (2047, 4100, false),
+            (1024, 4096, false),
+        ] {
+            let text = relu(rows, cols);
+            let code = ir(&text);
+            assert_eq!(code.contains("!nontemporal"), streamed, "{rows} x {cols}");
+            assert_eq!(
+                code.contains("llvm.x86.sse.sfence"),
+                streamed,
+                "{rows} x {cols}"
+            );
+            let m: IRModule = text.parse().unwrap();
+            let host = build(&m, &Target::host()).unwrap();
+            let n = (rows * cols) as usize;
+            let data: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+            let x: Value = Tensor::from_vec(&[rows, cols], data.clone())
+                .unwrap()
+                .into();
+            let got = run(&host, &[x]);
+            assert!(got.iter().zip(&data).all(|(g, v)| *g == v.max(0.0)));
+        }
+        assert_eq!(ir(transpose).contains("!nontemporal"), streams);
+        let m: IRModule = transpose.parse().unwrap();
+        let host = build(&m, &Target::host()).unwrap();
+        let data: Vec<f32> = (0..2048 * 4096).map(|i| i as f32).collect();
+        let x: Value = Tensor::from_vec(&[2048, 4096], data.clone())
+            .unwrap()
+            .into();
+        let got = run(&host, &[x]);
+        for (k, g) in got.iter().enumerate() {
+            let (i, j) = (k / 2048, k % 2048);
+            assert_eq!(*g, data[j * 4096 + i], "element ({i}, {j})");
+        }
+    }
+
     /// A whole transpose tile is loaded as rows of vectors and transposed
     /// with shuffles, not gathered element by element.
     #[test]
