@@ -23,11 +23,51 @@ pub struct Limits {
 impl Limits {
     /// The least time `work` can take on this machine: its flops at the FMA
     /// peak, or a plain copy of its bytes (half read, half written, split
-    /// over the kernel threads) timed now, whichever is longer. The copy is
-    /// of the row's own size, so a row whose data fits in a cache is held
-    /// to that cache's bandwidth.
-    pub fn time(&self, work: &Work) -> f64 {
-        (work.flops / self.flops).max(copy_time(work.bytes, self.threads))
+    /// over the kernel threads), whichever is longer. The copy is of the
+    /// row's own size, so a row whose data fits in a cache is held to that
+    /// cache's bandwidth. It is `copied` when the row timed a [`Copy`] in
+    /// its own rounds (the memory bandwidth of a shared machine moves from
+    /// minute to minute), else timed now.
+    pub fn time(&self, work: &Work, copied: Option<f64>) -> f64 {
+        let copy = copied.unwrap_or_else(|| copy_time(work.bytes, self.threads));
+        (work.flops / self.flops).max(copy)
+    }
+}
+
+/// A plain copy of half a row's bytes into another buffer, to be timed in
+/// the row's interleaved rounds beside the peers: large copies split over
+/// the kernel threads, small ones (where starting threads would dominate)
+/// on one.
+pub struct Copy {
+    src: Vec<f32>,
+    dst: Vec<f32>,
+    threads: usize,
+}
+
+impl Copy {
+    /// The copy of `work`'s bytes, over the threads relax-rs' kernels use.
+    pub fn new(work: &Work) -> Copy {
+        let n = ((work.bytes / 8.0) as usize).max(1);
+        let threads = if n >= 1 << 18 { threads() } else { 1 };
+        Copy {
+            src: vec![1.0; n],
+            dst: vec![0.0; n],
+            threads,
+        }
+    }
+
+    pub fn run(&mut self) {
+        let chunk = self.src.len().div_ceil(self.threads);
+        if self.threads == 1 {
+            self.dst.copy_from_slice(black_box(&self.src));
+            black_box(&mut self.dst);
+            return;
+        }
+        std::thread::scope(|s| {
+            for (d, c) in self.dst.chunks_mut(chunk).zip(self.src.chunks(chunk)) {
+                s.spawn(move || d.copy_from_slice(black_box(c)));
+            }
+        });
     }
 }
 

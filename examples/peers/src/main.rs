@@ -9,7 +9,8 @@
 //! Rows: the MLP 784-128-10 (f32, weights passed as parameters) at batch 1,
 //! 16, 64 and 256; softmax over 64×1000; layer norm over 64×768; `relu(x + y)`
 //! over 4M floats; a three-op elementwise chain `relu((x + y) * z)` over 4M
-//! floats; square matrix products (`gemm_n`, n from 64 to 2048, one
+//! floats; a 4096×4096 transpose; the row and the column sums of a
+//! 4096×1024 matrix; square matrix products (`gemm_n`, n from 64 to 2048, one
 //! symbolic-shape module for all of them); two convolutions (`conv_resnet`:
 //! 1×64×56×56 with 64 filters of 3×3, padding 1; `conv_first`: 1×3×224×224
 //! with 64 filters of 7×7, stride 2, padding 3), against candle only
@@ -19,7 +20,8 @@
 //! relative to the best peer (above 1.00 means relax-rs is faster), and the
 //! row's limit on this machine (`limits.rs`: the roofline of its flops at
 //! the measured FMA peak and a plain copy of its bytes timed in the same
-//! run) with the fraction of it relax-rs reaches. relax-rs
+//! run; for the bandwidth-bound rows, in the row's own interleaved
+//! rounds) with the fraction of it relax-rs reaches. relax-rs
 //! is timed through `VirtualMachine::call` (argument checks and output
 //! allocation included), with inputs converted to tensors once, as a
 //! serving loop would hold them.
@@ -76,11 +78,19 @@ fn tv<D: ndarray::Dimension>(a: &ndarray::Array<f32, D>) -> Value {
 }
 
 /// One row's times: relax-rs, candle, ndarray (seconds per call), and
-/// its work.
+/// its work; for a bandwidth-bound row, a plain copy of its bytes timed
+/// in the same rounds (the fourth time).
 struct Row {
     name: String,
     times: Vec<f64>,
     work: limits::Work,
+}
+
+impl Row {
+    /// The copy timed in the row's rounds, if it timed one.
+    fn copied(&self) -> Option<f64> {
+        self.times.get(3).copied()
+    }
 }
 
 /// `flops` and the bytes of `floats` `float32` values.
@@ -219,10 +229,13 @@ fn elementwise_rows(rounds: usize) -> Vec<Row> {
     let mut nd = || {
         black_box((&x + &y).mapv_into(relu));
     };
+    let w = work(0.0, 3 * n);
+    let mut copy = limits::Copy::new(&w);
+    let mut cp = || copy.run();
     let first = Row {
         name: "add_relu".into(),
-        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
-        work: work(0.0, 3 * n),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd, &mut cp]),
+        work: w,
     };
     let mut r = || {
         black_box(chain.call("main", &a3).expect("call"));
@@ -233,12 +246,94 @@ fn elementwise_rows(rounds: usize) -> Vec<Row> {
     let mut nd = || {
         black_box(((&x + &y) * &z).mapv_into(relu));
     };
+    let w = work(0.0, 4 * n);
+    let mut copy = limits::Copy::new(&w);
+    let mut cp = || copy.run();
     let second = Row {
         name: "chain3".into(),
-        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd]),
-        work: work(0.0, 4 * n),
+        times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd, &mut cp]),
+        work: w,
     };
     vec![first, second]
+}
+
+/// The bandwidth-bound rows that are not elementwise: a 4096 × 4096
+/// transpose (`transpose`: 128 MB moved, more than the caches hold), and the row and column sums of a 4096 × 1024
+/// matrix (`sum_rows`, `sum_cols`).
+fn layout_rows(rounds: usize, wanted: &dyn Fn(&str) -> bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    if wanted("transpose") {
+        let n = 4096;
+        let a = arr2(n, n, 30);
+        let ca = ct2(&a);
+        let vm = relax_models::compile(relax_models::TRANSPOSE);
+        let args = [tv(&a)];
+        let got = vm.call("main", &args).expect("relax-rs runs the transpose");
+        let got = got
+            .as_tensor()
+            .expect("a tensor")
+            .to_ndarray::<f32>()
+            .expect("f32");
+        assert!(got == a.t().into_dyn(), "relax-rs' transpose differs");
+        let mut r = || {
+            black_box(vm.call("main", &args).expect("call"));
+        };
+        let mut c = || {
+            black_box(ca.t().unwrap().contiguous().unwrap());
+        };
+        let mut nd = || {
+            black_box(a.t().as_standard_layout().into_owned());
+        };
+        let w = work(0.0, 2 * n * n);
+        let mut copy = limits::Copy::new(&w);
+        let mut cp = || copy.run();
+        rows.push(Row {
+            name: "transpose".into(),
+            // The peers take about 100 ms a call: fewer rounds.
+            times: timing::interleaved(rounds.min(7), &mut [&mut r, &mut c, &mut nd, &mut cp]),
+            work: w,
+        });
+    }
+    let (m, n) = (4096, 1024);
+    let x = arr2(m, n, 31);
+    let cx = ct2(&x);
+    let args = [tv(&x)];
+    for (name, text, axis, out) in [
+        ("sum_rows", relax_models::SUM_ROWS, 1, m),
+        ("sum_cols", relax_models::SUM_COLS, 0, n),
+    ] {
+        if !wanted(name) {
+            continue;
+        }
+        let vm = relax_models::compile(text);
+        let got = vm.call("main", &args).expect("relax-rs runs the sum");
+        let got = got
+            .as_tensor()
+            .expect("a tensor")
+            .to_ndarray::<f32>()
+            .expect("f32");
+        let want = x.sum_axis(Axis(axis)).into_dyn();
+        let err = (&got - &want).mapv(f32::abs).fold(0.0f32, |a, &b| a.max(b));
+        assert!(err < 1e-2, "relax-rs' {name} differs by {err}");
+        let mut r = || {
+            black_box(vm.call("main", &args).expect("call"));
+        };
+        let mut c = || {
+            black_box(cx.sum(axis).unwrap());
+        };
+        let mut nd = || {
+            black_box(x.sum_axis(Axis(axis)));
+        };
+        let w = work(0.0, m * n + out);
+        let mut copy = limits::Copy::new(&w);
+        let mut cp = || copy.run();
+        rows.push(Row {
+            name: name.into(),
+            times: timing::interleaved(rounds, &mut [&mut r, &mut c, &mut nd, &mut cp]),
+            work: w,
+        });
+    }
+    rows
 }
 
 /// The sizes of the `gemm_n` rows (the numpy script has the same list).
@@ -379,6 +474,7 @@ fn main() {
     if wanted("add_relu") || wanted("chain3") {
         rows.extend(elementwise_rows(rounds));
     }
+    rows.extend(layout_rows(rounds, &wanted));
     if GEMM_SIZES.iter().any(|n| wanted(&format!("gemm_{n}"))) {
         let matmul = relax_models::compile(relax_models::MATMUL);
         for n in GEMM_SIZES {
@@ -435,7 +531,7 @@ fn main() {
             .flatten()
             .copied()
             .fold(f64::INFINITY, f64::min);
-        let limit = limits.time(&row.work);
+        let limit = limits.time(&row.work, row.copied());
         println!(
             "{:<11} {:>10} {:>10} {:>10} {:>10}   {:>11.2}× {:>10} {:>9.2}",
             row.name,

@@ -44,6 +44,11 @@ n = 1 << 22
 x, y, z = f32(n), f32(n), f32(n)
 print("add_relu", timeit(lambda: np.maximum(x + y, 0)))
 print("chain3", timeit(lambda: np.maximum((x + y) * z, 0)))
+a = f32(4096, 4096)
+print("transpose", timeit(lambda: np.ascontiguousarray(a.T)))
+x = f32(4096, 1024)
+print("sum_rows", timeit(lambda: x.sum(axis=1)))
+print("sum_cols", timeit(lambda: x.sum(axis=0)))
 for n in (64, 128, 256, 512, 1024, 2048):
     a, b = f32(n, n), f32(n, n)
     print(f"gemm_{n}", timeit(lambda: a @ b))

@@ -74,6 +74,41 @@ class Module:
         return gv
 "#;
 
+/// The transpose of a 4096 × 4096 matrix.
+pub const TRANSPOSE: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4096, 4096), dtype="float32")) -> R.Tensor((4096, 4096), dtype="float32"):
+        with R.dataflow():
+            gv = R.permute_dims(x, axes=None)
+            R.output(gv)
+        return gv
+"#;
+
+/// The sums of the rows and of the columns of a 4096 × 1024 matrix.
+pub const SUM_ROWS: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4096, 1024), dtype="float32")) -> R.Tensor((4096,), dtype="float32"):
+        with R.dataflow():
+            gv = R.sum(x, axis=[1])
+            R.output(gv)
+        return gv
+"#;
+
+pub const SUM_COLS: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4096, 1024), dtype="float32")) -> R.Tensor((1024,), dtype="float32"):
+        with R.dataflow():
+            gv = R.sum(x, axis=[0])
+            R.output(gv)
+        return gv
+"#;
+
 /// `A B` for matrices of any shape (one build serves every size).
 pub const MATMUL: &str = r#"
 @I.ir_module
