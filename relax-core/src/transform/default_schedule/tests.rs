@@ -269,7 +269,7 @@ fn a_large_matmul_is_a_packed_gemm() {
                     ic: T.int64 = ic_o * 11 // 4 * 6
                     mc: T.int64 = T.min((ic_o * 11 + 3) // 4 * 6 + 12, 64) - ic
                     with T.block("A_pack"):
-                        A_pack = T.alloc_buffer((16, 128, 6))
+                        A_pack = T.alloc_buffer((8, 128, 6))
                         full: T.int64 = mc // 6
                         rest: T.int64 = mc - full * 6
                         for t_1, r_1, q_1 in T.grid(full, 6, 128):
