@@ -22,7 +22,7 @@
 //! canonical form would overflow `i64` stays unexpanded (an opaque atom).
 
 use super::bound::Bounds;
-use super::canonical::{cmp_expr, gcd, Poly};
+use super::canonical::{cmp_expr, gcd, Atom, Poly};
 use super::interval::floor_div_i128;
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, PrimExprKind};
 use relax_runtime::DataType;
@@ -158,11 +158,13 @@ impl Simplifier<'_> {
             Add(a, b) => {
                 let (pa, pb) = (self.poly(a), self.poly(b));
                 pa.add(&pb)
+                    .map(|p| self.recombine(p))
                     .unwrap_or_else(|| self.opaque(dt, &pa, &pb, PrimExprKind::Add))
             }
             Sub(a, b) => {
                 let (pa, pb) = (self.poly(a), self.poly(b));
                 pa.sub(&pb)
+                    .map(|p| self.recombine(p))
                     .unwrap_or_else(|| self.opaque(dt, &pa, &pb, PrimExprKind::Sub))
             }
             Mul(a, b) => {
@@ -186,6 +188,45 @@ impl Simplifier<'_> {
                 Poly::atom(PrimExpr::new(dt, Select(c, pt.to_expr(dt), pf.to_expr(dt))))
             }
             _ => Poly::atom(e.map_children(|c| self.simplify(c))),
+        }
+    }
+
+    /// `p` with every `k·c·(x // c) + k·(x % c)` replaced by `k·x` (floor
+    /// division and modulo: `x = c·(x // c) + x % c` for every `x`), as
+    /// an index split into a quotient and a remainder and put back
+    /// together is `(j // 7) * 7 + j % 7`.
+    fn recombine(&self, mut p: Poly) -> Poly {
+        use PrimExprKind::*;
+        loop {
+            let found = p.terms.iter().find_map(|(m, &k)| {
+                let [Atom(e)] = m.as_slice() else {
+                    return None;
+                };
+                let Div(x, c) = e.kind() else {
+                    return None;
+                };
+                let c = c.as_int().filter(|&c| c != 0)?;
+                let rem = vec![Atom(PrimExpr::new(
+                    e.dtype(),
+                    Mod(x.clone(), PrimExpr::int_of(e.dtype(), c)),
+                ))];
+                let k_rem = *p.terms.get(&rem)?;
+                (k_rem.checked_mul(c)? == k).then(|| (m.clone(), rem, k_rem, x.clone()))
+            });
+            let Some((quot, rem, k, x)) = found else {
+                return p;
+            };
+            let whole = match self.poly(&x).scale(k) {
+                Some(w) => w,
+                None => return p,
+            };
+            let mut next = p.clone();
+            next.terms.remove(&quot);
+            next.terms.remove(&rem);
+            match next.add(&whole) {
+                Some(q) => p = q,
+                None => return p,
+            }
         }
     }
 

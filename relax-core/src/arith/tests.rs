@@ -127,6 +127,35 @@ fn division_by_a_constant_splits_off_the_multiple() {
 }
 
 #[test]
+fn a_quotient_and_its_remainder_recombine() {
+    // x = c * (x // c) + x % c for floor division, whatever x.
+    let a = Analyzer::new();
+    let (_, n) = v("n");
+    let (_, m) = v("m");
+    let j = &n + &m * 3;
+    assert_eq!(
+        simp(&a, &(j.clone().floordiv(7) * 7 + j.clone().floormod(7))),
+        "n + m * 3"
+    );
+    assert_eq!(
+        simp(
+            &a,
+            &(j.clone().floordiv(7) * 14 + j.clone().floormod(7) * 2 + 1)
+        ),
+        "n * 2 + m * 6 + 1"
+    );
+    // A different divisor, or coefficients that do not match, stay.
+    assert_eq!(
+        simp(&a, &(n.clone().floordiv(7) * 7 + n.clone().floormod(5))),
+        "n // 7 * 7 + n % 5"
+    );
+    assert_eq!(
+        simp(&a, &(n.clone().floordiv(7) * 6 + n.clone().floormod(7))),
+        "n // 7 * 6 + n % 7"
+    );
+}
+
+#[test]
 fn modulo_by_a_constant_keeps_the_remainder() {
     let a = Analyzer::new();
     let (nv, n) = v("n");

@@ -30,8 +30,19 @@ enum Access {
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
-    /// The flat element offset of `buffer[indices]`, as an `int64` expression.
+    /// The flat element offset of `buffer[indices]`, as an `int64`
+    /// expression; simplified when an index divides or takes a remainder,
+    /// so that an index split into a quotient and a remainder and spread
+    /// over two dims (`[.., jr // 7, jr % 7]`) is contiguous again.
     pub fn offset_expr(&self, buffer: &Buffer, indices: &[PrimExpr]) -> Result<PrimExpr, Error> {
+        let offset = self.flat_offset(buffer, indices)?;
+        if indices.iter().any(divides) {
+            return Ok(crate::arith::analyzer::Analyzer::new().simplify(&offset));
+        }
+        Ok(offset)
+    }
+
+    fn flat_offset(&self, buffer: &Buffer, indices: &[PrimExpr]) -> Result<PrimExpr, Error> {
         let rank = buffer.shape().len();
         if indices.len() != rank {
             return Err(unsupported(format!(
@@ -255,6 +266,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         Ok(())
     }
+}
+
+/// Whether `e` has an integer division or remainder.
+fn divides(e: &PrimExpr) -> bool {
+    use crate::ir::prim_expr::PrimExprKind;
+    matches!(e.kind(), PrimExprKind::Div(..) | PrimExprKind::Mod(..))
+        || e.children().into_iter().any(divides)
 }
 
 fn set_alignment(v: BasicValueEnum<'_>, align: u32) -> Result<(), Error> {

@@ -20,11 +20,12 @@
 //! Plain matrix products (one reduce axis) are case 5's or cases 2 and 4's:
 //! a weight read transposed is cheaper read in place than gathered.
 
-use super::gemm::{branch, choice, GemmParallel};
+use super::gemm::{branch, choice, GemmParallel, GEMM_NR_VECTORS};
 use super::nest::{parallel_choice, Axis, Nest};
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::Stmt;
+use std::collections::HashMap;
 
 impl Nest {
     /// The nest with its spatial axes reordered to `(batch…, i, j)` and its
@@ -48,14 +49,57 @@ impl Nest {
             .rposition(|s| uses_var(a, &s.var) && !uses_var(b, &s.var))?;
         let mut spatial: Vec<Axis> = self.spatial[..n - 1].to_vec();
         let i = spatial.remove(at);
+        // Output rows narrower than the register tile (ResNet's 7 x 7
+        // layers filled 7 of its 32 columns): the row axis `r` before `j`,
+        // read by `B` only, joins `j` as `jr = r · J + j`, so a tile spans
+        // several rows (`r = jr // J`, `j = jr % J`; the back end puts the
+        // flat offset back together).
+        let dt = self.buffer.dtype();
+        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits().max(1));
+        let mut rows_map = HashMap::new();
+        let fused_row = match (j.extent.as_int(), spatial.last()) {
+            (Some(jw), Some(r))
+                if jw < nr
+                    && r.extent.as_int().is_some()
+                    && uses_var(b, &r.var)
+                    && !uses_var(a, &r.var) =>
+            {
+                let r = spatial.pop().expect("checked");
+                let jdt = j.var.dtype();
+                let jr = TirVar::with_dtype(format!("{}_{}", r.var.name(), j.var.name()), jdt);
+                let w = PrimExpr::int_of(jdt, jw);
+                rows_map.insert(
+                    r.var.clone(),
+                    PrimExpr::var(&jr).floordiv(w.clone()).cast(r.var.dtype()),
+                );
+                rows_map.insert(j.var.clone(), PrimExpr::var(&jr).floormod(w));
+                let extent = PrimExpr::int_of(jdt, r.extent.as_int().expect("checked") * jw);
+                Some(Axis {
+                    var: jr.clone(),
+                    loop_var: fresh(&jr, ""),
+                    extent,
+                })
+            }
+            _ => None,
+        };
         spatial.push(i);
-        spatial.push(j.clone());
+        spatial.push(fused_row.unwrap_or_else(|| j.clone()));
 
         // One reduce axis `k` over the product of the extents; each old
         // axis is a digit of `k` (the last varies fastest).
         let idt = self.reduce[0].var.dtype();
         let k = TirVar::with_dtype("k", idt);
-        let map = unfuse(&self.reduce, &PrimExpr::var(&k), idt);
+        let mut map = unfuse(&self.reduce, &PrimExpr::var(&k), idt);
+        map.extend(rows_map.clone());
+        let epilogue = self.epilogue.clone().map(|mut e| {
+            e.indices = e
+                .indices
+                .iter()
+                .map(|x| x.substitute_map(&rows_map))
+                .collect();
+            e.value = e.value.substitute_map(&rows_map);
+            e
+        });
         let reduce = vec![Axis {
             var: k.clone(),
             loop_var: fresh(&k, ""),
@@ -65,10 +109,14 @@ impl Nest {
             spatial,
             reduce,
             buffer: self.buffer.clone(),
-            indices: self.indices.clone(),
+            indices: self
+                .indices
+                .iter()
+                .map(|x| x.substitute_map(&rows_map))
+                .collect(),
             value: self.value.substitute_map(&map),
-            init: self.init.clone(),
-            epilogue: self.epilogue.clone(),
+            init: self.init.as_ref().map(|x| x.substitute_map(&rows_map)),
+            epilogue,
             vector_bits: self.vector_bits,
         })
     }

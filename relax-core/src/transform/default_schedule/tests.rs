@@ -1460,6 +1460,47 @@ class Module:
         }
     }
 
+    /// A convolution whose output rows are narrower than the register
+    /// tile (ResNet's 7 x 7 layers) runs its rows and columns as one axis
+    /// of the implicit GEMM, with a bias and relu after it: the packed
+    /// tiles span several output rows, and the results are the reference
+    /// kernels'.
+    #[test]
+    fn narrow_convolutions_fuse_their_output_rows() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 7, 7), dtype="float32"), w: R.Tensor((72, 64, 3, 3), dtype="float32"), b: R.Tensor((1, 72, 1, 1), dtype="float32")) -> R.Tensor((1, 72, 7, 7), dtype="float32"):
+        with R.dataflow():
+            c: R.Tensor((1, 72, 7, 7), dtype="float32") = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            d: R.Tensor((1, 72, 7, 7), dtype="float32") = R.add(c, b)
+            y: R.Tensor((1, 72, 7, 7), dtype="float32") = R.nn.relu(d)
+            R.output(y)
+        return y
+"#;
+        for bits in [128, 256, 512] {
+            let module = scheduled(text, bits);
+            assert!(module.contains("B_pack"), "{module}");
+            assert!(
+                module.contains("// 7"),
+                "the output rows are not fused: {module}"
+            );
+            let target = Target::host().with_vector_bits(bits);
+            compare(
+                text,
+                &[vec![
+                    vec![1, 64, 7, 7],
+                    vec![72, 64, 3, 3],
+                    vec![1, 72, 1, 1],
+                ]],
+                1e-5,
+                0,
+                &target,
+            );
+        }
+    }
+
     /// A whole transpose tile is loaded as rows of vectors and transposed
     /// with shuffles, not gathered element by element.
     #[test]
