@@ -53,13 +53,21 @@ impl Nest {
         // layers filled 7 of its 32 columns): the row axis `r` before `j`,
         // read by `B` only, joins `j` as `jr = r · J + j`, so a tile spans
         // several rows (`r = jr // J`, `j = jr % J`; the back end puts the
-        // flat offset back together).
+        // flat offset back together), when `r` is the only batch axis with
+        // more than one value. Then the GEMM's rows (the filters) run in
+        // parallel chunks and are packed once per call, where a batch of
+        // output rows packed all of them for each row. A grouped
+        // convolution keeps its batch of (group, row) products: fusing its
+        // rows made ShuffleNet's convolutions six times slower.
+        let single = |x: &Axis| x.extent.as_int() == Some(1);
+        let one_product = !spatial.is_empty() && spatial[..spatial.len() - 1].iter().all(single);
         let dt = self.buffer.dtype();
         let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits().max(1));
         let mut rows_map = HashMap::new();
         let fused_row = match (j.extent.as_int(), spatial.last()) {
             (Some(jw), Some(r))
                 if jw < nr
+                    && one_product
                     && r.extent.as_int().is_some()
                     && uses_var(b, &r.var)
                     && !uses_var(a, &r.var) =>
