@@ -27,6 +27,11 @@ use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::Stmt;
 use std::collections::HashMap;
 
+/// The most (batch, group) products whose narrow output rows are still
+/// fused into one axis: AlexNet's two groups gain, ShuffleNet's hundreds
+/// lose (module docs of [`Nest::implicit_gemm`]).
+const FUSED_ROWS_MAX_BATCH: i64 = 4;
+
 impl Nest {
     /// The nest with its spatial axes reordered to `(batch…, i, j)` and its
     /// reduce axes flattened into one, when it is an implicit GEMM (see
@@ -53,14 +58,18 @@ impl Nest {
         // layers filled 7 of its 32 columns): the row axis `r` before `j`,
         // read by `B` only, joins `j` as `jr = r · J + j`, so a tile spans
         // several rows (`r = jr // J`, `j = jr % J`; the back end puts the
-        // flat offset back together), when `r` is the only batch axis with
-        // more than one value. Then the GEMM's rows (the filters) run in
-        // parallel chunks and are packed once per call, where a batch of
-        // output rows packed all of them for each row. A grouped
-        // convolution keeps its batch of (group, row) products: fusing its
-        // rows made ShuffleNet's convolutions six times slower.
-        let single = |x: &Axis| x.extent.as_int() == Some(1);
-        let one_product = !spatial.is_empty() && spatial[..spatial.len() - 1].iter().all(single);
+        // flat offset back together), when the other batch axes (image,
+        // group) have at most [`FUSED_ROWS_MAX_BATCH`] values. The
+        // filters are then packed once per product, where a batch of
+        // output rows packed them for each row. A convolution of many
+        // groups (ShuffleNet's depthwise ones) keeps its batch of (group,
+        // row) products: fusing their rows made them six times slower.
+        let few = |axes: &[Axis]| {
+            axes.iter()
+                .try_fold(1i64, |acc, x| acc.checked_mul(x.extent.as_int()?))
+                .is_some_and(|n| n <= FUSED_ROWS_MAX_BATCH)
+        };
+        let one_product = !spatial.is_empty() && few(&spatial[..spatial.len() - 1]);
         let dt = self.buffer.dtype();
         let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits().max(1));
         let mut rows_map = HashMap::new();
