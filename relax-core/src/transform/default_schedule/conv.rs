@@ -32,6 +32,12 @@ use std::collections::HashMap;
 /// lose (module docs of [`Nest::implicit_gemm`]).
 const FUSED_ROWS_MAX_BATCH: i64 = 4;
 
+/// The fewest filters (rows of the GEMM) for which narrow output rows are
+/// fused: the fused product runs its filters in parallel chunks, and 32
+/// filters (DenseNet's 3x3 layers) are too few for them, where a batch of
+/// output rows keeps both cores busy.
+const FUSED_ROWS_MIN_FILTERS: i64 = 128;
+
 impl Nest {
     /// The nest with its spatial axes reordered to `(batch…, i, j)` and its
     /// reduce axes flattened into one, when it is an implicit GEMM (see
@@ -77,6 +83,9 @@ impl Nest {
             (Some(jw), Some(r))
                 if jw < nr
                     && one_product
+                    && i.extent
+                        .as_int()
+                        .is_some_and(|m| m >= FUSED_ROWS_MIN_FILTERS)
                     && r.extent.as_int().is_some()
                     && uses_var(b, &r.var)
                     && !uses_var(a, &r.var) =>

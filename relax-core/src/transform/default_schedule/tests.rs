@@ -1341,6 +1341,15 @@ class Module:
                 ),
                 vec![vec![1, 16, 20, 19], vec![33, 16, 3, 3]],
             ),
+            // One whose 6 output rows of 5 are one axis (1.1M).
+            (
+                module(
+                    &format!("x: {}, w: {}", t("(1, 32, 6, 5)"), t("(130, 32, 3, 3)")),
+                    "(1, 130, 6, 5)",
+                    "R.nn.conv2d(x, w, padding=[1, 1, 1, 1])",
+                ),
+                vec![vec![1, 32, 6, 5], vec![130, 32, 3, 3]],
+            ),
             (
                 module(
                     &format!("x: {}", t("(1, 5, 13, 11)")),
@@ -1460,8 +1469,9 @@ class Module:
         }
     }
 
-    /// A convolution whose output rows are narrower than the register
-    /// tile (ResNet's 7 x 7 layers) runs its rows and columns as one axis
+    /// A convolution of many filters whose output rows are narrower than
+    /// the register tile (ResNet's 7 x 7 layers) runs its rows and columns
+    /// as one axis
     /// of the implicit GEMM, with a bias and relu after it: the packed
     /// tiles span several output rows, and the results are the reference
     /// kernels'.
@@ -1471,11 +1481,11 @@ class Module:
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor((1, 64, 7, 7), dtype="float32"), w: R.Tensor((72, 64, 3, 3), dtype="float32"), b: R.Tensor((1, 72, 1, 1), dtype="float32")) -> R.Tensor((1, 72, 7, 7), dtype="float32"):
+    def main(x: R.Tensor((1, 64, 7, 7), dtype="float32"), w: R.Tensor((136, 64, 3, 3), dtype="float32"), b: R.Tensor((1, 136, 1, 1), dtype="float32")) -> R.Tensor((1, 136, 7, 7), dtype="float32"):
         with R.dataflow():
-            c: R.Tensor((1, 72, 7, 7), dtype="float32") = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
-            d: R.Tensor((1, 72, 7, 7), dtype="float32") = R.add(c, b)
-            y: R.Tensor((1, 72, 7, 7), dtype="float32") = R.nn.relu(d)
+            c: R.Tensor((1, 136, 7, 7), dtype="float32") = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            d: R.Tensor((1, 136, 7, 7), dtype="float32") = R.add(c, b)
+            y: R.Tensor((1, 136, 7, 7), dtype="float32") = R.nn.relu(d)
             R.output(y)
         return y
 "#;
@@ -1491,8 +1501,8 @@ class Module:
                 text,
                 &[vec![
                     vec![1, 64, 7, 7],
-                    vec![72, 64, 3, 3],
-                    vec![1, 72, 1, 1],
+                    vec![136, 64, 3, 3],
+                    vec![1, 136, 1, 1],
                 ]],
                 1e-5,
                 0,
