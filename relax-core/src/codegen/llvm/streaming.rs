@@ -67,7 +67,9 @@ pub(super) fn known_divisor(e: &PrimExpr) -> i64 {
     }
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+/// The greatest common divisor (`gcd(0, x) = x`: 0 is a multiple of
+/// everything).
+pub(super) fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
         a
     } else {

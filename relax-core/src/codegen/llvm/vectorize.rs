@@ -18,7 +18,7 @@
 
 use super::metadata::LoopHint;
 use super::stmt::{FuncGen, Lanes};
-use super::streaming::known_divisor;
+use super::streaming::{gcd, known_divisor};
 use super::types::Ll;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::Stmt;
@@ -137,13 +137,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 let w = t.const_int(width as u64, false);
                 let off = g.b.build_int_mul(s, w, "step").ll()?;
                 let base = g.b.build_int_add(start, off, "base").ll()?;
-                g.vector_step(var, base, width as u32, gcd_of(first, width), body)
+                g.vector_step(var, base, width as u32, gcd(first, width), body)
             })?;
         }
         if rest > 0 {
             let done = t.const_int((steps * width) as u64, false);
             let base = self.b.build_int_add(start, done, "base").ll()?;
-            let done = gcd_of(first, steps * width);
+            let done = gcd(first, steps * width);
             self.vector_step(var, base, rest as u32, done, body)?;
         }
         Ok(())
@@ -185,15 +185,5 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let r = self.stmt(body);
         self.lanes = None;
         r
-    }
-}
-
-/// The greatest common divisor of a known divisor (0: the value is 0) and
-/// a step.
-fn gcd_of(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a
-    } else {
-        gcd_of(b, a % b)
     }
 }
