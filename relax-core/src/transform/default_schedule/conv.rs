@@ -13,6 +13,12 @@
 //! im2col matrix is materialised), and the output rows run in parallel,
 //! each packing its own panels.
 //!
+//! When the output rows are narrower than the register tile (a 7 × 7
+//! layer against tiles of 32 columns) and the convolution has many filters
+//! and few groups, the row axis joins `ow` as one axis of the GEMM: a tile
+//! then spans several output rows, and the filters, the GEMM's rows, are
+//! packed once and run in parallel chunks.
+//!
 //! The nest qualifies when it has at least two reduce axes, a float update
 //! `C[..] + x · y` (and an init), and for its innermost spatial axis `j`
 //! and some other spatial axis `i`: one factor is free of `j` and uses
