@@ -23,7 +23,7 @@
 use super::stmt::{FuncGen, Lanes};
 use super::streaming::known_divisor;
 use super::types::{internal, Ll};
-use super::vectorize::{guarded_load, linear_coeff, MAX_LANES};
+use super::vectorize::{guarded_load, linear_coeff, loads_of, MAX_LANES};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::{Buffer, ForKind, Stmt};
 use inkwell::types::VectorType;
@@ -35,16 +35,6 @@ pub(super) struct Transposed<'ctx> {
     pub buffer: Buffer,
     pub indices: Vec<PrimExpr>,
     pub value: VectorValue<'ctx>,
-}
-
-/// The loads of `e`, outermost first.
-fn loads<'e>(e: &'e PrimExpr, out: &mut Vec<(&'e Buffer, &'e [PrimExpr])>) {
-    if let PrimExprKind::BufferLoad(buf, idx) = e.kind() {
-        out.push((buf, idx));
-    }
-    for c in e.children() {
-        loads(c, out);
-    }
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -86,9 +76,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         let contiguous_in_b = linear_coeff(&self.offset_expr(buffer, indices)?, b) == Some(1);
         let mut found = Vec::new();
-        loads(value, &mut found);
+        loads_of(value, &mut found);
         let mut transposed: Vec<(Buffer, Vec<PrimExpr>)> = Vec::new();
-        for (buf, idx) in found {
+        for load in &found {
+            let PrimExprKind::BufferLoad(buf, idx) = load.kind() else {
+                continue;
+            };
             let offset = self.offset_expr(buf, idx)?;
             let strided_in_b = !matches!(linear_coeff(&offset, b), Some(0 | 1));
             let key = (buf.clone(), idx.to_vec());

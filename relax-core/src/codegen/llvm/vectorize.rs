@@ -92,8 +92,8 @@ pub(super) fn guarded_load(e: &PrimExpr) -> bool {
     guarded || e.children().into_iter().any(guarded_load)
 }
 
-/// The loads in `e` (as expressions).
-fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
+/// The loads in `e` (as expressions), outermost first.
+pub(super) fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
     if matches!(e.kind(), PrimExprKind::BufferLoad(..)) {
         out.push(e.clone());
     }

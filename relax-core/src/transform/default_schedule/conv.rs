@@ -26,7 +26,7 @@
 //! Plain matrix products (one reduce axis) are case 5's or cases 2 and 4's:
 //! a weight read transposed is cheaper read in place than gathered.
 
-use super::gemm::{branch, choice, GemmParallel, GEMM_NR_VECTORS};
+use super::gemm::{branch, choice, GemmParallel};
 use super::nest::{parallel_choice, Axis, Nest};
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
@@ -82,8 +82,7 @@ impl Nest {
                 .is_some_and(|n| n <= FUSED_ROWS_MAX_BATCH)
         };
         let one_product = !spatial.is_empty() && few(&spatial[..spatial.len() - 1]);
-        let dt = self.buffer.dtype();
-        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits().max(1));
+        let nr = self.gemm_nr();
         let mut rows_map = HashMap::new();
         let fused_row = match (j.extent.as_int(), spatial.last()) {
             (Some(jw), Some(r))

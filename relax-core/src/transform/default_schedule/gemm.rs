@@ -170,13 +170,11 @@ impl Nest {
         if contiguous_b && !contiguous(&load_coeffs(b, &j.var)) {
             return None;
         }
-        let dt = self.buffer.dtype();
-        let nr = GEMM_NR_VECTORS * i64::from(self.vector_bits) / i64::from(dt.bits());
         Some(Gemm {
             nest: self,
             a: a.clone(),
             b: b.clone(),
-            nr: nr.max(1),
+            nr: self.gemm_nr(),
             blocking: if contiguous_b {
                 GEMM_BLOCKING
             } else {
@@ -185,6 +183,13 @@ impl Nest {
             parallel: GemmParallel::Chunks,
             a_once: false,
         })
+    }
+
+    /// The columns of the packed GEMM's register tile for this nest's
+    /// dtype: [`GEMM_NR_VECTORS`] vectors of the target.
+    pub(super) fn gemm_nr(&self) -> i64 {
+        let bits = i64::from(self.buffer.dtype().bits().max(1));
+        (GEMM_NR_VECTORS * i64::from(self.vector_bits) / bits).max(1)
     }
 
     /// The two factors `(x, y)` of a float reduction whose update is

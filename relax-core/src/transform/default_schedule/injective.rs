@@ -93,12 +93,12 @@ impl Nest {
             .filter(|(k, _)| *k != a_pos && *k != self.spatial.len() - 1)
             .map(|(_, x)| x.clone())
             .collect();
-        let block_count = |axis: &Axis| {
-            let dt = axis.loop_var.dtype();
-            an.simplify(
-                &((axis.extent.clone() + (block - 1)).floordiv(PrimExpr::int_of(dt, block))),
-            )
+        // `x / d` rounded up, in the dtype of `axis`'s loop.
+        let ceil = |x: PrimExpr, d: i64, axis: &Axis| {
+            let d_expr = PrimExpr::int_of(axis.loop_var.dtype(), d);
+            an.simplify(&((x + (d - 1)).floordiv(d_expr)))
         };
+        let block_count = |axis: &Axis| ceil(axis.extent.clone(), block, axis);
         // Without other loops to run in parallel, the two block loops are
         // fused into one parallel loop `f`: block `(f / nb, f % nb)`.
         let fused_blocks = (parallel && others.is_empty()).then(|| {
@@ -121,7 +121,6 @@ impl Nest {
                 fresh(&axis.loop_var, "_i"),
                 fresh(&axis.loop_var, "_e"),
             );
-            let ceil = |x: PrimExpr, d: i64| an.simplify(&((x + (d - 1)).floordiv(int(d))));
             let nblocks = block_count(axis);
             let block_id = match &fused_blocks {
                 Some((_, _, ids)) => ids[k].clone(),
@@ -132,10 +131,11 @@ impl Nest {
             // The tiles of a block: all of them but in the last block.
             let count = match axis.extent.as_int() {
                 Some(n) if n % block == 0 => int(TRANSPOSE_BLOCK_TILES),
-                _ => an.simplify(
-                    &int(TRANSPOSE_BLOCK_TILES)
-                        .min(ceil(axis.extent.clone() - block_start.clone(), tile)),
-                ),
+                _ => an.simplify(&int(TRANSPOSE_BLOCK_TILES).min(ceil(
+                    axis.extent.clone() - block_start.clone(),
+                    tile,
+                    axis,
+                ))),
             };
             let start = an.simplify(&(block_start + PrimExpr::var(&o) * int(tile)));
             // The last tile may be partial: its extent is what is left.
