@@ -34,24 +34,9 @@ pub struct Imported {
     pub opset: i64,
 }
 
-/// A name usable as a variable in TVMScript and Rust: characters other
-/// than letters, digits and `_` become `_`, and a leading digit gets `v`.
-pub fn identifier(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.insert(0, 'v');
-    }
-    s
-}
+// Names of inputs, weights and symbolic dims become variables that print
+// in TVMScript and Rust alike.
+use relax_core::printer::dsl::identifier;
 
 /// The default domain's opset version `model` imports.
 fn default_opset(model: &ModelProto) -> Result<i64, Error> {

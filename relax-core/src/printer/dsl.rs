@@ -45,8 +45,10 @@ const KEYWORDS: &[&str] = &[
     "module",
 ];
 
-/// `name` as a Rust identifier (letters, digits, `_`; not a keyword).
-pub fn rust_identifier(name: &str) -> String {
+/// `name` as a variable name of both TVMScript and Rust, keywords aside:
+/// characters other than ASCII letters, digits and `_` become `_`, and an
+/// empty name or one with a leading digit gets a `v` before it.
+pub fn identifier(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {
@@ -60,6 +62,12 @@ pub fn rust_identifier(name: &str) -> String {
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'v');
     }
+    s
+}
+
+/// `name` as a Rust identifier ([`identifier`], and not a keyword).
+pub fn rust_identifier(name: &str) -> String {
+    let mut s = identifier(name);
     if KEYWORDS.contains(&s.as_str()) || s == "_" {
         s.push('_');
     }
