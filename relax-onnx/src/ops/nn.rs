@@ -128,6 +128,29 @@ fn as_2d(cx: &mut Ctx, x: Expr) -> Result<Expr, Error> {
     cx.call("relax.expand_dims", vec![x], attrs)
 }
 
+/// The inverse of [`as_2d`]: the result of a 1-d op run as 2-d.
+fn from_2d(cx: &mut Ctx, y: Expr) -> Result<Expr, Error> {
+    let attrs = Attrs::from_pairs([("axis", ints([2]))]);
+    cx.call("relax.squeeze", vec![y], attrs)
+}
+
+/// `y` plus the per-channel `bias` (of `channels` values), if any.
+fn add_bias(
+    cx: &mut Ctx,
+    y: Expr,
+    bias: Option<Expr>,
+    channels: i64,
+    ndim: usize,
+) -> Result<Expr, Error> {
+    match bias {
+        Some(b) => {
+            let b = per_channel(cx, b, PrimExpr::int(channels), ndim)?;
+            cx.op2("relax.add", y, b)
+        }
+        None => Ok(y),
+    }
+}
+
 /// `w` for 2-d: 1-d windows get a height of 1 (stride, dilation 1, no
 /// padding).
 fn widen(w: &Window) -> Window {
@@ -202,13 +225,9 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         };
         cx.call("relax.nn.conv2d", vec![x2, w2], attrs(win))?
     };
-    if let Some(b) = bias {
-        let b = per_channel(cx, b, PrimExpr::int(w_dims[0]), 2 + k.max(2))?;
-        y = cx.op2("relax.add", y, b)?;
-    }
+    y = add_bias(cx, y, bias, w_dims[0], 2 + k.max(2))?;
     if k == 1 {
-        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
-        y = cx.call("relax.squeeze", vec![y], attrs)?;
+        y = from_2d(cx, y)?;
     }
     Ok(vec![y])
 }
@@ -323,13 +342,9 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("groups", AttrValue::Int(group)),
     ]);
     let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
-    if let Some(b) = bias {
-        let b = per_channel(cx, b, PrimExpr::int(w_dims[1] * group), 4)?;
-        y = cx.op2("relax.add", y, b)?;
-    }
+    y = add_bias(cx, y, bias, w_dims[1] * group, 4)?;
     if k == 1 {
-        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
-        y = cx.call("relax.squeeze", vec![y], attrs)?;
+        y = from_2d(cx, y)?;
     }
     Ok(vec![y])
 }
@@ -412,8 +427,7 @@ fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<E
     };
     let mut y = cx.call(op, vec![x2], attrs(win, kernel2))?;
     if k == 1 {
-        let attrs = Attrs::from_pairs([("axis", ints([2]))]);
-        y = cx.call("relax.squeeze", vec![y], attrs)?;
+        y = from_2d(cx, y)?;
     }
     Ok(vec![y])
 }
