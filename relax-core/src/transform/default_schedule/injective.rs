@@ -270,31 +270,55 @@ pub(super) fn fused(
 /// `store(v)` is the body with the axis at value `v`.
 pub(super) fn chunked(axis: &Axis, kind: ForKind, mut store: impl FnMut(PrimExpr) -> Stmt) -> Stmt {
     let dt = axis.loop_var.dtype();
+    parallel_parts(axis, PARALLEL_CHUNK, "_o", |start, extent| match extent {
+        None => {
+            let i = fresh(&axis.loop_var, "_i");
+            let body = store(start + PrimExpr::var(&i));
+            for_(
+                &i,
+                PrimExpr::int_of(dt, 0),
+                PrimExpr::int_of(dt, PARALLEL_CHUNK),
+                kind,
+                body,
+            )
+        }
+        Some(rest) => {
+            let t = fresh(&axis.loop_var, "_t");
+            let body = store(PrimExpr::var(&t));
+            for_(&t, start, rest, kind, body)
+        }
+    })
+}
+
+/// `axis` cut into parts of `width`: the whole parts in one `Parallel`
+/// loop (its variable named with `suffix`), each `part(start, None)`, then
+/// the rest, `part(start, Some(extent))`, when there is one.
+pub(super) fn parallel_parts(
+    axis: &Axis,
+    width: i64,
+    suffix: &str,
+    mut part: impl FnMut(PrimExpr, Option<PrimExpr>) -> Stmt,
+) -> Stmt {
+    let dt = axis.loop_var.dtype();
     let an = Analyzer::new();
-    let chunk = PrimExpr::int_of(dt, PARALLEL_CHUNK);
-    let chunks = an.simplify(&axis.extent.clone().floordiv(chunk.clone()));
-    let rest = an.simplify(&axis.extent.clone().floormod(chunk.clone()));
-    let done = an.simplify(&(chunks.clone() * chunk.clone()));
-    let (o, i, t) = (
-        fresh(&axis.loop_var, "_o"),
-        fresh(&axis.loop_var, "_i"),
-        fresh(&axis.loop_var, "_t"),
-    );
+    let w = PrimExpr::int_of(dt, width);
+    let parts_n = an.simplify(&axis.extent.clone().floordiv(w.clone()));
+    let rest = an.simplify(&axis.extent.clone().floormod(w.clone()));
+    let done = an.simplify(&(parts_n.clone() * w.clone()));
+    let o = fresh(&axis.loop_var, suffix);
     let mut parts = Vec::new();
-    if !is_zero(&chunks) {
-        let body = store(PrimExpr::var(&o) * chunk.clone() + PrimExpr::var(&i));
-        let inner = for_(&i, PrimExpr::int_of(dt, 0), chunk, kind, body);
+    if !is_zero(&parts_n) {
+        let body = part(PrimExpr::var(&o) * w, None);
         parts.push(for_(
             &o,
             PrimExpr::int_of(dt, 0),
-            chunks,
+            parts_n,
             ForKind::Parallel,
-            inner,
+            body,
         ));
     }
     if !is_zero(&rest) {
-        let body = store(PrimExpr::var(&t));
-        parts.push(for_(&t, done, rest, kind, body));
+        parts.push(part(done, Some(rest)));
     }
     seq(parts)
 }

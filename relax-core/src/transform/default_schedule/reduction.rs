@@ -2,6 +2,7 @@
 //! contiguous along the innermost spatial variable, else with the init
 //! hoisted).
 
+use super::injective::parallel_parts;
 use super::nest::{Axis, Nest};
 use super::util::*;
 use super::{ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
@@ -98,31 +99,10 @@ impl Nest {
     /// then the columns left over.
     fn parallel_row(&self, j: &Axis) -> Stmt {
         let dt = j.loop_var.dtype();
-        let an = Analyzer::new();
-        let width = PrimExpr::int_of(dt, ROW_ACCUMULATOR);
-        let chunks = an.simplify(&j.extent.clone().floordiv(width.clone()));
-        let rest = an.simplify(&j.extent.clone().floormod(width.clone()));
-        let done = an.simplify(&(chunks.clone() * width.clone()));
-        let jc = fresh(&j.loop_var, "_c");
-        let mut parts = Vec::new();
-        if !is_zero(&chunks) {
-            let tile = self.row(
-                &HashMap::new(),
-                PrimExpr::var(&jc) * width,
-                PrimExpr::int_of(dt, ROW_ACCUMULATOR),
-            );
-            parts.push(for_(
-                &jc,
-                PrimExpr::int_of(dt, 0),
-                chunks,
-                ForKind::Parallel,
-                tile,
-            ));
-        }
-        if !is_zero(&rest) {
-            parts.push(self.row(&HashMap::new(), done, rest));
-        }
-        seq(parts)
+        parallel_parts(j, ROW_ACCUMULATOR, "_c", |start, rest| {
+            let width = rest.unwrap_or_else(|| PrimExpr::int_of(dt, ROW_ACCUMULATOR));
+            self.row(&HashMap::new(), start, width)
+        })
     }
 
     /// A tile of outputs accumulated in a local buffer `acc` (registers,
