@@ -4,12 +4,20 @@
 //!    of the [`ParallelBody`] ABI, `void body(i64 begin, i64 end, void *env)`,
 //!    that runs iterations `begin..end`, and calls [`relax_parallel_for`] with
 //!    the loop's extent. The call returns when every iteration has run.
-//! 2. The range is cut into a few chunks per thread (dynamic scheduling, so a
-//!    slow thread does not hold up the rest). Threads claim chunks through
-//!    one atomic counter; the calling thread claims chunks too, so a call
-//!    always makes progress, even from inside another parallel loop (nested
-//!    parallelism never deadlocks: a thread only waits for chunks that other
-//!    threads are already running).
+//! 2. Threads claim chunks of the range through one atomic counter
+//!    (dynamic scheduling, so a slow thread does not hold up the rest), in
+//!    the *guided* manner of OpenMP's `schedule(guided)`: each claim takes
+//!    a share of what is left ([`Job::claim`]), large at first, down to a
+//!    floor of 1/[`FINEST_SHARE`] of a thread's share at the end. A loop of
+//!    a few large iterations (a GEMM's row chunks) then ends on single
+//!    iterations, so no thread waits long for another; a loop of many small
+//!    ones still takes about a dozen claims per thread. (Cutting the range
+//!    into four equal chunks per thread left a GEMM of 22 row chunks with
+//!    chunks of 2 and 3, and a thread idle for most of one at the end: 8%
+//!    of the 1024-cubed product.) The calling thread claims chunks too, so
+//!    a call always makes progress, even from inside another parallel loop
+//!    (nested parallelism never deadlocks: a thread only waits for chunks
+//!    that other threads are already running).
 //! 3. The pool is process-wide and started on first use with one worker
 //!    fewer than the machine's cores (the caller is the last one), or
 //!    `RELAX_NUM_THREADS - 1` when that variable is set.
@@ -73,18 +81,18 @@ pub unsafe extern "C" fn relax_parallel_for(extent: i64, body: ParallelBody, env
         unsafe { body(0, extent, env) };
         return;
     }
-    let chunks = extent.min(threads as i64 * CHUNKS_PER_THREAD);
     let job = Arc::new(Job {
         body,
         env: SendPtr(env),
         extent,
-        chunks,
+        threads: threads as i64,
+        finest: (extent + threads as i64 * FINEST_SHARE - 1) / (threads as i64 * FINEST_SHARE),
         next: AtomicI64::new(0),
         done: AtomicI64::new(0),
         sleeping: Mutex::new(()),
         all_done: Condvar::new(),
     });
-    let helpers = pool.workers.min(chunks as usize - 1);
+    let helpers = pool.workers.min(extent as usize - 1);
     {
         let mut queue = lock(pool.queue);
         for _ in 0..helpers {
@@ -94,7 +102,7 @@ pub unsafe extern "C" fn relax_parallel_for(extent: i64, body: ParallelBody, env
     }
     pool.ready.notify_all();
     job.run();
-    let finished = || job.done.load(Ordering::Acquire) >= job.chunks;
+    let finished = || job.done.load(Ordering::Acquire) >= job.extent;
     if spin_until(finished) {
         return;
     }
@@ -114,9 +122,11 @@ pub fn num_threads() -> usize {
     pool().workers + 1
 }
 
-/// How many chunks each thread gets on average: enough to even out uneven
-/// iterations, few enough that claiming a chunk costs nothing.
-const CHUNKS_PER_THREAD: i64 = 4;
+/// The smallest chunk is this fraction of one thread's share of the range:
+/// fine enough that the threads finish within a few percent of each other,
+/// coarse enough that a loop of many cheap iterations takes about a dozen
+/// claims per call, whatever its extent (each claim is a contended atomic).
+const FINEST_SHARE: i64 = 32;
 
 /// A pointer the generated code owns; it is only passed back to `body`.
 struct SendPtr(*mut u8);
@@ -131,10 +141,13 @@ struct Job {
     body: ParallelBody,
     env: SendPtr,
     extent: i64,
-    chunks: i64,
-    /// The next chunk to claim.
+    /// The threads that may claim chunks (the caller's included).
+    threads: i64,
+    /// The smallest chunk (but the last one may be smaller).
+    finest: i64,
+    /// The first iteration nobody has claimed.
     next: AtomicI64,
-    /// How many chunks have finished.
+    /// How many iterations have finished.
     done: AtomicI64,
     /// Held to wait for, and to announce, the last chunk.
     sleeping: Mutex<()>,
@@ -142,21 +155,37 @@ struct Job {
 }
 
 impl Job {
+    /// The next chunk, `begin..end`, or `None` when every iteration is
+    /// claimed: half of what is left divided among the threads, but at
+    /// least [`Job::finest`] iterations.
+    fn claim(&self) -> Option<(i64, i64)> {
+        let mut begin = self.next.load(Ordering::Relaxed);
+        loop {
+            let left = self.extent - begin;
+            if left <= 0 {
+                return None;
+            }
+            let size = (left / (2 * self.threads)).max(self.finest).min(left);
+            match self.next.compare_exchange_weak(
+                begin,
+                begin + size,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some((begin, begin + size)),
+                Err(now) => begin = now,
+            }
+        }
+    }
+
     /// Claims and runs chunks until none is left.
     fn run(&self) {
-        loop {
-            let c = self.next.fetch_add(1, Ordering::Relaxed);
-            if c >= self.chunks {
-                return;
-            }
-            // Chunk c covers [c * extent / chunks, (c + 1) * extent / chunks):
-            // sizes differ by at most one. i128 keeps the product exact.
-            let bound = |c: i64| (c as i128 * self.extent as i128 / self.chunks as i128) as i64;
+        while let Some((begin, end)) = self.claim() {
             // SAFETY: the range is inside 0..extent, disjoint from every other
             // chunk's, and the caller of relax_parallel_for is still waiting
-            // (it waits for this chunk to be counted), so env is valid.
-            unsafe { (self.body)(bound(c), bound(c + 1), self.env.0) };
-            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.chunks {
+            // (it waits for these iterations to be counted), so env is valid.
+            unsafe { (self.body)(begin, end, self.env.0) };
+            if self.done.fetch_add(end - begin, Ordering::AcqRel) + (end - begin) == self.extent {
                 let _guard = lock(&self.sleeping);
                 self.all_done.notify_all();
             }
@@ -259,6 +288,58 @@ mod tests {
                 relax_parallel_for(extent, mark, &counts as *const _ as *mut u8);
             }
             assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        }
+    }
+
+    /// The chunks one thread would claim, alone, from a job of `extent`
+    /// iterations for `threads` threads.
+    fn claims(extent: i64, threads: i64) -> Vec<i64> {
+        let job = Job {
+            body: mark,
+            env: SendPtr(std::ptr::null_mut()),
+            extent,
+            threads,
+            finest: (extent + threads * FINEST_SHARE - 1) / (threads * FINEST_SHARE),
+            next: AtomicI64::new(0),
+            done: AtomicI64::new(0),
+            sleeping: Mutex::new(()),
+            all_done: Condvar::new(),
+        };
+        let mut sizes = vec![];
+        let mut at = 0;
+        while let Some((begin, end)) = job.claim() {
+            assert_eq!(begin, at, "chunks are consecutive");
+            sizes.push(end - begin);
+            at = end;
+        }
+        assert_eq!(at, extent, "the chunks cover the range");
+        sizes
+    }
+
+    #[test]
+    fn chunks_shrink_to_single_iterations_of_a_short_loop() {
+        // A GEMM's 22 row chunks on 2 threads: large claims first, single
+        // iterations at the end.
+        let sizes = claims(22, 2);
+        assert_eq!(sizes[0], 5);
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+        assert_eq!(sizes[sizes.len() - 3..], [1, 1, 1]);
+    }
+
+    #[test]
+    fn a_long_loop_takes_few_claims() {
+        for extent in [1000, 4096, 1 << 20, 1 << 40] {
+            for threads in [2, 8, 64] {
+                let sizes = claims(extent, threads);
+                let per_thread = sizes.len() as i64 / threads;
+                assert!(
+                    per_thread <= 16,
+                    "{extent} on {threads}: {} claims",
+                    sizes.len()
+                );
+                let last = sizes[sizes.len() - 2];
+                assert!(last * threads * FINEST_SHARE <= extent + threads * FINEST_SHARE);
+            }
         }
     }
 
