@@ -1,14 +1,21 @@
-//! Timing: samples of about a millisecond, taken for every peer in turn
-//! (interleaved rounds), so that a burst of load from the machine's other
-//! users slows all peers of a round alike instead of one peer's whole run.
+//! Timing: samples of at least two milliseconds, each after an untimed
+//! call, taken for every peer in turn (interleaved rounds), so that a burst
+//! of load from the machine's other users slows all peers of a round alike
+//! instead of one peer's whole run.
 
 use std::time::{Duration, Instant};
 
 /// How long one sample lasts at least: shorter calls repeat inside it.
 const SAMPLE: Duration = Duration::from_millis(2);
 
-/// Seconds per call of `f`, over one sample.
+/// Seconds per call of `f`, over one sample. An untimed call comes first,
+/// so every timed call follows a call of the same function, as in a loop
+/// that serves requests: a sample of one slow call would otherwise also
+/// time waking its thread pool and its cores after the previous peer's
+/// sample (5 to 8% of a 1024-cubed product after ndarray's single-threaded
+/// one, and as much for candle's).
 fn sample(f: &mut dyn FnMut(), reps: u32) -> f64 {
+    f();
     let t = Instant::now();
     for _ in 0..reps {
         f();
