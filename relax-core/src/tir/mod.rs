@@ -2,6 +2,7 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | [`affine`] | index analyses: variables used, a loop variable's coefficient in an offset, loads that run only under a condition |
 //! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
 //! | [`buffer_uses`] | whether an expression or statement loads or stores a buffer |
 //! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
@@ -15,6 +16,7 @@
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
 
 pub mod abi;
+pub mod affine;
 pub mod buffer;
 pub mod buffer_uses;
 pub mod compute_inline;

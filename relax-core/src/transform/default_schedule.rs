@@ -65,6 +65,12 @@
 //!    (`conv.rs`): case 5's schedule with the image gathered through the
 //!    window into the B pack, the output rows (the batch) in parallel,
 //!    and the filters packed once for all of them.
+//! 7. **Window reductions** (a pooling: a reduction whose loads leave
+//!    the input at the borders, through bounds tests and clamped indices):
+//!    the output columns are partitioned into the borders and an interior
+//!    where the update, simplified, has neither, and each row runs in
+//!    tiles that accumulate one vector per 16 columns over the window
+//!    (`window.rs`); the other output axes are one parallel loop.
 //!
 //! The target: the pass is built for a vector register width
 //! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
@@ -97,6 +103,7 @@ mod nest;
 mod reduction;
 mod rows;
 mod util;
+mod window;
 
 use super::Pass;
 use crate::ir::{BaseFunc, IRModule};

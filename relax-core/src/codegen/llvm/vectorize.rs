@@ -12,15 +12,15 @@
 //!    vectors transposed in registers ([`super::transpose`]).
 //! 4. Any other `Vectorized` loop is emitted as a scalar loop with
 //!    `llvm.loop.vectorize.enable`, so LLVM's loop vectorizer decides.
-//! 5. [`linear_coeff`] is the affine analysis that tells contiguous accesses
-//!    apart: the coefficient of the loop variable in an offset, when the
-//!    offset is affine in it with a constant coefficient.
+//! 5. The affine analysis that tells contiguous accesses apart, and the
+//!    test for guarded loads, are [`crate::tir::affine`]'s.
 
 use super::metadata::LoopHint;
 use super::stmt::{FuncGen, Lanes};
 use super::streaming::{gcd, known_divisor};
 use super::types::Ll;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::prim_expr::{PrimExpr, TirVar};
+pub(super) use crate::tir::affine::{guarded_load, linear_coeff, loads_of, uses_var};
 use crate::tir::Stmt;
 use inkwell::values::IntValue;
 use relax_runtime::Error;
@@ -28,79 +28,6 @@ use relax_runtime::Error;
 /// The most lanes of one vector step: a 512-bit register of `float32`;
 /// LLVM splits wider vectors for narrower machines.
 pub(super) const MAX_LANES: i64 = 16;
-
-/// Whether `e` mentions `v`.
-pub(super) fn uses_var(e: &PrimExpr, v: &TirVar) -> bool {
-    match e.kind() {
-        PrimExprKind::Var(x) => x == v,
-        _ => e.children().into_iter().any(|c| uses_var(c, v)),
-    }
-}
-
-/// `Some(c)` when `e == c * v + (terms without v)` for a constant `c`.
-pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
-    use PrimExprKind as K;
-    if !uses_var(e, v) {
-        return Some(0);
-    }
-    match e.kind() {
-        K::Var(_) => Some(1),
-        K::Add(a, b) => linear_coeff(a, v)?.checked_add(linear_coeff(b, v)?),
-        K::Sub(a, b) => linear_coeff(a, v)?.checked_sub(linear_coeff(b, v)?),
-        K::Mul(a, b) => match (a.as_int(), b.as_int()) {
-            (Some(k), _) => linear_coeff(b, v)?.checked_mul(k),
-            (_, Some(k)) => linear_coeff(a, v)?.checked_mul(k),
-            _ => None,
-        },
-        // A cast to an integer at least as wide keeps the value.
-        K::Cast(a)
-            if e.dtype().is_integer()
-                && a.dtype().is_integer()
-                && !a.dtype().is_bool()
-                && e.dtype().bits() >= a.dtype().bits()
-                && (e.dtype().is_int() || a.dtype().is_uint()) =>
-        {
-            linear_coeff(a, v)
-        }
-        _ => None,
-    }
-}
-
-/// Whether `e` has a load that only runs under a condition (a side of a
-/// `Select` or `if_then_else`): vector steps compute every side, so such a
-/// body is left to LLVM's vectorizer, which masks the loads. A load on a
-/// side that the condition makes too (relu's `x < 0 ? 0 : x`, as
-/// `LegalizeOps` writes it with its NaN test) is not guarded: its address
-/// is read whichever side is chosen.
-pub(super) fn guarded_load(e: &PrimExpr) -> bool {
-    let sides_guarded = |cond: &PrimExpr, sides: &[&PrimExpr]| {
-        let mut made = Vec::new();
-        loads_of(cond, &mut made);
-        let mut on_sides = Vec::new();
-        for side in sides {
-            loads_of(side, &mut on_sides);
-        }
-        on_sides.iter().any(|l| !made.contains(l))
-    };
-    let guarded = match e.kind() {
-        PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f]),
-        PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
-            sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>())
-        }
-        _ => false,
-    };
-    guarded || e.children().into_iter().any(guarded_load)
-}
-
-/// The loads in `e` (as expressions), outermost first.
-pub(super) fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
-    if matches!(e.kind(), PrimExprKind::BufferLoad(..)) {
-        out.push(e.clone());
-    }
-    for c in e.children() {
-        loads_of(c, out);
-    }
-}
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// A `Vectorized` loop. See the module docs.

@@ -237,7 +237,7 @@ impl Nest {
         }
     }
 
-    /// The schedules that read their operands in place (cases 1 to 4).
+    /// The schedules that read their operands in place (cases 1 to 4, 7).
     pub(super) fn build(&self, parallel: bool) -> Stmt {
         if self.reduce.is_empty() {
             self.injective(parallel)
@@ -245,6 +245,8 @@ impl Nest {
             self.tiled_reduction(parallel)
         } else if self.dot_reduction_applies() {
             self.dot_reduction(parallel)
+        } else if let Some(window) = self.window() {
+            self.window_reduction(parallel, &window)
         } else {
             self.plain_reduction(parallel)
         }

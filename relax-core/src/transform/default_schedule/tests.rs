@@ -1209,6 +1209,131 @@ class Module:
         }
     }
 
+    /// Pools (case 7, window reductions) against the reference kernels:
+    /// with and without padding (so with and without partitioned rows),
+    /// strides 1 and 2, a dilation, ceil mode, average pools with and
+    /// without the padding counted, NHWC, and interiors that fill
+    /// [`super::super::window::WINDOW_TILE`]-column tiles and leave a
+    /// shorter one. Compiled by LLVM and run on the bounds-checked
+    /// loop-level interpreter, for each vector width; max pools are exact.
+    #[test]
+    fn pools_partition_their_borders() {
+        let pool = |op: &str, x: [i64; 4], attrs: &str| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({}, {}, {}, {}), dtype="float32")):
+        with R.dataflow():
+            y = R.nn.{op}(x, {attrs})
+            R.output(y)
+        return y
+"#,
+                x[0], x[1], x[2], x[3]
+            )
+        };
+        let cases = [
+            (
+                "max_pool2d",
+                [1, 3, 71, 75],
+                "pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [2, 2, 9, 40],
+                "pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1]",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [1, 4, 10, 70],
+                "pool_size=[2, 2], strides=[2, 2]",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [1, 2, 12, 45],
+                "pool_size=[3, 3], strides=[2, 2], padding=[0, 0, 1, 1], ceil_mode=True",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [1, 2, 15, 50],
+                "pool_size=[3, 3], dilation=[2, 2], padding=[2, 2, 2, 2]",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [1, 9, 9, 5],
+                "pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], layout=\"NHWC\"",
+                0.0,
+            ),
+            (
+                "avg_pool2d",
+                [1, 3, 17, 35],
+                "pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1]",
+                1e-6,
+            ),
+            (
+                "avg_pool2d",
+                [1, 3, 17, 35],
+                "pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], count_include_pad=True",
+                1e-6,
+            ),
+        ];
+        for (op, x, attrs, rtol) in cases {
+            let text = pool(op, x, attrs);
+            let shapes = vec![x.to_vec()];
+            for bits in [128, 256, 512] {
+                let module = scheduled(&text, bits);
+                assert!(module.contains("_acc\")"), "{module}");
+                compare(
+                    &text,
+                    std::slice::from_ref(&shapes),
+                    rtol,
+                    0,
+                    &Target::host().with_vector_bits(bits),
+                );
+                let bounds_checked = Target::tir_interpreter().with_vector_bits(bits);
+                compare(
+                    &text,
+                    std::slice::from_ref(&shapes),
+                    rtol,
+                    0,
+                    &bounds_checked,
+                );
+            }
+        }
+    }
+
+    /// A padded pool's interior rows and columns read the input with
+    /// neither bounds tests nor clamped indices, in vector tiles; its
+    /// border rows keep both.
+    #[test]
+    fn a_padded_pool_reads_its_interior_unguarded() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64, 112, 112), dtype="float32")):
+        with R.dataflow():
+            y = R.nn.max_pool2d(x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+            R.output(y)
+        return y
+"#;
+        let module = scheduled(text, 512);
+        let updates: Vec<&str> = module
+            .lines()
+            .filter(|l| l.trim_start().starts_with("acc") && l.contains("x["))
+            .collect();
+        assert!(updates.iter().any(|l| !l.contains("T.min(")), "{module}");
+        assert!(updates.iter().any(|l| l.contains("T.min(")), "{module}");
+        assert!(module.contains("T.parallel(3584)"), "{module}");
+        assert!(module.contains("% 56 >= 1"), "{module}");
+    }
+
     /// Transposes of every element width, through whole register-transposed
     /// tiles (16 x 16 with 512-bit vectors, 8 x 8 with 256, 4 x 4 with 128)
     /// and the element-by-element tiles at their edges, serial and

@@ -7,6 +7,8 @@ use crate::tir::{Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
 
+pub(super) use crate::tir::affine::{linear_coeff, uses_var};
+
 /// Whether a loop variable of this dtype can be scheduled (an integer).
 pub(super) fn is_index_dtype(d: DataType) -> bool {
     d.is_integer() && !d.is_bool() && d.lanes() == 1
@@ -117,38 +119,6 @@ pub(super) fn collect_loads(e: &PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>
     }
     for c in e.children() {
         collect_loads(c, out);
-    }
-}
-
-pub(super) fn uses_var(e: &PrimExpr, v: &TirVar) -> bool {
-    match e.kind() {
-        PrimExprKind::Var(x) => x == v,
-        _ => e.children().into_iter().any(|c| uses_var(c, v)),
-    }
-}
-
-/// `Some(c)` when `e == c * v + (terms without v)` for a constant `c`.
-pub(super) fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
-    use PrimExprKind as K;
-    if !uses_var(e, v) {
-        return Some(0);
-    }
-    match e.kind() {
-        K::Var(_) => Some(1),
-        K::Add(a, b) => linear_coeff(a, v)?.checked_add(linear_coeff(b, v)?),
-        K::Sub(a, b) => linear_coeff(a, v)?.checked_sub(linear_coeff(b, v)?),
-        K::Mul(a, b) => match (a.as_int(), b.as_int()) {
-            (Some(k), _) => linear_coeff(b, v)?.checked_mul(k),
-            (_, Some(k)) => linear_coeff(a, v)?.checked_mul(k),
-            _ => None,
-        },
-        // Widening a signed integer keeps its value.
-        K::Cast(a)
-            if e.dtype().is_int() && a.dtype().is_int() && e.dtype().bits() >= a.dtype().bits() =>
-        {
-            linear_coeff(a, v)
-        }
-        _ => None,
     }
 }
 

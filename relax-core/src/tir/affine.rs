@@ -1,0 +1,188 @@
+//! Index analyses shared by the loop schedules (`DefaultSchedule`) and the
+//! LLVM back end: which variables an expression uses, the constant
+//! coefficient of a loop variable in an offset, and which loads of an
+//! expression only run under a condition.
+
+use crate::arith::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+
+/// Whether `e` mentions `v`.
+pub fn uses_var(e: &PrimExpr, v: &TirVar) -> bool {
+    match e.kind() {
+        PrimExprKind::Var(x) => x == v,
+        _ => e.children().into_iter().any(|c| uses_var(c, v)),
+    }
+}
+
+/// `Some(c)` when `e == c * v + (terms without v)` for a constant `c`.
+pub fn linear_coeff(e: &PrimExpr, v: &TirVar) -> Option<i64> {
+    use PrimExprKind as K;
+    if !uses_var(e, v) {
+        return Some(0);
+    }
+    match e.kind() {
+        K::Var(_) => Some(1),
+        K::Add(a, b) => linear_coeff(a, v)?.checked_add(linear_coeff(b, v)?),
+        K::Sub(a, b) => linear_coeff(a, v)?.checked_sub(linear_coeff(b, v)?),
+        K::Mul(a, b) => match (a.as_int(), b.as_int()) {
+            (Some(k), _) => linear_coeff(b, v)?.checked_mul(k),
+            (_, Some(k)) => linear_coeff(a, v)?.checked_mul(k),
+            _ => None,
+        },
+        K::Cast(a) if widens(a, e) => linear_coeff(a, v),
+        _ => None,
+    }
+}
+
+/// Whether the cast of `a` to `e`'s dtype keeps every value of `a`: an
+/// integer to a signed integer at least as wide (strictly wider from
+/// unsigned), or unsigned to unsigned at least as wide.
+fn widens(a: &PrimExpr, e: &PrimExpr) -> bool {
+    let (from, to) = (a.dtype(), e.dtype());
+    if !from.is_integer() || !to.is_integer() || from.is_bool() || to.is_bool() {
+        return false;
+    }
+    match (from.is_uint(), to.is_uint()) {
+        (false, false) | (true, true) => to.bits() >= from.bits(),
+        (true, false) => to.bits() > from.bits(),
+        (false, true) => false,
+    }
+}
+
+/// The loads in `e` (as expressions), outermost first.
+pub fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
+    if matches!(e.kind(), PrimExprKind::BufferLoad(..)) {
+        out.push(e.clone());
+    }
+    for c in e.children() {
+        loads_of(c, out);
+    }
+}
+
+/// Whether `e` has a load that only runs under a condition (a side of a
+/// `Select` or `if_then_else`): vector code computes every side, so such
+/// an expression is not vectorized lane by lane. Two kinds of load on a
+/// side are not guarded:
+///
+/// - one the condition makes too (relu's `x < 0 ? 0 : x`, as `LegalizeOps`
+///   writes it with its NaN test): its address is read whichever side is
+///   chosen;
+/// - one whose every index is provably inside its buffer's (constant)
+///   shape, such as a padded window's load with clamped indices
+///   (`x[.., max(min(h, H - 1), 0), ..]` under `0 <= h < H`): reading it
+///   when the other side is chosen is harmless.
+pub fn guarded_load(e: &PrimExpr) -> bool {
+    let sides_guarded = |cond: &PrimExpr, sides: &[&PrimExpr]| {
+        let mut made = Vec::new();
+        loads_of(cond, &mut made);
+        let mut on_sides = Vec::new();
+        for side in sides {
+            loads_of(side, &mut on_sides);
+        }
+        on_sides.iter().any(|l| !made.contains(l) && !in_bounds(l))
+    };
+    let guarded = match e.kind() {
+        PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f]),
+        PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
+            sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>())
+        }
+        _ => false,
+    };
+    guarded || e.children().into_iter().any(guarded_load)
+}
+
+/// Whether the load `l` reads inside its buffer whatever its variables'
+/// values: every index's bound lies within `[0, dim)` of a constant dim.
+pub fn in_bounds(l: &PrimExpr) -> bool {
+    let PrimExprKind::BufferLoad(buffer, indices) = l.kind() else {
+        return false;
+    };
+    if !buffer.strides().is_empty() || indices.len() != buffer.shape().len() {
+        return false;
+    }
+    let an = Analyzer::new();
+    indices.iter().zip(buffer.shape()).all(|(i, d)| {
+        let (Some(d), b) = (d.as_int(), an.const_int_bound(i)) else {
+            return false;
+        };
+        b.min.is_some_and(|lo| lo >= 0) && b.max.is_some_and(|hi| hi < d)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tir::Buffer;
+    use relax_runtime::DataType;
+
+    fn var(name: &str) -> (TirVar, PrimExpr) {
+        let v = TirVar::with_dtype(name, DataType::i64());
+        let e = PrimExpr::var(&v);
+        (v, e)
+    }
+
+    fn int(v: i64) -> PrimExpr {
+        PrimExpr::int_of(DataType::i64(), v)
+    }
+
+    #[test]
+    fn coefficients_of_affine_offsets() {
+        let (j, je) = var("j");
+        let (_, ke) = var("k");
+        assert_eq!(
+            linear_coeff(&(je.clone() * int(2) + ke.clone()), &j),
+            Some(2)
+        );
+        assert_eq!(
+            linear_coeff(&(ke.clone() - je.clone() * int(3)), &j),
+            Some(-3)
+        );
+        assert_eq!(linear_coeff(&ke, &j), Some(0));
+        assert_eq!(linear_coeff(&je.clone().min(int(7)), &j), None);
+        assert_eq!(linear_coeff(&(je.clone() * ke), &j), None);
+        // Widening keeps the value; narrowing, or signed to unsigned, not.
+        let wide = je.clone().cast(DataType::i64());
+        assert_eq!(linear_coeff(&wide, &j), Some(1));
+        assert_eq!(linear_coeff(&je.clone().cast(DataType::i32()), &j), None);
+        assert_eq!(linear_coeff(&je.cast(DataType::uint(64)), &j), None);
+    }
+
+    /// A padded window's load: its indices clamped into the buffer, under
+    /// a bounds test. Reading it on either side is harmless, so it is not
+    /// guarded; the same load unclamped is.
+    #[test]
+    fn clamped_loads_are_not_guarded() {
+        let x = Buffer::new("x", vec![int(10), int(12)], DataType::f32());
+        let (_, he) = var("h");
+        let (_, we) = var("w");
+        let clamp = |e: PrimExpr, d: i64| e.min(int(d - 1)).max(int(0));
+        let inside = he.clone().ge(int(0)).and(he.clone().lt(int(10)));
+        let ninf = PrimExpr::float(DataType::f32(), f64::NEG_INFINITY);
+        let clamped = PrimExpr::load(&x, vec![clamp(he.clone(), 10), clamp(we.clone(), 12)]);
+        assert!(in_bounds(&clamped));
+        let e = PrimExpr::select(inside.clone(), clamped, ninf.clone());
+        assert!(!guarded_load(&e));
+        // Clamped to the wrong extent: past the buffer's 10 rows.
+        let past = PrimExpr::load(&x, vec![clamp(he.clone(), 11), clamp(we.clone(), 12)]);
+        assert!(!in_bounds(&past));
+        assert!(guarded_load(&PrimExpr::select(
+            inside.clone(),
+            past,
+            ninf.clone()
+        )));
+        let raw = PrimExpr::load(&x, vec![he, we]);
+        assert!(!in_bounds(&raw));
+        assert!(guarded_load(&PrimExpr::select(inside, raw, ninf)));
+    }
+
+    /// relu's load is made by its condition too: not guarded.
+    #[test]
+    fn a_load_the_condition_makes_is_not_guarded() {
+        let x = Buffer::new("x", vec![int(4)], DataType::f32());
+        let (_, ie) = var("i");
+        let v = PrimExpr::load(&x, vec![ie]);
+        let zero = PrimExpr::float(DataType::f32(), 0.0);
+        let relu = PrimExpr::select(v.clone().lt(zero.clone()), zero, v);
+        assert!(!guarded_load(&relu));
+    }
+}
