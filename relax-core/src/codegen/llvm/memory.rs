@@ -6,8 +6,12 @@
 //!    its offset depends on the loop variable: *invariant* (a scalar access;
 //!    a load is broadcast, a store keeps the last lane, the one a serial loop
 //!    would leave), *contiguous* (coefficient exactly 1: one vector load or
-//!    store at the lane-0 offset, aligned to the element only), or *gather*
-//!    / *scatter* (anything else: one scalar access per lane).
+//!    store at the lane-0 offset, aligned to the element only), *strided*
+//!    (a load whose coefficient is a small constant `s`, 2 to
+//!    [`MAX_LOAD_STRIDE`]: one vector load of exactly the span the lanes
+//!    cover, `s · (n - 1) + 1` elements, then a shuffle of every `s`-th
+//!    element; a pool's window at stride 2), or *gather* / *scatter*
+//!    (anything else: one scalar access per lane).
 //! 3. `bool` elements are bytes in memory: loads compare with 0, stores
 //!    zero-extend.
 
@@ -17,7 +21,7 @@ use super::types::{internal, memory_type, unsupported, Ll};
 use super::vectorize::{linear_coeff, uses_var};
 use crate::ir::prim_expr::PrimExpr;
 use crate::tir::Buffer;
-use inkwell::types::BasicType;
+use inkwell::types::{BasicType, VectorType};
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use relax_runtime::{DataType, Error};
@@ -26,8 +30,14 @@ use relax_runtime::{DataType, Error};
 enum Access {
     Scalar,
     Contiguous,
+    /// A load whose lanes are this many elements apart.
+    Strided(u32),
     PerLane,
 }
+
+/// The largest stride of a load read as one vector and a shuffle: its
+/// span is at most four vectors' worth of elements.
+pub(super) const MAX_LOAD_STRIDE: i64 = 4;
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// The flat element offset of `buffer[indices]`, as an `int64`
@@ -92,8 +102,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         match &self.lanes {
             None => Access::Scalar,
             Some(l) if !uses_var(offset, &l.var) => Access::Scalar,
-            Some(l) if linear_coeff(offset, &l.var) == Some(1) => Access::Contiguous,
-            Some(_) => Access::PerLane,
+            Some(l) => match linear_coeff(offset, &l.var) {
+                Some(1) => Access::Contiguous,
+                Some(s) if (2..=MAX_LOAD_STRIDE).contains(&s) => Access::Strided(s as u32),
+                _ => Access::PerLane,
+            },
         }
     }
 
@@ -175,6 +188,30 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 set_alignment(v, align)?;
                 v
             }
+            Access::Strided(stride) => {
+                let n = self.lane_count();
+                let off = self.at_lane0(&offset)?;
+                let p = self.element(base, off)?;
+                let span = stride * (n - 1) + 1;
+                let vty = vec_type(elem_ty, span)?;
+                let vp = self
+                    .b
+                    .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "sptr")
+                    .ll()?;
+                let wide = self.b.build_load(vp, buffer.name()).ll()?;
+                set_alignment(wide, align)?;
+                let wide = wide.into_vector_value();
+                let i32t = self.ctx.i32_type();
+                let lanes: Vec<_> = (0..n)
+                    .map(|k| i32t.const_int(u64::from(k * stride), false))
+                    .collect();
+                let mask = VectorType::const_vector(&lanes);
+                let undef = wide.get_type().get_undef();
+                self.b
+                    .build_shuffle_vector(wide, undef, mask, "every")
+                    .ll()?
+                    .into()
+            }
             Access::PerLane => {
                 let offs = self.lane_offsets(&offset)?;
                 let vty = vec_type(elem_ty, offs.len() as u32)?;
@@ -248,7 +285,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     self.mark_streaming(st)?;
                 }
             }
-            Access::PerLane => {
+            // A strided store writes lane by lane (a wide store would
+            // overwrite the elements between the lanes).
+            Access::Strided(_) | Access::PerLane => {
                 let offs = self.lane_offsets(&offset)?;
                 if lanes_of(v).is_none() {
                     v = self.splat(v, offs.len() as u32)?.into();

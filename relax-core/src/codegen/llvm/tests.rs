@@ -1111,6 +1111,51 @@ fn generated_ir_has_vectors_loop_hints_and_the_pool_call() {
     assert!(text.contains("x float>"), "{text}");
 }
 
+/// A vectorized load with lanes 2 or 3 elements apart is one load of
+/// exactly the span the lanes cover and a shuffle (no per-lane loads); a
+/// stride of 5 is a gather. The values are the element-by-element ones,
+/// with the last lane at the buffer's last element (a wider load would
+/// read past it).
+#[test]
+fn strided_loads_read_their_span_and_shuffle() {
+    for stride in [2i64, 3, 5] {
+        let n = 16i64;
+        let len = stride * (n - 1) + 1;
+        let (a, c) = (buf("A", &[len], f32t()), buf("C", &[n], f32t()));
+        let i = var("i");
+        let body = store(
+            &c,
+            vec![i.to_expr()],
+            PrimExpr::load(&a, vec![i.to_expr() * stride]),
+        );
+        let f = func(vec![bp(&a), bp(&c)], for_(&i, n, ForKind::Vectorized, body));
+        let text = super::emit_llvm_ir(
+            &[("k".into(), f.clone())],
+            &CodegenOptions::default(),
+            false,
+        )
+        .unwrap();
+        let span = format!("load <{len} x float>");
+        if stride <= super::memory::MAX_LOAD_STRIDE {
+            assert!(text.contains(&span), "{text}");
+            assert!(text.contains("shufflevector"), "{text}");
+            assert!(!text.contains("insertelement"), "{text}");
+        } else {
+            assert!(!text.contains(&span), "{text}");
+            assert!(text.contains("insertelement"), "{text}");
+        }
+        let av: Vec<f32> = (0..len).map(|x| x as f32 * 0.5).collect();
+        let out = run(
+            f,
+            &[Tensor::from_vec(&[len], av).unwrap()],
+            &[(f32t(), vec![n])],
+            &[],
+        );
+        let want: Vec<f32> = (0..n).map(|k| (k * stride) as f32 * 0.5).collect();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), want);
+    }
+}
+
 #[test]
 fn guarded_loads_only_run_when_chosen() {
     // C[i] = i > 0 ? A[i - 2^40] : A[i] would fault if both sides ran.
