@@ -6,8 +6,11 @@
 //!    PrimFunc of buffer parameters, one output each) and whose result is a
 //!    variable or a tuple of variables. Others are left as they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
-//!    parameter per Relax parameter, then one per result, shaped by their
-//!    StructInfo (in symbolic variables of its own). Each `call_tir`'s
+//!    parameter per Relax parameter, then one per constant a `call_tir`
+//!    of the group takes (a weight the ONNX importer embedded: the call
+//!    site passes it, as TVM's `FuseTIR` lifts constants), then one per
+//!    result, shaped by their StructInfo (in symbolic variables of its
+//!    own). Each `call_tir`'s
 //!    PrimFunc body is copied in binding order with its buffers replaced by
 //!    the fused function's (its symbolic variables unified with the dims of
 //!    the buffers it is given, [`Substitute`]); a value that is neither a
@@ -22,8 +25,8 @@
 //!    `DefaultSchedule`'s dot-product case); other intermediates read by a
 //!    reduction stay scratch buffers of the fused kernel.
 //! 4. **The call site.** Every call of the primitive function becomes one
-//!    `R.call_tir` of the fused PrimFunc (several `out_sinfo` for a tuple
-//!    result); the primitive function is removed, and `DeadCodeElimination`
+//!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
+//!    lifted constants (several `out_sinfo` for a tuple result); the primitive function is removed, and `DeadCodeElimination`
 //!    removes the PrimFuncs no longer called.
 //!
 //! The fused PrimFunc computes what the chain of calls computed, on every
@@ -49,16 +52,20 @@ impl Pass for FuseTIR {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        let mut fused: HashMap<String, (GlobalVar, PrimFunc)> = HashMap::new();
+        let mut fused: HashMap<String, Fused> = HashMap::new();
         for (gv, f) in module.functions() {
             let BaseFunc::Relax(func) = f else { continue };
             if func.attrs.get(PRIMITIVE).is_none() {
                 continue;
             }
-            if let Some(pf) = fuse_function(&module, func) {
+            if let Some((pf, constants)) = fuse_function(&module, func) {
                 fused.insert(
                     gv.name_hint().to_string(),
-                    (GlobalVar::new(gv.name_hint()), pf),
+                    Fused {
+                        gv: GlobalVar::new(gv.name_hint()),
+                        func: pf,
+                        constants,
+                    },
                 );
             }
         }
@@ -76,16 +83,29 @@ impl Pass for FuseTIR {
                 out.add(gv.clone(), new);
             }
         }
-        for (gv, pf) in fused.into_values() {
-            out.add(gv, pf);
+        for f in fused.into_values() {
+            out.add(f.gv, f.func);
         }
         Ok(out)
     }
 }
 
+/// A primitive function fused into one PrimFunc, and the constants its
+/// calls pass after their arguments.
+struct Fused {
+    gv: GlobalVar,
+    func: PrimFunc,
+    constants: Vec<Expr>,
+}
+
 /// The buffer standing for a Relax tensor value in the fused function.
 fn buffer_for(var: &Var, tir: &HashMap<TirVar, PrimExpr>) -> Option<Buffer> {
-    let t = var.struct_info()?.as_tensor()?;
+    buffer_of(var.name_hint(), var.struct_info()?, tir)
+}
+
+/// A buffer `name` for a tensor of StructInfo `sinfo`.
+fn buffer_of(name: &str, sinfo: &StructInfo, tir: &HashMap<TirVar, PrimExpr>) -> Option<Buffer> {
+    let t = sinfo.as_tensor()?;
     if t.is_unknown_dtype() {
         return None;
     }
@@ -94,11 +114,11 @@ fn buffer_for(var: &Var, tir: &HashMap<TirVar, PrimExpr>) -> Option<Buffer> {
         .iter()
         .map(|d| d.substitute_map(tir))
         .collect();
-    Some(Buffer::new(var.name_hint(), shape, t.dtype))
+    Some(Buffer::new(name, shape, t.dtype))
 }
 
 /// The fused PrimFunc of a primitive function (module docs, points 1–3).
-fn fuse_function(module: &IRModule, func: &Function) -> Option<PrimFunc> {
+fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Expr>)> {
     let seq = func.body.as_seq()?;
     let [block] = seq.blocks.as_slice() else {
         return None;
@@ -130,14 +150,18 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<PrimFunc> {
         buffers.insert(p.clone(), b.clone());
         params.push(PrimFuncParam::Buffer(b));
     }
+    let mut results = Vec::new();
     for o in &outputs {
         if buffers.contains_key(o) {
             return None; // a parameter returned as is
         }
         let b = buffer_for(o, &tir)?;
         buffers.insert(o.clone(), b.clone());
-        params.push(PrimFuncParam::Buffer(b));
+        results.push(PrimFuncParam::Buffer(b));
     }
+    // Constants the calls take, each one parameter (the same constant
+    // passed twice is one).
+    let mut constants: Vec<(Expr, Buffer)> = Vec::new();
     let mut intermediates: Vec<Buffer> = Vec::new();
     let mut stmts = Vec::new();
     for binding in &block.bindings {
@@ -171,7 +195,19 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<PrimFunc> {
         };
         let mut given = Vec::with_capacity(args.len() + 1);
         for a in args {
-            given.push(buffers.get(a.as_var()?)?.clone());
+            let b = match a.kind() {
+                ExprKind::Constant(_) => match constants.iter().find(|(c, _)| c.ptr_eq(a)) {
+                    Some((_, b)) => b.clone(),
+                    None => {
+                        let name = format!("param_{}", constants.len());
+                        let b = buffer_of(&name, a.struct_info()?, &tir)?;
+                        constants.push((a.clone(), b.clone()));
+                        b
+                    }
+                },
+                _ => buffers.get(a.as_var()?)?.clone(),
+            };
+            given.push(b);
         }
         given.push(out);
         if component.params.len() != given.len() {
@@ -220,19 +256,23 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<PrimFunc> {
         body: Box::new(body),
         alloc_buffers: kept,
     };
-    Some(PrimFunc {
+    params.extend(
+        constants
+            .iter()
+            .map(|(_, b)| PrimFuncParam::Buffer(b.clone())),
+    );
+    params.extend(results);
+    let func = PrimFunc {
         params,
         body: Stmt::Block(Box::new(root)),
         attrs: Attrs::new(),
-    })
+    };
+    Some((func, constants.into_iter().map(|(c, _)| c).collect()))
 }
 
 /// `func` with every call of a fused primitive function replaced by a
 /// `call_tir` of its PrimFunc; `None` when it has none.
-fn rewrite_calls(
-    func: &Function,
-    fused: &HashMap<String, (GlobalVar, PrimFunc)>,
-) -> Option<Function> {
+fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Function> {
     let seq = func.body.as_seq()?;
     let mut changed = false;
     let mut blocks = Vec::with_capacity(seq.blocks.len());
@@ -244,12 +284,14 @@ fn rewrite_calls(
                 .as_call()
                 .filter(|_| matches!(b, Binding::VarBinding(_)))
                 .and_then(|c| match c.op.kind() {
-                    ExprKind::GlobalVar(gv) => {
-                        fused.get(gv.name_hint()).map(|(fgv, pf)| (c, fgv, pf))
-                    }
+                    ExprKind::GlobalVar(gv) => fused.get(gv.name_hint()).map(|f| (c, f)),
                     _ => None,
                 })
-                .and_then(|(c, fgv, pf)| call_tir(b.var(), &c.args, fgv, pf));
+                .and_then(|(c, f)| {
+                    let mut args = c.args.clone();
+                    args.extend(f.constants.iter().cloned());
+                    call_tir(b.var(), &args, &f.gv, &f.func)
+                });
             match replaced {
                 Some(value) => {
                     changed = true;

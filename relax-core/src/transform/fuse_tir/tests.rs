@@ -301,3 +301,49 @@ class Module:
         }
     }
 }
+
+/// Weights embedded as constants (as the ONNX importer and `BindParams`
+/// leave them): each constant a call of the group takes becomes a buffer
+/// parameter of the fused PrimFunc, before the result, and the call site
+/// passes it; a constant taken twice is one parameter. The numbers are
+/// those of the unfused build on every target.
+#[test]
+fn constants_of_a_fused_group_are_lifted_to_parameters() {
+    let text = case(
+        "            a = R.matmul(x, w)
+            b = R.add(a, s)
+            c = R.multiply(b, s)
+            gv = R.nn.relu(c)",
+        r#"x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 16), dtype="float32"), s: R.Tensor((16,), dtype="float32")"#,
+        r#"R.Tensor((4, 16), dtype="float32")"#,
+    );
+    let bind = |m: IRModule| {
+        let t = |v: Value| v.as_tensor().unwrap().clone();
+        let params = [
+            ("w".to_string(), t(tensor(&[8, 16], 0.3))),
+            ("s".to_string(), t(tensor(&[16], 0.7))),
+        ];
+        crate::transform::BindParams::new("main", params)
+            .run(m)
+            .unwrap()
+    };
+    let bound = bind(module(&text));
+    let m = fuse(&bound);
+    let f = prim(&m, "fused_matmul_add_multiply_relu");
+    assert_eq!(
+        f.params.len(),
+        4,
+        "x, the two constants and the result:\n{m}"
+    );
+    let main = crate::printer::function_to_string("main", m.get_relax("main").unwrap());
+    assert!(
+        main.contains("R.call_tir(cls.fused_matmul_add_multiply_relu, (x, R.const("),
+        "{main}"
+    );
+    assert_eq!(main.matches("R.const(").count(), 2, "{main}");
+    let x = [tensor(&[4, 8], 0.11)];
+    let bound_text = bound.to_string();
+    for target in targets() {
+        same_numbers(&bound_text, &x, &target);
+    }
+}
