@@ -87,6 +87,9 @@ enum Command {
         /// slowest.
         #[arg(long)]
         profile: bool,
+        /// How many of the slowest kernels `--profile` prints.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -255,6 +258,7 @@ fn run(command: Command) -> Result<(), String> {
             input,
             runs,
             profile,
+            top,
         } => {
             let m = model::read(&model, false)?;
             let start = Instant::now();
@@ -300,7 +304,7 @@ fn run(command: Command) -> Result<(), String> {
                 let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
                 let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
                 println!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
-                for k in kernels.iter().take(20) {
+                for k in kernels.iter().take(top) {
                     println!(
                         "{:>10.3} {:>5.1}% {:>6}  {}",
                         per_run(k.total),
@@ -309,8 +313,8 @@ fn run(command: Command) -> Result<(), String> {
                         k.name
                     );
                 }
-                if kernels.len() > 20 {
-                    println!("({} more kernels)", kernels.len() - 20);
+                if kernels.len() > top {
+                    println!("({} more kernels)", kernels.len() - top);
                 }
             }
             Ok(())
