@@ -7,7 +7,9 @@
 //! iteration variables are bound to exactly those loops and whose body is
 //! one `BufferStore` (a reduction also has an `init` storing to the same
 //! element and reads the output only there; an injective block does not
-//! read its output). Each such nest is replaced by plain loops, the block's
+//! read its output). Its expressions are first simplified with every
+//! iteration variable in its range (a fused reshape's flattened index is
+//! then affine again). Each such nest is replaced by plain loops, the block's
 //! iteration variables substituted by expressions of the new loops; the
 //! enclosing root block (the stages' scope and the owner of the
 //! intermediate buffers) stays. Anything else (hand-written loops,

@@ -16,6 +16,19 @@ pub(super) fn parallel_choice(work: &PrimExpr, dtype: DataType) -> Result<bool, 
     }
 }
 
+/// An analyzer that knows each axis' variable lies in `[0, extent)`
+/// (a symbolic extent: only that it is not negative).
+pub(super) fn ranges<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> Analyzer {
+    let mut an = Analyzer::new();
+    for a in axes {
+        match a.extent.as_int() {
+            Some(e) => an.bind_range(&a.var, Some(0), Some(e - 1)),
+            None => an.mark_non_negative(&a.var),
+        }
+    }
+    an
+}
+
 /// The intrinsics [`Nest::iteration_cost`] counts as expensive.
 const TRANSCENDENTAL: &[&str] = &[
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "tanh", "sigmoid", "erf",
@@ -144,6 +157,14 @@ impl Nest {
             }) if b == buffer && i == indices => Some(v.clone()),
             Some(_) => return None,
         };
+        // The expressions simplified with every iteration variable in its
+        // range: a reshape's flattened index, `(i·56 + j) // 56 % 4`, becomes
+        // affine again (`i % 4`), so the loads the schedules look at are the
+        // ones they can vectorize.
+        let an = ranges(spatial.iter().chain(&reduce));
+        let value = &an.simplify(value);
+        let indices: &Vec<PrimExpr> = &indices.iter().map(|i| an.simplify(i)).collect();
+        let init = init.map(|v| an.simplify(&v));
         // A reduction writes one element per spatial point and reads the
         // output only there; the init belongs to reductions.
         if reduce.is_empty() != init.is_none() {

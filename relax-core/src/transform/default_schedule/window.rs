@@ -1,8 +1,9 @@
 //! Case 7 of the module docs: a *window reduction* (a pooling), a
 //! reduction whose innermost output column `j` is contiguous in the output
-//! but whose loads are not affine in `j` where the window leaves the input
-//! (the padding's bounds tests and clamped indices of `LegalizeOps`'
-//! pools). The columns are partitioned, as TVM's `LoopPartition` does:
+//! and no input (cases 2 and 4 take those), whose loads are affine in `j`
+//! with a small stride except where the window leaves the input (the
+//! padding's bounds tests and clamped indices of `LegalizeOps`' pools).
+//! The columns are partitioned, as TVM's `LoopPartition` does:
 //!
 //! ```text
 //! for the other spatial axes (fused, Parallel):
@@ -20,9 +21,8 @@
 //! checked by simplifying it for the whole range at once: only that last
 //! simplification is used, so the search cannot make the schedule wrong.
 
-use super::nest::Nest;
+use super::nest::{ranges, Nest};
 use super::util::*;
-use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::affine::guarded_load;
 use crate::tir::ForKind;
@@ -57,13 +57,7 @@ impl Nest {
     fn clean_for(&self, cols: (i64, i64), rows: Option<(i64, i64)>) -> Option<PrimExpr> {
         let n = self.spatial.len();
         let j = &self.spatial[n - 1];
-        let mut an = Analyzer::new();
-        for a in self.spatial.iter().chain(&self.reduce) {
-            match a.extent.as_int() {
-                Some(e) => an.bind_range(&a.var, Some(0), Some(e - 1)),
-                None => an.mark_non_negative(&a.var),
-            }
-        }
+        let mut an = ranges(self.spatial.iter().chain(&self.reduce));
         an.bind_range(&j.var, Some(cols.0), Some(cols.1 - 1));
         if let Some((lo, hi)) = rows {
             an.bind_range(&self.spatial[n - 2].var, Some(lo), Some(hi - 1));
@@ -102,13 +96,7 @@ impl Nest {
         let n = self.spatial.len();
         let j = self.spatial.last()?;
         let width = j.extent.as_int().filter(|&w| w > 0)?;
-        let (store, loads) = self.coefficients(&j.var);
-        if self.reduce.is_empty() || store != Some(1) {
-            return None;
-        }
-        // A reduction whose loads are affine in `j` everywhere is no
-        // window (cases 2 to 4 have it, or case 3 reads it in place).
-        if loads.iter().all(Option::is_some) && !guarded_load(&self.value) {
+        if self.reduce.is_empty() || self.coefficients(&j.var).0 != Some(1) {
             return None;
         }
         let height = (n >= 2)
