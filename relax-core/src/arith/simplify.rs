@@ -194,9 +194,16 @@ impl Simplifier<'_> {
     /// `p` with every `k·c·(x // c) + k·(x % c)` replaced by `k·x` (floor
     /// division and modulo: `x = c·(x // c) + x % c` for every `x`), as
     /// an index split into a quotient and a remainder and put back
-    /// together is `(j // 7) * 7 + j % 7`.
+    /// together is `(j // 7) * 7 + j % 7`. A split in three first has its
+    /// two low parts joined, `k·c·((x // c) % d) + k·(x % c)` into
+    /// `k·(x % (c·d))` (for `c, d > 0`, `x % (c·d) = c·((x // c) % d) +
+    /// x % c`), as a convolution's flattened window index `k` is
+    /// `(k // 9)·9 + (k // 3 % 3)·3 + k % 3`.
     fn recombine(&self, mut p: Poly) -> Poly {
         use PrimExprKind::*;
+        while let Some(next) = self.join_low_parts(&p) {
+            p = next;
+        }
         loop {
             let found = p.terms.iter().find_map(|(m, &k)| {
                 let [Atom(e)] = m.as_slice() else {
@@ -228,6 +235,49 @@ impl Simplifier<'_> {
                 None => return p,
             }
         }
+    }
+
+    /// One `k·c·((x // c) % d) + k·(x % c)` of `p` joined into
+    /// `k·(x % (c·d))` (see [`Self::recombine`]), if `p` has one.
+    fn join_low_parts(&self, p: &Poly) -> Option<Poly> {
+        use PrimExprKind::*;
+        let (mid, low, k, joined) = p.terms.iter().find_map(|(m, &kc)| {
+            let [Atom(e)] = m.as_slice() else {
+                return None;
+            };
+            let Mod(q, d) = e.kind() else { return None };
+            let Div(x, c) = q.kind() else { return None };
+            let (c, d) = (c.as_int()?, d.as_int()?);
+            if c <= 0 || d <= 0 {
+                return None;
+            }
+            let dt = e.dtype();
+            let low = vec![Atom(PrimExpr::new(
+                dt,
+                Mod(x.clone(), PrimExpr::int_of(dt, c)),
+            ))];
+            let k = *p.terms.get(&low)?;
+            if k.checked_mul(c)? != kc {
+                return None;
+            }
+            let cd = c.checked_mul(d)?;
+            let joined = vec![Atom(PrimExpr::new(
+                dt,
+                Mod(x.clone(), PrimExpr::int_of(dt, cd)),
+            ))];
+            Some((m.clone(), low, k, joined))
+        })?;
+        let mut next = p.clone();
+        next.terms.remove(&mid);
+        next.terms.remove(&low);
+        let old = next.terms.get(&joined).copied().unwrap_or(0);
+        let sum = old.checked_add(k)?;
+        if sum == 0 {
+            next.terms.remove(&joined);
+        } else {
+            next.terms.insert(joined, sum);
+        }
+        Some(next)
     }
 
     /// `a op b` kept as one atom over canonical children.

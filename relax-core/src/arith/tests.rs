@@ -153,6 +153,17 @@ fn a_quotient_and_its_remainder_recombine() {
         simp(&a, &(n.clone().floordiv(7) * 6 + n.clone().floormod(7))),
         "n // 7 * 6 + n % 7"
     );
+    // Split in three, as a convolution's window index (ci, kh, kw) is:
+    // the two low parts join first, then the whole.
+    let k = &n + &m * 2;
+    let parts =
+        k.clone().floordiv(9) * 9 + k.clone().floordiv(3).floormod(3) * 3 + k.clone().floormod(3);
+    assert_eq!(simp(&a, &parts), "n + m * 2");
+    let low = k.clone().floordiv(3).floormod(3) * 3 + k.clone().floormod(3);
+    assert_eq!(simp(&a, &low), "(n + m * 2) % 9");
+    // The middle part's coefficient must be the low part's divisor.
+    let off = k.clone().floordiv(3).floormod(3) * 2 + k.floormod(3);
+    assert_eq!(simp(&a, &off), "(n + m * 2) % 3 + (n + m * 2) // 3 % 3 * 2");
 }
 
 #[test]

@@ -246,9 +246,9 @@ fn a_large_matmul_is_a_packed_gemm() {
     // 64 x 128 x 128 multiply-adds (the threshold) with vectors of 256
     // bits: register tiles of 6 x 16, a B panel packed once (its tiles in
     // parallel), the 11 row tiles in four chunks of 2 or 3 tiles in
-    // parallel, each packing its rows (the last chunk has 16 rows: two
-    // tiles and a zero-padded tail), tiles across the edge of C stored
-    // element by element.
+    // parallel, A (row-major) read in place, the rows past M of the last
+    // tile reading row 63 again (their sums are never stored), tiles
+    // across the edge of C stored element by element.
     let params = r#"x: T.Buffer((64, 128), "float32"), w: T.Buffer((128, 128), "float32"), C: T.Buffer((64, 128), "float32")"#;
     let before = r#"        with T.block("root"):
             for i, j, k in T.grid(64, 128, 128):
@@ -268,43 +268,31 @@ fn a_large_matmul_is_a_packed_gemm() {
                 for ic_o in T.parallel(4):
                     ic: T.int64 = ic_o * 11 // 4 * 6
                     mc: T.int64 = T.min((ic_o * 11 + 3) // 4 * 6 + 12, 64) - ic
-                    with T.block("A_pack"):
-                        A_pack = T.alloc_buffer((8, 128, 6))
-                        full: T.int64 = mc // 6
-                        rest: T.int64 = mc - full * 6
-                        for t_1, r_1, q_1 in T.grid(full, 6, 128):
-                            A_pack[t_1, q_1, r_1] = x[ic + t_1 * 6 + r_1, q_1]
-                        if rest > 0:
-                            for r_2, q_2 in T.grid(rest, 128):
-                                A_pack[full, q_2, r_2] = x[ic + full * 6 + r_2, q_2]
-                            for r_3 in T.serial(rest, rest + (6 - rest)):
-                                for q_3 in range(128):
-                                    A_pack[full, q_3, r_3] = T.float32(0.0)
-                        for jt in range(8):
-                            j0: T.int64 = jt * 16
-                            for it in range((mc + 5) // 6):
-                                i0: T.int64 = ic + it * 6
-                                with T.block("acc"):
-                                    acc = T.alloc_buffer((6, 16))
-                                    for r_4 in T.unroll(6):
-                                        for c in T.vectorized(16):
-                                            acc[r_4, c] = T.float32(0.0)
-                                    for kk in range(128):
-                                        for r_5 in T.unroll(6):
-                                            for c_1 in T.vectorized(16):
-                                                acc[r_5, c_1] = acc[r_5, c_1] + A_pack[it, kk, r_5] * B_pack[jt, kk, c_1]
-                                    if i0 <= 58 and j0 <= 112:
-                                        for r_6 in T.unroll(6):
-                                            for c_2 in T.vectorized(16):
-                                                C[i0 + r_6, j0 + c_2] = acc[r_6, c_2]
-                                    else:
-                                        with T.block("acc_edge"):
-                                            acc_edge = T.alloc_buffer((6, 16))
-                                            for r_7 in T.unroll(6):
-                                                for c_3 in T.vectorized(16):
-                                                    acc_edge[r_7, c_3] = acc[r_7, c_3]
-                                            for r_8, c_4 in T.grid(T.min(64 - i0, 6), T.min(128 - j0, 16)):
-                                                C[i0 + r_8, j0 + c_4] = acc_edge[r_8, c_4]
+                    for jt in range(8):
+                        j0: T.int64 = jt * 16
+                        for it in range((mc + 5) // 6):
+                            i0: T.int64 = ic + it * 6
+                            with T.block("acc"):
+                                acc = T.alloc_buffer((6, 16))
+                                for r_1 in T.unroll(6):
+                                    for c in T.vectorized(16):
+                                        acc[r_1, c] = T.float32(0.0)
+                                for kk in range(128):
+                                    for r_2 in T.unroll(6):
+                                        for c_1 in T.vectorized(16):
+                                            acc[r_2, c_1] = acc[r_2, c_1] + x[T.min(i0 + r_2, 63), kk] * B_pack[jt, kk, c_1]
+                                if i0 <= 58 and j0 <= 112:
+                                    for r_3 in T.unroll(6):
+                                        for c_2 in T.vectorized(16):
+                                            C[i0 + r_3, j0 + c_2] = acc[r_3, c_2]
+                                else:
+                                    with T.block("acc_edge"):
+                                        acc_edge = T.alloc_buffer((6, 16))
+                                        for r_4 in T.unroll(6):
+                                            for c_3 in T.vectorized(16):
+                                                acc_edge[r_4, c_3] = acc[r_4, c_3]
+                                        for r_5, c_4 in T.grid(T.min(64 - i0, 6), T.min(128 - j0, 16)):
+                                            C[i0 + r_5, j0 + c_4] = acc_edge[r_5, c_4]
 "#;
     check(params, before, after);
 }
