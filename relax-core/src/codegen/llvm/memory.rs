@@ -155,6 +155,28 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.lanes.as_ref().map_or(1, |l| l.n)
     }
 
+    /// `len` consecutive elements of `buffer` from `offset`'s lane-0
+    /// value, as one vector load aligned to the element only.
+    fn vector_load(
+        &mut self,
+        buffer: &Buffer,
+        base: PointerValue<'ctx>,
+        offset: &PrimExpr,
+        len: u32,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let elem_ty = memory_type(self.ctx, buffer.dtype())?;
+        let off = self.at_lane0(offset)?;
+        let p = self.element(base, off)?;
+        let vty = vec_type(elem_ty, len)?;
+        let vp = self
+            .b
+            .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "vptr")
+            .ll()?;
+        let v = self.b.build_load(vp, buffer.name()).ll()?;
+        set_alignment(v, buffer.dtype().size_in_bytes().max(1) as u32)?;
+        Ok(v)
+    }
+
     /// The value of `buffer[indices]`.
     pub fn load(
         &mut self,
@@ -168,7 +190,6 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let offset = self.offset_expr(buffer, indices)?;
         let dtype = buffer.dtype();
         let elem_ty = memory_type(self.ctx, dtype)?;
-        let align = dtype.size_in_bytes().max(1) as u32;
         let raw: BasicValueEnum = match self.access(&offset) {
             Access::Scalar => {
                 let off = self.scalar_of(&offset, DataType::i64())?;
@@ -177,29 +198,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             }
             Access::Contiguous => {
                 let n = self.lane_count();
-                let off = self.at_lane0(&offset)?;
-                let p = self.element(base, off)?;
-                let vty = vec_type(elem_ty, n)?;
-                let vp = self
-                    .b
-                    .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "vptr")
-                    .ll()?;
-                let v = self.b.build_load(vp, buffer.name()).ll()?;
-                set_alignment(v, align)?;
-                v
+                self.vector_load(buffer, base, &offset, n)?
             }
             Access::Strided(stride) => {
                 let n = self.lane_count();
-                let off = self.at_lane0(&offset)?;
-                let p = self.element(base, off)?;
                 let span = stride * (n - 1) + 1;
-                let vty = vec_type(elem_ty, span)?;
-                let vp = self
-                    .b
-                    .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "sptr")
-                    .ll()?;
-                let wide = self.b.build_load(vp, buffer.name()).ll()?;
-                set_alignment(wide, align)?;
+                let wide = self.vector_load(buffer, base, &offset, span)?;
                 let wide = wide.into_vector_value();
                 let i32t = self.ctx.i32_type();
                 let lanes: Vec<_> = (0..n)
