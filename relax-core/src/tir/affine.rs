@@ -1,10 +1,12 @@
 //! Index analyses shared by the loop schedules (`DefaultSchedule`) and the
 //! LLVM back end: which variables an expression uses, the constant
-//! coefficient of a loop variable in an offset, and which loads of an
-//! expression only run under a condition.
+//! coefficient of a loop variable in an offset, which loads of an
+//! expression only run under a condition, and which of those a vector
+//! step may read masked (a padded window's clamped load).
 
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::Buffer;
 
 /// Whether `e` mentions `v`.
 pub fn uses_var(e: &PrimExpr, v: &TirVar) -> bool {
@@ -72,23 +74,117 @@ pub fn loads_of(e: &PrimExpr, out: &mut Vec<PrimExpr>) {
 ///   (`x[.., max(min(h, H - 1), 0), ..]` under `0 <= h < H`): reading it
 ///   when the other side is chosen is harmless.
 pub fn guarded_load(e: &PrimExpr) -> bool {
-    let sides_guarded = |cond: &PrimExpr, sides: &[&PrimExpr]| {
+    guarded_load_in(e, None)
+}
+
+/// [`guarded_load`] inside a vector step over `lanes`: a padded window's
+/// load `Select(inside, X[clamped], v)` whose unclamped offset is
+/// contiguous in the lanes is not guarded either, as the back end reads it
+/// with a masked load ([`unclamped_load`]), only where the scalar code
+/// would.
+pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
+    // `masked`: the vector variable when the first side may be read
+    // masked (a `Select`'s; an `if_then_else` branches).
+    let sides_guarded = |cond: &PrimExpr, sides: &[&PrimExpr], masked: Option<&TirVar>| {
         let mut made = Vec::new();
         loads_of(cond, &mut made);
         let mut on_sides = Vec::new();
         for side in sides {
             loads_of(side, &mut on_sides);
         }
-        on_sides.iter().any(|l| !made.contains(l) && !in_bounds(l))
+        let is_masked =
+            |l: &PrimExpr| masked.is_some_and(|v| *l == *sides[0] && maskable(cond, l, v));
+        on_sides
+            .iter()
+            .any(|l| !made.contains(l) && !in_bounds(l) && !is_masked(l))
     };
     let guarded = match e.kind() {
-        PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f]),
+        PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f], lanes),
         PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
-            sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>())
+            sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>(), None)
         }
         _ => false,
     };
-    guarded || e.children().into_iter().any(guarded_load)
+    guarded || e.children().into_iter().any(|c| guarded_load_in(c, lanes))
+}
+
+/// Whether `load`, the chosen side of a `Select` on `cond`, can be read
+/// as a masked vector load over `lanes`: [`unclamped_load`] finds it, and
+/// its unclamped offset is contiguous in `lanes`.
+pub fn maskable(cond: &PrimExpr, load: &PrimExpr, lanes: &TirVar) -> bool {
+    unclamped_load(cond, load).is_some_and(|(buffer, indices)| {
+        let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
+        linear_coeff(&offset, lanes) == Some(1)
+    })
+}
+
+/// The indices of `load` without its clamps into its buffer
+/// (`max(min(e, D - 1), 0)` and the halves of it), when `cond` has, for
+/// every clamp of `e`, the conjuncts that make it the identity (`e >= 0`,
+/// `e < D`, compared in the simplifier's canonical form): where `cond`
+/// holds, the unclamped load reads what the clamped one reads.
+pub fn unclamped_load(cond: &PrimExpr, load: &PrimExpr) -> Option<(Buffer, Vec<PrimExpr>)> {
+    let PrimExprKind::BufferLoad(buffer, indices) = load.kind() else {
+        return None;
+    };
+    if !buffer.strides().is_empty() || buffer.shape().len() != indices.len() {
+        return None;
+    }
+    let mut plain = Vec::with_capacity(indices.len());
+    let mut needed = Vec::new();
+    for (i, dim) in indices.iter().zip(buffer.shape()) {
+        match dim.as_int().and_then(|dim| unclamp(i, dim)) {
+            Some((e, conds)) => {
+                plain.push(e);
+                needed.extend(conds);
+            }
+            None => plain.push(i.clone()),
+        }
+    }
+    if needed.is_empty() {
+        return None;
+    }
+    let an = Analyzer::new();
+    let mut have = Vec::new();
+    conjuncts(cond, &mut have);
+    let have: Vec<PrimExpr> = have.iter().map(|x| an.simplify(x)).collect();
+    needed
+        .iter()
+        .all(|n| have.contains(&an.simplify(n)))
+        .then(|| (buffer.clone(), plain))
+}
+
+/// `e` without a clamp into `[0, d)`, and the conditions under which the
+/// clamp is the identity; `None` when `e` is no such clamp.
+fn unclamp(e: &PrimExpr, d: i64) -> Option<(PrimExpr, Vec<PrimExpr>)> {
+    use PrimExprKind as K;
+    let zero = |x: &PrimExpr| x.as_int() == Some(0);
+    let top = |x: &PrimExpr| x.as_int() == Some(d - 1);
+    let dt = e.dtype();
+    let ge0 = |x: &PrimExpr| x.clone().ge(PrimExpr::int_of(dt, 0));
+    let lt_d = |x: &PrimExpr| x.clone().lt(PrimExpr::int_of(dt, d));
+    match e.kind() {
+        K::Max(a, z) if zero(z) => match a.kind() {
+            K::Min(x, t) if top(t) => Some((x.clone(), vec![ge0(x), lt_d(x)])),
+            _ => Some((a.clone(), vec![ge0(a)])),
+        },
+        K::Min(a, t) if top(t) => match a.kind() {
+            K::Max(x, z) if zero(z) => Some((x.clone(), vec![ge0(x), lt_d(x)])),
+            _ => Some((a.clone(), vec![lt_d(a)])),
+        },
+        _ => None,
+    }
+}
+
+/// The conjuncts of `c` (`a and b and …`).
+fn conjuncts(c: &PrimExpr, out: &mut Vec<PrimExpr>) {
+    match c.kind() {
+        PrimExprKind::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        _ => out.push(c.clone()),
+    }
 }
 
 /// Whether the load `l` reads inside its buffer whatever its variables'
@@ -173,6 +269,37 @@ mod tests {
         let raw = PrimExpr::load(&x, vec![he, we]);
         assert!(!in_bounds(&raw));
         assert!(guarded_load(&PrimExpr::select(inside, raw, ninf)));
+    }
+
+    /// A padded row `Select(0 <= w - 1 < 12, x[h, clamp(w - 1)], 0)`: the
+    /// bounds test makes the clamp the identity, so the load unclamped is
+    /// `x[h, w - 1]`, contiguous in `w`, and a vector step over `w` reads
+    /// it masked (not guarded). Without the upper test it is guarded.
+    #[test]
+    fn a_padded_row_is_read_masked() {
+        let x = Buffer::new("x", vec![int(10), int(12)], DataType::f32());
+        let (_, he) = var("h");
+        let (w, we) = var("w");
+        let e = we.clone() - int(1);
+        let clamped = PrimExpr::load(&x, vec![he.clone(), e.clone().min(int(11)).max(int(0))]);
+        let zero = PrimExpr::float(DataType::f32(), 0.0);
+        let inside = e.clone().ge(int(0)).and(e.clone().lt(int(12)));
+        let (buffer, plain) = unclamped_load(&inside, &clamped).unwrap();
+        assert_eq!(buffer, x);
+        assert_eq!(plain, vec![he.clone(), e.clone()]);
+        assert!(maskable(&inside, &clamped, &w));
+        let (h, _) = var("h");
+        assert!(!maskable(&inside, &clamped, &h), "not contiguous in h");
+        // `h` unclamped and unbounded: guarded, unless read masked over `w`.
+        let sel = PrimExpr::select(inside, clamped.clone(), zero.clone());
+        assert!(guarded_load(&sel));
+        assert!(!guarded_load_in(&sel, Some(&w)));
+        let half = e.clone().ge(int(0));
+        assert!(unclamped_load(&half, &clamped).is_none());
+        assert!(guarded_load_in(
+            &PrimExpr::select(half, clamped, zero),
+            Some(&w)
+        ));
     }
 
     /// relu's load is made by its condition too: not guarded.

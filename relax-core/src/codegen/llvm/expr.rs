@@ -171,6 +171,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 if self.lanes.is_none() && (has_load(t) || has_load(f)) {
                     return self.lazy_select(c, t, f, d);
                 }
+                if let Some(v) = self.masked_select(c, t, f, d)? {
+                    return Ok(v);
+                }
                 let c = self.expr_as(c, DataType::bool())?;
                 let (t, f) = self.operands(d, t, f)?;
                 self.select(c, t, f)

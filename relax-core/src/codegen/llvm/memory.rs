@@ -111,7 +111,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `offset` evaluated for lane 0 of the current vector step.
-    fn at_lane0(&mut self, offset: &PrimExpr) -> Result<IntValue<'ctx>, Error> {
+    pub(super) fn at_lane0(&mut self, offset: &PrimExpr) -> Result<IntValue<'ctx>, Error> {
         let lanes = self
             .lanes
             .take()

@@ -43,8 +43,10 @@
 //!   `BufferStore` (without a load guarded by a `Select`) are emitted as LLVM vector code ([`vectorize`]): the loop
 //!   variable becomes `<base, base+1, …>`, loads whose flat offset has
 //!   coefficient 1 in it become vector loads, invariant loads are broadcast,
-//!   other loads are gathered lane by lane; the store is a vector store (or a
-//!   scatter). At most 16 lanes at once: longer loops run a loop of 16-lane
+//!   loads with a coefficient of 2 to 4 one load of their span and a
+//!   shuffle, a padded window's clamped load under its bounds test a
+//!   masked load ([`masked`]), other loads are gathered lane by lane; the
+//!   store is a vector store (or a scatter). At most 16 lanes at once: longer loops run a loop of 16-lane
 //!   steps and one shorter step for the rest. Two nested `Vectorized` loops
 //!   of one power-of-two extent that read an input transposed are a block
 //!   of vectors transposed in registers ([`transpose`]). A vectorized loop asserts that
@@ -84,6 +86,7 @@ mod expr;
 mod intrinsics;
 mod jit;
 pub mod lower;
+mod masked;
 mod math;
 mod memory;
 mod metadata;

@@ -20,7 +20,9 @@ use super::stmt::{FuncGen, Lanes};
 use super::streaming::{gcd, known_divisor};
 use super::types::Ll;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
-pub(super) use crate::tir::affine::{guarded_load, linear_coeff, loads_of, uses_var};
+pub(super) use crate::tir::affine::{
+    guarded_load, guarded_load_in, linear_coeff, loads_of, uses_var,
+};
 use crate::tir::Stmt;
 use inkwell::values::IntValue;
 use relax_runtime::Error;
@@ -44,7 +46,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let d = Self::loop_dtype(var)?;
         let n = match (extent.as_int(), body) {
             (Some(n), Stmt::BufferStore { value, .. })
-                if n > 0 && self.lanes.is_none() && !guarded_load(value) =>
+                if n > 0 && self.lanes.is_none() && !guarded_load_in(value, Some(var)) =>
             {
                 n
             }

@@ -55,6 +55,7 @@ use super::util::*;
 use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::affine::guarded_load_in;
 use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
@@ -733,9 +734,13 @@ impl Gemm<'_> {
             };
             if rows_inner {
                 lp.range("q", lp.int(0), kl.clone(), ForKind::Serial, |q| {
-                    // A gather is left to LLVM: forcing vectors on it
+                    // A gather whose loads are safe whichever side of a
+                    // bounds test is taken (a padded window's clamped
+                    // loads) is vector code: a masked load where the
+                    // unclamped row is contiguous, else one load per lane.
+                    // Any other is left to LLVM: forcing vectors on it
                     // only makes LLVM warn that it could not.
-                    let kind = if rows_contiguous {
+                    let kind = if rows_contiguous || !guarded_load_in(factor, Some(&row_axis.var)) {
                         ForKind::Vectorized
                     } else {
                         ForKind::Serial

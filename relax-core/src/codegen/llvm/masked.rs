@@ -1,0 +1,107 @@
+//! Masked vector loads: a padded window's `Select(inside, X[clamped], v)`
+//! inside a vector step, as one `llvm.masked.load` of the unclamped,
+//! contiguous elements with `inside` as the mask and `v` where it is off.
+//!
+//! `LegalizeOps` writes a padded read as `Select(0 <= h < H and …,
+//! X[.., max(min(h, H - 1), 0), ..], pad)`: the clamps keep the load inside
+//! `X` whichever side is chosen, and make its offset non-affine, so the
+//! vector step would read it lane by lane. Where the condition holds, each
+//! clamp is the identity; where it does not, a masked-off lane reads no
+//! memory. So the load is rewritten with its clamps removed, provided that
+//! for every clamp of `e` the condition has the conjuncts `e >= 0` and
+//! `e < D` (as far as the clamp bounds it), compared in the simplifier's
+//! canonical form, and the unclamped offset is contiguous in the lanes (an
+//! im2col row of a convolution's packed image). Anything else is left to
+//! the usual lane-by-lane code.
+
+use super::expr::{lanes_of, vec_type};
+use super::stmt::FuncGen;
+use super::types::{internal, memory_type, Ll};
+use crate::ir::prim_expr::PrimExpr;
+use crate::tir::affine::{linear_coeff, unclamped_load};
+use inkwell::types::BasicType;
+use inkwell::values::BasicValueEnum;
+use inkwell::AddressSpace;
+use relax_runtime::{DataType, Error};
+
+impl<'ctx, 'm> FuncGen<'ctx, 'm> {
+    /// `Select(c, t, f)` inside a vector step as a masked load (see the
+    /// module docs), or `None` when it is not one.
+    pub(super) fn masked_select(
+        &mut self,
+        c: &PrimExpr,
+        t: &PrimExpr,
+        f: &PrimExpr,
+        d: DataType,
+    ) -> Result<Option<BasicValueEnum<'ctx>>, Error> {
+        let Some((buffer, plain)) = unclamped_load(c, t) else {
+            return Ok(None);
+        };
+        let dtype = buffer.dtype();
+        if self.lanes.is_none() || dtype != d || dtype.is_bool() || dtype.lanes() != 1 {
+            return Ok(None);
+        }
+        // The offset exactly as `maskable` judged it contiguous.
+        let offset = crate::arith::Analyzer::new().simplify(&buffer.offset_of(&plain));
+        let lanes = self
+            .lanes
+            .as_ref()
+            .ok_or_else(|| internal("no vector step"))?;
+        if linear_coeff(&offset, &lanes.var) != Some(1) {
+            return Ok(None);
+        }
+        let n = lanes.n;
+        let mask = self.expr_as(c, DataType::bool())?;
+        let mask = match lanes_of(mask) {
+            Some(_) => mask,
+            None => self.splat(mask, n)?.into(),
+        };
+        let other = self.expr_as(f, d)?;
+        let other = match lanes_of(other) {
+            Some(_) => other,
+            None => self.splat(other, n)?.into(),
+        };
+        let base = self
+            .buffers
+            .get(&buffer.id())
+            .copied()
+            .ok_or_else(|| internal("a masked load of an unknown buffer"))?;
+        let off = self.at_lane0(&offset)?;
+        // SAFETY (of the generated code): only the lanes the mask keeps are
+        // read, and for them the offset equals the clamped one, inside the
+        // buffer.
+        let p = unsafe { self.b.build_gep(base, &[off], "masked").ll()? };
+        let vty = vec_type(memory_type(self.ctx, dtype)?, n)?;
+        let vp = self
+            .b
+            .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "mptr")
+            .ll()?;
+        let decl = inkwell::intrinsics::Intrinsic::find("llvm.masked.load")
+            .and_then(|i| {
+                i.get_declaration(
+                    self.module,
+                    &[
+                        vty.as_basic_type_enum(),
+                        vty.ptr_type(AddressSpace::default()).into(),
+                    ],
+                )
+            })
+            .ok_or_else(|| internal("no llvm.masked.load"))?;
+        let align = self
+            .ctx
+            .i32_type()
+            .const_int(dtype.size_in_bytes().max(1) as u64, false);
+        let v = self
+            .b
+            .build_call(
+                decl,
+                &[vp.into(), align.into(), mask.into(), other.into()],
+                "masked",
+            )
+            .ll()?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| internal("llvm.masked.load returned no value"))?;
+        Ok(Some(v))
+    }
+}
