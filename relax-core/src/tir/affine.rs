@@ -109,13 +109,23 @@ pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
 }
 
 /// Whether `load`, the chosen side of a `Select` on `cond`, can be read
-/// as a masked vector load over `lanes`: [`unclamped_load`] finds it, and
-/// its unclamped offset is contiguous in `lanes`.
+/// as a masked vector load over `lanes` ([`masked_offset`]).
 pub fn maskable(cond: &PrimExpr, load: &PrimExpr, lanes: &TirVar) -> bool {
-    unclamped_load(cond, load).is_some_and(|(buffer, indices)| {
-        let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
-        linear_coeff(&offset, lanes) == Some(1)
-    })
+    masked_offset(cond, load, lanes).is_some()
+}
+
+/// The buffer of `load`, the chosen side of a `Select` on `cond`, and the
+/// flat offset of its unclamped indices ([`unclamped_load`]), simplified,
+/// when that offset is contiguous in `lanes`: what a masked vector load
+/// reads.
+pub fn masked_offset(
+    cond: &PrimExpr,
+    load: &PrimExpr,
+    lanes: &TirVar,
+) -> Option<(Buffer, PrimExpr)> {
+    let (buffer, indices) = unclamped_load(cond, load)?;
+    let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
+    (linear_coeff(&offset, lanes) == Some(1)).then_some((buffer, offset))
 }
 
 /// The indices of `load` without its clamps into its buffer

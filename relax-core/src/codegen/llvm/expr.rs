@@ -450,6 +450,19 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .ll()
     }
 
+    /// `v` as a vector of `n` lanes: as it is when it has lanes, else
+    /// splat.
+    pub fn with_lanes(
+        &mut self,
+        v: BasicValueEnum<'ctx>,
+        n: u32,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        match lanes_of(v) {
+            Some(_) => Ok(v),
+            None => Ok(self.splat(v, n)?.into()),
+        }
+    }
+
     /// Both values with the same lanes: a scalar is splat against a vector.
     pub fn broadcast2(
         &mut self,

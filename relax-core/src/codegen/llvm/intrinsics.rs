@@ -134,9 +134,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         // Every argument with the same lanes.
         if let Some(n) = vals.iter().filter_map(|v| lanes_of(*v)).max() {
             for v in vals.iter_mut() {
-                if lanes_of(*v).is_none() {
-                    *v = self.splat(*v, n)?.into();
-                }
+                *v = self.with_lanes(*v, n)?;
             }
         }
         let f32_exp = dtype.bits() == 32;

@@ -14,11 +14,11 @@
 //! im2col row of a convolution's packed image). Anything else is left to
 //! the usual lane-by-lane code.
 
-use super::expr::{lanes_of, vec_type};
+use super::expr::vec_type;
 use super::stmt::FuncGen;
 use super::types::{internal, memory_type, Ll};
 use crate::ir::prim_expr::PrimExpr;
-use crate::tir::affine::{linear_coeff, unclamped_load};
+use crate::tir::affine::masked_offset;
 use inkwell::types::BasicType;
 use inkwell::values::BasicValueEnum;
 use inkwell::AddressSpace;
@@ -34,42 +34,27 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         f: &PrimExpr,
         d: DataType,
     ) -> Result<Option<BasicValueEnum<'ctx>>, Error> {
-        let Some((buffer, plain)) = unclamped_load(c, t) else {
+        let Some(lanes) = &self.lanes else {
+            return Ok(None);
+        };
+        let (n, var) = (lanes.n, lanes.var.clone());
+        let Some((buffer, offset)) = masked_offset(c, t, &var) else {
             return Ok(None);
         };
         let dtype = buffer.dtype();
-        if self.lanes.is_none() || dtype != d || dtype.is_bool() || dtype.lanes() != 1 {
+        if dtype != d || dtype.is_bool() || dtype.lanes() != 1 {
             return Ok(None);
         }
-        // The offset exactly as `maskable` judged it contiguous.
-        let offset = crate::arith::Analyzer::new().simplify(&buffer.offset_of(&plain));
-        let lanes = self
-            .lanes
-            .as_ref()
-            .ok_or_else(|| internal("no vector step"))?;
-        if linear_coeff(&offset, &lanes.var) != Some(1) {
-            return Ok(None);
-        }
-        let n = lanes.n;
         let mask = self.expr_as(c, DataType::bool())?;
-        let mask = match lanes_of(mask) {
-            Some(_) => mask,
-            None => self.splat(mask, n)?.into(),
-        };
+        let mask = self.with_lanes(mask, n)?;
         let other = self.expr_as(f, d)?;
-        let other = match lanes_of(other) {
-            Some(_) => other,
-            None => self.splat(other, n)?.into(),
-        };
-        let base = self
-            .buffers
-            .get(&buffer.id())
-            .copied()
-            .ok_or_else(|| internal("a masked load of an unknown buffer"))?;
+        let other = self.with_lanes(other, n)?;
+        let base = self.buffer_ptr(&buffer)?;
         let off = self.at_lane0(&offset)?;
         // SAFETY (of the generated code): only the lanes the mask keeps are
         // read, and for them the offset equals the clamped one, inside the
-        // buffer.
+        // buffer. Not an `inbounds` GEP: lane 0 itself may lie outside the
+        // buffer (a padding column), which would make that pointer poison.
         let p = unsafe { self.b.build_gep(base, &[off], "masked").ll()? };
         let vty = vec_type(memory_type(self.ctx, dtype)?, n)?;
         let vp = self

@@ -89,7 +89,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         Ok(offset.unwrap_or_else(|| PrimExpr::int(0)))
     }
 
-    fn buffer_ptr(&self, buffer: &Buffer) -> Result<PointerValue<'ctx>, Error> {
+    pub(super) fn buffer_ptr(&self, buffer: &Buffer) -> Result<PointerValue<'ctx>, Error> {
         self.buffers.get(&buffer.id()).copied().ok_or_else(|| {
             unsupported(format!(
                 "buffer `{}` is neither a parameter nor allocated where it is used",
@@ -273,9 +273,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             }
             Access::Contiguous => {
                 let n = self.lane_count();
-                if lanes_of(v).is_none() {
-                    v = self.splat(v, n)?.into();
-                }
+                v = self.with_lanes(v, n)?;
                 let off = self.at_lane0(&offset)?;
                 let p = self.element(base, off)?;
                 let vty = vec_type(elem_ty, n)?;
@@ -293,9 +291,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             // overwrite the elements between the lanes).
             Access::Strided(_) | Access::PerLane => {
                 let offs = self.lane_offsets(&offset)?;
-                if lanes_of(v).is_none() {
-                    v = self.splat(v, offs.len() as u32)?.into();
-                }
+                v = self.with_lanes(v, offs.len() as u32)?;
                 let BasicValueEnum::VectorValue(vec) = v else {
                     return Err(internal("a scatter of a non-vector"));
                 };
