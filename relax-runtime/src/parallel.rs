@@ -81,17 +81,7 @@ pub unsafe extern "C" fn relax_parallel_for(extent: i64, body: ParallelBody, env
         unsafe { body(0, extent, env) };
         return;
     }
-    let job = Arc::new(Job {
-        body,
-        env: SendPtr(env),
-        extent,
-        threads: threads as i64,
-        finest: (extent + threads as i64 * FINEST_SHARE - 1) / (threads as i64 * FINEST_SHARE),
-        next: AtomicI64::new(0),
-        done: AtomicI64::new(0),
-        sleeping: Mutex::new(()),
-        all_done: Condvar::new(),
-    });
+    let job = Arc::new(Job::new(body, env, extent, threads as i64));
     let helpers = pool.workers.min(extent as usize - 1);
     {
         let mut queue = lock(pool.queue);
@@ -155,6 +145,23 @@ struct Job {
 }
 
 impl Job {
+    /// `extent` iterations of `body` on `env` for `threads` threads, none
+    /// claimed yet.
+    fn new(body: ParallelBody, env: *mut u8, extent: i64, threads: i64) -> Self {
+        let floor = threads * FINEST_SHARE;
+        Job {
+            body,
+            env: SendPtr(env),
+            extent,
+            threads,
+            finest: (extent + floor - 1) / floor,
+            next: AtomicI64::new(0),
+            done: AtomicI64::new(0),
+            sleeping: Mutex::new(()),
+            all_done: Condvar::new(),
+        }
+    }
+
     /// The next chunk, `begin..end`, or `None` when every iteration is
     /// claimed: half of what is left divided among the threads, but at
     /// least [`Job::finest`] iterations.
@@ -294,17 +301,7 @@ mod tests {
     /// The chunks one thread would claim, alone, from a job of `extent`
     /// iterations for `threads` threads.
     fn claims(extent: i64, threads: i64) -> Vec<i64> {
-        let job = Job {
-            body: mark,
-            env: SendPtr(std::ptr::null_mut()),
-            extent,
-            threads,
-            finest: (extent + threads * FINEST_SHARE - 1) / (threads * FINEST_SHARE),
-            next: AtomicI64::new(0),
-            done: AtomicI64::new(0),
-            sleeping: Mutex::new(()),
-            all_done: Condvar::new(),
-        };
+        let job = Job::new(mark, std::ptr::null_mut(), extent, threads);
         let mut sizes = vec![];
         let mut at = 0;
         while let Some((begin, end)) = job.claim() {
