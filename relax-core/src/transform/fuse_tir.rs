@@ -26,7 +26,8 @@
 //!    reduction stay scratch buffers of the fused kernel.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
-//!    lifted constants (several `out_sinfo` for a tuple result); the primitive function is removed, and `DeadCodeElimination`
+//!    lifted constants (several `out_sinfo` for a tuple result); the
+//!    primitive function is removed, and `DeadCodeElimination`
 //!    removes the PrimFuncs no longer called.
 //!
 //! The fused PrimFunc computes what the chain of calls computed, on every

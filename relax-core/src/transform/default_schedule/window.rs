@@ -7,11 +7,13 @@
 //!
 //! ```text
 //! for the other spatial axes (fused, Parallel):
-//!   columns [0, lo):   one tile, the update as written
-//!   columns [lo, hi):  tiles of WINDOW_TILE columns, then one shorter tile;
-//!                      the update simplified for j in [lo, hi): no bounds
-//!                      tests, no clamps, loads affine in j
-//!   columns [hi, W):   one tile, the update as written
+//!   columns [0, lo):   tiles, the update as written
+//!   columns [lo, hi):  tiles, the update simplified for j in [lo, hi): no
+//!                      bounds tests, no clamps, loads affine in j
+//!   columns [hi, W):   tiles, the update as written
+//!   (each run of columns: tiles of WINDOW_TILE, then one shorter tile;
+//!   a row whose window leaves the input at the top or the bottom runs all
+//!   its columns as written)
 //! ```
 //!
 //! Each tile accumulates one vector per [`super::VECTOR_LANES`] columns
@@ -103,19 +105,16 @@ impl Nest {
             .then(|| self.spatial[n - 2].extent.as_int())
             .flatten()
             .filter(|&h| h > 0);
-        let whole_rows = |cols: (i64, i64)| {
+        if let Some(cols) =
+            Self::interior_range(width, |c| self.clean_for((c, c + 1), None).is_some())
+        {
             let interior = self.clean_for(cols, None)?;
-            Some(Window {
+            return Some(Window {
                 lo: cols.0,
                 hi: cols.1,
                 rows: None,
                 interior,
-            })
-        };
-        if let Some(cols) =
-            Self::interior_range(width, |c| self.clean_for((c, c + 1), None).is_some())
-        {
-            return whole_rows(cols);
+            });
         }
         let height = height?;
         let mid_row = Some((height / 2, height / 2 + 1));
@@ -147,13 +146,13 @@ impl Nest {
                 1 => int(start),
                 _ => add(&int(start), &(PrimExpr::var(&jo) * int(WINDOW_TILE))),
             };
-            let tile = self.with_new_loops().tile(map, None, &j0, WINDOW_TILE);
+            let tile = self.tile(map, None, &j0, WINDOW_TILE);
             out.push(loop_unless_once(&jo, int(tiles), ForKind::Serial, tile));
         }
         let rest = (end - start).max(0) % WINDOW_TILE;
         if rest > 0 {
             let j0 = int(start + tiles * WINDOW_TILE);
-            out.push(self.with_new_loops().tile(map, None, &j0, rest));
+            out.push(self.tile(map, None, &j0, rest));
         }
         out
     }
@@ -186,10 +185,7 @@ impl Nest {
             // Rows whose window leaves the input at the top or the bottom:
             // the update as written, all along.
             let i = &self.spatial[n - 2];
-            let at = map
-                .get(&i.var)
-                .cloned()
-                .unwrap_or_else(|| PrimExpr::var(&i.var));
+            let at = map[&i.var].clone();
             let dt = at.dtype();
             let int = |v: i64| PrimExpr::int_of(dt, v);
             let inside = at.clone().ge(int(lo)).and(at.lt(int(hi)));
