@@ -203,7 +203,7 @@ fn import_graph(
                 opset,
                 node: &node,
             };
-            convert(&mut ctx)?
+            ops::run(&mut ctx, convert)?
         };
         for (i, name) in proto.output.iter().enumerate() {
             if name.is_empty() {
@@ -223,7 +223,8 @@ fn import_graph(
         let e = values
             .get(out.name())
             .ok_or_else(|| error(format!("graph output `{}` is never computed", out.name())))?;
-        results.push(e.clone());
+        // A shape value the graph returns is returned as a tensor.
+        results.push(ops::as_tensor(&mut bb, e.clone())?);
     }
     let result = match results.len() {
         0 => return Err(error("the graph has no outputs".into())),

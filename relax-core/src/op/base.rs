@@ -1,7 +1,11 @@
 //! Calls into lower levels and shape access: `call_tir` (a PrimFunc in
 //! destination-passing style), `call_dps_packed` (a packed function in
 //! destination-passing style, assumed pure), `call_pure_packed` (a packed
-//! call declared pure) and `shape_of`; closures: `make_closure` (a
+//! call declared pure), `shape_of`, and the conversions between shape
+//! values and tensors, `shape_to_tensor` (a shape as a 1-d `int64` tensor)
+//! and `tensor_to_shape` (a 1-d integer tensor of known length as a shape
+//! value whose dims are known only at run time; bind them to variables with
+//! `match_cast`); closures: `make_closure` (a
 //! module function with leading arguments captured) and `invoke_closure`
 //! (a call of one, its result given by `sinfo_args`), which `LambdaLift`
 //! makes for local functions used as values.
@@ -12,8 +16,8 @@
 use super::infer::{arg_name, arg_sinfo, error, tensor_arg};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
-use crate::ir::{Call, StructInfo};
-use relax_runtime::Diagnostic;
+use crate::ir::{Call, PrimExpr, StructInfo};
+use relax_runtime::{DataType, Diagnostic};
 
 /// The declared outputs: one StructInfo, or a tuple of several.
 fn infer_dps(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -140,6 +144,55 @@ fn infer_shape_of(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
     })
 }
 
+fn infer_shape_to_tensor(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let s = arg_sinfo(call, 0)?;
+    match s.as_shape() {
+        Some(sh) if sh.ndim >= 0 => Ok(StructInfo::tensor(
+            vec![PrimExpr::int(i64::from(sh.ndim))],
+            DataType::i64(),
+        )),
+        Some(_) => Ok(StructInfo::tensor_ndim(1, DataType::i64())),
+        None => Err(error(
+            call,
+            "op-arg-not-shape",
+            format!("{} must be a shape, found {s}", arg_name(call, 0)),
+        )),
+    }
+}
+
+fn infer_tensor_to_shape(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let x = tensor_arg(call, 0)?;
+    if !x.dtype.is_void() && !x.dtype.is_integer() {
+        return Err(error(
+            call,
+            "op-dtype-not-integer",
+            format!(
+                "{} must hold integers, found {}",
+                arg_name(call, 0),
+                x.dtype
+            ),
+        ));
+    }
+    if !x.is_unknown_ndim() && x.ndim != 1 {
+        return Err(error(
+            call,
+            "op-rank",
+            format!(
+                "{} must be a 1-d tensor, found rank {}",
+                arg_name(call, 0),
+                x.ndim
+            ),
+        ));
+    }
+    let len = x
+        .shape_values()
+        .and_then(|d| d.first().and_then(PrimExpr::as_int));
+    Ok(match len {
+        Some(n) => StructInfo::shape_ndim(n as i32),
+        None => StructInfo::shape_ndim(-1),
+    })
+}
+
 /// The base ops.
 pub const OPS: &[OpInfo] = &[
     OpInfo {
@@ -197,6 +250,24 @@ pub const OPS: &[OpInfo] = &[
         purity: true,
         pattern: OpPatternKind::Opaque,
     },
+    OpInfo {
+        name: "relax.shape_to_tensor",
+        args: &["shape"],
+        arity: Arity::Exact(1),
+        attrs: &[],
+        infer_struct_info: infer_shape_to_tensor,
+        purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
+    OpInfo {
+        name: "relax.tensor_to_shape",
+        args: &["x"],
+        arity: Arity::Exact(1),
+        attrs: &[],
+        infer_struct_info: infer_tensor_to_shape,
+        purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
 ];
 
 #[cfg(test)]
@@ -246,6 +317,41 @@ mod tests {
             "R.Shape([n, 3])",
         );
         assert_infers("relax.shape_of", &[tn(2, F32)], &[], "R.Shape(ndim=2)");
+    }
+
+    #[test]
+    fn shape_to_tensor_and_back() {
+        let n = sym("n");
+        assert_infers(
+            "relax.shape_to_tensor",
+            &[shape(&[n, d(3)])],
+            &[],
+            "R.Tensor((2,), dtype=\"int64\")",
+        );
+        assert_fails(
+            "relax.shape_to_tensor",
+            &[t(&[d(2)], I64)],
+            &[],
+            "shape_to_tensor: shape must be a shape, found R.Tensor((2,), dtype=\"int64\")",
+        );
+        assert_infers(
+            "relax.tensor_to_shape",
+            &[t(&[d(3)], I64)],
+            &[],
+            "R.Shape(ndim=3)",
+        );
+        assert_fails(
+            "relax.tensor_to_shape",
+            &[t(&[d(3)], F32)],
+            &[],
+            "tensor_to_shape: x must hold integers, found float32",
+        );
+        assert_fails(
+            "relax.tensor_to_shape",
+            &[t(&[d(3), d(1)], I64)],
+            &[],
+            "tensor_to_shape: x must be a 1-d tensor, found rank 2",
+        );
     }
 
     #[test]

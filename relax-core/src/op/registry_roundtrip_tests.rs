@@ -17,6 +17,10 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
     match name {
         "relax.reshape" | "relax.broadcast_to" => (vec![t, shape], ""),
         "relax.zeros" | "relax.ones" => (vec![shape], "dtype=\"float32\""),
+        "relax.shape_to_tensor" => (vec![shape], ""),
+        "relax.tensor_to_shape" => (vec!["R.Tensor((3,), dtype=\"int64\")"], ""),
+        // `arange` takes PrimValue literals (see `module_text`).
+        "relax.arange" => (vec![], ""),
         "relax.full" => (vec![shape, "R.Tensor((), dtype=\"float32\")"], ""),
         "relax.concat" => (
             vec![
@@ -72,6 +76,11 @@ fn module_text(name: &str, extra: &str) -> String {
         .map(|(i, p)| format!("a{i}: {p}"))
         .collect();
     let mut args: Vec<String> = (0..params.len()).map(|i| format!("a{i}")).collect();
+    if name == "relax.arange" {
+        args = ["R.prim_value(0)", "R.prim_value(8)", "R.prim_value(2)"]
+            .map(String::from)
+            .to_vec();
+    }
     if name == "relax.call_pure_packed" {
         args.insert(0, "\"my_func\"".into());
         args.push("sinfo_args=R.Tensor(ndim=4, dtype=\"float32\")".into());

@@ -116,7 +116,7 @@ unaries! {
 }
 
 /// The input and its dtype.
-fn x_and_dtype(cx: &Ctx) -> Result<(Expr, DataType), Error> {
+fn x_and_dtype(cx: &mut Ctx) -> Result<(Expr, DataType), Error> {
     let x = cx.input(0)?;
     let (_, dtype) = cx.tensor(&x)?;
     Ok((x, dtype))

@@ -15,12 +15,16 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
+//! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod elementwise;
 mod nn;
 mod reduce;
 mod shape;
+pub mod shape_value;
 mod volume;
+
+use shape_value::ShapeValue;
 
 use crate::graph::{is_constant, scalar};
 use crate::node::Node;
@@ -99,6 +103,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ConstantOfShape", shape::constant_of_shape),
     ("Shape", shape::shape_of),
     ("Size", shape::size),
+    ("Range", shape::range),
     ("Identity", shape::identity),
     ("ReduceSum", reduce::reduce_sum),
     ("ReduceMean", reduce::reduce_mean),
@@ -108,6 +113,39 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
 ];
+
+/// Converts the node in `cx` with `convert`, unless it is shape arithmetic
+/// on symbolic shape values, which [`shape_value::evaluate`] does.
+pub fn run(cx: &mut Ctx, convert: Converter) -> Result<Vec<Expr>, Error> {
+    if let Some(out) = shape_value::evaluate(cx)? {
+        return Ok(out);
+    }
+    convert(cx)
+}
+
+/// `e` as a tensor: a shape value (a `ShapeExpr` or an integer
+/// `PrimValue`) becomes an `int64` tensor of rank 1 or 0.
+pub fn as_tensor(bb: &mut BlockBuilder, e: Expr) -> Result<Expr, Error> {
+    let emit = |bb: &mut BlockBuilder, op: &str, args: Vec<Expr>| -> Result<Expr, Error> {
+        let info = relax_core::op::lookup(op).ok_or_else(|| crate::error(format!("{op}")))?;
+        let call = info
+            .call(args, &Attrs::new())
+            .map_err(|d| crate::error(d.message))?;
+        Ok(Expr::var(&bb.emit(call)?))
+    };
+    match e.kind() {
+        ExprKind::ShapeExpr(_) => emit(bb, "relax.shape_to_tensor", vec![e]),
+        ExprKind::PrimValue(v) if v.dtype().is_integer() => {
+            let t = emit(
+                bb,
+                "relax.shape_to_tensor",
+                vec![Expr::shape(vec![v.clone()])],
+            )?;
+            emit(bb, "relax.reshape", vec![t, Expr::shape(vec![])])
+        }
+        _ => Ok(e),
+    }
+}
 
 /// The converter of an op type.
 pub fn lookup(op_type: &str) -> Option<Converter> {
@@ -154,14 +192,24 @@ impl Ctx<'_> {
         self.node.error(message)
     }
 
-    /// Input `i`, which must be given.
-    pub fn input(&self, i: usize) -> Result<Expr, Error> {
+    /// Input `i` as a tensor, which must be given.
+    pub fn input(&mut self, i: usize) -> Result<Expr, Error> {
         self.opt_input(i)?
             .ok_or_else(|| self.error(format!("input {i} is required")))
     }
 
-    /// Input `i`, if given.
-    pub fn opt_input(&self, i: usize) -> Result<Option<Expr>, Error> {
+    /// Input `i` as a tensor, if given: a symbolic shape value becomes a
+    /// tensor here ([`as_tensor`]).
+    pub fn opt_input(&mut self, i: usize) -> Result<Option<Expr>, Error> {
+        match self.raw_input(i)? {
+            None => Ok(None),
+            Some(e) => as_tensor(self.bb, e).map(Some).map_err(|e| self.error(e)),
+        }
+    }
+
+    /// Input `i` as the importer holds it (a tensor, or a shape value), if
+    /// given.
+    pub fn raw_input(&self, i: usize) -> Result<Option<Expr>, Error> {
         let Some(name) = self.node.input_name(i) else {
             return Ok(None);
         };
@@ -172,17 +220,94 @@ impl Ctx<'_> {
             .ok_or_else(|| self.error(format!("input `{name}` is not computed before this node")))
     }
 
-    /// Every given input, in order.
-    pub fn inputs(&self) -> Result<Vec<Expr>, Error> {
-        (0..self.node.num_inputs())
-            .filter_map(|i| self.opt_input(i).transpose())
-            .collect()
+    /// Every given input as a tensor, in order.
+    pub fn inputs(&mut self) -> Result<Vec<Expr>, Error> {
+        let mut out = Vec::new();
+        for i in 0..self.node.num_inputs() {
+            if let Some(e) = self.opt_input(i)? {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Input `i` as dims, if given: the elements of a 1-d integer input,
+    /// which may be symbolic (a shape value). An input computed from tensor
+    /// data becomes a shape through `R.tensor_to_shape` and a `match_cast`
+    /// to fresh symbolic variables, one per element (its length must be
+    /// known).
+    pub fn dims_input(&mut self, i: usize) -> Result<Option<Vec<PrimExpr>>, Error> {
+        let Some(e) = self.raw_input(i)? else {
+            return Ok(None);
+        };
+        if let Some(v) = ShapeValue::of(&e) {
+            if v.scalar {
+                return Err(self.error(format!("input {i} must be 1-d, not a scalar")));
+            }
+            return Ok(Some(v.elems));
+        }
+        self.bind_data_dims(e).map(Some)
+    }
+
+    /// A 1-d integer tensor computed at run time, as fresh symbolic dims
+    /// (`R.tensor_to_shape`, then a `match_cast`).
+    pub fn bind_data_dims(&mut self, e: Expr) -> Result<Vec<PrimExpr>, Error> {
+        let (dims, dtype) = self.tensor(&e)?;
+        let len = match dims.as_slice() {
+            [d] => d.as_int(),
+            _ => None,
+        };
+        let Some(len) = len.filter(|_| dtype.is_integer()) else {
+            return Err(self.error(format!(
+                "a shape computed at run time must be a 1-d integer tensor of known length, found {}",
+                e.struct_info().map_or("nothing".into(), |s| s.to_string())
+            )));
+        };
+        let shape = self.call("relax.tensor_to_shape", vec![e], Attrs::new())?;
+        let name = self.node.proto.output.first().map_or("d", String::as_str);
+        let base = relax_core::printer::dsl::identifier(name);
+        let vars: Vec<PrimExpr> = (0..len)
+            .map(|k| relax_core::ir::TirVar::new(format!("{base}_{k}")).to_expr())
+            .collect();
+        let sinfo = relax_core::ir::StructInfo::shape(vars.clone());
+        self.bb
+            .emit_match_cast(shape, sinfo)
+            .map_err(|e| self.error(e))?;
+        Ok(vars)
+    }
+
+    /// Input `i` as one integer, possibly symbolic (a `PrimValue`, a
+    /// constant, or a rank-0 or one-element tensor computed at run time),
+    /// if given.
+    pub fn prim_input(&mut self, i: usize) -> Result<Option<PrimExpr>, Error> {
+        let Some(e) = self.raw_input(i)? else {
+            return Ok(None);
+        };
+        if let Some(v) = ShapeValue::of(&e) {
+            if v.elems.len() != 1 {
+                return Err(self.error(format!(
+                    "input {i} must hold one value, found {}",
+                    v.elems.len()
+                )));
+            }
+            return Ok(v.elems.into_iter().next());
+        }
+        let (dims, _) = self.tensor(&e)?;
+        if dims.iter().any(|d| d.as_int() != Some(1)) {
+            return Err(self.error(format!("input {i} must hold one value")));
+        }
+        let flat = self.call(
+            "relax.reshape",
+            vec![e, shape(vec![PrimExpr::int(1)])],
+            Attrs::new(),
+        )?;
+        Ok(self.bind_data_dims(flat)?.into_iter().next())
     }
 
     /// Input `i` as a constant tensor, if given; an input that is not a
     /// constant is an error (it decides a shape or an axis).
     pub fn const_input(&self, i: usize) -> Result<Option<Tensor>, Error> {
-        let Some(e) = self.opt_input(i)? else {
+        let Some(e) = self.raw_input(i)? else {
             return Ok(None);
         };
         match e.kind() {

@@ -13,49 +13,144 @@
 //! `(r0·d0, r1·d1, …)`. `Expand` is `broadcast_to` of the two shapes'
 //! broadcast.
 
+use super::shape_value::{self, ShapeValue};
 use super::{ints, normalize_axes, product, shape, Ctx};
 use crate::tensor::to_tensor;
-use relax_core::arith::Analyzer;
+use relax_core::ir::struct_info::fmt_dims;
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
-use relax_runtime::{Error, Tensor};
+use relax_runtime::{DataType, Error, Tensor};
 
 pub fn reshape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    let target = if cx.opset < 5 {
+    let allowzero = cx.node.int_or("allowzero", 0)? != 0;
+    let (dims, _) = cx.tensor(&x)?;
+    let target: Vec<PrimExpr> = if cx.opset < 5 {
         cx.node
             .ints("shape")?
             .ok_or_else(|| cx.error("attribute `shape` is required"))?
+            .into_iter()
+            .map(PrimExpr::int)
+            .collect()
     } else {
-        cx.ints_input(1)?
-            .ok_or_else(|| cx.error("input 1 (the shape) is required"))?
+        let raw = cx
+            .raw_input(1)?
+            .ok_or_else(|| cx.error("input 1 (the shape) is required"))?;
+        if ShapeValue::of(&raw).is_none() {
+            // A shape computed from data: resolve its 0s and -1 on tensors,
+            // then bind the result to fresh dims.
+            let resolved = resolve_data_shape(cx, &x, raw, allowzero)?;
+            return Ok(vec![cx.call(
+                "relax.reshape",
+                vec![x, shape(resolved)],
+                Attrs::new(),
+            )?]);
+        }
+        cx.dims_input(1)?.unwrap_or_default()
     };
-    let allowzero = cx.node.int_or("allowzero", 0)? != 0;
-    let (dims, _) = cx.tensor(&x)?;
     let mut out = Vec::new();
     let mut infer = None;
-    for (i, &s) in target.iter().enumerate() {
-        out.push(match s {
-            0 if !allowzero => dims.get(i).cloned().ok_or_else(|| {
-                cx.error(format!("shape {target:?} copies dim {i}, which x lacks"))
+    for (i, s) in target.iter().enumerate() {
+        out.push(match s.as_int() {
+            Some(0) if !allowzero => dims.get(i).cloned().ok_or_else(|| {
+                cx.error(format!(
+                    "shape {} copies dim {i}, which x lacks",
+                    fmt_dims(&target)
+                ))
             })?,
-            -1 if infer.is_none() => {
+            Some(-1) if infer.is_none() => {
                 infer = Some(i);
                 PrimExpr::int(1)
             }
-            s if s >= 0 => PrimExpr::int(s),
-            _ => return Err(cx.error(format!("shape {target:?} is not a valid target"))),
+            Some(v) if v >= 0 => PrimExpr::int(v),
+            Some(_) => {
+                return Err(cx.error(format!("shape {} is not a valid target", fmt_dims(&target))))
+            }
+            // A symbolic element is a dim: neither 0 nor -1.
+            None => s.clone(),
         });
     }
     if let Some(i) = infer {
         let known = product(&out);
         let total = product(&dims);
-        out[i] = Analyzer::new().simplify(&total.floordiv(known));
+        out[i] = shape_value::simplify(&total.floordiv(known));
     }
     Ok(vec![cx.call(
         "relax.reshape",
         vec![x, shape(out)],
         Attrs::new(),
     )?])
+}
+
+/// The dims of a `Reshape` whose shape tensor `s` is computed from data:
+/// its `0`s copied from `x`'s dims (unless `allowzero`) and its `-1` set to
+/// what the other dims leave, computed as tensors, then bound to fresh
+/// symbolic dims ([`Ctx::dims_input`]).
+fn resolve_data_shape(
+    cx: &mut Ctx,
+    x: &Expr,
+    s: Expr,
+    allowzero: bool,
+) -> Result<Vec<PrimExpr>, Error> {
+    let (dims, _) = cx.tensor(x)?;
+    let (sdims, sdtype) = cx.tensor(&s)?;
+    if !sdtype.is_integer() {
+        return Err(cx.error(format!(
+            "the shape input must hold integers, found {sdtype}"
+        )));
+    }
+    let len = match sdims.as_slice() {
+        [d] => d
+            .as_int()
+            .ok_or_else(|| cx.error("the shape input must have a known length"))?,
+        _ => return Err(cx.error("the shape input must be 1-d")),
+    };
+    let i64t = DataType::i64();
+    let mut s = if sdtype == i64t {
+        s
+    } else {
+        cx.call(
+            "relax.astype",
+            vec![s],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(i64t))]),
+        )?
+    };
+    let zero = cx.scalar(0.0, i64t)?;
+    let minus_one = cx.scalar(-1.0, i64t)?;
+    let one = cx.scalar(1.0, i64t)?;
+    if !allowzero {
+        // x's dims, padded with 0s to the shape's length.
+        let copied: Vec<PrimExpr> = (0..len as usize)
+            .map(|i| dims.get(i).cloned().unwrap_or_else(|| PrimExpr::int(0)))
+            .collect();
+        let copied = ShapeValue::vector(copied)
+            .to_expr()
+            .map_err(|e| cx.error(e))?;
+        let copied = super::as_tensor(cx.bb, copied).map_err(|e| cx.error(e))?;
+        let is_zero = cx.op2("relax.equal", s.clone(), zero)?;
+        s = cx.call("relax.where", vec![is_zero, copied, s], Attrs::new())?;
+    }
+    let is_wild = cx.op2("relax.equal", s.clone(), minus_one)?;
+    let others = cx.call(
+        "relax.where",
+        vec![is_wild.clone(), one, s.clone()],
+        Attrs::new(),
+    )?;
+    let known = cx.call(
+        "relax.prod",
+        vec![others],
+        Attrs::from_pairs([
+            ("axis", AttrValue::None),
+            ("keepdims", AttrValue::Bool(false)),
+        ]),
+    )?;
+    let total = ShapeValue::scalar(product(&dims))
+        .to_expr()
+        .map_err(|e| cx.error(e))?;
+    let total = super::as_tensor(cx.bb, total).map_err(|e| cx.error(e))?;
+    let rest = cx.op2("relax.divide", total, known)?;
+    let s = cx.call("relax.where", vec![is_wild, rest, s], Attrs::new())?;
+    let bound = cx.bind_data_dims(s)?;
+    Ok(bound)
 }
 
 pub fn flatten(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -177,26 +272,28 @@ pub fn unsqueeze(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    let (starts, ends, axes, steps) = if cx.opset < 10 {
-        (
-            cx.node.ints("starts")?,
-            cx.node.ints("ends")?,
-            cx.node.ints("axes")?,
-            None,
-        )
-    } else {
-        (
-            cx.ints_input(1)?,
-            cx.ints_input(2)?,
-            cx.ints_input(3)?,
-            cx.ints_input(4)?,
-        )
-    };
+    let lift = |v: Option<Vec<i64>>| v.map(|v| v.into_iter().map(PrimExpr::int).collect());
+    let (starts, ends, axes, steps): (Option<Vec<PrimExpr>>, Option<Vec<PrimExpr>>, _, _) =
+        if cx.opset < 10 {
+            (
+                lift(cx.node.ints("starts")?),
+                lift(cx.node.ints("ends")?),
+                cx.node.ints("axes")?,
+                None,
+            )
+        } else {
+            (
+                cx.dims_input(1)?,
+                cx.dims_input(2)?,
+                cx.ints_input(3)?,
+                cx.ints_input(4)?,
+            )
+        };
     let (starts, ends) = match (starts, ends) {
         (Some(s), Some(e)) if s.len() == e.len() => (s, e),
         _ => return Err(cx.error("starts and ends of one length are required")),
     };
-    let dims = cx.static_dims(&x)?;
+    let (dims, _) = cx.tensor(&x)?;
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if axes.len() != starts.len() || steps.len() != starts.len() {
@@ -204,26 +301,67 @@ pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     }
     let axes = normalize_axes(cx, &axes, dims.len())?;
     let (mut begin, mut end) = (Vec::new(), Vec::new());
+    let mut inbound = true;
     for i in 0..axes.len() {
-        if steps[i] <= 0 {
-            return Err(cx.error(format!(
-                "step {} is not supported (positive only)",
-                steps[i]
-            )));
+        if steps[i] == 0 {
+            return Err(cx.error("a step of 0 is not a valid slice step"));
         }
-        let d = dims[axes[i]];
-        let clamp = |v: i64| {
-            let v = if v < 0 { v.saturating_add(d) } else { v };
-            v.clamp(0, d)
-        };
-        begin.push(clamp(starts[i]));
-        end.push(clamp(ends[i]));
+        let d = &dims[axes[i]];
+        match d.as_int() {
+            Some(d) => {
+                // Known dims: clamp as NumPy does (the op clamps too; this
+                // keeps the attributes readable).
+                let clamp = |v: &PrimExpr| -> Result<PrimExpr, Error> {
+                    let Some(v) = v.as_int() else {
+                        // A symbolic bound on a known dim.
+                        return Ok(v.clone());
+                    };
+                    let v = if v < 0 { v.saturating_add(d) } else { v };
+                    Ok(PrimExpr::int(if steps[i] > 0 {
+                        v.clamp(0, d)
+                    } else {
+                        v.clamp(-1, d - 1)
+                    }))
+                };
+                begin.push(clamp(&starts[i])?);
+                end.push(clamp(&ends[i])?);
+            }
+            None => {
+                // A symbolic dim: an integer bound counts from the end when
+                // negative, and one past any dim (INT64_MAX) is the dim; a
+                // symbolic bound is taken to be inside the dim.
+                let bound = |v: &PrimExpr| match v.as_int() {
+                    Some(v) if v < 0 && v > i64::from(i32::MIN) => {
+                        shape_value::simplify(&(d.clone() + v))
+                    }
+                    Some(v) if v >= i64::from(i32::MAX) => d.clone(),
+                    Some(v) if v <= i64::from(i32::MIN) => {
+                        PrimExpr::int(if steps[i] > 0 { 0 } else { -1 })
+                    }
+                    _ => v.clone(),
+                };
+                begin.push(bound(&starts[i]));
+                end.push(bound(&ends[i]));
+            }
+        }
+        inbound &= steps[i] == 1;
     }
+    // Bounds normalized above stay inside the dims, and symbolic ones are
+    // taken to, so with unit steps the slice's extent is `end - begin`
+    // (TVM's `assume_inbound`).
+    let all_known = begin.iter().chain(&end).all(|e| e.as_int().is_some());
     let attrs = Attrs::from_pairs([
         ("axes", ints(axes.iter().map(|&a| a as i64))),
-        ("begin", ints(begin)),
-        ("end", ints(end)),
+        (
+            "begin",
+            AttrValue::Array(begin.into_iter().map(AttrValue::PrimExpr).collect()),
+        ),
+        (
+            "end",
+            AttrValue::Array(end.into_iter().map(AttrValue::PrimExpr).collect()),
+        ),
         ("strides", ints(steps)),
+        ("assume_inbound", AttrValue::Bool(inbound && !all_known)),
     ]);
     Ok(vec![cx.call("relax.strided_slice", vec![x], attrs)?])
 }
@@ -308,19 +446,23 @@ pub fn gather(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 pub fn tile(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let repeats = cx
-        .ints_input(1)?
+        .dims_input(1)?
         .ok_or_else(|| cx.error("input 1 (repeats) is required"))?;
     let (dims, _) = cx.tensor(&x)?;
     if repeats.len() != dims.len() {
         return Err(cx.error(format!(
-            "repeats {repeats:?} must have one value per dim ({})",
+            "repeats {} must have one value per dim ({})",
+            fmt_dims(&repeats),
             dims.len()
         )));
     }
-    if repeats.iter().any(|&r| r < 0) {
-        return Err(cx.error(format!("repeats {repeats:?} must not be negative")));
+    if repeats.iter().any(|r| r.as_int().is_some_and(|r| r < 0)) {
+        return Err(cx.error(format!(
+            "repeats {} must not be negative",
+            fmt_dims(&repeats)
+        )));
     }
-    if repeats.iter().all(|&r| r == 1) {
+    if repeats.iter().all(|r| r.as_int() == Some(1)) {
         return Ok(vec![x]);
     }
     let one = PrimExpr::int(1);
@@ -328,12 +470,12 @@ pub fn tile(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let spread: Vec<PrimExpr> = dims
         .iter()
         .zip(&repeats)
-        .flat_map(|(d, &r)| [PrimExpr::int(r), d.clone()])
+        .flat_map(|(d, r)| [r.clone(), d.clone()])
         .collect();
     let out: Vec<PrimExpr> = dims
         .iter()
         .zip(&repeats)
-        .map(|(d, &r)| Analyzer::new().simplify(&(d.clone() * r)))
+        .map(|(d, r)| shape_value::simplify(&(d.clone() * r.clone())))
         .collect();
     let a = cx.call("relax.reshape", vec![x, shape(interleaved)], Attrs::new())?;
     let b = cx.call("relax.broadcast_to", vec![a, shape(spread)], Attrs::new())?;
@@ -347,22 +489,32 @@ pub fn tile(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 pub fn expand(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let target = cx
-        .ints_input(1)?
+        .dims_input(1)?
         .ok_or_else(|| cx.error("input 1 (the shape) is required"))?;
     let (dims, _) = cx.tensor(&x)?;
     let n = dims.len().max(target.len());
+    let ana = relax_core::arith::Analyzer::new();
     let mut out = Vec::new();
     for i in 0..n {
         let d = (i + dims.len()).checked_sub(n).map(|k| dims[k].clone());
-        let t = (i + target.len()).checked_sub(n).map(|k| target[k]);
+        let t = (i + target.len()).checked_sub(n).map(|k| target[k].clone());
         out.push(match (d, t) {
-            (Some(d), None) | (Some(d), Some(1)) => d,
-            (None, Some(t)) => PrimExpr::int(t),
-            (Some(d), Some(t)) if d.as_int() == Some(1) || d.as_int() == Some(t) => {
-                PrimExpr::int(t)
-            }
-            (Some(d), Some(t)) => {
+            (Some(d), None) => d,
+            (Some(d), Some(t)) if t.as_int() == Some(1) => d,
+            (None, Some(t)) => t,
+            (Some(d), Some(t)) if d.as_int() == Some(1) || ana.can_prove_equal(&d, &t) => t,
+            (Some(d), Some(t)) if d.as_int().is_some() && t.as_int().is_some() => {
                 return Err(cx.error(format!("dim {d} does not broadcast to {t}")))
+            }
+            // Symbolic and not provably equal: the broadcast's own check
+            // decides at run time. A known dim of x other than 1 is the
+            // result's (the target's dim must then be 1 or equal).
+            (Some(d), Some(t)) => {
+                if d.as_int().is_some() {
+                    d
+                } else {
+                    t
+                }
             }
             (None, None) => PrimExpr::int(1),
         });
@@ -396,17 +548,31 @@ pub fn constant(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn constant_of_shape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let dims = cx
-        .ints_input(0)?
+        .dims_input(0)?
         .ok_or_else(|| cx.error("input 0 (the shape) is required"))?;
-    if dims.iter().any(|&d| d < 0) {
-        return Err(cx.error(format!("shape {dims:?} has a negative dim")));
-    }
     let value = match cx.node.tensor("value")? {
         Some(t) => to_tensor(t).map_err(|e| cx.error(e))?,
         None => Tensor::from_vec(&[1], vec![0.0f32]).map_err(|e| cx.error(e))?,
     };
     if value.numel() != 1 {
         return Err(cx.error("attribute `value` must hold one element"));
+    }
+    let Some(known) = dims
+        .iter()
+        .map(PrimExpr::as_int)
+        .collect::<Option<Vec<i64>>>()
+    else {
+        // A symbolic shape: `full` at run time.
+        let fill = Expr::constant(value.reshape(&[]).map_err(|e| cx.error(e))?);
+        return Ok(vec![cx.call(
+            "relax.full",
+            vec![shape(dims), fill],
+            Attrs::new(),
+        )?]);
+    };
+    let dims = known;
+    if dims.iter().any(|&d| d < 0) {
+        return Err(cx.error(format!("shape {dims:?} has a negative dim")));
     }
     let numel = dims
         .iter()
@@ -420,20 +586,56 @@ pub fn constant_of_shape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn shape_of(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    let dims = cx.static_dims(&x)?;
+    let (dims, _) = cx.tensor(&x)?;
     let n = dims.len() as i64;
     let clamp = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n) as usize;
     let start = clamp(cx.node.int_or("start", 0)?);
     let end = clamp(cx.node.int_or("end", n)?);
     let part = dims[start..end.max(start)].to_vec();
-    let t = Tensor::from_vec(&[part.len() as i64], part).map_err(|e| cx.error(e))?;
-    Ok(vec![Expr::constant(t)])
+    // Known dims give a constant; symbolic ones a shape value.
+    Ok(vec![ShapeValue::vector(part)
+        .to_expr()
+        .map_err(|e| cx.error(e))?])
 }
 
 pub fn size(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    let n: i64 = cx.static_dims(&x)?.iter().product();
-    Ok(vec![Expr::constant(Tensor::scalar(n))])
+    let (dims, _) = cx.tensor(&x)?;
+    Ok(vec![ShapeValue::scalar(product(&dims))
+        .to_expr()
+        .map_err(|e| cx.error(e))?])
+}
+
+/// `Range(start, limit, delta)`: `arange` with the three as `PrimValue`s,
+/// so a symbolic limit (a sequence length) gives a symbolic length. Float
+/// ranges need constant inputs.
+pub fn range(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (_, dtype) = {
+        let start = cx.input(0)?;
+        cx.tensor(&start)?
+    };
+    let mut values = Vec::new();
+    for i in 0..3 {
+        if dtype.is_float() {
+            let t = cx
+                .const_input(i)?
+                .ok_or_else(|| cx.error(format!("input {i} is required")))?;
+            let v = t
+                .to_f64_vec()
+                .first()
+                .copied()
+                .ok_or_else(|| cx.error(format!("input {i} is empty")))?;
+            values.push(PrimExpr::float(DataType::f64(), v));
+        } else {
+            values.push(
+                cx.prim_input(i)?
+                    .ok_or_else(|| cx.error(format!("input {i} is required")))?,
+            );
+        }
+    }
+    let args = values.into_iter().map(Expr::prim_value).collect();
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    Ok(vec![cx.call("relax.arange", args, attrs)?])
 }
 
 pub fn identity(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

@@ -1,4 +1,4 @@
-//! Creation kernels: `zeros`, `ones` and `full`.
+//! Creation kernels: `zeros`, `ones`, `full` and `arange`.
 //!
 //! 1. The first argument is a shape value (`Value::Shape`); a negative dim,
 //!    or a shape whose byte size overflows the address space, is an error.
@@ -6,6 +6,11 @@
 //!    (required). `full` takes a rank-0 fill tensor; its `dtype` attribute
 //!    defaults (`void`) to the fill's dtype, and otherwise the fill value is
 //!    converted as `astype` would (a C cast).
+//! 3. `arange(start, end, step)` takes three prim values and writes
+//!    `start + i * step` for the `ceil((end - start) / step)` values of `i`
+//!    (none when that is negative), computed in `i64` when all three are
+//!    integers and in `f64` otherwise, then converted to `dtype` (default
+//!    `int64`; required when a value is a float).
 
 use super::alloc;
 use super::args::{check_arity, check_nonnegative, checked_numel, shape_arg, tensor_arg, view};
@@ -20,6 +25,7 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.zeros", zeros),
     ("relax.ones", ones),
     ("relax.full", full),
+    ("relax.arange", arange),
 ];
 
 /// The shape argument, checked to describe a tensor that can exist.
@@ -104,6 +110,80 @@ fn full(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     filled(shape, dtype, value)
 }
 
+/// `relax.arange(start, end, step)`.
+fn arange(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 3)?;
+    let names = ["start", "end", "step"];
+    let mut ints = [0i64; 3];
+    let mut floats = [0f64; 3];
+    let mut all_int = true;
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            Value::Int(v) => {
+                ints[i] = *v;
+                floats[i] = *v as f64;
+            }
+            Value::Float(v) => {
+                all_int = false;
+                floats[i] = *v;
+            }
+            other => return Err(format!("{} must be a prim value, found {other}", names[i])),
+        }
+    }
+    let dtype = attrs.dtype("dtype")?;
+    if dtype.is_void() && !all_int {
+        return Err("a float arange needs its `dtype` attribute".into());
+    }
+    let dtype = if dtype.is_void() {
+        DataType::i64()
+    } else {
+        dtype
+    };
+    let values: Vec<Wide> = if all_int {
+        let [start, end, step] = ints;
+        if step == 0 {
+            return Err("step must not be 0".into());
+        }
+        let span = i128::from(end) - i128::from(start);
+        let step = i128::from(step);
+        let n = if step > 0 {
+            (span + step - 1).div_euclid(step)
+        } else {
+            (-span - step - 1).div_euclid(-step)
+        }
+        .max(0);
+        let n = usize::try_from(n).map_err(|_| "arange has too many values".to_string())?;
+        let mut out = alloc::vec(n)?;
+        out.extend(
+            (0..n)
+                .map(|i| (i128::from(start) + i as i128 * step) as i64)
+                .map(|v| v.to_wide()),
+        );
+        out
+    } else {
+        let [start, end, step] = floats;
+        if step == 0.0 || !step.is_finite() {
+            return Err(format!("step must be finite and not 0, found {step}"));
+        }
+        let n = ((end - start) / step).ceil();
+        if !n.is_finite() || n > isize::MAX as f64 {
+            return Err(format!(
+                "arange({start}, {end}, {step}) has too many values"
+            ));
+        }
+        let n = n.max(0.0) as usize;
+        let mut out = alloc::vec(n)?;
+        out.extend((0..n).map(|i| (start + i as f64 * step).to_wide()));
+        out
+    };
+    let n = values.len() as i64;
+    creatable_shape(&[Value::shape(&[n])], dtype)?;
+    with_any!(dtype, T => {
+        let data: Vec<T> = values.into_iter().map(T::from_wide).collect();
+        alloc::tensor(&[n], &data).map(Value::Tensor)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::data_type::DataType;
@@ -114,6 +194,46 @@ mod tests {
 
     fn dt(s: &str) -> (&'static str, KernelAttr) {
         ("dtype", KernelAttr::Str(s.into()))
+    }
+
+    #[test]
+    fn arange_counts_up_and_down() {
+        let run_ints = |a: i64, b: i64, c: i64, attrs: &[(&str, KernelAttr)]| {
+            run(
+                "relax.arange",
+                &[Value::Int(a), Value::Int(b), Value::Int(c)],
+                attrs,
+            )
+        };
+        let t = run_ints(2, 9, 3, &[]).unwrap();
+        assert_eq!(t.as_tensor().unwrap().to_vec::<i64>().unwrap(), [2, 5, 8]);
+        let t = run_ints(9, 0, -4, &[dt("int32")]).unwrap();
+        assert_eq!(t.as_tensor().unwrap().to_vec::<i32>().unwrap(), [9, 5, 1]);
+        let t = run_ints(5, 2, 1, &[]).unwrap();
+        assert_eq!(t.as_tensor().unwrap().shape(), &[0]);
+        assert!(run_ints(0, 3, 0, &[]).unwrap_err().contains("step"));
+        let f = run(
+            "relax.arange",
+            &[Value::Float(0.5), Value::Float(2.0), Value::Float(0.5)],
+            &[dt("float32")],
+        )
+        .unwrap();
+        assert_eq!(
+            f.as_tensor().unwrap().to_vec::<f32>().unwrap(),
+            [0.5, 1.0, 1.5]
+        );
+        assert!(run(
+            "relax.arange",
+            &[Value::Float(0.5), Value::Float(2.0), Value::Float(0.5)],
+            &[],
+        )
+        .is_err());
+        assert!(run(
+            "relax.arange",
+            &[Value::Int(0), Value::Int(i64::MAX), Value::Int(1)],
+            &[],
+        )
+        .is_err());
     }
 
     #[test]

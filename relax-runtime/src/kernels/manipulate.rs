@@ -1,5 +1,8 @@
 //! Shape manipulation: `permute_dims`, `reshape`, `flatten`, `expand_dims`,
-//! `squeeze`, `concat`, `split`, `broadcast_to`, and `shape_of`.
+//! `squeeze`, `concat`, `split`, `broadcast_to`, `shape_of`, and the
+//! conversions `shape_to_tensor` (a shape value as a 1-d `int64` tensor)
+//! and `tensor_to_shape` (a 1-d integer tensor as a shape value; a negative
+//! element is an error, as no dim is negative).
 //!
 //! 1. Ops that keep the row-major element order (`reshape`, `flatten`,
 //!    `expand_dims`, `squeeze`) only relabel the shape: the result shares no
@@ -34,6 +37,8 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.split", split),
     ("relax.broadcast_to", broadcast_to),
     ("relax.shape_of", shape_of),
+    ("relax.shape_to_tensor", shape_to_tensor),
+    ("relax.tensor_to_shape", tensor_to_shape),
 ];
 
 /// `relax.permute_dims(x, axes)`: `axes` `None` reverses the dims.
@@ -320,6 +325,34 @@ fn shape_of(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     Ok(Value::shape(tensor_arg(args, 0, "x")?.shape()))
 }
 
+/// `relax.shape_to_tensor(shape)`: the dims as a 1-d `int64` tensor.
+fn shape_to_tensor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 1)?;
+    let dims = shape_arg(args, 0, "shape")?;
+    alloc::tensor(&[dims.len() as i64], dims).map(Value::Tensor)
+}
+
+/// `relax.tensor_to_shape(x)`: a 1-d integer tensor's elements as a shape.
+fn tensor_to_shape(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 1)?;
+    let x = tensor_arg(args, 0, "x")?;
+    if x.ndim() != 1 || !x.dtype().is_integer() {
+        return Err(format!(
+            "x must be a 1-d integer tensor, found a {} tensor of shape {}",
+            x.dtype(),
+            fmt_shape(x.shape())
+        ));
+    }
+    let dims: Vec<i64> = x.to_f64_vec().into_iter().map(|v| v as i64).collect();
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return Err(format!(
+            "x holds {d}, which is not a dim (the shape {})",
+            fmt_shape(&dims)
+        ));
+    }
+    Ok(Value::shape(&dims))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +360,30 @@ mod tests {
 
     fn tensor(v: Value) -> Tensor {
         v.as_tensor().unwrap().clone()
+    }
+
+    #[test]
+    fn shape_to_tensor_and_back() {
+        let no = attrs(&[]);
+        let t = shape_to_tensor(&[Value::shape(&[2, 0, 5])], &no).unwrap();
+        assert_eq!(
+            t.as_tensor().unwrap().to_vec::<i64>().unwrap(),
+            vec![2, 0, 5]
+        );
+        assert_eq!(
+            tensor_to_shape(&[t], &no).unwrap(),
+            Value::shape(&[2, 0, 5])
+        );
+        let i32s = Value::Tensor(Tensor::from_vec(&[2], vec![3i32, 4]).unwrap());
+        assert_eq!(
+            tensor_to_shape(&[i32s], &no).unwrap(),
+            Value::shape(&[3, 4])
+        );
+        let neg = Value::Tensor(Tensor::from_vec(&[2], vec![3i64, -1]).unwrap());
+        assert!(tensor_to_shape(&[neg], &no).unwrap_err().contains("-1"));
+        let float = Value::Tensor(Tensor::from_vec(&[1], vec![3.0f32]).unwrap());
+        assert!(tensor_to_shape(&[float], &no).is_err());
+        assert!(shape_to_tensor(&[Value::Int(1)], &no).is_err());
     }
 
     #[test]

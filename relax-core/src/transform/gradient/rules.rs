@@ -24,7 +24,7 @@
 //! | where | `g` where the condition chose the operand |
 //! | astype | `g` cast back |
 //! | ewise_fma | `g·b`, `g·a`, `g` |
-//! | comparisons, argmax, argmin, zeros, ones, full, shape_of | none |
+//! | comparisons, argmax, argmin, zeros, ones, full, arange, shape_of, shape_to_tensor, tensor_to_shape | none |
 //!
 //! Every operand an op broadcasts gets its adjoint summed back to its own
 //! shape ([`Ctx::collapse`]).
@@ -484,7 +484,10 @@ fn unary(ctx: &mut Ctx, g: Expr) -> Result<Option<Expr>, Error> {
         | "relax.zeros"
         | "relax.ones"
         | "relax.full"
-        | "relax.shape_of" => return Ok(None),
+        | "relax.shape_of"
+        | "relax.shape_to_tensor"
+        | "relax.tensor_to_shape"
+        | "relax.arange" => return Ok(None),
         op => {
             return Err(error(format!(
                 "no gradient rule for `{op}` (the binding of `{}`); the rules cover the ops \

@@ -1,6 +1,9 @@
 //! Creation: `zeros`, `ones` and `full` write one value everywhere; the
 //! shape is the shape argument's (the call's inferred shape). `full`
-//! converts its rank-0 fill as `astype` would.
+//! converts its rank-0 fill as `astype` would. `arange` writes
+//! `start + i * step` (in the arguments' type, then converted); its
+//! `PrimValue` arguments may name the caller's symbolic dims, which become
+//! the PrimFunc's scalar parameters.
 
 use super::{convert, Legalize, LegalizeCtx};
 use crate::ir::Expr;
@@ -31,9 +34,33 @@ fn full(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+fn arange(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let arg =
+        |i: usize| crate::op::create::prim_arg(cx.call, i).map_err(|d| Error::Compile(vec![d]));
+    let (start, step) = (arg(0)?, arg(2)?);
+    cx.te1(&[], |_| {
+        Ok(compute("T_arange", shape, |i| {
+            let i = i[0].clone();
+            let v = if start.dtype().is_float() || step.dtype().is_float() {
+                let f = if start.dtype().is_float() {
+                    start.dtype()
+                } else {
+                    step.dtype()
+                };
+                start.clone().cast(f) + i.cast(f) * step.clone().cast(f)
+            } else {
+                start.clone() + i * step.clone()
+            };
+            convert(v, dtype)
+        }))
+    })
+}
+
 /// The creation legalizations.
 pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.zeros", zeros),
     ("relax.ones", ones),
     ("relax.full", full),
+    ("relax.arange", arange),
 ];

@@ -36,6 +36,8 @@ enum A {
     S(Vec<PrimExpr>),
     /// A tuple of tensor parameters.
     Tup(Vec<(Vec<PrimExpr>, DataType)>),
+    /// A `PrimValue` literal.
+    P(PrimExpr),
 }
 
 /// How random inputs are drawn.
@@ -277,6 +279,23 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         "relax.full",
         vec![A::S(vec![n.clone()]), t(&[], F32)],
         vec![],
+    ));
+    let p = |e: PrimExpr| A::P(e);
+    out.push(case(
+        "relax.arange",
+        vec![p(d(2)), p(n.clone() + 5), p(d(2))],
+        vec![],
+    ));
+    out.push(case(
+        "relax.arange",
+        vec![p(d(9)), p(d(0)), p(d(-4))],
+        vec![("dtype", AttrValue::from("float32"))],
+    ));
+    let f = |v: f64| A::P(PrimExpr::float(F32, v));
+    out.push(case(
+        "relax.arange",
+        vec![f(0.5), f(2.0), f(0.25)],
+        vec![("dtype", AttrValue::from("float64"))],
     ));
     // Reductions.
     for op in crate::op::statistical::OPS {
@@ -539,6 +558,7 @@ fn build(c: &Case, dims: Option<(&TirVar, &TirVar)>) -> (IRModule, StructInfo) {
                 args.push(Expr::var(&v));
             }
             A::S(dims) => args.push(Expr::shape(dims.clone())),
+            A::P(e) => args.push(Expr::prim_value(e.clone())),
             A::Tup(fields) => {
                 let mut fs = Vec::new();
                 for (j, (dims, dt)) in fields.iter().enumerate() {
@@ -959,6 +979,10 @@ fn legalized_prim_funcs_compute_what_the_reference_kernels_compute() {
                     values.push(Value::Tensor(t));
                 }
                 A::S(dims) => values.push(Value::Shape(Arc::from(concrete(dims)))),
+                A::P(e) => values.push(match e.kind() {
+                    crate::ir::PrimExprKind::FloatImm(v) => Value::Float(*v),
+                    _ => Value::Int(concrete(std::slice::from_ref(e))[0]),
+                }),
                 A::Tup(fields) => {
                     let mut vs = Vec::new();
                     for (dims, dt) in fields {
@@ -1084,7 +1108,7 @@ fn llvm_and_both_interpreters_agree_on_every_op_at_several_sizes() {
             for a in &c.args {
                 match a {
                     A::T(ds, dt) => args.push(Value::Tensor(rng.tensor(&dims(ds), *dt, c.draw))),
-                    A::S(_) => {}
+                    A::S(_) | A::P(_) => {}
                     A::Tup(fields) => {
                         for (ds, dt) in fields {
                             args.push(Value::Tensor(rng.tensor(&dims(ds), *dt, c.draw)));
