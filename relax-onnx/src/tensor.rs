@@ -75,7 +75,9 @@ pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
         raw.clone()
     } else {
         use tensor_proto::DataType as D;
-        let mut out = Vec::with_capacity(numel.saturating_mul(width));
+        // No capacity from the dims: they may claim more than the data holds
+        // (checked below), and a huge claim must not abort the process.
+        let mut out = Vec::new();
         match D::try_from(t.data_type()).map_err(|_| error(format!("{}: bad type", what())))? {
             D::Float => t
                 .float_data

@@ -81,7 +81,9 @@ pub(crate) fn arange_len(
         _ => None,
     };
     match (known(start), known(end), known(step)) {
-        (_, _, Some(s)) if s == 0.0 => Err("step must not be 0".into()),
+        (_, _, Some(s)) if s == 0.0 || !s.is_finite() => {
+            Err("step must be finite and not 0".into())
+        }
         (Some(a), Some(b), Some(s)) => Ok(PrimExpr::int(((b - a) / s).ceil().max(0.0) as i64)),
         _ => Err("a float start, end or step must be a known value".into()),
     }

@@ -14,11 +14,13 @@
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
-//! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
+//! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod elementwise;
 mod nn;
+mod normalization;
 mod reduce;
 mod shape;
 pub mod shape_value;
@@ -79,6 +81,9 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("GlobalMaxPool", nn::global_max_pool),
     ("BatchNormalization", nn::batch_norm),
     ("InstanceNormalization", nn::instance_norm),
+    ("LayerNormalization", normalization::layer_norm),
+    ("RMSNormalization", normalization::rms_norm),
+    ("GroupNormalization", normalization::group_norm),
     ("LRN", nn::lrn),
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
@@ -110,6 +115,11 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceMax", reduce::reduce_max),
     ("ReduceMin", reduce::reduce_min),
     ("ReduceProd", reduce::reduce_prod),
+    ("ReduceL1", reduce::reduce_l1),
+    ("ReduceL2", reduce::reduce_l2),
+    ("ReduceLogSum", reduce::reduce_log_sum),
+    ("ReduceLogSumExp", reduce::reduce_log_sum_exp),
+    ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
 ];
@@ -127,7 +137,8 @@ pub fn run(cx: &mut Ctx, convert: Converter) -> Result<Vec<Expr>, Error> {
 /// `PrimValue`) becomes an `int64` tensor of rank 1 or 0.
 pub fn as_tensor(bb: &mut BlockBuilder, e: Expr) -> Result<Expr, Error> {
     let emit = |bb: &mut BlockBuilder, op: &str, args: Vec<Expr>| -> Result<Expr, Error> {
-        let info = relax_core::op::lookup(op).ok_or_else(|| crate::error(format!("{op}")))?;
+        let info = relax_core::op::lookup(op)
+            .ok_or_else(|| crate::error(format!("`{op}` is not a registered op")))?;
         let call = info
             .call(args, &Attrs::new())
             .map_err(|d| crate::error(d.message))?;
@@ -274,34 +285,6 @@ impl Ctx<'_> {
             .emit_match_cast(shape, sinfo)
             .map_err(|e| self.error(e))?;
         Ok(vars)
-    }
-
-    /// Input `i` as one integer, possibly symbolic (a `PrimValue`, a
-    /// constant, or a rank-0 or one-element tensor computed at run time),
-    /// if given.
-    pub fn prim_input(&mut self, i: usize) -> Result<Option<PrimExpr>, Error> {
-        let Some(e) = self.raw_input(i)? else {
-            return Ok(None);
-        };
-        if let Some(v) = ShapeValue::of(&e) {
-            if v.elems.len() != 1 {
-                return Err(self.error(format!(
-                    "input {i} must hold one value, found {}",
-                    v.elems.len()
-                )));
-            }
-            return Ok(v.elems.into_iter().next());
-        }
-        let (dims, _) = self.tensor(&e)?;
-        if dims.iter().any(|d| d.as_int() != Some(1)) {
-            return Err(self.error(format!("input {i} must hold one value")));
-        }
-        let flat = self.call(
-            "relax.reshape",
-            vec![e, shape(vec![PrimExpr::int(1)])],
-            Attrs::new(),
-        )?;
-        Ok(self.bind_data_dims(flat)?.into_iter().next())
     }
 
     /// Input `i` as a constant tensor, if given; an input that is not a

@@ -17,7 +17,7 @@ use super::shape_value::{self, ShapeValue};
 use super::{ints, normalize_axes, product, shape, Ctx};
 use crate::tensor::to_tensor;
 use relax_core::ir::struct_info::fmt_dims;
-use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_core::ir::{AttrValue, Attrs, Expr, ExprKind, PrimExpr};
 use relax_runtime::{DataType, Error, Tensor};
 
 pub fn reshape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -607,35 +607,81 @@ pub fn size(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `Range(start, limit, delta)`: `arange` with the three as `PrimValue`s,
-/// so a symbolic limit (a sequence length) gives a symbolic length. Float
-/// ranges need constant inputs.
+/// so a symbolic limit (a sequence length) gives a symbolic length. When a
+/// bound or the step is computed from data (or is a float that is not a
+/// constant), the length `max(ceil((limit - start) / delta), 0)` is
+/// computed as a tensor and bound to a fresh dim (`tensor_to_shape` and
+/// `match_cast`), and the values are `start + arange(0, len) * delta`.
 pub fn range(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (_, dtype) = {
         let start = cx.input(0)?;
         cx.tensor(&start)?
     };
-    let mut values = Vec::new();
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    let mut known = Vec::new();
     for i in 0..3 {
-        if dtype.is_float() {
-            let t = cx
-                .const_input(i)?
-                .ok_or_else(|| cx.error(format!("input {i} is required")))?;
-            let v = t
-                .to_f64_vec()
-                .first()
-                .copied()
-                .ok_or_else(|| cx.error(format!("input {i} is empty")))?;
-            values.push(PrimExpr::float(DataType::f64(), v));
-        } else {
-            values.push(
-                cx.prim_input(i)?
-                    .ok_or_else(|| cx.error(format!("input {i} is required")))?,
-            );
+        let raw = cx
+            .raw_input(i)?
+            .ok_or_else(|| cx.error(format!("input {i} is required")))?;
+        match (raw.kind(), ShapeValue::of(&raw)) {
+            (ExprKind::Constant(t), _) if dtype.is_float() => {
+                let v = t.to_f64_vec().first().copied();
+                known.push(v.map(|v| PrimExpr::float(DataType::f64(), v)));
+            }
+            (_, Some(v)) if v.elems.len() == 1 && !dtype.is_float() => {
+                known.push(v.elems.into_iter().next());
+            }
+            _ => known.push(None),
         }
     }
-    let args = values.into_iter().map(Expr::prim_value).collect();
-    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
-    Ok(vec![cx.call("relax.arange", args, attrs)?])
+    let step_known = known[2]
+        .as_ref()
+        .is_some_and(|s| s.as_int().is_some() || s.dtype().is_float());
+    if let (Some(a), Some(b), Some(c), true) = (&known[0], &known[1], &known[2], step_known) {
+        let args = [a, b, c].map(|e| Expr::prim_value(e.clone())).to_vec();
+        return Ok(vec![cx.call("relax.arange", args, attrs)?]);
+    }
+    // From data: the length as a tensor, bound to a fresh dim.
+    let (start, limit, delta) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
+    let f64t = DataType::f64();
+    let i64t = DataType::i64();
+    let cast = |cx: &mut Ctx, e: Expr, d: DataType| {
+        cx.call(
+            "relax.astype",
+            vec![e],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(d))]),
+        )
+    };
+    let diff = cx.op2("relax.subtract", limit, start.clone())?;
+    let diff = cast(cx, diff, f64t)?;
+    let step = cast(cx, delta.clone(), f64t)?;
+    let q = cx.op2("relax.divide", diff, step)?;
+    // ceil(q) = trunc(q) + (q > trunc(q)), then at least 0.
+    let t = cast(cx, q.clone(), i64t)?;
+    let back = cast(cx, t.clone(), f64t)?;
+    let above = cx.op2("relax.greater", q, back)?;
+    let bump = cast(cx, above, i64t)?;
+    let n = cx.op2("relax.add", t, bump)?;
+    let zero = cx.scalar(0.0, i64t)?;
+    let n = cx.op2("relax.maximum", n, zero)?;
+    let n = cx.call(
+        "relax.reshape",
+        vec![n, shape(vec![PrimExpr::int(1)])],
+        Attrs::new(),
+    )?;
+    let len = cx.bind_data_dims(n)?.remove(0);
+    // Integer positions, written in the output's dtype.
+    let idx = cx.call(
+        "relax.arange",
+        vec![
+            Expr::prim_value(PrimExpr::int(0)),
+            Expr::prim_value(len),
+            Expr::prim_value(PrimExpr::int(1)),
+        ],
+        attrs,
+    )?;
+    let scaled = cx.op2("relax.multiply", idx, delta)?;
+    Ok(vec![cx.op2("relax.add", scaled, start)?])
 }
 
 pub fn identity(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
