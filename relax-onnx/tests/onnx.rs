@@ -465,7 +465,8 @@ fn composite_activations_and_attribute_forms() {
     let xs = [-3.0f32, -1.0, -0.25, 0.0, 0.5, 2.0, 7.0];
     let n = xs.len() as i64;
     let softplus = |x: f64| x.max(0.0) + (-x.abs()).exp().ln_1p();
-    let float_cases: Vec<(&str, Vec<AttributeProto>, Box<dyn Fn(f64) -> f64>)> = vec![
+    type Formula = Box<dyn Fn(f64) -> f64>;
+    let float_cases: Vec<(&str, Vec<AttributeProto>, Formula)> = vec![
         ("Mish", vec![], Box::new(move |x| x * softplus(x).tanh())),
         (
             "Celu",
@@ -504,7 +505,7 @@ fn composite_activations_and_attribute_forms() {
             let exec = build(&imported.module, &target).unwrap();
             let y = outputs(
                 VirtualMachine::new(&exec)
-                    .call("main", &[x.clone()])
+                    .call("main", std::slice::from_ref(&x))
                     .unwrap(),
             );
             let got = y[0].to_vec::<f32>().unwrap();

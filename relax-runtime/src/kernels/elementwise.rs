@@ -532,14 +532,10 @@ fn sign(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
         let v = view::<T>(x)?;
         let data = alloc::collect(
             v.len(),
-            v.iter().map(|&e| {
-                if e > T::ZERO {
-                    T::ONE
-                } else if e < T::ZERO {
-                    Num::neg(T::ONE)
-                } else {
-                    e
-                }
+            v.iter().map(|&e| match e.partial_cmp(&T::ZERO) {
+                Some(std::cmp::Ordering::Greater) => T::ONE,
+                Some(std::cmp::Ordering::Less) => Num::neg(T::ONE),
+                _ => e,
             }),
         )?;
         tensor_value(&udims(x.shape()), data)
@@ -1114,7 +1110,8 @@ mod tests {
     #[test]
     fn new_unary_math_matches_f64() {
         let x = tv(&[4], vec![-0.75f32, -0.25, 0.25, 0.5]);
-        let fs: [(&str, fn(f64) -> f64); 10] = [
+        type F = fn(f64) -> f64;
+        let fs: [(&str, F); 10] = [
             ("relax.sin", f64::sin),
             ("relax.cos", f64::cos),
             ("relax.tan", f64::tan),
