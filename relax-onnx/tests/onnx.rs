@@ -419,3 +419,153 @@ fn mutated_model_bytes_never_panic() {
         }
     }
 }
+
+fn float_attr(name: &str, v: f32) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Float as i32),
+        f: Some(v),
+        ..Default::default()
+    }
+}
+
+fn string_attr(name: &str, v: &str) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
+        ..Default::default()
+    }
+}
+
+/// One node `op(x) -> y` on a float32 `x` of shape `(n,)`, opset 20.
+fn unary_model(
+    op: &str,
+    attrs: Vec<AttributeProto>,
+    n: i64,
+    out: tensor_proto::DataType,
+) -> Vec<u8> {
+    model(
+        20,
+        GraphProto {
+            name: Some(op.into()),
+            node: vec![node(op, &["x"], &["y"], attrs)],
+            input: vec![f32_info("x", &[Dim::Value(n)])],
+            output: vec![value_info("y", out, &[Dim::Value(n)])],
+            ..Default::default()
+        },
+    )
+}
+
+/// The composite activations (written with registry ops) and the
+/// attribute forms the backend cases do not cover, on both targets,
+/// against the formulas in `f64`.
+#[test]
+fn composite_activations_and_attribute_forms() {
+    let xs = [-3.0f32, -1.0, -0.25, 0.0, 0.5, 2.0, 7.0];
+    let n = xs.len() as i64;
+    let softplus = |x: f64| x.max(0.0) + (-x.abs()).exp().ln_1p();
+    type Formula = Box<dyn Fn(f64) -> f64>;
+    let float_cases: Vec<(&str, Vec<AttributeProto>, Formula)> = vec![
+        ("Mish", vec![], Box::new(move |x| x * softplus(x).tanh())),
+        (
+            "Celu",
+            vec![float_attr("alpha", 2.0)],
+            Box::new(|x: f64| x.max(0.0) + (2.0 * ((x / 2.0).exp() - 1.0)).min(0.0)),
+        ),
+        (
+            "HardSwish",
+            vec![],
+            Box::new(|x: f64| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+        ),
+        (
+            "ThresholdedRelu",
+            vec![float_attr("alpha", 0.5)],
+            Box::new(|x: f64| if x > 0.5 { x } else { 0.0 }),
+        ),
+        (
+            "Shrink",
+            vec![float_attr("lambd", 1.0), float_attr("bias", 0.5)],
+            Box::new(|x: f64| {
+                if x < -1.0 {
+                    x + 0.5
+                } else if x > 1.0 {
+                    x - 0.5
+                } else {
+                    0.0
+                }
+            }),
+        ),
+    ];
+    let x = Value::Tensor(Tensor::from_vec(&[n], xs.to_vec()).unwrap());
+    for (op, attrs, f) in float_cases {
+        let bytes = unary_model(op, attrs, n, tensor_proto::DataType::Float);
+        let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+        for target in [Target::interpreter(), Target::host()] {
+            let exec = build(&imported.module, &target).unwrap();
+            let y = outputs(
+                VirtualMachine::new(&exec)
+                    .call("main", std::slice::from_ref(&x))
+                    .unwrap(),
+            );
+            let got = y[0].to_vec::<f32>().unwrap();
+            for (g, &v) in got.iter().zip(&xs) {
+                let want = f(f64::from(v));
+                assert!(
+                    (f64::from(*g) - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                    "{op}({v}) on {target:?}: {g}, want {want}"
+                );
+            }
+        }
+    }
+    // IsInf detecting neither infinity: false everywhere, NaN included.
+    let special = Value::Tensor(
+        Tensor::from_vec(&[3], vec![f32::INFINITY, f32::NEG_INFINITY, f32::NAN]).unwrap(),
+    );
+    let bytes = unary_model(
+        "IsInf",
+        vec![
+            int_attr("detect_positive", 0),
+            int_attr("detect_negative", 0),
+        ],
+        3,
+        tensor_proto::DataType::Bool,
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let y = run(&imported.module, vec![special]);
+    assert_eq!(y[0].to_vec::<bool>().unwrap(), [false; 3]);
+}
+
+#[test]
+fn bad_elementwise_attributes_are_errors() {
+    let f = tensor_proto::DataType::Float;
+    assert_import_error(
+        &unary_model("Gelu", vec![string_attr("approximate", "erf")], 2, f),
+        "attribute `approximate` must be \"none\" or \"tanh\"",
+    );
+    let shift = model(
+        11,
+        GraphProto {
+            node: vec![node(
+                "BitShift",
+                &["x", "k"],
+                &["y"],
+                vec![string_attr("direction", "UP")],
+            )],
+            input: vec![
+                value_info("x", tensor_proto::DataType::Uint8, &[Dim::Value(2)]),
+                value_info("k", tensor_proto::DataType::Uint8, &[Dim::Value(2)]),
+            ],
+            output: vec![value_info(
+                "y",
+                tensor_proto::DataType::Uint8,
+                &[Dim::Value(2)],
+            )],
+            ..Default::default()
+        },
+    );
+    assert_import_error(
+        &shift,
+        "attribute `direction` must be \"LEFT\" or \"RIGHT\"",
+    );
+}

@@ -1,9 +1,21 @@
-//! Broadcasting binary ops: arithmetic (`add`, `subtract`, `multiply`,
-//! `divide`, `power`, `maximum`, `minimum`) and comparisons (`equal`,
-//! `not_equal`, `less`, `less_equal`, `greater`, `greater_equal`, which give
-//! `bool`). NumPy broadcasting with symbolic dims; dtypes must agree.
+//! Broadcasting binary ops. NumPy broadcasting with symbolic dims; dtypes
+//! must agree.
+//!
+//! | ops | operand dtype | result dtype |
+//! |---|---|---|
+//! | `add`, `subtract`, `multiply`, `divide`, `power`, `maximum`, `minimum`, `floor_divide`, `floor_mod`, `mod` | any | the operands' |
+//! | `equal`, `not_equal`, `less`, `less_equal`, `greater`, `greater_equal` | any | `bool` |
+//! | `logical_and`, `logical_or`, `logical_xor` | `bool` | `bool` |
+//! | `bitwise_and`, `bitwise_or`, `bitwise_xor` | integer or `bool` | the operands' |
+//! | `left_shift`, `right_shift` | integer | the operands' |
+//!
+//! `floor_divide` and `floor_mod` round the quotient toward negative
+//! infinity (Python's `//` and `%`: the remainder has the divisor's sign);
+//! `mod` is C's `fmod` (truncated quotient: the remainder has the
+//! dividend's sign).
 
 use super::infer::binary_broadcast;
+use super::unary::{check_dtype, is_integer};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{Call, StructInfo};
@@ -15,6 +27,37 @@ fn infer_arith(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
 
 fn infer_compare(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     binary_broadcast(call, ana, Some(DataType::bool()))
+}
+
+/// Both operands pass `ok` (`what` names the accepted dtypes).
+fn check_both(
+    call: &Call,
+    ok: fn(DataType) -> bool,
+    code: &'static str,
+    what: &str,
+) -> Result<(), Diagnostic> {
+    check_dtype(call, 0, ok, code, what)?;
+    check_dtype(call, 1, ok, code, what)
+}
+
+fn infer_logical(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    check_both(call, DataType::is_bool, "op-dtype-not-bool", "dtype bool")?;
+    binary_broadcast(call, ana, Some(DataType::bool()))
+}
+
+fn infer_bitwise(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    check_both(
+        call,
+        DataType::is_integer,
+        "op-dtype-not-integer",
+        "an integer or bool dtype",
+    )?;
+    binary_broadcast(call, ana, None)
+}
+
+fn infer_shift(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    check_both(call, is_integer, "op-dtype-not-integer", "an integer dtype")?;
+    binary_broadcast(call, ana, None)
 }
 
 macro_rules! binary {
@@ -46,6 +89,17 @@ binary! {
     "relax.less_equal" => infer_compare,
     "relax.greater" => infer_compare,
     "relax.greater_equal" => infer_compare,
+    "relax.floor_divide" => infer_arith,
+    "relax.floor_mod" => infer_arith,
+    "relax.mod" => infer_arith,
+    "relax.logical_and" => infer_logical,
+    "relax.logical_or" => infer_logical,
+    "relax.logical_xor" => infer_logical,
+    "relax.bitwise_and" => infer_bitwise,
+    "relax.bitwise_or" => infer_bitwise,
+    "relax.bitwise_xor" => infer_bitwise,
+    "relax.left_shift" => infer_shift,
+    "relax.right_shift" => infer_shift,
 }
 
 #[cfg(test)]
@@ -155,34 +209,83 @@ mod tests {
     #[test]
     fn every_binary_op_broadcasts_symbolically_and_checks_dtypes() {
         for op in super::OPS {
-            let n = sym("n");
-            let out = if op.name.contains("equal")
-                || op.name.contains("less")
-                || op.name.contains("greater")
-            {
-                "bool"
+            let short = op.name.trim_start_matches("relax.");
+            // The operand dtype each op takes, one it refuses (with the
+            // message), and the result dtype.
+            let (dt, refused) = if short.starts_with("logical_") {
+                (BOOL, Some((I32, "dtype bool")))
+            } else if short.starts_with("bitwise_") {
+                (I32, Some((F32, "an integer or bool dtype")))
+            } else if short.ends_with("_shift") {
+                (I32, Some((BOOL, "an integer dtype")))
             } else {
-                "float32"
+                (F32, None)
             };
+            let out = if short.contains("equal")
+                || short.contains("less")
+                || short.contains("greater")
+                || short.starts_with("logical_")
+            {
+                BOOL
+            } else {
+                dt
+            };
+            let n = sym("n");
             assert_infers(
                 op.name,
-                &[t(&[n.clone(), d(1)], F32), t(&[d(5)], F32)],
+                &[t(&[n.clone(), d(1)], dt), t(&[d(5)], dt)],
                 &[],
                 &format!("R.Tensor((n, 5), dtype=\"{out}\")"),
             );
-            let short = op.name.trim_start_matches("relax.");
             assert_fails(
                 op.name,
-                &[t(&[d(2)], F32), t(&[d(3)], F32)],
+                &[t(&[d(2)], dt), t(&[d(3)], dt)],
                 &[],
                 &format!("{short}: shapes do not broadcast: x1 is (2,), x2 is (3,)"),
             );
-            assert_fails(
-                op.name,
-                &[t(&[d(2)], F32), t(&[d(2)], I32)],
-                &[],
-                &format!("{short}: dtypes differ: x1 is float32, x2 is int32"),
-            );
+            let other = if dt == I64 { I32 } else { I64 };
+            let other = if dt == F32 { I32 } else { other };
+            if refused.is_none() {
+                assert_fails(
+                    op.name,
+                    &[t(&[d(2)], dt), t(&[d(2)], other)],
+                    &[],
+                    &format!("{short}: dtypes differ: x1 is {dt}, x2 is {other}"),
+                );
+            }
+            if let Some((bad, what)) = refused {
+                assert_fails(
+                    op.name,
+                    &[t(&[d(2)], dt), t(&[d(2)], bad)],
+                    &[],
+                    &format!("{short}: x2 must have {what}, found {bad}"),
+                );
+                if short != "left_shift" && short != "right_shift" {
+                    continue;
+                }
+                assert_fails(
+                    op.name,
+                    &[t(&[d(2)], dt), t(&[d(2)], I64)],
+                    &[],
+                    &format!("{short}: dtypes differ: x1 is int32, x2 is int64"),
+                );
+            }
         }
+    }
+
+    #[test]
+    fn bitwise_ops_take_bools_too() {
+        assert_infers(
+            "relax.bitwise_xor",
+            &[t(&[d(2)], BOOL), t(&[], BOOL)],
+            &[],
+            "R.Tensor((2,), dtype=\"bool\")",
+        );
+        assert_infers(
+            "relax.logical_and",
+            &[t(&[d(2)], VOID), t(&[], BOOL)],
+            &[],
+            "R.Tensor((2,), dtype=\"bool\")",
+        );
     }
 }

@@ -30,6 +30,13 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         ),
         "relax.take" => (vec![t, "R.Tensor(ndim=1, dtype=\"int64\")"], ""),
         "relax.where" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")", t, t], ""),
+        "relax.logical_not" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")"], ""),
+        "relax.logical_and" | "relax.logical_or" | "relax.logical_xor" => {
+            (vec!["R.Tensor(ndim=4, dtype=\"bool\")"; 2], "")
+        }
+        "relax.bitwise_not" => (vec!["R.Tensor(ndim=4, dtype=\"int32\")"], ""),
+        "relax.bitwise_and" | "relax.bitwise_or" | "relax.bitwise_xor" | "relax.left_shift"
+        | "relax.right_shift" => (vec!["R.Tensor(ndim=4, dtype=\"int32\")"; 2], ""),
         "relax.expand_dims" => (vec![t], "axis=[0]"),
         "relax.split" => (vec![t], "indices_or_sections=2"),
         "relax.strided_slice" => (vec![t], "axes=[0], begin=[0], end=[1]"),

@@ -19,8 +19,13 @@
 //!    a guarded access (`T.if_then_else(i > 0, A[i - 1], 0)`) is safe.
 //! 3. **Intrinsics** ([`INTRINSICS`]): `exp exp2 exp10 log log2 log10 log1p
 //!    sqrt rsqrt tanh sigmoid erf pow fabs abs floor ceil round nearbyint
-//!    trunc sin cos tan atan atan2 fmod if_then_else isnan isinf`. `round` is
-//!    TVM's: half to even. `erf` sums the series
+//!    trunc sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh fmod
+//!    if_then_else isnan isinf`, and on integers (and `bool`s) `bitwise_and
+//!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`. `round` is
+//!    TVM's: half to even. `shift_right` is arithmetic on signed types and
+//!    logical on unsigned ones; a shift amount outside `[0, bits)` gives 0
+//!    (-1 for a right shift of a negative value), as NumPy and the reference
+//!    kernels, where C is undefined. `erf` sums the series
 //!    `erf(x) = 2/√π · e^{-x²} · Σ 2ⁿ x^{2n+1} / (1·3·…·(2n+1))`, whose terms
 //!    are all positive (no cancellation), so it is accurate to a few ulps of
 //!    `f64`, far below the required 1e-7 relative error.
@@ -69,12 +74,25 @@ pub const INTRINSICS: &[&str] = &[
     "sin",
     "cos",
     "tan",
+    "asin",
+    "acos",
     "atan",
     "atan2",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
     "fmod",
     "if_then_else",
     "isnan",
     "isinf",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "shift_left",
+    "shift_right",
 ];
 
 /// The largest scratch buffer (`Allocate`, `alloc_buffers`) the interpreter
@@ -642,6 +660,9 @@ impl Machine {
             };
             return Ok(Val::I(r as i64));
         }
+        if let Some(v) = self.bitwise(e, name, args)? {
+            return Ok(v);
+        }
         let unary: Option<fn(f64) -> f64> = match name {
             "exp" => Some(f64::exp),
             "exp2" => Some(f64::exp2),
@@ -663,7 +684,14 @@ impl Machine {
             "sin" => Some(f64::sin),
             "cos" => Some(f64::cos),
             "tan" => Some(f64::tan),
+            "asin" => Some(f64::asin),
+            "acos" => Some(f64::acos),
             "atan" => Some(f64::atan),
+            "sinh" => Some(f64::sinh),
+            "cosh" => Some(f64::cosh),
+            "asinh" => Some(f64::asinh),
+            "acosh" => Some(f64::acosh),
+            "atanh" => Some(f64::atanh),
             _ => None,
         };
         if let Some(f) = unary {
@@ -687,6 +715,55 @@ impl Machine {
             "the interpreter does not know the intrinsic T.{name} (it knows {})",
             INTRINSICS.join(", ")
         ))
+    }
+}
+
+impl Machine {
+    /// The bitwise intrinsics and shifts, on integers of the call's dtype;
+    /// `None` for another intrinsic.
+    fn bitwise(&self, e: &PrimExpr, name: &str, args: &[PrimExpr]) -> Result<Option<Val>, String> {
+        let dt = e.dtype();
+        let n = match name {
+            "bitwise_not" => 1,
+            "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right" => 2,
+            _ => return Ok(None),
+        };
+        if args.len() != n || dt.is_float() {
+            return Err(format!(
+                "T.{name} takes {n} integer argument{}, found `{e}`",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        let mut vals = Vec::with_capacity(n);
+        for a in args {
+            match convert(self.eval(a)?, dt) {
+                Val::I(i) => vals.push(i),
+                Val::F(_) => return Err(format!("T.{name} of a float in `{e}`")),
+            }
+        }
+        let bits = i64::from(dt.bits());
+        let r = match name {
+            "bitwise_not" if dt.is_bool() => 1 - vals[0],
+            "bitwise_not" => !vals[0],
+            "bitwise_and" => vals[0] & vals[1],
+            "bitwise_or" => vals[0] | vals[1],
+            "bitwise_xor" => vals[0] ^ vals[1],
+            _ => {
+                let (x, k) = (vals[0], vals[1]);
+                // A uint64 amount of 2^63 or more reads as negative: out of
+                // range either way.
+                let in_range = (0..bits).contains(&k);
+                let left = name == "shift_left";
+                match (in_range, left) {
+                    (true, true) => x.wrapping_shl(k as u32),
+                    (true, false) if dt.is_uint() => ((x as u64) >> k) as i64,
+                    (true, false) => x >> k,
+                    (false, false) if dt.is_int() && x < 0 => -1,
+                    (false, _) => 0,
+                }
+            }
+        };
+        Ok(Some(Val::I(wrap_int(r, dt))))
     }
 }
 

@@ -27,9 +27,11 @@
 //! Scalar semantics used by the stages (those of the loop-level
 //! interpreter): `Div` is floor division on integers and true division on
 //! floats, `Mod` floor modulo; [`div`] gives C division (truncating for
-//! integers, as the kernels' `divide`). The intrinsics used are `exp`, `log`,
-//! `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf` and `pow`, each computed in
-//! `f64` and rounded once. Float `max`/`min` are written with `Select`s so
+//! integers, as the kernels' `divide`). The float intrinsics used (`exp`,
+//! `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `erf`, `pow`, `fmod`, the
+//! trigonometric and hyperbolic functions, `floor`, `round`, …) are each
+//! computed in `f64` and rounded once; the integer ones (`bitwise_and`, …,
+//! `shift_left`, `shift_right`) are exact. Float `max`/`min` are written with `Select`s so
 //! that NaN propagates whatever the target's `max` does with it.
 
 pub mod call_te;

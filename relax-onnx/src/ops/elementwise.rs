@@ -1,4 +1,5 @@
-//! Elementwise ops: arithmetic, comparisons, unary math, activations.
+//! Elementwise ops: arithmetic, comparisons, logical and bitwise ops, unary
+//! math, activations.
 //!
 //! Before opset 7, binary ops broadcast only when `broadcast = 1`, and
 //! `axis` placed the second operand's dims starting at that axis of the
@@ -7,7 +8,19 @@
 //! Activations the registry lacks are written exactly with its ops:
 //! `LeakyRelu`, `PRelu`, `Elu`, `Selu` as a `where` on `x > 0`,
 //! `Softplus` as `max(x, 0) + log(1 + exp(-|x|))` (no overflow),
-//! `Softsign` as `x / (1 + |x|)`, `HardSigmoid` as a clamped line.
+//! `Softsign` as `x / (1 + |x|)`, `HardSigmoid` as a clamped line,
+//! `HardSwish` as `x` times that line (`alpha = 1/6`, `beta = 1/2`),
+//! `Mish` as `x · tanh(softplus(x))`, `Celu` as
+//! `max(0, x) + min(0, alpha · (exp(x / alpha) - 1))`, `ThresholdedRelu`
+//! and `Shrink` as `where`s, `Gelu` as `nn.gelu` (the erf form) or, with
+//! `approximate = "tanh"`, `x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))`.
+//!
+//! `Mod` with `fmod = 0` is `floor_mod` (the divisor's sign), with
+//! `fmod = 1` C's `fmod` (`mod`, the dividend's sign). `IsInf` honours
+//! `detect_positive`/`detect_negative` by comparing with the infinity
+//! wanted. `BitShift` is `left_shift` or `right_shift` by `direction`.
+//! `Round` is half to even; `CastLike` is `astype` to the second input's
+//! dtype.
 
 use super::{shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -60,6 +73,12 @@ binaries! {
     greater_or_equal => "relax.greater_equal",
     less => "relax.less",
     less_or_equal => "relax.less_equal",
+    and => "relax.logical_and",
+    or => "relax.logical_or",
+    xor => "relax.logical_xor",
+    bitwise_and => "relax.bitwise_and",
+    bitwise_or => "relax.bitwise_or",
+    bitwise_xor => "relax.bitwise_xor",
 }
 
 /// A variadic op folded left with `op`.
@@ -113,6 +132,76 @@ unaries! {
     sqrt => "relax.sqrt",
     abs => "relax.abs",
     neg => "relax.negative",
+    erf => "relax.erf",
+    sin => "relax.sin",
+    cos => "relax.cos",
+    tan => "relax.tan",
+    asin => "relax.asin",
+    acos => "relax.acos",
+    atan => "relax.atan",
+    sinh => "relax.sinh",
+    cosh => "relax.cosh",
+    asinh => "relax.asinh",
+    acosh => "relax.acosh",
+    atanh => "relax.atanh",
+    floor => "relax.floor",
+    ceil => "relax.ceil",
+    round => "relax.round",
+    sign => "relax.sign",
+    is_nan => "relax.isnan",
+    not => "relax.logical_not",
+    bitwise_not => "relax.bitwise_not",
+}
+
+pub fn bit_shift(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let op = match cx.node.string("direction")?.as_deref() {
+        Some("LEFT") => "relax.left_shift",
+        Some("RIGHT") => "relax.right_shift",
+        other => {
+            return Err(cx.error(format!(
+                "attribute `direction` must be \"LEFT\" or \"RIGHT\", found {other:?}"
+            )))
+        }
+    };
+    binary(cx, op)
+}
+
+pub fn mod_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let op = match cx.node.int_or("fmod", 0)? {
+        0 => "relax.floor_mod",
+        1 => "relax.mod",
+        v => return Err(cx.error(format!("attribute `fmod` must be 0 or 1, found {v}"))),
+    };
+    binary(cx, op)
+}
+
+pub fn is_inf(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let pos = cx.node.int_or("detect_positive", 1)? != 0;
+    let neg = cx.node.int_or("detect_negative", 1)? != 0;
+    let y = match (pos, neg) {
+        (true, true) => cx.op1("relax.isinf", x)?,
+        (true, false) | (false, true) => {
+            let inf = if pos {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            };
+            let inf = cx.scalar(inf, dtype)?;
+            cx.op2("relax.equal", x, inf)?
+        }
+        // Nothing detected: `x < x` is false everywhere (NaN included).
+        (false, false) => cx.op2("relax.less", x.clone(), x)?,
+    };
+    Ok(vec![y])
+}
+
+pub fn cast_like(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let like = cx.input(1)?;
+    let (_, dtype) = cx.tensor(&like)?;
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    Ok(vec![cx.call("relax.astype", vec![x], attrs)?])
 }
 
 /// The input and its dtype.
@@ -186,6 +275,11 @@ pub fn selu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn softplus(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (x, dtype) = x_and_dtype(cx)?;
+    Ok(vec![softplus_of(cx, x, dtype)?])
+}
+
+/// `max(x, 0) + log(1 + exp(-|x|))`: `log(1 + exp(x))` without overflow.
+fn softplus_of(cx: &mut Ctx, x: Expr, dtype: DataType) -> Result<Expr, Error> {
     let zero = cx.scalar(0.0, dtype)?;
     let pos = cx.op2("relax.maximum", x.clone(), zero)?;
     let a = cx.op1("relax.abs", x)?;
@@ -194,7 +288,14 @@ pub fn softplus(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let one = cx.scalar(1.0, dtype)?;
     let e1 = cx.op2("relax.add", e, one)?;
     let l = cx.op1("relax.log", e1)?;
-    Ok(vec![cx.op2("relax.add", pos, l)?])
+    cx.op2("relax.add", pos, l)
+}
+
+pub fn mish(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let sp = softplus_of(cx, x.clone(), dtype)?;
+    let t = cx.op1("relax.tanh", sp)?;
+    Ok(vec![cx.op2("relax.multiply", x, t)?])
 }
 
 pub fn softsign(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -209,6 +310,23 @@ pub fn hard_sigmoid(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (x, dtype) = x_and_dtype(cx)?;
     let alpha = f64::from(cx.node.float_or("alpha", 0.2)?);
     let beta = f64::from(cx.node.float_or("beta", 0.5)?);
+    Ok(vec![clamped_line(cx, x, alpha, beta, dtype)?])
+}
+
+pub fn hard_swish(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let line = clamped_line(cx, x.clone(), f64::from(1.0f32 / 6.0), 0.5, dtype)?;
+    Ok(vec![cx.op2("relax.multiply", x, line)?])
+}
+
+/// `max(0, min(1, alpha · x + beta))`.
+fn clamped_line(
+    cx: &mut Ctx,
+    x: Expr,
+    alpha: f64,
+    beta: f64,
+    dtype: DataType,
+) -> Result<Expr, Error> {
     let alpha = cx.scalar(alpha, dtype)?;
     let beta = cx.scalar(beta, dtype)?;
     let line = cx.op2("relax.multiply", x, alpha)?;
@@ -216,7 +334,77 @@ pub fn hard_sigmoid(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let one = cx.scalar(1.0, dtype)?;
     let zero = cx.scalar(0.0, dtype)?;
     let upper = cx.op2("relax.minimum", line, one)?;
-    Ok(vec![cx.op2("relax.maximum", upper, zero)?])
+    cx.op2("relax.maximum", upper, zero)
+}
+
+pub fn gelu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    match cx.node.string("approximate")?.as_deref() {
+        None | Some("none") => Ok(vec![cx.op1("relax.nn.gelu", x)?]),
+        Some("tanh") => {
+            // x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))
+            let x2 = cx.op2("relax.multiply", x.clone(), x.clone())?;
+            let x3 = cx.op2("relax.multiply", x2, x.clone())?;
+            let c = cx.scalar(0.044715, dtype)?;
+            let cx3 = cx.op2("relax.multiply", x3, c)?;
+            let inner = cx.op2("relax.add", x.clone(), cx3)?;
+            let k = cx.scalar((2.0 / std::f64::consts::PI).sqrt(), dtype)?;
+            let inner = cx.op2("relax.multiply", inner, k)?;
+            let t = cx.op1("relax.tanh", inner)?;
+            let one = cx.scalar(1.0, dtype)?;
+            let t1 = cx.op2("relax.add", t, one)?;
+            let half = cx.scalar(0.5, dtype)?;
+            let hx = cx.op2("relax.multiply", x, half)?;
+            Ok(vec![cx.op2("relax.multiply", hx, t1)?])
+        }
+        Some(other) => Err(cx.error(format!(
+            "attribute `approximate` must be \"none\" or \"tanh\", found \"{other}\""
+        ))),
+    }
+}
+
+pub fn thresholded_relu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = cx.scalar(f64::from(cx.node.float_or("alpha", 1.0)?), dtype)?;
+    let above = cx.op2("relax.greater", x.clone(), alpha)?;
+    let zero = cx.scalar(0.0, dtype)?;
+    Ok(vec![cx.call(
+        "relax.where",
+        vec![above, x, zero],
+        Attrs::new(),
+    )?])
+}
+
+pub fn celu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let alpha = f64::from(cx.node.float_or("alpha", 1.0)?);
+    let zero = cx.scalar(0.0, dtype)?;
+    let pos = cx.op2("relax.maximum", x.clone(), zero.clone())?;
+    let a = cx.scalar(alpha, dtype)?;
+    let scaled = cx.op2("relax.divide", x, a)?;
+    let neg = exp_minus_one(cx, scaled, alpha, dtype)?;
+    let neg = cx.op2("relax.minimum", neg, zero)?;
+    Ok(vec![cx.op2("relax.add", pos, neg)?])
+}
+
+pub fn shrink(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, dtype) = x_and_dtype(cx)?;
+    let bias = f64::from(cx.node.float_or("bias", 0.0)?);
+    let lambd = f64::from(cx.node.float_or("lambd", 0.5)?);
+    let lo = cx.scalar(-lambd, dtype)?;
+    let hi = cx.scalar(lambd, dtype)?;
+    let b = cx.scalar(bias, dtype)?;
+    let zero = cx.scalar(0.0, dtype)?;
+    let below = cx.op2("relax.less", x.clone(), lo)?;
+    let above = cx.op2("relax.greater", x.clone(), hi)?;
+    let plus = cx.op2("relax.add", x.clone(), b.clone())?;
+    let minus = cx.op2("relax.subtract", x, b)?;
+    let inner = cx.call("relax.where", vec![above, minus, zero], Attrs::new())?;
+    Ok(vec![cx.call(
+        "relax.where",
+        vec![below, plus, inner],
+        Attrs::new(),
+    )?])
 }
 
 pub fn clip(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

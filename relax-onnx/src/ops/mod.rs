@@ -10,7 +10,7 @@
 //!
 //! | file | op types |
 //! |---|---|
-//! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), comparisons, unary math, activations, `Clip`, `Cast`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
+//! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
@@ -73,6 +73,41 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Clip", elementwise::clip),
     ("Cast", elementwise::cast),
     ("Where", elementwise::where_),
+    ("Erf", elementwise::erf),
+    ("Sin", elementwise::sin),
+    ("Cos", elementwise::cos),
+    ("Tan", elementwise::tan),
+    ("Asin", elementwise::asin),
+    ("Acos", elementwise::acos),
+    ("Atan", elementwise::atan),
+    ("Sinh", elementwise::sinh),
+    ("Cosh", elementwise::cosh),
+    ("Asinh", elementwise::asinh),
+    ("Acosh", elementwise::acosh),
+    ("Atanh", elementwise::atanh),
+    ("Floor", elementwise::floor),
+    ("Ceil", elementwise::ceil),
+    ("Round", elementwise::round),
+    ("Sign", elementwise::sign),
+    ("IsNaN", elementwise::is_nan),
+    ("IsInf", elementwise::is_inf),
+    ("Not", elementwise::not),
+    ("And", elementwise::and),
+    ("Or", elementwise::or),
+    ("Xor", elementwise::xor),
+    ("BitwiseNot", elementwise::bitwise_not),
+    ("BitwiseAnd", elementwise::bitwise_and),
+    ("BitwiseOr", elementwise::bitwise_or),
+    ("BitwiseXor", elementwise::bitwise_xor),
+    ("BitShift", elementwise::bit_shift),
+    ("Mod", elementwise::mod_),
+    ("HardSwish", elementwise::hard_swish),
+    ("Gelu", elementwise::gelu),
+    ("Mish", elementwise::mish),
+    ("ThresholdedRelu", elementwise::thresholded_relu),
+    ("Celu", elementwise::celu),
+    ("Shrink", elementwise::shrink),
+    ("CastLike", elementwise::cast_like),
     ("Conv", nn::conv),
     ("ConvTranspose", nn::conv_transpose),
     ("MaxPool", nn::max_pool),

@@ -14,13 +14,31 @@
 //! 3. Float `maximum`/`minimum` give NaN when either operand is NaN (as
 //!    `numpy.maximum`); comparisons follow IEEE (`NaN != NaN`).
 //! 4. The transcendental ops (`exp`, `log`, `sqrt`, `rsqrt`, `tanh`,
-//!    `sigmoid`) take `float32` or `float64`; each element is computed in
+//!    `sigmoid`, `erf`, the trigonometric and hyperbolic functions and
+//!    their inverses) take `float32` or `float64`; each element is computed in
 //!    `f64` and rounded once to the tensor's type, so an `f32` result is the
 //!    correctly rounded value up to `f64`'s own error. `sigmoid` is computed
 //!    in the form that cannot overflow for either sign of `x`.
 //! 5. `ewise_fma(x1, x2, x3)` needs equal shapes and rounds twice (a multiply
 //!    then an add), as the unfused expression TVM legalizes it to.
-//! 6. `astype` converts as a C cast: floats to integers truncate toward zero
+//! 6. `floor_divide` and `floor_mod` are Python's `//` and `%` (the
+//!    quotient rounded toward negative infinity, the remainder with the
+//!    divisor's sign); `mod` is C's `fmod` (truncated quotient, remainder
+//!    with the dividend's sign). On integers all three are errors on a zero
+//!    divisor and wrap (`MIN // -1 == MIN`). On floats, `floor_divide` is
+//!    `floor(x / y)` with the quotient rounded to the tensor's type first,
+//!    `floor_mod` is `x - floor(x / y) · y` computed in `f64` and rounded
+//!    once (as the loop-level interpreter's `%`), `mod` is the exact `fmod`.
+//! 7. `floor`, `ceil`, `round` (half to even, as TVM and ONNX), `trunc`
+//!    are the identity on integers. `sign` gives -1, 0 or 1 (a float zero
+//!    or NaN is returned as it is). `square` wraps on integers. `isnan`,
+//!    `isinf` and `isfinite` give `bool` (integers are always finite).
+//! 8. `logical_*` take and give `bool`. `bitwise_*` take integers or
+//!    `bool`. `left_shift`/`right_shift` take integers; `right_shift` is
+//!    arithmetic on signed types; a shift amount outside `[0, bits)` gives
+//!    0 (or -1 for a right shift of a negative value), as NumPy, where C is
+//!    undefined.
+//! 9. `astype` converts as a C cast: floats to integers truncate toward zero
 //!    (saturating at the bounds, NaN giving 0, where C is undefined),
 //!    narrowing integers keep the low bits, integers to floats round to
 //!    nearest, anything to `bool` is `x != 0` (NaN is `true`), and `bool` to
@@ -31,7 +49,9 @@ use super::args::{
     broadcast_elems, broadcast_shapes, check_arity, same_dtype, tensor_arg, tensor_value, udims,
     view,
 };
-use super::dispatch::{with_any, with_float, with_num, Float, Num, Scalar};
+use super::dispatch::{
+    dispatch, unsupported, with_any, with_float, with_num, Float, Num, Scalar, Wide,
+};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{fmt_shape, Tensor};
 use crate::value::Value;
@@ -51,6 +71,17 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.less_equal", less_equal),
     ("relax.greater", greater),
     ("relax.greater_equal", greater_equal),
+    ("relax.floor_divide", floor_divide),
+    ("relax.floor_mod", floor_mod),
+    ("relax.mod", mod_),
+    ("relax.logical_and", logical_and),
+    ("relax.logical_or", logical_or),
+    ("relax.logical_xor", logical_xor),
+    ("relax.bitwise_and", bitwise_and),
+    ("relax.bitwise_or", bitwise_or),
+    ("relax.bitwise_xor", bitwise_xor),
+    ("relax.left_shift", left_shift),
+    ("relax.right_shift", right_shift),
     ("relax.negative", negative),
     ("relax.abs", abs),
     ("relax.exp", exp),
@@ -59,6 +90,29 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.rsqrt", rsqrt),
     ("relax.tanh", tanh),
     ("relax.sigmoid", sigmoid),
+    ("relax.erf", erf),
+    ("relax.sin", sin),
+    ("relax.cos", cos),
+    ("relax.tan", tan),
+    ("relax.asin", asin),
+    ("relax.acos", acos),
+    ("relax.atan", atan),
+    ("relax.sinh", sinh),
+    ("relax.cosh", cosh),
+    ("relax.asinh", asinh),
+    ("relax.acosh", acosh),
+    ("relax.atanh", atanh),
+    ("relax.floor", floor),
+    ("relax.ceil", ceil),
+    ("relax.round", round),
+    ("relax.trunc", trunc),
+    ("relax.sign", sign),
+    ("relax.square", square),
+    ("relax.isnan", isnan),
+    ("relax.isinf", isinf),
+    ("relax.isfinite", isfinite),
+    ("relax.logical_not", logical_not),
+    ("relax.bitwise_not", bitwise_not),
     ("relax.ewise_fma", ewise_fma),
     ("relax.where", where_),
     ("relax.astype", astype),
@@ -168,6 +222,176 @@ binary_kernels! {
     greater_equal => "relax.greater_equal", binary_compare(Cmp::Ge);
 }
 
+/// `x` as an `i128` (a float, which the integer kernels never see, truncated).
+fn int_of<T: Scalar>(x: T) -> i128 {
+    match x.to_wide() {
+        Wide::Int(i) => i,
+        Wide::Float(f) => f as i128,
+    }
+}
+
+/// `v` rounded to the float type `T`, as an `f64`.
+fn round_to<T: Scalar>(v: f64) -> f64 {
+    match T::from_wide(Wide::Float(v)).to_wide() {
+        Wide::Float(f) => f,
+        Wide::Int(i) => i as f64,
+    }
+}
+
+/// An integer binary op computed on `i128`s (the operands exactly, the
+/// result wrapped to the type), over the integer types and, if
+/// `with_bool`, `bool`. `f` gets the operands and the type's width.
+fn binary_int(
+    args: &[Value],
+    with_bool: bool,
+    f: impl Fn(i128, i128, u32) -> Result<i128, String>,
+) -> Result<Value, String> {
+    let (a, b, shape) = binary_operands(args)?;
+    let dtype = a.dtype();
+    if dtype.is_bool() && !with_bool {
+        return Err(unsupported(dtype));
+    }
+    let bits = u32::from(dtype.bits());
+    dispatch!(dtype, [i8, i16, i32, i64, u8, u16, u32, u64, bool], T => {
+        let x = broadcast_elems::<T>(a, &shape)?;
+        let y = broadcast_elems::<T>(b, &shape)?;
+        let data = alloc::try_collect(
+            x.len(),
+            x.iter().zip(y.iter()).map(|(&p, &q)| {
+                f(int_of(p), int_of(q), bits).map(|r| T::from_wide(Wide::Int(r)))
+            }),
+        )?;
+        tensor_value(&shape, data)
+    })
+}
+
+/// A logical op on two `bool` tensors.
+fn binary_bool(args: &[Value], f: fn(bool, bool) -> bool) -> Result<Value, String> {
+    let (a, b, shape) = binary_operands(args)?;
+    if !a.dtype().is_bool() {
+        return Err(unsupported(a.dtype()));
+    }
+    let x = broadcast_elems::<bool>(a, &shape)?;
+    let y = broadcast_elems::<bool>(b, &shape)?;
+    let data = alloc::collect(x.len(), x.iter().zip(y.iter()).map(|(&p, &q)| f(p, q)))?;
+    tensor_value(&shape, data)
+}
+
+/// Which quotient or remainder.
+#[derive(Clone, Copy)]
+enum DivMod {
+    FloorDiv,
+    FloorMod,
+    Mod,
+}
+
+fn div_mod_int(op: DivMod, a: i128, b: i128) -> Result<i128, String> {
+    if b == 0 {
+        return Err("integer division by zero".into());
+    }
+    let (q, r) = (a / b, a % b);
+    let floor_fix = r != 0 && ((r < 0) != (b < 0));
+    Ok(match op {
+        DivMod::FloorDiv => q - floor_fix as i128,
+        DivMod::FloorMod if floor_fix => r + b,
+        DivMod::FloorMod | DivMod::Mod => r,
+    })
+}
+
+fn div_mod_float(op: DivMod, x: f64, y: f64, round: fn(f64) -> f64) -> f64 {
+    match op {
+        DivMod::FloorDiv => round(x / y).floor(),
+        DivMod::FloorMod => round(x - (x / y).floor() * y),
+        DivMod::Mod => round(x % y),
+    }
+}
+
+fn binary_div_mod(op: DivMod, args: &[Value]) -> Result<Value, String> {
+    let (a, b, shape) = binary_operands(args)?;
+    if !a.dtype().is_float() {
+        return binary_int(args, false, |p, q, _| div_mod_int(op, p, q));
+    }
+    with_float!(a.dtype(), T => {
+        let x = broadcast_elems::<T>(a, &shape)?;
+        let y = broadcast_elems::<T>(b, &shape)?;
+        let data = alloc::collect(
+            x.len(),
+            x.iter().zip(y.iter()).map(|(&p, &q)| {
+                T::from_f64(div_mod_float(op, p.to_f64(), q.to_f64(), round_to::<T>))
+            }),
+        )?;
+        tensor_value(&shape, data)
+    })
+}
+
+/// `a << b` or `a >> b` (arithmetic) in `bits` bits; see the module docs
+/// for amounts outside `[0, bits)`.
+fn shift(left: bool, a: i128, b: i128, bits: u32) -> i128 {
+    if b < 0 || b >= i128::from(bits) {
+        return if left || a >= 0 { 0 } else { -1 };
+    }
+    if left {
+        a.wrapping_shl(b as u32)
+    } else {
+        a >> b
+    }
+}
+
+/// `floor_divide`.
+fn floor_divide(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_div_mod(DivMod::FloorDiv, args)
+}
+
+/// `floor_mod`.
+fn floor_mod(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_div_mod(DivMod::FloorMod, args)
+}
+
+/// `mod` (C's `fmod`).
+fn mod_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_div_mod(DivMod::Mod, args)
+}
+
+/// `logical_and`.
+fn logical_and(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_bool(args, |p, q| p && q)
+}
+
+/// `logical_or`.
+fn logical_or(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_bool(args, |p, q| p || q)
+}
+
+/// `logical_xor`.
+fn logical_xor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_bool(args, |p, q| p != q)
+}
+
+/// `bitwise_and`.
+fn bitwise_and(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_int(args, true, |p, q, _| Ok(p & q))
+}
+
+/// `bitwise_or`.
+fn bitwise_or(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_int(args, true, |p, q, _| Ok(p | q))
+}
+
+/// `bitwise_xor`.
+fn bitwise_xor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_int(args, true, |p, q, _| Ok(p ^ q))
+}
+
+/// `left_shift`.
+fn left_shift(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_int(args, false, |p, q, bits| Ok(shift(true, p, q, bits)))
+}
+
+/// `right_shift` (arithmetic on signed types).
+fn right_shift(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    binary_int(args, false, |p, q, bits| Ok(shift(false, p, q, bits)))
+}
+
 /// The single tensor argument of a unary op.
 pub(crate) fn unary_operand(args: &[Value]) -> Result<&Tensor, String> {
     check_arity(args, 1)?;
@@ -243,6 +467,144 @@ fn tanh(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
 /// `relax.sigmoid`: `1 / (1 + e^-x)`.
 fn sigmoid(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
     float_unary(args, sigmoid_f64)
+}
+
+macro_rules! float_unary_kernels {
+    ($($f:ident => $name:literal, $e:expr;)*) => {$(
+        #[doc = concat!("`", $name, "`.")]
+        fn $f(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+            float_unary(args, $e)
+        }
+    )*};
+}
+
+float_unary_kernels! {
+    erf => "relax.erf", super::activation::erf;
+    sin => "relax.sin", f64::sin;
+    cos => "relax.cos", f64::cos;
+    tan => "relax.tan", f64::tan;
+    asin => "relax.asin", f64::asin;
+    acos => "relax.acos", f64::acos;
+    atan => "relax.atan", f64::atan;
+    sinh => "relax.sinh", f64::sinh;
+    cosh => "relax.cosh", f64::cosh;
+    asinh => "relax.asinh", f64::asinh;
+    acosh => "relax.acosh", f64::acosh;
+    atanh => "relax.atanh", f64::atanh;
+}
+
+/// A rounding op: `f` on floats, the identity on integers.
+fn rounding(args: &[Value], f: fn(f64) -> f64) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    if x.dtype().is_float() {
+        return float_unary(args, f);
+    }
+    with_num!(x.dtype(), T => {
+        let _ = view::<T>(x)?;
+        Ok(Value::Tensor(x.clone()))
+    })
+}
+
+/// `relax.floor`.
+fn floor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    rounding(args, f64::floor)
+}
+
+/// `relax.ceil`.
+fn ceil(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    rounding(args, f64::ceil)
+}
+
+/// `relax.round`: halves to even.
+fn round(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    rounding(args, f64::round_ties_even)
+}
+
+/// `relax.trunc`.
+fn trunc(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    rounding(args, f64::trunc)
+}
+
+/// `relax.sign`: -1, 0 or 1; a float zero or NaN is kept as it is.
+fn sign(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    with_num!(x.dtype(), T => {
+        let v = view::<T>(x)?;
+        let data = alloc::collect(
+            v.len(),
+            v.iter().map(|&e| match e.partial_cmp(&T::ZERO) {
+                Some(std::cmp::Ordering::Greater) => T::ONE,
+                Some(std::cmp::Ordering::Less) => Num::neg(T::ONE),
+                _ => e,
+            }),
+        )?;
+        tensor_value(&udims(x.shape()), data)
+    })
+}
+
+/// `relax.square`: `x * x` (wrapping for integers).
+fn square(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    with_num!(x.dtype(), T => {
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| Num::mul(e, e)))?;
+        tensor_value(&udims(x.shape()), data)
+    })
+}
+
+/// A predicate of each element (of a numeric tensor), as `bool`s.
+fn predicate(args: &[Value], f: fn(f64) -> bool) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    with_num!(x.dtype(), T => {
+        let v = view::<T>(x)?;
+        let data = alloc::collect(
+            v.len(),
+            v.iter().map(|&e| match e.to_wide() {
+                Wide::Float(g) => f(g),
+                Wide::Int(_) => f(0.0),
+            }),
+        )?;
+        tensor_value(&udims(x.shape()), data)
+    })
+}
+
+/// `relax.isnan`.
+fn isnan(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    predicate(args, f64::is_nan)
+}
+
+/// `relax.isinf`.
+fn isinf(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    predicate(args, f64::is_infinite)
+}
+
+/// `relax.isfinite`.
+fn isfinite(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    predicate(args, f64::is_finite)
+}
+
+/// `relax.logical_not` of a `bool` tensor.
+fn logical_not(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    if !x.dtype().is_bool() {
+        return Err(unsupported(x.dtype()));
+    }
+    let v = view::<bool>(x)?;
+    let data = alloc::collect(v.len(), v.iter().map(|&e| !e))?;
+    tensor_value(&udims(x.shape()), data)
+}
+
+/// `relax.bitwise_not` of an integer or `bool` tensor.
+fn bitwise_not(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    let x = unary_operand(args)?;
+    if x.dtype().is_bool() {
+        return logical_not(args, &KernelAttrs::default());
+    }
+    dispatch!(x.dtype(), [i8, i16, i32, i64, u8, u16, u32, u64], T => {
+        let v = view::<T>(x)?;
+        let data = alloc::collect(v.len(), v.iter().map(|&e| T::from_wide(Wide::Int(!int_of(e)))))?;
+        tensor_value(&udims(x.shape()), data)
+    })
 }
 
 /// `relax.ewise_fma`: `x1 * x2 + x3` on equal shapes.
@@ -743,6 +1105,235 @@ mod tests {
             let back = run("relax.negative", from_ref(&neg), &[]).unwrap();
             assert_eq!(back, x, "{name}");
         }
+    }
+
+    #[test]
+    fn new_unary_math_matches_f64() {
+        let x = tv(&[4], vec![-0.75f32, -0.25, 0.25, 0.5]);
+        type F = fn(f64) -> f64;
+        let fs: [(&str, F); 10] = [
+            ("relax.sin", f64::sin),
+            ("relax.cos", f64::cos),
+            ("relax.tan", f64::tan),
+            ("relax.asin", f64::asin),
+            ("relax.acos", f64::acos),
+            ("relax.atan", f64::atan),
+            ("relax.sinh", f64::sinh),
+            ("relax.cosh", f64::cosh),
+            ("relax.asinh", f64::asinh),
+            ("relax.atanh", f64::atanh),
+        ];
+        let xs = [-0.75f64, -0.25, 0.25, 0.5];
+        for (op, f) in fs {
+            let want: Vec<f64> = xs.iter().map(|&v| f(v)).collect();
+            assert_close_f32(&run(op, from_ref(&x), &[]).unwrap(), &[4], &want);
+        }
+        let big = tv(&[2], vec![1.0f64, 2.0]);
+        assert_tensor(
+            &run("relax.acosh", from_ref(&big), &[]).unwrap(),
+            &[2],
+            &[0.0f64, 2f64.acosh()],
+        );
+        let e = run("relax.erf", &[tv(&[3], vec![0.0f64, 0.5, -3.0])], &[]).unwrap();
+        let got = e.as_tensor().unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(got[0], 0.0);
+        assert!((got[1] - 0.520_499_877_813_046_5).abs() < 1e-15);
+        assert!((got[2] + 0.999_977_909_503_001_4).abs() < 1e-15);
+        assert_eq!(
+            run("relax.sin", &[tv(&[1], vec![1i32])], &[]).unwrap_err(),
+            "dtype int32 is not supported by this kernel"
+        );
+    }
+
+    #[test]
+    fn rounding_sign_and_square() {
+        let x = tv(&[6], vec![-2.5f32, -1.5, -0.5, 0.5, 1.5, 2.7]);
+        let out = |op: &str| run(op, from_ref(&x), &[]).unwrap();
+        assert_tensor(
+            &out("relax.floor"),
+            &[6],
+            &[-3.0f32, -2.0, -1.0, 0.0, 1.0, 2.0],
+        );
+        assert_tensor(
+            &out("relax.ceil"),
+            &[6],
+            &[-2.0f32, -1.0, -0.0, 1.0, 2.0, 3.0],
+        );
+        // Halves to even.
+        assert_tensor(
+            &out("relax.round"),
+            &[6],
+            &[-2.0f32, -2.0, -0.0, 0.0, 2.0, 3.0],
+        );
+        assert_tensor(
+            &out("relax.trunc"),
+            &[6],
+            &[-2.0f32, -1.0, -0.0, 0.0, 1.0, 2.0],
+        );
+        assert_tensor(
+            &out("relax.sign"),
+            &[6],
+            &[-1.0f32, -1.0, -1.0, 1.0, 1.0, 1.0],
+        );
+        assert_tensor(
+            &out("relax.square"),
+            &[6],
+            &[6.25f32, 2.25, 0.25, 0.25, 2.25, 2.7f32 * 2.7],
+        );
+        let s = run("relax.sign", &[tv(&[2], vec![f32::NAN, 0.0])], &[]).unwrap();
+        let s = s.as_tensor().unwrap().to_vec::<f32>().unwrap();
+        assert!(s[0].is_nan());
+        assert_eq!(s[1], 0.0);
+        let i = tv(&[4], vec![-7i8, 0, 5, i8::MIN]);
+        for op in ["relax.floor", "relax.ceil", "relax.round", "relax.trunc"] {
+            assert_eq!(run(op, from_ref(&i), &[]).unwrap(), i, "{op}");
+        }
+        assert_tensor(
+            &run("relax.sign", from_ref(&i), &[]).unwrap(),
+            &[4],
+            &[-1i8, 0, 1, -1],
+        );
+        assert_tensor(
+            &run("relax.square", from_ref(&i), &[]).unwrap(),
+            &[4],
+            &[49i8, 0, 25, 0],
+        );
+        assert_tensor(
+            &run("relax.sign", &[tv(&[2], vec![0u8, 200])], &[]).unwrap(),
+            &[2],
+            &[0u8, 1],
+        );
+    }
+
+    #[test]
+    fn predicates_give_bool() {
+        let x = tv(&[4], vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.0]);
+        let out = |op: &str| run(op, from_ref(&x), &[]).unwrap();
+        assert_tensor(&out("relax.isnan"), &[4], &[true, false, false, false]);
+        assert_tensor(&out("relax.isinf"), &[4], &[false, true, true, false]);
+        assert_tensor(&out("relax.isfinite"), &[4], &[false, false, false, true]);
+        let i = tv(&[1], vec![3i64]);
+        assert_tensor(&run("relax.isfinite", &[i], &[]).unwrap(), &[1], &[true]);
+    }
+
+    #[test]
+    fn logical_and_bitwise() {
+        let a = tv(&[4], vec![true, true, false, false]);
+        let b = tv(&[4], vec![true, false, true, false]);
+        let cases: [(&str, [bool; 4]); 6] = [
+            ("relax.logical_and", [true, false, false, false]),
+            ("relax.logical_or", [true, true, true, false]),
+            ("relax.logical_xor", [false, true, true, false]),
+            ("relax.bitwise_and", [true, false, false, false]),
+            ("relax.bitwise_or", [true, true, true, false]),
+            ("relax.bitwise_xor", [false, true, true, false]),
+        ];
+        for (op, want) in cases {
+            assert_tensor(&run(op, &[a.clone(), b.clone()], &[]).unwrap(), &[4], &want);
+        }
+        assert_tensor(
+            &run("relax.logical_not", from_ref(&a), &[]).unwrap(),
+            &[4],
+            &[false, false, true, true],
+        );
+        assert_tensor(
+            &run("relax.bitwise_not", from_ref(&a), &[]).unwrap(),
+            &[4],
+            &[false, false, true, true],
+        );
+        let x = tv(&[3], vec![0b1100i32, -1, 7]);
+        let y = tv(&[3], vec![0b1010i32, 5, -8]);
+        let r = |op: &str| run(op, &[x.clone(), y.clone()], &[]).unwrap();
+        assert_tensor(&r("relax.bitwise_and"), &[3], &[0b1000i32, 5, 0]);
+        assert_tensor(&r("relax.bitwise_or"), &[3], &[0b1110i32, -1, -1]);
+        assert_tensor(&r("relax.bitwise_xor"), &[3], &[0b0110i32, -6, -1]);
+        assert_tensor(
+            &run("relax.bitwise_not", from_ref(&x), &[]).unwrap(),
+            &[3],
+            &[!0b1100i32, 0, -8],
+        );
+        assert_tensor(
+            &run("relax.bitwise_not", &[tv(&[1], vec![5u8])], &[]).unwrap(),
+            &[1],
+            &[250u8],
+        );
+        assert_eq!(
+            run("relax.logical_and", &[x.clone(), y.clone()], &[]).unwrap_err(),
+            "dtype int32 is not supported by this kernel"
+        );
+        assert!(run(
+            "relax.bitwise_and",
+            &[tv(&[1], vec![1.0f32]), tv(&[1], vec![1.0f32])],
+            &[]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn shifts_define_every_amount() {
+        let a = tv(&[5], vec![1i8, -128, -16, 3, -3]);
+        let b = tv(&[5], vec![3i8, 1, 2, 8, -1]);
+        assert_tensor(
+            &run("relax.left_shift", &[a.clone(), b.clone()], &[]).unwrap(),
+            &[5],
+            &[8i8, 0, -64, 0, 0],
+        );
+        assert_tensor(
+            &run("relax.right_shift", &[a, b], &[]).unwrap(),
+            &[5],
+            &[0i8, -64, -4, 0, -1],
+        );
+        let u = tv(&[3], vec![0x80u8, 0xff, 1]);
+        let s = tv(&[3], vec![7u8, 4, 9]);
+        assert_tensor(
+            &run("relax.right_shift", &[u.clone(), s.clone()], &[]).unwrap(),
+            &[3],
+            &[1u8, 0x0f, 0],
+        );
+        assert_tensor(
+            &run("relax.left_shift", &[u, s], &[]).unwrap(),
+            &[3],
+            &[0u8, 0xf0, 0],
+        );
+        let big = tv(&[1], vec![u64::MAX]);
+        assert_tensor(
+            &run("relax.left_shift", &[big, tv(&[1], vec![63u64])], &[]).unwrap(),
+            &[1],
+            &[1u64 << 63],
+        );
+        assert!(run(
+            "relax.left_shift",
+            &[tv(&[1], vec![true]), tv(&[1], vec![true])],
+            &[]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn floor_divide_floor_mod_and_mod() {
+        let a = tv(&[5], vec![7i32, -7, 7, -7, i32::MIN]);
+        let b = tv(&[5], vec![2i32, 2, -2, -2, -1]);
+        let r = |op: &str| run(op, &[a.clone(), b.clone()], &[]).unwrap();
+        assert_tensor(&r("relax.floor_divide"), &[5], &[3i32, -4, -4, 3, i32::MIN]);
+        assert_tensor(&r("relax.floor_mod"), &[5], &[1i32, 1, -1, -1, 0]);
+        assert_tensor(&r("relax.mod"), &[5], &[1i32, -1, 1, -1, 0]);
+        for op in ["relax.floor_divide", "relax.floor_mod", "relax.mod"] {
+            let e = run(op, &[tv(&[2], vec![1u8, 2]), tv(&[2], vec![1u8, 0])], &[]).unwrap_err();
+            assert_eq!(e, "integer division by zero", "{op}");
+        }
+        let x = tv(&[4], vec![7.5f64, -7.5, 7.5, -7.5]);
+        let y = tv(&[4], vec![2.0f64, 2.0, -2.0, -2.0]);
+        let r = |op: &str| run(op, &[x.clone(), y.clone()], &[]).unwrap();
+        assert_tensor(&r("relax.floor_divide"), &[4], &[3.0f64, -4.0, -4.0, 3.0]);
+        assert_tensor(&r("relax.floor_mod"), &[4], &[1.5f64, 0.5, -0.5, -1.5]);
+        assert_tensor(&r("relax.mod"), &[4], &[1.5f64, -1.5, 1.5, -1.5]);
+        let z = run(
+            "relax.floor_divide",
+            &[tv(&[1], vec![1.0f32]), tv(&[1], vec![0.0f32])],
+            &[],
+        )
+        .unwrap();
+        assert_tensor(&z, &[1], &[f32::INFINITY]);
     }
 
     #[test]

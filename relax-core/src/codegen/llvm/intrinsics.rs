@@ -8,15 +8,17 @@
 //! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
 //! | `rsqrt` | `1 / llvm.sqrt(x)` |
 //! | `sigmoid` | `1 / (1 + exp(-x))`, `exp` as above |
-//! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
+//! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
 //! | `fabs`/`abs` on integers | `x < 0 ? -x : x` (`abs` on floats is `llvm.fabs`) |
 //! | `fmod` | `frem` (C's `fmod`: the sign of the dividend) |
 //! | `isnan`, `isinf` | `x != x`, `fabs(x) == inf` (a `bool` result) |
 //! | `exp10` | libm `exp10` |
+//! | `bitwise_and`, `bitwise_or`, `bitwise_xor`, `bitwise_not` | `and`, `or`, `xor`, `xor -1` (integers and `bool`s) |
+//! | `shift_left`, `shift_right` | `shl`, `ashr` (signed) or `lshr` (unsigned), the amount tested against the width: out of range gives 0, or the sign for `ashr` |
 //! | `if_then_else(c, t, f)` | a branch: only the chosen side is evaluated (see [`super::expr`]) |
 //!
 //! Arguments are converted to the call's dtype, which must be a float
-//! (except `fabs`). libm symbols resolve in the JIT through
+//! (except `fabs` and the bitwise intrinsics). libm symbols resolve in the JIT through
 //! [`super::jit`]'s table and in AOT objects at link time (`-lm`).
 
 use super::expr::lanes_of;
@@ -38,6 +40,9 @@ pub(super) const LIBM: &[(&str, usize)] = &[
     ("atan", 1),
     ("sinh", 1),
     ("cosh", 1),
+    ("asinh", 1),
+    ("acosh", 1),
+    ("atanh", 1),
     ("log1p", 1),
     ("expm1", 1),
     ("atan2", 2),
@@ -71,8 +76,10 @@ fn arity(name: &str) -> Option<usize> {
         return Some(n);
     }
     match name {
-        "rsqrt" | "sigmoid" | "abs" | "isnan" | "isinf" => Some(1),
-        "fmod" => Some(2),
+        "rsqrt" | "sigmoid" | "abs" | "isnan" | "isinf" | "bitwise_not" => Some(1),
+        "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right" => {
+            Some(2)
+        }
         "if_then_else" => Some(3),
         _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
     }
@@ -109,6 +116,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let a = self.call_intrinsic("llvm.fabs", &[x])?;
             let inf = self.constant_float_like(a, f64::INFINITY)?;
             return self.fcmp(inkwell::FloatPredicate::OEQ, a, inf);
+        }
+        if name.starts_with("bitwise_") || name.starts_with("shift_") {
+            return self.bitwise(name, args, dtype);
         }
         let name = if name == "abs" { "fabs" } else { name };
         if name == "fabs" && dtype.is_integer() {
@@ -172,6 +182,60 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 self.libm_call(&symbol, &vals)
             }
         }
+    }
+
+    /// `bitwise_{and,or,xor,not}` and `shift_{left,right}` on integers (or
+    /// `bool`s) of `dtype`. A shift amount outside `[0, bits)` (where LLVM's
+    /// shifts give poison) selects 0, or the sign for a right shift of a
+    /// signed value, as the interpreter does.
+    fn bitwise(
+        &mut self,
+        name: &str,
+        args: &[PrimExpr],
+        dtype: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        if !dtype.is_integer() {
+            return Err(unsupported(format!("`T.{name}` of dtype `{dtype}`")));
+        }
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.expr_as(a, dtype)?);
+        }
+        if let Some(n) = vals.iter().filter_map(|v| lanes_of(*v)).max() {
+            for v in vals.iter_mut() {
+                *v = self.with_lanes(*v, n)?;
+            }
+        }
+        let op = match name {
+            "bitwise_not" => {
+                let ones = self.constant_like(vals[0], -1)?;
+                return self.b.build_binop(Op::Xor, vals[0], ones, "not").ll();
+            }
+            "bitwise_and" => Op::And,
+            "bitwise_or" => Op::Or,
+            "bitwise_xor" => Op::Xor,
+            "shift_left" => Op::Shl,
+            "shift_right" if dtype.is_int() => Op::AShr,
+            "shift_right" => Op::LShr,
+            _ => return Err(unsupported(format!("the intrinsic `T.{name}`"))),
+        };
+        let (x, k) = (vals[0], vals[1]);
+        if !name.starts_with("shift_") {
+            return self.b.build_binop(op, x, k, "bitwise").ll();
+        }
+        let bits = self.constant_like(k, i64::from(dtype.bits()))?;
+        // Unsigned: a negative amount is out of range too.
+        let in_range = self.icmp(IntPredicate::ULT, k, bits)?;
+        let zero = self.constant_like(k, 0)?;
+        let safe = self.select(in_range, k, zero)?;
+        let shifted = self.b.build_binop(op, x, safe, "shift").ll()?;
+        let fallback = if op == Op::AShr {
+            let top = self.constant_like(k, i64::from(dtype.bits()) - 1)?;
+            self.b.build_binop(Op::AShr, x, top, "sign").ll()?
+        } else {
+            zero
+        };
+        self.select(in_range, shifted, fallback)
     }
 
     /// A call of the libm function `symbol`, lane by lane on vectors.

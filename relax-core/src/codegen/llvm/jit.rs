@@ -52,6 +52,7 @@ mod host {
         expf / exp: 1, exp2f / exp2: 1, logf / log: 1, log2f / log2: 1, log10f / log10: 1,
         sinf / sin: 1, cosf / cos: 1, tanf / tan: 1, asinf / asin: 1, acosf / acos: 1,
         atanf / atan: 1, sinhf / sinh: 1, coshf / cosh: 1, tanhf / tanh: 1, erff / erf: 1,
+        asinhf / asinh: 1, acoshf / acosh: 1, atanhf / atanh: 1,
         log1pf / log1p: 1, expm1f / expm1: 1, floorf / floor: 1, ceilf / ceil: 1,
         truncf / trunc: 1, roundf / round: 1, nearbyintf / nearbyint: 1, sqrtf / sqrt: 1,
         fabsf / fabs: 1, fminf / fmin: 2, fmaxf / fmax: 2, powf / pow: 2, atan2f / atan2: 2,

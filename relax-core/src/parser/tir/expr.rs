@@ -338,7 +338,8 @@ impl Lowerer<'_> {
         name: &str,
     ) -> Lowered<PrimExpr> {
         let n = match name {
-            "pow" | "atan2" | "fmod" => 2,
+            "pow" | "atan2" | "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor"
+            | "shift_left" | "shift_right" => 2,
             _ => 1,
         };
         if !c.arity(self, n) {

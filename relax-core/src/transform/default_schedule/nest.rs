@@ -32,7 +32,8 @@ pub(super) fn ranges<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> Analyzer {
 /// The intrinsics [`Nest::iteration_cost`] counts as expensive.
 const TRANSCENDENTAL: &[&str] = &[
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "tanh", "sigmoid", "erf",
-    "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "pow", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh",
+    "atanh",
 ];
 
 /// How many calls of [`TRANSCENDENTAL`] intrinsics `e` makes.

@@ -13,6 +13,9 @@
 //! | negative, abs | `-g`; `g` or `-g` by the sign of `x` |
 //! | exp, log, sqrt, rsqrt | `g·y`, `g/x`, `g/(2y)`, `-½·g·y/x` |
 //! | sigmoid, tanh | `g·y·(1-y)`, `g·(1-y²)` |
+//! | sin, cos, tan, atan | `g·cos x`, `-g·sin x`, `g·(1+y²)`, `g/(1+x²)` |
+//! | sinh, cosh | `g·cosh x`, `g·sinh x` |
+//! | erf, square | `g·2/√π·e^(-x²)`, `2·g·x` |
 //! | nn.relu, nn.silu | `g` where `x > 0`; `g·(s + y·(1-s))`, `s = sigmoid(x)` |
 //! | nn.softmax, nn.log_softmax | `y·(g - Σ g·y)`, `g - exp(y)·Σ g` (over `axis`) |
 //! | sum, mean | `g` broadcast back over the reduced axes (÷ their size) |
@@ -24,7 +27,11 @@
 //! | where | `g` where the condition chose the operand |
 //! | astype | `g` cast back |
 //! | ewise_fma | `g·b`, `g·a`, `g` |
-//! | comparisons, argmax, argmin, zeros, ones, full, arange, shape_of, shape_to_tensor, tensor_to_shape | none |
+//! | comparisons, isnan/isinf/isfinite, the logical and bitwise ops, shifts, argmax, argmin, zeros, ones, full, arange, shape_of, shape_to_tensor, tensor_to_shape | none |
+//!
+//! The other elementwise ops (floor, ceil, round, trunc, sign, floor_divide,
+//! floor_mod, mod, the inverse trigonometric and hyperbolic functions but
+//! atan) have no rule: differentiating through them is an error.
 //!
 //! Every operand an op broadcasts gets its adjoint summed back to its own
 //! shape ([`Ctx::collapse`]).
@@ -401,6 +408,48 @@ fn unary(ctx: &mut Ctx, g: Expr) -> Result<Option<Expr>, Error> {
             let d = ctx.op2("relax.subtract", one, y2)?;
             ctx.op2("relax.multiply", g, d)?
         }
+        "relax.sin" => {
+            let c = ctx.op1("relax.cos", x)?;
+            ctx.op2("relax.multiply", g, c)?
+        }
+        "relax.cos" => {
+            let s = ctx.op1("relax.sin", x)?;
+            let ns = ctx.op1("relax.negative", s)?;
+            ctx.op2("relax.multiply", g, ns)?
+        }
+        "relax.sinh" => {
+            let c = ctx.op1("relax.cosh", x)?;
+            ctx.op2("relax.multiply", g, c)?
+        }
+        "relax.cosh" => {
+            let s = ctx.op1("relax.sinh", x)?;
+            ctx.op2("relax.multiply", g, s)?
+        }
+        "relax.tan" => {
+            let one = ctx.scalar(1.0, dtype()?)?;
+            let y2 = ctx.op2("relax.multiply", y.clone(), y)?;
+            let d = ctx.op2("relax.add", one, y2)?;
+            ctx.op2("relax.multiply", g, d)?
+        }
+        "relax.atan" => {
+            let one = ctx.scalar(1.0, dtype()?)?;
+            let x2 = ctx.op2("relax.multiply", x.clone(), x)?;
+            let d = ctx.op2("relax.add", one, x2)?;
+            ctx.op2("relax.divide", g, d)?
+        }
+        "relax.erf" => {
+            let k = ctx.scalar(std::f64::consts::FRAC_2_SQRT_PI, dtype()?)?;
+            let x2 = ctx.op2("relax.multiply", x.clone(), x)?;
+            let nx2 = ctx.op1("relax.negative", x2)?;
+            let e = ctx.op1("relax.exp", nx2)?;
+            let d = ctx.op2("relax.multiply", e, k)?;
+            ctx.op2("relax.multiply", g, d)?
+        }
+        "relax.square" => {
+            let two = ctx.scalar(2.0, dtype()?)?;
+            let d = ctx.op2("relax.multiply", x, two)?;
+            ctx.op2("relax.multiply", g, d)?
+        }
         "relax.nn.relu" => {
             let zero = ctx.scalar(0.0, dtype()?)?;
             let pos = ctx.op2("relax.greater", x, zero)?;
@@ -479,6 +528,19 @@ fn unary(ctx: &mut Ctx, g: Expr) -> Result<Option<Expr>, Error> {
         | "relax.less_equal"
         | "relax.greater"
         | "relax.greater_equal"
+        | "relax.isnan"
+        | "relax.isinf"
+        | "relax.isfinite"
+        | "relax.logical_not"
+        | "relax.logical_and"
+        | "relax.logical_or"
+        | "relax.logical_xor"
+        | "relax.bitwise_not"
+        | "relax.bitwise_and"
+        | "relax.bitwise_or"
+        | "relax.bitwise_xor"
+        | "relax.left_shift"
+        | "relax.right_shift"
         | "relax.argmax"
         | "relax.argmin"
         | "relax.zeros"

@@ -329,6 +329,23 @@ fn unary_rules_match_finite_differences() {
         1e-2,
         1e-4,
     );
+    for op in [
+        "R.sin(x)",
+        "R.cos(x)",
+        "R.tan(x)",
+        "R.atan(x)",
+        "R.sinh(x)",
+        "R.cosh(x)",
+        "R.erf(x)",
+        "R.square(x)",
+    ] {
+        case(
+            X23,
+            &format!("out = {op}"),
+            "(2, 3)",
+            &[(&[2, 3], -1.2, 1.2)],
+        );
+    }
     for op in ["R.log(x)", "R.sqrt(x)", "R.rsqrt(x)"] {
         case(
             X23,
@@ -577,6 +594,15 @@ class Module:
         &take,
         Gradient::new("main").require_grads(["x"]),
         "no gradient rule for `relax.take`",
+    );
+    let floor = scalar_of(
+        "lv = R.floor(x)\n            gv = R.sum(lv, axis=None, keepdims=False)",
+        r#"R.Tensor((), dtype="float32")"#,
+    );
+    assert_error(
+        &floor,
+        Gradient::new("main").require_grads(["x"]),
+        "no gradient rule for `relax.floor`",
     );
     assert_error(
         &take,

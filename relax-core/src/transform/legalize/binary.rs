@@ -1,6 +1,16 @@
-//! Binary ops: broadcasting arithmetic and comparisons (TOPI's
-//! `broadcast` family). Each output element combines the operands'
-//! elements at the broadcast index.
+//! Binary ops: broadcasting arithmetic, comparisons, logical and bitwise
+//! ops (TOPI's `broadcast` family). Each output element combines the
+//! operands' elements at the broadcast index.
+//!
+//! `floor_divide` is `//` on integers and `floor(a / b)` on floats;
+//! `floor_mod` is `%` (floor modulo); `mod` is `T.fmod` on floats and, on
+//! integers, the floor remainder moved to the dividend's sign (`r - b` when
+//! `r != 0` and the signs differ), so no division is written that the
+//! code generator does not already make safe (a zero divisor is an error on
+//! the interpreter and no undefined behaviour in compiled code). The
+//! logical ops are `and`, `or`, `!=` on `bool`s; the bitwise ones and the
+//! shifts are the intrinsics `bitwise_and`, …, `shift_left`,
+//! `shift_right` (on `bool`s, the logical ops).
 
 use super::{broadcast_index, broadcast_shape, Legalize, LegalizeCtx};
 use crate::ir::{Expr, PrimExpr};
@@ -20,6 +30,44 @@ fn binary(cx: &mut LegalizeCtx<'_>, f: fn(PrimExpr, PrimExpr) -> PrimExpr) -> Re
             )
         }))
     })
+}
+
+fn floor_divide_(a: PrimExpr, b: PrimExpr) -> PrimExpr {
+    if a.dtype().is_float() {
+        te::unary("floor", a.floordiv(b))
+    } else {
+        a.floordiv(b)
+    }
+}
+
+/// C's `fmod`: the remainder with the sign of `a`.
+fn trunc_mod(a: PrimExpr, b: PrimExpr) -> PrimExpr {
+    let dtype = a.dtype();
+    if dtype.is_float() {
+        return PrimExpr::call(dtype, "fmod", vec![a, b]);
+    }
+    let r = a.clone().floormod(b.clone());
+    if !dtype.is_int() {
+        return r;
+    }
+    let zero = te::zero(dtype);
+    let signs_differ = a.lt(zero.clone()).ne_(b.clone().lt(zero.clone()));
+    let fix = r.clone().ne_(zero).and(signs_differ);
+    PrimExpr::select(fix, r.clone() - b, r)
+}
+
+/// A bitwise intrinsic, or `on_bool` on `bool`s.
+fn bitwise(
+    name: &str,
+    a: PrimExpr,
+    b: PrimExpr,
+    on_bool: fn(PrimExpr, PrimExpr) -> PrimExpr,
+) -> PrimExpr {
+    if a.dtype().is_bool() {
+        on_bool(a, b)
+    } else {
+        PrimExpr::call(a.dtype(), name, vec![a, b])
+    }
 }
 
 macro_rules! binary_ops {
@@ -48,4 +96,15 @@ binary_ops! {
     less_equal => "relax.less_equal", |a, b| a.le(b);
     greater => "relax.greater", |a, b| a.gt(b);
     greater_equal => "relax.greater_equal", |a, b| a.ge(b);
+    floor_divide => "relax.floor_divide", |a, b| floor_divide_(a, b);
+    floor_mod => "relax.floor_mod", |a, b| a.floormod(b);
+    mod_ => "relax.mod", |a, b| trunc_mod(a, b);
+    logical_and => "relax.logical_and", |a, b| a.and(b);
+    logical_or => "relax.logical_or", |a, b| a.or(b);
+    logical_xor => "relax.logical_xor", |a, b| a.ne_(b);
+    bitwise_and => "relax.bitwise_and", |a, b| bitwise("bitwise_and", a, b, |p, q| p.and(q));
+    bitwise_or => "relax.bitwise_or", |a, b| bitwise("bitwise_or", a, b, |p, q| p.or(q));
+    bitwise_xor => "relax.bitwise_xor", |a, b| bitwise("bitwise_xor", a, b, |p, q| p.ne_(q));
+    left_shift => "relax.left_shift", |a, b| PrimExpr::call(a.dtype(), "shift_left", vec![a, b]);
+    right_shift => "relax.right_shift", |a, b| PrimExpr::call(a.dtype(), "shift_right", vec![a, b]);
 }

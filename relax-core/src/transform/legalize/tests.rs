@@ -49,6 +49,11 @@ enum Draw {
     Positive,
     /// Integers in [0, k) (indices; ties for argmax).
     Below(i64),
+    /// Floats in [-0.9, 0.9) (the domain of asin, acos, atanh), integers
+    /// as `Any`.
+    Unit,
+    /// Floats in [1, 3) (the domain of acosh), integers as `Any`.
+    AboveOne,
 }
 
 struct Case {
@@ -72,6 +77,11 @@ fn positive(mut c: Case) -> Case {
     c
 }
 
+fn with_draw(mut c: Case, draw: Draw) -> Case {
+    c.draw = draw;
+    c
+}
+
 fn below(mut c: Case, k: i64) -> Case {
     c.draw = Draw::Below(k);
     c
@@ -91,9 +101,17 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
     let (n, m) = (n.clone(), m.clone());
     let mut out = Vec::new();
     for op in crate::op::binary::OPS {
+        let short = op.name.trim_start_matches("relax.");
+        let dt = if short.starts_with("logical_") {
+            BOOL
+        } else if short.starts_with("bitwise_") || short.ends_with("_shift") {
+            I32
+        } else {
+            F32
+        };
         let c = case(
             op.name,
-            vec![t(&[n.clone(), d(1), d(4)], F32), t(&[d(5), d(1)], F32)],
+            vec![t(&[n.clone(), d(1), d(4)], dt), t(&[d(5), d(1)], dt)],
             vec![],
         );
         out.push(if op.name == "relax.power" {
@@ -112,13 +130,57 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         vec![t(&[n.clone(), d(4)], I64), t(&[d(4)], I64)],
         vec![],
     ));
+    // Integer floor division and both remainders, mixed signs; bitwise
+    // ops on bools; shifts by negative amounts (out of range).
+    for op in ["relax.floor_divide", "relax.floor_mod", "relax.mod"] {
+        out.push(case(
+            op,
+            vec![t(&[n.clone(), d(4)], I32), t(&[d(4)], I32)],
+            vec![],
+        ));
+    }
+    for op in ["relax.bitwise_and", "relax.bitwise_or", "relax.bitwise_xor"] {
+        out.push(case(
+            op,
+            vec![t(&[n.clone(), d(4)], BOOL), t(&[d(4)], BOOL)],
+            vec![],
+        ));
+    }
+    out.push(case(
+        "relax.right_shift",
+        vec![t(&[n.clone(), d(4)], I64), t(&[d(4)], I64)],
+        vec![],
+    ));
     for op in crate::op::unary::OPS {
-        let c = case(op.name, vec![t(&[n.clone(), d(4)], F32)], vec![]);
+        let dt = match op.name {
+            "relax.logical_not" => BOOL,
+            "relax.bitwise_not" => I32,
+            _ => F32,
+        };
+        let c = case(op.name, vec![t(&[n.clone(), d(4)], dt)], vec![]);
         out.push(match op.name {
             "relax.log" | "relax.sqrt" | "relax.rsqrt" => positive(c),
+            "relax.asin" | "relax.acos" | "relax.atanh" => with_draw(c, Draw::Unit),
+            "relax.acosh" => with_draw(c, Draw::AboveOne),
             _ => c,
         });
     }
+    for op in [
+        "relax.floor",
+        "relax.round",
+        "relax.sign",
+        "relax.square",
+        "relax.isnan",
+        "relax.isfinite",
+        "relax.bitwise_not",
+    ] {
+        out.push(case(op, vec![t(std::slice::from_ref(&n), I64)], vec![]));
+    }
+    out.push(case(
+        "relax.bitwise_not",
+        vec![t(std::slice::from_ref(&n), BOOL)],
+        vec![],
+    ));
     out.push(case(
         "relax.negative",
         vec![t(std::slice::from_ref(&n), I32)],
@@ -909,7 +971,7 @@ impl Rng {
         let int = |r: &mut Rng| match draw {
             Draw::Below(k) => (r.next() * k as f64) as i64,
             Draw::Positive => 1 + (r.next() * 9.0) as i64,
-            Draw::Any => {
+            Draw::Any | Draw::Unit | Draw::AboveOne => {
                 let v = (r.next() * 18.0) as i64 - 9;
                 if v >= 0 {
                     v + 1
@@ -922,6 +984,8 @@ impl Rng {
             Draw::Positive => 0.1 + 2.0 * r.next(),
             Draw::Below(k) => (r.next() * k as f64).floor(),
             Draw::Any => 4.0 * r.next() - 2.0,
+            Draw::Unit => 1.8 * r.next() - 0.9,
+            Draw::AboveOne => 1.0 + 2.0 * r.next(),
         };
         let t = if dt == F32 {
             Tensor::from_vec(shape, (0..n).map(|_| float(self) as f32).collect())
