@@ -152,7 +152,7 @@ impl Builder {
         #[cfg(feature = "onnx")]
         for (path, module) in &self.onnx {
             let options = relax_onnx::ImportOptions::default();
-            let imported = relax_onnx::load(path, &options).map_err(|e| AotError::Io {
+            let imported = relax_onnx::from_onnx_file(path, &options).map_err(|e| AotError::Io {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
