@@ -33,8 +33,12 @@ use std::path::{Component, Path, PathBuf};
 /// file's directory, and the files mapped so far.
 #[derive(Debug, Default)]
 pub struct ExternalData {
-    /// The model file's directory; `None` for a model given as bytes.
+    /// The model file's directory; `None` for a model given as bytes, or
+    /// where external data is not read.
     dir: Option<PathBuf>,
+    /// Where there is no directory, a tensor outside a model (`true`) or
+    /// in a model given as bytes: what the error says.
+    outside_a_model: bool,
     /// `dir` canonicalized, computed at the first external tensor.
     root: Option<PathBuf>,
     /// Each file read so far, by its canonical path.
@@ -63,6 +67,16 @@ impl ExternalData {
         ExternalData::default()
     }
 
+    /// No directory, for a tensor read on its own or outside a graph's
+    /// initializers (a `Constant` node's value): every external tensor is
+    /// an error saying where external data is read.
+    pub fn unread() -> Self {
+        ExternalData {
+            outside_a_model: true,
+            ..Default::default()
+        }
+    }
+
     /// The external bytes of `t` (described as `what` in errors), and the
     /// location they were read from.
     pub fn read<'s, 't>(
@@ -74,6 +88,12 @@ impl ExternalData {
         let location = entry.location;
         let fail = |why: String| error(format!("{what}: external data file `{location}`: {why}"));
         let Some(dir) = &self.dir else {
+            if self.outside_a_model {
+                return Err(error(format!(
+                    "{what} keeps its data in the external file `{location}`, which is read \
+                     only for the initializers of a model imported with `from_onnx_file`"
+                )));
+            }
             return Err(error(format!(
                 "{what} keeps its data in the external file `{location}`, but the model was \
                  given as bytes, with no directory to find that file in: import it with \

@@ -43,9 +43,10 @@ pub fn elem_type_name(elem_type: i32) -> String {
 }
 
 /// `t` as a tensor; external data is an error (there is no directory to
-/// read it from: see [`to_tensor_in`]).
+/// read it from: see [`to_tensor_in`]). The converters read `Constant`
+/// nodes' values with this.
 pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
-    to_tensor_in(t, &mut ExternalData::none())
+    to_tensor_in(t, &mut ExternalData::unread())
 }
 
 /// `t` as a tensor, its elements read from `external` when `t` keeps them

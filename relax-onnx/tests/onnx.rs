@@ -742,3 +742,46 @@ fn imported_models_keep_their_input_names() {
     let imported = from_onnx(&linear_relu(17), &options).unwrap();
     assert_eq!(imported.input_names, ["x", "w", "b"]);
 }
+
+/// Only initializers read external data: a `Constant` node's value kept
+/// outside the model is an error that says so.
+#[test]
+fn an_external_constant_node_value_is_an_error() {
+    let dir = scratch_dir("constant");
+    std::fs::write(dir.join("model.onnx.data"), data_file()).unwrap();
+    let value = AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(external_init(
+            "c",
+            &[2],
+            "model.onnx.data",
+            Some("32"),
+            Some("8"),
+        )),
+        ..Default::default()
+    };
+    let bytes = model(
+        17,
+        GraphProto {
+            node: vec![
+                node("Constant", &[], &["c"], vec![value]),
+                node("Add", &["x", "c"], &["y"], vec![]),
+            ],
+            input: vec![f32_info("x", &[Dim::Value(2)])],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    std::fs::write(dir.join("model.onnx"), bytes).unwrap();
+    let e = from_onnx_file(dir.join("model.onnx"), &ImportOptions::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor `c` keeps its data in the external file `model.onnx.data`")
+            && e.contains("read only for the initializers"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
