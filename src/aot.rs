@@ -64,9 +64,12 @@
 //! # ONNX models
 //!
 //! With the feature "onnx" too, [`Builder::onnx`] compiles an ONNX model
-//! the same way (imported with `relax::frontend::onnx`, weights as
-//! constants of the executable) and generates its Rust module, with one
-//! typed wrapper per function, like the DSL's:
+//! the same way (imported with `relax::frontend::onnx::from_onnx_file`,
+//! weights as constants of the executable, external data read from the
+//! model's directory) and generates its Rust module, with one typed
+//! wrapper per function, like the DSL's. Cargo reruns the build script
+//! when the model file changes, not when only its external data file
+//! does.
 //!
 //! ```no_run
 //! # #[cfg(feature = "onnx")]
@@ -152,10 +155,11 @@ impl Builder {
         #[cfg(feature = "onnx")]
         for (path, module) in &self.onnx {
             let options = relax_onnx::ImportOptions::default();
-            let imported = relax_onnx::load(path, &options).map_err(|e| AotError::Io {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
+            let imported =
+                relax_onnx::from_onnx_file(path, &options).map_err(|e| AotError::Io {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
             let doc = format!(
                 "The ONNX model `{}` (opset {}), compiled ahead of time by `relax::aot::Builder::onnx`.",
                 path.display(),

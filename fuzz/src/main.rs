@@ -8,10 +8,12 @@
 //!
 //! 1. Each target (`targets.rs`) starts from its seed corpus
 //!    (`fuzz/corpus/<target>/`, plus the repository's round-trip texts for
-//!    the parser) and from every input that ever crashed
-//!    (`fuzz/regressions/<target>/`).
+//!    the parser, the backend cases' models for `onnx`, and the seeds
+//!    `onnx-external` writes itself) and from every input that ever
+//!    crashed (`fuzz/regressions/<target>/`).
 //! 2. Inputs are mutated (`mutate.rs`: bytes, splices, the target's
-//!    dictionary) and run under `catch_unwind`. This is mutation fuzzing
+//!    dictionary; `onnx-external`'s two files one at a time) and run
+//!    under `catch_unwind`. This is mutation fuzzing
 //!    without coverage feedback: stable Rust has no sanitizer coverage,
 //!    and the dictionaries take the text targets past their lexers.
 //! 3. A panic, or an `Err` from the target, is a crash: the input is saved
@@ -24,7 +26,7 @@
 //! The command line is three flags, parsed by hand: no dependency for that.
 
 use relax_fuzz::rng::Rng;
-use relax_fuzz::{mutate, targets};
+use relax_fuzz::targets;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -50,11 +52,13 @@ fn read_dir(dir: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The seeds of `target`: its corpus, its regressions, and for the parser
-/// the round-trip texts of the repository.
-pub fn seeds(target: &str) -> Vec<Vec<u8>> {
+/// The seeds of `target`: its corpus, its regressions, the ones it makes
+/// itself, and for the parser the round-trip texts of the repository.
+pub fn seeds(t: &dyn FuzzTarget) -> Vec<Vec<u8>> {
+    let target = t.name();
     let root = fuzz_dir();
     let mut out = read_dir(&root.join("corpus").join(target));
+    out.extend(t.seeds());
     out.extend(read_dir(&root.join("regressions").join(target)));
     if target == "parser" {
         out.extend(read_dir(&root.join("../relax-core/tests/roundtrip")));
@@ -99,7 +103,7 @@ struct Report {
 }
 
 fn fuzz(target: &dyn FuzzTarget, budget: Duration, seed: u64) -> Report {
-    let mut corpus = seeds(target.name());
+    let mut corpus = seeds(target);
     let mut rng = Rng::new(seed);
     let mut crashes = Vec::new();
     let mut execs = 0u64;
@@ -112,7 +116,7 @@ fn fuzz(target: &dyn FuzzTarget, budget: Duration, seed: u64) -> Report {
             Some(i) => i,
             None => {
                 let base = &corpus[rng.below(corpus.len())];
-                mutate::mutate(base, &corpus, target.dictionary(), target.text(), &mut rng)
+                target.mutate(base, &corpus, &mut rng)
             }
         };
         execs += 1;
@@ -163,7 +167,7 @@ fn write_seeds() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: relax-fuzz [--seconds N] [--target parser|executable|vm|frontend|onnx] [--seed N] | --write-seeds");
+    eprintln!("usage: relax-fuzz [--seconds N] [--target parser|executable|vm|frontend|onnx|onnx-external] [--seed N] | --write-seeds");
     std::process::exit(2)
 }
 
@@ -226,13 +230,14 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use relax_fuzz::mutate;
 
     /// Every seed and every saved crash of every target runs without a
     /// panic or an error: a crash the fuzzer ever found stays fixed.
     #[test]
     fn regressions_do_not_crash() {
         for t in targets::all() {
-            for input in seeds(t.name()) {
+            for input in seeds(t.as_ref()) {
                 if let Err(why) = run_one(t.as_ref(), &input) {
                     panic!(
                         "{}: {why}\ninput: {:?}",
@@ -242,6 +247,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The onnx-external seeds import (they reach past the first check),
+    /// and a few hundred mutants of them, the data file or the model,
+    /// import or fail without a panic.
+    #[test]
+    fn external_data_mutants_do_not_crash() {
+        let all = targets::all();
+        let t = all
+            .iter()
+            .find(|t| t.name() == "onnx-external")
+            .expect("the onnx-external target");
+        let corpus = t.seeds();
+        for seed in &corpus {
+            assert_eq!(run_one(t.as_ref(), seed), Ok(true));
+        }
+        let mut rng = Rng::new(3);
+        for i in 0..300 {
+            let input = t.mutate(&corpus[i % corpus.len()], &corpus, &mut rng);
+            if let Err(why) = run_one(t.as_ref(), &input) {
+                panic!("mutant {i}: {why}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_file_inputs_split_as_joined() {
+        let joined = mutate::join(b"model", b"data");
+        assert_eq!(mutate::split(&joined), (&b"model"[..], &b"data"[..]));
+        assert_eq!(mutate::split(b"ab"), (&b"ab"[..], &b""[..]));
+        assert_eq!(mutate::split(b"\xff\0\0\0xy"), (&b"xy"[..], &b""[..]));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! splices with another corpus entry. Text inputs stay text: tokens from
 //! the target's dictionary inserted or swapped in, ranges deleted or
 //! repeated, digits and letters changed, lines spliced from another entry,
-//! so that most mutants get past the lexer.
+//! so that most mutants get past the lexer. Two-file inputs (an ONNX model
+//! and its external data file, see [`split`]) have one file or both
+//! mutated, the other kept, so that most mutants still name their data.
 
 use crate::rng::Rng;
 
@@ -155,4 +157,54 @@ fn mutate_once(out: &mut Vec<u8>, corpus: &[Vec<u8>], dictionary: &[&str], rng: 
         }
         _ => out.push(rng.next_u64() as u8),
     }
+}
+
+/// A two-file input: the first file's length (4 bytes, little-endian),
+/// that file, then the second file. Bytes too short for the length, or a
+/// length past the end, are one file and an empty second.
+pub fn split(input: &[u8]) -> (&[u8], &[u8]) {
+    let Some((len, rest)) = input.split_first_chunk::<4>() else {
+        return (input, &[]);
+    };
+    let len = u32::from_le_bytes(*len) as usize;
+    if len > rest.len() {
+        return (rest, &[]);
+    }
+    rest.split_at(len)
+}
+
+/// The two-file input of `first` and `second` (see [`split`]).
+pub fn join(first: &[u8], second: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(first.len()).unwrap_or(u32::MAX);
+    let mut out = len.to_le_bytes().to_vec();
+    out.extend_from_slice(first);
+    out.extend_from_slice(second);
+    out
+}
+
+/// A two-file input mutated: the first file (most often), the second, or
+/// both, each one to four times at the byte level, with `dictionary`'s
+/// tokens; now and then the whole input is spliced with another entry.
+pub fn mutate_pair(
+    input: &[u8],
+    corpus: &[Vec<u8>],
+    dictionary: &[&str],
+    rng: &mut Rng,
+) -> Vec<u8> {
+    if rng.one_in(16) {
+        return mutate(input, corpus, dictionary, false, rng);
+    }
+    let (first, second) = split(input);
+    let (mut first, mut second) = (first.to_vec(), second.to_vec());
+    let which = rng.below(8);
+    for (file, chosen) in [(&mut first, which < 6), (&mut second, which >= 4)] {
+        if chosen {
+            for _ in 0..1 + rng.below(4) {
+                mutate_once(file, &[], dictionary, rng);
+            }
+        }
+    }
+    let mut out = join(&first, &second);
+    out.truncate(1 << 16);
+    out
 }

@@ -9,10 +9,14 @@
 //! | `vm` | choices of a module, arguments, dtypes and shapes | the call on the interpreter and on LLVM-compiled kernels |
 //! | `frontend` | DSL source (`relax::module!`'s input) | tokenize, then the macro's expansion-time checks and code generation |
 //! | `onnx` | an ONNX model's bytes | import; an imported module must be well formed and build for the interpreter |
+//! | `onnx-external` | an ONNX model and its external data file (`mutate::split`) | both written to a scratch directory beside a symlink leading out of it, then `from_onnx_file`, checked as `onnx` is |
 
+use crate::mutate;
+use crate::rng::Rng;
 use relax::ir::IRModule;
 use relax::vm::VirtualMachine;
 use relax::{DataType, Target, Tensor, Value};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One fuzz target.
@@ -28,6 +32,14 @@ pub trait FuzzTarget {
     /// Runs one input: whether it got past the first check (it parsed,
     /// decoded, tokenized, or the call ran a kernel).
     fn run(&self, input: &[u8]) -> Result<bool, String>;
+    /// Seeds the target makes itself, beside its corpus directory.
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    /// `input` mutated.
+    fn mutate(&self, input: &[u8], corpus: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+        mutate::mutate(input, corpus, self.dictionary(), self.text(), rng)
+    }
 }
 
 /// Every target, the VM's modules built once.
@@ -38,6 +50,7 @@ pub fn all() -> Vec<Box<dyn FuzzTarget>> {
         Box::new(VmCalls::new()),
         Box::new(Frontend),
         Box::new(OnnxModel),
+        Box::new(OnnxExternal::new()),
     ]
 }
 
@@ -56,9 +69,204 @@ impl FuzzTarget for OnnxModel {
         let Ok(imported) = relax::frontend::onnx::from_onnx(input, &options) else {
             return Ok(false);
         };
-        relax::analysis::well_formed(&imported.module)
-            .map_err(|d| format!("an imported module is not well formed: {d:?}"))?;
-        let _ = relax::build(&imported.module, &Target::interpreter());
+        check_imported(&imported)?;
+        Ok(true)
+    }
+}
+
+/// An imported model must be well formed; it is built for the
+/// interpreter (which may fail: op support is not the target's concern).
+fn check_imported(imported: &relax::frontend::onnx::Imported) -> Result<(), String> {
+    relax::analysis::well_formed(&imported.module)
+        .map_err(|d| format!("an imported module is not well formed: {d:?}"))?;
+    let _ = relax::build(&imported.module, &Target::interpreter());
+    Ok(())
+}
+
+/// An ONNX model with external data: the model and its data file are
+/// written to a scratch directory of this target's (which also holds
+/// `link.data`, a symlink to a file outside it, on unix), and imported
+/// with `from_onnx_file`.
+struct OnnxExternal {
+    dir: PathBuf,
+}
+
+impl OnnxExternal {
+    fn new() -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let base = std::env::temp_dir().join(format!(
+            "relax-fuzz-onnx-external-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let dir = base.join("model");
+        // A scratch directory that cannot be made shows as every run's
+        // error (a crash in the report), not as a panic here.
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(base.join("outside.data"), [0u8; 64]);
+        #[cfg(unix)]
+        let _ = std::os::unix::fs::symlink(base.join("outside.data"), dir.join("link.data"));
+        OnnxExternal { dir }
+    }
+}
+
+impl Drop for OnnxExternal {
+    fn drop(&mut self) {
+        if let Some(base) = self.dir.parent() {
+            let _ = std::fs::remove_dir_all(base);
+        }
+    }
+}
+
+/// The onnx-external target's seeds: a linear layer whose weight and bias
+/// are in the data file, and a `Reshape` whose target shape (an integer
+/// initializer) is.
+pub fn onnx_external_seeds() -> Vec<Vec<u8>> {
+    use prost::Message;
+    use relax::frontend::onnx::proto::{
+        tensor_proto::{DataLocation, DataType as D},
+        tensor_shape_proto::{dimension, Dimension},
+        type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
+        TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    };
+    let info = |name: &str, dims: &[i64]| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(D::Float as i32),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(dimension::Value::DimValue(d)),
+                            ..Default::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        op_type: Some(op.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    };
+    let external = |name: &str, ty: D, dims: &[i64], offset: usize, length: usize| {
+        let entry = |k: &str, v: String| StringStringEntryProto {
+            key: Some(k.into()),
+            value: Some(v),
+        };
+        TensorProto {
+            name: Some(name.into()),
+            dims: dims.to_vec(),
+            data_type: Some(ty as i32),
+            data_location: Some(DataLocation::External as i32),
+            external_data: vec![
+                entry("location", "model.onnx.data".into()),
+                entry("offset", offset.to_string()),
+                entry("length", length.to_string()),
+            ],
+            ..Default::default()
+        }
+    };
+    let model = |graph: GraphProto| {
+        ModelProto {
+            ir_version: Some(8),
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(17),
+            }],
+            graph: Some(graph),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    };
+    let floats = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut linear_data = floats(&[1.0, -1.0, 0.5, 2.0, -0.25, 0.0]);
+    linear_data.extend(floats(&[0.5, -0.5]));
+    let linear = model(GraphProto {
+        node: vec![
+            node("MatMul", &["x", "w"], "xw"),
+            node("Add", &["xw", "b"], "y"),
+        ],
+        initializer: vec![
+            external("w", D::Float, &[3, 2], 0, 24),
+            external("b", D::Float, &[2], 24, 8),
+        ],
+        input: vec![info("x", &[1, 3])],
+        output: vec![info("y", &[1, 2])],
+        ..Default::default()
+    });
+    let reshape_data: Vec<u8> = [3i64, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let reshape = model(GraphProto {
+        node: vec![node("Reshape", &["x", "shape"], "y")],
+        initializer: vec![external("shape", D::Int64, &[2], 0, 16)],
+        input: vec![info("x", &[2, 3])],
+        output: vec![info("y", &[3, 2])],
+        ..Default::default()
+    });
+    vec![
+        mutate::join(&linear, &linear_data),
+        mutate::join(&reshape, &reshape_data),
+    ]
+}
+
+/// Tokens of external-data entries: keys, locations that stay in the
+/// directory and ones that leave it, and numbers at the edges.
+const EXTERNAL: &[&str] = &[
+    "location",
+    "offset",
+    "length",
+    "checksum",
+    "model.onnx.data",
+    "model.onnx",
+    "link.data",
+    "missing.data",
+    "../",
+    "/",
+    "./",
+    "/etc/passwd",
+    "0",
+    "24",
+    "-1",
+    "4294967296",
+    "18446744073709551615",
+    "18446744073709551616",
+];
+
+impl FuzzTarget for OnnxExternal {
+    fn name(&self) -> &'static str {
+        "onnx-external"
+    }
+    fn dictionary(&self) -> &'static [&'static str] {
+        EXTERNAL
+    }
+    fn text(&self) -> bool {
+        false
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        onnx_external_seeds()
+    }
+    fn mutate(&self, input: &[u8], corpus: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+        mutate::mutate_pair(input, corpus, self.dictionary(), rng)
+    }
+    fn run(&self, input: &[u8]) -> Result<bool, String> {
+        let (model, data) = mutate::split(input);
+        let path = self.dir.join("model.onnx");
+        // No map of the data file outlives an import, so rewriting it
+        // here is safe.
+        std::fs::write(&path, model).map_err(|e| format!("{}: {e}", path.display()))?;
+        let data_path = self.dir.join("model.onnx.data");
+        std::fs::write(&data_path, data).map_err(|e| format!("{}: {e}", data_path.display()))?;
+        let options = relax::frontend::onnx::ImportOptions::default();
+        let Ok(imported) = relax::frontend::onnx::from_onnx_file(&path, &options) else {
+            return Ok(false);
+        };
+        check_imported(&imported)?;
         Ok(true)
     }
 }

@@ -10,7 +10,7 @@
 //! non-scalar one) are weights too, after the model's own.
 
 use relax_core::printer::dsl::{module_to_dsl, rust_identifier};
-use relax_onnx::{load, ImportOptions};
+use relax_onnx::{from_onnx_file, ImportOptions};
 use relax_runtime::Tensor;
 use std::fmt::Write;
 use std::path::Path;
@@ -20,8 +20,9 @@ use std::path::Path;
 pub fn weights(model: &Path, name: &str) -> Result<(String, Vec<(String, Tensor)>), String> {
     let options = ImportOptions {
         keep_params_in_input: true,
+        ..Default::default()
     };
-    let imported = load(model, &options).map_err(|e| e.to_string())?;
+    let imported = from_onnx_file(model, &options).map_err(|e| e.to_string())?;
     let doc = format!(
         "The ONNX model `{}` (opset {}), written by `relax import`.",
         model

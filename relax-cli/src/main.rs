@@ -10,7 +10,9 @@
 //! relax dot    model.{onnx,py} [--function main] [--fuse]
 //! ```
 //!
-//! Errors go to stderr with exit status 1; nothing panics on bad input.
+//! An ONNX model's external data (weights in files beside it) is read from
+//! its directory. Errors go to stderr, each line of them starting with one
+//! `error: `, with exit status 1; nothing panics on bad input.
 
 mod dot;
 mod dsl;
@@ -65,7 +67,8 @@ enum Command {
     Run {
         model: PathBuf,
         /// An input, `name=file.npy` (or just `file.npy`), in `main`'s
-        /// parameter order.
+        /// parameter order; the name is the parameter's or, for an ONNX
+        /// model, the graph input's (`gpu_0/data_0=x.npy`).
         #[arg(short, long)]
         input: Vec<String>,
         /// Where to write each output (`.npy`), in order.
@@ -121,11 +124,13 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// The arguments of `main`: the `--input` files in order (a `name=` prefix
-/// must name the parameter at that position), then the weights.
+/// must name the parameter at that position, by its name in `main` or in
+/// the model file: `gpu_0_data_0` or `gpu_0/data_0`), then the weights.
 fn arguments(
     module: &IRModule,
     inputs: &[String],
     params: &[Tensor],
+    input_names: &[String],
 ) -> Result<Vec<Value>, String> {
     let main = module
         .get_relax("main")
@@ -149,10 +154,16 @@ fn arguments(
             None => (None, spec.as_str()),
         };
         let param = main.params[i].name_hint();
+        let source = input_names.get(i).map(String::as_str).unwrap_or(param);
         if let Some(n) = name {
-            if n != param {
+            if n != param && n != source {
+                let also = if source == param {
+                    String::new()
+                } else {
+                    format!(" (the model's input `{source}`)")
+                };
                 return Err(format!(
-                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`"
+                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`{also}"
                 ));
             }
         }
@@ -232,7 +243,7 @@ fn run(command: Command) -> Result<(), String> {
                 Target::host()
             };
             let exec = build(&m.module, &target).map_err(|e| e.to_string())?;
-            let args = arguments(&m.module, &input, &m.params)?;
+            let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
             let results = outputs(vm.call("main", &args).map_err(|e| e.to_string())?);
             if !output.is_empty() && output.len() != results.len() {
@@ -264,7 +275,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             let exec = build(&m.module, &Target::host()).map_err(|e| e.to_string())?;
             let compile = start.elapsed();
-            let args = arguments(&m.module, &input, &m.params)?;
+            let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
             for _ in 0..3 {
                 vm.call("main", &args).map_err(|e| e.to_string())?;

@@ -1,17 +1,21 @@
-//! Reading a model: an ONNX file (`.onnx`, through the importer) or
-//! TVMScript (`.py`, through the parser).
+//! Reading a model: an ONNX file (`.onnx`, through the importer, with its
+//! external data from the files beside it) or TVMScript (`.py`, through the
+//! parser).
 
 use relax_core::ir::IRModule;
-use relax_onnx::{load, ImportOptions};
+use relax_onnx::{from_onnx_file, ImportOptions};
 use relax_runtime::Tensor;
 use std::path::Path;
 
-/// A model ready to build: the module, and the weights `main` takes after
+/// A model ready to build: the module, the weights `main` takes after
 /// its inputs (empty unless an ONNX model was imported with its weights as
-/// parameters).
+/// parameters), and the name each parameter of `main` has in the model
+/// file (an ONNX graph input's name, which the parameter's may differ
+/// from: `gpu_0/data_0` for `gpu_0_data_0`).
 pub struct Model {
     pub module: IRModule,
     pub params: Vec<Tensor>,
+    pub input_names: Vec<String>,
 }
 
 /// Reads `path` by its extension.
@@ -20,11 +24,13 @@ pub fn read(path: &Path, keep_params: bool) -> Result<Model, String> {
         Some("onnx") => {
             let options = ImportOptions {
                 keep_params_in_input: keep_params,
+                ..Default::default()
             };
-            let imported = load(path, &options).map_err(|e| e.to_string())?;
+            let imported = from_onnx_file(path, &options).map_err(|e| e.to_string())?;
             Ok(Model {
                 module: imported.module,
                 params: imported.params.into_iter().map(|(_, t)| t).collect(),
+                input_names: imported.input_names,
             })
         }
         Some("py") => {
@@ -33,9 +39,14 @@ pub fn read(path: &Path, keep_params: bool) -> Result<Model, String> {
             let module = text
                 .parse::<IRModule>()
                 .map_err(|e| format!("{}: {e}", path.display()))?;
+            let input_names = module
+                .get_relax("main")
+                .map(|f| f.params.iter().map(|p| p.name_hint().to_string()).collect())
+                .unwrap_or_default();
             Ok(Model {
                 module,
                 params: Vec::new(),
+                input_names,
             })
         }
         _ => Err(format!(

@@ -1,5 +1,7 @@
 //! The `relax` binary, run as a user runs it, on one of ONNX's backend
-//! cases (`relax-onnx/tests/data/test_Conv1d_stride`).
+//! cases (`relax-onnx/tests/data/test_Conv1d_stride`) and on a model
+//! written here, with a `/` in its input's name and its weight in an
+//! external data file.
 
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
 use relax_onnx::backend_test::{compare, BackendCase};
@@ -35,6 +37,10 @@ fn fails(out: &Output, needle: &str) {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains(needle), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.starts_with("error: ") && !err.contains("error: error:"),
+        "one `error: ` at the start: {err}"
+    );
 }
 
 /// A scratch directory with the case's input as `x.npy`; the case.
@@ -237,4 +243,142 @@ fn weights_table(e: &syn::Expr) -> Vec<(String, String, Vec<i64>)> {
             (lit_str(&t.elems[0]), lit_str(&t.elems[1]), dims)
         })
         .collect()
+}
+
+/// `y = relu(gpu_0/data_0) + b`, `b` (2 floats: 10, 20) at offset 4 of
+/// `model.onnx.data`, both written to `dir`.
+fn write_named_external_model(dir: &Path) {
+    use prost::Message;
+    use relax_onnx::proto::{
+        tensor_proto, tensor_shape_proto, type_proto, GraphProto, ModelProto, NodeProto,
+        OperatorSetIdProto, StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto,
+        ValueInfoProto,
+    };
+    let info = |name: &str| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(tensor_proto::DataType::Float as i32),
+                shape: Some(TensorShapeProto {
+                    dim: vec![tensor_shape_proto::Dimension {
+                        value: Some(tensor_shape_proto::dimension::Value::DimValue(2)),
+                        ..Default::default()
+                    }],
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        op_type: Some(op.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        ..Default::default()
+    };
+    let entry = |k: &str, v: &str| StringStringEntryProto {
+        key: Some(k.into()),
+        value: Some(v.into()),
+    };
+    let model = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        graph: Some(GraphProto {
+            node: vec![
+                node("Relu", &["gpu_0/data_0"], "r"),
+                node("Add", &["r", "b"], "out.1"),
+            ],
+            initializer: vec![TensorProto {
+                name: Some("b".into()),
+                dims: vec![2],
+                data_type: Some(tensor_proto::DataType::Float as i32),
+                data_location: Some(tensor_proto::DataLocation::External as i32),
+                external_data: vec![
+                    entry("location", "model.onnx.data"),
+                    entry("offset", "4"),
+                    entry("length", "8"),
+                ],
+                ..Default::default()
+            }],
+            input: vec![info("gpu_0/data_0")],
+            output: vec![info("out.1")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    std::fs::write(dir.join("model.onnx"), model.encode_to_vec()).unwrap();
+    let mut data = vec![0u8; 4];
+    data.extend(10f32.to_le_bytes());
+    data.extend(20f32.to_le_bytes());
+    std::fs::write(dir.join("model.onnx.data"), data).unwrap();
+}
+
+/// An input is named by its ONNX name or its parameter's; the weight comes
+/// from the external data file beside the model.
+#[test]
+fn inputs_go_by_their_graph_names_and_external_weights_are_read() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    write_named_external_model(&dir);
+    ndarray::arr1(&[-1.0f32, 2.0])
+        .write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
+        .unwrap();
+    for (i, name) in ["gpu_0/data_0", "gpu_0_data_0"].iter().enumerate() {
+        let out = format!("y{i}.npy");
+        ok(&relax(
+            &[
+                "run",
+                "model.onnx",
+                "--input",
+                &format!("{name}=x.npy"),
+                "-o",
+                &out,
+            ],
+            &dir,
+        ));
+        let y =
+            ndarray::ArrayD::<f32>::read_npy(std::fs::File::open(dir.join(&out)).unwrap()).unwrap();
+        assert_eq!(y.as_slice().unwrap(), [10.0, 22.0], "--input {name}=…");
+    }
+    fails(
+        &relax(&["run", "model.onnx", "--input", "data=x.npy"], &dir),
+        "--input 0 is named `data`, but `main`'s parameter 0 is `gpu_0_data_0` \
+         (the model's input `gpu_0/data_0`)",
+    );
+    // The model read from another directory still finds its data file.
+    let parent = dir.parent().unwrap();
+    let model = dir.join("model.onnx");
+    ok(&relax(
+        &[
+            "run",
+            model.to_str().unwrap(),
+            "--input",
+            dir.join("x.npy").to_str().unwrap(),
+        ],
+        parent,
+    ));
+    std::fs::remove_file(dir.join("model.onnx.data")).unwrap();
+    fails(
+        &relax(&["run", "model.onnx", "--input", "x.npy"], &dir),
+        "tensor `b`: external data file `model.onnx.data`",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every error line has one `error: `, the import's errors included (they
+/// used to print `error: error: …`).
+#[test]
+fn errors_say_error_once() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-prefix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.onnx"), b"\xff\xff").unwrap();
+    let out = relax(&["run", "bad.onnx"], &dir);
+    let err = text(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(!err.contains("error: error:"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

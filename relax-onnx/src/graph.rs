@@ -2,10 +2,11 @@
 //! crate docs for what becomes what).
 
 use crate::error;
+use crate::external::ExternalData;
 use crate::node::Node;
 use crate::ops;
 use crate::proto::{tensor_shape_proto::dimension, type_proto, GraphProto, ModelProto};
-use crate::tensor::{dtype_of, elem_type_name, to_tensor};
+use crate::tensor::{dtype_of, elem_type_name, to_tensor_in};
 use relax_core::ir::{Expr, ExprKind, IRModule, PrimExpr, StructInfo, TirVar, Var};
 use relax_core::BlockBuilder;
 use relax_runtime::{DataType, Error, Tensor};
@@ -14,12 +15,43 @@ use std::collections::{HashMap, HashSet};
 /// The newest default-domain opset the converters know (ONNX 1.23's).
 pub const MAX_OPSET: i64 = 28;
 
-/// How to import.
+/// How to import (`ImportOptions { keep_params_in_input: true,
+/// ..Default::default() }`).
 #[derive(Clone, Debug, Default)]
 pub struct ImportOptions {
     /// Float initializers become parameters of `main` after the inputs,
     /// instead of constants (TVM's `keep_params_in_input`).
     pub keep_params_in_input: bool,
+    /// Shapes for graph inputs, by their ONNX names, replacing the shapes
+    /// the graph declares (TVM's `shape_dict`): to fix a batch size, or to
+    /// name a dim the exporter left anonymous. Each given shape must have
+    /// the declared rank (any rank when the graph declares none); a
+    /// [`Dim::Symbolic`] dim is the same variable as every other dim of
+    /// that name, given here or in the graph. Naming a value that is not
+    /// an input of the graph (an initializer, a typo) is an error.
+    pub shape_dict: HashMap<String, Vec<Dim>>,
+}
+
+/// One dim of a shape in [`ImportOptions::shape_dict`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A known extent (at least 0).
+    Fixed(i64),
+    /// A symbolic variable of this name (`"N"`), shared by every dim that
+    /// names it.
+    Symbolic(String),
+}
+
+impl From<i64> for Dim {
+    fn from(v: i64) -> Self {
+        Dim::Fixed(v)
+    }
+}
+
+impl From<&str> for Dim {
+    fn from(name: &str) -> Self {
+        Dim::Symbolic(name.to_string())
+    }
 }
 
 /// An imported model.
@@ -30,6 +62,11 @@ pub struct Imported {
     /// With `keep_params_in_input`, the weights, in the order of `main`'s
     /// parameters after the inputs (named as `main`'s parameters are).
     pub params: Vec<(String, Tensor)>,
+    /// The ONNX name each parameter of `main` stands for, in order: the
+    /// graph inputs' names, then (with `keep_params_in_input`) the weights'
+    /// initializer names. A parameter's own name is this name made an
+    /// identifier (`gpu_0_data_0` for the input `gpu_0/data_0`).
+    pub input_names: Vec<String>,
     /// The default domain's opset version the model imports.
     pub opset: i64,
 }
@@ -55,10 +92,19 @@ fn default_opset(model: &ModelProto) -> Result<i64, Error> {
     Ok(version)
 }
 
-/// The StructInfo of a graph input or output's type.
+/// The symbolic variable named `name`, shared by every dim that names it.
+fn sym_dim(name: &str, dims: &mut HashMap<String, TirVar>) -> PrimExpr {
+    dims.entry(name.to_string())
+        .or_insert_with(|| TirVar::new(identifier(name)))
+        .to_expr()
+}
+
+/// The StructInfo of a graph input's type, with its shape replaced by
+/// `given` (from [`ImportOptions::shape_dict`]) when given.
 fn value_sinfo(
     name: &str,
     ty: Option<&crate::proto::TypeProto>,
+    given: Option<&[Dim]>,
     dims: &mut HashMap<String, TirVar>,
     fresh: &mut usize,
 ) -> Result<StructInfo, Error> {
@@ -77,6 +123,36 @@ fn value_sinfo(
             elem_type_name(tensor.elem_type())
         ))
     })?;
+    if let Some(given) = given {
+        if let Some(shape) = &tensor.shape {
+            if shape.dim.len() != given.len() {
+                return Err(error(format!(
+                    "shape_dict gives graph input `{name}` {} dim(s), but the graph declares \
+                     rank {}",
+                    given.len(),
+                    shape.dim.len()
+                )));
+            }
+        }
+        let mut out = Vec::new();
+        for d in given {
+            out.push(match d {
+                Dim::Fixed(v) if *v >= 0 => PrimExpr::int(*v),
+                Dim::Fixed(v) => {
+                    return Err(error(format!(
+                        "shape_dict gives graph input `{name}` the dim {v}; a dim is at least 0"
+                    )))
+                }
+                Dim::Symbolic(p) if !p.is_empty() => sym_dim(p, dims),
+                Dim::Symbolic(_) => {
+                    return Err(error(format!(
+                        "shape_dict gives graph input `{name}` a symbolic dim with an empty name"
+                    )))
+                }
+            });
+        }
+        return Ok(StructInfo::tensor(out, dtype));
+    }
     let Some(shape) = &tensor.shape else {
         return Ok(StructInfo::tensor_ndim(-1, dtype));
     };
@@ -84,12 +160,7 @@ fn value_sinfo(
     for d in &shape.dim {
         out.push(match &d.value {
             Some(dimension::Value::DimValue(v)) if *v >= 0 => PrimExpr::int(*v),
-            Some(dimension::Value::DimParam(p)) if !p.is_empty() => {
-                let v = dims
-                    .entry(p.clone())
-                    .or_insert_with(|| TirVar::new(identifier(p)));
-                v.to_expr()
-            }
+            Some(dimension::Value::DimParam(p)) if !p.is_empty() => sym_dim(p, dims),
             _ => {
                 *fresh += 1;
                 TirVar::new(format!("d{fresh}")).to_expr()
@@ -99,27 +170,52 @@ fn value_sinfo(
     Ok(StructInfo::tensor(out, dtype))
 }
 
-/// Imports `model` (see the crate docs).
-pub fn import(model: &ModelProto, options: &ImportOptions) -> Result<Imported, Error> {
+/// Imports `model` (see the crate docs), reading external data through
+/// `external`.
+pub fn import(
+    model: &ModelProto,
+    options: &ImportOptions,
+    external: &mut ExternalData,
+) -> Result<Imported, Error> {
     let opset = default_opset(model)?;
     let graph = model
         .graph
         .as_ref()
         .ok_or_else(|| error("the model has no graph".into()))?;
-    let (module, params) = import_graph(graph, opset, options)?;
-    Ok(Imported {
-        module,
-        params,
-        opset,
-    })
+    import_graph(graph, opset, options, external)
 }
 
 fn import_graph(
     graph: &GraphProto,
     opset: i64,
     options: &ImportOptions,
-) -> Result<(IRModule, Vec<(String, Tensor)>), Error> {
+    external: &mut ExternalData,
+) -> Result<Imported, Error> {
     let initializer_names: HashSet<&str> = graph.initializer.iter().map(|t| t.name()).collect();
+    let mut names: Vec<&str> = options.shape_dict.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    for name in names {
+        let is_input = graph
+            .input
+            .iter()
+            .any(|i| i.name() == name && !initializer_names.contains(name));
+        if !is_input {
+            let inputs: Vec<&str> = graph
+                .input
+                .iter()
+                .map(|i| i.name())
+                .filter(|n| !initializer_names.contains(n))
+                .collect();
+            return Err(error(format!(
+                "shape_dict names `{name}`, which is not an input of the graph (its inputs: {})",
+                if inputs.is_empty() {
+                    "none".to_string()
+                } else {
+                    inputs.join(", ")
+                }
+            )));
+        }
+    }
     if let Some(s) = graph.sparse_initializer.first() {
         return Err(error(format!(
             "sparse initializer `{}` is not supported",
@@ -143,6 +239,7 @@ fn import_graph(
     let mut sym_dims = HashMap::new();
     let mut fresh = 0;
     let mut num_input = 0;
+    let mut input_names = Vec::new();
     for input in &graph.input {
         if initializer_names.contains(input.name()) {
             continue;
@@ -150,18 +247,21 @@ fn import_graph(
         let sinfo = value_sinfo(
             input.name(),
             input.r#type.as_ref(),
+            options.shape_dict.get(input.name()).map(Vec::as_slice),
             &mut sym_dims,
             &mut fresh,
         )?;
         let var = Var::new(unique(input.name()), Some(sinfo));
         values.insert(input.name().to_string(), Expr::var(&var));
         params.push(var);
+        input_names.push(input.name().to_string());
         num_input += 1;
     }
-    // The initializers.
+    // The initializers. Only these read external data: a `Constant`
+    // node's tensor with its data outside the model is an error.
     let mut weights = Vec::new();
     for init in &graph.initializer {
-        let t = to_tensor(init)?;
+        let t = to_tensor_in(init, external)?;
         if options.keep_params_in_input && t.dtype().is_float() {
             let dims = t.shape().iter().map(|&d| PrimExpr::int(d)).collect();
             let var = Var::new(
@@ -170,6 +270,7 @@ fn import_graph(
             );
             values.insert(init.name().to_string(), Expr::var(&var));
             weights.push((var.name_hint().to_string(), t));
+            input_names.push(init.name().to_string());
             params.push(var);
         } else {
             values.insert(init.name().to_string(), Expr::constant(t));
@@ -238,7 +339,12 @@ fn import_graph(
     let out = bb.emit_output_named(result, &name)?;
     bb.end_dataflow()?;
     bb.emit_func_output(Expr::var(&out))?;
-    Ok((bb.finalize()?, weights))
+    Ok(Imported {
+        module: bb.finalize()?,
+        params: weights,
+        input_names,
+        opset,
+    })
 }
 
 /// Whether `e` is a constant (or a tuple of constants).

@@ -1,14 +1,19 @@
 //! ONNX models to Relax (`relax::frontend::onnx`, TVM's
 //! `relax.frontend.onnx.from_onnx`).
 //!
-//! [`from_onnx`] decodes a `ModelProto` (protobuf, with prost) and builds
-//! an `IRModule` with one function, `main`:
+//! [`from_onnx_file`] (or [`from_onnx`], for a model in memory) decodes a
+//! `ModelProto` (protobuf, with prost) and builds an `IRModule` with one
+//! function, `main`:
 //!
 //! 1. **Parameters.** The graph's inputs that are not initializers, in
 //!    order, each annotated with its type; a dim given by name
 //!    (`dim_param: "N"`) is a symbolic variable of that name, shared by
 //!    every input that names it, and a dim given by neither value nor name
-//!    is a fresh symbolic variable.
+//!    is a fresh symbolic variable. [`ImportOptions::shape_dict`] replaces
+//!    the declared shape of the inputs it names (TVM's `shape_dict`).
+//!    Parameter names are the input names made identifiers (`gpu_0/data_0`
+//!    becomes `gpu_0_data_0`); [`Imported::input_names`] keeps the ONNX
+//!    names.
 //! 2. **Weights.** The float initializers are constants by default
 //!    (TVM's `keep_params_in_input = False`); with
 //!    [`ImportOptions::keep_params_in_input`] they become parameters after
@@ -16,6 +21,11 @@
 //!    and their values come back in [`Imported::params`]. Integer
 //!    initializers (shapes, axes, indices) are always constants: they
 //!    decide shapes, which must be known when the model is imported.
+//!    An initializer may keep its elements in a file beside the model
+//!    (ONNX external data, as PyTorch exports large models): the file is
+//!    memory-mapped and read from, for a model imported with
+//!    [`from_onnx_file`] (`external.rs`). A `Constant` node's tensor cannot
+//!    be external: that is an error.
 //! 3. **Nodes** are converted in graph order, each by the converter of its
 //!    op type (`ops/`), into Relax op calls in one dataflow block; their
 //!    StructInfo is inferred as they are emitted. A call whose arguments
@@ -35,6 +45,7 @@
 //! |---|---|
 //! | `proto/` | the generated message types (`gen/` regenerates them) |
 //! | `tensor.rs` | `TensorProto` ↔ tensors, element types ↔ dtypes |
+//! | `external.rs` | external data: files beside the model, mapped once per import, locations kept inside the model's directory |
 //! | `graph.rs` | the importer: signature, initializers, the node loop, constant evaluation |
 //! | `node.rs` | a node's attributes and inputs, with errors that name it |
 //! | `ops/` | the converters, one file per op family |
@@ -44,12 +55,14 @@ pub mod backend_test;
 pub mod proto;
 pub mod tensor;
 
+mod external;
 mod graph;
 mod node;
 mod ops;
 
-pub use graph::{ImportOptions, Imported, MAX_OPSET};
-pub use tensor::{decode_tensor, to_tensor};
+pub use external::ExternalData;
+pub use graph::{Dim, ImportOptions, Imported, MAX_OPSET};
+pub use tensor::{decode_tensor, to_tensor, to_tensor_in};
 
 use relax_runtime::{Diagnostic, Error};
 
@@ -57,19 +70,40 @@ pub(crate) fn error(message: String) -> Error {
     Error::Compile(vec![Diagnostic::new("onnx", message)])
 }
 
-/// Imports the ONNX model in `bytes` (a serialized `ModelProto`).
-pub fn from_onnx(bytes: &[u8], options: &ImportOptions) -> Result<Imported, Error> {
+/// The `ModelProto` in `bytes`; errors start with `prefix`.
+fn decode(bytes: &[u8], prefix: &str) -> Result<proto::ModelProto, Error> {
     use prost::Message;
-    let model = proto::ModelProto::decode(bytes)
-        .map_err(|e| error(format!("not an ONNX model (a ModelProto): {e}")))?;
-    graph::import(&model, options)
+    proto::ModelProto::decode(bytes)
+        .map_err(|e| error(format!("{prefix}not an ONNX model (a ModelProto): {e}")))
 }
 
-/// Imports the ONNX model in the file at `path`.
-pub fn load(path: impl AsRef<std::path::Path>, options: &ImportOptions) -> Result<Imported, Error> {
+/// Imports the ONNX model in `bytes` (a serialized `ModelProto`). A model
+/// whose weights are in external files has no directory to find them in
+/// here: import it with [`from_onnx_file`].
+pub fn from_onnx(bytes: &[u8], options: &ImportOptions) -> Result<Imported, Error> {
+    graph::import(&decode(bytes, "")?, options, &mut ExternalData::none())
+}
+
+/// Imports the ONNX model in the file at `path`, reading its external data
+/// (if any) from files in the same directory.
+pub fn from_onnx_file(
+    path: impl AsRef<std::path::Path>,
+    options: &ImportOptions,
+) -> Result<Imported, Error> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| error(format!("{}: {e}", path.display())))?;
-    from_onnx(&bytes, options)
+    let model = decode(&bytes, &format!("{}: ", path.display()))?;
+    // `model.onnx` alone has the empty path as its parent.
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    graph::import(&model, options, &mut ExternalData::new(dir))
+}
+
+/// The same as [`from_onnx_file`].
+pub fn load(path: impl AsRef<std::path::Path>, options: &ImportOptions) -> Result<Imported, Error> {
+    from_onnx_file(path, options)
 }
 
 /// The op types the importer converts.

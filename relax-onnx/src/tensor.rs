@@ -4,14 +4,17 @@
 //! A `TensorProto` holds its elements either as `raw_data` (little-endian
 //! bytes) or in the typed field for its type (`float_data`, `int32_data`
 //! for every integer type of at most 32 bits and `bool`, `int64_data`,
-//! `double_data`, `uint64_data` for `uint32`/`uint64`). Elements stored
-//! outside the file (`data_location = EXTERNAL`), strings, and the float
-//! types this project has no dtype for (float16, bfloat16, the float8s,
-//! complex) are errors naming the tensor.
+//! `double_data`, `uint64_data` for `uint32`/`uint64`), or in a file
+//! beside the model (`data_location = EXTERNAL`, read through
+//! [`ExternalData`] by [`to_tensor_in`], decoded as `raw_data` is). Strings,
+//! and the float types this project has no dtype for (float16, bfloat16,
+//! the float8s, complex) are errors naming the tensor.
 
 use crate::error;
+use crate::external::ExternalData;
 use crate::proto::{tensor_proto, TensorProto};
 use relax_runtime::{DataType, Error, Tensor};
+use std::borrow::Cow;
 
 /// The dtype of an ONNX element type (`TensorProto.DataType`).
 pub fn dtype_of(elem_type: i32) -> Option<DataType> {
@@ -39,8 +42,16 @@ pub fn elem_type_name(elem_type: i32) -> String {
         .unwrap_or_else(|_| format!("element type {elem_type}"))
 }
 
-/// `t` as a tensor.
+/// `t` as a tensor; external data is an error (there is no directory to
+/// read it from: see [`to_tensor_in`]). The converters read `Constant`
+/// nodes' values with this.
 pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
+    to_tensor_in(t, &mut ExternalData::unread())
+}
+
+/// `t` as a tensor, its elements read from `external` when `t` keeps them
+/// in an external file.
+pub fn to_tensor_in(t: &TensorProto, external: &mut ExternalData) -> Result<Tensor, Error> {
     let name = t.name();
     let what = || {
         if name.is_empty() {
@@ -49,12 +60,6 @@ pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
             format!("tensor `{name}`")
         }
     };
-    if t.data_location() == tensor_proto::DataLocation::External {
-        return Err(error(format!(
-            "{} keeps its data in an external file, which is not read",
-            what()
-        )));
-    }
     let dtype = dtype_of(t.data_type()).ok_or_else(|| {
         error(format!(
             "{} has element type {}, which has no dtype here",
@@ -71,8 +76,14 @@ pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
         .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
         .ok_or_else(|| error(format!("{} has too many elements", what())))?;
     let width = dtype.size_in_bytes();
-    let bytes: Vec<u8> = if let Some(raw) = &t.raw_data {
-        raw.clone()
+    // The file the bytes came from, for messages.
+    let mut file = None;
+    let mut bytes: Cow<[u8]> = if t.data_location() == tensor_proto::DataLocation::External {
+        let (bytes, location) = external.read(t, &what())?;
+        file = Some(location);
+        Cow::Borrowed(bytes)
+    } else if let Some(raw) = &t.raw_data {
+        Cow::Borrowed(raw)
     } else {
         use tensor_proto::DataType as D;
         // No capacity from the dims: they may claim more than the data holds
@@ -101,22 +112,26 @@ pub fn to_tensor(t: &TensorProto) -> Result<Tensor, Error> {
                 .iter()
                 .for_each(|v| out.extend(&v.to_le_bytes()[..width])),
         }
-        out
+        Cow::Owned(out)
     };
     if bytes.len() != numel.saturating_mul(width) {
         return Err(error(format!(
-            "{} of shape {:?} and type {} has {} bytes of data, not {}",
+            "{} of shape {:?} and type {} has {} bytes of data{}, not {}",
             what(),
             t.dims,
             elem_type_name(t.data_type()),
             bytes.len(),
+            file.map(|f| format!(" in the external file `{f}`"))
+                .unwrap_or_default(),
             numel.saturating_mul(width)
         )));
     }
-    let mut bytes = bytes;
-    if dtype.is_bool() {
+    if dtype.is_bool() && bytes.iter().any(|&b| b > 1) {
         // Any non-zero byte is true; the runtime's bools are 0 or 1.
-        bytes.iter_mut().for_each(|b| *b = u8::from(*b != 0));
+        bytes
+            .to_mut()
+            .iter_mut()
+            .for_each(|b| *b = u8::from(*b != 0));
     }
     Tensor::from_bytes(dtype, &t.dims, &bytes).map_err(|e| error(format!("{}: {e}", what())))
 }

@@ -1,8 +1,10 @@
 //! The ONNX importer end to end: ONNX's own backend test cases (a subset
 //! committed under `tests/data/`, see its README) imported and run on the
 //! interpreter and through LLVM against their expected outputs; models
-//! built here for symbolic dims, parameters and opset forms; every kind of
-//! bad input an `Err`; and mutated model bytes never panicking.
+//! built here for symbolic dims, parameters and opset forms, `shape_dict`,
+//! and weights in an external data file; every kind of bad input (external
+//! locations that leave the model's directory among them) an `Err`; and
+//! mutated model bytes never panicking.
 
 use prost::Message;
 use relax_core::backend::{build, Target};
@@ -13,7 +15,7 @@ use relax_onnx::proto::{
     GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto,
     TypeProto, ValueInfoProto,
 };
-use relax_onnx::{from_onnx, ImportOptions};
+use relax_onnx::{from_onnx, from_onnx_file, ImportOptions};
 use relax_runtime::{Tensor, Value, VirtualMachine};
 use std::path::Path;
 
@@ -147,8 +149,23 @@ fn model(opset: i64, graph: GraphProto) -> Vec<u8> {
     .encode_to_vec()
 }
 
+/// The weights of [`linear_relu`].
+const W: [f32; 6] = [1.0, -1.0, 0.5, 2.0, -0.25, 0.0];
+const B: [f32; 2] = [0.5, -0.5];
+
 /// `y = relu(x @ w + b)` with `x: (N, 3)`, `w: (3, 2)`, `b: (2,)`.
 fn linear_relu(opset: i64) -> Vec<u8> {
+    linear_relu_with(
+        opset,
+        vec![
+            f32_init("w", &[3, 2], W.to_vec()),
+            f32_init("b", &[2], B.to_vec()),
+        ],
+    )
+}
+
+/// [`linear_relu`] with the initializers `w` and `b` given.
+fn linear_relu_with(opset: i64, initializer: Vec<TensorProto>) -> Vec<u8> {
     model(
         opset,
         GraphProto {
@@ -158,10 +175,7 @@ fn linear_relu(opset: i64) -> Vec<u8> {
                 node("Add", &["xw", "b"], &["pre"], vec![]),
                 node("Relu", &["pre"], &["y"], vec![]),
             ],
-            initializer: vec![
-                f32_init("w", &[3, 2], vec![1.0, -1.0, 0.5, 2.0, -0.25, 0.0]),
-                f32_init("b", &[2], vec![0.5, -0.5]),
-            ],
+            initializer,
             input: vec![f32_info("x", &[Dim::Param("N"), Dim::Value(3)])],
             output: vec![f32_info("y", &[Dim::Param("N"), Dim::Value(2)])],
             ..Default::default()
@@ -209,6 +223,7 @@ fn named_dims_stay_symbolic_and_any_batch_runs() {
 fn weights_can_be_parameters() {
     let options = ImportOptions {
         keep_params_in_input: true,
+        ..Default::default()
     };
     let imported = from_onnx(&linear_relu(17), &options).unwrap();
     let main = imported.module.get_relax("main").unwrap();
@@ -568,4 +583,355 @@ fn bad_elementwise_attributes_are_errors() {
         &shift,
         "attribute `direction` must be \"LEFT\" or \"RIGHT\"",
     );
+}
+
+// ----- external data ----------------------------------------------------
+
+/// A fresh directory of its own under the system's temp dir.
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "relax-onnx-{name}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A float initializer whose elements are in `location`, at `offset` for
+/// `length` bytes where given.
+fn external_init(
+    name: &str,
+    dims: &[i64],
+    location: &str,
+    offset: Option<&str>,
+    length: Option<&str>,
+) -> TensorProto {
+    let entry = |k: &str, v: &str| relax_onnx::proto::StringStringEntryProto {
+        key: Some(k.into()),
+        value: Some(v.into()),
+    };
+    let mut external_data = vec![entry("location", location)];
+    external_data.extend(offset.map(|v| entry("offset", v)));
+    external_data.extend(length.map(|v| entry("length", v)));
+    external_data.push(entry("checksum", "not checked"));
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(tensor_proto::DataType::Float as i32),
+        data_location: Some(tensor_proto::DataLocation::External as i32),
+        external_data,
+        ..Default::default()
+    }
+}
+
+/// `model.onnx.data` as the exporter writes it: `w`'s 24 bytes at 0, then
+/// 8 bytes of padding, then `b`'s 8 bytes at 32.
+fn data_file() -> Vec<u8> {
+    let mut bytes: Vec<u8> = W.iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes.extend([0xAA; 8]);
+    bytes.extend(B.iter().flat_map(|v| v.to_le_bytes()));
+    bytes
+}
+
+/// A directory holding `model.onnx`, whose `w` is as given and whose `b`
+/// is at its place in `model.onnx.data`, and that data file; the model's
+/// path.
+fn external_model(name: &str, w: TensorProto) -> std::path::PathBuf {
+    let dir = scratch_dir(name);
+    let b = external_init("b", &[2], "model.onnx.data", Some("32"), Some("8"));
+    std::fs::write(dir.join("model.onnx"), linear_relu_with(17, vec![w, b])).unwrap();
+    std::fs::write(dir.join("model.onnx.data"), data_file()).unwrap();
+    dir.join("model.onnx")
+}
+
+/// `w` where [`data_file`] has it.
+fn good_w() -> TensorProto {
+    external_init("w", &[3, 2], "model.onnx.data", Some("0"), Some("24"))
+}
+
+#[test]
+fn weights_in_an_external_file_import_as_inline_ones_do() {
+    let path = external_model("good", good_w());
+    let x = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, -1.0, 0.5, 4.0]).unwrap();
+    let inline = from_onnx(&linear_relu(17), &ImportOptions::default()).unwrap();
+    let want = run(&inline.module, vec![Value::Tensor(x.clone())]);
+    let external = from_onnx_file(&path, &ImportOptions::default()).unwrap();
+    assert_eq!(run(&external.module, vec![Value::Tensor(x.clone())]), want);
+    // As parameters, the weights are the same tensors.
+    let options = ImportOptions {
+        keep_params_in_input: true,
+        ..Default::default()
+    };
+    let params = from_onnx_file(&path, &options).unwrap().params;
+    assert_eq!(
+        params,
+        from_onnx(&linear_relu(17), &options).unwrap().params
+    );
+    // A location in a subdirectory, and one without offset or length (the
+    // whole file), read too.
+    let dir = path.parent().unwrap();
+    std::fs::create_dir_all(dir.join("weights")).unwrap();
+    let w_bytes: Vec<u8> = W.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.join("weights/w.bin"), w_bytes).unwrap();
+    let b = external_init("b", &[2], "model.onnx.data", Some("32"), None);
+    let w = external_init("w", &[3, 2], "weights/w.bin", None, None);
+    std::fs::write(dir.join("other.onnx"), linear_relu_with(17, vec![w, b])).unwrap();
+    let other = from_onnx_file(dir.join("other.onnx"), &ImportOptions::default()).unwrap();
+    assert_eq!(run(&other.module, vec![Value::Tensor(x)]), want);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The import of the model at `path` fails naming tensor `w`, `location`
+/// and `why`.
+#[track_caller]
+fn assert_external_error(path: &Path, location: &str, why: &str) {
+    let e = from_onnx_file(path, &ImportOptions::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor `w`") && e.contains(location) && e.contains(why),
+        "{e}"
+    );
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn an_absolute_external_location_is_an_error() {
+    // Even one naming the right file: the model's directory is the limit.
+    let dir = scratch_dir("absolute");
+    let absolute = dir.join("model.onnx.data");
+    let absolute = absolute.to_str().unwrap();
+    let path = external_model(
+        "absolute",
+        external_init("w", &[3, 2], absolute, Some("0"), Some("24")),
+    );
+    assert_external_error(&path, absolute, "absolute path");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_external_location_with_a_parent_component_is_an_error() {
+    let path = external_model(
+        "parent",
+        external_init("w", &[3, 2], "../model.onnx.data", Some("0"), Some("24")),
+    );
+    assert_external_error(&path, "../model.onnx.data", "`..` component");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_external_location_that_links_outside_the_model_directory_is_an_error() {
+    let outside = scratch_dir("outside");
+    std::fs::write(outside.join("secret.data"), data_file()).unwrap();
+    let path = external_model(
+        "symlink",
+        external_init("w", &[3, 2], "link.data", Some("0"), Some("24")),
+    );
+    std::os::unix::fs::symlink(
+        outside.join("secret.data"),
+        path.parent().unwrap().join("link.data"),
+    )
+    .unwrap();
+    assert_external_error(&path, "link.data", "outside the model's directory");
+    let _ = std::fs::remove_dir_all(outside);
+}
+
+#[test]
+fn a_missing_external_file_is_an_error() {
+    let path = external_model(
+        "missing",
+        external_init("w", &[3, 2], "nope.data", Some("0"), Some("24")),
+    );
+    assert_external_error(&path, "nope.data", "nope.data:");
+}
+
+#[test]
+fn an_external_range_past_the_end_of_the_file_is_an_error() {
+    // The data file has 40 bytes.
+    let path = external_model(
+        "offset",
+        external_init("w", &[3, 2], "model.onnx.data", Some("41"), Some("24")),
+    );
+    assert_external_error(
+        &path,
+        "model.onnx.data",
+        "the offset 41 is past the end of the file (40 bytes)",
+    );
+    let path = external_model(
+        "length",
+        external_init("w", &[3, 2], "model.onnx.data", Some("24"), Some("24")),
+    );
+    assert_external_error(
+        &path,
+        "model.onnx.data",
+        "24 bytes from offset 24 reach past",
+    );
+    let huge = u64::MAX.to_string();
+    let path = external_model(
+        "overflow",
+        external_init("w", &[3, 2], "model.onnx.data", Some("8"), Some(&huge)),
+    );
+    assert_external_error(&path, "model.onnx.data", "reach past the end of the file");
+    let path = external_model(
+        "not-a-number",
+        external_init("w", &[3, 2], "model.onnx.data", Some("-8"), None),
+    );
+    assert_external_error(&path, "model.onnx.data", "expected a number of bytes");
+}
+
+#[test]
+fn an_external_length_that_disagrees_with_the_shape_is_an_error() {
+    let path = external_model(
+        "mismatch",
+        external_init("w", &[3, 2], "model.onnx.data", Some("0"), Some("20")),
+    );
+    assert_external_error(
+        &path,
+        "model.onnx.data",
+        "has 20 bytes of data in the external file `model.onnx.data`, not 24",
+    );
+}
+
+#[test]
+fn external_data_in_a_model_given_as_bytes_is_an_error() {
+    let path = external_model("bytes", good_w());
+    let bytes = std::fs::read(&path).unwrap();
+    let e = from_onnx(&bytes, &ImportOptions::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor `w`") && e.contains("model.onnx.data") && e.contains("from_onnx_file"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+// ----- shape_dict and input names ----------------------------------------
+
+fn with_shape(name: &str, dims: Vec<relax_onnx::Dim>) -> ImportOptions {
+    ImportOptions {
+        shape_dict: [(name.to_string(), dims)].into_iter().collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn shape_dict_replaces_an_input_shape() {
+    use relax_onnx::Dim as D;
+    let fixed = from_onnx(&linear_relu(17), &with_shape("x", vec![4.into(), 3.into()])).unwrap();
+    let text = fixed.module.to_string();
+    assert!(
+        text.contains(r#"x: R.Tensor((4, 3), dtype="float32")"#),
+        "{text}"
+    );
+    let main = fixed.module.get_relax("main").unwrap();
+    assert_eq!(
+        main.ret_struct_info,
+        StructInfo::tensor(vec![4.into(), 2.into()], relax_runtime::DataType::f32())
+    );
+    let named = from_onnx(
+        &linear_relu(17),
+        &with_shape("x", vec![D::Symbolic("batch".into()), D::Fixed(3)]),
+    )
+    .unwrap();
+    let text = named.module.to_string();
+    assert!(
+        text.contains(r#"x: R.Tensor(("batch", 3), dtype="float32")"#),
+        "{text}"
+    );
+
+    let error = |options: &ImportOptions| {
+        from_onnx(&linear_relu(17), options)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = error(&with_shape("nope", vec![1.into(), 3.into()]));
+    assert!(
+        e.contains("shape_dict names `nope`, which is not an input of the graph (its inputs: x)"),
+        "{e}"
+    );
+    let e = error(&with_shape("w", vec![3.into(), 2.into()]));
+    assert!(e.contains("shape_dict names `w`"), "{e}");
+    let e = error(&with_shape("x", vec![3.into()]));
+    assert!(
+        e.contains("shape_dict gives graph input `x` 1 dim(s), but the graph declares rank 2"),
+        "{e}"
+    );
+    let e = error(&with_shape("x", vec![(-2).into(), 3.into()]));
+    assert!(e.contains("the dim -2"), "{e}");
+}
+
+#[test]
+fn imported_models_keep_their_input_names() {
+    let bytes = model(
+        17,
+        GraphProto {
+            node: vec![node("Relu", &["gpu_0/data_0"], &["out.1"], vec![])],
+            input: vec![f32_info("gpu_0/data_0", &[Dim::Value(2)])],
+            output: vec![f32_info("out.1", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let main = imported.module.get_relax("main").unwrap();
+    assert_eq!(main.params[0].name_hint(), "gpu_0_data_0");
+    assert_eq!(imported.input_names, ["gpu_0/data_0"]);
+    let options = ImportOptions {
+        keep_params_in_input: true,
+        ..Default::default()
+    };
+    let imported = from_onnx(&linear_relu(17), &options).unwrap();
+    assert_eq!(imported.input_names, ["x", "w", "b"]);
+}
+
+/// Only initializers read external data: a `Constant` node's value kept
+/// outside the model is an error that says so.
+#[test]
+fn an_external_constant_node_value_is_an_error() {
+    let dir = scratch_dir("constant");
+    std::fs::write(dir.join("model.onnx.data"), data_file()).unwrap();
+    let value = AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(external_init(
+            "c",
+            &[2],
+            "model.onnx.data",
+            Some("32"),
+            Some("8"),
+        )),
+        ..Default::default()
+    };
+    let bytes = model(
+        17,
+        GraphProto {
+            node: vec![
+                node("Constant", &[], &["c"], vec![value]),
+                node("Add", &["x", "c"], &["y"], vec![]),
+            ],
+            input: vec![f32_info("x", &[Dim::Value(2)])],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    std::fs::write(dir.join("model.onnx"), bytes).unwrap();
+    let e = from_onnx_file(dir.join("model.onnx"), &ImportOptions::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tensor `c` keeps its data in the external file `model.onnx.data`")
+            && e.contains("read only for the initializers"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -66,12 +66,16 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // One diagnostic per line. The first has no `error: ` of its
+            // own: whoever reports the error writes that (`relax`'s
+            // `error: {e}`), as for every other variant; the ones after it
+            // start their own lines with it.
             Error::Compile(ds) => {
                 for (i, d) in ds.iter().enumerate() {
                     if i > 0 {
-                        f.write_str("\n")?;
+                        f.write_str("\nerror: ")?;
                     }
-                    write!(f, "error: {d}")?;
+                    write!(f, "{d}")?;
                 }
                 Ok(())
             }
@@ -122,5 +126,23 @@ impl From<Vec<Diagnostic>> for Error {
 impl From<TensorError> for Error {
     fn from(e: TensorError) -> Self {
         Error::Tensor(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `error: {e}` (what a reporter writes) has one `error: ` per
+    /// diagnostic, never two in a row.
+    #[test]
+    fn reported_compile_errors_say_error_once_per_diagnostic() {
+        let one = Error::from(Diagnostic::new("onnx", "bad model"));
+        assert_eq!(format!("error: {one}"), "error: bad model");
+        let two = Error::Compile(vec![
+            Diagnostic::new("x", "first"),
+            Diagnostic::new("x", "second"),
+        ]);
+        assert_eq!(format!("error: {two}"), "error: first\nerror: second");
     }
 }
