@@ -1,23 +1,46 @@
 //! Runs ONNX's backend test cases (a directory of `test_*/model.onnx` with
 //! `test_data_set_*/{input,output}_*.pb`, as `onnx/backend/test/data/`
 //! in the `onnx` package has them) through the importer and a build, and
-//! compares with the expected outputs (rtol 1e-3, atol 1e-4).
+//! compares with the expected outputs (rtol 1e-3, atol 1e-4). A model is
+//! imported from its file (external data included) and built once for all
+//! of its data sets, whatever their shapes.
 //!
-//! `cargo run --release -p relax-onnx --example onnx_backend -- DIR… [--interp]`
+//! `cargo run --release -p relax-onnx --example onnx_backend -- DIR… [--interp] [--time]`
+//!
+//! `--time` prints each case's import and build time.
 
-use relax_core::backend::Target;
+use relax_core::backend::{build, Target};
 use relax_onnx::backend_test::BackendCase;
-use relax_onnx::{from_onnx, ImportOptions};
+use relax_onnx::ImportOptions;
 use std::path::Path;
+use std::time::Instant;
 
-fn run_case(dir: &Path, target: &Target) -> Result<(), String> {
+fn run_case(dir: &Path, target: &Target, time: bool) -> Result<String, String> {
     let case = BackendCase::load(dir).map_err(|e| e.to_string())?;
-    let imported = from_onnx(&case.model, &ImportOptions::default()).map_err(|e| e.to_string())?;
-    case.check(&imported.module, target, 1e-3, 1e-4)
+    let start = Instant::now();
+    let imported = case
+        .import(&ImportOptions::default())
+        .map_err(|e| e.to_string())?;
+    let imported_in = start.elapsed();
+    let start = Instant::now();
+    let exec = build(&imported.module, target).map_err(|e| format!("build: {e}"))?;
+    let built_in = start.elapsed();
+    case.check_executable(&exec, 1e-3, 1e-4)?;
+    Ok(if time {
+        format!(
+            " (import {:.2} s, build {:.2} s, {} data sets)",
+            imported_in.as_secs_f64(),
+            built_in.as_secs_f64(),
+            case.data_sets.len()
+        )
+    } else {
+        String::new()
+    })
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let time = args.iter().any(|a| a == "--time");
     let target = if args.iter().any(|a| a == "--interp") {
         Target::interpreter()
     } else {
@@ -35,10 +58,10 @@ fn main() {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            match run_case(&case, &target) {
-                Ok(()) => {
+            match run_case(&case, &target, time) {
+                Ok(times) => {
                     pass += 1;
-                    println!("ok    {name}");
+                    println!("ok    {name}{times}");
                 }
                 Err(e) => {
                     fail += 1;

@@ -8,7 +8,8 @@ use crate::error;
 use crate::tensor::decode_tensor;
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
-use relax_runtime::{Error, Tensor, Value, VirtualMachine};
+use crate::{from_onnx_file, ImportOptions, Imported};
+use relax_runtime::{Error, Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 
 /// One case.
@@ -18,6 +19,9 @@ pub struct BackendCase {
     pub name: String,
     /// The model's bytes.
     pub model: Vec<u8>,
+    /// The case's directory (where `model.onnx` and any external data
+    /// files are).
+    pub dir: PathBuf,
     /// Each data set's inputs and expected outputs.
     pub data_sets: Vec<(Vec<Tensor>, Vec<Tensor>)>,
 }
@@ -55,8 +59,14 @@ impl BackendCase {
         Ok(BackendCase {
             name,
             model,
+            dir: dir.to_path_buf(),
             data_sets,
         })
+    }
+
+    /// Imports the case's model from its file, external data included.
+    pub fn import(&self, options: &ImportOptions) -> Result<Imported, Error> {
+        from_onnx_file(self.dir.join("model.onnx"), options)
     }
 
     /// Builds `module` (the imported model) for `target` and runs its
@@ -70,7 +80,14 @@ impl BackendCase {
         atol: f64,
     ) -> Result<(), String> {
         let exec = build(module, target).map_err(|e| format!("build: {e}"))?;
-        let vm = VirtualMachine::new(&exec);
+        self.check_executable(&exec, rtol, atol)
+    }
+
+    /// Runs an executable built from the case's model on every data set
+    /// (one executable for all of them, whatever their shapes), each
+    /// output compared with [`compare`].
+    pub fn check_executable(&self, exec: &Executable, rtol: f64, atol: f64) -> Result<(), String> {
+        let vm = VirtualMachine::new(exec);
         for (inputs, expected) in &self.data_sets {
             let args: Vec<Value> = inputs.iter().cloned().map(Value::Tensor).collect();
             let got = match vm.call("main", &args).map_err(|e| format!("run: {e}"))? {
