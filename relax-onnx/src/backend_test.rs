@@ -6,9 +6,9 @@
 
 use crate::error;
 use crate::tensor::decode_tensor;
+use crate::{from_onnx_file, ImportOptions, Imported};
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
-use crate::{from_onnx_file, ImportOptions, Imported};
 use relax_runtime::{Error, Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 

@@ -37,19 +37,27 @@ fn outputs(v: Value) -> Vec<Tensor> {
     }
 }
 
-#[test]
-fn onnx_backend_cases_give_their_expected_outputs_on_every_target() {
-    let cases = BackendCase::all_in(&data_dir()).unwrap();
-    assert!(cases.len() >= 30, "{} cases", cases.len());
+/// Every case in `folder` (under tests/data) imports from its file and
+/// gives its expected outputs on the interpreter and through LLVM, every
+/// data set from one build.
+fn check_cases(folder: &str, at_least: usize) {
+    let cases = BackendCase::all_in(&data_dir().join(folder)).unwrap();
+    assert!(cases.len() >= at_least, "{} cases", cases.len());
     for dir in cases {
         let case = BackendCase::load(&dir).unwrap();
-        let imported = from_onnx(&case.model, &ImportOptions::default())
+        let imported = case
+            .import(&ImportOptions::default())
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
         for target in [Target::interpreter(), Target::host()] {
             case.check(&imported.module, &target, 1e-3, 1e-4)
                 .unwrap_or_else(|m| panic!("{} on {target:?}: {m}", case.name));
         }
     }
+}
+
+#[test]
+fn onnx_backend_cases_give_their_expected_outputs_on_every_target() {
+    check_cases("", 30);
 }
 
 // ----- models built here ------------------------------------------------

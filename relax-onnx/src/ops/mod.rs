@@ -14,10 +14,12 @@
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
+//! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
+mod attention;
 mod elementwise;
 mod nn;
 mod normalization;
@@ -117,6 +119,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("BatchNormalization", nn::batch_norm),
     ("InstanceNormalization", nn::instance_norm),
     ("LayerNormalization", normalization::layer_norm),
+    ("Attention", attention::attention),
     ("RMSNormalization", normalization::rms_norm),
     ("GroupNormalization", normalization::group_norm),
     ("LRN", nn::lrn),
