@@ -14,10 +14,12 @@
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
+//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod}`, `ArgMax`, `ArgMin` |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod elementwise;
+mod index;
 mod nn;
 mod reduce;
 mod shape;
@@ -104,6 +106,14 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Shape", shape::shape_of),
     ("Size", shape::size),
     ("Range", shape::range),
+    ("GatherElements", index::gather_elements),
+    ("GatherND", index::gather_nd),
+    ("ScatterElements", index::scatter_elements),
+    ("Scatter", index::scatter_elements),
+    ("ScatterND", index::scatter_nd),
+    ("CumSum", index::cum_sum),
+    ("Trilu", index::trilu),
+    ("OneHot", index::one_hot),
     ("Identity", shape::identity),
     ("ReduceSum", reduce::reduce_sum),
     ("ReduceMean", reduce::reduce_mean),
