@@ -443,7 +443,11 @@ pub const OPS: &[OpInfo] = &[
         name: "relax.gather_nd",
         args: &["data", "indices"],
         arity: Arity::Exact(2),
-        attrs: &[AttrSpec::new("batch_dims", AttrType::Int, AttrDefault::Int(0))],
+        attrs: &[AttrSpec::new(
+            "batch_dims",
+            AttrType::Int,
+            AttrDefault::Int(0),
+        )],
         infer_struct_info: infer_gather_nd,
         purity: true,
         pattern: OpPatternKind::Injective,
@@ -464,7 +468,11 @@ pub const OPS: &[OpInfo] = &[
         name: "relax.scatter_nd",
         args: &["data", "indices", "updates"],
         arity: Arity::Exact(3),
-        attrs: &[AttrSpec::new("reduction", AttrType::Str, AttrDefault::Str("update"))],
+        attrs: &[AttrSpec::new(
+            "reduction",
+            AttrType::Str,
+            AttrDefault::Str("update"),
+        )],
         infer_struct_info: infer_scatter_nd,
         purity: true,
         pattern: OpPatternKind::Opaque,
@@ -653,7 +661,10 @@ mod tests {
         );
         assert_infers(
             "relax.gather_nd",
-            &[t(&[n.clone(), d(4), d(5)], F32), t(&[n.clone(), d(3), d(2)], I64)],
+            &[
+                t(&[n.clone(), d(4), d(5)], F32),
+                t(&[n.clone(), d(3), d(2)], I64),
+            ],
             &[("batch_dims", AttrValue::Int(1))],
             "R.Tensor((n, 3), dtype=\"float32\")",
         );

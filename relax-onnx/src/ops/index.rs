@@ -52,7 +52,10 @@ pub fn gather_nd(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 /// The node's `reduction` attribute as the registry names it.
 fn reduction(cx: &Ctx) -> Result<String, Error> {
-    let r = cx.node.string("reduction")?.unwrap_or_else(|| "none".into());
+    let r = cx
+        .node
+        .string("reduction")?
+        .unwrap_or_else(|| "none".into());
     match r.as_str() {
         "none" => Ok("update".into()),
         "add" | "mul" | "min" | "max" => Ok(r),
@@ -134,10 +137,7 @@ pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         None => 0,
         Some([k]) => *k,
         Some(other) => {
-            return Err(cx.error(format!(
-                "k must hold one value, found {}",
-                other.len()
-            )))
+            return Err(cx.error(format!("k must hold one value, found {}", other.len())))
         }
     };
     let k = PrimExpr::int(k);
@@ -146,7 +146,11 @@ pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else {
         "relax.tril"
     };
-    Ok(vec![cx.call(op, vec![x, Expr::prim_value(k)], Attrs::new())?])
+    Ok(vec![cx.call(
+        op,
+        vec![x, Expr::prim_value(k)],
+        Attrs::new(),
+    )?])
 }
 
 /// A PrimValue holding element `i` of `t`, if its dtype is one the

@@ -1222,27 +1222,30 @@ mod tests {
             kattrs(&v)
         };
         assert_ok(
-            cumsum(&[x.clone()], &a(Some(1), false, None)),
+            cumsum(std::slice::from_ref(&x), &a(Some(1), false, None)),
             &[2, 3],
             vec![1, 3, 6, 4, 9, 15],
         );
         assert_ok(
-            cumsum(&[x.clone()], &a(Some(0), true, None)),
+            cumsum(std::slice::from_ref(&x), &a(Some(0), true, None)),
             &[2, 3],
             vec![0, 0, 0, 1, 2, 3],
         );
         assert_ok(
-            cumsum(&[x.clone()], &a(None, false, Some("int64"))),
+            cumsum(std::slice::from_ref(&x), &a(None, false, Some("int64"))),
             &[6],
             vec![1i64, 3, 6, 10, 15, 21],
         );
         assert_ok(
-            cumprod(&[x.clone()], &a(Some(-1), false, None)),
+            cumprod(std::slice::from_ref(&x), &a(Some(-1), false, None)),
             &[2, 3],
             vec![1, 2, 6, 4, 20, 120],
         );
         assert_ok(
-            cumprod(&[x.clone()], &a(Some(-1), true, Some("float32"))),
+            cumprod(
+                std::slice::from_ref(&x),
+                &a(Some(-1), true, Some("float32")),
+            ),
             &[2, 3],
             vec![1.0f32, 1.0, 2.0, 1.0, 4.0, 20.0],
         );
@@ -1298,12 +1301,12 @@ mod tests {
         assert!(one_hot(&[idx, Value::Int(7), Value::Int(0)], &oh(2)).is_err());
         let f = |axis: i64| kattrs(&[("axis", KernelAttr::Int(axis))]);
         assert_ok(
-            flip(&[x.clone()], &f(0)),
+            flip(std::slice::from_ref(&x), &f(0)),
             &[3, 4],
             vec![9, 10, 11, 12, 5, 6, 7, 8, 1, 2, 3, 4],
         );
         assert_ok(
-            flip(&[x.clone()], &f(-1)),
+            flip(std::slice::from_ref(&x), &f(-1)),
             &[3, 4],
             vec![4, 3, 2, 1, 8, 7, 6, 5, 12, 11, 10, 9],
         );

@@ -34,12 +34,12 @@
 //! reads `len - 1 - i`.
 
 use super::{clamp_index, convert, error, in_range, ravel, unravel, Legalize, LegalizeCtx};
+use crate::ir::AttrValue;
 use crate::ir::{Expr, PrimExpr};
+use crate::op::create::prim_arg;
 use crate::op::infer::{
     attr, attr_bool, attr_exprs, attr_int, attr_ints, normalize_axes, normalize_axis, tensor_arg,
 };
-use crate::ir::AttrValue;
-use crate::op::create::prim_arg;
 use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce, ReduceAxis, Tensor};
 use relax_runtime::{DataType, Error};
 
@@ -255,11 +255,7 @@ fn scatter_stages(name: &str, s: Scan<'_>, combiner: Option<Combiner>) -> Tensor
         Some(c) => {
             let red = compute("T_scatter_reduce", shape.clone(), |o| Reduce {
                 combiner: c,
-                source: PrimExpr::select(
-                    (s.hit)(o, &ks),
-                    (s.value)(o, &ks),
-                    c.identity(x.dtype()),
-                ),
+                source: PrimExpr::select((s.hit)(o, &ks), (s.value)(o, &ks), c.identity(x.dtype())),
                 axes: s.axes.clone(),
             });
             compute(name, shape, |o| c.combine(x.at(o), red.at(o)))

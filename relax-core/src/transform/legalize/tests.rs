@@ -298,7 +298,10 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
     out.push(index(
         case(
             "relax.gather_nd",
-            vec![t(&[n.clone(), d(4), d(5)], F32), t(&[n.clone(), d(3), d(1)], I32)],
+            vec![
+                t(&[n.clone(), d(4), d(5)], F32),
+                t(&[n.clone(), d(3), d(1)], I32),
+            ],
             vec![("batch_dims", AttrValue::Int(1))],
         ),
         4,
@@ -312,7 +315,10 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
                     t(&[n.clone(), d(3)], I64),
                     t(&[n.clone(), d(3)], F32),
                 ],
-                vec![("axis", AttrValue::Int(1)), ("reduction", AttrValue::from(r))],
+                vec![
+                    ("axis", AttrValue::Int(1)),
+                    ("reduction", AttrValue::from(r)),
+                ],
             ),
             5,
         ));
@@ -358,11 +364,7 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
     out.push(index(
         case(
             "relax.scatter_nd",
-            vec![
-                t(&[d(4), d(3)], I32),
-                t(&[d(1)], I64),
-                t(&[d(3)], I32),
-            ],
+            vec![t(&[d(4), d(3)], I32), t(&[d(1)], I64), t(&[d(3)], I32)],
             vec![("reduction", AttrValue::from("mul"))],
         ),
         4,
