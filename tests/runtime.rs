@@ -439,6 +439,17 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             ],
         ),
         ("relax.shape_of", vec![t23()], vec![]),
+        (
+            "relax.cumsum",
+            vec![t23()],
+            vec![("axis", AttrValue::Int(1))],
+        ),
+        (
+            "relax.cumprod",
+            vec![t23()],
+            vec![("exclusive", AttrValue::Bool(true))],
+        ),
+        ("relax.flip", vec![t23()], vec![("axis", AttrValue::Int(0))]),
     ];
     let mut cases: Vec<OpCase> = samples
         .into_iter()
@@ -496,6 +507,54 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         vec![tensor(&[5, 3], f32_)],
         trailing(idx),
         vec![("axis", AttrValue::Int(0))],
+    ));
+    // The gathers and scatters: indices (and updates) as constants.
+    let i64s = |dims: &[i64], v: Vec<i64>| Expr::constant(Tensor::from_vec(dims, v).unwrap());
+    let f32s = |dims: &[i64], v: Vec<f32>| Expr::constant(Tensor::from_vec(dims, v).unwrap());
+    cases.push((
+        "relax.gather_elements".into(),
+        vec![t23()],
+        trailing(i64s(&[2, 2], vec![0, -1, 2, 1])),
+        vec![("axis", AttrValue::Int(1))],
+    ));
+    cases.push((
+        "relax.gather_nd".into(),
+        vec![t23()],
+        trailing(i64s(&[2, 1], vec![1, 0])),
+        vec![],
+    ));
+    cases.push((
+        "relax.scatter_elements".into(),
+        vec![t23()],
+        vec![i64s(&[1, 2], vec![2, 0]), f32s(&[1, 2], vec![1.5, -2.0])],
+        vec![
+            ("axis", AttrValue::Int(1)),
+            ("reduction", AttrValue::from("add")),
+        ],
+    ));
+    cases.push((
+        "relax.scatter_nd".into(),
+        vec![t23()],
+        vec![i64s(&[1, 1], vec![1]), f32s(&[1, 3], vec![1.0, 2.0, 3.0])],
+        vec![],
+    ));
+    for op in ["relax.tril", "relax.triu"] {
+        cases.push((
+            op.into(),
+            vec![t23()],
+            trailing(Expr::prim_value(PrimExpr::int(0))),
+            vec![],
+        ));
+    }
+    cases.push((
+        "relax.one_hot".into(),
+        vec![],
+        vec![
+            i64s(&[2], vec![2, 0]),
+            Expr::prim_value(PrimExpr::float(f32_, 1.0)),
+            Expr::prim_value(PrimExpr::float(f32_, 0.0)),
+        ],
+        vec![("depth", AttrValue::Int(3))],
     ));
     let cond = Expr::constant(
         Tensor::from_vec(&[2, 3], vec![true, false, true, false, false, true]).unwrap(),

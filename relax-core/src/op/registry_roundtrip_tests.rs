@@ -29,6 +29,15 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
             "",
         ),
         "relax.take" => (vec![t, "R.Tensor(ndim=1, dtype=\"int64\")"], ""),
+        "relax.gather_elements" => (vec![t, "R.Tensor(ndim=4, dtype=\"int64\")"], ""),
+        "relax.gather_nd" => (vec![t, "R.Tensor((2, 3), dtype=\"int64\")"], ""),
+        "relax.scatter_elements" => (vec![t, "R.Tensor(ndim=4, dtype=\"int64\")", t], ""),
+        "relax.scatter_nd" => (vec![t, "R.Tensor((2, 3), dtype=\"int64\")", t], ""),
+        // `tril`, `triu` and `one_hot` take PrimValue literals too (see
+        // `module_text`).
+        "relax.tril" | "relax.triu" => (vec![t], ""),
+        "relax.one_hot" => (vec!["R.Tensor(ndim=2, dtype=\"int64\")"], "depth=4"),
+        "relax.flip" => (vec![t], "axis=1"),
         "relax.where" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")", t, t], ""),
         "relax.logical_not" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")"], ""),
         "relax.logical_and" | "relax.logical_or" | "relax.logical_xor" => {
@@ -87,6 +96,12 @@ fn module_text(name: &str, extra: &str) -> String {
         args = ["R.prim_value(0)", "R.prim_value(8)", "R.prim_value(2)"]
             .map(String::from)
             .to_vec();
+    }
+    if name == "relax.tril" || name == "relax.triu" {
+        args.push("R.prim_value(1)".into());
+    }
+    if name == "relax.one_hot" {
+        args.extend(["R.prim_value(T.float32(1))", "R.prim_value(T.float32(0))"].map(String::from));
     }
     if name == "relax.call_pure_packed" {
         args.insert(0, "\"my_func\"".into());

@@ -15,12 +15,14 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
+//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
 mod elementwise;
+mod index;
 mod nn;
 mod normalization;
 mod reduce;
@@ -147,6 +149,14 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Shape", shape::shape_of),
     ("Size", shape::size),
     ("Range", shape::range),
+    ("GatherElements", index::gather_elements),
+    ("GatherND", index::gather_nd),
+    ("ScatterElements", index::scatter_elements),
+    ("Scatter", index::scatter_elements),
+    ("ScatterND", index::scatter_nd),
+    ("CumSum", index::cum_sum),
+    ("Trilu", index::trilu),
+    ("OneHot", index::one_hot),
     ("Identity", shape::identity),
     ("ReduceSum", reduce::reduce_sum),
     ("ReduceMean", reduce::reduce_mean),

@@ -1,4 +1,7 @@
-//! Indexing: `take` (gather along an axis) and `strided_slice`.
+//! Indexing: `take` (gather along an axis) and `strided_slice`; the
+//! gathers and scatters `gather_elements`, `gather_nd`, `scatter_elements`
+//! and `scatter_nd`; the scans `cumsum` and `cumprod`; `tril` and `triu`;
+//! `one_hot`; and `flip`.
 //!
 //! 1. `take` checks every index before reading: TVM's default mode ("fast")
 //!    assumes indices are in range, but a reference kernel must never read out
@@ -11,18 +14,45 @@
 //! 3. With `assume_inbound` and stride 1, inference takes the extent to be
 //!    `end - begin` without clamping; the kernel checks that the slice really
 //!    is in bounds (then both readings agree) and reports it otherwise.
+//! 4. The gathers and scatters take ONNX's indices: a negative index counts
+//!    from the end of its axis, and one outside `[-len, len)` is an error
+//!    naming the index, the axis and its length (never a read or write out
+//!    of bounds). An index tensor whose shape does not fit the data is an
+//!    error too. Scatters apply the updates in row-major order, so with
+//!    `reduction="update"` a repeated index keeps the last update.
+//! 5. `cumsum` and `cumprod` convert to the `dtype` attribute first, then
+//!    accumulate in that type from the start of the axis (integers wrap);
+//!    `exclusive` shifts by one (the first element is 0, resp. 1). Without
+//!    an axis the data is flattened.
+//! 6. `one_hot` receives its on and off values as VM scalars, which carry no
+//!    dtype: a float gives `float32`, an integer `int64`, a bool `bool` (the
+//!    dtypes of TVMScript's untyped literals). A `one_hot` with float64 or
+//!    int32 values has the right dtype once legalized, but not on the
+//!    reference interpreter.
 
 use super::alloc;
 use super::args::{check_arity, checked_numel, norm_axes, norm_axis, tensor_arg, value_of, view};
-use super::dispatch::{int_values, with_any};
+use super::dispatch::{cast_to, int_values, with_any, with_num, Num, Scalar};
 use super::{Kernel, KernelAttrs};
 use crate::tensor::{Element, Tensor};
 use crate::value::Value;
 use ndarray::Slice;
 
 /// The indexing kernels.
-pub const KERNELS: &[(&str, Kernel)] =
-    &[("relax.take", take), ("relax.strided_slice", strided_slice)];
+pub const KERNELS: &[(&str, Kernel)] = &[
+    ("relax.take", take),
+    ("relax.strided_slice", strided_slice),
+    ("relax.gather_elements", gather_elements),
+    ("relax.gather_nd", gather_nd),
+    ("relax.scatter_elements", scatter_elements),
+    ("relax.scatter_nd", scatter_nd),
+    ("relax.cumsum", cumsum),
+    ("relax.cumprod", cumprod),
+    ("relax.tril", tril),
+    ("relax.triu", triu),
+    ("relax.one_hot", one_hot),
+    ("relax.flip", flip),
+];
 
 /// `relax.take(x, indices, axis)`: the entries of `x` at `indices` along
 /// `axis` (`None`: of `x` flattened). The result has x's dims with `axis`
@@ -186,6 +216,487 @@ fn strided_slice(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         value_of(&sliced)
     }
     with_any!(x.dtype(), T => run::<T>(x, &slices))
+}
+
+// ----- gathers and scatters ----------------------------------------------
+
+/// `dims` as `usize`s.
+fn sizes(dims: &[i64]) -> Vec<usize> {
+    dims.iter().map(|&d| d.max(0) as usize).collect()
+}
+
+/// The row-major multi-index of `flat` in `dims`, written into `out`.
+fn unravel_into(mut flat: usize, dims: &[usize], out: &mut [usize]) {
+    for (k, &d) in dims.iter().enumerate().rev() {
+        if d > 0 {
+            out[k] = flat % d;
+            flat /= d;
+        }
+    }
+}
+
+/// The row-major flat offset of `idx` in `dims`.
+fn ravel(idx: &[usize], dims: &[usize]) -> usize {
+    idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
+}
+
+/// Index `v` along an axis of length `len` (negative counts from the end),
+/// or the error naming it, the axis and the bound.
+fn norm_index(v: i128, axis: usize, len: usize) -> Result<usize, String> {
+    let n = len as i128;
+    let u = if v < 0 { v + n } else { v };
+    if (0..n).contains(&u) {
+        Ok(u as usize)
+    } else {
+        Err(format!(
+            "index {v} is out of range for axis {axis} of data of length {len} (valid: {} to {})",
+            -n,
+            n - 1
+        ))
+    }
+}
+
+/// Checks that `indices` fits `data` for an element-wise gather or
+/// scatter: the same rank, and no dim larger than data's off `axis`.
+fn check_elementwise_indices(
+    data: &Tensor,
+    indices: &Tensor,
+    axis: usize,
+    name: &str,
+) -> Result<(), String> {
+    let (d, i) = (data.shape(), indices.shape());
+    if d.len() != i.len() {
+        return Err(format!(
+            "{name} must have the rank of data ({}), found rank {}",
+            d.len(),
+            i.len()
+        ));
+    }
+    if let Some(k) = (0..d.len()).find(|&k| k != axis && i[k] > d[k]) {
+        return Err(format!(
+            "dim {k} of {name} ({}) exceeds data's ({})",
+            i[k], d[k]
+        ));
+    }
+    Ok(())
+}
+
+/// For each element of `indices`, the flat offset in `data` it names: its
+/// own position with the `axis` coordinate replaced by the index.
+fn element_offsets(data: &Tensor, indices: &Tensor, axis: usize) -> Result<Vec<usize>, String> {
+    let values = int_values(indices)?;
+    let (dd, id) = (sizes(data.shape()), sizes(indices.shape()));
+    let mut pos = vec![0; id.len()];
+    alloc::try_collect(
+        values.len(),
+        values.iter().enumerate().map(|(j, &v)| {
+            unravel_into(j, &id, &mut pos);
+            pos[axis] = norm_index(v, axis, dd[axis])?;
+            Ok(ravel(&pos, &dd))
+        }),
+    )
+}
+
+/// `relax.gather_elements(data, indices, axis)`: `out[p] = data[p with
+/// axis replaced by indices[p]]`, of the indices' shape.
+fn gather_elements(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let indices = tensor_arg(args, 1, "indices")?;
+    let axis = norm_axis(attrs.int("axis")?, data.ndim())?;
+    check_elementwise_indices(data, indices, axis, "indices")?;
+    let src = element_offsets(data, indices, axis)?;
+    fn run<T: Element>(data: &Tensor, src: &[usize], shape: &[i64]) -> Result<Value, String> {
+        let d = data.as_slice::<T>().map_err(|e| e.to_string())?;
+        let out = alloc::collect(src.len(), src.iter().map(|&s| d[s]))?;
+        alloc::tensor(shape, &out).map(Value::Tensor)
+    }
+    with_any!(data.dtype(), T => run::<T>(data, &src, indices.shape()))
+}
+
+/// The index tuples of a `gather_nd` / `scatter_nd` (`indices` of shape
+/// `(…, k)`) as flat offsets of blocks of `data`'s dims `b + k..`: the
+/// first `b` dims of each tuple's position are batch dims (the offset
+/// includes them).
+fn tuple_offsets(data: &Tensor, indices: &Tensor, b: usize) -> Result<Vec<usize>, String> {
+    let (dd, id) = (sizes(data.shape()), sizes(indices.shape()));
+    let Some(&k) = id.last() else {
+        return Err("indices must have rank 1 or more".into());
+    };
+    if k < 1 || k > dd.len().saturating_sub(b) {
+        return Err(format!(
+            "the last dim of indices ({k}) must be between 1 and the rank of data less batch_dims ({})",
+            dd.len().saturating_sub(b)
+        ));
+    }
+    if id[..b] != dd[..b] {
+        return Err(format!(
+            "the batch dims of indices {:?} and data {:?} differ",
+            &id[..b],
+            &dd[..b]
+        ));
+    }
+    let values = int_values(indices)?;
+    let outer = &id[..id.len() - 1];
+    let m: usize = outer.iter().product();
+    let mut pos = vec![0; outer.len()];
+    let mut at = vec![0; b + k];
+    alloc::try_collect(
+        m,
+        (0..m).map(|p| {
+            unravel_into(p, outer, &mut pos);
+            at[..b].copy_from_slice(&pos[..b]);
+            for j in 0..k {
+                at[b + j] = norm_index(values[p * k + j], b + j, dd[b + j])?;
+            }
+            Ok(ravel(&at, &dd[..b + k]))
+        }),
+    )
+}
+
+/// `relax.gather_nd(data, indices, batch_dims)`: for each index tuple (the
+/// last dim of indices), the block of data it names; the result has shape
+/// `indices.shape[:-1] + data.shape[batch_dims + k:]`.
+fn gather_nd(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let indices = tensor_arg(args, 1, "indices")?;
+    let b = attrs.int("batch_dims")?;
+    let (r, q) = (data.ndim(), indices.ndim());
+    if b < 0 || b as usize >= r.min(q) {
+        return Err(format!(
+            "batch_dims {b} must be below the ranks of data ({r}) and indices ({q})"
+        ));
+    }
+    let b = b as usize;
+    let blocks = tuple_offsets(data, indices, b)?;
+    let k = indices.shape()[q - 1] as usize;
+    let tail = &data.shape()[b + k..];
+    let inner: usize = sizes(tail).iter().product();
+    let shape = [&indices.shape()[..q - 1], tail].concat();
+    fn run<T: Element>(
+        data: &Tensor,
+        blocks: &[usize],
+        inner: usize,
+        shape: &[i64],
+    ) -> Result<Value, String> {
+        let d = data.as_slice::<T>().map_err(|e| e.to_string())?;
+        let mut out = alloc::vec(checked_numel(shape)?)?;
+        for &o in blocks {
+            out.extend_from_slice(&d[o * inner..(o + 1) * inner]);
+        }
+        alloc::tensor(shape, &out).map(Value::Tensor)
+    }
+    with_any!(data.dtype(), T => run::<T>(data, &blocks, inner, &shape))
+}
+
+/// The scatter reductions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    Update,
+    Add,
+    Mul,
+    Min,
+    Max,
+}
+
+impl Reduction {
+    fn parse(s: &str) -> Result<Reduction, String> {
+        Ok(match s {
+            "update" => Reduction::Update,
+            "add" => Reduction::Add,
+            "mul" => Reduction::Mul,
+            "min" => Reduction::Min,
+            "max" => Reduction::Max,
+            _ => {
+                return Err(format!(
+                    "reduction must be one of update, add, mul, min, max, found \"{s}\""
+                ))
+            }
+        })
+    }
+}
+
+/// `data` with `updates[j]` combined into element `dst[j]`, in order.
+fn scatter(
+    data: &Tensor,
+    updates: &Tensor,
+    dst: &[usize],
+    reduction: Reduction,
+) -> Result<Value, String> {
+    if updates.dtype() != data.dtype() {
+        return Err(format!(
+            "updates must have the dtype of data ({}), found {}",
+            data.dtype(),
+            updates.dtype()
+        ));
+    }
+    fn run<T: Element>(
+        data: &Tensor,
+        updates: &Tensor,
+        dst: &[usize],
+        f: impl Fn(T, T) -> T,
+    ) -> Result<Value, String> {
+        let mut out = alloc::collect(data.numel(), data.to_vec::<T>().map_err(|e| e.to_string())?)?;
+        let u = updates.as_slice::<T>().map_err(|e| e.to_string())?;
+        for (&o, &v) in dst.iter().zip(u) {
+            out[o] = f(out[o], v);
+        }
+        alloc::tensor(data.shape(), &out).map(Value::Tensor)
+    }
+    fn reduce<T: Num>(
+        data: &Tensor,
+        updates: &Tensor,
+        dst: &[usize],
+        r: Reduction,
+    ) -> Result<Value, String> {
+        match r {
+            Reduction::Add => run::<T>(data, updates, dst, T::add),
+            Reduction::Mul => run::<T>(data, updates, dst, T::mul),
+            Reduction::Min => run::<T>(data, updates, dst, T::minimum),
+            _ => run::<T>(data, updates, dst, T::maximum),
+        }
+    }
+    if reduction == Reduction::Update {
+        with_any!(data.dtype(), T => run::<T>(data, updates, dst, |_, v| v))
+    } else {
+        with_num!(data.dtype(), T => reduce::<T>(data, updates, dst, reduction))
+    }
+}
+
+/// `relax.scatter_elements(data, indices, updates, axis, reduction)`: data
+/// with `updates[p]` combined into `data[p with axis replaced by
+/// indices[p]]`.
+fn scatter_elements(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 3)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let indices = tensor_arg(args, 1, "indices")?;
+    let updates = tensor_arg(args, 2, "updates")?;
+    let axis = norm_axis(attrs.int("axis")?, data.ndim())?;
+    let reduction = Reduction::parse(attrs.str("reduction")?)?;
+    check_elementwise_indices(data, indices, axis, "indices")?;
+    if updates.shape() != indices.shape() {
+        return Err(format!(
+            "updates must have the shape of indices {:?}, found {:?}",
+            indices.shape(),
+            updates.shape()
+        ));
+    }
+    let dst = element_offsets(data, indices, axis)?;
+    scatter(data, updates, &dst, reduction)
+}
+
+/// `relax.scatter_nd(data, indices, updates, reduction)`: data with each
+/// block `updates[p]` combined into the block of data that index tuple
+/// `indices[p]` names.
+fn scatter_nd(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 3)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let indices = tensor_arg(args, 1, "indices")?;
+    let updates = tensor_arg(args, 2, "updates")?;
+    let reduction = Reduction::parse(attrs.str("reduction")?)?;
+    let blocks = tuple_offsets(data, indices, 0)?;
+    let q = indices.ndim();
+    let k = indices.shape()[q - 1] as usize;
+    let tail = &data.shape()[k..];
+    let want = [&indices.shape()[..q - 1], tail].concat();
+    if updates.shape() != want.as_slice() {
+        return Err(format!(
+            "updates must have shape {want:?} (indices' without the last dim, then data's after {k}), found {:?}",
+            updates.shape()
+        ));
+    }
+    let inner: usize = sizes(tail).iter().product();
+    let dst = alloc::collect(
+        blocks.len() * inner,
+        blocks
+            .iter()
+            .flat_map(|&o| (0..inner).map(move |e| o * inner + e)),
+    )?;
+    scatter(data, updates, &dst, reduction)
+}
+
+// ----- scans, triangles, one_hot, flip --------------------------------------
+
+/// `data` as (outer, len, inner) around `axis`.
+fn around(shape: &[i64], axis: usize) -> [usize; 3] {
+    let s = sizes(shape);
+    [
+        s[..axis].iter().product(),
+        s[axis],
+        s[axis + 1..].iter().product(),
+    ]
+}
+
+fn scan(args: &[Value], attrs: &KernelAttrs, prod: bool) -> Result<Value, String> {
+    check_arity(args, 1)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let exclusive = attrs.bool_or("exclusive", false)?;
+    let dtype = match attrs.get("dtype") {
+        Some(crate::executable::KernelAttr::DataType(d)) if !d.is_void() => *d,
+        _ => data.dtype(),
+    };
+    let (shape, axis) = match attrs.opt_int("axis")? {
+        Some(a) => (data.shape().to_vec(), norm_axis(a, data.ndim())?),
+        None => (vec![data.numel() as i64], 0),
+    };
+    let [outer, len, inner] = around(&shape, axis);
+    fn run<T: Num>(
+        data: &Tensor,
+        shape: &[i64],
+        [outer, len, inner]: [usize; 3],
+        exclusive: bool,
+        prod: bool,
+    ) -> Result<Value, String> {
+        let x = cast_to::<T>(data)?;
+        let x = x
+            .as_slice()
+            .ok_or("internal error: a non-contiguous cast")?;
+        let mut out = alloc::collect(x.len(), std::iter::repeat_n(T::ZERO, x.len()))?;
+        for o in 0..outer {
+            for e in 0..inner {
+                let mut acc = if prod { T::ONE } else { T::ZERO };
+                for i in 0..len {
+                    let at = (o * len + i) * inner + e;
+                    let next = if prod { acc.mul(x[at]) } else { acc.add(x[at]) };
+                    out[at] = if exclusive { acc } else { next };
+                    acc = next;
+                }
+            }
+        }
+        alloc::tensor(shape, &out).map(Value::Tensor)
+    }
+    with_num!(dtype, T => run::<T>(data, &shape, [outer, len, inner], exclusive, prod))
+}
+
+/// `relax.cumsum(data, axis, dtype, exclusive)`.
+fn cumsum(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    scan(args, attrs, false)
+}
+
+/// `relax.cumprod(data, axis, dtype, exclusive)`.
+fn cumprod(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    scan(args, attrs, true)
+}
+
+/// `tril` (`upper` false: keeps `j - i <= k`) or `triu` (keeps `j - i >=
+/// k`) over the last two dims; the rest are zero.
+fn triangle(args: &[Value], upper: bool) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let x = tensor_arg(args, 0, "x")?;
+    let k = match &args[1] {
+        Value::Int(k) => *k,
+        other => return Err(format!("k must be an integer, found {}", other.describe())),
+    };
+    if x.ndim() < 2 {
+        return Err(format!(
+            "x must have rank 2 or more, found rank {}",
+            x.ndim()
+        ));
+    }
+    let s = sizes(x.shape());
+    let (rows, cols) = (s[s.len() - 2], s[s.len() - 1]);
+    fn run<T: Scalar>(
+        x: &Tensor,
+        [rows, cols]: [usize; 2],
+        keep: impl Fn(i64) -> bool,
+    ) -> Result<Value, String> {
+        let d = x.as_slice::<T>().map_err(|e| e.to_string())?;
+        let out = alloc::collect(
+            d.len(),
+            d.iter().enumerate().map(|(f, &v)| {
+                let (i, j) = ((f / cols.max(1)) % rows.max(1), f % cols.max(1));
+                if keep(j as i64 - i as i64) {
+                    v
+                } else {
+                    T::ZERO
+                }
+            }),
+        )?;
+        alloc::tensor(x.shape(), &out).map(Value::Tensor)
+    }
+    let keep = move |diff: i64| if upper { diff >= k } else { diff <= k };
+    with_any!(x.dtype(), T => run::<T>(x, [rows, cols], keep))
+}
+
+/// `relax.tril(x, k)`.
+fn tril(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    triangle(args, false)
+}
+
+/// `relax.triu(x, k)`.
+fn triu(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
+    triangle(args, true)
+}
+
+/// `relax.one_hot(indices, on_value, off_value, depth, axis)`: `on_value`
+/// where the index equals the position along the new `axis`, `off_value`
+/// elsewhere (an index outside `[0, depth)` gives only `off_value`s). See
+/// the module docs for the result's dtype.
+fn one_hot(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 3)?;
+    let indices = tensor_arg(args, 0, "indices")?;
+    let depth = attrs.int("depth")?;
+    if depth < 0 {
+        return Err(format!("depth must not be negative, found {depth}"));
+    }
+    let axis = norm_axis(attrs.int("axis")?, indices.ndim() + 1)?;
+    let mut shape = indices.shape().to_vec();
+    shape.insert(axis, depth);
+    let [outer, _, inner] = around(&shape, axis);
+    let values = int_values(indices)?;
+    let n = checked_numel(&shape)?;
+    fn run<T: Element>(
+        values: &[i128],
+        [outer, depth, inner]: [usize; 3],
+        on: T,
+        off: T,
+        n: usize,
+        shape: &[i64],
+    ) -> Result<Value, String> {
+        let mut out = alloc::collect(n, std::iter::repeat_n(off, n))?;
+        for o in 0..outer {
+            for e in 0..inner {
+                let v = values[o * inner + e];
+                if (0..depth as i128).contains(&v) {
+                    out[(o * depth + v as usize) * inner + e] = on;
+                }
+            }
+        }
+        alloc::tensor(shape, &out).map(Value::Tensor)
+    }
+    let dims = [outer, depth as usize, inner];
+    match (&args[1], &args[2]) {
+        (Value::Float(on), Value::Float(off)) => {
+            run::<f32>(&values, dims, *on as f32, *off as f32, n, &shape)
+        }
+        (Value::Int(on), Value::Int(off)) => run::<i64>(&values, dims, *on, *off, n, &shape),
+        (Value::Bool(on), Value::Bool(off)) => run::<bool>(&values, dims, *on, *off, n, &shape),
+        (on, off) => Err(format!(
+            "on_value and off_value must be scalars of one kind, found {} and {}",
+            on.describe(),
+            off.describe()
+        )),
+    }
+}
+
+/// `relax.flip(data, axis)`: data reversed along `axis`.
+fn flip(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 1)?;
+    let data = tensor_arg(args, 0, "data")?;
+    let axis = norm_axis(attrs.int("axis")?, data.ndim())?;
+    fn run<T: Element>(data: &Tensor, axis: usize) -> Result<Value, String> {
+        let v = view::<T>(data)?;
+        let flipped = v.slice_each_axis(|ax| {
+            if ax.axis.index() == axis {
+                Slice::new(0, None, -1)
+            } else {
+                Slice::from(..)
+            }
+        });
+        value_of(&flipped)
+    }
+    with_any!(data.dtype(), T => run::<T>(data, axis))
 }
 
 #[cfg(test)]
@@ -477,5 +988,328 @@ mod tests {
             &slice_attrs(&[0], &[0], &[1], None, false)
         )
         .is_err());
+    }
+
+    fn kattrs(list: &[(&str, KernelAttr)]) -> KernelAttrs {
+        crate::kernels::testing::attrs(list)
+    }
+
+    #[test]
+    fn gather_elements_follows_onnx() {
+        // ONNX's GatherElements examples, a negative index among them.
+        let data = tv(&[2, 2], vec![1i32, 2, 3, 4]);
+        let idx = tv(&[2, 2], vec![0i64, 0, 1, 0]);
+        let a1 = kattrs(&[("axis", KernelAttr::Int(1))]);
+        assert_ok(
+            gather_elements(&[data.clone(), idx], &a1),
+            &[2, 2],
+            vec![1, 1, 4, 3],
+        );
+        let data = tv(&[3, 3], (1..=9).collect::<Vec<i32>>());
+        let idx = tv(&[2, 3], vec![-1i32, -2, 0, -2, 0, 0]);
+        let a0 = kattrs(&[("axis", KernelAttr::Int(0))]);
+        assert_ok(
+            gather_elements(&[data.clone(), idx], &a0),
+            &[2, 3],
+            vec![7, 5, 3, 4, 2, 3],
+        );
+        assert_eq!(
+            gather_elements(&[data.clone(), tv(&[1, 1], vec![3i64])], &a0).unwrap_err(),
+            "index 3 is out of range for axis 0 of data of length 3 (valid: -3 to 2)"
+        );
+        assert_eq!(
+            gather_elements(&[data.clone(), tv(&[1, 1], vec![-4i64])], &a0).unwrap_err(),
+            "index -4 is out of range for axis 0 of data of length 3 (valid: -3 to 2)"
+        );
+        assert!(gather_elements(&[data.clone(), tv(&[1, 4], vec![0i64; 4])], &a0).is_err());
+        assert!(gather_elements(&[data, tv(&[3], vec![0i64; 3])], &a0).is_err());
+    }
+
+    #[test]
+    fn gather_nd_follows_onnx() {
+        let b = |v: i64| kattrs(&[("batch_dims", KernelAttr::Int(v))]);
+        let data = tv(&[2, 2], vec![0i32, 1, 2, 3]);
+        assert_ok(
+            gather_nd(&[data.clone(), tv(&[2, 2], vec![0i64, 0, 1, 1])], &b(0)),
+            &[2],
+            vec![0, 3],
+        );
+        assert_ok(
+            gather_nd(&[data.clone(), tv(&[2, 1], vec![1i64, 0])], &b(0)),
+            &[2, 2],
+            vec![2, 3, 0, 1],
+        );
+        let data = tv(&[2, 2, 2], (0..8).collect::<Vec<i32>>());
+        assert_ok(
+            gather_nd(&[data.clone(), tv(&[2, 1], vec![1i64, 0])], &b(1)),
+            &[2, 2],
+            vec![2, 3, 4, 5],
+        );
+        assert_ok(
+            gather_nd(&[data.clone(), tv(&[1, 2], vec![-1i64, -2])], &b(0)),
+            &[1, 2],
+            vec![4, 5],
+        );
+        assert_eq!(
+            gather_nd(&[data.clone(), tv(&[1, 2], vec![0i64, 2])], &b(0)).unwrap_err(),
+            "index 2 is out of range for axis 1 of data of length 2 (valid: -2 to 1)"
+        );
+        assert!(gather_nd(&[data.clone(), tv(&[1, 4], vec![0i64; 4])], &b(0)).is_err());
+        assert!(gather_nd(&[data.clone(), tv(&[3, 1], vec![0i64; 3])], &b(1)).is_err());
+        assert!(gather_nd(&[data, tv(&[2, 1], vec![0i64; 2])], &b(2)).is_err());
+    }
+
+    fn scatter_attrs(axis: Option<i64>, r: &str) -> KernelAttrs {
+        let mut v = vec![("reduction", KernelAttr::Str(r.into()))];
+        if let Some(a) = axis {
+            v.push(("axis", KernelAttr::Int(a)));
+        }
+        kattrs(&v)
+    }
+
+    #[test]
+    fn scatter_elements_reduces_in_order() {
+        let data = tv(&[1, 5], vec![1.0f32, 2.0, 3.0, 4.0, 5.0]);
+        let idx = tv(&[1, 2], vec![1i64, -2]);
+        let upd = tv(&[1, 2], vec![1.1f32, 2.1]);
+        let run = |r: &str| {
+            scatter_elements(
+                &[data.clone(), idx.clone(), upd.clone()],
+                &scatter_attrs(Some(1), r),
+            )
+        };
+        assert_ok(run("update"), &[1, 5], vec![1.0f32, 1.1, 3.0, 2.1, 5.0]);
+        // Repeated indices: the last update wins, or they combine.
+        let dup = tv(&[1, 2], vec![1i64, 1]);
+        let run = |r: &str| {
+            scatter_elements(
+                &[data.clone(), dup.clone(), upd.clone()],
+                &scatter_attrs(Some(1), r),
+            )
+        };
+        assert_ok(run("update"), &[1, 5], vec![1.0f32, 2.1, 3.0, 4.0, 5.0]);
+        assert_ok(
+            run("add"),
+            &[1, 5],
+            vec![1.0f32, 2.0 + 1.1 + 2.1, 3.0, 4.0, 5.0],
+        );
+        assert_ok(
+            run("mul"),
+            &[1, 5],
+            vec![1.0f32, 2.0 * 1.1 * 2.1, 3.0, 4.0, 5.0],
+        );
+        assert_ok(run("max"), &[1, 5], vec![1.0f32, 2.1, 3.0, 4.0, 5.0]);
+        assert_ok(run("min"), &[1, 5], vec![1.0f32, 1.1, 3.0, 4.0, 5.0]);
+        assert!(run("sub").unwrap_err().contains("reduction must be one of"));
+        let bad = tv(&[1, 1], vec![5i64]);
+        assert_eq!(
+            scatter_elements(
+                &[data.clone(), bad, tv(&[1, 1], vec![0.0f32])],
+                &scatter_attrs(Some(1), "update")
+            )
+            .unwrap_err(),
+            "index 5 is out of range for axis 1 of data of length 5 (valid: -5 to 4)"
+        );
+        // Axis 0 over a 3x3 matrix (ONNX's example without an axis).
+        let m = tv(&[3, 3], vec![0i32; 9]);
+        let idx = tv(&[2, 3], vec![1i64, 0, 2, 0, 2, 1]);
+        let upd = tv(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]);
+        assert_ok(
+            scatter_elements(&[m.clone(), idx, upd], &scatter_attrs(Some(0), "update")),
+            &[3, 3],
+            vec![4, 2, 0, 1, 0, 6, 0, 5, 3],
+        );
+        // Bool data can be updated, not added.
+        let bools = tv(&[2], vec![false, false]);
+        let bi = tv(&[1], vec![1i64]);
+        let bu = tv(&[1], vec![true]);
+        assert_ok(
+            scatter_elements(
+                &[bools.clone(), bi.clone(), bu.clone()],
+                &scatter_attrs(Some(0), "update"),
+            ),
+            &[2],
+            vec![false, true],
+        );
+        assert!(scatter_elements(&[bools, bi, bu], &scatter_attrs(Some(0), "add")).is_err());
+        assert!(scatter_elements(
+            &[
+                m.clone(),
+                tv(&[1, 1], vec![0i64]),
+                tv(&[1, 2], vec![0i32; 2])
+            ],
+            &scatter_attrs(Some(0), "update")
+        )
+        .is_err());
+        assert!(scatter_elements(
+            &[m, tv(&[1, 1], vec![0i64]), tv(&[1, 1], vec![0.0f32])],
+            &scatter_attrs(Some(0), "update")
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn scatter_nd_follows_onnx() {
+        let data = tv(&[8], (1..=8).collect::<Vec<i32>>());
+        let idx = tv(&[4, 1], vec![4i64, 3, 1, 7]);
+        let upd = tv(&[4], vec![9i32, 10, 11, 12]);
+        assert_ok(
+            scatter_nd(
+                &[data.clone(), idx.clone(), upd.clone()],
+                &scatter_attrs(None, "update"),
+            ),
+            &[8],
+            vec![1, 11, 3, 10, 9, 6, 7, 12],
+        );
+        let idx = tv(&[2, 1], vec![0i64, -8]);
+        let upd = tv(&[2], vec![5i32, 6]);
+        assert_ok(
+            scatter_nd(
+                &[data.clone(), idx.clone(), upd.clone()],
+                &scatter_attrs(None, "add"),
+            ),
+            &[8],
+            vec![12, 2, 3, 4, 5, 6, 7, 8],
+        );
+        assert_ok(
+            scatter_nd(
+                &[data.clone(), idx.clone(), upd.clone()],
+                &scatter_attrs(None, "max"),
+            ),
+            &[8],
+            vec![6, 2, 3, 4, 5, 6, 7, 8],
+        );
+        // Blocks: rows of a matrix.
+        let m = tv(&[3, 2], vec![0i32; 6]);
+        assert_ok(
+            scatter_nd(
+                &[
+                    m.clone(),
+                    tv(&[1, 1], vec![2i64]),
+                    tv(&[1, 2], vec![7i32, 8]),
+                ],
+                &scatter_attrs(None, "update"),
+            ),
+            &[3, 2],
+            vec![0, 0, 0, 0, 7, 8],
+        );
+        assert_eq!(
+            scatter_nd(
+                &[data.clone(), tv(&[1, 1], vec![8i64]), tv(&[1], vec![0i32])],
+                &scatter_attrs(None, "update")
+            )
+            .unwrap_err(),
+            "index 8 is out of range for axis 0 of data of length 8 (valid: -8 to 7)"
+        );
+        assert!(scatter_nd(
+            &[m, tv(&[1, 1], vec![2i64]), tv(&[1], vec![7i32])],
+            &scatter_attrs(None, "update")
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn scans() {
+        let x = tv(&[2, 3], vec![1i32, 2, 3, 4, 5, 6]);
+        let a = |axis: Option<i64>, ex: bool, dt: Option<&str>| {
+            let mut v = vec![
+                ("axis", axis.map_or(KernelAttr::None, KernelAttr::Int)),
+                ("exclusive", KernelAttr::Bool(ex)),
+            ];
+            if let Some(d) = dt {
+                v.push(("dtype", KernelAttr::DataType(d.parse().unwrap())));
+            }
+            kattrs(&v)
+        };
+        assert_ok(
+            cumsum(std::slice::from_ref(&x), &a(Some(1), false, None)),
+            &[2, 3],
+            vec![1, 3, 6, 4, 9, 15],
+        );
+        assert_ok(
+            cumsum(std::slice::from_ref(&x), &a(Some(0), true, None)),
+            &[2, 3],
+            vec![0, 0, 0, 1, 2, 3],
+        );
+        assert_ok(
+            cumsum(std::slice::from_ref(&x), &a(None, false, Some("int64"))),
+            &[6],
+            vec![1i64, 3, 6, 10, 15, 21],
+        );
+        assert_ok(
+            cumprod(std::slice::from_ref(&x), &a(Some(-1), false, None)),
+            &[2, 3],
+            vec![1, 2, 6, 4, 20, 120],
+        );
+        assert_ok(
+            cumprod(
+                std::slice::from_ref(&x),
+                &a(Some(-1), true, Some("float32")),
+            ),
+            &[2, 3],
+            vec![1.0f32, 1.0, 2.0, 1.0, 4.0, 20.0],
+        );
+        assert!(cumsum(&[x], &a(Some(2), false, None)).is_err());
+        assert_ok(
+            cumsum(&[tv::<f32>(&[0, 2], vec![])], &a(Some(0), false, None)),
+            &[0, 2],
+            Vec::<f32>::new(),
+        );
+    }
+
+    #[test]
+    fn triangles_one_hot_and_flip() {
+        let x = tv(&[3, 4], (1..=12).collect::<Vec<i32>>());
+        assert_ok(
+            tril(&[x.clone(), Value::Int(0)], &kattrs(&[])),
+            &[3, 4],
+            vec![1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0],
+        );
+        assert_ok(
+            triu(&[x.clone(), Value::Int(1)], &kattrs(&[])),
+            &[3, 4],
+            vec![0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12],
+        );
+        assert_ok(
+            tril(&[x.clone(), Value::Int(-2)], &kattrs(&[])),
+            &[3, 4],
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0],
+        );
+        assert!(tril(&[tv(&[2], vec![1i32, 2]), Value::Int(0)], &kattrs(&[])).is_err());
+        assert!(tril(&[x.clone(), Value::Float(0.0)], &kattrs(&[])).is_err());
+        let oh = |axis: i64| {
+            kattrs(&[
+                ("depth", KernelAttr::Int(3)),
+                ("axis", KernelAttr::Int(axis)),
+            ])
+        };
+        let idx = tv(&[2], vec![2i64, 5]);
+        assert_ok(
+            one_hot(
+                &[idx.clone(), Value::Float(1.0), Value::Float(0.0)],
+                &oh(-1),
+            ),
+            &[2, 3],
+            vec![0.0f32, 0.0, 1.0, 0.0, 0.0, 0.0],
+        );
+        assert_ok(
+            one_hot(&[idx.clone(), Value::Int(7), Value::Int(-1)], &oh(0)),
+            &[3, 2],
+            vec![-1i64, -1, -1, -1, 7, -1],
+        );
+        assert!(one_hot(&[idx.clone(), Value::Int(7), Value::Float(0.0)], &oh(0)).is_err());
+        assert!(one_hot(&[idx, Value::Int(7), Value::Int(0)], &oh(2)).is_err());
+        let f = |axis: i64| kattrs(&[("axis", KernelAttr::Int(axis))]);
+        assert_ok(
+            flip(std::slice::from_ref(&x), &f(0)),
+            &[3, 4],
+            vec![9, 10, 11, 12, 5, 6, 7, 8, 1, 2, 3, 4],
+        );
+        assert_ok(
+            flip(std::slice::from_ref(&x), &f(-1)),
+            &[3, 4],
+            vec![4, 3, 2, 1, 8, 7, 6, 5, 12, 11, 10, 9],
+        );
+        assert!(flip(&[x], &f(2)).is_err());
     }
 }

@@ -95,6 +95,6 @@ mod tests {
             assert!(lookup(name).is_some(), "{name} is not in TABLES");
             assert_eq!(ops().filter(|n| n == name).count(), 1, "{name}");
         }
-        assert_eq!(tables.iter().map(|t| t.len()).sum::<usize>(), 20);
+        assert_eq!(tables.iter().map(|t| t.len()).sum::<usize>(), 30);
     }
 }

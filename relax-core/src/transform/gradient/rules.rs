@@ -27,11 +27,14 @@
 //! | where | `g` where the condition chose the operand |
 //! | astype | `g` cast back |
 //! | ewise_fma | `g·b`, `g·a`, `g` |
-//! | comparisons, isnan/isinf/isfinite, the logical and bitwise ops, shifts, argmax, argmin, zeros, ones, full, arange, shape_of, shape_to_tensor, tensor_to_shape | none |
+//! | comparisons, isnan/isinf/isfinite, the logical and bitwise ops, shifts, argmax, argmin, zeros, ones, full, arange, one_hot, shape_of, shape_to_tensor, tensor_to_shape | none |
 //!
 //! The other elementwise ops (floor, ceil, round, trunc, sign, floor_divide,
 //! floor_mod, mod, the inverse trigonometric and hyperbolic functions but
-//! atan) have no rule: differentiating through them is an error.
+//! atan) have no rule, nor do the indexing ops take, strided_slice,
+//! gather_elements, gather_nd, scatter_elements, scatter_nd, cumsum,
+//! cumprod, tril, triu and flip: differentiating through one is an error
+//! naming it.
 //!
 //! Every operand an op broadcasts gets its adjoint summed back to its own
 //! shape ([`Ctx::collapse`]).
@@ -549,7 +552,8 @@ fn unary(ctx: &mut Ctx, g: Expr) -> Result<Option<Expr>, Error> {
         | "relax.shape_of"
         | "relax.shape_to_tensor"
         | "relax.tensor_to_shape"
-        | "relax.arange" => return Ok(None),
+        | "relax.arange"
+        | "relax.one_hot" => return Ok(None),
         op => {
             return Err(error(format!(
                 "no gradient rule for `{op}` (the binding of `{}`); the rules cover the ops \

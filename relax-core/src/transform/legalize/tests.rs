@@ -54,6 +54,9 @@ enum Draw {
     Unit,
     /// Floats in [1, 3) (the domain of acosh), integers as `Any`.
     AboveOne,
+    /// Integers in [-k, k) (indices that may count from the end), floats
+    /// as `Any`.
+    Index(i64),
 }
 
 struct Case {
@@ -84,6 +87,11 @@ fn with_draw(mut c: Case, draw: Draw) -> Case {
 
 fn below(mut c: Case, k: i64) -> Case {
     c.draw = Draw::Below(k);
+    c
+}
+
+fn index(mut c: Case, k: i64) -> Case {
+    c.draw = Draw::Index(k);
     c
 }
 
@@ -324,6 +332,174 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
     out.push(slice(&[1], &[1], &[8], &[2]));
     out.push(slice(&[1], &[-1], &[-11], &[-3]));
     out.push(slice(&[0, 1], &[0, -100], &[2, 100], &[1, 1]));
+    // Gathers and scatters: indices in [-k, k), k the indexed dims' length.
+    out.push(index(
+        case(
+            "relax.gather_elements",
+            vec![t(&[n.clone(), d(5)], F32), t(&[n.clone(), d(3)], I64)],
+            vec![("axis", AttrValue::Int(1))],
+        ),
+        5,
+    ));
+    out.push(index(
+        case(
+            "relax.gather_elements",
+            vec![t(&[d(4), n.clone()], I32), t(&[d(2), d(1)], I32)],
+            vec![("axis", AttrValue::Int(-2))],
+        ),
+        4,
+    ));
+    out.push(index(
+        case(
+            "relax.gather_nd",
+            vec![t(&[d(4), d(4), n.clone()], F32), t(&[d(3), d(2)], I64)],
+            vec![],
+        ),
+        4,
+    ));
+    out.push(index(
+        case(
+            "relax.gather_nd",
+            vec![
+                t(&[n.clone(), d(4), d(5)], F32),
+                t(&[n.clone(), d(3), d(1)], I32),
+            ],
+            vec![("batch_dims", AttrValue::Int(1))],
+        ),
+        4,
+    ));
+    for r in ["update", "add", "mul", "min", "max"] {
+        out.push(index(
+            case(
+                "relax.scatter_elements",
+                vec![
+                    t(&[n.clone(), d(5)], F32),
+                    t(&[n.clone(), d(3)], I64),
+                    t(&[n.clone(), d(3)], F32),
+                ],
+                vec![
+                    ("axis", AttrValue::Int(1)),
+                    ("reduction", AttrValue::from(r)),
+                ],
+            ),
+            5,
+        ));
+    }
+    out.push(index(
+        case(
+            "relax.scatter_elements",
+            vec![
+                t(&[d(5), n.clone()], I32),
+                t(&[d(4), d(1)], I32),
+                t(&[d(4), d(1)], I32),
+            ],
+            vec![],
+        ),
+        5,
+    ));
+    for r in ["update", "add"] {
+        out.push(index(
+            case(
+                "relax.scatter_nd",
+                vec![
+                    t(&[d(4), n.clone()], F32),
+                    t(&[d(3), d(1)], I64),
+                    t(&[d(3), n.clone()], F32),
+                ],
+                vec![("reduction", AttrValue::from(r))],
+            ),
+            4,
+        ));
+    }
+    out.push(index(
+        case(
+            "relax.scatter_nd",
+            vec![
+                t(&[d(4), d(4)], F32),
+                t(&[n.clone(), d(2)], I64),
+                t(std::slice::from_ref(&n), F32),
+            ],
+            vec![("reduction", AttrValue::from("max"))],
+        ),
+        4,
+    ));
+    out.push(index(
+        case(
+            "relax.scatter_nd",
+            vec![t(&[d(4), d(3)], I32), t(&[d(1)], I64), t(&[d(3)], I32)],
+            vec![("reduction", AttrValue::from("mul"))],
+        ),
+        4,
+    ));
+    // Scans, triangles, one_hot, flip.
+    out.push(case(
+        "relax.cumsum",
+        vec![t(&[n.clone(), d(4)], F32)],
+        vec![("axis", AttrValue::Int(1))],
+    ));
+    out.push(case(
+        "relax.cumsum",
+        vec![t(&[n.clone(), d(4)], I32)],
+        vec![
+            ("axis", AttrValue::Int(0)),
+            ("exclusive", AttrValue::Bool(true)),
+        ],
+    ));
+    out.push(case(
+        "relax.cumsum",
+        vec![t(&[n.clone(), d(3)], I32)],
+        vec![("dtype", AttrValue::from("float64"))],
+    ));
+    out.push(positive(case(
+        "relax.cumprod",
+        vec![t(&[n.clone(), d(4)], F32)],
+        vec![
+            ("axis", AttrValue::Int(-1)),
+            ("exclusive", AttrValue::Bool(true)),
+        ],
+    )));
+    for (op, k) in [
+        ("relax.tril", d(0)),
+        ("relax.tril", d(-1)),
+        ("relax.triu", d(1)),
+        ("relax.triu", m.clone() - 1),
+    ] {
+        out.push(case(
+            op,
+            vec![t(&[d(2), n.clone(), d(4)], F32), A::P(k)],
+            vec![],
+        ));
+    }
+    out.push(index(
+        case(
+            "relax.one_hot",
+            vec![
+                t(&[n.clone(), d(3)], I64),
+                A::P(PrimExpr::float(F32, 2.5)),
+                A::P(PrimExpr::float(F32, -1.0)),
+            ],
+            vec![("depth", AttrValue::Int(4)), ("axis", AttrValue::Int(1))],
+        ),
+        5,
+    ));
+    out.push(index(
+        case(
+            "relax.one_hot",
+            vec![t(std::slice::from_ref(&n), I32), A::P(d(7)), A::P(d(0))],
+            vec![("depth", AttrValue::Int(3))],
+        ),
+        3,
+    ));
+    out.push(case(
+        "relax.flip",
+        vec![t(&[n.clone(), d(4)], F32)],
+        vec![("axis", AttrValue::Int(0))],
+    ));
+    out.push(case(
+        "relax.flip",
+        vec![t(&[n.clone(), d(4)], I64)],
+        vec![("axis", AttrValue::Int(-1))],
+    ));
     // Creation.
     for op in ["relax.zeros", "relax.ones"] {
         out.push(case(
@@ -970,6 +1146,7 @@ impl Rng {
         let n = shape.iter().product::<i64>() as usize;
         let int = |r: &mut Rng| match draw {
             Draw::Below(k) => (r.next() * k as f64) as i64,
+            Draw::Index(k) => (r.next() * 2.0 * k as f64) as i64 - k,
             Draw::Positive => 1 + (r.next() * 9.0) as i64,
             Draw::Any | Draw::Unit | Draw::AboveOne => {
                 let v = (r.next() * 18.0) as i64 - 9;
@@ -983,7 +1160,7 @@ impl Rng {
         let float = |r: &mut Rng| match draw {
             Draw::Positive => 0.1 + 2.0 * r.next(),
             Draw::Below(k) => (r.next() * k as f64).floor(),
-            Draw::Any => 4.0 * r.next() - 2.0,
+            Draw::Any | Draw::Index(_) => 4.0 * r.next() - 2.0,
             Draw::Unit => 1.8 * r.next() - 0.9,
             Draw::AboveOne => 1.0 + 2.0 * r.next(),
         };
