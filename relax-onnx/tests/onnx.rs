@@ -60,6 +60,15 @@ fn onnx_backend_cases_give_their_expected_outputs_on_every_target() {
     check_cases("", 30);
 }
 
+/// A two-layer Llama decoder (hidden size 64) exported by PyTorch with its
+/// defaults (`scripts/export_torch.py --tiny-decoder`): weights in
+/// `model.onnx.data`, dynamic batch and sequence axes, PyTorch's logits at
+/// (1, 5) and (2, 12) from one build.
+#[test]
+fn a_pytorch_decoder_export_runs_at_two_shapes_from_one_build() {
+    check_cases("models", 1);
+}
+
 // ----- models built here ------------------------------------------------
 
 enum Dim {

@@ -17,7 +17,7 @@ use super::shape_value::{self, ShapeValue};
 use super::{ints, normalize_axes, product, shape, Ctx};
 use crate::tensor::to_tensor;
 use relax_core::ir::struct_info::fmt_dims;
-use relax_core::ir::{AttrValue, Attrs, Expr, ExprKind, PrimExpr};
+use relax_core::ir::{AttrValue, Attrs, Expr, ExprKind, PrimExpr, PrimExprKind};
 use relax_runtime::{DataType, Error, Tensor};
 
 pub fn reshape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -70,15 +70,56 @@ pub fn reshape(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         });
     }
     if let Some(i) = infer {
-        let known = product(&out);
-        let total = product(&dims);
-        out[i] = shape_value::simplify(&total.floordiv(known));
+        out[i] = divide_dims(&dims, &out);
     }
     Ok(vec![cx.call(
         "relax.reshape",
         vec![x, shape(out)],
         Attrs::new(),
     )?])
+}
+
+/// `product(num) / product(den)` for the `-1` of a reshape, with the
+/// factors the two share cancelled: `(batch · seq · 128) / (batch · seq ·
+/// 32)` is `4`, where the simplifier alone cannot divide by a product of
+/// variables. Falls back to the floor division when a factor of `den` is
+/// not one of `num`'s.
+pub fn divide_dims(num: &[PrimExpr], den: &[PrimExpr]) -> PrimExpr {
+    fn flatten(e: &PrimExpr, out: &mut Vec<PrimExpr>, k: &mut i64) {
+        match e.kind() {
+            PrimExprKind::Mul(a, b) => {
+                flatten(a, out, k);
+                flatten(b, out, k);
+            }
+            PrimExprKind::IntImm(v) => *k = k.saturating_mul(*v),
+            _ => out.push(e.clone()),
+        }
+    }
+    let fallback = || shape_value::simplify(&product(num).floordiv(product(den)));
+    let (mut n, mut d) = (Vec::new(), Vec::new());
+    let (mut kn, mut kd) = (1i64, 1i64);
+    for e in num {
+        flatten(&shape_value::simplify(e), &mut n, &mut kn);
+    }
+    for e in den {
+        flatten(&shape_value::simplify(e), &mut d, &mut kd);
+    }
+    for f in d {
+        match n.iter().position(|g| *g == f) {
+            Some(j) => {
+                n.remove(j);
+            }
+            None => return fallback(),
+        }
+    }
+    if kd == 0 || kn % kd != 0 {
+        return fallback();
+    }
+    let mut out = PrimExpr::int(kn / kd);
+    for f in n {
+        out = out * f;
+    }
+    shape_value::simplify(&out)
 }
 
 /// The dims of a `Reshape` whose shape tensor `s` is computed from data:
@@ -349,7 +390,8 @@ pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     // Bounds normalized above stay inside the dims, and symbolic ones are
     // taken to, so with unit steps the slice's extent is `end - begin`
     // (TVM's `assume_inbound`).
-    let all_known = begin.iter().chain(&end).all(|e| e.as_int().is_some());
+    let all_known = dims.iter().all(|d| d.as_int().is_some())
+        && begin.iter().chain(&end).all(|e| e.as_int().is_some());
     let attrs = Attrs::from_pairs([
         ("axes", ints(axes.iter().map(|&a| a as i64))),
         (
