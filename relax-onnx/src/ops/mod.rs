@@ -16,6 +16,7 @@
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
+//! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -23,6 +24,7 @@
 mod attention;
 mod elementwise;
 mod index;
+mod loss;
 mod nn;
 mod normalization;
 mod reduce;
@@ -122,6 +124,11 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("InstanceNormalization", nn::instance_norm),
     ("LayerNormalization", normalization::layer_norm),
     ("Attention", attention::attention),
+    (
+        "NegativeLogLikelihoodLoss",
+        loss::negative_log_likelihood_loss,
+    ),
+    ("SoftmaxCrossEntropyLoss", loss::softmax_cross_entropy_loss),
     ("RMSNormalization", normalization::rms_norm),
     ("GroupNormalization", normalization::group_norm),
     ("LRN", nn::lrn),
