@@ -1,5 +1,7 @@
 //! Indexing: `take` (a gather: the index tensor is read inside the index
-//! expression, so the read region of the data is its whole extent) and
+//! expression, so the read region of the data is its whole extent; an
+//! index is clamped into its axis, so an index the reference kernel
+//! rejects reads an element of the axis instead of memory past it) and
 //! `strided_slice` (an affine index per sliced axis, with the begin
 //! normalized and clamped by Python's slice rules as inference does).
 //!
@@ -60,11 +62,15 @@ fn take(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
         };
         Ok(compute("T_take", shape, |i| match axis {
             None => {
-                let flat = ind.at(i).cast(DataType::i64());
+                let numel = x
+                    .shape()
+                    .iter()
+                    .fold(PrimExpr::int(1), |n, d| n * d.clone());
+                let flat = clamp_index(ind.at(i).cast(DataType::i64()), &numel);
                 x.at(&unravel(flat, x.shape()))
             }
             Some(a) => {
-                let k = ind.at(&i[a..a + r]).cast(DataType::i64());
+                let k = clamp_index(ind.at(&i[a..a + r]).cast(DataType::i64()), &x.shape()[a]);
                 let idx: Vec<PrimExpr> = i[..a]
                     .iter()
                     .cloned()
