@@ -5,11 +5,18 @@
 //! - `models/digits_mlp.onnx`: the main example's digits MLP (written by
 //!   `scripts/export_digits_onnx.py`), with a symbolic batch `N`;
 //! - `models/squeezenet.onnx`: SqueezeNet 1.0 from the `onnx` package's
-//!   light test models (its weights are constant fills).
+//!   light test models (its weights are constant fills);
+//! - the two-layer Llama decoder that PyTorch exported with its defaults
+//!   (`relax-onnx/tests/data/models/tiny_llama`: weights in
+//!   `model.onnx.data`, dynamic batch and sequence axes).
 
 fn main() {
     relax::aot::Builder::new()
         .onnx("models/digits_mlp.onnx", "digits_mlp")
         .onnx("models/squeezenet.onnx", "squeezenet")
+        .onnx(
+            "../../relax-onnx/tests/data/models/tiny_llama/model.onnx",
+            "tiny_llama",
+        )
         .compile("models");
 }

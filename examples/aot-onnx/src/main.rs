@@ -6,11 +6,16 @@
 //!    accuracy must be onnxruntime's (97.78%, printed by
 //!    `scripts/export_digits_onnx.py`).
 //! 2. SqueezeNet on a 224x224 image: its output shape and latency.
+//! 3. A two-layer Llama decoder exported by PyTorch (symbolic batch and
+//!    sequence length): one executable gives PyTorch's logits for token ids
+//!    of shape (1, 5) and (2, 12). The importer is used here only to read
+//!    the test's token ids and PyTorch's logits (`.pb` tensors).
 
 include!(env!("RELAX_AOT_MODULE_digits_mlp"));
 include!(env!("RELAX_AOT_MODULE_squeezenet"));
+include!(env!("RELAX_AOT_MODULE_tiny_llama"));
 
-use relax::ndarray::{Array2, Array4, Axis};
+use relax::ndarray::{Array2, Array3, Array4, Axis, Ix2, Ix3};
 use std::path::Path;
 use std::time::Instant;
 
@@ -81,5 +86,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         start.elapsed(),
         probs.sum()
     );
+
+    // The decoder at two shapes, from one executable.
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../relax-onnx/tests/data/models/tiny_llama");
+    for set in ["test_data_set_0", "test_data_set_1"] {
+        let read = |name: &str| -> Result<relax::Tensor, Box<dyn std::error::Error>> {
+            let bytes = std::fs::read(case.join(set).join(name))?;
+            Ok(relax::frontend::onnx::decode_tensor(&bytes)?.1)
+        };
+        let ids = read("input_0.pb")?
+            .to_ndarray::<i64>()?
+            .into_dimensionality::<Ix2>()?;
+        let want: Array3<f32> = read("output_0.pb")?
+            .to_ndarray::<f32>()?
+            .into_dimensionality::<Ix3>()?;
+        let start = Instant::now();
+        let logits = tiny_llama::main(&ids)?;
+        let worst = logits
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!(
+            "tiny_llama: token ids {:?} to logits {:?} in {:.2?}, max |diff| from PyTorch {worst:.2e}",
+            ids.shape(),
+            logits.shape(),
+            start.elapsed()
+        );
+        if logits.shape() != want.shape() || worst > 1e-3 {
+            return Err("the decoder's logits are not PyTorch's".into());
+        }
+    }
     Ok(())
 }
