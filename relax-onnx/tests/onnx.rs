@@ -60,6 +60,12 @@ fn onnx_backend_cases_give_their_expected_outputs_on_every_target() {
     check_cases("", 30);
 }
 
+/// One case per op type of ONNX's node suite (see tests/data/README.md).
+#[test]
+fn onnx_node_cases_one_per_op_type_pass_on_every_target() {
+    check_cases("node", 80);
+}
+
 /// A two-layer Llama decoder (hidden size 64) exported by PyTorch with its
 /// defaults (`scripts/export_torch.py --tiny-decoder`): weights in
 /// `model.onnx.data`, dynamic batch and sequence axes, PyTorch's logits at

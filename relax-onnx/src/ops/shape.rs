@@ -188,6 +188,11 @@ fn resolve_data_shape(
         .to_expr()
         .map_err(|e| cx.error(e))?;
     let total = super::as_tensor(cx.bb, total).map_err(|e| cx.error(e))?;
+    // A 0 among the other dims (allowzero) leaves no -1 to infer (ONNX
+    // forbids both); dividing by at least 1 keeps the unused quotient
+    // defined.
+    let one_more = cx.scalar(1.0, i64t)?;
+    let known = cx.op2("relax.maximum", known, one_more)?;
     let rest = cx.op2("relax.divide", total, known)?;
     let s = cx.call("relax.where", vec![is_wild, rest, s], Attrs::new())?;
     let bound = cx.bind_data_dims(s)?;
