@@ -88,8 +88,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // The decoder at two shapes, from one executable.
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../relax-onnx/tests/data/models/tiny_llama");
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../relax-onnx/tests/data/models/tiny_llama");
     for set in ["test_data_set_0", "test_data_set_1"] {
         let read = |name: &str| -> Result<relax::Tensor, Box<dyn std::error::Error>> {
             let bytes = std::fs::read(case.join(set).join(name))?;
