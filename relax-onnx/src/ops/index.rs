@@ -6,13 +6,16 @@
 //! 1. Negative indices count from the end of their axis in every one of
 //!    these ops, as the registry ops read them; ONNX's reduction `none` is
 //!    the registry's `update`.
-//! 2. `CumSum`'s axis is an input, which must be a constant; `reverse = 1`
-//!    is a `flip` along the axis before and after the scan (the registry's
-//!    `cumsum` has TVM's attributes, without `reverse`).
-//! 3. `Trilu`'s `k` is an optional input, which must be a constant; it
-//!    becomes the PrimValue argument of `tril`/`triu` (which also takes a
-//!    symbolic `k`, but binding one from a tensor goes through
-//!    `tensor_to_shape`, which rejects negative values).
+//! 2. `CumSum`'s axis is an input. A constant one is the scan's `axis`;
+//!    one computed at run time selects, with `where`, among the scans along
+//!    every axis (the output's shape is the input's either way). `reverse
+//!    = 1` is a `flip` along the axis before and after the scan (the
+//!    registry's `cumsum` has TVM's attributes, without `reverse`).
+//! 3. `Trilu`'s `k` is an optional input. A constant one becomes the
+//!    PrimValue argument of `tril`/`triu`; one computed at run time (it may
+//!    be negative, so it cannot be bound as a dim) keeps the elements whose
+//!    column minus row is at most (lower) or at least (upper) `k`, the
+//!    positions as `arange` tensors.
 //! 4. `OneHot`'s depth must be a constant (it decides a dim). Its indices
 //!    may be floats (truncated to `int64`) and negative (`depth` is added,
 //!    as ONNX specifies). Constant `[off, on]` values of dtype `float32` or
@@ -93,8 +96,44 @@ pub fn scatter_nd(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
-    let mut x = cx.input(0)?;
-    let axis = match cx.ints_input(1)?.as_deref() {
+    let x = cx.input(0)?;
+    let ndim = rank(cx, &x)?;
+    let constant = cx
+        .raw_input(1)?
+        .is_some_and(|e| matches!(e.kind(), relax_core::ir::ExprKind::Constant(_)));
+    if constant {
+        let axis = const_axis(cx)?;
+        let axis = normalize_axes(cx, &[axis], ndim)?[0] as i64;
+        return Ok(vec![cum_sum_along(cx, x, axis)?]);
+    }
+    // An axis computed at run time: the scan along every axis, the one
+    // the axis names selected (the output's shape is the input's either
+    // way).
+    let a = cx.input(1)?;
+    let a = cx.call("relax.reshape", vec![a, Expr::shape(vec![])], Attrs::new())?;
+    let a = cx.call(
+        "relax.astype",
+        vec![a],
+        Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
+    )?;
+    let zero = cx.scalar(0.0, DataType::i64())?;
+    let n = cx.scalar(ndim as f64, DataType::i64())?;
+    let negative = cx.op2("relax.less", a.clone(), zero)?;
+    let wrapped = cx.op2("relax.add", a.clone(), n)?;
+    let a = cx.call("relax.where", vec![negative, wrapped, a], Attrs::new())?;
+    let mut y = cum_sum_along(cx, x.clone(), 0)?;
+    for k in 1..ndim as i64 {
+        let yk = cum_sum_along(cx, x.clone(), k)?;
+        let k = cx.scalar(k as f64, DataType::i64())?;
+        let this = cx.op2("relax.equal", a.clone(), k)?;
+        y = cx.call("relax.where", vec![this, yk, y], Attrs::new())?;
+    }
+    Ok(vec![y])
+}
+
+/// CumSum's constant axis.
+fn const_axis(cx: &mut Ctx) -> Result<i64, Error> {
+    Ok(match cx.ints_input(1)?.as_deref() {
         Some([a]) => *a,
         Some(other) => {
             return Err(cx.error(format!(
@@ -103,9 +142,11 @@ pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             )))
         }
         None => return Err(cx.error("input 1 (axis) is required")),
-    };
-    let ndim = rank(cx, &x)?;
-    let axis = normalize_axes(cx, &[axis], ndim)?[0] as i64;
+    })
+}
+
+/// The node's scan of `x` along `axis` (normalized).
+fn cum_sum_along(cx: &mut Ctx, mut x: Expr, axis: i64) -> Result<Expr, Error> {
     let reverse = cx.node.int_or("reverse", 0)? != 0;
     let exclusive = cx.node.int_or("exclusive", 0)? != 0;
     let flip = |cx: &mut Ctx, e: Expr| {
@@ -126,13 +167,63 @@ pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if reverse {
         y = flip(cx, y)?;
     }
-    Ok(vec![y])
+    Ok(y)
 }
 
 pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    // Constant only: binding a run-time `k` to a symbolic variable goes
-    // through `tensor_to_shape`, which rejects the negative `k`s.
+    let upper = cx.node.int_or("upper", 1)? != 0;
+    let runtime_k = cx
+        .raw_input(1)?
+        .is_some_and(|e| !matches!(e.kind(), relax_core::ir::ExprKind::Constant(_)));
+    if runtime_k {
+        // A `k` computed at run time (it may be negative, so it is no dim):
+        // keep x where `j - i` is at most `k` (lower) or at least `k`
+        // (upper), with the row and column positions as tensors.
+        let (dims, dtype) = cx.tensor(&x)?;
+        if dims.len() < 2 {
+            return Err(cx.error("the input must have rank 2 or more"));
+        }
+        let pos = |cx: &mut Ctx, n: PrimExpr, column: bool| -> Result<Expr, Error> {
+            let r = cx.call(
+                "relax.arange",
+                vec![
+                    Expr::prim_value(PrimExpr::int(0)),
+                    Expr::prim_value(n.clone()),
+                    Expr::prim_value(PrimExpr::int(1)),
+                ],
+                Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
+            )?;
+            let shape = if column {
+                vec![n, PrimExpr::int(1)]
+            } else {
+                vec![PrimExpr::int(1), n]
+            };
+            cx.call("relax.reshape", vec![r, Expr::shape(shape)], Attrs::new())
+        };
+        let i = pos(cx, dims[dims.len() - 2].clone(), true)?;
+        let j = pos(cx, dims[dims.len() - 1].clone(), false)?;
+        let diff = cx.op2("relax.subtract", j, i)?;
+        let k = cx.input(1)?;
+        let k = cx.call("relax.reshape", vec![k, Expr::shape(vec![])], Attrs::new())?;
+        let k = cx.call(
+            "relax.astype",
+            vec![k],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
+        )?;
+        let op = if upper {
+            "relax.greater_equal"
+        } else {
+            "relax.less_equal"
+        };
+        let keep = cx.op2(op, diff, k)?;
+        let zero = cx.scalar(0.0, dtype)?;
+        return Ok(vec![cx.call(
+            "relax.where",
+            vec![keep, x, zero],
+            Attrs::new(),
+        )?]);
+    }
     let k = match cx.ints_input(1)?.as_deref() {
         None => 0,
         Some([k]) => *k,
@@ -141,11 +232,7 @@ pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         }
     };
     let k = PrimExpr::int(k);
-    let op = if cx.node.int_or("upper", 1)? != 0 {
-        "relax.triu"
-    } else {
-        "relax.tril"
-    };
+    let op = if upper { "relax.triu" } else { "relax.tril" };
     Ok(vec![cx.call(
         op,
         vec![x, Expr::prim_value(k)],
