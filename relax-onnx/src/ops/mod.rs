@@ -19,6 +19,7 @@
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
+//! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
@@ -28,6 +29,7 @@ mod loss;
 mod nn;
 mod normalization;
 mod reduce;
+mod runtime_axes;
 mod shape;
 pub mod shape_value;
 mod volume;

@@ -5,10 +5,9 @@
 //! 1. The axes are an attribute until the opset where they became an input
 //!    (13 for `ReduceSum`, 18 for the others). No axes reduce every axis,
 //!    unless `noop_with_empty_axes = 1`, which makes the op the identity.
-//!    An axes input computed at run time must have a known length of 0
-//!    (then it is empty whatever it holds); otherwise it must be a
-//!    constant, since it decides the output's shape. `keepdims` defaults
-//!    to 1.
+//!    An axes input of a known length 0 is empty whatever it holds; one
+//!    computed at run time otherwise is reduced over as `runtime_axes.rs`
+//!    describes. `keepdims` defaults to 1.
 //! 2. The composites are written with the registry's ops: `L1` is
 //!    `sum(|x|)`, `L2` is `sqrt(sum(x²))`, `LogSum` is `log(sum(x))`,
 //!    `SumSquare` is `sum(x²)`, and `LogSumExp` is `m + log(sum(exp(x -
@@ -18,6 +17,7 @@
 //!    reversed along the axis (a strided slice of step -1), counted back
 //!    from the end.
 
+use super::runtime_axes::{is_runtime_axes, RuntimeAxes};
 use super::{ints, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::Error;
@@ -56,8 +56,36 @@ fn reduce_attrs(cx: &mut Ctx, axes_input_from: i64) -> Result<Option<Attrs>, Err
     ])))
 }
 
+/// The node's axes, computed at run time (see `runtime_axes`), if they
+/// are.
+fn runtime_axes(
+    cx: &mut Ctx,
+    x: &Expr,
+    axes_input_from: i64,
+) -> Result<Option<RuntimeAxes>, Error> {
+    if cx.opset < axes_input_from || !is_runtime_axes(cx, 1)? {
+        return Ok(None);
+    }
+    RuntimeAxes::new(cx, x, 1).map(Some)
+}
+
+fn keepdims(cx: &Ctx) -> Result<bool, Error> {
+    Ok(cx.node.int_or("keepdims", 1)? != 0)
+}
+
 fn reduce(cx: &mut Ctx, op: &str, axes_input_from: i64) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if let Some(axes) = runtime_axes(cx, &x, axes_input_from)? {
+        let (_, dtype) = cx.tensor(&x)?;
+        let mean = op == "relax.mean";
+        let mut full = axes.full(cx, x, if mean { "relax.sum" } else { op })?;
+        if mean {
+            let n = axes.reduced_count(cx, dtype)?;
+            full = cx.op2("relax.divide", full, n)?;
+        }
+        let keep = keepdims(cx)?;
+        return Ok(vec![axes.finish(cx, full, keep)?]);
+    }
     match reduce_attrs(cx, axes_input_from)? {
         None => Ok(vec![x]),
         Some(attrs) => Ok(vec![cx.call(op, vec![x], attrs)?]),
@@ -67,6 +95,18 @@ fn reduce(cx: &mut Ctx, op: &str, axes_input_from: i64) -> Result<Vec<Expr>, Err
 /// A composite reduction: `post(sum(pre(x)))` over the node's axes.
 fn composite(cx: &mut Ctx, pre: &[&str], post: &[&str]) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if let Some(axes) = runtime_axes(cx, &x, 18)? {
+        let mut y = x;
+        for op in pre {
+            y = apply(cx, op, y)?;
+        }
+        y = axes.full(cx, y, "relax.sum")?;
+        for op in post {
+            y = apply(cx, op, y)?;
+        }
+        let keep = keepdims(cx)?;
+        return Ok(vec![axes.finish(cx, y, keep)?]);
+    }
     let Some(attrs) = reduce_attrs(cx, 18)? else {
         // The identity on the reduced values: pre then post, no sum.
         let mut y = x;
@@ -113,6 +153,16 @@ pub fn reduce_sum_square(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn reduce_log_sum_exp(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if let Some(axes) = runtime_axes(cx, &x, 18)? {
+        let m = axes.full(cx, x.clone(), "relax.max")?;
+        let shifted = cx.op2("relax.subtract", x, m.clone())?;
+        let e = cx.op1("relax.exp", shifted)?;
+        let s = axes.full(cx, e, "relax.sum")?;
+        let l = cx.op1("relax.log", s)?;
+        let full = cx.op2("relax.add", l, m)?;
+        let keep = keepdims(cx)?;
+        return Ok(vec![axes.finish(cx, full, keep)?]);
+    }
     let Some(attrs) = reduce_attrs(cx, 18)? else {
         return Ok(vec![x]);
     };

@@ -119,12 +119,15 @@ fn strided_slice(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
             let mut idx = i.to_vec();
             for (k, &a) in axes.iter().enumerate() {
                 let s = strides[k];
-                let b = if inbound && s == 1 {
-                    begin[k].clone()
+                idx[a] = if inbound && s == 1 {
+                    // Taken to be inside the axis, but clamped, so a wrong
+                    // assumption (a symbolic dim shorter at run time than
+                    // the slice) reads an element of the axis, never past
+                    // it; the reference kernel reports it.
+                    clamp_index(begin[k].clone() + i[a].clone(), &x.shape()[a])
                 } else {
-                    slice_begin(&begin[k], s, &x.shape()[a])
+                    slice_begin(&begin[k], s, &x.shape()[a]) + i[a].clone() * s
                 };
-                idx[a] = b + i[a].clone() * s;
             }
             x.at(&idx)
         }))
