@@ -19,8 +19,8 @@
 //!    [`ImportOptions::keep_params_in_input`] they become parameters after
 //!    the inputs, `main` gets `num_input` (so `LiftTransformParams` applies),
 //!    and their values come back in [`Imported::params`]. Integer
-//!    initializers (shapes, axes, indices) are always constants: they
-//!    decide shapes, which must be known when the model is imported.
+//!    initializers (shapes, axes, indices) are always constants: they may
+//!    decide shapes.
 //!    An initializer may keep its elements in a file beside the model
 //!    (ONNX external data, as PyTorch exports large models): the file is
 //!    memory-mapped and read from, for a model imported with
@@ -32,12 +32,20 @@
 //!    are all constants is evaluated on the spot with the op's reference
 //!    kernel (the shape arithmetic of exported models: `Shape`, `Gather`,
 //!    `Concat` into a `Reshape`), so converters can read shapes and axes.
-//! 4. **Result.** The graph's outputs: one tensor, or a tuple of them.
-//! 5. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
+//! 4. **Symbolic shapes stay symbolic** (`ops/shape_value.rs`): `Shape` of
+//!    a symbolic dim is a `ShapeExpr` (or a `PrimValue`) over the same
+//!    `TirVar`s, the shape arithmetic on such values runs at import time,
+//!    and the ops that take a shape from an input read symbolic dims, so
+//!    one module serves every batch size and sequence length. A shape
+//!    computed from tensor data is bound to fresh dims at run time
+//!    (`R.tensor_to_shape` and a `match_cast`).
+//! 5. **Result.** The graph's outputs: one tensor, or a tuple of them (a
+//!    shape value the graph returns becomes an `int64` tensor).
+//! 6. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
 //!    1 to [`MAX_OPSET`]: converters follow each op's changes across
 //!    versions (attributes that became inputs, legacy broadcasting,
 //!    `Softmax`'s 2-d coercion before opset 13). Other domains are errors.
-//! 6. **Errors**, never panics: a malformed file, an unsupported op, an
+//! 7. **Errors**, never panics: a malformed file, an unsupported op, an
 //!    attribute or input form a converter does not handle, each an `Err`
 //!    naming the node and op (`node "conv1" (Conv): …`).
 //!
