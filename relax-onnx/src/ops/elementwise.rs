@@ -54,6 +54,33 @@ fn binary(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
     Ok(vec![cx.op2(op, a, b)?])
 }
 
+/// `Pow(x, y)`: the result has x's type, whatever y's (ONNX lets them
+/// differ). A float exponent of an integer base is computed in the
+/// exponent's type and converted back; otherwise the exponent is converted
+/// to the base's type.
+pub fn pow(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let (x, y) = (cx.input(0)?, cx.input(1)?);
+    let (_, xt) = cx.tensor(&x)?;
+    let (_, yt) = cx.tensor(&y)?;
+    if xt == yt || cx.opset < 12 {
+        return binary(cx, "relax.power");
+    }
+    let cast = |cx: &mut Ctx, e: Expr, d: DataType| {
+        cx.call(
+            "relax.astype",
+            vec![e],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(d))]),
+        )
+    };
+    if !xt.is_float() && yt.is_float() {
+        let xf = cast(cx, x, yt)?;
+        let z = cx.op2("relax.power", xf, y)?;
+        return Ok(vec![cast(cx, z, xt)?]);
+    }
+    let y = cast(cx, y, xt)?;
+    Ok(vec![cx.op2("relax.power", x, y)?])
+}
+
 macro_rules! binaries {
     ($($name:ident => $op:literal),* $(,)?) => {
         $(pub fn $name(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -67,7 +94,6 @@ binaries! {
     sub => "relax.subtract",
     mul => "relax.multiply",
     div => "relax.divide",
-    pow => "relax.power",
     equal => "relax.equal",
     greater => "relax.greater",
     greater_or_equal => "relax.greater_equal",

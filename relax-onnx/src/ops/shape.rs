@@ -485,6 +485,28 @@ pub fn gather(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             .collect();
         let t = Tensor::from_vec(t.shape(), fixed).map_err(|e| cx.error(e))?;
         indices = Expr::constant(t);
+    } else if !matches!(indices.kind(), ExprKind::Constant(_)) {
+        // Indices computed at run time may count from the end too.
+        let (_, it) = cx.tensor(&indices)?;
+        if it.is_integer() && !it.is_uint() {
+            let zero = cx.scalar(0.0, it)?;
+            let d = ShapeValue::scalar(dims[axis].clone())
+                .to_expr()
+                .map_err(|e| cx.error(e))?;
+            let d = super::as_tensor(cx.bb, d).map_err(|e| cx.error(e))?;
+            let d = cx.call(
+                "relax.astype",
+                vec![d],
+                Attrs::from_pairs([("dtype", AttrValue::DataType(it))]),
+            )?;
+            let negative = cx.op2("relax.less", indices.clone(), zero)?;
+            let wrapped = cx.op2("relax.add", indices.clone(), d)?;
+            indices = cx.call(
+                "relax.where",
+                vec![negative, wrapped, indices],
+                Attrs::new(),
+            )?;
+        }
     }
     let attrs = Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]);
     Ok(vec![cx.call("relax.take", vec![x, indices], attrs)?])
