@@ -23,7 +23,9 @@ shapes:
 
     cargo run --release -p relax-onnx --example onnx_backend -- OUT
 
-It prints each model's export time. Run it from a venv with torch,
+It prints each model's export time. Besides the classifiers and the
+transformers, LR-ASPP (a segmentation model) checks `Resize` to a size
+taken from another tensor's `Shape`. Run it from a venv with torch,
 torchvision, transformers and onnxscript (the PyPI wheels run on the CPU;
 about 6 GB):
 
@@ -76,6 +78,32 @@ def vision(name):
 
     def inputs(batch, _seq, gen):
         return (torch.randn(batch, 3, size, size, generator=gen),)
+
+    return make, inputs, ["x"], {"x": {0: "batch"}}, [(1, None), (2, None)]
+
+
+def segmentation(name):
+    """A torchvision segmentation model: its `out` map, which it resizes to
+    the input's height and width (`interpolate(size=x.shape[-2:])`)."""
+    import torchvision
+
+    class Out(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)["out"]
+
+    def make():
+        return Out(
+            getattr(torchvision.models.segmentation, name)(
+                weights=None, weights_backbone=None
+            )
+        )
+
+    def inputs(batch, _seq, gen):
+        return (torch.randn(batch, 3, 224, 224, generator=gen),)
 
     return make, inputs, ["x"], {"x": {0: "batch"}}, [(1, None), (2, None)]
 
@@ -152,6 +180,7 @@ MODELS = {
     "convnext_tiny": lambda: vision("convnext_tiny"),
     "vit_b_16": lambda: vision("vit_b_16"),
     "swin_t": lambda: vision("swin_t"),
+    "lraspp_mobilenet_v3_large": lambda: segmentation("lraspp_mobilenet_v3_large"),
     "bert": lambda: hf("bert"),
     "gpt2": lambda: hf("gpt2"),
     "llama": lambda: hf("llama"),

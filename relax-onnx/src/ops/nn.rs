@@ -602,9 +602,13 @@ pub fn gemm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 /// `Resize` (and `Upsample` before it): the last two axes of 4-d data by
 /// `image.resize2d`, their output size from `sizes` or from `scales`
 /// (`floor(in · scale)`; the scales of the first two axes must be 1).
+/// The batch and channel dims may be symbolic. `sizes` may be symbolic
+/// too (computed from another tensor's `Shape`, as exports of
+/// `interpolate(size=…)` do); a scale applied to a symbolic dim must be a
+/// whole number.
 pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
-    let dims = cx.static_dims(&x)?;
+    let (dims, _) = cx.tensor(&x)?;
     if dims.len() != 4 {
         return Err(cx.error("only 4-d (N, C, H, W) inputs are resized"));
     }
@@ -623,7 +627,7 @@ pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else if cx.opset < 11 {
         (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
     } else {
-        let sizes = cx.ints_input(3)?;
+        let sizes = cx.dims_input(3)?;
         let scales = cx
             .const_input(2)?
             .map(|t| t.to_f64_vec())
@@ -636,21 +640,37 @@ pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if cx.node.has("axes") {
         return Err(cx.error("attribute `axes` is not supported"));
     }
-    let out = match (sizes, scales) {
-        (Some(s), _) if s.len() == 4 && s.iter().all(|&d| (0..=i32::MAX as i64).contains(&d)) => {
-            if s[0] != dims[0] || s[1] != dims[1] {
-                return Err(cx.error(format!("sizes {s:?} resize the batch or channel axes")));
+    let differs = |a: &PrimExpr, b: &PrimExpr| matches!((a.as_int(), b.as_int()), (Some(x), Some(y)) if x != y);
+    let out: [PrimExpr; 2] = match (sizes, scales) {
+        (Some(s), _)
+            if s.len() == 4
+                && s.iter().all(|d| {
+                    d.as_int()
+                        .is_none_or(|d| (0..=i32::MAX as i64).contains(&d))
+                }) =>
+        {
+            if differs(&s[0], &dims[0]) || differs(&s[1], &dims[1]) {
+                return Err(cx.error(format!(
+                    "sizes {} resize the batch or channel axes",
+                    relax_core::ir::struct_info::fmt_dims(&s)
+                )));
             }
-            [s[2], s[3]]
+            [s[2].clone(), s[3].clone()]
         }
         (None, Some(sc)) if sc.len() == 4 && sc.iter().all(|v| v.is_finite() && *v >= 0.0) => {
             if sc[0] != 1.0 || sc[1] != 1.0 {
                 return Err(cx.error(format!("scales {sc:?} resize the batch or channel axes")));
             }
-            [
-                (dims[2] as f64 * sc[2]).floor() as i64,
-                (dims[3] as f64 * sc[3]).floor() as i64,
-            ]
+            let scaled = |d: &PrimExpr, f: f64| -> Result<PrimExpr, Error> {
+                match d.as_int() {
+                    Some(d) => Ok(PrimExpr::int((d as f64 * f).floor() as i64)),
+                    None if f.fract() == 0.0 => Ok(d.clone() * (f as i64)),
+                    None => Err(cx.error(format!(
+                        "scale {f} of the symbolic dim {d} is not a whole number"
+                    ))),
+                }
+            };
+            [scaled(&dims[2], sc[2])?, scaled(&dims[3], sc[3])?]
         }
         _ => return Err(cx.error("4 non-negative scales or 4 sizes below 2^31 are required")),
     };
@@ -681,7 +701,7 @@ pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("coordinate_transformation_mode", AttrValue::Str(coords)),
         ("rounding_method", AttrValue::Str(rounding)),
     ]);
-    let size = shape(vec![PrimExpr::int(out[0]), PrimExpr::int(out[1])]);
+    let size = shape(out.to_vec());
     Ok(vec![cx.call(
         "relax.image.resize2d",
         vec![x, size],
