@@ -246,6 +246,13 @@ pub fn split(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (dims, _) = cx.tensor(&x)?;
     let axis = cx.node.int_or("axis", 0)?;
     let axis = normalize_axes(cx, &[axis], dims.len())?[0];
+    let runtime_sizes = cx.opset >= 13
+        && cx
+            .raw_input(1)?
+            .is_some_and(|e| !matches!(e.kind(), ExprKind::Constant(_)));
+    if runtime_sizes {
+        return split_at_runtime(cx, x, axis);
+    }
     let sizes = if cx.opset < 13 {
         cx.node.ints("split")?
     } else {
@@ -275,7 +282,14 @@ pub fn split(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         }
         None => {
             let parts = cx.node.int("num_outputs")?.unwrap_or(n as i64);
-            AttrValue::Int(parts)
+            match dims[axis].as_int() {
+                // Opset 18: parts of ceil(d / n), the last one shorter.
+                Some(d) if parts > 0 && d % parts != 0 => {
+                    let chunk = (d + parts - 1) / parts;
+                    ints((1..parts).map(|k| (k * chunk).min(d)))
+                }
+                _ => AttrValue::Int(parts),
+            }
         }
     };
     let attrs = Attrs::from_pairs([
@@ -284,6 +298,46 @@ pub fn split(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     ]);
     let t = cx.call("relax.split", vec![x], attrs)?;
     (0..n).map(|i| cx.item(&t, i)).collect()
+}
+
+/// `Split` by sizes computed at run time (or symbolic): each size is a
+/// dim (bound at run time when it comes from data), and each part a slice
+/// from the sum of the sizes before it.
+fn split_at_runtime(cx: &mut Ctx, x: Expr, axis: usize) -> Result<Vec<Expr>, Error> {
+    let sizes = cx
+        .dims_input(1)?
+        .ok_or_else(|| cx.error("input 1 (split) is required"))?;
+    let n = cx.node.num_outputs();
+    if sizes.len() != n {
+        return Err(cx.error(format!(
+            "split {} gives {} parts for {n} outputs",
+            fmt_dims(&sizes),
+            sizes.len()
+        )));
+    }
+    let mut begin = PrimExpr::int(0);
+    let mut parts = Vec::new();
+    for size in sizes {
+        let end = shape_value::simplify(&(begin.clone() + size));
+        let attrs = Attrs::from_pairs([
+            ("axes", ints([axis as i64])),
+            (
+                "begin",
+                AttrValue::Array(vec![AttrValue::PrimExpr(begin.clone())]),
+            ),
+            (
+                "end",
+                AttrValue::Array(vec![AttrValue::PrimExpr(end.clone())]),
+            ),
+            ("strides", ints([1])),
+            // The sizes are taken to add up to the axis; a read past it is
+            // clamped, and the reference kernel reports it.
+            ("assume_inbound", AttrValue::Bool(true)),
+        ]);
+        parts.push(cx.call("relax.strided_slice", vec![x.clone()], attrs)?);
+        begin = end;
+    }
+    Ok(parts)
 }
 
 /// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an
