@@ -958,3 +958,21 @@ fn an_external_constant_node_value_is_an_error() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn attention_with_keys_of_another_rank_is_an_error() {
+    let graph = GraphProto {
+        node: vec![node("Attention", &["q", "k", "v"], &["y"], vec![])],
+        input: vec![
+            f32_info(
+                "q",
+                &[Dim::Value(1), Dim::Value(2), Dim::Value(3), Dim::Value(4)],
+            ),
+            f32_info("k", &[Dim::Value(1), Dim::Value(3), Dim::Value(8)]),
+            f32_info("v", &[Dim::Value(1), Dim::Value(3), Dim::Value(8)]),
+        ],
+        output: vec![f32_info("y", &[])],
+        ..Default::default()
+    };
+    assert_import_error(&model(23, graph), "K must have Q's rank");
+}

@@ -137,6 +137,11 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else if q_dims.len() != 4 {
         return Err(cx.error("Q must be 3-d or 4-d"));
     }
+    for (name, e) in [("K", &k), ("V", &v)] {
+        if cx.tensor(e)?.0.len() != 4 {
+            return Err(cx.error(format!("{name} must have Q's rank")));
+        }
+    }
     let past_len = match &past_key {
         Some(p) => cx.tensor(p)?.0.get(2).cloned().unwrap_or(PrimExpr::int(0)),
         None => PrimExpr::int(0),
