@@ -362,12 +362,94 @@ pub fn squeeze(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn unsqueeze(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if cx.opset >= 13
+        && cx
+            .raw_input(1)?
+            .is_some_and(|e| !matches!(e.kind(), ExprKind::Constant(_)))
+    {
+        return unsqueeze_at_runtime(cx, x);
+    }
     let axes = axes_of(cx)?.ok_or_else(|| cx.error("the axes are required"))?;
     let (dims, _) = cx.tensor(&x)?;
     let mut axes = normalize_axes(cx, &axes, dims.len() + axes.len())?;
     axes.sort_unstable();
     let attrs = Attrs::from_pairs([("axis", ints(axes.iter().map(|&a| a as i64)))]);
     Ok(vec![cx.call("relax.expand_dims", vec![x], attrs)?])
+}
+
+/// `Unsqueeze` by axes computed at run time. The output's rank is known
+/// (the input's plus the axes' count), its dims are not: output position
+/// `p` is 1 where the axes name it, else the input's dim at `p` minus the
+/// number of new axes before `p`. They are computed as a tensor and bound
+/// at run time, and the input reshaped to them.
+fn unsqueeze_at_runtime(cx: &mut Ctx, x: Expr) -> Result<Vec<Expr>, Error> {
+    let (dims, _) = cx.tensor(&x)?;
+    let axes = cx.input(1)?;
+    let (ad, _) = cx.tensor(&axes)?;
+    let k = ad
+        .first()
+        .and_then(PrimExpr::as_int)
+        .ok_or_else(|| cx.error("the axes input must have a known length"))?;
+    let rank = dims.len() + k as usize;
+    let i64t = DataType::i64();
+    let cast = Attrs::from_pairs([("dtype", AttrValue::DataType(i64t))]);
+    let axes = cx.call("relax.astype", vec![axes], cast.clone())?;
+    let zero = cx.scalar(0.0, i64t)?;
+    let n = cx.scalar(rank as f64, i64t)?;
+    let negative = cx.op2("relax.less", axes.clone(), zero.clone())?;
+    let wrapped = cx.op2("relax.add", axes.clone(), n)?;
+    let axes = cx.call("relax.where", vec![negative, wrapped, axes], Attrs::new())?;
+    let in_dims = ShapeValue::vector(dims.clone())
+        .to_expr()
+        .map_err(|e| cx.error(e))?;
+    let in_dims = super::as_tensor(cx.bb, in_dims).map_err(|e| cx.error(e))?;
+    let one = cx.scalar(1.0, i64t)?;
+    let last = cx.scalar(dims.len().saturating_sub(1) as f64, i64t)?;
+    let all = Attrs::from_pairs([
+        ("axis", AttrValue::None),
+        ("keepdims", AttrValue::Bool(false)),
+    ]);
+    let mut before = zero.clone();
+    let mut out = Vec::new();
+    for p in 0..rank {
+        let pp = cx.scalar(p as f64, i64t)?;
+        let hit = cx.op2("relax.equal", axes.clone(), pp.clone())?;
+        let hit = cx.call("relax.astype", vec![hit], cast.clone())?;
+        let new = cx.call("relax.max", vec![hit], all.clone())?;
+        let is_new = cx.op2("relax.equal", new.clone(), one.clone())?;
+        // The input dim this position takes, clamped into the input's
+        // dims (a new position's index is not used).
+        let src = cx.op2("relax.subtract", pp, before.clone())?;
+        let src = cx.op2("relax.minimum", src, last.clone())?;
+        let src = cx.op2("relax.maximum", src, zero.clone())?;
+        let d = if dims.is_empty() {
+            one.clone()
+        } else {
+            cx.call(
+                "relax.take",
+                vec![in_dims.clone(), src],
+                Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+            )?
+        };
+        let d = cx.call("relax.where", vec![is_new, one.clone(), d], Attrs::new())?;
+        out.push(cx.call(
+            "relax.reshape",
+            vec![d, shape(vec![PrimExpr::int(1)])],
+            Attrs::new(),
+        )?);
+        before = cx.op2("relax.add", before, new)?;
+    }
+    let out = cx.call(
+        "relax.concat",
+        vec![Expr::tuple(out)],
+        Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+    )?;
+    let bound = cx.bind_data_dims(out)?;
+    Ok(vec![cx.call(
+        "relax.reshape",
+        vec![x, shape(bound)],
+        Attrs::new(),
+    )?])
 }
 
 pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
