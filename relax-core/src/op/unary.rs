@@ -74,14 +74,8 @@ fn infer_numeric(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> 
 }
 
 /// The input's shape with dtype `bool`, the input numeric.
-fn infer_numeric_to_bool(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
-    check_dtype(
-        call,
-        0,
-        |d| d.is_float() || is_integer(d),
-        "op-dtype-not-numeric",
-        "a numeric dtype",
-    )?;
+fn infer_numeric_to_bool(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    infer_numeric(call, ana)?;
     let mut x = tensor_arg(call, 0)?.clone();
     x.dtype = DataType::bool();
     Ok(StructInfo::new(StructInfoKind::Tensor(x)))

@@ -23,7 +23,6 @@
 //!    the bias (2) or after the softmax (3).
 
 use super::{ints, Ctx};
-use crate::ops::shape_value::ShapeValue;
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error};
 
@@ -59,41 +58,10 @@ fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
     transpose(cx, x, &[0, 2, 1, 3])
 }
 
-/// A scalar of `dtype`.
-fn scalar(cx: &Ctx, v: f64, dtype: DataType) -> Result<Expr, Error> {
-    cx.scalar(v, dtype)
-}
-
-/// `arange(0, n)` as an `int64` column or row.
-fn positions(cx: &mut Ctx, n: PrimExpr, column: bool) -> Result<Expr, Error> {
-    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]);
-    let r = cx.call(
-        "relax.arange",
-        vec![
-            Expr::prim_value(PrimExpr::int(0)),
-            Expr::prim_value(n.clone()),
-            Expr::prim_value(PrimExpr::int(1)),
-        ],
-        attrs,
-    )?;
-    let dims = if column {
-        vec![n, PrimExpr::int(1)]
-    } else {
-        vec![PrimExpr::int(1), n]
-    };
-    reshape(cx, r, dims)
-}
-
-/// A dim as an `int64` scalar tensor.
-fn dim_tensor(cx: &mut Ctx, d: PrimExpr) -> Result<Expr, Error> {
-    let e = ShapeValue::scalar(d).to_expr().map_err(|e| cx.error(e))?;
-    super::as_tensor(cx.bb, e).map_err(|e| cx.error(e))
-}
-
 /// `where(allowed, 0, -inf)` in `dtype`.
 fn bias_of(cx: &mut Ctx, allowed: Expr, dtype: DataType) -> Result<Expr, Error> {
-    let zero = scalar(cx, 0.0, dtype)?;
-    let ninf = scalar(cx, f64::NEG_INFINITY, dtype)?;
+    let zero = cx.scalar(0.0, dtype)?;
+    let ninf = cx.scalar(f64::NEG_INFINITY, dtype)?;
     cx.call("relax.where", vec![allowed, zero, ninf], Attrs::new())
 }
 
@@ -113,7 +81,10 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let mask = cx.opt_input(3)?;
     let past_key = cx.opt_input(4)?;
     let past_value = cx.opt_input(5)?;
-    let nonpad = cx.opt_input(6)?;
+    let nonpad = match cx.opt_input(6)? {
+        Some(n) => Some(cx.astype(n, DataType::i64())?),
+        None => None,
+    };
     if past_key.is_some() != past_value.is_some() {
         return Err(cx.error("past_key and past_value must be given together"));
     }
@@ -195,19 +166,14 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let left = cx.node.int_or("left_window_size", -1)?;
     let right = cx.node.int_or("right_window_size", -1)?;
     if is_causal || left >= 0 || right >= 0 {
-        let i = positions(cx, s.clone(), true)?;
-        let j = positions(cx, l.clone(), false)?;
+        let i = cx.positions(s.clone(), true)?;
+        let j = cx.positions(l.clone(), false)?;
         // The query's absolute position: i + offset, per batch with
         // nonpad_kv_seqlen.
         let offset = match &nonpad {
             Some(n) => {
-                let n = cx.call(
-                    "relax.astype",
-                    vec![n.clone()],
-                    Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
-                )?;
-                let sq = dim_tensor(cx, s.clone())?;
-                let o = cx.op2("relax.subtract", n, sq)?;
+                let sq = cx.dim_tensor(s.clone())?;
+                let o = cx.op2("relax.subtract", n.clone(), sq)?;
                 reshape(
                     cx,
                     o,
@@ -219,7 +185,7 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
                     ],
                 )?
             }
-            None => dim_tensor(cx, past_len.clone())?,
+            None => cx.dim_tensor(past_len.clone())?,
         };
         let pos = cx.op2("relax.add", i, offset)?;
         let diff = cx.op2("relax.subtract", pos, j)?;
@@ -254,13 +220,8 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         });
     }
     if let Some(n) = &nonpad {
-        let n = cx.call(
-            "relax.astype",
-            vec![n.clone()],
-            Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
-        )?;
-        let n = reshape(cx, n, vec![PrimExpr::int(-1), PrimExpr::int(1)])?;
-        let j = positions(cx, l.clone(), false)?;
+        let n = reshape(cx, n.clone(), vec![PrimExpr::int(-1), PrimExpr::int(1)])?;
+        let j = cx.positions(l.clone(), false)?;
         let inside = cx.op2("relax.less", j, n)?;
         let pad = bias_of(cx, inside, dtype)?;
         let (bd, _) = cx.tensor(&pad)?;
@@ -343,9 +304,9 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         // A row with no allowed key gives zeros, decided on the bias.
         let keep = Attrs::from_pairs([("axis", ints([-1])), ("keepdims", AttrValue::Bool(true))]);
         let top = cx.call("relax.max", vec![b.clone()], keep)?;
-        let ninf = scalar(cx, f64::NEG_INFINITY, dtype)?;
+        let ninf = cx.scalar(f64::NEG_INFINITY, dtype)?;
         let none = cx.op2("relax.equal", top, ninf)?;
-        let zero = scalar(cx, 0.0, dtype)?;
+        let zero = cx.scalar(0.0, dtype)?;
         probs = cx.call("relax.where", vec![none, zero, probs], Attrs::new())?;
     }
     let qk_out = match mode {

@@ -98,10 +98,7 @@ pub fn scatter_nd(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let ndim = rank(cx, &x)?;
-    let constant = cx
-        .raw_input(1)?
-        .is_some_and(|e| matches!(e.kind(), relax_core::ir::ExprKind::Constant(_)));
-    if constant {
+    if !cx.is_computed(1)? {
         let axis = const_axis(cx)?;
         let axis = normalize_axes(cx, &[axis], ndim)?[0] as i64;
         return Ok(vec![cum_sum_along(cx, x, axis)?]);
@@ -111,16 +108,9 @@ pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     // way).
     let a = cx.input(1)?;
     let a = cx.call("relax.reshape", vec![a, Expr::shape(vec![])], Attrs::new())?;
-    let a = cx.call(
-        "relax.astype",
-        vec![a],
-        Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
-    )?;
-    let zero = cx.scalar(0.0, DataType::i64())?;
+    let a = cx.astype(a, DataType::i64())?;
     let n = cx.scalar(ndim as f64, DataType::i64())?;
-    let negative = cx.op2("relax.less", a.clone(), zero)?;
-    let wrapped = cx.op2("relax.add", a.clone(), n)?;
-    let a = cx.call("relax.where", vec![negative, wrapped, a], Attrs::new())?;
+    let a = cx.wrap_negative(a, n)?;
     let mut y = cum_sum_along(cx, x.clone(), 0)?;
     for k in 1..ndim as i64 {
         let yk = cum_sum_along(cx, x.clone(), k)?;
@@ -173,10 +163,7 @@ fn cum_sum_along(cx: &mut Ctx, mut x: Expr, axis: i64) -> Result<Expr, Error> {
 pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let upper = cx.node.int_or("upper", 1)? != 0;
-    let runtime_k = cx
-        .raw_input(1)?
-        .is_some_and(|e| !matches!(e.kind(), relax_core::ir::ExprKind::Constant(_)));
-    if runtime_k {
+    if cx.is_computed(1)? {
         // A `k` computed at run time (it may be negative, so it is no dim):
         // keep x where `j - i` is at most `k` (lower) or at least `k`
         // (upper), with the row and column positions as tensors.
@@ -184,33 +171,12 @@ pub fn trilu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         if dims.len() < 2 {
             return Err(cx.error("the input must have rank 2 or more"));
         }
-        let pos = |cx: &mut Ctx, n: PrimExpr, column: bool| -> Result<Expr, Error> {
-            let r = cx.call(
-                "relax.arange",
-                vec![
-                    Expr::prim_value(PrimExpr::int(0)),
-                    Expr::prim_value(n.clone()),
-                    Expr::prim_value(PrimExpr::int(1)),
-                ],
-                Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
-            )?;
-            let shape = if column {
-                vec![n, PrimExpr::int(1)]
-            } else {
-                vec![PrimExpr::int(1), n]
-            };
-            cx.call("relax.reshape", vec![r, Expr::shape(shape)], Attrs::new())
-        };
-        let i = pos(cx, dims[dims.len() - 2].clone(), true)?;
-        let j = pos(cx, dims[dims.len() - 1].clone(), false)?;
+        let i = cx.positions(dims[dims.len() - 2].clone(), true)?;
+        let j = cx.positions(dims[dims.len() - 1].clone(), false)?;
         let diff = cx.op2("relax.subtract", j, i)?;
         let k = cx.input(1)?;
         let k = cx.call("relax.reshape", vec![k, Expr::shape(vec![])], Attrs::new())?;
-        let k = cx.call(
-            "relax.astype",
-            vec![k],
-            Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]),
-        )?;
+        let k = cx.astype(k, DataType::i64())?;
         let op = if upper {
             "relax.greater_equal"
         } else {

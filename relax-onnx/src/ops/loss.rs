@@ -36,11 +36,7 @@ fn nll(cx: &mut Ctx, log_prob: Expr, target_at: usize) -> Result<Expr, Error> {
         return Err(cx.error(format!("reduction `{reduction}` is not none, sum or mean")));
     }
     let i64t = DataType::i64();
-    let mut t = cx.call(
-        "relax.astype",
-        vec![target],
-        Attrs::from_pairs([("dtype", AttrValue::DataType(i64t))]),
-    )?;
+    let mut t = cx.astype(target, i64t)?;
     // Ignored targets: a mask, and a safe class (0) in their place.
     let keep = match cx.node.int("ignore_index")? {
         Some(ii) => {

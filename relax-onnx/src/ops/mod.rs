@@ -299,6 +299,71 @@ impl Ctx<'_> {
         Ok(out)
     }
 
+    /// Whether input `i` is given and not a constant: computed at run time
+    /// (or a symbolic shape value).
+    pub fn is_computed(&self, i: usize) -> Result<bool, Error> {
+        Ok(self
+            .raw_input(i)?
+            .is_some_and(|e| !matches!(e.kind(), ExprKind::Constant(_))))
+    }
+
+    /// `e` converted to `dtype` (`relax.astype`), or `e` itself when it
+    /// has that dtype already.
+    pub fn astype(&mut self, e: Expr, dtype: DataType) -> Result<Expr, Error> {
+        if self.tensor(&e).is_ok_and(|(_, d)| d == dtype) {
+            return Ok(e);
+        }
+        let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+        self.call("relax.astype", vec![e], attrs)
+    }
+
+    /// `dims` as a 1-d `int64` tensor: a constant when they are known, else
+    /// `R.shape_to_tensor` of the shape value.
+    pub fn dims_tensor(&mut self, dims: Vec<PrimExpr>) -> Result<Expr, Error> {
+        self.shape_value_tensor(ShapeValue::vector(dims))
+    }
+
+    /// One dim as an `int64` scalar tensor (see [`Ctx::dims_tensor`]).
+    pub fn dim_tensor(&mut self, dim: PrimExpr) -> Result<Expr, Error> {
+        self.shape_value_tensor(ShapeValue::scalar(dim))
+    }
+
+    fn shape_value_tensor(&mut self, v: ShapeValue) -> Result<Expr, Error> {
+        let e = v.to_expr().map_err(|e| self.error(e))?;
+        as_tensor(self.bb, e).map_err(|e| self.error(e))
+    }
+
+    /// `arange(0, n)` as an `int64` column `(n, 1)` or row `(1, n)`: the
+    /// positions along an axis of length `n`, for masks built by
+    /// comparing them.
+    pub fn positions(&mut self, n: PrimExpr, column: bool) -> Result<Expr, Error> {
+        let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))]);
+        let zero = Expr::prim_value(PrimExpr::int(0));
+        let one = Expr::prim_value(PrimExpr::int(1));
+        let r = self.call(
+            "relax.arange",
+            vec![zero, Expr::prim_value(n.clone()), one],
+            attrs,
+        )?;
+        let dims = if column {
+            vec![n, PrimExpr::int(1)]
+        } else {
+            vec![PrimExpr::int(1), n]
+        };
+        self.call("relax.reshape", vec![r, shape(dims)], Attrs::new())
+    }
+
+    /// The integer tensor `t` with its negative elements counted from the
+    /// end of `n` (an integer scalar tensor of `t`'s dtype): `where(t < 0,
+    /// t + n, t)`, as ONNX reads negative axes and indices.
+    pub fn wrap_negative(&mut self, t: Expr, n: Expr) -> Result<Expr, Error> {
+        let (_, dtype) = self.tensor(&t)?;
+        let zero = self.scalar(0.0, dtype)?;
+        let negative = self.op2("relax.less", t.clone(), zero)?;
+        let wrapped = self.op2("relax.add", t.clone(), n)?;
+        self.call("relax.where", vec![negative, wrapped, t], Attrs::new())
+    }
+
     /// Input `i` as dims, if given: the elements of a 1-d integer input,
     /// which may be symbolic (a shape value). An input computed from tensor
     /// data becomes a shape through `R.tensor_to_shape` and a `match_cast`

@@ -240,10 +240,7 @@ fn arg(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
     ]);
     let reversed = cx.call("relax.strided_slice", vec![x], reverse)?;
     let first = cx.call(op, vec![reversed], attrs)?;
-    let last = super::shape_value::ShapeValue::scalar(n - PrimExpr::int(1))
-        .to_expr()
-        .map_err(|e| cx.error(e))?;
-    let last = super::as_tensor(cx.bb, last).map_err(|e| cx.error(e))?;
+    let last = cx.dim_tensor(n - PrimExpr::int(1))?;
     Ok(vec![cx.op2("relax.subtract", last, first)?])
 }
 

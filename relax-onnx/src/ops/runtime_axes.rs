@@ -20,23 +20,23 @@
 //! The axes must be distinct, as ONNX requires; their count is the axes
 //! input's length, which must be known.
 
-use super::shape_value::ShapeValue;
 use super::Ctx;
-use relax_core::ir::{AttrValue, Attrs, Expr, ExprKind, PrimExpr};
+use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error};
 
 /// Whether input `i` is a non-empty axes tensor computed at run time.
 pub fn is_runtime_axes(cx: &Ctx, i: usize) -> Result<bool, Error> {
-    let Some(e) = cx.raw_input(i)? else {
-        return Ok(false);
-    };
-    if matches!(e.kind(), ExprKind::Constant(_)) || ShapeValue::of(&e).is_some() {
+    if !cx.is_computed(i)? {
         return Ok(false);
     }
-    let len = e
-        .struct_info()
-        .and_then(|s| s.as_tensor())
-        .and_then(|t| t.shape_values())
+    let len = cx
+        .raw_input(i)?
+        .and_then(|e| {
+            e.struct_info()
+                .and_then(|s| s.as_tensor())
+                .and_then(|t| t.shape_values())
+                .map(<[PrimExpr]>::to_vec)
+        })
         .and_then(|d| d.first().and_then(PrimExpr::as_int));
     Ok(len.is_some_and(|n| n > 0))
 }
@@ -51,10 +51,6 @@ pub struct RuntimeAxes {
     count: usize,
 }
 
-fn i64_attrs() -> Attrs {
-    Attrs::from_pairs([("dtype", AttrValue::DataType(DataType::i64()))])
-}
-
 impl RuntimeAxes {
     /// The flags of `x`'s axes named by input `i`.
     pub fn new(cx: &mut Ctx, x: &Expr, i: usize) -> Result<Self, Error> {
@@ -67,17 +63,14 @@ impl RuntimeAxes {
             .and_then(PrimExpr::as_int)
             .ok_or_else(|| cx.error("the axes input must have a known length"))?
             as usize;
-        let axes = cx.call("relax.astype", vec![axes], i64_attrs())?;
-        let zero = cx.scalar(0.0, DataType::i64())?;
+        let axes = cx.astype(axes, DataType::i64())?;
         let n = cx.scalar(r, DataType::i64())?;
-        let negative = cx.op2("relax.less", axes.clone(), zero)?;
-        let wrapped = cx.op2("relax.add", axes.clone(), n)?;
-        let axes = cx.call("relax.where", vec![negative, wrapped, axes], Attrs::new())?;
+        let axes = cx.wrap_negative(axes, n)?;
         let mut flags = Vec::new();
         for k in 0..dims.len() {
             let kk = cx.scalar(k as f64, DataType::i64())?;
             let hit = cx.op2("relax.equal", axes.clone(), kk)?;
-            let hit = cx.call("relax.astype", vec![hit], i64_attrs())?;
+            let hit = cx.astype(hit, DataType::i64())?;
             let any = cx.call(
                 "relax.max",
                 vec![hit],
@@ -116,12 +109,8 @@ impl RuntimeAxes {
     pub fn reduced_count(&self, cx: &mut Ctx, dtype: DataType) -> Result<Expr, Error> {
         let mut n = cx.scalar(1.0, dtype)?;
         for (k, flag) in self.flags.iter().enumerate() {
-            let d = self.dim(cx, k)?;
-            let d = cx.call(
-                "relax.astype",
-                vec![d],
-                Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]),
-            )?;
+            let d = cx.dim_tensor(self.dims[k].clone())?;
+            let d = cx.astype(d, dtype)?;
             let one = cx.scalar(1.0, dtype)?;
             let f = cx.call("relax.where", vec![flag.clone(), d, one], Attrs::new())?;
             n = cx.op2("relax.multiply", n, f)?;
@@ -129,44 +118,28 @@ impl RuntimeAxes {
         Ok(n)
     }
 
-    /// Dim `k` of `x` as an `int64` scalar tensor.
-    fn dim(&self, cx: &mut Ctx, k: usize) -> Result<Expr, Error> {
-        let e = ShapeValue::scalar(self.dims[k].clone())
-            .to_expr()
-            .map_err(|e| cx.error(e))?;
-        super::as_tensor(cx.bb, e).map_err(|e| cx.error(e))
-    }
-
     /// The output from the full result: one element along each reduced
     /// axis, which is kept as a 1 with `keepdims` and dropped without.
     pub fn finish(&self, cx: &mut Ctx, full: Expr, keepdims: bool) -> Result<Expr, Error> {
         let r = self.dims.len();
-        let mut kept = Vec::new();
-        let mut dim_tensors = Vec::new();
-        for (k, flag) in self.flags.iter().enumerate() {
-            let d = self.dim(cx, k)?;
-            let one = cx.scalar(1.0, DataType::i64())?;
-            let o = cx.call(
-                "relax.where",
-                vec![flag.clone(), one, d.clone()],
-                Attrs::new(),
-            )?;
-            let col = vec![PrimExpr::int(1)];
-            kept.push(cx.call(
-                "relax.reshape",
-                vec![o, Expr::shape(col.clone())],
-                Attrs::new(),
-            )?);
-            dim_tensors.push(cx.call("relax.reshape", vec![d, Expr::shape(col)], Attrs::new())?);
+        // The flags as one bool vector, and x's dims as one int64 vector.
+        let mut flags = Vec::new();
+        for flag in &self.flags {
+            let col = Expr::shape(vec![PrimExpr::int(1)]);
+            flags.push(cx.call("relax.reshape", vec![flag.clone(), col], Attrs::new())?);
         }
-        let cat = |cx: &mut Ctx, parts: Vec<Expr>| {
-            cx.call(
-                "relax.concat",
-                vec![Expr::tuple(parts)],
-                Attrs::from_pairs([("axis", AttrValue::Int(0))]),
-            )
-        };
-        let out_dims = cat(cx, kept)?;
+        let flags = cx.call(
+            "relax.concat",
+            vec![Expr::tuple(flags)],
+            Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+        )?;
+        let dims = cx.dims_tensor(self.dims.clone())?;
+        let one = cx.scalar(1.0, DataType::i64())?;
+        let out_dims = cx.call(
+            "relax.where",
+            vec![flags.clone(), one, dims.clone()],
+            Attrs::new(),
+        )?;
         let out = cx.bind_data_dims(out_dims)?;
         let slice = Attrs::from_pairs([
             ("axes", super::ints(0..r as i64)),
@@ -188,30 +161,18 @@ impl RuntimeAxes {
         // The kept dims in order: each kept axis goes to the number of kept
         // axes before it (an exclusive cumsum), each reduced one to a spare
         // last slot, then the slot is cut off.
-        let mut not = Vec::new();
-        for flag in &self.flags {
-            let n = cx.op1("relax.logical_not", flag.clone())?;
-            let n = cx.call("relax.astype", vec![n], i64_attrs())?;
-            not.push(cx.call(
-                "relax.reshape",
-                vec![n, Expr::shape(vec![PrimExpr::int(1)])],
-                Attrs::new(),
-            )?);
-        }
-        let not = cat(cx, not)?;
+        let kept = cx.op1("relax.logical_not", flags)?;
+        let count = cx.astype(kept.clone(), DataType::i64())?;
         let pos = cx.call(
             "relax.cumsum",
-            vec![not.clone()],
+            vec![count],
             Attrs::from_pairs([
                 ("axis", AttrValue::Int(0)),
                 ("exclusive", AttrValue::Bool(true)),
             ]),
         )?;
         let spare = cx.scalar(left as f64, DataType::i64())?;
-        let zero = cx.scalar(0.0, DataType::i64())?;
-        let is_kept = cx.op2("relax.not_equal", not, zero)?;
-        let idx = cx.call("relax.where", vec![is_kept, pos, spare], Attrs::new())?;
-        let dims = cat(cx, dim_tensors)?;
+        let idx = cx.call("relax.where", vec![kept, pos, spare], Attrs::new())?;
         let slots = Expr::constant(
             relax_runtime::Tensor::from_vec(&[left as i64 + 1], vec![0i64; left + 1])
                 .map_err(|e| cx.error(e))?,

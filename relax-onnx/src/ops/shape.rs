@@ -146,15 +146,7 @@ fn resolve_data_shape(
         _ => return Err(cx.error("the shape input must be 1-d")),
     };
     let i64t = DataType::i64();
-    let mut s = if sdtype == i64t {
-        s
-    } else {
-        cx.call(
-            "relax.astype",
-            vec![s],
-            Attrs::from_pairs([("dtype", AttrValue::DataType(i64t))]),
-        )?
-    };
+    let mut s = cx.astype(s, i64t)?;
     let zero = cx.scalar(0.0, i64t)?;
     let minus_one = cx.scalar(-1.0, i64t)?;
     let one = cx.scalar(1.0, i64t)?;
@@ -163,10 +155,7 @@ fn resolve_data_shape(
         let copied: Vec<PrimExpr> = (0..len as usize)
             .map(|i| dims.get(i).cloned().unwrap_or_else(|| PrimExpr::int(0)))
             .collect();
-        let copied = ShapeValue::vector(copied)
-            .to_expr()
-            .map_err(|e| cx.error(e))?;
-        let copied = super::as_tensor(cx.bb, copied).map_err(|e| cx.error(e))?;
+        let copied = cx.dims_tensor(copied)?;
         let is_zero = cx.op2("relax.equal", s.clone(), zero)?;
         s = cx.call("relax.where", vec![is_zero, copied, s], Attrs::new())?;
     }
@@ -184,10 +173,7 @@ fn resolve_data_shape(
             ("keepdims", AttrValue::Bool(false)),
         ]),
     )?;
-    let total = ShapeValue::scalar(product(&dims))
-        .to_expr()
-        .map_err(|e| cx.error(e))?;
-    let total = super::as_tensor(cx.bb, total).map_err(|e| cx.error(e))?;
+    let total = cx.dim_tensor(product(&dims))?;
     // A 0 among the other dims (allowzero) leaves no -1 to infer (ONNX
     // forbids both); dividing by at least 1 keeps the unused quotient
     // defined.
@@ -392,17 +378,11 @@ fn unsqueeze_at_runtime(cx: &mut Ctx, x: Expr) -> Result<Vec<Expr>, Error> {
         .ok_or_else(|| cx.error("the axes input must have a known length"))?;
     let rank = dims.len() + k as usize;
     let i64t = DataType::i64();
-    let cast = Attrs::from_pairs([("dtype", AttrValue::DataType(i64t))]);
-    let axes = cx.call("relax.astype", vec![axes], cast.clone())?;
-    let zero = cx.scalar(0.0, i64t)?;
+    let axes = cx.astype(axes, i64t)?;
     let n = cx.scalar(rank as f64, i64t)?;
-    let negative = cx.op2("relax.less", axes.clone(), zero.clone())?;
-    let wrapped = cx.op2("relax.add", axes.clone(), n)?;
-    let axes = cx.call("relax.where", vec![negative, wrapped, axes], Attrs::new())?;
-    let in_dims = ShapeValue::vector(dims.clone())
-        .to_expr()
-        .map_err(|e| cx.error(e))?;
-    let in_dims = super::as_tensor(cx.bb, in_dims).map_err(|e| cx.error(e))?;
+    let axes = cx.wrap_negative(axes, n)?;
+    let zero = cx.scalar(0.0, i64t)?;
+    let in_dims = cx.dims_tensor(dims.clone())?;
     let one = cx.scalar(1.0, i64t)?;
     let last = cx.scalar(dims.len().saturating_sub(1) as f64, i64t)?;
     let all = Attrs::from_pairs([
@@ -414,7 +394,7 @@ fn unsqueeze_at_runtime(cx: &mut Ctx, x: Expr) -> Result<Vec<Expr>, Error> {
     for p in 0..rank {
         let pp = cx.scalar(p as f64, i64t)?;
         let hit = cx.op2("relax.equal", axes.clone(), pp.clone())?;
-        let hit = cx.call("relax.astype", vec![hit], cast.clone())?;
+        let hit = cx.astype(hit, i64t)?;
         let new = cx.call("relax.max", vec![hit], all.clone())?;
         let is_new = cx.op2("relax.equal", new.clone(), one.clone())?;
         // The input dim this position takes, clamped into the input's
@@ -621,27 +601,13 @@ pub fn gather(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             .collect();
         let t = Tensor::from_vec(t.shape(), fixed).map_err(|e| cx.error(e))?;
         indices = Expr::constant(t);
-    } else if !matches!(indices.kind(), ExprKind::Constant(_)) {
+    } else if cx.is_computed(1)? {
         // Indices computed at run time may count from the end too.
         let (_, it) = cx.tensor(&indices)?;
         if it.is_integer() && !it.is_uint() {
-            let zero = cx.scalar(0.0, it)?;
-            let d = ShapeValue::scalar(dims[axis].clone())
-                .to_expr()
-                .map_err(|e| cx.error(e))?;
-            let d = super::as_tensor(cx.bb, d).map_err(|e| cx.error(e))?;
-            let d = cx.call(
-                "relax.astype",
-                vec![d],
-                Attrs::from_pairs([("dtype", AttrValue::DataType(it))]),
-            )?;
-            let negative = cx.op2("relax.less", indices.clone(), zero)?;
-            let wrapped = cx.op2("relax.add", indices.clone(), d)?;
-            indices = cx.call(
-                "relax.where",
-                vec![negative, wrapped, indices],
-                Attrs::new(),
-            )?;
+            let d = cx.dim_tensor(dims[axis].clone())?;
+            let d = cx.astype(d, it)?;
+            indices = cx.wrap_negative(indices, d)?;
         }
     }
     let attrs = Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]);
@@ -850,23 +816,12 @@ pub fn range(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (start, limit, delta) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
     let f64t = DataType::f64();
     let i64t = DataType::i64();
-    let cast = |cx: &mut Ctx, e: Expr, d: DataType| {
-        cx.call(
-            "relax.astype",
-            vec![e],
-            Attrs::from_pairs([("dtype", AttrValue::DataType(d))]),
-        )
-    };
     let diff = cx.op2("relax.subtract", limit, start.clone())?;
-    let diff = cast(cx, diff, f64t)?;
-    let step = cast(cx, delta.clone(), f64t)?;
+    let diff = cx.astype(diff, f64t)?;
+    let step = cx.astype(delta.clone(), f64t)?;
     let q = cx.op2("relax.divide", diff, step)?;
-    // ceil(q) = trunc(q) + (q > trunc(q)), then at least 0.
-    let t = cast(cx, q.clone(), i64t)?;
-    let back = cast(cx, t.clone(), f64t)?;
-    let above = cx.op2("relax.greater", q, back)?;
-    let bump = cast(cx, above, i64t)?;
-    let n = cx.op2("relax.add", t, bump)?;
+    let q = cx.op1("relax.ceil", q)?;
+    let n = cx.astype(q, i64t)?;
     let zero = cx.scalar(0.0, i64t)?;
     let n = cx.op2("relax.maximum", n, zero)?;
     let n = cx.call(
