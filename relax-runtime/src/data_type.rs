@@ -5,11 +5,14 @@
 //! 1. A type is a code (`Int`, `UInt`, `Float`, `Handle`), a bit width and a
 //!    lane count. Relax values always have `lanes == 1`; vector types exist for
 //!    the loop-level IR.
-//! 2. `bool` is `UInt(1)`. `void` is `Handle` with 0 bits and 0 lanes: in Relax
+//! 2. `bfloat16` has a code of its own (`BFloat`), as in TVM and DLPack: it
+//!    is not an IEEE width of `Float`. [`DataType::is_float`] is true for
+//!    both, since every float rule of the ops applies to it alike.
+//! 3. `bool` is `UInt(1)`. `void` is `Handle` with 0 bits and 0 lanes: in Relax
 //!    it means "dtype unknown" (a `Tensor[_, _]` annotation).
-//! 3. Text: `Display` prints TVMScript's long names (`float32`, `int64`, `bool`,
-//!    `void`, `float32x4`); `FromStr` also accepts Rust's short names (`f32`,
-//!    `i64`, `u8`).
+//! 4. Text: `Display` prints TVMScript's long names (`float32`, `int64`, `bool`,
+//!    `void`, `float32x4`, `bfloat16`); `FromStr` also accepts Rust's short
+//!    names (`f32`, `i64`, `u8`) and `bf16`.
 //!
 //! The spec says both "bits 0" and "bits 64" for `Void`; this crate follows TVM's
 //! code (`DataType::Void()` has 0 bits), so `void` round-trips through text.
@@ -26,6 +29,8 @@ pub enum TypeCode {
     UInt,
     /// IEEE floating point.
     Float,
+    /// Brain floating point: the top 16 bits of a `float32`.
+    BFloat,
     /// An opaque handle; with 0 lanes it is `void`.
     Handle,
 }
@@ -58,6 +63,14 @@ impl DataType {
     /// `bool`, that is `UInt(1)`.
     pub const fn bool() -> Self {
         Self::uint(1)
+    }
+    /// `bfloat16`: the top half of a `float32` (8 exponent bits, 7 mantissa).
+    pub const fn bf16() -> Self {
+        Self::new(TypeCode::BFloat, 16, 1)
+    }
+    /// `float16`: IEEE half precision.
+    pub const fn f16() -> Self {
+        Self::float(16)
     }
     /// `void`: in Relax, an unknown dtype.
     pub const fn void() -> Self {
@@ -125,9 +138,18 @@ impl DataType {
     pub fn is_integer(self) -> bool {
         self.is_int() || self.is_uint()
     }
-    /// Float of any width.
+    /// Float of any width, `bfloat16` included.
     pub fn is_float(self) -> bool {
-        self.code == TypeCode::Float
+        matches!(self.code, TypeCode::Float | TypeCode::BFloat)
+    }
+    /// Whether this is `bfloat16` (of any lanes).
+    pub fn is_bfloat(self) -> bool {
+        self.code == TypeCode::BFloat
+    }
+    /// A float narrower than 32 bits (`float16`, `bfloat16`): stored in its
+    /// own width and computed in `float32`.
+    pub fn is_half(self) -> bool {
+        self.is_float() && self.bits == 16
     }
     /// Whether this is a handle (`void` included).
     pub fn is_handle(self) -> bool {
@@ -139,13 +161,14 @@ impl DataType {
     }
 
     /// The DataType rules of the Relax spec: Int/UInt widths 1, 8, 16, 32, 64;
-    /// Float widths 16, 32, 64; one lane; or `void`.
+    /// Float widths 16, 32, 64; BFloat width 16; one lane; or `void`.
     pub fn is_valid_scalar(self) -> bool {
         match self.code {
             TypeCode::Int | TypeCode::UInt => {
                 self.lanes == 1 && matches!(self.bits, 1 | 8 | 16 | 32 | 64)
             }
             TypeCode::Float => self.lanes == 1 && matches!(self.bits, 16 | 32 | 64),
+            TypeCode::BFloat => self.lanes == 1 && self.bits == 16,
             TypeCode::Handle => self.is_void() || (self.bits == 64 && self.lanes == 1),
         }
     }
@@ -158,6 +181,7 @@ impl DataType {
             TypeCode::Int => format!("i{}", self.bits),
             TypeCode::UInt => format!("u{}", self.bits),
             TypeCode::Float => format!("f{}", self.bits),
+            TypeCode::BFloat => format!("bf{}", self.bits),
             TypeCode::Handle => "handle".into(),
         };
         if self.lanes == 1 {
@@ -178,6 +202,7 @@ impl fmt::Display for DataType {
             TypeCode::Int => format!("int{}", self.bits),
             TypeCode::UInt => format!("uint{}", self.bits),
             TypeCode::Float => format!("float{}", self.bits),
+            TypeCode::BFloat => format!("bfloat{}", self.bits),
             TypeCode::Handle => "handle".to_string(),
         };
         if self.lanes == 1 {
@@ -228,7 +253,11 @@ impl FromStr for DataType {
         if lanes == 0 {
             return Err(err());
         }
-        let (code, digits) = if let Some(d) = base.strip_prefix("float") {
+        let (code, digits) = if let Some(d) = base.strip_prefix("bfloat") {
+            (TypeCode::BFloat, d)
+        } else if let Some(d) = base.strip_prefix("bf") {
+            (TypeCode::BFloat, d)
+        } else if let Some(d) = base.strip_prefix("float") {
             (TypeCode::Float, d)
         } else if let Some(d) = base.strip_prefix("uint") {
             (TypeCode::UInt, d)
@@ -266,6 +295,7 @@ mod tests {
             ("float32", "f32", DataType::f32()),
             ("float64", "f64", DataType::f64()),
             ("float16", "f16", DataType::float(16)),
+            ("bfloat16", "bf16", DataType::bf16()),
             ("int64", "i64", DataType::i64()),
             ("int8", "i8", DataType::int(8)),
             ("uint8", "u8", DataType::uint(8)),

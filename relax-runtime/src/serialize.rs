@@ -157,6 +157,7 @@ impl Writer {
             TypeCode::UInt => 1,
             TypeCode::Float => 2,
             TypeCode::Handle => 3,
+            TypeCode::BFloat => 4,
         });
         self.u16(d.bits());
         self.u16(d.lanes());
@@ -660,6 +661,7 @@ impl<'b> Reader<'b> {
             1 => TypeCode::UInt,
             2 => TypeCode::Float,
             3 => TypeCode::Handle,
+            4 => TypeCode::BFloat,
             t => return Err(self.bad_tag(t, "a dtype code")),
         };
         let bits = self.u16()?;

@@ -7,7 +7,7 @@
 //! 3. `bool` elements take one byte each (0 or 1).
 //!
 //! Typed access goes through [`Element`], implemented for the Rust scalar types
-//! that have a Relax dtype.
+//! that have a Relax dtype, and for the `half` crate's `f16` and `bf16`.
 
 use crate::data_type::DataType;
 use std::fmt;
@@ -41,6 +41,8 @@ element! {
     u32 => DataType::uint(32),
     u64 => DataType::uint(64),
     bool => DataType::bool(),
+    half::f16 => DataType::f16(),
+    half::bf16 => DataType::bf16(),
 }
 
 /// The alignment of tensor data (a cache line; AVX-512 vectors).
@@ -520,7 +522,8 @@ fn scalar_to_f64(dtype: DataType, b: &[u8]) -> f64 {
     match (dtype.code(), dtype.bits()) {
         (TypeCode::Float, 32) => f32::from_bits(raw as u32) as f64,
         (TypeCode::Float, 64) => f64::from_bits(raw),
-        (TypeCode::Float, 16) => half_to_f64(raw as u16),
+        (TypeCode::Float, 16) => half::f16::from_bits(raw as u16).to_f64(),
+        (TypeCode::BFloat, 16) => half::bf16::from_bits(raw as u16).to_f64(),
         (TypeCode::UInt, _) => raw as f64,
         (TypeCode::Int, bits) => {
             let shift = 64 - (b.len() * 8).min(64) as u32;
@@ -528,18 +531,6 @@ fn scalar_to_f64(dtype: DataType, b: &[u8]) -> f64 {
             ((raw << shift) as i64 >> shift) as f64
         }
         _ => f64::NAN,
-    }
-}
-
-fn half_to_f64(h: u16) -> f64 {
-    let sign = if h >> 15 == 1 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 if frac == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
     }
 }
 

@@ -185,7 +185,7 @@ impl Checker<'_> {
 
     fn check_prim_dtype(&mut self, dtype: DataType, subject: &str, place: &Place) {
         match dtype.code() {
-            TypeCode::Int | TypeCode::UInt | TypeCode::Float => {
+            TypeCode::Int | TypeCode::UInt | TypeCode::Float | TypeCode::BFloat => {
                 self.check_dtype(dtype, subject, place)
             }
             TypeCode::Handle => {

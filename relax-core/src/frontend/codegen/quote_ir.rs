@@ -636,13 +636,14 @@ fn dtype(dt: DataType) -> TokenStream {
             TypeCode::Int => return quote!(::relax::ir::DataType::int(#bits)),
             TypeCode::UInt => return quote!(::relax::ir::DataType::uint(#bits)),
             TypeCode::Float => return quote!(::relax::ir::DataType::float(#bits)),
-            TypeCode::Handle => {}
+            TypeCode::BFloat | TypeCode::Handle => {}
         }
     }
     let code = match dt.code() {
         TypeCode::Int => quote!(Int),
         TypeCode::UInt => quote!(UInt),
         TypeCode::Float => quote!(Float),
+        TypeCode::BFloat => quote!(BFloat),
         TypeCode::Handle => quote!(Handle),
     };
     let lanes = Literal::u16_unsuffixed(dt.lanes());
