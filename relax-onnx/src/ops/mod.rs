@@ -15,6 +15,7 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
+//! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState` |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
@@ -25,6 +26,7 @@
 mod attention;
 mod elementwise;
 mod index;
+mod llm;
 mod loss;
 mod nn;
 mod normalization;
@@ -126,6 +128,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("InstanceNormalization", nn::instance_norm),
     ("LayerNormalization", normalization::layer_norm),
     ("Attention", attention::attention),
+    ("RotaryEmbedding", llm::rotary_embedding),
+    ("CausalConvWithState", llm::causal_conv_with_state),
     (
         "NegativeLogLikelihoodLoss",
         loss::negative_log_likelihood_loss,
