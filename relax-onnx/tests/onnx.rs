@@ -976,3 +976,88 @@ fn attention_with_keys_of_another_rank_is_an_error() {
     };
     assert_import_error(&model(23, graph), "K must have Q's rank");
 }
+
+/// `CausalConvWithState` over a symbolic batch and length, with no past
+/// state: one build runs a length longer and one shorter than the kernel's
+/// `k - 1` carried positions, and the carried state is what comes next.
+#[test]
+fn a_causal_conv_with_state_runs_at_any_length_from_one_build() {
+    let w = [0.5f32, -1.0, 2.0, 1.0, 0.25, -0.5];
+    let graph = GraphProto {
+        node: vec![node(
+            "CausalConvWithState",
+            &["x", "w"],
+            &["y", "state"],
+            vec![],
+        )],
+        initializer: vec![f32_init("w", &[2, 1, 3], w.to_vec())],
+        input: vec![f32_info(
+            "x",
+            &[Dim::Param("N"), Dim::Value(2), Dim::Param("L")],
+        )],
+        output: vec![
+            f32_info("y", &[Dim::Param("N"), Dim::Value(2), Dim::Param("L")]),
+            f32_info("state", &[Dim::Param("N"), Dim::Value(2), Dim::Value(2)]),
+        ],
+        ..Default::default()
+    };
+    let imported = from_onnx(&model(27, graph), &ImportOptions::default()).unwrap();
+    let exec = build(&imported.module, &Target::host()).unwrap();
+    for (n, l) in [(1usize, 5usize), (2, 1)] {
+        let x: Vec<f32> = (0..n * 2 * l).map(|i| i as f32 - 3.0).collect();
+        let arg = Tensor::from_slice(&[n as i64, 2, l as i64], &x).unwrap();
+        let out = VirtualMachine::new(&exec)
+            .call("main", &[Value::Tensor(arg)])
+            .unwrap();
+        let out = outputs(out);
+        // The input of each row prefixed with two zeros.
+        let padded = |b: usize, c: usize, t: usize| -> f32 {
+            if t < 2 {
+                0.0
+            } else {
+                x[(b * 2 + c) * l + t - 2]
+            }
+        };
+        let mut y = vec![];
+        let mut state = vec![];
+        for b in 0..n {
+            for c in 0..2 {
+                for t in 0..l {
+                    y.push(
+                        (0..3)
+                            .map(|j| w[c * 3 + j] * padded(b, c, t + j))
+                            .sum::<f32>(),
+                    );
+                }
+                state.extend([padded(b, c, l), padded(b, c, l + 1)]);
+            }
+        }
+        assert_eq!(out[0].shape(), &[n as i64, 2, l as i64]);
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &y[..]);
+        assert_eq!(out[1].as_slice::<f32>().unwrap(), &state[..]);
+    }
+}
+
+#[test]
+fn a_linear_attention_over_an_unknown_length_is_an_error_naming_it() {
+    let info = |name: &str| f32_info(name, &[Dim::Value(1), Dim::Param("T"), Dim::Value(4)]);
+    let graph = GraphProto {
+        node: vec![node(
+            "LinearAttention",
+            &["q", "k", "v"],
+            &["y"],
+            vec![
+                int_attr("q_num_heads", 1),
+                int_attr("kv_num_heads", 1),
+                string_attr("update_rule", "linear"),
+            ],
+        )],
+        input: vec![info("q"), info("k"), info("v")],
+        output: vec![info("y")],
+        ..Default::default()
+    };
+    assert_import_error(
+        &model(27, graph),
+        "sequence, whose length must be a known integer",
+    );
+}

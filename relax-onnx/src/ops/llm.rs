@@ -19,6 +19,15 @@
 //!    SiLU (`activation` `silu` or its alias `swish`) follow. The second
 //!    output, `present_state`, is the last `k − 1` positions of the
 //!    prefixed input: the `past_state` of the next call.
+//! 3. `LinearAttention` (opset 27): attention with a fixed-size state per
+//!    key head, `(batch, kv_heads, d_k, d_v)`, updated once per position in
+//!    float32: `gated` rules first scale it by `exp(decay_t)`, `delta` rules
+//!    write `beta_t · (v_t − stateᵀ·k_t)` in place of `v_t`, and every rule
+//!    adds `k_t ⊗ v_t`; the output at `t` is `scale · q_t · state`, with each
+//!    key head's state shared by `q_heads / kv_heads` query heads. The
+//!    recurrence is unrolled, so the sequence length must be known when the
+//!    model is imported (a decode step is length 1); the final state is the
+//!    second output.
 
 use super::{ints, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -270,4 +279,226 @@ pub fn causal_conv_with_state(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         y = cx.op2("relax.multiply", y, s)?;
     }
     Ok(vec![y, present])
+}
+
+/// The four recurrences of `LinearAttention`, by `update_rule`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct UpdateRule {
+    /// `state *= exp(decay_t)` before each write (`gated`, `gated_delta`).
+    gating: bool,
+    /// The write uses `beta_t · (v_t − stateᵀ·k_t)` for `v_t` (`delta`,
+    /// `gated_delta`).
+    delta: bool,
+}
+
+pub fn linear_attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "chunk_size",
+        "kv_num_heads",
+        "q_num_heads",
+        "scale",
+        "update_rule",
+    ])?;
+    let rule = match cx.node.string("update_rule")?.as_deref() {
+        Some("linear") => UpdateRule {
+            gating: false,
+            delta: false,
+        },
+        Some("gated") => UpdateRule {
+            gating: true,
+            delta: false,
+        },
+        Some("delta") => UpdateRule {
+            gating: false,
+            delta: true,
+        },
+        None | Some("gated_delta") => UpdateRule {
+            gating: true,
+            delta: true,
+        },
+        Some(other) => {
+            return Err(cx.error(format!(
+                "update_rule `{other}` is not one of linear, gated, delta and gated_delta"
+            )))
+        }
+    };
+    let heads = |cx: &Ctx, name: &str| -> Result<i64, Error> {
+        match cx.node.int(name)? {
+            Some(h) if h > 0 => Ok(h),
+            _ => Err(cx.error(format!("`{name}` must be given, and positive"))),
+        }
+    };
+    let (qh, kvh) = (heads(cx, "q_num_heads")?, heads(cx, "kv_num_heads")?);
+    if qh % kvh != 0 {
+        return Err(cx.error(format!(
+            "q_num_heads {qh} must be a multiple of kv_num_heads {kvh}"
+        )));
+    }
+    let f32 = relax_runtime::DataType::f32();
+    let query = cx.input(0)?;
+    let (q_dims, out_dtype) = cx.tensor(&query)?;
+    let (key, value) = (cx.input(1)?, cx.input(2)?);
+    let past = cx.opt_input(3)?;
+    let decay = cx.opt_input(4)?;
+    let beta = cx.opt_input(5)?;
+    if rule.gating != decay.is_some() {
+        return Err(cx.error(format!(
+            "this update_rule {} a decay input",
+            if rule.gating { "needs" } else { "takes no" }
+        )));
+    }
+    if rule.delta != beta.is_some() {
+        return Err(cx.error(format!(
+            "this update_rule {} a beta input",
+            if rule.delta { "needs" } else { "takes no" }
+        )));
+    }
+    if q_dims.len() != 3 {
+        return Err(cx.error("query must be (batch, sequence, heads · head size)"));
+    }
+    let steps = q_dims[1].as_int().ok_or_else(|| {
+        cx.error(
+            "the recurrence is unrolled over the sequence, whose length must be a known integer",
+        )
+    })?;
+    let as_heads = |cx: &mut Ctx, x: Expr, h: i64| {
+        let x = cx.astype(x, f32)?;
+        super::attention::split_heads(cx, x, h)
+    };
+    let q = as_heads(cx, query, qh)?;
+    let k = as_heads(cx, key, kvh)?;
+    let v = as_heads(cx, value, kvh)?;
+    let (qd, _) = cx.tensor(&q)?;
+    let (vd, _) = cx.tensor(&v)?;
+    let (dk, dv) = (qd[3].clone(), vd[3].clone());
+    let batch = q_dims[0].clone();
+    let state_dims = vec![batch.clone(), PrimExpr::int(kvh), dk.clone(), dv.clone()];
+    let state_dtype = match &past {
+        Some(p) => cx.tensor(p)?.1,
+        None => out_dtype,
+    };
+    let mut state = match past {
+        Some(p) => cx.astype(p, f32)?,
+        None => cx.call(
+            "relax.zeros",
+            vec![Expr::shape(state_dims)],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(f32))]),
+        )?,
+    };
+    // (batch, sequence, heads, n) to (batch, heads, n, sequence): a step's
+    // slice is then a column, (batch, heads, n, 1).
+    let columns = |cx: &mut Ctx, x: Expr, name: &str| -> Result<Expr, Error> {
+        let (d, _) = cx.tensor(&x)?;
+        let last = d.get(2).and_then(PrimExpr::as_int);
+        if d.len() != 3 {
+            return Err(cx.error(format!("{name} must be rank 3")));
+        }
+        let x = cx.astype(x, f32)?;
+        let (h, n) = match (name, last) {
+            ("decay", Some(l)) if l == kvh => (kvh, PrimExpr::int(1)),
+            ("decay", Some(l)) if dk.as_int().map(|dk| l == kvh * dk) == Some(true) => {
+                (kvh, dk.clone())
+            }
+            ("beta", Some(l)) if l == kvh || l == 1 => (l, PrimExpr::int(1)),
+            _ => {
+                return Err(cx.error(format!(
+                    "the last dim of {name} must be kv_num_heads{}",
+                    if name == "decay" {
+                        " or kv_num_heads · head size"
+                    } else {
+                        " or 1"
+                    }
+                )))
+            }
+        };
+        let x = reshape(cx, x, vec![d[0].clone(), d[1].clone(), PrimExpr::int(h), n])?;
+        let attrs = Attrs::from_pairs([("axes", ints([0, 2, 3, 1]))]);
+        cx.call("relax.permute_dims", vec![x], attrs)
+    };
+    let decay = match decay {
+        Some(g) => {
+            let g = columns(cx, g, "decay")?;
+            Some(cx.op1("relax.exp", g)?)
+        }
+        None => None,
+    };
+    let beta = match beta {
+        Some(b) => Some(columns(cx, b, "beta")?),
+        None => None,
+    };
+    let scale = match cx.node.float_or("scale", 0.0)? {
+        s if s != 0.0 => f64::from(s),
+        _ => {
+            let dk = dk
+                .as_int()
+                .ok_or_else(|| cx.error("the head size must be a known integer"))?;
+            1.0 / (dk as f64).sqrt()
+        }
+    };
+    let scale = cx.scalar(scale, f32)?;
+    let transpose = |cx: &mut Ctx, x: Expr| {
+        let attrs = Attrs::from_pairs([("axes", ints([0, 1, 3, 2]))]);
+        cx.call("relax.permute_dims", vec![x], attrs)
+    };
+
+    let mut outputs = Vec::with_capacity(steps as usize);
+    for t in 0..steps {
+        let at = |cx: &mut Ctx, x: &Expr, axis: i64| {
+            slice(
+                cx,
+                x.clone(),
+                axis,
+                PrimExpr::int(t),
+                PrimExpr::int(t + 1),
+                1,
+            )
+        };
+        let (q_t, k_t) = (at(cx, &q, 2)?, at(cx, &k, 2)?);
+        let mut v_t = at(cx, &v, 2)?;
+        if let Some(g) = &decay {
+            let g_t = at(cx, g, 3)?;
+            state = cx.op2("relax.multiply", state, g_t)?;
+        }
+        if let Some(b) = &beta {
+            let retrieved = cx.op2("relax.matmul", k_t.clone(), state.clone())?;
+            let diff = cx.op2("relax.subtract", v_t, retrieved)?;
+            let b_t = at(cx, b, 3)?;
+            v_t = cx.op2("relax.multiply", b_t, diff)?;
+        }
+        let k_col = transpose(cx, k_t)?;
+        let write = cx.op2("relax.matmul", k_col, v_t)?;
+        state = cx.op2("relax.add", state, write)?;
+        let read = if qh == kvh {
+            state.clone()
+        } else {
+            super::attention::repeat_heads(cx, state.clone(), kvh, qh / kvh)?
+        };
+        let o_t = cx.op2("relax.matmul", q_t, read)?;
+        outputs.push(cx.op2("relax.multiply", o_t, scale.clone())?);
+    }
+    let hidden = dv
+        .as_int()
+        .map(|dv| PrimExpr::int(qh * dv))
+        .ok_or_else(|| cx.error("the value head size must be a known integer"))?;
+    let out_dims = vec![batch, q_dims[1].clone(), hidden];
+    let o = match outputs.len() {
+        // An empty sequence: no output rows, and the state as it came.
+        0 => cx.call(
+            "relax.zeros",
+            vec![Expr::shape(out_dims)],
+            Attrs::from_pairs([("dtype", AttrValue::DataType(f32))]),
+        )?,
+        _ => {
+            let o = if outputs.len() == 1 {
+                outputs.swap_remove(0)
+            } else {
+                concat(cx, outputs, 2)?
+            };
+            let o = swap_1_2(cx, o)?;
+            reshape(cx, o, out_dims)?
+        }
+    };
+    let o = cx.astype(o, out_dtype)?;
+    let present = cx.astype(state, state_dtype)?;
+    Ok(vec![o, present])
 }

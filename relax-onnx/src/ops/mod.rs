@@ -15,7 +15,7 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
-//! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState` |
+//! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
@@ -130,6 +130,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Attention", attention::attention),
     ("RotaryEmbedding", llm::rotary_embedding),
     ("CausalConvWithState", llm::causal_conv_with_state),
+    ("LinearAttention", llm::linear_attention),
     (
         "NegativeLogLikelihoodLoss",
         loss::negative_log_likelihood_loss,
