@@ -5,35 +5,54 @@
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
-//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …]
-//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile]
+//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …] [--full] [--json]
+//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile] [--json]
 //! relax dot    model.{onnx,py} [--function main] [--fuse]
+//! relax completions bash|zsh|fish|powershell|elvish
 //! ```
 //!
 //! An ONNX model's external data (weights in files beside it) is read from
-//! its directory. Errors go to stderr, each line of them starting with one
-//! `error: `, with exit status 1; nothing panics on bad input.
+//! its directory. `run` prints each output's name, dtype and shape, then its
+//! values as numpy does (the middle of a large tensor elided unless
+//! `--full`); `--json` gives the same as one JSON document. Errors go to
+//! stderr with one `error: ` prefix and, where there is an obvious next step,
+//! a `hint: ` line, with exit status 1; nothing panics on bad input.
 
 mod dot;
 mod dsl;
 mod model;
 mod npy;
 mod passes;
+mod summary;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
-use relax_runtime::{Tensor, Value, VirtualMachine};
+use relax_runtime::{Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// One example per command, shown by `relax --help`.
+const EXAMPLES: &str = "\
+Examples:
+  relax import resnet18.onnx -o resnet18.py          ONNX to TVMScript
+  relax import resnet18.onnx -o resnet18.rs          ONNX to a relax::module! file
+  relax check  resnet18.onnx                         well-formedness diagnostics
+  relax print  resnet18.onnx --passes LegalizeOps,FuseOps
+  relax run    resnet18.onnx --input input=x.npy     outputs as numpy prints them
+  relax run    resnet18.onnx -i x.npy -o y.npy       write the output to a .npy file
+  relax bench  resnet18.onnx -i x.npy --runs 50 --profile
+  relax dot    resnet18.onnx --fuse -o resnet18.dot  then: dot -Tsvg resnet18.dot
+  relax completions bash > /etc/bash_completion.d/relax";
 
 #[derive(Parser)]
 #[command(
     name = "relax",
     version,
-    about = "Relax IR models: import, check, print, run, bench, draw"
+    about = "Relax IR models: import, check, print, run, bench, draw",
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,6 +64,7 @@ enum Command {
     /// Import an ONNX model and write it as TVMScript (`.py`) or as a
     /// `relax::module!` DSL file (`.rs`, weights in `<name>.weights`).
     Import {
+        /// The ONNX model (`.onnx`; external data is read from its folder).
         model: PathBuf,
         /// The file to write (`.py` or `.rs`).
         #[arg(short, long)]
@@ -54,9 +74,13 @@ enum Command {
         keep_params: bool,
     },
     /// Check a model's well-formedness and print every diagnostic.
-    Check { model: PathBuf },
+    Check {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
+        model: PathBuf,
+    },
     /// Print a model as TVMScript, after the given passes.
     Print {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
         /// Comma-separated pass names, run in order (`relax print --passes
         /// help` lists them).
@@ -65,6 +89,7 @@ enum Command {
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
         /// An input, `name=file.npy` (or just `file.npy`), in `main`'s
         /// parameter order; the name is the parameter's or, for an ONNX
@@ -77,10 +102,20 @@ enum Command {
         /// Run on the reference interpreter instead of LLVM.
         #[arg(long)]
         interp: bool,
+        /// Print every element (by default a tensor of more than 1000
+        /// elements shows 3 at each end of each axis).
+        #[arg(long)]
+        full: bool,
+        /// Print the outputs as JSON: name, dtype, shape, and min, max and
+        /// mean (the data with `--full`).
+        #[arg(long)]
+        json: bool,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
+        /// An input, `name=file.npy` (or just `file.npy`), as for `run`.
         #[arg(short, long)]
         input: Vec<String>,
         /// Timed runs (after 3 warm-up runs).
@@ -93,10 +128,15 @@ enum Command {
         /// How many of the slowest kernels `--profile` prints.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Print the timings (and the profile) as JSON, in milliseconds.
+        #[arg(long)]
+        json: bool,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
+        /// The Relax function to draw.
         #[arg(long, default_value = "main")]
         function: String,
         /// Legalize and fuse first: fused groups are drawn as clusters.
@@ -105,6 +145,11 @@ enum Command {
         /// The file to write (stdout if not given).
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+    /// Print a shell completion script for `relax`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
 }
 
@@ -162,8 +207,18 @@ fn arguments(
                 } else {
                     format!(" (the model's input `{source}`)")
                 };
+                let known: Vec<&str> = (0..expected)
+                    .map(|j| {
+                        input_names
+                            .get(j)
+                            .map(String::as_str)
+                            .unwrap_or(main.params[j].name_hint())
+                    })
+                    .collect();
                 return Err(format!(
-                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`{also}"
+                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`{also}\n\
+                     hint: the model's inputs are, in order: {}",
+                    known.join(", ")
                 ));
             }
         }
@@ -171,6 +226,16 @@ fn arguments(
     }
     args.extend(params.iter().cloned().map(Value::Tensor));
     Ok(args)
+}
+
+/// Builds `module`, with a spinner on a terminal while LLVM compiles.
+fn build_with_progress(module: &IRModule, target: &Target) -> Result<Executable, String> {
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_message("compiling");
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let exec = build(module, target).map_err(|e| e.to_string());
+    spinner.finish_and_clear();
+    exec
 }
 
 fn outputs(v: Value) -> Vec<Value> {
@@ -235,6 +300,8 @@ fn run(command: Command) -> Result<(), String> {
             input,
             output,
             interp,
+            full,
+            json,
         } => {
             let m = model::read(&model, false)?;
             let target = if interp {
@@ -242,7 +309,7 @@ fn run(command: Command) -> Result<(), String> {
             } else {
                 Target::host()
             };
-            let exec = build(&m.module, &target).map_err(|e| e.to_string())?;
+            let exec = build_with_progress(&m.module, &target)?;
             let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
             let results = outputs(vm.call("main", &args).map_err(|e| e.to_string())?);
@@ -253,14 +320,23 @@ fn run(command: Command) -> Result<(), String> {
                     output.len()
                 ));
             }
+            let mut shown = Vec::new();
             for (i, r) in results.iter().enumerate() {
+                let name = m.output_name(i);
                 match (output.get(i), r) {
                     (Some(path), Value::Tensor(t)) => npy::write(path, t)?,
                     (Some(path), _) => {
-                        return Err(format!("output {i} is not a tensor ({})", path.display()))
+                        return Err(format!(
+                            "output {i} (`{name}`) is not a tensor ({})",
+                            path.display()
+                        ))
                     }
-                    (None, v) => println!("{v}"),
+                    (None, v) if json => shown.push(summary::json(&name, v, full)),
+                    (None, v) => println!("{}", summary::text(&name, v, full)),
                 }
+            }
+            if json {
+                println!("{}", serde_json::Value::Array(shown));
             }
             Ok(())
         }
@@ -270,10 +346,11 @@ fn run(command: Command) -> Result<(), String> {
             runs,
             profile,
             top,
+            json,
         } => {
             let m = model::read(&model, false)?;
             let start = Instant::now();
-            let exec = build(&m.module, &Target::host()).map_err(|e| e.to_string())?;
+            let exec = build_with_progress(&m.module, &Target::host())?;
             let compile = start.elapsed();
             let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
@@ -295,6 +372,49 @@ fn run(command: Command) -> Result<(), String> {
             bar.finish_and_clear();
             times.sort_by(f64::total_cmp);
             let mean = times.iter().sum::<f64>() / times.len() as f64;
+            let kernels = if profile {
+                let vm = VirtualMachine::new(&exec).with_profiling();
+                for _ in 0..runs.max(1) {
+                    vm.call("main", &args).map_err(|e| e.to_string())?;
+                }
+                vm.profile()
+            } else {
+                Vec::new()
+            };
+            let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
+            let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
+            if json {
+                let profile: Vec<_> = kernels
+                    .iter()
+                    .take(top)
+                    .map(|k| {
+                        serde_json::json!({
+                            "kernel": k.name,
+                            "ms_per_run": per_run(k.total),
+                            "calls_per_run": k.calls / runs.max(1) as u64,
+                        })
+                    })
+                    .collect();
+                let mut doc = serde_json::json!({
+                    "model": model.display().to_string(),
+                    "compile_s": compile.as_secs_f64(),
+                    "runs": times.len(),
+                    "ms": {
+                        "min": times[0],
+                        "p50": percentile(&times, 0.5),
+                        "p90": percentile(&times, 0.9),
+                        "p99": percentile(&times, 0.99),
+                        "mean": mean,
+                    },
+                });
+                if profile.is_empty() {
+                    // Without --profile there is no per-kernel table.
+                } else {
+                    doc["profile"] = serde_json::Value::Array(profile);
+                }
+                println!("{doc}");
+                return Ok(());
+            }
             println!(
                 "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
@@ -307,13 +427,6 @@ fn run(command: Command) -> Result<(), String> {
                 mean
             );
             if profile {
-                let vm = VirtualMachine::new(&exec).with_profiling();
-                for _ in 0..runs.max(1) {
-                    vm.call("main", &args).map_err(|e| e.to_string())?;
-                }
-                let kernels = vm.profile();
-                let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
-                let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
                 println!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
                 for k in kernels.iter().take(top) {
                     println!(
@@ -357,6 +470,10 @@ fn run(command: Command) -> Result<(), String> {
                     Ok(())
                 }
             }
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "relax", &mut std::io::stdout());
+            Ok(())
         }
     }
 }

@@ -382,3 +382,90 @@ fn errors_say_error_once() {
     assert!(!err.contains("error: error:"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `run` shows each output by name with its dtype and shape and a numpy
+/// summary; `--json` gives the same as JSON; `bench --json` the timings;
+/// `--help` explains every argument with examples; `completions` writes a
+/// script; a wrong input name lists the model's inputs.
+#[test]
+fn the_command_line_explains_itself() {
+    let (dir, case) = setup("explains");
+    let model = case_dir().join("model.onnx");
+    let model = model.to_str().unwrap();
+    let imported =
+        relax_onnx::from_onnx(&case.model, &relax_onnx::ImportOptions::default()).unwrap();
+    let out_name = imported.output_names[0].clone();
+    let shown = ok(&relax(&["run", model, "--input", "x.npy"], &dir));
+    let header = shown.lines().next().unwrap();
+    assert!(
+        header.starts_with(&format!("{out_name}: float32[")),
+        "{shown}"
+    );
+    assert!(shown.lines().nth(1).unwrap().starts_with('['), "{shown}");
+
+    let json = ok(&relax(&["run", model, "--input", "x.npy", "--json"], &dir));
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc[0]["name"], out_name.as_str());
+    assert_eq!(doc[0]["dtype"], "float32");
+    assert!(
+        doc[0]["mean"].is_number() && doc[0].get("data").is_none(),
+        "{doc}"
+    );
+    let full = ok(&relax(
+        &["run", model, "--input", "x.npy", "--json", "--full"],
+        &dir,
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&full).unwrap();
+    let expected = &case.data_sets[0].1[0];
+    assert_eq!(doc[0]["data"].as_array().unwrap().len(), expected.numel());
+
+    let bench = ok(&relax(
+        &["bench", model, "--input", "x.npy", "--runs", "3", "--json"],
+        &dir,
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&bench).unwrap();
+    assert_eq!(doc["runs"], 3);
+    assert!(doc["ms"]["p50"].is_number(), "{doc}");
+
+    let help = ok(&relax(&["--help"], &dir));
+    for command in [
+        "import",
+        "check",
+        "print",
+        "run",
+        "bench",
+        "dot",
+        "completions",
+    ] {
+        assert!(
+            help.contains(&format!("relax {command}")),
+            "{command}: {help}"
+        );
+    }
+    for command in ["run", "bench", "dot", "import", "check", "print"] {
+        let help = ok(&relax(&[command, "--help"], &dir));
+        assert!(
+            help.contains("The model") || help.contains("The ONNX model"),
+            "{command}: {help}"
+        );
+        for line in help.lines().filter(|l| l.trim_start().starts_with('-')) {
+            let described = line.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+            assert!(
+                described,
+                "`relax {command} --help`: `{line}` has no help text"
+            );
+        }
+    }
+    let script = ok(&relax(&["completions", "bash"], &dir));
+    assert!(
+        script.contains("_relax()") || script.contains("complete"),
+        "{script}"
+    );
+
+    let out = relax(&["run", model, "--input", "nope=x.npy"], &dir);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("hint: the model's inputs are, in order: "),
+        "{err}"
+    );
+}

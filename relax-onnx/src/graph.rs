@@ -67,6 +67,9 @@ pub struct Imported {
     /// initializer names. A parameter's own name is this name made an
     /// identifier (`gpu_0_data_0` for the input `gpu_0/data_0`).
     pub input_names: Vec<String>,
+    /// The ONNX name of each of `main`'s outputs, in order (the graph
+    /// outputs' names; `main` returns a tuple when there are several).
+    pub output_names: Vec<String>,
     /// The default domain's opset version the model imports.
     pub opset: i64,
 }
@@ -343,6 +346,7 @@ fn import_graph(
         module: bb.finalize()?,
         params: weights,
         input_names,
+        output_names: graph.output.iter().map(|o| o.name().to_string()).collect(),
         opset,
     })
 }
