@@ -7,7 +7,7 @@
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …] [--full] [--json]
 //! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile] [--json]
-//! relax dot    model.{onnx,py} [--function main] [--fuse]
+//! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
 //! ```
 //!
@@ -44,7 +44,7 @@ Examples:
   relax run    resnet18.onnx --input input=x.npy     outputs as numpy prints them
   relax run    resnet18.onnx -i x.npy -o y.npy       write the output to a .npy file
   relax bench  resnet18.onnx -i x.npy --runs 50 --profile
-  relax dot    resnet18.onnx --fuse -o resnet18.dot  then: dot -Tsvg resnet18.dot
+  relax dot    resnet18.onnx --fuse --svg -o resnet18.svg
   relax completions bash > /etc/bash_completion.d/relax";
 
 #[derive(Parser)]
@@ -142,6 +142,10 @@ enum Command {
         /// Legalize and fuse first: fused groups are drawn as clusters.
         #[arg(long)]
         fuse: bool,
+        /// Lay the graph out and write SVG instead of DOT (no Graphviz
+        /// needed); fused groups are drawn as one node each.
+        #[arg(long)]
+        svg: bool,
         /// The file to write (stdout if not given).
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -447,6 +451,7 @@ fn run(command: Command) -> Result<(), String> {
             model,
             function,
             fuse,
+            svg,
             output,
         } => {
             let m = model::read(&model, false)?;
@@ -462,7 +467,10 @@ fn run(command: Command) -> Result<(), String> {
                     module = passes::run(name, module)?;
                 }
             }
-            let text = dot::render(&module, &function)?;
+            let mut text = dot::render(&module, &function, svg)?;
+            if svg {
+                text = dot::svg(&text)?;
+            }
             match output {
                 Some(path) => write_file(&path, &text),
                 None => {

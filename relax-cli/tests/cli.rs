@@ -81,6 +81,8 @@ fn import_check_run_and_print_a_model() {
         dot.starts_with("digraph \"main\"") && dot.contains("subgraph cluster_1"),
         "{dot}"
     );
+    let svg = ok(&relax(&["dot", "model.py", "--fuse", "--svg"], &dir));
+    assert!(svg.contains("<svg") && svg.contains("fused_"), "{svg}");
     let bench = ok(&relax(
         &["bench", model, "--input", "x.npy", "--runs", "5"],
         &dir,
