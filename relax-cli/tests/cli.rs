@@ -370,6 +370,35 @@ fn inputs_go_by_their_graph_names_and_external_weights_are_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `relax import -o prelu.rs` writes exactly the file the UI test
+/// `tests/ui/pass/imported_model.rs` compiles and runs (header line aside,
+/// which names the paths): the model struct and its `load` and `main`.
+#[test]
+fn the_imported_model_file_is_the_one_the_ui_test_compiles() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-struct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let model = root.join("relax-onnx/tests/data/test_PReLU_2d_multiparam/model.onnx");
+    ok(&relax(
+        &["import", model.to_str().unwrap(), "-o", "prelu.rs"],
+        &dir,
+    ));
+    let fresh = std::fs::read_to_string(dir.join("prelu.rs")).unwrap();
+    let committed = std::fs::read_to_string(root.join("tests/ui/pass/imported/prelu.rs")).unwrap();
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        body(&fresh),
+        body(&committed),
+        "regenerate tests/ui/pass/imported/prelu.rs"
+    );
+    assert!(fresh.contains("pub struct Prelu") && fresh.contains("pub fn main(&self, v0"));
+    assert_eq!(
+        std::fs::read(dir.join("prelu.weights")).unwrap(),
+        std::fs::read(root.join("tests/ui/pass/imported/prelu.weights")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every error line has one `error: `, the import's errors included (they
 /// used to print `error: error: …`).
 #[test]
