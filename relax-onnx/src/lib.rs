@@ -56,7 +56,7 @@
 //! | `external.rs` | external data: files beside the model, mapped once per import, locations kept inside the model's directory |
 //! | `graph.rs` | the importer: signature, initializers, the node loop, constant evaluation |
 //! | `node.rs` | a node's attributes and inputs, with errors that name it |
-//! | `ops/` | the converters, one file per op family |
+//! | `ops/` | the converters, one file per op family (`elementwise`, `nn`, `shape`, `shape_value` for symbolic shape values, `index` for gathers and scatters, `normalization`, `attention`, `reduce`, `runtime_axes` for axes computed at run time, `loss`, `volume` for 3-d windows as 2-d ops); `Ctx::call` folds calls on constants with the reference kernels |
 //! | `backend_test.rs` | ONNX's backend test cases (model, inputs, expected outputs) and their comparison |
 
 #![warn(missing_docs)]
