@@ -14,7 +14,7 @@
 //! | [`dpl`] | the dataflow pattern language: patterns, matching, graph patterns, rewriting |
 //! | [`mutator`] | `ExprMutator` (rewriting through a BlockBuilder), `remove_all_unused`, graph rewrites |
 //! | [`visitor`] | `ExprVisitor` (read-only traversal) |
-//! | [`tir`] | the loop-level IR (signatures for now) |
+//! | [`tir`] | the loop-level IR: PrimFuncs, their interpreter, tensor expressions |
 //! | [`op`] | the operator registry |
 //! | [`transform`] | passes (`Pass`, `Sequential`) |
 //!
