@@ -157,10 +157,38 @@ enum Command {
     },
 }
 
+/// The error `out!` gives when stdout is a pipe whose reader has gone
+/// (`relax print m.onnx | head`): the command stops, quietly and
+/// successfully, as Unix tools do.
+const BROKEN_PIPE: &str = "\0stdout closed";
+
+/// `print!` that returns an error instead of panicking when stdout fails.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                BROKEN_PIPE.to_string()
+            } else {
+                format!("writing to stdout: {e}")
+            }
+        })?
+    }};
+}
+
+/// `println!` as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        out!($($arg)*);
+        out!("\n");
+    }};
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(message) if message == BROKEN_PIPE => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
@@ -275,7 +303,7 @@ fn run(command: Command) -> Result<(), String> {
             let m = model::read(&model, false)?;
             match relax_core::analysis::well_formed(&m.module) {
                 Ok(()) => {
-                    println!("{}: well formed", model.display());
+                    outln!("{}: well formed", model.display());
                     Ok(())
                 }
                 Err(diagnostics) => {
@@ -288,7 +316,7 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Print { model, passes } => {
             if passes.iter().any(|p| p == "help") {
-                println!("passes: {}", passes::NAMES.join(", "));
+                outln!("passes: {}", passes::NAMES.join(", "));
                 return Ok(());
             }
             let m = model::read(&model, false)?;
@@ -296,7 +324,7 @@ fn run(command: Command) -> Result<(), String> {
             for name in &passes {
                 module = passes::run(name, module)?;
             }
-            print!("{module}");
+            out!("{module}");
             Ok(())
         }
         Command::Run {
@@ -336,11 +364,11 @@ fn run(command: Command) -> Result<(), String> {
                         ))
                     }
                     (None, v) if json => shown.push(summary::json(&name, v, full)),
-                    (None, v) => println!("{}", summary::text(&name, v, full)),
+                    (None, v) => outln!("{}", summary::text(&name, v, full)),
                 }
             }
             if json {
-                println!("{}", serde_json::Value::Array(shown));
+                outln!("{}", serde_json::Value::Array(shown));
             }
             Ok(())
         }
@@ -416,10 +444,10 @@ fn run(command: Command) -> Result<(), String> {
                 } else {
                     doc["profile"] = serde_json::Value::Array(profile);
                 }
-                println!("{doc}");
+                outln!("{doc}");
                 return Ok(());
             }
-            println!(
+            outln!(
                 "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
                 compile,
@@ -431,9 +459,9 @@ fn run(command: Command) -> Result<(), String> {
                 mean
             );
             if profile {
-                println!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
+                outln!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
                 for k in kernels.iter().take(top) {
-                    println!(
+                    outln!(
                         "{:>10.3} {:>5.1}% {:>6}  {}",
                         per_run(k.total),
                         100.0 * k.total.as_secs_f64() / total.max(1e-12),
@@ -442,7 +470,7 @@ fn run(command: Command) -> Result<(), String> {
                     );
                 }
                 if kernels.len() > top {
-                    println!("({} more kernels)", kernels.len() - top);
+                    outln!("({} more kernels)", kernels.len() - top);
                 }
             }
             Ok(())
@@ -474,7 +502,7 @@ fn run(command: Command) -> Result<(), String> {
             match output {
                 Some(path) => write_file(&path, &text),
                 None => {
-                    print!("{text}");
+                    out!("{text}");
                     Ok(())
                 }
             }

@@ -399,6 +399,32 @@ fn the_imported_model_file_is_the_one_the_ui_test_compiles() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A reader that stops early (`relax print m | head`) ends the command
+/// quietly, with status 0, instead of a panic on the broken pipe.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // The tiny decoder's legalized module is 1.6 MB of text, far more than
+    // a pipe holds.
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../relax-onnx/tests/data/models/tiny_llama/model.onnx");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_relax"))
+        .args(["print", model.to_str().unwrap(), "--passes", "LegalizeOps"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 8];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here, and the rest of the module has nowhere
+    // to go.
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// Every error line has one `error: `, the import's errors included (they
 /// used to print `error: error: …`).
 #[test]
