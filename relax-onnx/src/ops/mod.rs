@@ -20,9 +20,12 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
+//! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod control_flow;
 mod elementwise;
 mod index;
 mod loss;
@@ -30,6 +33,7 @@ mod nn;
 mod normalization;
 mod reduce;
 mod runtime_axes;
+mod sequence;
 mod shape;
 pub mod shape_value;
 mod volume;
@@ -179,6 +183,19 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("If", control_flow::if_),
+    ("SequenceConstruct", sequence::sequence_construct),
+    ("SequenceEmpty", sequence::sequence_empty),
+    ("SequenceAt", sequence::sequence_at),
+    ("SequenceInsert", sequence::sequence_insert),
+    ("SequenceErase", sequence::sequence_erase),
+    ("SequenceLength", sequence::sequence_length),
+    ("ConcatFromSequence", sequence::concat_from_sequence),
+    ("SplitToSequence", sequence::split_to_sequence),
+    ("SequenceMap", sequence::sequence_map),
+    ("Optional", sequence::optional),
+    ("OptionalHasElement", sequence::optional_has_element),
+    ("OptionalGetElement", sequence::optional_get_element),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic
