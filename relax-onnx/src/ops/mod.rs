@@ -21,6 +21,7 @@
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
+//! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
 //! | `rnn.rs` | `RNN`, `GRU`, `LSTM`, unrolled over a sequence length known at import time |
 //! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -33,6 +34,7 @@ mod loss;
 mod nn;
 mod normalization;
 mod reduce;
+mod reverse_sequence;
 mod rnn;
 mod runtime_axes;
 mod sequence;
@@ -187,6 +189,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ArgMin", reduce::arg_min),
     ("If", control_flow::if_),
     ("RNN", rnn::rnn),
+    ("ReverseSequence", reverse_sequence::reverse_sequence),
     ("GRU", rnn::gru),
     ("LSTM", rnn::lstm),
     ("SequenceConstruct", sequence::sequence_construct),
