@@ -22,6 +22,7 @@
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
 //! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
+//! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
 //! | `rnn.rs` | `RNN`, `GRU`, `LSTM`, unrolled over a sequence length known at import time |
 //! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -30,6 +31,7 @@ mod attention;
 mod control_flow;
 mod elementwise;
 mod index;
+mod loops;
 mod loss;
 mod nn;
 mod normalization;
@@ -188,6 +190,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
     ("If", control_flow::if_),
+    ("Loop", loops::loop_),
+    ("Scan", loops::scan),
     ("RNN", rnn::rnn),
     ("ReverseSequence", reverse_sequence::reverse_sequence),
     ("GRU", rnn::gru),
