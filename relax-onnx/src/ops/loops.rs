@@ -140,16 +140,31 @@ struct Params {
     captured: Vec<(String, Expr)>,
 }
 
-/// The body's outputs for one iteration, converted into the open function
-/// of `bb`: `(cond', state'…, scan…)` (`cond'` is `None` for `Scan`).
-fn step(
-    node: &Node,
+/// The body's outputs for one iteration.
+struct StepOut {
+    /// `cond'` (`None` for `Scan`).
+    cond: Option<Expr>,
+    states: Vec<Expr>,
+    scans: Vec<Expr>,
+}
+
+/// The node being converted and the opset.
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    node: &'a Node<'a>,
     opset: i64,
+}
+
+/// The body's outputs for one iteration, converted into the open function
+/// of `bb`.
+fn step(
+    site: Site,
     bb: &mut BlockBuilder,
     plan: &Plan,
     closed: &HashMap<String, Expr>,
     p: &Params,
-) -> Result<(Option<Expr>, Vec<Expr>, Vec<Expr>), Error> {
+) -> Result<StepOut, Error> {
+    let Site { node, opset } = site;
     let mut values = closed.clone();
     for (name, e) in &p.captured {
         values.insert(name.clone(), e.clone());
@@ -198,7 +213,11 @@ fn step(
     };
     let states = outs[skip..skip + plan.n_states].to_vec();
     let scans = outs[skip + plan.n_states..].to_vec();
-    Ok((cond, states, scans))
+    Ok(StepOut {
+        cond,
+        states,
+        scans,
+    })
 }
 
 /// A one-element tensor as a scalar of `dtype`.
@@ -284,10 +303,14 @@ fn run(
         }
         let mut probe = BlockBuilder::new();
         probe.begin_function("probe", params);
-        let (_, s, scans) = step(cx.node, cx.opset, &mut probe, plan, &closed, &p)?;
+        let site = Site {
+            node: cx.node,
+            opset: cx.opset,
+        };
+        let out = step(site, &mut probe, plan, &closed, &p)?;
         (
-            s.iter().map(sinfo).collect::<Vec<_>>(),
-            scans.iter().map(sinfo).collect::<Vec<_>>(),
+            out.states.iter().map(sinfo).collect::<Vec<_>>(),
+            out.scans.iter().map(sinfo).collect::<Vec<_>>(),
         )
     };
     // main's symbolic variables: a scan output's element shape must be
@@ -426,16 +449,11 @@ fn run(
     let params: Vec<Var> = all.iter().filter_map(|e| e.as_var().cloned()).collect();
     cx.bb.begin_function(&name, params);
     cx.bb.set_private(true).map_err(|e| cx.error(e))?;
-    build_function(
-        cx.node,
-        cx.opset,
-        cx.bb,
-        plan,
-        &closed,
-        &p,
-        &callee,
-        &replace_first,
-    )?;
+    let site = Site {
+        node: cx.node,
+        opset: cx.opset,
+    };
+    build_function(site, cx.bb, plan, &closed, &p, &callee, &replace_first)?;
 
     // 3. The call from main, its results bound to their shapes.
     let mut args = vec![Expr::constant(Tensor::scalar(0i64)), trip, cond];
@@ -495,8 +513,7 @@ fn run(
 
 /// The body of the recursive function, into the function open in `bb`.
 fn build_function(
-    node: &Node,
-    opset: i64,
+    site: Site,
     bb: &mut BlockBuilder,
     plan: &Plan,
     closed: &HashMap<String, Expr>,
@@ -504,6 +521,7 @@ fn build_function(
     callee: &Expr,
     replace_first: &[bool],
 ) -> Result<(), Error> {
+    let Site { node, opset } = site;
     let none = HashMap::new();
     let mut f = Ctx {
         bb: &mut *bb,
@@ -514,7 +532,11 @@ fn build_function(
     let more = f.op2("relax.less", p.i.clone(), p.trip.clone())?;
     let go = f.op2("relax.logical_and", p.cond.clone(), more)?;
     f.bb.begin_inner_scope().map_err(|e| node.error(e))?;
-    let (next_cond, next_states, scans) = step(node, opset, f.bb, plan, closed, p)?;
+    let StepOut {
+        cond: next_cond,
+        states: next_states,
+        scans,
+    } = step(site, f.bb, plan, closed, p)?;
     let mut args = Vec::new();
     let one = Expr::constant(Tensor::scalar(1i64));
     args.push(f.op2("relax.add", p.i.clone(), one)?);
