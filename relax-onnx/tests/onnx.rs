@@ -1228,12 +1228,57 @@ fn a_reverse_rnn_starts_each_row_at_its_own_length() {
     for (g, e) in got[1].to_f64_vec().iter().zip(y_h) {
         assert!((g - e).abs() < 1e-5, "{g} vs {e}");
     }
-    // Unrolled: the sequence length must be known at import time.
-    let e = from_onnx(&reverse_rnn(Dim::Param("T")), &ImportOptions::default()).unwrap_err();
-    assert!(
-        e.to_string().contains("must be known at import time"),
-        "{e}"
-    );
+    // A symbolic length runs as a loop, with the same results.
+    let looped = from_onnx(&reverse_rnn(Dim::Param("T")), &ImportOptions::default()).unwrap();
+    let x = Tensor::from_vec(&[3, 2, 1], xs.to_vec()).unwrap();
+    let l = Tensor::from_vec(&[2], lens.to_vec()).unwrap();
+    let again = run_both(&looped.module, &[Value::Tensor(x), Value::Tensor(l)]).unwrap();
+    for (a, b) in got.iter().zip(&again) {
+        relax_onnx::backend_test::compare(b, a, 1e-5, 1e-6).unwrap();
+    }
+}
+
+/// The node suite's recurrent cases with their sequence length made
+/// symbolic (`shape_dict`): the layers run as loops and give the expected
+/// outputs on both targets.
+#[test]
+fn recurrent_layers_over_a_symbolic_sequence_length_run_as_loops() {
+    for name in [
+        "test_rnn_seq_length",
+        "test_gru_seq_length",
+        "test_lstm_with_peepholes",
+    ] {
+        let dir = data_dir().join("node").join(name);
+        let case = BackendCase::load(&dir).unwrap();
+        let bytes = std::fs::read(dir.join("model.onnx")).unwrap();
+        let model = ModelProto::decode(bytes.as_slice()).unwrap();
+        let x = &model.graph.as_ref().unwrap().input[0];
+        let Some(type_proto::Value::TensorType(t)) = x.r#type.as_ref().unwrap().value.as_ref()
+        else {
+            panic!("{name}: X is not a tensor")
+        };
+        let mut dims: Vec<relax_onnx::Dim> = t
+            .shape
+            .as_ref()
+            .unwrap()
+            .dim
+            .iter()
+            .map(|d| match d.value {
+                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => v.into(),
+                _ => panic!("{name}: a symbolic dim"),
+            })
+            .collect();
+        dims[0] = "T".into();
+        let imported = case
+            .import(&with_shape(x.name(), dims))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let printed = imported.module.to_string();
+        assert!(printed.contains("def loop_"), "{name}: not a loop");
+        for target in [Target::interpreter(), Target::host()] {
+            case.check(&imported.module, &target, 1e-3, 1e-4)
+                .unwrap_or_else(|m| panic!("{name} on {target:?}: {m}"));
+        }
+    }
 }
 
 #[test]

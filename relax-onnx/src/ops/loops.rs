@@ -115,9 +115,35 @@ fn dims_of(s: &StructInfo) -> Option<(Vec<PrimExpr>, DataType)> {
     Some((t.shape_values()?.to_vec(), t.dtype))
 }
 
+/// A step written in Rust (a recurrent layer's cell): the body's
+/// outputs `(state'…, scan…)` from [`NativeArgs`], emitted through the
+/// given `Ctx`.
+pub type NativeStep<'a> = &'a dyn Fn(&mut Ctx, &NativeArgs) -> Result<Vec<Expr>, Error>;
+
+/// What a [`NativeStep`] is given.
+pub struct NativeArgs {
+    /// The states.
+    pub states: Vec<Expr>,
+    /// Each scanned input's step.
+    pub steps: Vec<Expr>,
+    /// The position of each step along its input (`len - 1 - i` in
+    /// reverse), an `int64` scalar.
+    pub positions: Vec<Expr>,
+    /// The captured values, by the names the caller gave them.
+    pub captured: HashMap<String, Expr>,
+}
+
+/// A loop's body.
+enum Body<'g> {
+    /// An ONNX subgraph, reading the enclosing graph's values by name.
+    Graph(&'g GraphProto),
+    /// A step written in Rust, with the values of `main` it reads.
+    Native(NativeStep<'g>, Vec<(String, Expr)>),
+}
+
 /// What one loop does.
 struct Plan<'g> {
-    body: &'g GraphProto,
+    body: Body<'g>,
     /// `Loop`: the body takes `(i, cond, state…)` and gives `(cond',
     /// state'…, scan…)`. `Scan`: the body takes `(state…, step…)` and gives
     /// `(state'…, scan…)`, and the condition stays true.
@@ -175,6 +201,7 @@ fn step(
         opset,
         node,
     };
+    let mut positions = Vec::new();
     let inputs = if plan.is_loop {
         let mut v = vec![p.i.clone(), p.cond.clone()];
         v.extend(p.states.iter().cloned());
@@ -192,12 +219,27 @@ fn step(
                 p.i.clone()
             };
             let attrs = Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]);
-            v.push(inner.call("relax.take", vec![x.clone(), index], attrs)?);
+            v.push(inner.call("relax.take", vec![x.clone(), index.clone()], attrs)?);
+            positions.push(index);
         }
         v
     };
-    let outs =
-        convert_subgraph(inner.bb, &values, plan.body, inputs, opset).map_err(|e| node.error(e))?;
+    let outs = match &plan.body {
+        Body::Graph(g) => {
+            convert_subgraph(inner.bb, &values, g, inputs, opset).map_err(|e| node.error(e))?
+        }
+        Body::Native(f, _) => {
+            let mut states = inputs;
+            let steps = states.split_off(plan.n_states);
+            let args = NativeArgs {
+                states,
+                steps,
+                positions,
+                captured: p.captured.iter().cloned().collect(),
+            };
+            f(&mut inner, &args)?
+        }
+    };
     let skip = usize::from(plan.is_loop);
     if outs.len() != skip + plan.n_states + plan.n_scan {
         return Err(node.error(format!(
@@ -259,7 +301,13 @@ fn run(
     // The enclosing graph's values the body reads.
     let mut closed = HashMap::new();
     let mut captured = Vec::new();
-    let mut free: Vec<String> = free_names(plan.body).into_iter().collect();
+    let mut free: Vec<String> = match &plan.body {
+        Body::Graph(g) => free_names(g).into_iter().collect(),
+        Body::Native(_, named) => {
+            captured.extend(named.iter().cloned());
+            vec![]
+        }
+    };
     free.sort();
     for name in free {
         let Some(e) = cx.values.get(&name) else {
@@ -612,7 +660,7 @@ pub fn loop_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ))
     })?;
     let plan = Plan {
-        body,
+        body: Body::Graph(body),
         is_loop: true,
         n_states,
         n_scan,
@@ -701,7 +749,7 @@ pub fn scan(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let len = len.expect("at least one scan input");
     let trip = cx.dim_tensor(len.clone())?;
     let plan = Plan {
-        body,
+        body: Body::Graph(body),
         is_loop: false,
         n_states,
         n_scan,
@@ -785,7 +833,7 @@ fn scan8(cx: &mut Ctx, body: &GraphProto, m: i64) -> Result<Vec<Expr>, Error> {
         ))
     })?;
     let plan = Plan {
-        body,
+        body: Body::Graph(body),
         is_loop: false,
         n_states,
         n_scan,
@@ -820,4 +868,39 @@ fn scan8(cx: &mut Ctx, body: &GraphProto, m: i64) -> Result<Vec<Expr>, Error> {
             cx.call("relax.concat", vec![Expr::tuple(parts)], attrs)
         })
         .collect()
+}
+
+/// A scan whose step is written in Rust: `states` carried, each of
+/// `scanned` (input, axis, reversed) taken one step at a time, `captured`
+/// visible to `step` by name. The final states and the `n_scan` scan
+/// outputs, stacked along a new first axis in the order of the
+/// iterations. The number of steps is the first scanned input's extent
+/// along its axis.
+pub fn native_scan(
+    cx: &mut Ctx,
+    step: NativeStep,
+    captured: Vec<(String, Expr)>,
+    states: Vec<Expr>,
+    scanned: Vec<(Expr, usize, bool)>,
+    n_scan: usize,
+) -> Result<(Vec<Expr>, Vec<Expr>), Error> {
+    let (first, axis, _) = scanned
+        .first()
+        .ok_or_else(|| cx.error("a scan needs an input to scan"))?;
+    let (dims, _) = cx.tensor(first)?;
+    let len = dims
+        .get(*axis)
+        .cloned()
+        .ok_or_else(|| cx.error(format!("axis {axis} is out of range")))?;
+    let trip = cx.dim_tensor(len.clone())?;
+    let plan = Plan {
+        body: Body::Native(step, captured),
+        is_loop: false,
+        n_states: states.len(),
+        n_scan,
+        scanned: scanned.iter().map(|&(_, a, r)| (a, r)).collect(),
+    };
+    let cond = Expr::constant(Tensor::scalar(true));
+    let inputs = scanned.into_iter().map(|(x, _, _)| x).collect();
+    run(cx, &plan, trip, cond, states, inputs, Some(len))
 }

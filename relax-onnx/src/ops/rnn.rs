@@ -1,6 +1,7 @@
-//! The recurrent layers `RNN`, `GRU` and `LSTM`, unrolled over the
-//! sequence length, which must be known at import time (the batch may be
-//! symbolic).
+//! The recurrent layers `RNN`, `GRU` and `LSTM`: unrolled over the
+//! sequence length when it is known at import time, else a scan (a
+//! recursive function, see `loops.rs`) over a symbolic length, at most
+//! 998 steps under the VM's default call depth. The batch may be symbolic.
 //!
 //! Per direction, the input projection `X·Wᵀ + Wb` of every step is one
 //! matmul; each step then adds `H·Rᵀ + Rb`, applies the cell's gates (the
@@ -14,6 +15,7 @@
 //! final states.
 
 use super::elementwise::{clamped_line, exp_minus_one, positive_or, softplus_of};
+use super::loops::{native_scan, NativeArgs};
 use super::{ints, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error, Tensor};
@@ -151,6 +153,7 @@ fn activate(cx: &mut Ctx, f: &Activation, x: Expr, dtype: DataType) -> Result<Ex
 }
 
 /// What every step of one direction uses.
+#[derive(Clone)]
 struct Layer {
     cell: Cell,
     dtype: DataType,
@@ -298,6 +301,148 @@ impl Layer {
     }
 }
 
+/// One step of `layer` at position `t` (an `int64` scalar): `Y`'s row
+/// and the new states; with `lens` (`[batch, 1]`), rows past their length
+/// keep their state and have a zero `Y` row.
+fn masked_step(
+    cx: &mut Ctx,
+    layer: &Layer,
+    lens: Option<&Expr>,
+    t: Expr,
+    xw_t: Expr,
+    h: Expr,
+    c: Option<Expr>,
+) -> Result<(Expr, Expr, Option<Expr>), Error> {
+    let (h_new, c_new) = layer.step(cx, xw_t, h.clone(), c.clone())?;
+    let Some(lens) = lens else {
+        return Ok((h_new.clone(), h_new, c_new));
+    };
+    let valid = cx.op2("relax.less", t, lens.clone())?;
+    let keep = |cx: &mut Ctx, new: Expr, old: Expr| {
+        cx.call("relax.where", vec![valid.clone(), new, old], Attrs::new())
+    };
+    let zero = cx.scalar(0.0, layer.dtype)?;
+    let y = keep(cx, h_new.clone(), zero)?;
+    let h = keep(cx, h_new, h)?;
+    let c = match (c_new, c) {
+        (Some(n), Some(o)) => Some(keep(cx, n, o)?),
+        _ => None,
+    };
+    Ok((y, h, c))
+}
+
+/// One direction unrolled over `seq` steps: `Y` (`[seq, batch,
+/// hidden]`) and the final states.
+#[allow(clippy::too_many_arguments)]
+fn unrolled(
+    cx: &mut Ctx,
+    layer: &Layer,
+    lens: Option<&Expr>,
+    xw: &Expr,
+    seq: i64,
+    reverse: bool,
+    mut h: Expr,
+    mut c: Option<Expr>,
+) -> Result<(Expr, Expr, Option<Expr>), Error> {
+    let mut y: Vec<Option<Expr>> = vec![None; seq as usize];
+    let steps: Vec<i64> = if reverse {
+        (0..seq).rev().collect()
+    } else {
+        (0..seq).collect()
+    };
+    for t in steps {
+        let xw_t = row(cx, xw.clone(), t)?;
+        let tt = Expr::constant(Tensor::scalar(t));
+        let (y_t, h_new, c_new) = masked_step(cx, layer, lens, tt, xw_t, h, c)?;
+        y[t as usize] = Some(y_t);
+        h = h_new;
+        c = c_new;
+    }
+    let rows: Vec<Expr> = y
+        .into_iter()
+        .flatten()
+        .map(|e| unsqueeze(cx, e, 0))
+        .collect::<Result<_, _>>()?;
+    Ok((concat(cx, rows, 0)?, h, c))
+}
+
+/// One direction over a sequence length known only at run time, as a
+/// scan (a recursive function, see `loops.rs`) whose step is
+/// [`masked_step`]: `Y` (`[seq, batch, hidden]`) and the final states.
+fn looped(
+    cx: &mut Ctx,
+    layer: &Layer,
+    lens: Option<&Expr>,
+    xw: &Expr,
+    reverse: bool,
+    h: Expr,
+    c: Option<Expr>,
+) -> Result<(Expr, Expr, Option<Expr>), Error> {
+    let mut captured = vec![("rt".to_string(), layer.rt.clone())];
+    if let Some(rb) = &layer.rb {
+        captured.push(("rb".into(), rb.clone()));
+    }
+    if let Some(p) = &layer.peepholes {
+        for (k, e) in p.iter().enumerate() {
+            captured.push((format!("p{k}"), e.clone()));
+        }
+    }
+    if let Some(l) = lens {
+        captured.push(("lens".into(), l.clone()));
+    }
+    let step = |f: &mut Ctx, a: &NativeArgs| -> Result<Vec<Expr>, Error> {
+        let get = |n: &str| a.captured.get(n).cloned();
+        let rt = get("rt").ok_or_else(|| f.error("the step lost its weights"))?;
+        let peepholes = match (get("p0"), get("p1"), get("p2")) {
+            (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+            _ => None,
+        };
+        let inner = Layer {
+            rt,
+            rb: get("rb"),
+            peepholes,
+            ..layer.clone()
+        };
+        let (y, h, c) = masked_step(
+            f,
+            &inner,
+            get("lens").as_ref(),
+            a.positions[0].clone(),
+            a.steps[0].clone(),
+            a.states[0].clone(),
+            a.states.get(1).cloned(),
+        )?;
+        let mut out = vec![h];
+        out.extend(c);
+        out.push(y);
+        Ok(out)
+    };
+    let mut states = vec![h];
+    states.extend(c);
+    let (fin, scans) = native_scan(
+        cx,
+        &step,
+        captured,
+        states,
+        vec![(xw.clone(), 0, reverse)],
+        1,
+    )?;
+    let y = scans
+        .into_iter()
+        .next()
+        .ok_or_else(|| cx.error("the scan lost Y"))?;
+    // Iterations run backwards in reverse: Y by input position.
+    let y = if reverse {
+        let attrs = Attrs::from_pairs([("axis", AttrValue::Int(0))]);
+        cx.call("relax.flip", vec![y], attrs)?
+    } else {
+        y
+    };
+    let mut fin = fin.into_iter();
+    let h = fin.next().ok_or_else(|| cx.error("the scan lost H"))?;
+    Ok((y, h, fin.next()))
+}
+
 /// Input `i` as a tensor, if given.
 fn opt(cx: &mut Ctx, i: usize) -> Result<Option<Expr>, Error> {
     cx.opt_input(i)
@@ -385,12 +530,11 @@ fn recurrent(cx: &mut Ctx, cell: Cell) -> Result<Vec<Expr>, Error> {
         x
     };
     let (xdims, _) = cx.tensor(&x)?;
-    let seq = xdims[0].as_int().ok_or_else(|| {
-        cx.error(format!(
-            "the sequence length {} must be known at import time (the layer is unrolled over it)",
-            xdims[0]
-        ))
-    })?;
+    // Unrolled when the sequence length is known, else a loop.
+    let seq = xdims[0].as_int();
+    if seq == Some(0) {
+        return Err(cx.error("the sequence is empty"));
+    }
     let batch = xdims[1].clone();
     let w = cx.input(1)?;
     let r = cx.input(2)?;
@@ -499,60 +643,25 @@ fn recurrent(cx: &mut Ctx, cell: Cell) -> Result<Vec<Expr>, Error> {
             rb,
             peepholes,
         };
-        let mut h = match &initial_h {
+        let h0 = match &initial_h {
             Some(s) => row(cx, s.clone(), d)?,
             None => zeros.clone(),
         };
-        let mut c = match (cell, &initial_c) {
+        let c0 = match (cell, &initial_c) {
             (Cell::Lstm, Some(s)) => Some(row(cx, s.clone(), d)?),
             (Cell::Lstm, None) => Some(zeros.clone()),
             _ => None,
         };
-        let mut y: Vec<Option<Expr>> = vec![None; seq as usize];
-        let steps: Vec<i64> = if reverse {
-            (0..seq).rev().collect()
-        } else {
-            (0..seq).collect()
+        let (yd, h, c) = match seq {
+            Some(seq) => unrolled(cx, &layer, lens.as_ref(), &xw, seq, reverse, h0, c0)?,
+            None => looped(cx, &layer, lens.as_ref(), &xw, reverse, h0, c0)?,
         };
-        for t in steps {
-            let xw_t = row(cx, xw.clone(), t)?;
-            let (h_new, c_new) = layer.step(cx, xw_t, h.clone(), c.clone())?;
-            match &lens {
-                Some(lens) => {
-                    let tt = Expr::constant(Tensor::scalar(t));
-                    let valid = cx.op2("relax.less", tt, lens.clone())?;
-                    let keep = |cx: &mut Ctx, new: Expr, old: Expr| {
-                        cx.call("relax.where", vec![valid.clone(), new, old], Attrs::new())
-                    };
-                    y[t as usize] = Some(keep(cx, h_new.clone(), zeros.clone())?);
-                    h = keep(cx, h_new, h)?;
-                    c = match (c_new, c) {
-                        (Some(n), Some(o)) => Some(keep(cx, n, o)?),
-                        _ => None,
-                    };
-                }
-                None => {
-                    y[t as usize] = Some(h_new.clone());
-                    h = h_new;
-                    c = c_new;
-                }
-            }
-        }
-        let steps: Vec<Expr> = y
-            .into_iter()
-            .flatten()
-            .map(|e| unsqueeze(cx, e, 0))
-            .collect::<Result<_, _>>()?;
         // [seq, batch, hidden] → [seq, 1, batch, hidden]
-        let yd = concat(cx, steps, 0)?;
         ys.push(unsqueeze(cx, yd, 1)?);
         hs.push(unsqueeze(cx, h, 0)?);
         if let Some(c) = c {
             cs.push(unsqueeze(cx, c, 0)?);
         }
-    }
-    if seq == 0 {
-        return Err(cx.error("the sequence is empty"));
     }
     let y = concat(cx, ys, 1)?;
     let y_h = concat(cx, hs, 0)?;
