@@ -323,8 +323,20 @@ fn import_graph(
         bb.emit_named(result, &name)?
     };
     bb.emit_func_output(Expr::var(&out))?;
+    let mut module = bb.finalize()?;
+    // With control flow, main was built as plain bindings: its runs of pure
+    // bindings become dataflow blocks again, so the build fuses them as it
+    // fuses any graph's. (Not the loop functions: the pass would put their
+    // recursive calls in dataflow blocks, where recursion may not be.)
+    if !dataflow {
+        use relax_core::transform::Pass;
+        let converted = relax_core::transform::ConvertToDataflow::default().run(module.clone())?;
+        if let (Some(gv), Some(f)) = (module.global_var("main"), converted.get("main")) {
+            module.add(gv, f.clone());
+        }
+    }
     Ok(Imported {
-        module: bb.finalize()?,
+        module,
         params: weights,
         input_names,
         opset,

@@ -1,12 +1,13 @@
 //! `If`: a Relax `If` whose branches are the node's two subgraphs, each
 //! converted into a branch body (a `SeqExpr`) that sees the enclosing
 //! graphs' values. A branch with several outputs gives a tuple, which the
-//! node's outputs take apart. A condition known at import time converts
-//! only its branch, in place.
+//! node's outputs take apart; a tensor output whose branches disagree on
+//! its shape gets fresh symbolic dims (a `match_cast`). A condition known
+//! at import time converts only its branch, in place.
 
 use super::Ctx;
 use crate::graph::convert_subgraph;
-use relax_core::ir::{Attrs, Expr, ExprKind};
+use relax_core::ir::{Attrs, Expr, ExprKind, StructInfo, TirVar};
 use relax_runtime::{DataType, Error};
 
 /// `If(cond)` with the subgraphs `then_branch` and `else_branch`.
@@ -75,8 +76,36 @@ pub fn if_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         .emit(Expr::if_(cond, then_body, else_body))
         .map_err(|e| cx.error(e))?;
     let result = Expr::var(&var);
-    if n == 1 {
-        return Ok(vec![result]);
+    let outs = if n == 1 {
+        vec![result]
+    } else {
+        (0..n)
+            .map(|i| cx.item(&result, i))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    outs.into_iter()
+        .enumerate()
+        .map(|(i, e)| bind_dims(cx, e, i))
+        .collect()
+}
+
+/// A tensor output whose branches disagree on its shape (only its rank is
+/// known after the `If`) bound to fresh symbolic dims with a `match_cast`,
+/// so the nodes after it see a shape; anything else as it is.
+fn bind_dims(cx: &mut Ctx, e: Expr, i: usize) -> Result<Expr, Error> {
+    let Some(t) = e.struct_info().and_then(|s| s.as_tensor()) else {
+        return Ok(e);
+    };
+    if t.shape_values().is_some() || t.ndim < 0 {
+        return Ok(e);
     }
-    (0..n).map(|i| cx.item(&result, i)).collect()
+    let base = relax_core::printer::dsl::identifier(
+        cx.node.proto.output.get(i).map_or("if", String::as_str),
+    );
+    let dims = (0..t.ndim)
+        .map(|k| TirVar::new(format!("{base}_{k}")).to_expr())
+        .collect();
+    let sinfo = StructInfo::tensor(dims, t.dtype);
+    let v = cx.bb.emit_match_cast(e, sinfo).map_err(|e| cx.error(e))?;
+    Ok(Expr::var(&v))
 }
