@@ -324,16 +324,12 @@ fn import_graph(
     };
     bb.emit_func_output(Expr::var(&out))?;
     let mut module = bb.finalize()?;
-    // With control flow, main was built as plain bindings: its runs of pure
-    // bindings become dataflow blocks again, so the build fuses them as it
-    // fuses any graph's. (Not the loop functions: the pass would put their
-    // recursive calls in dataflow blocks, where recursion may not be.)
-    if !dataflow {
+    // With control flow, main (and every loop function) was built as plain
+    // bindings: runs of pure bindings become dataflow blocks again, so the
+    // build fuses them as it fuses any graph's.
+    if !dataflow || module.len() > 1 {
         use relax_core::transform::Pass;
-        let converted = relax_core::transform::ConvertToDataflow::default().run(module.clone())?;
-        if let (Some(gv), Some(f)) = (module.global_var("main"), converted.get("main")) {
-            module.add(gv, f.clone());
-        }
+        module = relax_core::transform::ConvertToDataflow::default().run(module)?;
     }
     Ok(Imported {
         module,
