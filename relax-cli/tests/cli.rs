@@ -48,7 +48,11 @@ fn setup(name: &str) -> (PathBuf, BackendCase) {
     let dir = std::env::temp_dir().join(format!("relax-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let case = BackendCase::load(&case_dir()).unwrap();
-    let x = case.data_sets[0].0[0].to_ndarray::<f32>().unwrap();
+    let x = case.data_sets[0].0[0]
+        .as_tensor()
+        .unwrap()
+        .to_ndarray::<f32>()
+        .unwrap();
     x.write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
         .unwrap();
     (dir, case)
@@ -61,7 +65,7 @@ fn import_check_run_and_print_a_model() {
     let model = model.to_str().unwrap();
     ok(&relax(&["import", model, "-o", "model.py"], &dir));
     assert!(ok(&relax(&["check", "model.py"], &dir)).contains("well formed"));
-    let expected = &case.data_sets[0].1[0];
+    let expected = case.data_sets[0].1[0].as_tensor().unwrap();
     for (source, out) in [(model, "y_onnx.npy"), ("model.py", "y_py.npy")] {
         ok(&relax(
             &["run", source, "--input", "v0=x.npy", "-o", out],
@@ -190,17 +194,14 @@ fn imported_dsl_files_compile_and_compute_the_model() {
                 .unwrap();
         let vm = relax_runtime::VirtualMachine::new(&exec);
         let (inputs, expected) = &case.data_sets[0];
-        let mut args: Vec<relax_runtime::Value> = inputs
-            .iter()
-            .cloned()
-            .map(relax_runtime::Value::Tensor)
-            .collect();
+        let mut args: Vec<relax_runtime::Value> = inputs.to_vec();
         args.extend(weights.into_iter().map(relax_runtime::Value::Tensor));
         let got = vm.call("main", &args).unwrap();
         let relax_runtime::Value::Tensor(got) = got else {
             panic!("{case_name}: not a tensor")
         };
-        compare(&got, &expected[0], 1e-3, 1e-4).unwrap_or_else(|m| panic!("{case_name}: {m}"));
+        compare(&got, expected[0].as_tensor().unwrap(), 1e-3, 1e-4)
+            .unwrap_or_else(|m| panic!("{case_name}: {m}"));
     }
 }
 

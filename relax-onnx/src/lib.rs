@@ -41,6 +41,15 @@
 //!    (`R.tensor_to_shape` and a `match_cast`).
 //! 5. **Result.** The graph's outputs: one tensor, or a tuple of them (a
 //!    shape value the graph returns becomes an `int64` tensor).
+//! 5b. **Control flow, sequences, optionals.** `If` is a Relax `If` over
+//!    its converted branches; `Loop`, `Scan` (and `RNN`/`GRU`/`LSTM` over
+//!    a symbolic sequence length) are recursive private functions
+//!    `loop_<output>` that `main` calls (`ops/loops.rs`). A graph with
+//!    subgraphs is built as plain bindings and its functions then get
+//!    their dataflow blocks from `ConvertToDataflow`. A sequence is a
+//!    tuple of a length known at import time, an optional its value or the
+//!    empty tuple; a sequence or optional graph input is an object that
+//!    can only be passed on.
 //! 6. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
 //!    1 to [`MAX_OPSET`]: converters follow each op's changes across
 //!    versions (attributes that became inputs, legacy broadcasting,

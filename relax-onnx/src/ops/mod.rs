@@ -21,17 +21,27 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
+//! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
+//! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
+//! | `rnn.rs` | `RNN`, `GRU`, `LSTM`, unrolled over a sequence length known at import time |
+//! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod control_flow;
 mod elementwise;
 mod index;
 mod llm;
+mod loops;
 mod loss;
 mod nn;
 mod normalization;
 mod reduce;
+mod reverse_sequence;
+mod rnn;
 mod runtime_axes;
+mod sequence;
 mod shape;
 pub mod shape_value;
 mod volume;
@@ -184,6 +194,25 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("If", control_flow::if_),
+    ("Loop", loops::loop_),
+    ("Scan", loops::scan),
+    ("RNN", rnn::rnn),
+    ("ReverseSequence", reverse_sequence::reverse_sequence),
+    ("GRU", rnn::gru),
+    ("LSTM", rnn::lstm),
+    ("SequenceConstruct", sequence::sequence_construct),
+    ("SequenceEmpty", sequence::sequence_empty),
+    ("SequenceAt", sequence::sequence_at),
+    ("SequenceInsert", sequence::sequence_insert),
+    ("SequenceErase", sequence::sequence_erase),
+    ("SequenceLength", sequence::sequence_length),
+    ("ConcatFromSequence", sequence::concat_from_sequence),
+    ("SplitToSequence", sequence::split_to_sequence),
+    ("SequenceMap", sequence::sequence_map),
+    ("Optional", sequence::optional),
+    ("OptionalHasElement", sequence::optional_has_element),
+    ("OptionalGetElement", sequence::optional_get_element),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic
