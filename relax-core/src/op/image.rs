@@ -1,7 +1,8 @@
 //! Image ops: `image.resize2d` (TVM's `relax.op.image.resize2d`): NCHW
 //! data resized to `size` (one value for both axes, or height and width)
-//! by `nearest_neighbor` or `linear` interpolation, under TVM's
-//! coordinate-transformation and rounding modes
+//! by `nearest_neighbor`, `linear` or `cubic` interpolation, under TVM's
+//! coordinate-transformation modes (`tf_crop_and_resize` with its `roi`
+//! and `extrapolation_value`), rounding modes and cubic coefficient
 //! (`relax_runtime::kernels::image` defines them).
 
 use super::attr::{AttrDefault, AttrSpec, AttrType};
@@ -9,7 +10,7 @@ use super::infer::{attr, attr_dtype, error, shape_arg, tensor, tensor_arg};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{AttrValue, Call, StructInfo};
-use relax_runtime::kernels::image::ResizeMode;
+use relax_runtime::kernels::image::{ResizeAttrs, ResizeMode};
 use relax_runtime::Diagnostic;
 
 fn str_attr<'a>(call: &'a Call, name: &str, default: &'a str) -> &'a str {
@@ -29,11 +30,28 @@ pub fn resize_mode(call: &Call) -> Result<ResizeMode, Diagnostic> {
             format!("layout {layout} is not supported (NCHW is)"),
         ));
     }
-    ResizeMode::parse(
-        str_attr(call, "method", "linear"),
-        str_attr(call, "coordinate_transformation_mode", "half_pixel"),
-        str_attr(call, "rounding_method", "round"),
-    )
+    let num = |name: &str, default: f64| {
+        attr(call, name)
+            .and_then(AttrValue::as_float)
+            .unwrap_or(default)
+    };
+    let roi = match attr(call, "roi") {
+        None => Some(vec![]),
+        Some(AttrValue::Array(items)) => items.iter().map(AttrValue::as_float).collect(),
+        Some(_) => None,
+    };
+    let Some(roi) = roi else {
+        return Err(error(call, "op-attr-value", "roi must be a list of floats"));
+    };
+    ResizeMode::parse(&ResizeAttrs {
+        method: str_attr(call, "method", "linear"),
+        coordinates: str_attr(call, "coordinate_transformation_mode", "half_pixel"),
+        rounding: str_attr(call, "rounding_method", "round"),
+        cubic_alpha: num("cubic_alpha", -0.75),
+        cubic_exclude: num("cubic_exclude", 0.0) as i64,
+        extrapolation_value: num("extrapolation_value", 0.0),
+        roi,
+    })
     .map_err(|m| error(call, "op-attr-value", m))
 }
 
@@ -135,8 +153,27 @@ mod tests {
         assert_fails(
             "relax.image.resize2d",
             &[data.clone(), size.clone()],
-            &[("method", AttrValue::from("cubic"))],
-            "image.resize2d: method cubic is not supported (nearest_neighbor and linear are)",
+            &[("method", AttrValue::from("bicubic"))],
+            "image.resize2d: method must be nearest_neighbor, linear or cubic, found bicubic",
+        );
+        assert_infers(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[
+                ("method", AttrValue::from("cubic")),
+                (
+                    "coordinate_transformation_mode",
+                    AttrValue::from("tf_crop_and_resize"),
+                ),
+                ("roi", AttrValue::Array(vec![AttrValue::Float(0.25); 4])),
+            ],
+            "R.Tensor((n, 3, 16, 12), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[("roi", AttrValue::Array(vec![AttrValue::Float(0.25); 3]))],
+            "image.resize2d: roi must have 4 values, found 3",
         );
         assert_fails(
             "relax.image.resize2d",

@@ -11,7 +11,8 @@
 //! | file | op types |
 //! |---|---|
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
-//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
@@ -29,6 +30,7 @@ mod loss;
 mod nn;
 mod normalization;
 mod reduce;
+mod resize;
 mod runtime_axes;
 mod shape;
 pub mod shape_value;
@@ -136,8 +138,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("LRN", nn::lrn),
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
-    ("Resize", nn::resize),
-    ("Upsample", nn::resize),
+    ("Resize", resize::resize),
+    ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
     ("Dropout", nn::dropout),

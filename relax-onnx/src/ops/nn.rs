@@ -21,10 +21,7 @@
 //! 5. `Softmax`/`LogSoftmax` before opset 13 work on the input coerced to
 //!    2-d at `axis` (default 1): a reshape around a softmax over the last
 //!    axis unless `axis` is already the last.
-//! 6. `Resize` and `Upsample` (nearest and linear, 4-d) are
-//!    `image.resize2d`, with ONNX's coordinate modes (`asymmetric` and
-//!    `floor` before opset 11) and `nearest_mode`s.
-//! 7. `Dropout` at inference is the identity; its mask, when asked for, is
+//! 6. `Dropout` at inference is the identity; its mask, when asked for, is
 //!    all true.
 
 use super::{ints, normalize_axes, product, shape, Ctx};
@@ -597,116 +594,6 @@ pub fn gemm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         y = cx.op2("relax.add", y, c)?;
     }
     Ok(vec![y])
-}
-
-/// `Resize` (and `Upsample` before it): the last two axes of 4-d data by
-/// `image.resize2d`, their output size from `sizes` or from `scales`
-/// (`floor(in · scale)`; the scales of the first two axes must be 1).
-/// The batch and channel dims may be symbolic. `sizes` may be symbolic
-/// too (computed from another tensor's `Shape`, as exports of
-/// `interpolate(size=…)` do); a scale applied to a symbolic dim must be a
-/// whole number.
-pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
-    let x = cx.input(0)?;
-    let (dims, _) = cx.tensor(&x)?;
-    if dims.len() != 4 {
-        return Err(cx.error("only 4-d (N, C, H, W) inputs are resized"));
-    }
-    let upsample = cx.node.op() == "Upsample";
-    let (scales, sizes) = if upsample {
-        if cx.opset < 9 {
-            (
-                cx.node
-                    .floats("scales")?
-                    .map(|v| v.into_iter().map(f64::from).collect()),
-                None,
-            )
-        } else {
-            (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
-        }
-    } else if cx.opset < 11 {
-        (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
-    } else {
-        let sizes = cx.dims_input(3)?;
-        let scales = cx
-            .const_input(2)?
-            .map(|t| t.to_f64_vec())
-            .filter(|s| !s.is_empty());
-        (scales, sizes.filter(|s| !s.is_empty()))
-    };
-    if cx.node.int_or("antialias", 0)? != 0 {
-        return Err(cx.error("antialias = 1 is not supported"));
-    }
-    if cx.node.has("axes") {
-        return Err(cx.error("attribute `axes` is not supported"));
-    }
-    let differs = |a: &PrimExpr, b: &PrimExpr| matches!((a.as_int(), b.as_int()), (Some(x), Some(y)) if x != y);
-    let out: [PrimExpr; 2] = match (sizes, scales) {
-        (Some(s), _)
-            if s.len() == 4
-                && s.iter().all(|d| {
-                    d.as_int()
-                        .is_none_or(|d| (0..=i32::MAX as i64).contains(&d))
-                }) =>
-        {
-            if differs(&s[0], &dims[0]) || differs(&s[1], &dims[1]) {
-                return Err(cx.error(format!(
-                    "sizes {} resize the batch or channel axes",
-                    relax_core::ir::struct_info::fmt_dims(&s)
-                )));
-            }
-            [s[2].clone(), s[3].clone()]
-        }
-        (None, Some(sc)) if sc.len() == 4 && sc.iter().all(|v| v.is_finite() && *v >= 0.0) => {
-            if sc[0] != 1.0 || sc[1] != 1.0 {
-                return Err(cx.error(format!("scales {sc:?} resize the batch or channel axes")));
-            }
-            let scaled = |d: &PrimExpr, f: f64| -> Result<PrimExpr, Error> {
-                match d.as_int() {
-                    Some(d) => Ok(PrimExpr::int((d as f64 * f).floor() as i64)),
-                    None if f.fract() == 0.0 => Ok(d.clone() * (f as i64)),
-                    None => Err(cx.error(format!(
-                        "scale {f} of the symbolic dim {d} is not a whole number"
-                    ))),
-                }
-            };
-            [scaled(&dims[2], sc[2])?, scaled(&dims[3], sc[3])?]
-        }
-        _ => return Err(cx.error("4 non-negative scales or 4 sizes below 2^31 are required")),
-    };
-    let mode = cx.node.string("mode")?.unwrap_or_else(|| "nearest".into());
-    let method = match mode.as_str() {
-        "nearest" => "nearest_neighbor",
-        "linear" | "bilinear" => "linear",
-        m => {
-            return Err(cx.error(format!(
-                "mode `{m}` is not supported (nearest and linear are)"
-            )))
-        }
-    };
-    let (coords, rounding) = if upsample || cx.opset < 11 {
-        ("asymmetric".to_string(), "floor".to_string())
-    } else {
-        (
-            cx.node
-                .string("coordinate_transformation_mode")?
-                .unwrap_or_else(|| "half_pixel".into()),
-            cx.node
-                .string("nearest_mode")?
-                .unwrap_or_else(|| "round_prefer_floor".into()),
-        )
-    };
-    let attrs = Attrs::from_pairs([
-        ("method", AttrValue::Str(method.into())),
-        ("coordinate_transformation_mode", AttrValue::Str(coords)),
-        ("rounding_method", AttrValue::Str(rounding)),
-    ]);
-    let size = shape(out.to_vec());
-    Ok(vec![cx.call(
-        "relax.image.resize2d",
-        vec![x, size],
-        attrs,
-    )?])
 }
 
 pub fn matmul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
