@@ -16,6 +16,7 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
+//! | `grid.rs` | `GridSample`, `AffineGrid` |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
@@ -25,6 +26,7 @@
 
 mod attention;
 mod elementwise;
+mod grid;
 mod index;
 mod loss;
 mod nn;
@@ -139,6 +141,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
     ("Resize", resize::resize),
+    ("GridSample", grid::grid_sample),
+    ("AffineGrid", grid::affine_grid),
     ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),

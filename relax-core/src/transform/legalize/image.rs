@@ -5,11 +5,20 @@
 //! kernel computes it; tap indices are clamped into the image, so no read
 //! is out of bounds, and `tf_crop_and_resize` selects
 //! `extrapolation_value` where the source coordinate is outside.
+//!
+//! `image.grid_sample`: one stage `grid_sample` over the output, each
+//! point the sum over every combination of one tap per spatial axis
+//! around the grid's coordinate (`relax_runtime::kernels::grid`), in
+//! `float64`; each read is guarded by `if_then_else` on the tap being
+//! inside the image (`zeros`) or the axis being non-empty, at an index
+//! clamped into the image. `image.affine_grid`: one stage `affine_grid`,
+//! the matrix applied to the base coordinates of each output position.
 
 use super::{convert, Legalize, LegalizeCtx};
 use crate::ir::{DataType, Expr, PrimExpr};
-use crate::op::image::resize_mode;
+use crate::op::image::{grid_sample_mode, resize_mode};
 use crate::tir::te::{self, compute};
+use relax_runtime::kernels::grid::{GridMethod, GridPadding, GridSampleMode, GRID_CUBIC_ALPHA};
 use relax_runtime::kernels::image::{CoordinateMode, Method, ResizeMode, Rounding};
 use relax_runtime::Error;
 
@@ -194,5 +203,213 @@ fn resize2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+/// `x` reflected at `lo` and `hi` until inside (`lo` when they meet), as
+/// the kernel's `reflect`.
+fn reflect(x: PrimExpr, lo: PrimExpr, hi: PrimExpr) -> PrimExpr {
+    let span = hi.clone() - lo.clone();
+    let even = |n: PrimExpr| {
+        let half = floor(te::div(n.clone(), f64c(2.0)));
+        (n - half * f64c(2.0)).eq_(f64c(0.0))
+    };
+    let fold = |d: PrimExpr| {
+        let n = floor(te::div(d.clone(), span.clone()));
+        let r = d - n.clone() * span.clone();
+        (even(n), r)
+    };
+    let (below_even, below_r) = fold(lo.clone() - x.clone());
+    let below = PrimExpr::select(
+        below_even,
+        lo.clone() + below_r.clone(),
+        hi.clone() - below_r,
+    );
+    let (above_even, above_r) = fold(x.clone() - hi.clone());
+    let above = PrimExpr::select(
+        above_even,
+        hi.clone() - above_r.clone(),
+        lo.clone() + above_r,
+    );
+    let inside = PrimExpr::select(
+        x.clone().lt(lo.clone()),
+        below,
+        PrimExpr::select(x.clone().gt(hi), above, x),
+    );
+    PrimExpr::select(span.le(f64c(0.0)), lo, inside)
+}
+
+/// The bounds of pixel coordinates along an axis of (float) length `len`.
+fn grid_bounds(mode: &GridSampleMode, len: &PrimExpr) -> (PrimExpr, PrimExpr) {
+    if mode.align_corners {
+        (f64c(0.0), len.clone() - f64c(1.0))
+    } else {
+        (f64c(-0.5), len.clone() - f64c(0.5))
+    }
+}
+
+/// The pixel coordinate of normalized coordinate `g` along an axis of
+/// (float) length `len` (the kernel's `GridSampleMode::source`).
+fn grid_source(mode: &GridSampleMode, g: PrimExpr, len: &PrimExpr) -> PrimExpr {
+    let one = f64c(1.0);
+    let mut x = if mode.align_corners {
+        te::div(g + one.clone(), f64c(2.0)) * (len.clone() - one)
+    } else {
+        te::div((g + one.clone()) * len.clone() - one, f64c(2.0))
+    };
+    if mode.method == GridMethod::Nearest {
+        x = te::unary("round", x);
+    }
+    let (lo, hi) = grid_bounds(mode, len);
+    let outside = x.clone().lt(lo.clone()).or(x.clone().gt(hi.clone()));
+    match mode.padding {
+        GridPadding::Zeros => x,
+        GridPadding::Border => PrimExpr::select(
+            outside,
+            x.clone().max(f64c(0.0)).min(len.clone() - f64c(1.0)),
+            x,
+        ),
+        GridPadding::Reflection => PrimExpr::select(outside, reflect(x.clone(), lo, hi), x),
+    }
+}
+
+/// A tap at integer position `i` along an axis of `extent`: the clamped
+/// index it reads and the condition for reading it (else 0).
+fn grid_pixel(mode: &GridSampleMode, i: PrimExpr, extent: &PrimExpr) -> (PrimExpr, PrimExpr) {
+    let len = extent.clone().cast(DataType::f64());
+    let last = len.clone() - f64c(1.0);
+    let nonempty = extent.clone().gt(PrimExpr::int(0));
+    match mode.padding {
+        GridPadding::Zeros => {
+            let inside = i.clone().ge(f64c(0.0)).and(i.clone().le(last));
+            (index(i, extent), inside)
+        }
+        GridPadding::Border => (index(i, extent), nonempty),
+        GridPadding::Reflection => {
+            let (lo, hi) = grid_bounds(mode, &len);
+            (
+                index(te::unary("trunc", reflect(i, lo, hi)), extent),
+                nonempty,
+            )
+        }
+    }
+}
+
+/// The taps (integer position, weight) around pixel coordinate `x`.
+fn grid_taps(mode: &GridSampleMode, x: PrimExpr) -> Vec<(PrimExpr, PrimExpr)> {
+    let one = || f64c(1.0);
+    let f = floor(x.clone());
+    let t = x.clone() - f.clone();
+    match mode.method {
+        GridMethod::Nearest => vec![(x, one())],
+        GridMethod::Bilinear => vec![(f.clone(), one() - t.clone()), (f + one(), t)],
+        GridMethod::Bicubic => {
+            let a = GRID_CUBIC_ALPHA;
+            let near = [a + 2.0, -(a + 3.0), 0.0, 1.0];
+            let far = [a, -5.0 * a, 8.0 * a, -4.0 * a];
+            let w = [
+                cubic(one() + t.clone(), far),
+                cubic(t.clone(), near),
+                cubic(one() - t.clone(), near),
+                cubic(f64c(2.0) - t, far),
+            ];
+            w.into_iter()
+                .enumerate()
+                .map(|(k, wk)| (f.clone() + f64c(k as f64 - 1.0), wk))
+                .collect()
+        }
+    }
+}
+
+fn grid_sample(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let mode = cx.check(grid_sample_mode(cx.call))?;
+    let k = mode.spatial;
+    cx.te1(&[0, 1], |xs| {
+        let (x, grid) = (&xs[0], &xs[1]);
+        let sizes: Vec<PrimExpr> = x.shape()[2..].to_vec();
+        Ok(compute("grid_sample", shape.clone(), |i| {
+            // Per spatial axis, its taps as (index, read condition, weight).
+            let axes: Vec<Vec<(PrimExpr, PrimExpr, PrimExpr)>> = (0..k)
+                .map(|a| {
+                    let mut at = vec![i[0].clone(), PrimExpr::int((k - 1 - a) as i64)];
+                    at.extend(i[2..].iter().cloned());
+                    let g = grid.at(&at).cast(DataType::f64());
+                    let len = sizes[a].clone().cast(DataType::f64());
+                    let s = grid_source(&mode, g, &len);
+                    grid_taps(&mode, s)
+                        .into_iter()
+                        .map(|(p, w)| {
+                            let (idx, ok) = grid_pixel(&mode, p, &sizes[a]);
+                            (idx, ok, w)
+                        })
+                        .collect()
+                })
+                .collect();
+            // Every combination of one tap per axis.
+            let mut combos: Vec<(Vec<PrimExpr>, PrimExpr, PrimExpr)> =
+                vec![(vec![], PrimExpr::bool(true), f64c(1.0))];
+            for taps in &axes {
+                combos = combos
+                    .iter()
+                    .flat_map(|(idx, ok, w)| {
+                        taps.iter().map(move |(ti, tok, tw)| {
+                            let mut idx = idx.clone();
+                            idx.push(ti.clone());
+                            (idx, ok.clone().and(tok.clone()), w.clone() * tw.clone())
+                        })
+                    })
+                    .collect();
+            }
+            let terms = combos.into_iter().map(|(idx, ok, w)| {
+                let mut at = vec![i[0].clone(), i[1].clone()];
+                at.extend(idx);
+                let read = PrimExpr::call(
+                    DataType::f64(),
+                    "if_then_else",
+                    vec![ok, x.at(&at).cast(DataType::f64()), f64c(0.0)],
+                );
+                read * w
+            });
+            let v = terms.fold(f64c(0.0), |acc, t| acc + t);
+            convert(v, dtype)
+        }))
+    })
+}
+
+fn affine_grid(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let align = crate::op::infer::attr_bool(cx.call, "align_corners", false);
+    let (h, w) = (shape[2].clone(), shape[3].clone());
+    cx.te1(&[0], |xs| {
+        let theta = &xs[0];
+        let base = |j: &PrimExpr, len: &PrimExpr| {
+            let (j, len) = (
+                j.clone().cast(DataType::f64()),
+                len.clone().cast(DataType::f64()),
+            );
+            if align {
+                PrimExpr::select(
+                    len.clone().gt(f64c(1.0)),
+                    f64c(-1.0) + te::div(f64c(2.0) * j, len - f64c(1.0)),
+                    f64c(-1.0),
+                )
+            } else {
+                f64c(-1.0) + te::div(f64c(2.0) * j + f64c(1.0), len)
+            }
+        };
+        Ok(compute("affine_grid", shape.clone(), |i| {
+            let m = |c: i64| {
+                theta
+                    .at(&[i[0].clone(), i[1].clone(), PrimExpr::int(c)])
+                    .cast(DataType::f64())
+            };
+            let v = m(0) * base(&i[3], &w) + m(1) * base(&i[2], &h) + m(2);
+            convert(v, dtype)
+        }))
+    })
+}
+
 /// The image legalizations.
-pub const LEGALIZE: &[(&str, Legalize)] = &[("relax.image.resize2d", resize2d)];
+pub const LEGALIZE: &[(&str, Legalize)] = &[
+    ("relax.image.resize2d", resize2d),
+    ("relax.image.grid_sample", grid_sample),
+    ("relax.image.affine_grid", affine_grid),
+];

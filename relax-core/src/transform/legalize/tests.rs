@@ -718,6 +718,56 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ],
         ));
     }
+    for (method, padding, align) in [
+        ("bilinear", "zeros", false),
+        ("bilinear", "border", true),
+        ("bilinear", "reflection", false),
+        ("nearest", "zeros", true),
+        ("nearest", "border", false),
+        ("nearest", "reflection", true),
+        ("bicubic", "zeros", false),
+        ("bicubic", "border", true),
+        ("bicubic", "reflection", false),
+        ("bicubic", "reflection", true),
+    ] {
+        out.push(case(
+            "relax.image.grid_sample",
+            vec![
+                t(&[d(2), d(2), d(4), d(5)], F32),
+                t(&[d(2), d(2), d(3), d(6)], F32),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                ("padding_mode", AttrValue::from(padding)),
+                ("align_corners", AttrValue::Bool(align)),
+            ],
+        ));
+    }
+    for (method, padding, align) in [
+        ("bilinear", "reflection", false),
+        ("nearest", "zeros", true),
+    ] {
+        out.push(case(
+            "relax.image.grid_sample",
+            vec![
+                t(&[d(1), d(2), d(3), d(4), d(2)], F32),
+                t(&[d(1), d(3), d(2), d(3), d(4)], F32),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                ("layout", AttrValue::from("NCDHW")),
+                ("padding_mode", AttrValue::from(padding)),
+                ("align_corners", AttrValue::Bool(align)),
+            ],
+        ));
+    }
+    for align in [false, true] {
+        out.push(case(
+            "relax.image.affine_grid",
+            vec![t(&[n.clone(), d(2), d(3)], F32), A::S(vec![d(4), d(1)])],
+            vec![("align_corners", AttrValue::Bool(align))],
+        ));
+    }
     for (method, size) in [("linear", [3i64, 3]), ("nearest_neighbor", [5, 1])] {
         out.push(case(
             "relax.image.resize2d",
