@@ -359,7 +359,8 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
         return Err(cx.error("the Indices output is not supported"));
     }
-    pool(cx, "relax.nn.max_pool2d", None)
+    let x = cx.input(0)?;
+    pool(cx, x, "relax.nn.max_pool2d", None)
 }
 
 pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -373,13 +374,49 @@ pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "strides",
     ])?;
     let include = cx.node.int_or("count_include_pad", 0)? != 0;
-    pool(cx, "relax.nn.avg_pool2d", Some(include))
+    let x = cx.input(0)?;
+    pool(cx, x, "relax.nn.avg_pool2d", Some(include))
 }
 
-/// `MaxPool` or `AveragePool` (with its `count_include_pad`) as the 2-d
-/// op `op`.
-fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<Expr>, Error> {
+/// `LpPool`: `(Σ |x|^p)^(1/p)` over each window, the sum an average pool
+/// that counts the padding (zeros) times the window size.
+pub fn lp_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "ceil_mode",
+        "dilations",
+        "kernel_shape",
+        "p",
+        "pads",
+        "strides",
+    ])?;
+    let p = cx.node.int_or("p", 2)?;
+    if p < 1 {
+        return Err(cx.error(format!("p {p} must be positive")));
+    }
     let x = cx.input(0)?;
+    let (_, dtype) = cx.tensor(&x)?;
+    let kernel = cx.node.ints("kernel_shape")?.unwrap_or_default();
+    in_range(cx, "kernel_shape", &kernel, 1)?;
+    let size: i64 = kernel.iter().product();
+    let a = cx.op1("relax.abs", x)?;
+    let pw = cx.scalar(p as f64, dtype)?;
+    let powered = cx.op2("relax.power", a, pw)?;
+    let mean = pool(cx, powered, "relax.nn.avg_pool2d", Some(true))?.remove(0);
+    let n = cx.scalar(size as f64, dtype)?;
+    let sum = cx.op2("relax.multiply", mean, n)?;
+    let inv = cx.scalar(1.0 / p as f64, dtype)?;
+    Ok(vec![cx.op2("relax.power", sum, inv)?])
+}
+
+/// `MaxPool` or `AveragePool` (with its `count_include_pad`) of `x` as the
+/// 2-d op `op`.
+fn pool(
+    cx: &mut Ctx,
+    x: Expr,
+    op: &str,
+    count_include_pad: Option<bool>,
+) -> Result<Vec<Expr>, Error> {
     let k = spatial_rank(cx, &x)?;
     let kernel = cx
         .node
