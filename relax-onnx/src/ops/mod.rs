@@ -11,6 +11,7 @@
 //! | file | op types |
 //! |---|---|
 //! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth` |
+//! | `crop.rs` | `CenterCropPad` |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `resize.rs` | `Resize`, `Upsample` |
@@ -27,6 +28,7 @@
 
 mod attention;
 mod blocks;
+mod crop;
 mod elementwise;
 mod grid;
 mod index;
@@ -148,6 +150,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("DepthToSpace", blocks::depth_to_space),
     ("SpaceToDepth", blocks::space_to_depth),
     ("LpPool", nn::lp_pool),
+    ("CenterCropPad", crop::center_crop_pad),
     ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
