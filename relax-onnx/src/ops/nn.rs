@@ -7,7 +7,10 @@
 //!    resolved to pads from the static input size. 3-d ones are written
 //!    with the 2-d ops (`volume.rs`). `ConvTranspose` (1-d and 2-d) maps to
 //!    `nn.conv2d_transpose`, its `output_shape` and `auto_pad` turned into
-//!    pads by ONNX's formula.
+//!    pads by ONNX's formula; a negative pad (an `output_shape` past the
+//!    full result) widens the output with zeros before the bias.
+//!    `LpPool` is `(avg_pool(|x|^p) · window size)^(1/p)`, the average
+//!    counting the padding.
 //! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
 //!    `a = scale / sqrt(var + ε)` and `b = bias - mean · a`, which fold to
 //!    constants when the statistics are (TVM's frontend emits
@@ -244,6 +247,11 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let w = cx.input(1)?;
     let bias = cx.opt_input(2)?;
     let k = spatial_rank(cx, &x)?;
+    if k > 2 {
+        return Err(cx.error(format!(
+            "{k}-d ConvTranspose is not supported (1-d and 2-d are)"
+        )));
+    }
     let x_dims = cx.static_dims(&x)?;
     let w_dims = cx.static_dims(&w)?;
     in_range(cx, "the input's dims", &x_dims, 0)?;
@@ -300,7 +308,9 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             let total =
                 strides[i] * (spatial[i] - 1) + out_pad[i] + ((kernel[i] - 1) * dilations[i] + 1)
                     - target[i];
-            let half = total / 2;
+            // Floor division, as ONNX writes it (a negative total puts
+            // the odd row at the end).
+            let half = total.div_euclid(2);
             if auto_pad == "SAME_UPPER" {
                 begin.push(half);
                 end.push(total - half);
@@ -313,12 +323,16 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else {
         cx.node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * k])
     };
-    if pads.len() != 2 * k || pads.iter().any(|&p| !(0..=LIMIT).contains(&p)) {
+    if pads.len() != 2 * k || pads.iter().any(|&p| !(-LIMIT..=LIMIT).contains(&p)) {
         return Err(cx.error(format!(
-            "pads {pads:?} are not {} non-negative values",
+            "pads {pads:?} are not {} values in -2^31+1..2^31",
             2 * k
         )));
     }
+    // A negative pad (from an output_shape past the full result) widens
+    // the output by rows no window reaches: zeros, before the bias.
+    let widen_by: Vec<i64> = pads.iter().map(|&p| (-p).max(0)).collect();
+    let pads: Vec<i64> = pads.iter().map(|&p| p.max(0)).collect();
     let (x2, w2, strides, dilations, out_pad, pads) = if k == 1 {
         (
             as_2d(cx, x)?,
@@ -339,6 +353,21 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("groups", AttrValue::Int(group)),
     ]);
     let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
+    if widen_by.iter().any(|&p| p > 0) {
+        // Relax interleaves (before, after) per axis; 1-d runs on axis 3.
+        let mut width = vec![0i64; 8];
+        for i in 0..k {
+            let axis = 4 - k + i;
+            width[2 * axis] = widen_by[i];
+            width[2 * axis + 1] = widen_by[i + k];
+        }
+        let attrs = Attrs::from_pairs([
+            ("pad_width", ints(width)),
+            ("pad_value", AttrValue::Float(0.0)),
+            ("pad_mode", AttrValue::Str("constant".into())),
+        ]);
+        y = cx.call("relax.nn.pad", vec![y], attrs)?;
+    }
     y = add_bias(cx, y, bias, w_dims[1] * group, 4)?;
     if k == 1 {
         y = from_2d(cx, y)?;
