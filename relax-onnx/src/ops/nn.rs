@@ -439,7 +439,9 @@ pub fn lp_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `MaxPool` or `AveragePool` (with its `count_include_pad`) of `x` as the
-/// 2-d op `op`.
+/// 2-d op `op`; with `ceil_mode`, a last window that starts in the end
+/// padding is sliced off (ONNX and PyTorch drop it, the Relax pools keep
+/// it).
 fn pool(
     cx: &mut Ctx,
     x: Expr,
@@ -469,30 +471,72 @@ fn pool(
             None => attrs,
         }
     };
-    if k == 3 {
+    let dropped = if ceil {
+        last_windows_on_padding(cx, &x, &kernel, &win)?
+    } else {
+        vec![]
+    };
+    let mut y = if k == 3 {
         let (mut depth, plane) = split_depth(&win);
         depth.kernel = kernel[0];
         let a = attrs(plane, kernel[1..].to_vec());
-        return Ok(vec![super::volume::pool3d(
-            cx,
-            x,
-            depth,
-            ceil,
-            count_include_pad,
-            a,
-        )?]);
-    }
-    let (x2, kernel2) = if k == 1 {
-        win = widen(&win);
-        (as_2d(cx, x)?, vec![1, kernel[0]])
+        super::volume::pool3d(cx, x, depth, ceil, count_include_pad, a)?
     } else {
-        (x, kernel)
+        let (x2, kernel2) = if k == 1 {
+            win = widen(&win);
+            (as_2d(cx, x)?, vec![1, kernel[0]])
+        } else {
+            (x, kernel)
+        };
+        let y = cx.call(op, vec![x2], attrs(win, kernel2))?;
+        if k == 1 {
+            from_2d(cx, y)?
+        } else {
+            y
+        }
     };
-    let mut y = cx.call(op, vec![x2], attrs(win, kernel2))?;
-    if k == 1 {
-        y = from_2d(cx, y)?;
+    if !dropped.is_empty() {
+        let (axes, ends): (Vec<i64>, Vec<i64>) = dropped.into_iter().unzip();
+        let n = axes.len();
+        let slice = Attrs::from_pairs([
+            ("axes", ints(axes)),
+            ("begin", ints(vec![0; n])),
+            ("end", ints(ends)),
+            ("strides", ints(vec![1; n])),
+        ]);
+        y = cx.call("relax.strided_slice", vec![y], slice)?;
     }
     Ok(vec![y])
+}
+
+/// The axes (and their lengths without it) whose last `ceil_mode` window
+/// starts in the end padding, which ONNX (as PyTorch) drops and the Relax
+/// pools keep; only known input dims are checked.
+fn last_windows_on_padding(
+    cx: &Ctx,
+    x: &Expr,
+    kernel: &[i64],
+    win: &Window,
+) -> Result<Vec<(i64, i64)>, Error> {
+    let (dims, _) = cx.tensor(x)?;
+    let k = kernel.len();
+    let mut out = Vec::new();
+    for i in 0..k {
+        let Some(size) = dims[2 + i].as_int() else {
+            continue;
+        };
+        let (s, pb, pe) = (win.strides[i], win.pads[i], win.pads[i + k]);
+        let span = win.dilations[i] * (kernel[i] - 1) + 1;
+        let num = size + pb + pe - span + s - 1;
+        if num < 0 {
+            continue;
+        }
+        let n = num.div_euclid(s) + 1;
+        if n > 1 && (n - 1) * s >= size + pb {
+            out.push(((2 + i) as i64, n - 1));
+        }
+    }
+    Ok(out)
 }
 
 /// A reduction over every spatial axis, keeping them.
