@@ -22,6 +22,7 @@
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `pool_indices.rs` | `MaxUnpool`, `MaxPool`'s `Indices` output |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -35,6 +36,7 @@ mod index;
 mod loss;
 mod nn;
 mod normalization;
+mod pool_indices;
 mod reduce;
 mod resize;
 mod runtime_axes;
@@ -151,6 +153,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("SpaceToDepth", blocks::space_to_depth),
     ("LpPool", nn::lp_pool),
     ("CenterCropPad", crop::center_crop_pad),
+    ("MaxUnpool", pool_indices::max_unpool),
     ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),

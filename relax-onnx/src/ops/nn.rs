@@ -385,11 +385,30 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "storage_order",
         "strides",
     ])?;
-    if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
-        return Err(cx.error("the Indices output is not supported"));
-    }
     let x = cx.input(0)?;
-    pool(cx, x, "relax.nn.max_pool2d", None)
+    let mut y = pool(cx, x.clone(), "relax.nn.max_pool2d", None)?;
+    if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
+        // The Indices output (`pool_indices.rs`), 2-d only.
+        if spatial_rank(cx, &x)? != 2 {
+            return Err(cx.error("the Indices output is supported for 2-d MaxPool only"));
+        }
+        let kernel = cx.node.ints("kernel_shape")?.unwrap_or_default();
+        let win = window(cx, &x, &kernel)?;
+        let out = cx.static_dims(&y[0])?;
+        let column_major = cx.node.int_or("storage_order", 0)? != 0;
+        let i = super::pool_indices::max_pool_indices(
+            cx,
+            x,
+            &kernel,
+            &win.strides,
+            &win.dilations,
+            &win.pads,
+            [out[2], out[3]],
+            column_major,
+        )?;
+        y.push(i);
+    }
+    Ok(y)
 }
 
 pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
