@@ -10,7 +10,7 @@
 //!
 //! | file | op types |
 //! |---|---|
-//! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth` |
+//! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
 //! | `crop.rs` | `CenterCropPad` |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
@@ -154,6 +154,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("LpPool", nn::lp_pool),
     ("CenterCropPad", crop::center_crop_pad),
     ("MaxUnpool", pool_indices::max_unpool),
+    ("Col2Im", blocks::col2im),
     ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
