@@ -12,6 +12,7 @@
 //! |---|---|
 //! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
 //! | `crop.rs` | `CenterCropPad` |
+//! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `resize.rs` | `Resize`, `Upsample` |
@@ -30,6 +31,7 @@
 mod attention;
 mod blocks;
 mod crop;
+mod deform;
 mod elementwise;
 mod grid;
 mod index;
@@ -155,6 +157,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("CenterCropPad", crop::center_crop_pad),
     ("MaxUnpool", pool_indices::max_unpool),
     ("Col2Im", blocks::col2im),
+    ("DeformConv", deform::deform_conv),
     ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
