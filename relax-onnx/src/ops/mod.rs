@@ -10,34 +10,46 @@
 //!
 //! | file | op types |
 //! |---|---|
+//! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
+//! | `crop.rs` | `CenterCropPad` |
+//! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
-//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
+//! | `grid.rs` | `GridSample`, `AffineGrid` |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `pool_indices.rs` | `MaxUnpool`, `MaxPool`'s `Indices` output |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
 //! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
 //! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
-//! | `rnn.rs` | `RNN`, `GRU`, `LSTM`, unrolled over a sequence length known at import time |
+//! | `rnn.rs` | `RNN`, `GRU`, `LSTM`: unrolled over a sequence length known at import time, a `Scan`-style loop over a symbolic one |
 //! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod blocks;
 mod control_flow;
+mod crop;
+mod deform;
 mod elementwise;
+mod grid;
 mod index;
 mod llm;
 mod loops;
 mod loss;
 mod nn;
 mod normalization;
+mod pool_indices;
 mod reduce;
+mod resize;
 mod reverse_sequence;
 mod rnn;
 mod runtime_axes;
@@ -151,8 +163,17 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("LRN", nn::lrn),
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
-    ("Resize", nn::resize),
-    ("Upsample", nn::resize),
+    ("Resize", resize::resize),
+    ("GridSample", grid::grid_sample),
+    ("AffineGrid", grid::affine_grid),
+    ("DepthToSpace", blocks::depth_to_space),
+    ("SpaceToDepth", blocks::space_to_depth),
+    ("LpPool", nn::lp_pool),
+    ("CenterCropPad", crop::center_crop_pad),
+    ("MaxUnpool", pool_indices::max_unpool),
+    ("Col2Im", blocks::col2im),
+    ("DeformConv", deform::deform_conv),
+    ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
     ("Dropout", nn::dropout),
