@@ -17,6 +17,13 @@
 //!    to fresh dims (`tensor_to_shape`, `match_cast`); a strided slice and
 //!    a reshape give the result.
 //!
+//! An axis that may have length 0 (a known 0, or a symbolic dim) is first
+//! extended by one element holding the reduction's identity (`0` for a
+//! sum, `1` for a product, the dtype's lowest or highest value for a
+//! maximum or minimum), so that a reduction over an empty axis gives the
+//! identity, one element long, as ONNX wants; an axis that is not reduced
+//! loses the extra element again in step 3's slice.
+//!
 //! The axes must be distinct, as ONNX requires; their count is the axes
 //! input's length, which must be known.
 
@@ -85,9 +92,41 @@ impl RuntimeAxes {
         Ok(RuntimeAxes { flags, dims, count })
     }
 
+    /// `x` with one element holding `op`'s identity appended along every
+    /// axis that may have length 0 (see the module doc); `x` itself when
+    /// every dim is a known positive integer.
+    pub fn pad_identity(&self, cx: &mut Ctx, x: Expr, op: &str) -> Result<Expr, Error> {
+        let (_, dtype) = cx.tensor(&x)?;
+        let value = identity(op, dtype).ok_or_else(|| {
+            cx.error(format!("`{op}` over {dtype} has no identity to reduce an empty axis to"))
+        })?;
+        let mut y = x;
+        for k in 0..self.dims.len() {
+            if self.dims[k].as_int().is_some_and(|d| d > 0) {
+                continue;
+            }
+            let (mut dims, _) = cx.tensor(&y)?;
+            dims[k] = PrimExpr::int(1);
+            let fill = cx.scalar(value, DataType::f64())?;
+            let fill = cx.astype(fill, dtype)?;
+            let fill = cx.call(
+                "relax.full",
+                vec![Expr::shape(dims), fill],
+                Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]),
+            )?;
+            y = cx.call(
+                "relax.concat",
+                vec![Expr::tuple(vec![y, fill])],
+                Attrs::from_pairs([("axis", AttrValue::Int(k as i64))]),
+            )?;
+        }
+        Ok(y)
+    }
+
     /// `op` (`relax.sum`, `relax.max`, `relax.min`, `relax.prod`) over the
     /// flagged axes, broadcast back to `x`'s shape.
     pub fn full(&self, cx: &mut Ctx, x: Expr, op: &str) -> Result<Expr, Error> {
+        let (dims, _) = cx.tensor(&x)?;
         let mut full = x;
         for (k, flag) in self.flags.iter().enumerate() {
             let attrs = Attrs::from_pairs([
@@ -97,7 +136,7 @@ impl RuntimeAxes {
             let red = cx.call(op, vec![full.clone()], attrs)?;
             let back = cx.call(
                 "relax.broadcast_to",
-                vec![red, Expr::shape(self.dims.clone())],
+                vec![red, Expr::shape(dims.clone())],
                 Attrs::new(),
             )?;
             full = cx.call("relax.where", vec![flag.clone(), back, full], Attrs::new())?;
@@ -193,5 +232,35 @@ impl RuntimeAxes {
         )?;
         let target = cx.bind_data_dims(target)?;
         cx.call("relax.reshape", vec![y, Expr::shape(target)], Attrs::new())
+    }
+}
+
+/// The identity of the reduction `op` over `dtype`, as an `f64` (cast to
+/// `dtype` when used): the value an empty reduction gives.
+pub fn identity(op: &str, dtype: DataType) -> Option<f64> {
+    let lowest = || {
+        if dtype.is_float() {
+            f64::NEG_INFINITY
+        } else if dtype.is_int() {
+            -(2f64.powi(dtype.bits() as i32 - 1))
+        } else {
+            0.0
+        }
+    };
+    let highest = || {
+        if dtype.is_float() {
+            f64::INFINITY
+        } else if dtype.is_int() {
+            2f64.powi(dtype.bits() as i32 - 1) - 1.0
+        } else {
+            2f64.powi(dtype.bits() as i32) - 1.0
+        }
+    };
+    match op {
+        "relax.sum" | "relax.mean" => Some(0.0),
+        "relax.prod" => Some(1.0),
+        "relax.max" => Some(lowest()),
+        "relax.min" => Some(highest()),
+        _ => None,
     }
 }
