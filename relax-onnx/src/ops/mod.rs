@@ -20,6 +20,7 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
@@ -30,6 +31,7 @@ mod nn;
 mod normalization;
 mod reduce;
 mod runtime_axes;
+mod runtime_slice;
 mod shape;
 pub mod shape_value;
 mod volume;

@@ -161,17 +161,7 @@ impl RuntimeAxes {
     /// axis, which is kept as a 1 with `keepdims` and dropped without.
     pub fn finish(&self, cx: &mut Ctx, full: Expr, keepdims: bool) -> Result<Expr, Error> {
         let r = self.dims.len();
-        // The flags as one bool vector, and x's dims as one int64 vector.
-        let mut flags = Vec::new();
-        for flag in &self.flags {
-            let col = Expr::shape(vec![PrimExpr::int(1)]);
-            flags.push(cx.call("relax.reshape", vec![flag.clone(), col], Attrs::new())?);
-        }
-        let flags = cx.call(
-            "relax.concat",
-            vec![Expr::tuple(flags)],
-            Attrs::from_pairs([("axis", AttrValue::Int(0))]),
-        )?;
+        let flags = self.flag_vector(cx)?;
         let dims = cx.dims_tensor(self.dims.clone())?;
         let one = cx.scalar(1.0, DataType::i64())?;
         let out_dims = cx.call(
@@ -193,10 +183,34 @@ impl RuntimeAxes {
         if keepdims {
             return Ok(y);
         }
+        let target = self.kept_dims(cx)?;
+        cx.call("relax.reshape", vec![y, Expr::shape(target)], Attrs::new())
+    }
+
+    /// The flags as one bool vector.
+    fn flag_vector(&self, cx: &mut Ctx) -> Result<Expr, Error> {
+        let mut flags = Vec::new();
+        for flag in &self.flags {
+            let col = Expr::shape(vec![PrimExpr::int(1)]);
+            flags.push(cx.call("relax.reshape", vec![flag.clone(), col], Attrs::new())?);
+        }
+        cx.call(
+            "relax.concat",
+            vec![Expr::tuple(flags)],
+            Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+        )
+    }
+
+    /// The dims of `x`'s axes that are not reduced, in order, bound at
+    /// run time: the output's dims without `keepdims`, and `Squeeze`'s.
+    pub fn kept_dims(&self, cx: &mut Ctx) -> Result<Vec<PrimExpr>, Error> {
+        let r = self.dims.len();
         let left = r.saturating_sub(self.count);
         if left == 0 {
-            return cx.call("relax.reshape", vec![y, Expr::shape(vec![])], Attrs::new());
+            return Ok(vec![]);
         }
+        let flags = self.flag_vector(cx)?;
+        let dims = cx.dims_tensor(self.dims.clone())?;
         // The kept dims in order: each kept axis goes to the number of kept
         // axes before it (an exclusive cumsum), each reduced one to a spare
         // last slot, then the slot is cut off.
@@ -230,8 +244,7 @@ impl RuntimeAxes {
                 ("end", super::ints([left as i64])),
             ]),
         )?;
-        let target = cx.bind_data_dims(target)?;
-        cx.call("relax.reshape", vec![y, Expr::shape(target)], Attrs::new())
+        cx.bind_data_dims(target)
     }
 }
 
