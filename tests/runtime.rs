@@ -660,6 +660,13 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         vec![],
         vec![],
     ));
+    // Sorting.
+    cases.push((
+        "relax.topk".into(),
+        vec![t23()],
+        vec![],
+        vec![("k", AttrValue::Int(2))],
+    ));
 
     for (op_name, params, literals, attrs) in cases {
         let vars: Vec<Var> = params

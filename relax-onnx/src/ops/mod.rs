@@ -20,6 +20,7 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `search.rs` | `TopK` |
 //! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
@@ -32,6 +33,7 @@ mod normalization;
 mod reduce;
 mod runtime_axes;
 mod runtime_slice;
+mod search;
 mod shape;
 pub mod shape_value;
 mod volume;
@@ -181,6 +183,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("TopK", search::top_k),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic

@@ -98,7 +98,9 @@ impl RuntimeAxes {
     pub fn pad_identity(&self, cx: &mut Ctx, x: Expr, op: &str) -> Result<Expr, Error> {
         let (_, dtype) = cx.tensor(&x)?;
         let value = identity(op, dtype).ok_or_else(|| {
-            cx.error(format!("`{op}` over {dtype} has no identity to reduce an empty axis to"))
+            cx.error(format!(
+                "`{op}` over {dtype} has no identity to reduce an empty axis to"
+            ))
         })?;
         let mut y = x;
         for k in 0..self.dims.len() {

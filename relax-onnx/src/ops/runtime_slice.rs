@@ -183,9 +183,8 @@ pub fn slice(cx: &mut Ctx, x: Expr) -> Result<Vec<Expr>, Error> {
         let forward = cx.op2("relax.greater", s.clone(), zero.clone())?;
         // Negative bounds count from the end, then are clamped into
         // [0, d] going forward and [-1, d - 1] going backward.
-        let wrap = |cx: &mut Ctx, v: Expr| -> Result<Expr, Error> {
-            cx.wrap_negative(v, d.clone())
-        };
+        let wrap =
+            |cx: &mut Ctx, v: Expr| -> Result<Expr, Error> { cx.wrap_negative(v, d.clone()) };
         let (b, e) = (wrap(cx, b)?, wrap(cx, e)?);
         let lo = cx.call(
             "relax.where",
@@ -346,11 +345,7 @@ pub fn pad(cx: &mut Ctx, x: Expr, mode: PadMode) -> Result<Vec<Expr>, Error> {
             let mut col = vec![PrimExpr::int(1); r];
             col[k] = n;
             let outside = cx.call("relax.reshape", vec![outside, shape(col)], Attrs::new())?;
-            y = cx.call(
-                "relax.where",
-                vec![outside, value.clone(), y],
-                Attrs::new(),
-            )?;
+            y = cx.call("relax.where", vec![outside, value.clone(), y], Attrs::new())?;
         }
     }
     Ok(vec![y])

@@ -30,6 +30,7 @@ pub mod linalg;
 pub mod manipulate;
 pub mod pad;
 pub mod reduce;
+pub mod sorting;
 #[cfg(test)]
 mod testing;
 
@@ -52,6 +53,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     conv::KERNELS,
     pad::KERNELS,
     image::KERNELS,
+    sorting::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).
