@@ -16,7 +16,7 @@
 //!
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
-//! [`create`], [`statistical`], [`search`], [`sorting`], [`datatype`], [`nn`], [`image`],
+//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`], [`datatype`], [`nn`], [`image`],
 //! [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
@@ -38,6 +38,7 @@ pub mod nn;
 #[cfg(test)]
 mod registry_roundtrip_tests;
 pub mod search;
+pub mod set;
 pub mod sorting;
 pub mod statistical;
 pub mod ternary;
@@ -181,6 +182,7 @@ const GROUPS: &[&[OpInfo]] = &[
     statistical::OPS,
     search::OPS,
     sorting::OPS,
+    set::OPS,
     datatype::OPS,
     nn::OPS,
     image::OPS,

@@ -20,7 +20,7 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
-//! | `search.rs` | `TopK` |
+//! | `search.rs` | `TopK`, `NonZero`, `Compress`, `Unique` |
 //! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
@@ -184,6 +184,9 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
     ("TopK", search::top_k),
+    ("NonZero", search::non_zero),
+    ("Compress", search::compress),
+    ("Unique", search::unique),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic

@@ -1,4 +1,4 @@
-//! Searching and sorting: `TopK`.
+//! Searching and sorting: `TopK`, `NonZero`, `Compress`, `Unique`.
 //!
 //! `TopK` is the registry's `topk` (values and `int64` indices; ties keep
 //! the lower index, as ONNX requires). Its `K` is an input from opset 10
@@ -6,8 +6,17 @@
 //! bound to a fresh dim (`tensor_to_shape`, `match_cast`) and cut from the
 //! whole axis sorted (`k = 0`) with a `strided_slice`: the output's length
 //! along the axis is that dim, clamped into the axis.
+//!
+//! `NonZero` is the registry's `nonzero`, whose column count the VM learns
+//! when it runs the kernel: the result is bound to `(rank, n)` with a fresh
+//! `n` (`match_cast`), so what follows has a symbolic shape. `Compress` is
+//! `take` of the input (flattened when no axis is given) at the non-zero
+//! positions of the condition. `Unique` is the registry's `unique` with
+//! every optional output; the lengths the data decides are bound to one
+//! fresh dim, the number of unique values (the inverse indices have one
+//! entry per element or slice, known already).
 
-use super::{ints, Ctx};
+use super::{ints, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error};
 
@@ -78,6 +87,114 @@ fn cut(cx: &mut Ctx, both: Expr, axis: usize, k: PrimExpr) -> Result<Vec<Expr>, 
     for i in 0..2 {
         let f = cx.item(&both, i)?;
         out.push(cx.call("relax.strided_slice", vec![f], attrs.clone())?);
+    }
+    Ok(out)
+}
+
+/// `nonzero(x)`, bound to `(rank, n)` with a fresh `n`.
+fn nonzero(cx: &mut Ctx, x: Expr) -> Result<(Expr, PrimExpr), Error> {
+    let (dims, _) = cx.tensor(&x)?;
+    let y = cx.call("relax.nonzero", vec![x], Attrs::new())?;
+    let name = cx.node.proto.output.first().map_or("nz", String::as_str);
+    let n = relax_core::ir::TirVar::new(format!(
+        "{}_count",
+        relax_core::printer::dsl::identifier(name)
+    ))
+    .to_expr();
+    let sinfo = relax_core::ir::StructInfo::tensor(
+        vec![PrimExpr::int(dims.len() as i64), n.clone()],
+        DataType::i64(),
+    );
+    let v = cx.bb.emit_match_cast(y, sinfo).map_err(|e| cx.error(e))?;
+    Ok((Expr::var(&v), n))
+}
+
+pub fn non_zero(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    Ok(vec![nonzero(cx, x)?.0])
+}
+
+pub fn compress(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let mut x = cx.input(0)?;
+    let cond = cx.input(1)?;
+    let (cdims, _) = cx.tensor(&cond)?;
+    if cdims.len() != 1 {
+        return Err(cx.error(format!(
+            "the condition must be 1-d, found rank {}",
+            cdims.len()
+        )));
+    }
+    let (dims, _) = cx.tensor(&x)?;
+    let axis = match cx.node.int("axis")? {
+        Some(a) => super::normalize_axes(cx, &[a], dims.len())?[0],
+        None => {
+            let flat = super::product(&dims);
+            x = cx.call("relax.reshape", vec![x, shape(vec![flat])], Attrs::new())?;
+            0
+        }
+    };
+    let (idx, n) = nonzero(cx, cond)?;
+    let idx = cx.call("relax.reshape", vec![idx, shape(vec![n])], Attrs::new())?;
+    Ok(vec![cx.call(
+        "relax.take",
+        vec![x, idx],
+        Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]),
+    )?])
+}
+
+pub fn unique(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let (dims, dtype) = cx.tensor(&x)?;
+    let axis = match cx.node.int("axis")? {
+        Some(a) => Some(super::normalize_axes(cx, &[a], dims.len())?[0]),
+        None => None,
+    };
+    let sorted = cx.node.int_or("sorted", 1)? != 0;
+    let all = cx.call(
+        "relax.unique",
+        vec![x],
+        Attrs::from_pairs([
+            ("sorted", AttrValue::Bool(sorted)),
+            ("return_index", AttrValue::Bool(true)),
+            ("return_inverse", AttrValue::Bool(true)),
+            ("return_counts", AttrValue::Bool(true)),
+            (
+                "axis",
+                axis.map_or(AttrValue::None, |a| AttrValue::Int(a as i64)),
+            ),
+        ]),
+    )?;
+    let name = cx
+        .node
+        .proto
+        .output
+        .first()
+        .map_or("unique", String::as_str);
+    let u = relax_core::ir::TirVar::new(format!(
+        "{}_count",
+        relax_core::printer::dsl::identifier(name)
+    ))
+    .to_expr();
+    let (y_dims, n) = match axis {
+        Some(a) => {
+            let mut d = dims.clone();
+            d[a] = u.clone();
+            (d, dims[a].clone())
+        }
+        None => (vec![u.clone()], super::product(&dims)),
+    };
+    let shapes = [
+        (y_dims, dtype),
+        (vec![u.clone()], DataType::i64()),
+        (vec![n], DataType::i64()),
+        (vec![u], DataType::i64()),
+    ];
+    let mut out = Vec::new();
+    for (i, (d, dt)) in shapes.into_iter().enumerate() {
+        let f = cx.item(&all, i)?;
+        let sinfo = relax_core::ir::StructInfo::tensor(d, dt);
+        let v = cx.bb.emit_match_cast(f, sinfo).map_err(|e| cx.error(e))?;
+        out.push(Expr::var(&v));
     }
     Ok(out)
 }

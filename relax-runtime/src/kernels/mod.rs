@@ -30,6 +30,7 @@ pub mod linalg;
 pub mod manipulate;
 pub mod pad;
 pub mod reduce;
+pub mod set;
 pub mod sorting;
 #[cfg(test)]
 mod testing;
@@ -54,6 +55,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     pad::KERNELS,
     image::KERNELS,
     sorting::KERNELS,
+    set::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).
