@@ -660,7 +660,7 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         vec![],
         vec![],
     ));
-    // Sorting, and sets (sizes known only at run time).
+    // Sorting, sets (sizes known only at run time), and eye_like.
     cases.push((
         "relax.topk".into(),
         vec![t23()],
@@ -675,6 +675,12 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             ("return_inverse", AttrValue::Bool(true)),
             ("return_counts", AttrValue::Bool(true)),
         ],
+    ));
+    cases.push((
+        "relax.eye_like".into(),
+        vec![t23()],
+        vec![Expr::prim_value(relax::ir::PrimExpr::int(1))],
+        vec![],
     ));
 
     for (op_name, params, literals, attrs) in cases {

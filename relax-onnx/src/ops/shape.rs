@@ -874,3 +874,22 @@ pub fn range(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 pub fn identity(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     Ok(vec![cx.input(0)?])
 }
+
+/// `EyeLike`: the registry's `eye_like` over the input's 2-d shape, in the
+/// `dtype` attribute's type (the input's when absent), ones on diagonal `k`.
+pub fn eye_like(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let k = cx.node.int_or("k", 0)?;
+    let dtype = match cx.node.int("dtype")? {
+        Some(code) => crate::tensor::dtype_of(code as i32).ok_or_else(|| {
+            cx.error(format!(
+                "dtype {} is not supported",
+                crate::tensor::elem_type_name(code as i32)
+            ))
+        })?,
+        None => DataType::void(),
+    };
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    let k = Expr::prim_value(PrimExpr::int(k));
+    Ok(vec![cx.call("relax.eye_like", vec![x, k], attrs)?])
+}

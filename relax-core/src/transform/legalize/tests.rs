@@ -458,6 +458,18 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ("exclusive", AttrValue::Bool(true)),
         ],
     )));
+    for k in [d(0), d(2), d(-1)] {
+        out.push(case(
+            "relax.eye_like",
+            vec![t(&[n.clone(), d(4)], F32), A::P(k)],
+            vec![],
+        ));
+    }
+    out.push(case(
+        "relax.eye_like",
+        vec![t(&[d(3), n.clone()], F32), A::P(d(1))],
+        vec![("dtype", AttrValue::from("int64"))],
+    ));
     for (op, k) in [
         ("relax.tril", d(0)),
         ("relax.tril", d(-1)),
