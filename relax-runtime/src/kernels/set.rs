@@ -148,7 +148,7 @@ fn nonzero(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
         Ok::<_, String>(hits)
     })?;
     let (r, n) = (x.ndim(), hits.len());
-    let mut out = super::alloc::collect(r * n, std::iter::repeat(0i64).take(r * n))?;
+    let mut out = super::alloc::collect(r * n, std::iter::repeat_n(0i64, r * n))?;
     for (j, idx) in hits.iter().enumerate() {
         for (a, &i) in idx.iter().enumerate() {
             out[a * n + j] = i as i64;
@@ -198,7 +198,14 @@ mod tests {
     #[test]
     fn unique_sorted_or_in_first_occurrence_order() {
         let x = tv(&[6], vec![2.0f32, 1.0, 1.0, 3.0, 4.0, 3.0]);
-        let f = fields(run("relax.unique", &[x.clone()], &unique_attrs(true, None)).unwrap());
+        let f = fields(
+            run(
+                "relax.unique",
+                std::slice::from_ref(&x),
+                &unique_attrs(true, None),
+            )
+            .unwrap(),
+        );
         assert_tensor(&f[0], &[4], &[1.0f32, 2.0, 3.0, 4.0]);
         assert_tensor(&f[1], &[4], &[1i64, 0, 3, 4]);
         assert_tensor(&f[2], &[6], &[1i64, 0, 0, 2, 3, 2]);

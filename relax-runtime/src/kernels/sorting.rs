@@ -75,10 +75,10 @@ fn topk(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
             v.len(),
             v.view().permuted_axes(ndarray::IxDyn(&perm)).iter().copied(),
         )?;
-        let lanes = if n == 0 { 0 } else { data.len() / n };
+        let lanes = data.len().checked_div(n).unwrap_or(0);
         let outer: usize = perm[..perm.len() - 1].iter().map(|&a| x.shape()[a] as usize).product();
-        let mut vals: Vec<T> = super::alloc::collect(outer * k, std::iter::repeat(T::ZERO).take(outer * k))?;
-        let mut idxs: Vec<i64> = super::alloc::collect(outer * k, std::iter::repeat(0i64).take(outer * k))?;
+        let mut vals: Vec<T> = super::alloc::collect(outer * k, std::iter::repeat_n(T::ZERO, outer * k))?;
+        let mut idxs: Vec<i64> = super::alloc::collect(outer * k, std::iter::repeat_n(0i64, outer * k))?;
         let mut order_buf: Vec<usize> = Vec::with_capacity(n);
         for l in 0..lanes {
             let lane = &data[l * n..(l + 1) * n];
@@ -150,21 +150,26 @@ mod tests {
     #[test]
     fn topk_takes_the_largest_first_ties_in_order() {
         let x = tv(&[2, 4], vec![1.0f32, 3.0, 3.0, 2.0, 0.0, -1.0, 5.0, 5.0]);
-        let r = run("relax.topk", &[x.clone()], &topk_attrs(3, 1, true, "both")).unwrap();
+        let r = run(
+            "relax.topk",
+            std::slice::from_ref(&x),
+            &topk_attrs(3, 1, true, "both"),
+        )
+        .unwrap();
         let (v, i) = fields(&r);
         assert_tensor(&v, &[2, 3], &[3.0f32, 3.0, 2.0, 5.0, 5.0, 0.0]);
         assert_tensor(&i, &[2, 3], &[1i64, 2, 3, 2, 3, 0]);
         // Smallest first, along axis 0, every element (k = 0).
         let r = run(
             "relax.topk",
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &topk_attrs(0, 0, false, "indices"),
         )
         .unwrap();
         assert_tensor(&r, &[2, 4], &[1i64, 1, 0, 0, 0, 0, 1, 1]);
         let r = run(
             "relax.topk",
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &topk_attrs(1, -1, true, "values"),
         )
         .unwrap();
