@@ -976,3 +976,63 @@ fn attention_with_keys_of_another_rank_is_an_error() {
     };
     assert_import_error(&model(23, graph), "K must have Q's rank");
 }
+
+/// `TfIdfVectorizer`'s three modes with weights (the node suite has TF
+/// only), unigrams and bigrams at two skip distances, two pool n-grams in
+/// one output column, on both targets; expected values from ONNX's
+/// reference implementation.
+#[test]
+fn tf_idf_vectorizer_modes_weigh_the_counts() {
+    let x = Tensor::from_vec(&[7], vec![1i64, 2, 3, 1, 2, 1, 4]).unwrap();
+    let cases: [(&str, [f32; 5]); 3] = [
+        ("TF", [1.0, 2.0, 2.0, 2.0, 3.0]),
+        ("IDF", [0.5, 1.0, 2.0, 3.0, 4.0]),
+        ("TFIDF", [0.5, 2.0, 4.0, 6.0, 12.0]),
+    ];
+    for (mode, want) in cases {
+        let weights = AttributeProto {
+            name: Some("weights".into()),
+            r#type: Some(AttributeType::Floats as i32),
+            floats: vec![0.5, 1.0, 2.0, 3.0, 4.0],
+            ..Default::default()
+        };
+        let bytes = model(
+            20,
+            GraphProto {
+                name: Some("tfidf".into()),
+                node: vec![node(
+                    "TfIdfVectorizer",
+                    &["x"],
+                    &["y"],
+                    vec![
+                        string_attr("mode", mode),
+                        int_attr("min_gram_length", 1),
+                        int_attr("max_gram_length", 2),
+                        int_attr("max_skip_count", 1),
+                        ints_attr("ngram_counts", &[0, 3]),
+                        ints_attr("ngram_indexes", &[4, 1, 0, 3, 2]),
+                        ints_attr("pool_int64s", &[1, 2, 4, 1, 2, 2, 1]),
+                        weights,
+                    ],
+                )],
+                input: vec![value_info(
+                    "x",
+                    tensor_proto::DataType::Int64,
+                    &[Dim::Value(7)],
+                )],
+                output: vec![f32_info("y", &[Dim::Value(5)])],
+                ..Default::default()
+            },
+        );
+        let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+        for target in [Target::interpreter(), Target::host()] {
+            let exec = build(&imported.module, &target).unwrap();
+            let y = outputs(
+                VirtualMachine::new(&exec)
+                    .call("main", &[Value::Tensor(x.clone())])
+                    .unwrap(),
+            );
+            assert_eq!(y[0].to_f64_vec(), want.map(f64::from).to_vec(), "{mode}");
+        }
+    }
+}

@@ -20,6 +20,7 @@
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `text.rs` | `TfIdfVectorizer` (integer pools) |
 //! | `search.rs` | `TopK`, `NonZero`, `Compress`, `Unique` |
 //! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -36,6 +37,7 @@ mod runtime_slice;
 mod search;
 mod shape;
 pub mod shape_value;
+mod text;
 mod volume;
 
 use shape_value::ShapeValue;
@@ -188,6 +190,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("NonZero", search::non_zero),
     ("Compress", search::compress),
     ("Unique", search::unique),
+    ("TfIdfVectorizer", text::tf_idf_vectorizer),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic
