@@ -660,7 +660,8 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         vec![],
         vec![],
     ));
-    // Sorting, sets (sizes known only at run time), and eye_like.
+    // Sorting, sets (sizes known only at run time), eye_like, and
+    // non-maximum suppression.
     cases.push((
         "relax.topk".into(),
         vec![t23()],
@@ -680,6 +681,16 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         "relax.eye_like".into(),
         vec![t23()],
         vec![Expr::prim_value(relax::ir::PrimExpr::int(1))],
+        vec![],
+    ));
+    cases.push((
+        "relax.vision.all_class_non_max_suppression".into(),
+        vec![tensor(&[1, 3, 4], f32_), tensor(&[1, 2, 3], f32_)],
+        vec![
+            i64s(&[1], vec![2]),
+            f32s(&[1], vec![0.5]),
+            f32s(&[1], vec![0.0]),
+        ],
         vec![],
     ));
 

@@ -16,7 +16,7 @@
 //!
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
-//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`], [`datatype`], [`nn`], [`image`],
+//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`], [`datatype`], [`nn`], [`image`], [`vision`],
 //! [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
@@ -45,6 +45,7 @@ pub mod ternary;
 #[cfg(test)]
 mod testing;
 pub mod unary;
+pub mod vision;
 
 pub use attr::{AttrSpec, AttrType};
 
@@ -186,6 +187,7 @@ const GROUPS: &[&[OpInfo]] = &[
     datatype::OPS,
     nn::OPS,
     image::OPS,
+    vision::OPS,
     base::OPS,
 ];
 

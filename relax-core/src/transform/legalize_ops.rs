@@ -7,9 +7,9 @@
 //!    `add1`, …) and returns the `call_tir`. The PrimFunc records the op in
 //!    its `legalized_from` attribute, which `AnnotateTIROpPattern` reads.
 //! 2. Left alone: the `call_*` family, `shape_of`, `shape_to_tensor` and
-//!    `tensor_to_shape` (they are already at the level below), `nonzero`
-//!    and `unique` (their sizes depend on the data; the VM runs their
-//!    kernels), calls of things that are not registered ops, and —
+//!    `tensor_to_shape` (they are already at the level below), `nonzero`,
+//!    `unique` and `vision.all_class_non_max_suppression` (their sizes or
+//!    work depend on the data; the VM runs their kernels), calls of things that are not registered ops, and —
 //!    as TVM does — calls whose shapes are not fully known: an argument
 //!    tensor of unknown dtype or rank, or a result tensor of unknown dtype or
 //!    dims (the output buffer could not be allocated).
@@ -36,7 +36,7 @@ use relax_runtime::Error;
 
 /// The ops never legalized: they already call into the level below, or
 /// (`shape_of` and the shape/tensor conversions, the closure ops,
-/// `nonzero`, `unique`) the VM implements them, as TVM's VM builtins do.
+/// `nonzero`, `unique`, non-maximum suppression) the VM implements them, as TVM's VM builtins do.
 pub const SKIPPED_OPS: &[&str] = &[
     "relax.call_tir",
     "relax.call_tir_inplace",
@@ -50,6 +50,7 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.tensor_to_shape",
     "relax.nonzero",
     "relax.unique",
+    "relax.vision.all_class_non_max_suppression",
 ];
 
 /// The pass. See the module docs.

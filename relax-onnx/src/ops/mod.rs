@@ -21,7 +21,7 @@
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `text.rs` | `TfIdfVectorizer` (integer pools) |
-//! | `search.rs` | `TopK`, `NonZero`, `Compress`, `Unique` |
+//! | `search.rs` | `TopK`, `NonZero`, `Compress`, `Unique`, `NonMaxSuppression` |
 //! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
@@ -190,6 +190,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("NonZero", search::non_zero),
     ("Compress", search::compress),
     ("Unique", search::unique),
+    ("NonMaxSuppression", search::non_max_suppression),
     ("TfIdfVectorizer", text::tf_idf_vectorizer),
 ];
 

@@ -1,4 +1,5 @@
-//! Searching and sorting: `TopK`, `NonZero`, `Compress`, `Unique`.
+//! Searching and sorting: `TopK`, `NonZero`, `Compress`, `Unique`, and
+//! `NonMaxSuppression` (at the end).
 //!
 //! `TopK` is the registry's `topk` (values and `int64` indices; ties keep
 //! the lower index, as ONNX requires). Its `K` is an input from opset 10
@@ -197,4 +198,82 @@ pub fn unique(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         out.push(Expr::var(&v));
     }
     Ok(out)
+}
+
+/// `NonMaxSuppression`: the registry's
+/// `vision.all_class_non_max_suppression` (ONNX format), its padded rows
+/// cut to the count it returns, bound to a fresh dim. Boxes given as
+/// centres and sizes (`center_point_box = 1`) become corners first;
+/// absent inputs mean no boxes (`max_output_boxes_per_class`), an IoU
+/// threshold of 0, and no score threshold (`-inf`).
+pub fn non_max_suppression(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let mut boxes = cx.input(0)?;
+    let scores = cx.input(1)?;
+    let (bdims, fdt) = cx.tensor(&boxes)?;
+    if bdims.len() != 3 {
+        return Err(cx.error(format!(
+            "boxes must have rank 3, found rank {}",
+            bdims.len()
+        )));
+    }
+    if cx.node.int_or("center_point_box", 0)? != 0 {
+        // [xc, yc, w, h] to [y1, x1, y2, x2].
+        let part = |cx: &mut Ctx, b: &Expr, k: i64| -> Result<Expr, Error> {
+            cx.call(
+                "relax.strided_slice",
+                vec![b.clone()],
+                Attrs::from_pairs([
+                    ("axes", ints([2])),
+                    ("begin", ints([k])),
+                    ("end", ints([k + 1])),
+                ]),
+            )
+        };
+        let (xc, yc) = (part(cx, &boxes, 0)?, part(cx, &boxes, 1)?);
+        let (w, h) = (part(cx, &boxes, 2)?, part(cx, &boxes, 3)?);
+        let half = cx.scalar(0.5, fdt)?;
+        let hw = cx.op2("relax.multiply", w, half.clone())?;
+        let hh = cx.op2("relax.multiply", h, half)?;
+        let y1 = cx.op2("relax.subtract", yc.clone(), hh.clone())?;
+        let x1 = cx.op2("relax.subtract", xc.clone(), hw.clone())?;
+        let y2 = cx.op2("relax.add", yc, hh)?;
+        let x2 = cx.op2("relax.add", xc, hw)?;
+        boxes = cx.call(
+            "relax.concat",
+            vec![Expr::tuple(vec![y1, x1, y2, x2])],
+            Attrs::from_pairs([("axis", AttrValue::Int(2))]),
+        )?;
+    }
+    let one = |cx: &mut Ctx, i: usize, default: f64, dtype: DataType| -> Result<Expr, Error> {
+        let v = match cx.opt_input(i)? {
+            Some(v) => cx.astype(v, dtype)?,
+            None => cx.scalar(default, dtype)?,
+        };
+        cx.call(
+            "relax.reshape",
+            vec![v, shape(vec![PrimExpr::int(1)])],
+            Attrs::new(),
+        )
+    };
+    let max_out = one(cx, 2, 0.0, DataType::i64())?;
+    let iou = one(cx, 3, 0.0, DataType::f32())?;
+    let score = one(cx, 4, f64::NEG_INFINITY, DataType::f32())?;
+    let both = cx.call(
+        "relax.vision.all_class_non_max_suppression",
+        vec![boxes, scores, max_out, iou, score],
+        Attrs::from_pairs([("output_format", AttrValue::Str("onnx".into()))]),
+    )?;
+    let rows = cx.item(&both, 0)?;
+    let count = cx.item(&both, 1)?;
+    let n = cx.bind_data_dims(count)?.remove(0);
+    Ok(vec![cx.call(
+        "relax.strided_slice",
+        vec![rows],
+        Attrs::from_pairs([
+            ("axes", ints([0])),
+            ("begin", ints([0])),
+            ("end", AttrValue::Array(vec![AttrValue::PrimExpr(n)])),
+            ("assume_inbound", AttrValue::Bool(true)),
+        ]),
+    )?])
 }

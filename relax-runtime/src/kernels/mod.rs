@@ -34,6 +34,7 @@ pub mod set;
 pub mod sorting;
 #[cfg(test)]
 mod testing;
+pub mod vision;
 
 pub use attrs::KernelAttrs;
 
@@ -56,6 +57,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     image::KERNELS,
     sorting::KERNELS,
     set::KERNELS,
+    vision::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).
