@@ -474,7 +474,7 @@ fn the_command_line_explains_itself() {
         &dir,
     ));
     let doc: serde_json::Value = serde_json::from_str(&full).unwrap();
-    let expected = &case.data_sets[0].1[0];
+    let expected = case.data_sets[0].1[0].as_tensor().unwrap();
     assert_eq!(doc[0]["data"].as_array().unwrap().len(), expected.numel());
 
     let bench = ok(&relax(

@@ -1430,3 +1430,161 @@ fn a_linear_attention_over_an_unknown_length_is_an_error_naming_it() {
         "sequence, whose length must be a known integer",
     );
 }
+
+/// `TfIdfVectorizer`'s three modes with weights (the node suite has TF
+/// only), unigrams and bigrams at two skip distances, two pool n-grams in
+/// one output column, on both targets; expected values from ONNX's
+/// reference implementation.
+#[test]
+fn tf_idf_vectorizer_modes_weigh_the_counts() {
+    let x = Tensor::from_vec(&[7], vec![1i64, 2, 3, 1, 2, 1, 4]).unwrap();
+    let cases: [(&str, [f32; 5]); 3] = [
+        ("TF", [1.0, 2.0, 2.0, 2.0, 3.0]),
+        ("IDF", [0.5, 1.0, 2.0, 3.0, 4.0]),
+        ("TFIDF", [0.5, 2.0, 4.0, 6.0, 12.0]),
+    ];
+    for (mode, want) in cases {
+        let weights = AttributeProto {
+            name: Some("weights".into()),
+            r#type: Some(AttributeType::Floats as i32),
+            floats: vec![0.5, 1.0, 2.0, 3.0, 4.0],
+            ..Default::default()
+        };
+        let bytes = model(
+            20,
+            GraphProto {
+                name: Some("tfidf".into()),
+                node: vec![node(
+                    "TfIdfVectorizer",
+                    &["x"],
+                    &["y"],
+                    vec![
+                        string_attr("mode", mode),
+                        int_attr("min_gram_length", 1),
+                        int_attr("max_gram_length", 2),
+                        int_attr("max_skip_count", 1),
+                        ints_attr("ngram_counts", &[0, 3]),
+                        ints_attr("ngram_indexes", &[4, 1, 0, 3, 2]),
+                        ints_attr("pool_int64s", &[1, 2, 4, 1, 2, 2, 1]),
+                        weights,
+                    ],
+                )],
+                input: vec![value_info(
+                    "x",
+                    tensor_proto::DataType::Int64,
+                    &[Dim::Value(7)],
+                )],
+                output: vec![f32_info("y", &[Dim::Value(5)])],
+                ..Default::default()
+            },
+        );
+        let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+        for target in [Target::interpreter(), Target::host()] {
+            let exec = build(&imported.module, &target).unwrap();
+            let y = outputs(
+                VirtualMachine::new(&exec)
+                    .call("main", &[Value::Tensor(x.clone())])
+                    .unwrap(),
+            );
+            assert_eq!(y[0].to_f64_vec(), want.map(f64::from).to_vec(), "{mode}");
+        }
+    }
+}
+
+/// Shapes decided at run time on a symbolic dim `N`, run at `N = 2` and at
+/// `N = 0` on both targets: `Pad` by run-time pads and value (an empty
+/// axis padded reads nothing outside it), `ReduceMax` by run-time axes
+/// (an empty axis reduces to the identity, one long), `Slice` by run-time
+/// axes and steps.
+#[test]
+fn runtime_pads_axes_and_steps_on_a_symbolic_dim() {
+    let i64_info =
+        |name: &str, n: i64| value_info(name, tensor_proto::DataType::Int64, &[Dim::Value(n)]);
+    let x_info = f32_info("x", &[Dim::Param("N"), Dim::Value(2)]);
+    let graph = |nodes: Vec<NodeProto>, inputs: Vec<ValueInfoProto>| GraphProto {
+        name: Some("g".into()),
+        node: nodes,
+        input: inputs,
+        output: vec![f32_info("y", &[Dim::Param("M"), Dim::Param("K")])],
+        ..Default::default()
+    };
+    let pad = model(
+        18,
+        graph(
+            vec![node("Pad", &["x", "pads", "v"], &["y"], vec![])],
+            vec![x_info.clone(), i64_info("pads", 4), f32_info("v", &[])],
+        ),
+    );
+    let max = model(
+        18,
+        graph(
+            vec![node("ReduceMax", &["x", "axes"], &["y"], vec![])],
+            vec![x_info.clone(), i64_info("axes", 1)],
+        ),
+    );
+    let slice = model(
+        18,
+        graph(
+            vec![node(
+                "Slice",
+                &["x", "s", "e", "axes", "steps"],
+                &["y"],
+                vec![],
+            )],
+            vec![
+                x_info,
+                i64_info("s", 1),
+                i64_info("e", 1),
+                i64_info("axes", 1),
+                i64_info("steps", 1),
+            ],
+        ),
+    );
+    let t = |shape: &[i64], v: Vec<f32>| Value::Tensor(Tensor::from_vec(shape, v).unwrap());
+    let ti = |v: Vec<i64>| Value::Tensor(Tensor::from_vec(&[v.len() as i64], v).unwrap());
+    for target in [Target::interpreter(), Target::host()] {
+        let go = |bytes: &[u8], args: Vec<Value>| {
+            let imported = from_onnx(bytes, &ImportOptions::default()).unwrap();
+            let exec = build(&imported.module, &target).unwrap();
+            outputs(VirtualMachine::new(&exec).call("main", &args).unwrap())
+        };
+        // Pad: one row before, one column after, with 9.
+        let pads = || ti(vec![1, 0, 0, 1]);
+        let v = || t(&[], vec![9.0]);
+        let y = go(
+            &pad,
+            vec![t(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]), pads(), v()],
+        );
+        assert_eq!(y[0].shape(), &[3, 3]);
+        assert_eq!(
+            y[0].to_vec::<f32>().unwrap(),
+            vec![9.0, 9.0, 9.0, 1.0, 2.0, 9.0, 3.0, 4.0, 9.0]
+        );
+        let y = go(&pad, vec![t(&[0, 2], vec![]), pads(), v()]);
+        assert_eq!(y[0].shape(), &[1, 3]);
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![9.0; 3]);
+        // ReduceMax over axis 0 (named -2), keepdims.
+        let y = go(
+            &max,
+            vec![t(&[2, 2], vec![1.0, 5.0, 3.0, 4.0]), ti(vec![-2])],
+        );
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![3.0, 5.0]);
+        let y = go(&max, vec![t(&[0, 2], vec![]), ti(vec![0])]);
+        assert_eq!(y[0].shape(), &[1, 2]);
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![f32::NEG_INFINITY; 2]);
+        // Slice rows backwards: x[::-1] along axis 0.
+        let args = |x: Value| {
+            vec![
+                x,
+                ti(vec![-1]),
+                ti(vec![i64::MIN]),
+                ti(vec![0]),
+                ti(vec![-1]),
+            ]
+        };
+        let y = go(&slice, args(t(&[2, 2], vec![1.0, 2.0, 3.0, 4.0])));
+        assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![3.0, 4.0, 1.0, 2.0]);
+        let y = go(&slice, args(t(&[0, 2], vec![])));
+        assert_eq!(y[0].shape(), &[0, 2]);
+    }
+}

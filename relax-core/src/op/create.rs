@@ -42,6 +42,34 @@ fn infer_full(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     })
 }
 
+/// `eye_like(x, k)`: `x`'s 2-d shape in `dtype` (`x`'s when `void`), ones
+/// on diagonal `k` (an integer PrimValue; `j - i == k`), zeros elsewhere.
+fn infer_eye_like(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let x = tensor_arg(call, 0)?;
+    if !x.is_unknown_ndim() && x.ndim != 2 {
+        return Err(error(
+            call,
+            "op-rank",
+            format!(
+                "{} must have rank 2, found rank {}",
+                arg_name(call, 0),
+                x.ndim
+            ),
+        ));
+    }
+    let k = prim_arg(call, 1)?;
+    if !k.dtype().is_integer() {
+        return Err(error(
+            call,
+            "op-dtype-not-int",
+            format!("k must be an integer, found {}", k.dtype()),
+        ));
+    }
+    let dtype = attr_dtype(call, "dtype");
+    let dtype = if dtype.is_void() { x.dtype } else { dtype };
+    Ok(tensor(x.shape_values().map(<[_]>::to_vec), 2, dtype, ana))
+}
+
 /// The value of `PrimValue` argument `i` (its StructInfo's value).
 pub(crate) fn prim_arg(call: &Call, i: usize) -> Result<PrimExpr, Diagnostic> {
     let s = arg_sinfo(call, i)?;
@@ -147,6 +175,19 @@ pub const OPS: &[OpInfo] = &[
         pattern: OpPatternKind::ElemWise,
     },
     OpInfo {
+        name: "relax.eye_like",
+        args: &["x", "k"],
+        arity: Arity::Exact(2),
+        attrs: &[AttrSpec::new(
+            "dtype",
+            AttrType::DataType,
+            AttrDefault::DataType("void"),
+        )],
+        infer_struct_info: infer_eye_like,
+        purity: true,
+        pattern: OpPatternKind::Injective,
+    },
+    OpInfo {
         name: "relax.arange",
         args: &["start", "end", "step"],
         arity: Arity::Exact(3),
@@ -165,6 +206,30 @@ pub const OPS: &[OpInfo] = &[
 mod tests {
     use crate::ir::AttrValue;
     use crate::op::testing::*;
+
+    #[test]
+    fn eye_like_has_the_input_shape() {
+        let n = sym("n");
+        let k = |v: i64| crate::ir::Expr::prim_value(d(v));
+        assert_infers(
+            "relax.eye_like",
+            &[t(&[n.clone(), d(4)], F32), k(1)],
+            &[],
+            "R.Tensor((n, 4), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.eye_like",
+            &[t(&[d(3), d(4)], F32), k(-1)],
+            &[("dtype", AttrValue::DataType(I64))],
+            "R.Tensor((3, 4), dtype=\"int64\")",
+        );
+        assert_fails(
+            "relax.eye_like",
+            &[t(&[d(3)], F32), k(0)],
+            &[],
+            "eye_like: x must have rank 2, found rank 1",
+        );
+    }
 
     #[test]
     fn arange_has_a_symbolic_length() {

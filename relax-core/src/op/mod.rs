@@ -16,7 +16,7 @@
 //!
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
-//! [`create`], [`statistical`], [`search`], [`datatype`], [`nn`], [`image`],
+//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`], [`datatype`], [`nn`], [`image`], [`vision`],
 //! [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
@@ -38,11 +38,14 @@ pub mod nn;
 #[cfg(test)]
 mod registry_roundtrip_tests;
 pub mod search;
+pub mod set;
+pub mod sorting;
 pub mod statistical;
 pub mod ternary;
 #[cfg(test)]
 mod testing;
 pub mod unary;
+pub mod vision;
 
 pub use attr::{AttrSpec, AttrType};
 
@@ -179,9 +182,12 @@ const GROUPS: &[&[OpInfo]] = &[
     create::OPS,
     statistical::OPS,
     search::OPS,
+    sorting::OPS,
+    set::OPS,
     datatype::OPS,
     nn::OPS,
     image::OPS,
+    vision::OPS,
     base::OPS,
 ];
 

@@ -36,6 +36,17 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         // `tril`, `triu` and `one_hot` take PrimValue literals too (see
         // `module_text`).
         "relax.tril" | "relax.triu" => (vec![t], ""),
+        "relax.eye_like" => (vec!["R.Tensor(ndim=2, dtype=\"float32\")"], ""),
+        "relax.vision.all_class_non_max_suppression" => (
+            vec![
+                "R.Tensor(ndim=3, dtype=\"float32\")",
+                "R.Tensor(ndim=3, dtype=\"float32\")",
+                "R.Tensor((1,), dtype=\"int64\")",
+                "R.Tensor((1,), dtype=\"float32\")",
+                "R.Tensor((1,), dtype=\"float32\")",
+            ],
+            "",
+        ),
         "relax.one_hot" => (vec!["R.Tensor(ndim=2, dtype=\"int64\")"], "depth=4"),
         "relax.flip" => (vec![t], "axis=1"),
         "relax.where" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")", t, t], ""),
@@ -98,7 +109,7 @@ fn module_text(name: &str, extra: &str) -> String {
             .map(String::from)
             .to_vec();
     }
-    if name == "relax.tril" || name == "relax.triu" {
+    if name == "relax.tril" || name == "relax.triu" || name == "relax.eye_like" {
         args.push("R.prim_value(1)".into());
     }
     if name == "relax.one_hot" {

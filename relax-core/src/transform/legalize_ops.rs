@@ -7,8 +7,9 @@
 //!    `add1`, …) and returns the `call_tir`. The PrimFunc records the op in
 //!    its `legalized_from` attribute, which `AnnotateTIROpPattern` reads.
 //! 2. Left alone: the `call_*` family, `shape_of`, `shape_to_tensor` and
-//!    `tensor_to_shape` (they are already at
-//!    the level below), calls of things that are not registered ops, and —
+//!    `tensor_to_shape` (they are already at the level below), `nonzero`,
+//!    `unique` and `vision.all_class_non_max_suppression` (their sizes or
+//!    work depend on the data; the VM runs their kernels), calls of things that are not registered ops, and —
 //!    as TVM does — calls whose shapes are not fully known: an argument
 //!    tensor of unknown dtype or rank, or a result tensor of unknown dtype or
 //!    dims (the output buffer could not be allocated).
@@ -34,8 +35,8 @@ use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 
 /// The ops never legalized: they already call into the level below, or
-/// (`shape_of` and the shape/tensor conversions, the closure ops) the VM
-/// implements them, as TVM's VM builtins do.
+/// (`shape_of` and the shape/tensor conversions, the closure ops,
+/// `nonzero`, `unique`, non-maximum suppression) the VM implements them, as TVM's VM builtins do.
 pub const SKIPPED_OPS: &[&str] = &[
     "relax.call_tir",
     "relax.call_tir_inplace",
@@ -47,6 +48,9 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.shape_of",
     "relax.shape_to_tensor",
     "relax.tensor_to_shape",
+    "relax.nonzero",
+    "relax.unique",
+    "relax.vision.all_class_non_max_suppression",
 ];
 
 /// The pass. See the module docs.

@@ -16,7 +16,7 @@
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `resize.rs` | `Resize`, `Upsample` |
-//! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
+//! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `EyeLike`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
@@ -32,6 +32,9 @@
 //! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
 //! | `rnn.rs` | `RNN`, `GRU`, `LSTM`: unrolled over a sequence length known at import time, a `Scan`-style loop over a symbolic one |
 //! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
+//! | `text.rs` | `TfIdfVectorizer` (integer pools) |
+//! | `search.rs` | `TopK`, `NonZero`, `Compress`, `Unique`, `NonMaxSuppression` |
+//! | `runtime_slice.rs` | `Slice` and `Pad` by axes, steps, pads or a value computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
@@ -53,9 +56,12 @@ mod resize;
 mod reverse_sequence;
 mod rnn;
 mod runtime_axes;
+mod runtime_slice;
+mod search;
 mod sequence;
 mod shape;
 pub mod shape_value;
+mod text;
 mod volume;
 
 use shape_value::ShapeValue;
@@ -191,6 +197,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Expand", shape::expand),
     ("Constant", shape::constant),
     ("ConstantOfShape", shape::constant_of_shape),
+    ("EyeLike", shape::eye_like),
     ("Shape", shape::shape_of),
     ("Size", shape::size),
     ("Range", shape::range),
@@ -234,6 +241,12 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Optional", sequence::optional),
     ("OptionalHasElement", sequence::optional_has_element),
     ("OptionalGetElement", sequence::optional_get_element),
+    ("TopK", search::top_k),
+    ("NonZero", search::non_zero),
+    ("Compress", search::compress),
+    ("Unique", search::unique),
+    ("NonMaxSuppression", search::non_max_suppression),
+    ("TfIdfVectorizer", text::tf_idf_vectorizer),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic

@@ -78,7 +78,9 @@ fn reduce(cx: &mut Ctx, op: &str, axes_input_from: i64) -> Result<Vec<Expr>, Err
     if let Some(axes) = runtime_axes(cx, &x, axes_input_from)? {
         let (_, dtype) = cx.tensor(&x)?;
         let mean = op == "relax.mean";
-        let mut full = axes.full(cx, x, if mean { "relax.sum" } else { op })?;
+        let op = if mean { "relax.sum" } else { op };
+        let x = axes.pad_identity(cx, x, op)?;
+        let mut full = axes.full(cx, x, op)?;
         if mean {
             let n = axes.reduced_count(cx, dtype)?;
             full = cx.op2("relax.divide", full, n)?;
@@ -100,6 +102,7 @@ fn composite(cx: &mut Ctx, pre: &[&str], post: &[&str]) -> Result<Vec<Expr>, Err
         for op in pre {
             y = apply(cx, op, y)?;
         }
+        y = axes.pad_identity(cx, y, "relax.sum")?;
         y = axes.full(cx, y, "relax.sum")?;
         for op in post {
             y = apply(cx, op, y)?;
@@ -154,7 +157,16 @@ pub fn reduce_sum_square(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 pub fn reduce_log_sum_exp(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     if let Some(axes) = runtime_axes(cx, &x, 18)? {
+        // Padded with -inf, which exp makes 0: an empty axis gives
+        // log(0) = -inf. A maximum of -inf (all elements -inf) shifts by 0
+        // instead, so that the shift does not make -inf - -inf = NaN.
+        let x = axes.pad_identity(cx, x, "relax.max")?;
         let m = axes.full(cx, x.clone(), "relax.max")?;
+        let (_, dtype) = cx.tensor(&x)?;
+        let ninf = cx.scalar(f64::NEG_INFINITY, dtype)?;
+        let zero = cx.scalar(0.0, dtype)?;
+        let all_ninf = cx.op2("relax.equal", m.clone(), ninf)?;
+        let m = cx.call("relax.where", vec![all_ninf, zero, m], Attrs::new())?;
         let shifted = cx.op2("relax.subtract", x, m.clone())?;
         let e = cx.op1("relax.exp", shifted)?;
         let s = axes.full(cx, e, "relax.sum")?;

@@ -17,6 +17,13 @@
 //!    to fresh dims (`tensor_to_shape`, `match_cast`); a strided slice and
 //!    a reshape give the result.
 //!
+//! An axis that may have length 0 (a known 0, or a symbolic dim) is first
+//! extended by one element holding the reduction's identity (`0` for a
+//! sum, `1` for a product, the dtype's lowest or highest value for a
+//! maximum or minimum), so that a reduction over an empty axis gives the
+//! identity, one element long, as ONNX wants; an axis that is not reduced
+//! loses the extra element again in step 3's slice.
+//!
 //! The axes must be distinct, as ONNX requires; their count is the axes
 //! input's length, which must be known.
 
@@ -85,9 +92,43 @@ impl RuntimeAxes {
         Ok(RuntimeAxes { flags, dims, count })
     }
 
+    /// `x` with one element holding `op`'s identity appended along every
+    /// axis that may have length 0 (see the module doc); `x` itself when
+    /// every dim is a known positive integer.
+    pub fn pad_identity(&self, cx: &mut Ctx, x: Expr, op: &str) -> Result<Expr, Error> {
+        let (_, dtype) = cx.tensor(&x)?;
+        let value = identity(op, dtype).ok_or_else(|| {
+            cx.error(format!(
+                "`{op}` over {dtype} has no identity to reduce an empty axis to"
+            ))
+        })?;
+        let mut y = x;
+        for k in 0..self.dims.len() {
+            if self.dims[k].as_int().is_some_and(|d| d > 0) {
+                continue;
+            }
+            let (mut dims, _) = cx.tensor(&y)?;
+            dims[k] = PrimExpr::int(1);
+            let fill = cx.scalar(value, DataType::f64())?;
+            let fill = cx.astype(fill, dtype)?;
+            let fill = cx.call(
+                "relax.full",
+                vec![Expr::shape(dims), fill],
+                Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]),
+            )?;
+            y = cx.call(
+                "relax.concat",
+                vec![Expr::tuple(vec![y, fill])],
+                Attrs::from_pairs([("axis", AttrValue::Int(k as i64))]),
+            )?;
+        }
+        Ok(y)
+    }
+
     /// `op` (`relax.sum`, `relax.max`, `relax.min`, `relax.prod`) over the
     /// flagged axes, broadcast back to `x`'s shape.
     pub fn full(&self, cx: &mut Ctx, x: Expr, op: &str) -> Result<Expr, Error> {
+        let (dims, _) = cx.tensor(&x)?;
         let mut full = x;
         for (k, flag) in self.flags.iter().enumerate() {
             let attrs = Attrs::from_pairs([
@@ -97,7 +138,7 @@ impl RuntimeAxes {
             let red = cx.call(op, vec![full.clone()], attrs)?;
             let back = cx.call(
                 "relax.broadcast_to",
-                vec![red, Expr::shape(self.dims.clone())],
+                vec![red, Expr::shape(dims.clone())],
                 Attrs::new(),
             )?;
             full = cx.call("relax.where", vec![flag.clone(), back, full], Attrs::new())?;
@@ -122,17 +163,7 @@ impl RuntimeAxes {
     /// axis, which is kept as a 1 with `keepdims` and dropped without.
     pub fn finish(&self, cx: &mut Ctx, full: Expr, keepdims: bool) -> Result<Expr, Error> {
         let r = self.dims.len();
-        // The flags as one bool vector, and x's dims as one int64 vector.
-        let mut flags = Vec::new();
-        for flag in &self.flags {
-            let col = Expr::shape(vec![PrimExpr::int(1)]);
-            flags.push(cx.call("relax.reshape", vec![flag.clone(), col], Attrs::new())?);
-        }
-        let flags = cx.call(
-            "relax.concat",
-            vec![Expr::tuple(flags)],
-            Attrs::from_pairs([("axis", AttrValue::Int(0))]),
-        )?;
+        let flags = self.flag_vector(cx)?;
         let dims = cx.dims_tensor(self.dims.clone())?;
         let one = cx.scalar(1.0, DataType::i64())?;
         let out_dims = cx.call(
@@ -154,10 +185,34 @@ impl RuntimeAxes {
         if keepdims {
             return Ok(y);
         }
+        let target = self.kept_dims(cx)?;
+        cx.call("relax.reshape", vec![y, Expr::shape(target)], Attrs::new())
+    }
+
+    /// The flags as one bool vector.
+    fn flag_vector(&self, cx: &mut Ctx) -> Result<Expr, Error> {
+        let mut flags = Vec::new();
+        for flag in &self.flags {
+            let col = Expr::shape(vec![PrimExpr::int(1)]);
+            flags.push(cx.call("relax.reshape", vec![flag.clone(), col], Attrs::new())?);
+        }
+        cx.call(
+            "relax.concat",
+            vec![Expr::tuple(flags)],
+            Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+        )
+    }
+
+    /// The dims of `x`'s axes that are not reduced, in order, bound at
+    /// run time: the output's dims without `keepdims`, and `Squeeze`'s.
+    pub fn kept_dims(&self, cx: &mut Ctx) -> Result<Vec<PrimExpr>, Error> {
+        let r = self.dims.len();
         let left = r.saturating_sub(self.count);
         if left == 0 {
-            return cx.call("relax.reshape", vec![y, Expr::shape(vec![])], Attrs::new());
+            return Ok(vec![]);
         }
+        let flags = self.flag_vector(cx)?;
+        let dims = cx.dims_tensor(self.dims.clone())?;
         // The kept dims in order: each kept axis goes to the number of kept
         // axes before it (an exclusive cumsum), each reduced one to a spare
         // last slot, then the slot is cut off.
@@ -191,7 +246,36 @@ impl RuntimeAxes {
                 ("end", super::ints([left as i64])),
             ]),
         )?;
-        let target = cx.bind_data_dims(target)?;
-        cx.call("relax.reshape", vec![y, Expr::shape(target)], Attrs::new())
+        cx.bind_data_dims(target)
+    }
+}
+
+/// The identity of the reduction `op` over `dtype`, as an `f64` (cast to
+/// `dtype` when used): the value an empty reduction gives.
+pub fn identity(op: &str, dtype: DataType) -> Option<f64> {
+    let lowest = || {
+        if dtype.is_float() {
+            f64::NEG_INFINITY
+        } else if dtype.is_int() {
+            -(2f64.powi(dtype.bits() as i32 - 1))
+        } else {
+            0.0
+        }
+    };
+    let highest = || {
+        if dtype.is_float() {
+            f64::INFINITY
+        } else if dtype.is_int() {
+            2f64.powi(dtype.bits() as i32 - 1) - 1.0
+        } else {
+            2f64.powi(dtype.bits() as i32) - 1.0
+        }
+    };
+    match op {
+        "relax.sum" | "relax.mean" => Some(0.0),
+        "relax.prod" => Some(1.0),
+        "relax.max" => Some(lowest()),
+        "relax.min" => Some(highest()),
+        _ => None,
     }
 }

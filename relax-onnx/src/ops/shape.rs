@@ -338,6 +338,19 @@ fn axes_of(cx: &Ctx) -> Result<Option<Vec<i64>>, Error> {
 
 pub fn squeeze(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if cx.opset >= 13 && super::runtime_axes::is_runtime_axes(cx, 1)? {
+        // Axes computed at run time: the dims of the axes they do not
+        // name, bound at run time (as a reduction without keepdims keeps
+        // them), and `x` reshaped to them; the named axes must be 1 for
+        // the element counts to agree.
+        let axes = super::runtime_axes::RuntimeAxes::new(cx, &x, 1)?;
+        let kept = axes.kept_dims(cx)?;
+        return Ok(vec![cx.call(
+            "relax.reshape",
+            vec![x, shape(kept)],
+            Attrs::new(),
+        )?]);
+    }
     let axis = match axes_of(cx)? {
         Some(a) => ints(a),
         None => AttrValue::None,
@@ -434,6 +447,9 @@ fn unsqueeze_at_runtime(cx: &mut Ctx, x: Expr) -> Result<Vec<Expr>, Error> {
 
 pub fn slice(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
+    if cx.opset >= 10 && (cx.is_computed(3)? || cx.is_computed(4)?) {
+        return super::runtime_slice::slice(cx, x);
+    }
     let lift = |v: Option<Vec<i64>>| v.map(|v| v.into_iter().map(PrimExpr::int).collect());
     let (starts, ends, axes, steps): (Option<Vec<PrimExpr>>, Option<Vec<PrimExpr>>, _, _) =
         if cx.opset < 10 {
@@ -533,6 +549,17 @@ pub fn pad(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let (dims, _) = cx.tensor(&x)?;
     let ndim = dims.len();
+    if cx.opset >= 11 && (cx.is_computed(1)? || cx.is_computed(2)? || cx.is_computed(3)?) {
+        use super::runtime_slice::PadMode;
+        let mode = match cx.node.string("mode")?.as_deref().unwrap_or("constant") {
+            "constant" => PadMode::Constant,
+            "reflect" => PadMode::Reflect,
+            "edge" => PadMode::Edge,
+            "wrap" => PadMode::Wrap,
+            other => return Err(cx.error(format!("mode `{other}` is not an ONNX pad mode"))),
+        };
+        return super::runtime_slice::pad(cx, x, mode);
+    }
     let (pads, value, axes) = if cx.opset < 11 {
         let pads = if cx.opset < 2 {
             cx.node.ints("paddings")?
@@ -846,4 +873,23 @@ pub fn range(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 
 pub fn identity(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     Ok(vec![cx.input(0)?])
+}
+
+/// `EyeLike`: the registry's `eye_like` over the input's 2-d shape, in the
+/// `dtype` attribute's type (the input's when absent), ones on diagonal `k`.
+pub fn eye_like(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    let x = cx.input(0)?;
+    let k = cx.node.int_or("k", 0)?;
+    let dtype = match cx.node.int("dtype")? {
+        Some(code) => crate::tensor::dtype_of(code as i32).ok_or_else(|| {
+            cx.error(format!(
+                "dtype {} is not supported",
+                crate::tensor::elem_type_name(code as i32)
+            ))
+        })?,
+        None => DataType::void(),
+    };
+    let attrs = Attrs::from_pairs([("dtype", AttrValue::DataType(dtype))]);
+    let k = Expr::prim_value(PrimExpr::int(k));
+    Ok(vec![cx.call("relax.eye_like", vec![x, k], attrs)?])
 }

@@ -26,7 +26,32 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("relax.ones", ones),
     ("relax.full", full),
     ("relax.arange", arange),
+    ("relax.eye_like", eye_like),
 ];
+
+/// `relax.eye_like(x, k)`: ones where `j - i == k` over `x`'s 2-d shape,
+/// zeros elsewhere, in `dtype` (`x`'s when `void`).
+fn eye_like(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
+    check_arity(args, 2)?;
+    let x = tensor_arg(args, 0, "x")?;
+    let k = match &args[1] {
+        Value::Int(k) => *k,
+        other => return Err(format!("k must be an integer, found {}", other.describe())),
+    };
+    let &[rows, cols] = x.shape() else {
+        return Err(format!("x must have rank 2, found rank {}", x.ndim()));
+    };
+    let dtype = attrs.dtype("dtype")?;
+    let dtype = if dtype.is_void() { x.dtype() } else { dtype };
+    with_any!(dtype, T => {
+        let (one, zero) = (T::from_wide(1.to_wide()), T::from_wide(0.to_wide()));
+        let data = alloc::collect(
+            (rows * cols) as usize,
+            (0..rows).flat_map(|i| (0..cols).map(move |j| if j - i == k { one } else { zero })),
+        )?;
+        alloc::tensor(&[rows, cols], &data).map(Value::Tensor)
+    })
+}
 
 /// The shape argument, checked to describe a tensor that can exist.
 fn creatable_shape(args: &[Value], dtype: DataType) -> Result<&[i64], String> {
@@ -194,6 +219,27 @@ mod tests {
 
     fn dt(s: &str) -> (&'static str, KernelAttr) {
         ("dtype", KernelAttr::Str(s.into()))
+    }
+
+    #[test]
+    fn eye_like_puts_ones_on_diagonal_k() {
+        let x = tv(&[2, 3], vec![0.0f32; 6]);
+        let r = run("relax.eye_like", &[x.clone(), Value::Int(1)], &[]).unwrap();
+        assert_tensor(&r, &[2, 3], &[0.0f32, 1.0, 0.0, 0.0, 0.0, 1.0]);
+        let r = run(
+            "relax.eye_like",
+            &[x.clone(), Value::Int(-1)],
+            &[("dtype", KernelAttr::DataType(DataType::i32()))],
+        )
+        .unwrap();
+        assert_tensor(&r, &[2, 3], &[0i32, 0, 0, 1, 0, 0]);
+        assert!(run(
+            "relax.eye_like",
+            &[tv(&[3], vec![1i64, 2, 3]), Value::Int(0)],
+            &[]
+        )
+        .is_err());
+        assert!(run("relax.eye_like", &[x, Value::Float(0.0)], &[]).is_err());
     }
 
     #[test]

@@ -31,8 +31,11 @@ pub mod linalg;
 pub mod manipulate;
 pub mod pad;
 pub mod reduce;
+pub mod set;
+pub mod sorting;
 #[cfg(test)]
 mod testing;
+pub mod vision;
 
 pub use attrs::KernelAttrs;
 
@@ -54,6 +57,9 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     pad::KERNELS,
     image::KERNELS,
     grid::KERNELS,
+    sorting::KERNELS,
+    set::KERNELS,
+    vision::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

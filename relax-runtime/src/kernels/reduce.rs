@@ -17,7 +17,9 @@
 //! 4. Floats are accumulated in `f64` and rounded once; integer sums and
 //!    products wrap around. An integer `mean` divides the sum by the count
 //!    with truncation, as TVM's legalization (`sum / n`) does.
-//! 5. `max`/`min` propagate NaN, and `argmax`/`argmin` give the index of the
+//! 5. `max`/`min` of `bool` are any/all (`false < true`); the other
+//!    reductions take numbers only.
+//! 6. `max`/`min` propagate NaN, and `argmax`/`argmin` give the index of the
 //!    first NaN if there is one (as NumPy); otherwise the first occurrence
 //!    of the extreme value. `argmax`/`argmin` give `int64` indices; with
 //!    `axis = None` the index is into the row-major flattened tensor.
@@ -150,6 +152,19 @@ fn reduction(r: Reduction, args: &[Value], attrs: &KernelAttrs) -> Result<Value,
         Some(a) => norm_axes(&a, x.ndim())?,
         None => (0..x.ndim()).collect(),
     };
+    if x.dtype().is_bool() && matches!(r, Reduction::Max | Reduction::Min) {
+        // `max` of bools is any, `min` all (false < true).
+        let v = view::<bool>(x)?;
+        let (shape, data) = reduce_lanes(&v, &axes, keepdims, |lane| {
+            let any = matches!(r, Reduction::Max);
+            match lane {
+                [] => Err(empty_axis()),
+                _ if any => Ok(lane.iter().any(|&b| b)),
+                _ => Ok(lane.iter().all(|&b| b)),
+            }
+        })?;
+        return tensor_value(&shape, data);
+    }
     with_num!(x.dtype(), T => {
         let v = view::<T>(x)?;
         let (shape, data) = reduce_lanes(&v, &axes, keepdims, |lane| reduce_slice(r, lane))?;
@@ -306,6 +321,12 @@ mod tests {
         assert_tensor(&umax, &[], &[u64::MAX]);
         let wrap = run("relax.prod", &[tv(&[2], vec![16u8, 17])], &[]).unwrap();
         assert_tensor(&wrap, &[], &[16u8]);
+        let b = tv(&[2, 2], vec![true, false, false, false]);
+        let any = run("relax.max", from_ref(&b), &[axis(&[1])]).unwrap();
+        assert_tensor(&any, &[2], &[true, false]);
+        let all = run("relax.min", from_ref(&b), &[axis(&[0])]).unwrap();
+        assert_tensor(&all, &[2], &[false, false]);
+        assert!(run("relax.sum", from_ref(&b), &[]).is_err());
         let nan = run("relax.max", &[tv(&[3], vec![1.0f64, f64::NAN, 2.0])], &[]).unwrap();
         assert!(nan.as_tensor().unwrap().to_vec::<f64>().unwrap()[0].is_nan());
     }

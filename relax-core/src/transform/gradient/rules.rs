@@ -27,7 +27,7 @@
 //! | where | `g` where the condition chose the operand |
 //! | astype | `g` cast back |
 //! | ewise_fma | `g·b`, `g·a`, `g` |
-//! | comparisons, isnan/isinf/isfinite, the logical and bitwise ops, shifts, argmax, argmin, zeros, ones, full, arange, one_hot, shape_of, shape_to_tensor, tensor_to_shape | none |
+//! | comparisons, isnan/isinf/isfinite, the logical and bitwise ops, shifts, argmax, argmin, zeros, ones, full, arange, eye_like, nonzero, one_hot, shape_of, shape_to_tensor, tensor_to_shape | none |
 //!
 //! The other elementwise ops (floor, ceil, round, trunc, sign, floor_divide,
 //! floor_mod, mod, the inverse trigonometric and hyperbolic functions but
@@ -553,6 +553,8 @@ fn unary(ctx: &mut Ctx, g: Expr) -> Result<Option<Expr>, Error> {
         | "relax.shape_to_tensor"
         | "relax.tensor_to_shape"
         | "relax.arange"
+        | "relax.eye_like"
+        | "relax.nonzero"
         | "relax.one_hot" => return Ok(None),
         op => {
             return Err(error(format!(

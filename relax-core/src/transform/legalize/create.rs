@@ -3,10 +3,11 @@
 //! converts its rank-0 fill as `astype` would. `arange` writes
 //! `start + i * step` (in the arguments' type, then converted); its
 //! `PrimValue` arguments may name the caller's symbolic dims, which become
-//! the PrimFunc's scalar parameters.
+//! the PrimFunc's scalar parameters. `eye_like` writes 1 where
+//! `j - i == k` and 0 elsewhere, over its input's shape.
 
 use super::{convert, Legalize, LegalizeCtx};
-use crate::ir::Expr;
+use crate::ir::{Expr, PrimExpr};
 use crate::tir::te::{self, compute};
 use relax_runtime::Error;
 
@@ -57,10 +58,23 @@ fn arange(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     })
 }
 
+fn eye_like(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (_, dtype) = cx.out_tensor(0)?;
+    let k = crate::op::create::prim_arg(cx.call, 1).map_err(|d| Error::Compile(vec![d]))?;
+    // The input is a parameter for its shape only; no element is read.
+    cx.te1(&[0], |xs| {
+        Ok(compute("T_eye_like", xs[0].shape().to_vec(), |i| {
+            let diag = (i[1].clone() - i[0].clone()).eq_(k.clone().cast(i[0].dtype()));
+            PrimExpr::select(diag, te::one(dtype), te::zero(dtype))
+        }))
+    })
+}
+
 /// The creation legalizations.
 pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.zeros", zeros),
     ("relax.ones", ones),
     ("relax.full", full),
     ("relax.arange", arange),
+    ("relax.eye_like", eye_like),
 ];

@@ -26,6 +26,7 @@ pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
 pub mod search;
+pub mod sorting;
 pub mod statistical;
 pub mod ternary;
 pub mod unary;
@@ -54,6 +55,7 @@ const TABLES: &[&[(&str, Legalize)]] = &[
     create::LEGALIZE,
     statistical::LEGALIZE,
     search::LEGALIZE,
+    sorting::LEGALIZE,
     datatype::LEGALIZE,
     nn::LEGALIZE,
     image::LEGALIZE,

@@ -458,6 +458,18 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ("exclusive", AttrValue::Bool(true)),
         ],
     )));
+    for k in [d(0), d(2), d(-1)] {
+        out.push(case(
+            "relax.eye_like",
+            vec![t(&[n.clone(), d(4)], F32), A::P(k)],
+            vec![],
+        ));
+    }
+    out.push(case(
+        "relax.eye_like",
+        vec![t(&[d(3), n.clone()], F32), A::P(d(1))],
+        vec![("dtype", AttrValue::from("int64"))],
+    ));
     for (op, k) in [
         ("relax.tril", d(0)),
         ("relax.tril", d(-1)),
@@ -584,6 +596,35 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             3,
         ));
     }
+    // Sorting.
+    out.push(case(
+        "relax.topk",
+        vec![t(&[n.clone(), d(5)], F32)],
+        vec![("k", AttrValue::Int(3))],
+    ));
+    out.push(below(
+        case(
+            "relax.topk",
+            vec![t(&[d(6), n.clone()], I64)],
+            vec![
+                ("k", AttrValue::Int(0)),
+                ("axis", AttrValue::Int(0)),
+                ("largest", AttrValue::Bool(false)),
+                ("ret_type", AttrValue::from("indices")),
+                ("dtype", AttrValue::from("int64")),
+            ],
+        ),
+        3,
+    ));
+    out.push(case(
+        "relax.topk",
+        vec![t(&[d(2), d(3), d(4)], F32)],
+        vec![
+            ("k", AttrValue::Int(2)),
+            ("axis", AttrValue::Int(1)),
+            ("ret_type", AttrValue::from("values")),
+        ],
+    ));
     // Dtypes.
     for (from, to) in [
         (F32, "int32"),
