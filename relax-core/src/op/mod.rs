@@ -17,7 +17,7 @@
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
 //! [`create`], [`statistical`], [`search`], [`datatype`], [`nn`], [`image`],
-//! [`base`].
+//! [`qdq`], [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
 // The inference tests spell every dims list the same way (`&[n.clone()]`),
@@ -35,6 +35,7 @@ pub mod infer;
 pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
+pub mod qdq;
 #[cfg(test)]
 mod registry_roundtrip_tests;
 pub mod search;
@@ -182,6 +183,7 @@ const GROUPS: &[&[OpInfo]] = &[
     datatype::OPS,
     nn::OPS,
     image::OPS,
+    qdq::OPS,
     base::OPS,
 ];
 

@@ -29,6 +29,7 @@ pub mod index;
 pub mod linalg;
 pub mod manipulate;
 pub mod pad;
+pub mod qdq;
 pub mod reduce;
 #[cfg(test)]
 mod testing;
@@ -52,6 +53,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     conv::KERNELS,
     pad::KERNELS,
     image::KERNELS,
+    qdq::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

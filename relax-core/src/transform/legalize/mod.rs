@@ -25,6 +25,7 @@ pub mod index;
 pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
+pub mod qdq;
 pub mod search;
 pub mod statistical;
 pub mod ternary;
@@ -57,6 +58,7 @@ const TABLES: &[&[(&str, Legalize)]] = &[
     datatype::LEGALIZE,
     nn::LEGALIZE,
     image::LEGALIZE,
+    qdq::LEGALIZE,
 ];
 
 /// The legalization of the op named `op` (`relax.add`), if it has one.
