@@ -15,9 +15,11 @@
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
-//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
+//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `CumProd`, `Trilu`, `OneHot` |
+//! | `math.rs` | `Hardmax`, `LpNormalization`, `MeanVarianceNormalization`, `Swish` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
@@ -26,8 +28,10 @@ mod attention;
 mod elementwise;
 mod index;
 mod loss;
+mod math;
 mod nn;
 mod normalization;
+mod quantize;
 mod reduce;
 mod runtime_axes;
 mod shape;
@@ -164,6 +168,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Scatter", index::scatter_elements),
     ("ScatterND", index::scatter_nd),
     ("CumSum", index::cum_sum),
+    ("CumProd", index::cum_prod),
     ("Trilu", index::trilu),
     ("OneHot", index::one_hot),
     ("Identity", shape::identity),
@@ -179,6 +184,18 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("Hardmax", math::hardmax),
+    ("LpNormalization", math::lp_normalization),
+    (
+        "MeanVarianceNormalization",
+        math::mean_variance_normalization,
+    ),
+    ("Swish", math::swish),
+    ("QuantizeLinear", quantize::quantize_linear),
+    ("DequantizeLinear", quantize::dequantize_linear),
+    ("DynamicQuantizeLinear", quantize::dynamic_quantize_linear),
+    ("MatMulInteger", quantize::mat_mul_integer),
+    ("QLinearMatMul", quantize::q_linear_mat_mul),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic
