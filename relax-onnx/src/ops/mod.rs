@@ -10,6 +10,7 @@
 //!
 //! | file | op types |
 //! |---|---|
+//! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
@@ -19,16 +20,19 @@
 //! | `math.rs` | `Hardmax`, `LpNormalization`, `MeanVarianceNormalization`, `Swish` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `ml.rs` | the `ai.onnx.ml` domain (a table of its own): `Binarizer`, `ArrayFeatureExtractor` |
 //! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod einsum;
 mod elementwise;
 mod index;
 mod loss;
 mod math;
+pub mod ml;
 mod nn;
 mod normalization;
 mod quantize;
@@ -191,6 +195,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
         math::mean_variance_normalization,
     ),
     ("Swish", math::swish),
+    ("Einsum", einsum::einsum),
     ("QuantizeLinear", quantize::quantize_linear),
     ("DequantizeLinear", quantize::dequantize_linear),
     ("DynamicQuantizeLinear", quantize::dynamic_quantize_linear),
