@@ -305,9 +305,11 @@ fn import_graph(
             }
             "" | "ai.onnx" => ops::lookup(node.op()),
             ML_DOMAIN => ops::ml::lookup(node.op()),
-            other => return Err(node.error(format!(
+            other => {
+                return Err(node.error(format!(
                 "domain `{other}` is not supported (only the default ONNX domain and {ML_DOMAIN})"
-            ))),
+            )))
+            }
         };
         let convert = convert.ok_or_else(|| {
             node.error(format!(

@@ -1050,3 +1050,40 @@ fn ml_only_models_and_bad_math_and_quantization_nodes_are_errors() {
         "a blocked scale or zero point has 3 entries along axis 0, expected 2 (block size 2)",
     );
 }
+
+/// `Det` pivots (a zero in the corner), flips the sign per row swap and
+/// gives 0 for a singular matrix, on both targets.
+#[test]
+fn det_pivots_and_gives_zero_for_a_singular_matrix() {
+    let bytes = model(
+        22,
+        GraphProto {
+            node: vec![node("Det", &["x"], &["y"], vec![])],
+            input: vec![f32_info(
+                "x",
+                &[Dim::Value(2), Dim::Value(3), Dim::Value(3)],
+            )],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    let m = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let x = Tensor::from_vec(
+        &[2, 3, 3],
+        vec![
+            0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0, // det -3
+            1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 1.0, 1.0, // singular
+        ],
+    )
+    .unwrap();
+    for target in [Target::host(), Target::interpreter()] {
+        let exec = build(&m.module, &target).unwrap();
+        let y = outputs(
+            VirtualMachine::new(&exec)
+                .call("main", &[x.clone().into()])
+                .unwrap(),
+        );
+        let y = y[0].to_vec::<f32>().unwrap();
+        assert!((y[0] + 3.0).abs() < 1e-5 && y[1].abs() < 1e-5, "{y:?}");
+    }
+}

@@ -10,6 +10,7 @@
 //!
 //! | file | op types |
 //! |---|---|
+//! | `det.rs` | `Det` (Gaussian elimination with partial pivoting over known `n`) |
 //! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
@@ -24,9 +25,11 @@
 //! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `tensor_scatter.rs` | `TensorScatter` (linear and circular cache writes) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod det;
 mod einsum;
 mod elementwise;
 mod index;
@@ -40,6 +43,7 @@ mod reduce;
 mod runtime_axes;
 mod shape;
 pub mod shape_value;
+mod tensor_scatter;
 mod volume;
 
 use shape_value::ShapeValue;
@@ -201,6 +205,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("DynamicQuantizeLinear", quantize::dynamic_quantize_linear),
     ("MatMulInteger", quantize::mat_mul_integer),
     ("QLinearMatMul", quantize::q_linear_mat_mul),
+    ("TensorScatter", tensor_scatter::tensor_scatter),
+    ("Det", det::det),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic

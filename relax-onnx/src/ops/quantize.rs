@@ -27,9 +27,9 @@ use super::{product, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error};
 
-/// A `quantize` or `dequantize` call of `x` with the node's scale (input
-/// 1) and zero point (input 2, else `zero`), per tensor, per axis or per
-/// block, into `out`.
+/// A `quantize` or `dequantize` call of `x` with the node's scale
+/// (input 1) and zero point (input 2, else `zero`), per tensor, per axis
+/// or per block, into `out`.
 fn qdq(cx: &mut Ctx, op: &str, x: Expr, zero: Expr, out: DataType) -> Result<Expr, Error> {
     let (dims, _) = cx.tensor(&x)?;
     let ndim = dims.len();
