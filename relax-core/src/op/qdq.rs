@@ -8,6 +8,10 @@
 //!    zero_point) · scale` in the float `out_dtype` (default `float32`),
 //!    the difference taken exactly in integers.
 //!
+//! The integer side (`quantize`'s `out_dtype`, `dequantize`'s `data`, every
+//! `zero_point`) has at most 32 bits, where the float64 and int64
+//! arithmetic above is exact.
+//!
 //! `scale` (a float) and `zero_point` (an integer) are each a scalar (one
 //! pair for the whole tensor) or 1-d, one per index along `axis` (default
 //! -1) of `data`. The result has `data`'s shape.
@@ -17,7 +21,7 @@ use super::infer::{arg_name, attr_dtype, attr_int, error, normalize_axis, tensor
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::{Analyzer, Proof};
 use crate::ir::{Call, StructInfo, StructInfoKind, TensorStructInfo};
-use relax_runtime::Diagnostic;
+use relax_runtime::{DataType, Diagnostic};
 
 /// Checks `scale` (argument 1) and `zero_point` (argument 2): scalars or
 /// 1-d of `data`'s length along `axis`; `scale` a float, `zero_point` an
@@ -34,8 +38,12 @@ fn check_params(call: &Call, ana: &Analyzer) -> Result<(), Diagnostic> {
     for (i, want_float) in [(1, true), (2, false)] {
         let p = tensor_arg(call, i)?;
         let d = p.dtype;
-        if !d.is_void() && d.is_float() != want_float {
-            let kind = if want_float { "a float" } else { "an integer" };
+        if !d.is_void() && (d.is_float() != want_float || (!want_float && d.bits() > 32)) {
+            let kind = if want_float {
+                "a float"
+            } else {
+                "an integer (of at most 32 bits)"
+            };
             return Err(error(
                 call,
                 "op-dtype",
@@ -73,8 +81,13 @@ fn check_params(call: &Call, ana: &Analyzer) -> Result<(), Diagnostic> {
 /// an integer type (`want_float` false) or a float type.
 fn infer_qdq(call: &Call, ana: &Analyzer, want_float: bool) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
-    if !data.dtype.is_void() && data.dtype.is_float() == want_float {
-        let kind = if want_float { "an integer" } else { "a float" };
+    let wide_int = |d: DataType| !d.is_float() && d.bits() > 32;
+    if !data.dtype.is_void() && (data.dtype.is_float() == want_float || wide_int(data.dtype)) {
+        let kind = if want_float {
+            "an integer (of at most 32 bits)"
+        } else {
+            "a float"
+        };
         return Err(error(
             call,
             "op-dtype",
@@ -87,8 +100,12 @@ fn infer_qdq(call: &Call, ana: &Analyzer, want_float: bool) -> Result<StructInfo
     }
     check_params(call, ana)?;
     let out = attr_dtype(call, "out_dtype");
-    if out.is_void() || out.is_float() != want_float || out.is_bool() {
-        let kind = if want_float { "a float" } else { "an integer" };
+    if out.is_void() || out.is_float() != want_float || out.is_bool() || wide_int(out) {
+        let kind = if want_float {
+            "a float"
+        } else {
+            "an integer (of at most 32 bits)"
+        };
         return Err(error(
             call,
             "op-dtype",
@@ -188,16 +205,22 @@ mod tests {
             "quantize: scale must be a float tensor, found int32",
         );
         assert_fails(
+            "relax.quantize",
+            &[t(&[d(3)], F32), t(&[], F32), t(&[], I32)],
+            &[("out_dtype", AttrValue::from("int64"))],
+            "quantize: out_dtype must be an integer (of at most 32 bits) type, found int64",
+        );
+        assert_fails(
             "relax.dequantize",
             &[t(&[d(3)], F32), t(&[], F32), t(&[], I32)],
             &[],
-            "dequantize: data must be an integer tensor, found float32",
+            "dequantize: data must be an integer (of at most 32 bits) tensor, found float32",
         );
         assert_fails(
             "relax.quantize",
             &[t(&[d(3)], F32), t(&[], F32), t(&[], I32)],
             &[("out_dtype", AttrValue::from("float32"))],
-            "quantize: out_dtype must be an integer type, found float32",
+            "quantize: out_dtype must be an integer (of at most 32 bits) type, found float32",
         );
         assert_fails(
             "relax.dequantize",

@@ -9,6 +9,9 @@
 //!    `out_dtype` and multiplied by `scale` there (one rounding each, as the
 //!    compiled code computes it).
 //!
+//! The integer side (`out_dtype`, `data` of `dequantize`, `zero_point`)
+//! has at most 32 bits.
+//!
 //! `scale` and `zero_point` are scalars or 1-d along `axis`; element `f`
 //! of `data` uses the entry at its index along the axis.
 
@@ -84,9 +87,10 @@ fn params<'a>(args: &'a [Value], attrs: &KernelAttrs) -> Result<Params<'a>, Stri
             scale.dtype()
         ));
     }
-    if zero_point.dtype().is_float() || zero_point.dtype().is_bool() {
+    let zdt = zero_point.dtype();
+    if zdt.is_float() || zdt.is_bool() || zdt.bits() > 32 {
         return Err(format!(
-            "zero_point must be an integer tensor, found {}",
+            "zero_point must be an integer tensor of at most 32 bits, found {}",
             zero_point.dtype()
         ));
     }
@@ -106,6 +110,12 @@ fn quantize(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let ddt = p.data.dtype();
     if !(ddt.is_float() && matches!(ddt.bits(), 32 | 64)) {
         return Err(format!("data must be float32 or float64, found {ddt}"));
+    }
+    if p.out.bits() > 32 {
+        return Err(format!(
+            "out_dtype must be an integer type of at most 32 bits, found {}",
+            p.out
+        ));
     }
     let x = p.data.to_f64_vec();
     let quotient = |a: f64, s: f64| {
@@ -149,8 +159,10 @@ fn bounds<D: Scalar>() -> (f64, f64) {
 fn dequantize(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     let p = params(args, attrs)?;
     let ddt = p.data.dtype();
-    if ddt.is_float() || ddt.is_bool() {
-        return Err(format!("data must be an integer tensor, found {ddt}"));
+    if ddt.is_float() || ddt.is_bool() || ddt.bits() > 32 {
+        return Err(format!(
+            "data must be an integer tensor of at most 32 bits, found {ddt}"
+        ));
     }
     let x = p.data.to_f64_vec();
     with_float!(p.out, D => {
@@ -257,6 +269,9 @@ mod tests {
             ],
         )
         .unwrap_err();
-        assert_eq!(e, "zero_point must be an integer tensor, found float32");
+        assert_eq!(
+            e,
+            "zero_point must be an integer tensor of at most 32 bits, found float32"
+        );
     }
 }
