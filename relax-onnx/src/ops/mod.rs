@@ -22,7 +22,7 @@
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `ml.rs` | the `ai.onnx.ml` domain (a table of its own): `Binarizer`, `ArrayFeatureExtractor` |
-//! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul` |
+//! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`, `ConvInteger`, `QLinearConv` |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `tensor_scatter.rs` | `TensorScatter` (linear and circular cache writes) |
@@ -205,6 +205,8 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("DynamicQuantizeLinear", quantize::dynamic_quantize_linear),
     ("MatMulInteger", quantize::mat_mul_integer),
     ("QLinearMatMul", quantize::q_linear_mat_mul),
+    ("ConvInteger", quantize::conv_integer),
+    ("QLinearConv", quantize::q_linear_conv),
     ("TensorScatter", tensor_scatter::tensor_scatter),
     ("Det", det::det),
 ];

@@ -1,5 +1,6 @@
 //! The integer quantization ops: `QuantizeLinear`, `DequantizeLinear`,
-//! `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`.
+//! `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`,
+//! `ConvInteger`, `QLinearConv`.
 //!
 //! 1. `QuantizeLinear` and `DequantizeLinear` are the registry's
 //!    `quantize` and `dequantize`: `saturate(round(x / scale) + zero_point)`
@@ -22,6 +23,12 @@
 //!    reference does: the product in `float64` times `a_scale · b_scale /
 //!    y_scale` (computed in the scales' type), then `quantize` with scale
 //!    1 and the output's zero point.
+//! 5. `ConvInteger` and `QLinearConv` are `Conv` (its attributes, through
+//!    [`super::nn::conv_of`]) of the centered `int32` input and weight (the
+//!    weight's zero point a scalar or one per output channel), so padding
+//!    holds the input's zero point; `QLinearConv` adds its `int32` bias
+//!    and requantizes as `QLinearMatMul` (the weight's scale a scalar or
+//!    one per output channel).
 
 use super::{product, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -324,6 +331,114 @@ pub fn q_linear_mat_mul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let y_zp = cx.input(7)?;
     let (_, out) = cx.tensor(&y_zp)?;
     let y_zp = per_row_or_column(cx, y_zp, &bdims, false)?;
+    let one = cx.scalar(1.0, f64t)?;
+    let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
+    Ok(vec![cx.call(
+        "relax.quantize",
+        vec![d, one, y_zp],
+        attrs,
+    )?])
+}
+
+/// Input `i` (an integer tensor) in `int32`, minus the zero point input
+/// `zp_input` if given: a scalar, or for a weight (`weight`) one per
+/// output channel, the first axis.
+fn centered_per_channel(
+    cx: &mut Ctx,
+    i: usize,
+    zp_input: usize,
+    weight: bool,
+) -> Result<Expr, Error> {
+    let x = cx.input(i)?;
+    let (dims, xdt) = cx.tensor(&x)?;
+    if !xdt.is_integer() || xdt.is_bool() {
+        return Err(cx.error(format!("input {i} must be an integer tensor, found {xdt}")));
+    }
+    let x = cx.astype(x, DataType::i32())?;
+    let Some(zp) = cx.opt_input(zp_input)? else {
+        return Ok(x);
+    };
+    let zp = if weight {
+        per_channel(cx, zp, &dims, 0)?
+    } else {
+        scalar_of(cx, zp)?
+    };
+    let zp = cx.astype(zp, DataType::i32())?;
+    cx.op2("relax.subtract", x, zp)
+}
+
+/// A zero point or scale `p` of one element (a scalar), or 1-d with one
+/// entry per index of axis `axis` of a tensor of dims `dims` (shaped to
+/// broadcast along it).
+fn per_channel(cx: &mut Ctx, p: Expr, dims: &[PrimExpr], axis: usize) -> Result<Expr, Error> {
+    let (pdims, _) = cx.tensor(&p)?;
+    if pdims.iter().all(|d| d.as_int() == Some(1)) {
+        return scalar_of(cx, p);
+    }
+    if pdims.len() != 1 || axis >= dims.len() {
+        return Err(cx.error(format!(
+            "a zero point or scale must be a scalar or 1-d (per channel), found rank {}",
+            pdims.len()
+        )));
+    }
+    let wide: Vec<PrimExpr> = (0..dims.len())
+        .map(|k| {
+            if k == axis {
+                pdims[0].clone()
+            } else {
+                PrimExpr::int(1)
+            }
+        })
+        .collect();
+    cx.call("relax.reshape", vec![p, shape(wide)], Attrs::new())
+}
+
+/// `Conv`'s attributes, which `ConvInteger` and `QLinearConv` share.
+const CONV_ATTRS: &[&str] = &[
+    "auto_pad",
+    "dilations",
+    "group",
+    "kernel_shape",
+    "pads",
+    "strides",
+];
+
+pub fn conv_integer(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(CONV_ATTRS)?;
+    let x = centered_per_channel(cx, 0, 2, false)?;
+    let w = centered_per_channel(cx, 1, 3, true)?;
+    super::nn::conv_of(cx, x, w, None)
+}
+
+pub fn q_linear_conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(CONV_ATTRS)?;
+    let x = centered_per_channel(cx, 0, 2, false)?;
+    let w = centered_per_channel(cx, 3, 5, true)?;
+    let bias = match cx.opt_input(8)? {
+        Some(b) => Some(cx.astype(b, DataType::i32())?),
+        None => None,
+    };
+    let acc = super::nn::conv_of(cx, x, w, bias)?.remove(0);
+    let (ydims, _) = cx.tensor(&acc)?;
+    let x_scale = cx.input(1)?;
+    let x_scale = scalar_of(cx, x_scale)?;
+    let w_scale = cx.input(4)?;
+    let w_scale = per_channel(cx, w_scale, &ydims, 1)?;
+    let y_scale = cx.input(6)?;
+    let y_scale = scalar_of(cx, y_scale)?;
+    let (_, sdt) = cx.tensor(&x_scale)?;
+    if !sdt.is_float() {
+        return Err(cx.error(format!("the scales must be floats, found {sdt}")));
+    }
+    let m = cx.op2("relax.multiply", x_scale, w_scale)?;
+    let m = cx.op2("relax.divide", m, y_scale)?;
+    let f64t = DataType::f64();
+    let acc = cx.astype(acc, f64t)?;
+    let m = cx.astype(m, f64t)?;
+    let d = cx.op2("relax.multiply", acc, m)?;
+    let y_zp = cx.input(7)?;
+    let (_, out) = cx.tensor(&y_zp)?;
+    let y_zp = scalar_of(cx, y_zp)?;
     let one = cx.scalar(1.0, f64t)?;
     let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
     Ok(vec![cx.call(
