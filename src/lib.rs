@@ -1,9 +1,27 @@
 //! relax: the Relax graph IR in Rust.
 //!
-//! This facade re-exports the workspace crates under the names of DESIGN.md:
-//! `relax::ir`, `relax::analysis`, `relax::BlockBuilder`, the visitors and
-//! mutators, passes, and the runtime types. See ARCHITECTURE.md for where
-//! each part lives.
+//! This facade re-exports the workspace crates under the names of the
+//! design (`docs/design.md` in the repository): `relax::ir`,
+//! `relax::analysis`, `relax::BlockBuilder`, the visitors and mutators,
+//! passes, and the runtime types. ARCHITECTURE.md says where each part
+//! lives; `docs/guide/` has a page per task.
+//!
+//! ```
+//! relax::module! {
+//!     pub mod double {
+//!         #[function]
+//!         pub fn main(x: Tensor![(n,), f32]) -> Tensor![(n,), f32] {
+//!             R::add(x, x)
+//!         }
+//!     }
+//! }
+//!
+//! let x = relax::ndarray::arr1(&[1.0f32, 2.0, 3.0]);
+//! assert_eq!(double::main(&x)?, relax::ndarray::arr1(&[2.0f32, 4.0, 6.0]));
+//! # Ok::<(), relax::Error>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub use relax_core::{
     analysis, arith, backend, block_builder, dpl, ir, mutator, op, parser, printer, tir, transform,
@@ -14,7 +32,8 @@ pub use relax_runtime::{cpu, executable, kernels, native, packed, vm};
 pub use relax_runtime::{FromValue, TensorArg};
 
 /// The DSL's macros: `relax::module! { pub mod m { … } }` and
-/// `#[relax::function] pub fn f(…) -> … { … }` (see DESIGN.md, "The DSL").
+/// `#[relax::function] pub fn f(…) -> … { … }` (see `docs/design.md`,
+/// "The DSL"), `relax::pattern!` and `relax::rewriter!`.
 pub use relax_macros::{function, module, pattern, rewriter};
 
 /// The `ndarray` version the generated wrappers take and return, so users
@@ -41,3 +60,17 @@ pub use relax_runtime::{
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The guides' examples, compiled and run as doctests so they stay true
+/// (blocks copied from a test or an example that runs are `ignore`d here).
+#[cfg(doctest)]
+pub mod guide_doctests {
+    #[doc = include_str!("../docs/guide/dsl.md")]
+    pub struct Dsl;
+    #[doc = include_str!("../docs/guide/patterns.md")]
+    pub struct Patterns;
+    #[doc = include_str!("../docs/guide/passes.md")]
+    pub struct Passes;
+    #[doc = include_str!("../docs/features.md")]
+    pub struct Features;
+}

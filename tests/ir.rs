@@ -1,6 +1,6 @@
-//! The public API of DESIGN.md's table, used as code outside the repository
-//! uses it: text in and out, structural equality, well-formedness, the
-//! BlockBuilder and a rewrite through the mutator.
+//! The public API of the design's table (docs/design.md), used as code
+//! outside the repository uses it: text in and out, structural equality,
+//! well-formedness, the BlockBuilder and a rewrite through the mutator.
 
 use relax::analysis::well_formed;
 use relax::ir::{structural_equal, Attrs, Expr, IRModule, PrimExpr, StructInfo, Var};

@@ -5,7 +5,12 @@
 //! and its StructInfo; an edge runs from each variable to the bindings
 //! that read it. A call of a fused primitive function (`Primitive`, what
 //! FuseOps makes) is drawn as a cluster holding the function's own
-//! bindings, wired to the producers of its arguments.
+//! bindings, wired to the producers of its arguments, or, `collapsed`, as
+//! one node named after the fused function.
+//!
+//! [`svg`] lays the DOT text out and draws it as SVG in-process, through
+//! the pure-Rust `layout-rs` crate (no Graphviz needed). It draws no
+//! clusters, so `relax dot --svg` collapses fused calls.
 
 use relax_core::analysis::vars::free_vars;
 use relax_core::ir::{Binding, Expr, ExprKind, Function, IRModule, Var};
@@ -13,8 +18,9 @@ use relax_core::transform::fuse_ops::PRIMITIVE;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The DOT text of `module`'s function `name`.
-pub fn render(module: &IRModule, name: &str) -> Result<String, String> {
+/// The DOT text of `module`'s function `name`; `collapsed` draws each call
+/// of a fused function as one node instead of a cluster of its bindings.
+pub fn render(module: &IRModule, name: &str, collapsed: bool) -> Result<String, String> {
     let f = module
         .get_relax(name)
         .ok_or_else(|| format!("the module has no Relax function `{name}`"))?;
@@ -23,6 +29,7 @@ pub fn render(module: &IRModule, name: &str) -> Result<String, String> {
         out: String::new(),
         next: 0,
         clusters: 0,
+        collapsed,
     };
     g.out
         .push_str(&format!("digraph \"{}\" {{\n", escape(name)));
@@ -43,6 +50,22 @@ struct Graph<'a> {
     out: String,
     next: usize,
     clusters: usize,
+    collapsed: bool,
+}
+
+/// DOT text laid out and drawn as an SVG document.
+pub fn svg(dot: &str) -> Result<String, String> {
+    use layout::backends::svg::SVGWriter;
+    use layout::gv::{DotParser, GraphBuilder};
+    let graph = DotParser::new(dot)
+        .process()
+        .map_err(|e| format!("the DOT text does not parse for layout: {e}"))?;
+    let mut builder = GraphBuilder::new();
+    builder.visit_graph(&graph);
+    let mut visual = builder.get();
+    let mut writer = SVGWriter::new();
+    visual.do_it(false, false, false, &mut writer);
+    Ok(writer.finalize())
 }
 
 fn escape(s: &str) -> String {
@@ -130,20 +153,30 @@ impl Graph<'_> {
         for binding in seq.blocks.iter().flat_map(|b| &b.bindings) {
             let (var, value) = (binding.var(), binding.value());
             let reads = free_vars(value);
-            let id = if let Some((name, prim)) = self.primitive(value) {
-                self.cluster(&name, &prim, value, nodes)?
-            } else {
-                let mut label = format!("{}\\n{}", what(value), sinfo(var));
-                if matches!(binding, Binding::MatchCast(_)) {
-                    label.insert_str(0, "match_cast ");
-                }
-                let id = self.node(&label, "box", indent);
-                for r in &reads {
-                    if let Some(from) = nodes.get(r).cloned() {
-                        self.edge(&from, &id);
+            let id = match self.primitive(value) {
+                Some((name, _)) if self.collapsed => {
+                    let id = self.node(&format!("{name}\\n{}", sinfo(var)), "box", indent);
+                    for r in &reads {
+                        if let Some(from) = nodes.get(r).cloned() {
+                            self.edge(&from, &id);
+                        }
                     }
+                    id
                 }
-                id
+                Some((name, prim)) => self.cluster(&name, &prim, value, nodes)?,
+                None => {
+                    let mut label = format!("{}\\n{}", what(value), sinfo(var));
+                    if matches!(binding, Binding::MatchCast(_)) {
+                        label.insert_str(0, "match_cast ");
+                    }
+                    let id = self.node(&label, "box", indent);
+                    for r in &reads {
+                        if let Some(from) = nodes.get(r).cloned() {
+                            self.edge(&from, &id);
+                        }
+                    }
+                    id
+                }
             };
             nodes.insert(var.clone(), id);
         }

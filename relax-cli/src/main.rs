@@ -5,35 +5,54 @@
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
-//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …]
-//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile]
-//! relax dot    model.{onnx,py} [--function main] [--fuse]
+//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …] [--full] [--json]
+//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile] [--json]
+//! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
+//! relax completions bash|zsh|fish|powershell|elvish
 //! ```
 //!
 //! An ONNX model's external data (weights in files beside it) is read from
-//! its directory. Errors go to stderr, each line of them starting with one
-//! `error: `, with exit status 1; nothing panics on bad input.
+//! its directory. `run` prints each output's name, dtype and shape, then its
+//! values as numpy does (the middle of a large tensor elided unless
+//! `--full`); `--json` gives the same as one JSON document. Errors go to
+//! stderr with one `error: ` prefix and, where there is an obvious next step,
+//! a `hint: ` line, with exit status 1; nothing panics on bad input.
 
 mod dot;
 mod dsl;
 mod model;
 mod npy;
 mod passes;
+mod summary;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
-use relax_runtime::{Tensor, Value, VirtualMachine};
+use relax_runtime::{Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// One example per command, shown by `relax --help`.
+const EXAMPLES: &str = "\
+Examples:
+  relax import resnet18.onnx -o resnet18.py          ONNX to TVMScript
+  relax import resnet18.onnx -o resnet18.rs          ONNX to a relax::module! file
+  relax check  resnet18.onnx                         well-formedness diagnostics
+  relax print  resnet18.onnx --passes LegalizeOps,FuseOps
+  relax run    resnet18.onnx --input input=x.npy     outputs as numpy prints them
+  relax run    resnet18.onnx -i x.npy -o y.npy       write the output to a .npy file
+  relax bench  resnet18.onnx -i x.npy --runs 50 --profile
+  relax dot    resnet18.onnx --fuse --svg -o resnet18.svg
+  relax completions bash > /etc/bash_completion.d/relax";
 
 #[derive(Parser)]
 #[command(
     name = "relax",
     version,
-    about = "Relax IR models: import, check, print, run, bench, draw"
+    about = "Relax IR models: import, check, print, run, bench, draw",
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,6 +64,7 @@ enum Command {
     /// Import an ONNX model and write it as TVMScript (`.py`) or as a
     /// `relax::module!` DSL file (`.rs`, weights in `<name>.weights`).
     Import {
+        /// The ONNX model (`.onnx`; external data is read from its folder).
         model: PathBuf,
         /// The file to write (`.py` or `.rs`).
         #[arg(short, long)]
@@ -54,9 +74,13 @@ enum Command {
         keep_params: bool,
     },
     /// Check a model's well-formedness and print every diagnostic.
-    Check { model: PathBuf },
+    Check {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
+        model: PathBuf,
+    },
     /// Print a model as TVMScript, after the given passes.
     Print {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
         /// Comma-separated pass names, run in order (`relax print --passes
         /// help` lists them).
@@ -65,6 +89,7 @@ enum Command {
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
         /// An input, `name=file.npy` (or just `file.npy`), in `main`'s
         /// parameter order; the name is the parameter's or, for an ONNX
@@ -77,10 +102,20 @@ enum Command {
         /// Run on the reference interpreter instead of LLVM.
         #[arg(long)]
         interp: bool,
+        /// Print every element (by default a tensor of more than 1000
+        /// elements shows 3 at each end of each axis).
+        #[arg(long)]
+        full: bool,
+        /// Print the outputs as JSON: name, dtype, shape, and min, max and
+        /// mean (the data with `--full`).
+        #[arg(long)]
+        json: bool,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
+        /// An input, `name=file.npy` (or just `file.npy`), as for `run`.
         #[arg(short, long)]
         input: Vec<String>,
         /// Timed runs (after 3 warm-up runs).
@@ -93,25 +128,67 @@ enum Command {
         /// How many of the slowest kernels `--profile` prints.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Print the timings (and the profile) as JSON, in milliseconds.
+        #[arg(long)]
+        json: bool,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
         model: PathBuf,
+        /// The Relax function to draw.
         #[arg(long, default_value = "main")]
         function: String,
         /// Legalize and fuse first: fused groups are drawn as clusters.
         #[arg(long)]
         fuse: bool,
+        /// Lay the graph out and write SVG instead of DOT (no Graphviz
+        /// needed); fused groups are drawn as one node each.
+        #[arg(long)]
+        svg: bool,
         /// The file to write (stdout if not given).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Print a shell completion script for `relax`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The error `out!` gives when stdout is a pipe whose reader has gone
+/// (`relax print m.onnx | head`): the command stops, quietly and
+/// successfully, as Unix tools do.
+const BROKEN_PIPE: &str = "\0stdout closed";
+
+/// `print!` that returns an error instead of panicking when stdout fails.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                BROKEN_PIPE.to_string()
+            } else {
+                format!("writing to stdout: {e}")
+            }
+        })?
+    }};
+}
+
+/// `println!` as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        out!($($arg)*);
+        out!("\n");
+    }};
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(message) if message == BROKEN_PIPE => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
@@ -162,8 +239,18 @@ fn arguments(
                 } else {
                     format!(" (the model's input `{source}`)")
                 };
+                let known: Vec<&str> = (0..expected)
+                    .map(|j| {
+                        input_names
+                            .get(j)
+                            .map(String::as_str)
+                            .unwrap_or(main.params[j].name_hint())
+                    })
+                    .collect();
                 return Err(format!(
-                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`{also}"
+                    "--input {i} is named `{n}`, but `main`'s parameter {i} is `{param}`{also}\n\
+                     hint: the model's inputs are, in order: {}",
+                    known.join(", ")
                 ));
             }
         }
@@ -171,6 +258,16 @@ fn arguments(
     }
     args.extend(params.iter().cloned().map(Value::Tensor));
     Ok(args)
+}
+
+/// Builds `module`, with a spinner on a terminal while LLVM compiles.
+fn build_with_progress(module: &IRModule, target: &Target) -> Result<Executable, String> {
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_message("compiling");
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let exec = build(module, target).map_err(|e| e.to_string());
+    spinner.finish_and_clear();
+    exec
 }
 
 fn outputs(v: Value) -> Vec<Value> {
@@ -206,7 +303,7 @@ fn run(command: Command) -> Result<(), String> {
             let m = model::read(&model, false)?;
             match relax_core::analysis::well_formed(&m.module) {
                 Ok(()) => {
-                    println!("{}: well formed", model.display());
+                    outln!("{}: well formed", model.display());
                     Ok(())
                 }
                 Err(diagnostics) => {
@@ -219,7 +316,7 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Print { model, passes } => {
             if passes.iter().any(|p| p == "help") {
-                println!("passes: {}", passes::NAMES.join(", "));
+                outln!("passes: {}", passes::NAMES.join(", "));
                 return Ok(());
             }
             let m = model::read(&model, false)?;
@@ -227,7 +324,7 @@ fn run(command: Command) -> Result<(), String> {
             for name in &passes {
                 module = passes::run(name, module)?;
             }
-            print!("{module}");
+            out!("{module}");
             Ok(())
         }
         Command::Run {
@@ -235,6 +332,8 @@ fn run(command: Command) -> Result<(), String> {
             input,
             output,
             interp,
+            full,
+            json,
         } => {
             let m = model::read(&model, false)?;
             let target = if interp {
@@ -242,7 +341,7 @@ fn run(command: Command) -> Result<(), String> {
             } else {
                 Target::host()
             };
-            let exec = build(&m.module, &target).map_err(|e| e.to_string())?;
+            let exec = build_with_progress(&m.module, &target)?;
             let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
             let results = outputs(vm.call("main", &args).map_err(|e| e.to_string())?);
@@ -253,14 +352,23 @@ fn run(command: Command) -> Result<(), String> {
                     output.len()
                 ));
             }
+            let mut shown = Vec::new();
             for (i, r) in results.iter().enumerate() {
+                let name = m.output_name(i);
                 match (output.get(i), r) {
                     (Some(path), Value::Tensor(t)) => npy::write(path, t)?,
                     (Some(path), _) => {
-                        return Err(format!("output {i} is not a tensor ({})", path.display()))
+                        return Err(format!(
+                            "output {i} (`{name}`) is not a tensor ({})",
+                            path.display()
+                        ))
                     }
-                    (None, v) => println!("{v}"),
+                    (None, v) if json => shown.push(summary::json(&name, v, full)),
+                    (None, v) => outln!("{}", summary::text(&name, v, full)),
                 }
+            }
+            if json {
+                outln!("{}", serde_json::Value::Array(shown));
             }
             Ok(())
         }
@@ -270,10 +378,11 @@ fn run(command: Command) -> Result<(), String> {
             runs,
             profile,
             top,
+            json,
         } => {
             let m = model::read(&model, false)?;
             let start = Instant::now();
-            let exec = build(&m.module, &Target::host()).map_err(|e| e.to_string())?;
+            let exec = build_with_progress(&m.module, &Target::host())?;
             let compile = start.elapsed();
             let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(&exec);
@@ -295,7 +404,50 @@ fn run(command: Command) -> Result<(), String> {
             bar.finish_and_clear();
             times.sort_by(f64::total_cmp);
             let mean = times.iter().sum::<f64>() / times.len() as f64;
-            println!(
+            let kernels = if profile {
+                let vm = VirtualMachine::new(&exec).with_profiling();
+                for _ in 0..runs.max(1) {
+                    vm.call("main", &args).map_err(|e| e.to_string())?;
+                }
+                vm.profile()
+            } else {
+                Vec::new()
+            };
+            let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
+            let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
+            if json {
+                let profile: Vec<_> = kernels
+                    .iter()
+                    .take(top)
+                    .map(|k| {
+                        serde_json::json!({
+                            "kernel": k.name,
+                            "ms_per_run": per_run(k.total),
+                            "calls_per_run": k.calls / runs.max(1) as u64,
+                        })
+                    })
+                    .collect();
+                let mut doc = serde_json::json!({
+                    "model": model.display().to_string(),
+                    "compile_s": compile.as_secs_f64(),
+                    "runs": times.len(),
+                    "ms": {
+                        "min": times[0],
+                        "p50": percentile(&times, 0.5),
+                        "p90": percentile(&times, 0.9),
+                        "p99": percentile(&times, 0.99),
+                        "mean": mean,
+                    },
+                });
+                if profile.is_empty() {
+                    // Without --profile there is no per-kernel table.
+                } else {
+                    doc["profile"] = serde_json::Value::Array(profile);
+                }
+                outln!("{doc}");
+                return Ok(());
+            }
+            outln!(
                 "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
                 compile,
@@ -307,16 +459,9 @@ fn run(command: Command) -> Result<(), String> {
                 mean
             );
             if profile {
-                let vm = VirtualMachine::new(&exec).with_profiling();
-                for _ in 0..runs.max(1) {
-                    vm.call("main", &args).map_err(|e| e.to_string())?;
-                }
-                let kernels = vm.profile();
-                let total: f64 = kernels.iter().map(|k| k.total.as_secs_f64()).sum();
-                let per_run = |d: std::time::Duration| d.as_secs_f64() * 1e3 / runs.max(1) as f64;
-                println!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
+                outln!("{:>10} {:>6} {:>6}  kernel (per run)", "ms", "%", "calls");
                 for k in kernels.iter().take(top) {
-                    println!(
+                    outln!(
                         "{:>10.3} {:>5.1}% {:>6}  {}",
                         per_run(k.total),
                         100.0 * k.total.as_secs_f64() / total.max(1e-12),
@@ -325,7 +470,7 @@ fn run(command: Command) -> Result<(), String> {
                     );
                 }
                 if kernels.len() > top {
-                    println!("({} more kernels)", kernels.len() - top);
+                    outln!("({} more kernels)", kernels.len() - top);
                 }
             }
             Ok(())
@@ -334,6 +479,7 @@ fn run(command: Command) -> Result<(), String> {
             model,
             function,
             fuse,
+            svg,
             output,
         } => {
             let m = model::read(&model, false)?;
@@ -349,14 +495,21 @@ fn run(command: Command) -> Result<(), String> {
                     module = passes::run(name, module)?;
                 }
             }
-            let text = dot::render(&module, &function)?;
+            let mut text = dot::render(&module, &function, svg)?;
+            if svg {
+                text = dot::svg(&text)?;
+            }
             match output {
                 Some(path) => write_file(&path, &text),
                 None => {
-                    print!("{text}");
+                    out!("{text}");
                     Ok(())
                 }
             }
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "relax", &mut std::io::stdout());
+            Ok(())
         }
     }
 }

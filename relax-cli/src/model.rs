@@ -11,11 +11,23 @@ use std::path::Path;
 /// its inputs (empty unless an ONNX model was imported with its weights as
 /// parameters), and the name each parameter of `main` has in the model
 /// file (an ONNX graph input's name, which the parameter's may differ
-/// from: `gpu_0/data_0` for `gpu_0_data_0`).
+/// from: `gpu_0/data_0` for `gpu_0_data_0`), and the name of each output
+/// (an ONNX graph output's; `output <i>` for TVMScript).
 pub struct Model {
     pub module: IRModule,
     pub params: Vec<Tensor>,
     pub input_names: Vec<String>,
+    pub output_names: Vec<String>,
+}
+
+impl Model {
+    /// The name to show for output `i`.
+    pub fn output_name(&self, i: usize) -> String {
+        self.output_names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("output {i}"))
+    }
 }
 
 /// Reads `path` by its extension.
@@ -31,6 +43,7 @@ pub fn read(path: &Path, keep_params: bool) -> Result<Model, String> {
                 module: imported.module,
                 params: imported.params.into_iter().map(|(_, t)| t).collect(),
                 input_names: imported.input_names,
+                output_names: imported.output_names,
             })
         }
         Some("py") => {
@@ -47,6 +60,7 @@ pub fn read(path: &Path, keep_params: bool) -> Result<Model, String> {
                 module,
                 params: Vec::new(),
                 input_names,
+                output_names: Vec::new(),
             })
         }
         _ => Err(format!(

@@ -48,7 +48,11 @@ fn setup(name: &str) -> (PathBuf, BackendCase) {
     let dir = std::env::temp_dir().join(format!("relax-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let case = BackendCase::load(&case_dir()).unwrap();
-    let x = case.data_sets[0].0[0].to_ndarray::<f32>().unwrap();
+    let x = case.data_sets[0].0[0]
+        .as_tensor()
+        .unwrap()
+        .to_ndarray::<f32>()
+        .unwrap();
     x.write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
         .unwrap();
     (dir, case)
@@ -61,7 +65,7 @@ fn import_check_run_and_print_a_model() {
     let model = model.to_str().unwrap();
     ok(&relax(&["import", model, "-o", "model.py"], &dir));
     assert!(ok(&relax(&["check", "model.py"], &dir)).contains("well formed"));
-    let expected = &case.data_sets[0].1[0];
+    let expected = case.data_sets[0].1[0].as_tensor().unwrap();
     for (source, out) in [(model, "y_onnx.npy"), ("model.py", "y_py.npy")] {
         ok(&relax(
             &["run", source, "--input", "v0=x.npy", "-o", out],
@@ -81,6 +85,8 @@ fn import_check_run_and_print_a_model() {
         dot.starts_with("digraph \"main\"") && dot.contains("subgraph cluster_1"),
         "{dot}"
     );
+    let svg = ok(&relax(&["dot", "model.py", "--fuse", "--svg"], &dir));
+    assert!(svg.contains("<svg") && svg.contains("fused_"), "{svg}");
     let bench = ok(&relax(
         &["bench", model, "--input", "x.npy", "--runs", "5"],
         &dir,
@@ -188,17 +194,14 @@ fn imported_dsl_files_compile_and_compute_the_model() {
                 .unwrap();
         let vm = relax_runtime::VirtualMachine::new(&exec);
         let (inputs, expected) = &case.data_sets[0];
-        let mut args: Vec<relax_runtime::Value> = inputs
-            .iter()
-            .cloned()
-            .map(relax_runtime::Value::Tensor)
-            .collect();
+        let mut args: Vec<relax_runtime::Value> = inputs.to_vec();
         args.extend(weights.into_iter().map(relax_runtime::Value::Tensor));
         let got = vm.call("main", &args).unwrap();
         let relax_runtime::Value::Tensor(got) = got else {
             panic!("{case_name}: not a tensor")
         };
-        compare(&got, &expected[0], 1e-3, 1e-4).unwrap_or_else(|m| panic!("{case_name}: {m}"));
+        compare(&got, expected[0].as_tensor().unwrap(), 1e-3, 1e-4)
+            .unwrap_or_else(|m| panic!("{case_name}: {m}"));
     }
 }
 
@@ -368,6 +371,61 @@ fn inputs_go_by_their_graph_names_and_external_weights_are_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `relax import -o prelu.rs` writes exactly the file the UI test
+/// `tests/ui/pass/imported_model.rs` compiles and runs (header line aside,
+/// which names the paths): the model struct and its `load` and `main`.
+#[test]
+fn the_imported_model_file_is_the_one_the_ui_test_compiles() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-struct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let model = root.join("relax-onnx/tests/data/test_PReLU_2d_multiparam/model.onnx");
+    ok(&relax(
+        &["import", model.to_str().unwrap(), "-o", "prelu.rs"],
+        &dir,
+    ));
+    let fresh = std::fs::read_to_string(dir.join("prelu.rs")).unwrap();
+    let committed = std::fs::read_to_string(root.join("tests/ui/pass/imported/prelu.rs")).unwrap();
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        body(&fresh),
+        body(&committed),
+        "regenerate tests/ui/pass/imported/prelu.rs"
+    );
+    assert!(fresh.contains("pub struct Prelu") && fresh.contains("pub fn main(&self, v0"));
+    assert_eq!(
+        std::fs::read(dir.join("prelu.weights")).unwrap(),
+        std::fs::read(root.join("tests/ui/pass/imported/prelu.weights")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reader that stops early (`relax print m | head`) ends the command
+/// quietly, with status 0, instead of a panic on the broken pipe.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // The tiny decoder's legalized module is 1.6 MB of text, far more than
+    // a pipe holds.
+    let model = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../relax-onnx/tests/data/models/tiny_llama/model.onnx");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_relax"))
+        .args(["print", model.to_str().unwrap(), "--passes", "LegalizeOps"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 8];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here, and the rest of the module has nowhere
+    // to go.
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// Every error line has one `error: `, the import's errors included (they
 /// used to print `error: error: …`).
 #[test]
@@ -381,4 +439,91 @@ fn errors_say_error_once() {
     assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(!err.contains("error: error:"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `run` shows each output by name with its dtype and shape and a numpy
+/// summary; `--json` gives the same as JSON; `bench --json` the timings;
+/// `--help` explains every argument with examples; `completions` writes a
+/// script; a wrong input name lists the model's inputs.
+#[test]
+fn the_command_line_explains_itself() {
+    let (dir, case) = setup("explains");
+    let model = case_dir().join("model.onnx");
+    let model = model.to_str().unwrap();
+    let imported =
+        relax_onnx::from_onnx(&case.model, &relax_onnx::ImportOptions::default()).unwrap();
+    let out_name = imported.output_names[0].clone();
+    let shown = ok(&relax(&["run", model, "--input", "x.npy"], &dir));
+    let header = shown.lines().next().unwrap();
+    assert!(
+        header.starts_with(&format!("{out_name}: float32[")),
+        "{shown}"
+    );
+    assert!(shown.lines().nth(1).unwrap().starts_with('['), "{shown}");
+
+    let json = ok(&relax(&["run", model, "--input", "x.npy", "--json"], &dir));
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc[0]["name"], out_name.as_str());
+    assert_eq!(doc[0]["dtype"], "float32");
+    assert!(
+        doc[0]["mean"].is_number() && doc[0].get("data").is_none(),
+        "{doc}"
+    );
+    let full = ok(&relax(
+        &["run", model, "--input", "x.npy", "--json", "--full"],
+        &dir,
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&full).unwrap();
+    let expected = &case.data_sets[0].1[0];
+    assert_eq!(doc[0]["data"].as_array().unwrap().len(), expected.numel());
+
+    let bench = ok(&relax(
+        &["bench", model, "--input", "x.npy", "--runs", "3", "--json"],
+        &dir,
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&bench).unwrap();
+    assert_eq!(doc["runs"], 3);
+    assert!(doc["ms"]["p50"].is_number(), "{doc}");
+
+    let help = ok(&relax(&["--help"], &dir));
+    for command in [
+        "import",
+        "check",
+        "print",
+        "run",
+        "bench",
+        "dot",
+        "completions",
+    ] {
+        assert!(
+            help.contains(&format!("relax {command}")),
+            "{command}: {help}"
+        );
+    }
+    for command in ["run", "bench", "dot", "import", "check", "print"] {
+        let help = ok(&relax(&[command, "--help"], &dir));
+        assert!(
+            help.contains("The model") || help.contains("The ONNX model"),
+            "{command}: {help}"
+        );
+        for line in help.lines().filter(|l| l.trim_start().starts_with('-')) {
+            let described = line.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+            assert!(
+                described,
+                "`relax {command} --help`: `{line}` has no help text"
+            );
+        }
+    }
+    let script = ok(&relax(&["completions", "bash"], &dir));
+    assert!(
+        script.contains("_relax()") || script.contains("complete"),
+        "{script}"
+    );
+
+    let out = relax(&["run", model, "--input", "nope=x.npy"], &dir);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("hint: the model's inputs are, in order: "),
+        "{err}"
+    );
 }

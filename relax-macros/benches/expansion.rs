@@ -4,7 +4,7 @@
 //! `relax::module!` does inside `cargo build`.
 //!
 //! `cargo bench -p relax-macros --bench expansion` prints the median of 20 runs of each
-//! phase; DESIGN's budget is well under 100 ms for the whole expansion.
+//! phase; the design's budget is well under 100 ms for the whole expansion.
 
 use relax_core::frontend::{codegen, lower_module_macro};
 use std::str::FromStr;

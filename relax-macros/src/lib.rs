@@ -25,6 +25,22 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// A Relax module in the DSL: `relax::module! { pub mod m { #[function] pub fn main(…) … } }`
 /// becomes `pub mod m` with `module()` (the `IRModule`) and a typed wrapper
 /// for each `pub` function.
+///
+/// Used through the facade (the `relax` crate's documentation runs this):
+///
+/// ```ignore
+/// relax::module! {
+///     pub mod double {
+///         #[function]
+///         pub fn main(x: Tensor![(n,), f32]) -> Tensor![(n,), f32] {
+///             R::add(x, x)
+///         }
+///     }
+/// }
+///
+/// let x = relax::ndarray::arr1(&[1.0f32, 2.0, 3.0]);
+/// assert_eq!(double::main(&x)?, relax::ndarray::arr1(&[2.0f32, 4.0, 6.0]));
+/// ```
 #[proc_macro]
 pub fn module(input: TokenStream) -> TokenStream {
     let input = TokenStream2::from(input);

@@ -3,10 +3,21 @@
 //! layout of `onnx/backend/test/data/` in the `onnx` package), and the
 //! comparison those tests make, run against an imported module on a
 //! target ([`BackendCase::check`]).
+//!
+//! A data file holds what the model's input or output of that index is
+//! typed as: a `TensorProto`, a `SequenceProto` or an `OptionalProto`
+//! (`onnx-data.proto`). They become run-time values as the importer
+//! represents them: a tensor as a tensor, a sequence as a tuple of its
+//! elements, an optional as its value when it has one and as the empty
+//! tuple when it has none.
 
 use crate::error;
-use crate::tensor::decode_tensor;
+use crate::proto::{
+    sequence_proto, type_proto, ModelProto, OptionalProto, SequenceProto, TypeProto,
+};
+use crate::tensor::to_tensor;
 use crate::{from_onnx_file, ImportOptions, Imported};
+use prost::Message;
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
 use relax_runtime::{Error, Executable, Tensor, Value, VirtualMachine};
@@ -23,7 +34,7 @@ pub struct BackendCase {
     /// files are).
     pub dir: PathBuf,
     /// Each data set's inputs and expected outputs.
-    pub data_sets: Vec<(Vec<Tensor>, Vec<Tensor>)>,
+    pub data_sets: Vec<(Vec<Value>, Vec<Value>)>,
 }
 
 impl BackendCase {
@@ -31,6 +42,19 @@ impl BackendCase {
     pub fn load(dir: &Path) -> Result<BackendCase, Error> {
         let read = |p: &Path| std::fs::read(p).map_err(|e| error(format!("{}: {e}", p.display())));
         let model = read(&dir.join("model.onnx"))?;
+        let proto = ModelProto::decode(model.as_slice())
+            .map_err(|e| error(format!("{}: not a ModelProto: {e}", dir.display())))?;
+        let graph = proto.graph.unwrap_or_default();
+        let initializers: std::collections::HashSet<&str> =
+            graph.initializer.iter().map(|t| t.name()).collect();
+        let input_types: Vec<Option<&TypeProto>> = graph
+            .input
+            .iter()
+            .filter(|i| !initializers.contains(i.name()))
+            .map(|i| i.r#type.as_ref())
+            .collect();
+        let output_types: Vec<Option<&TypeProto>> =
+            graph.output.iter().map(|o| o.r#type.as_ref()).collect();
         let mut sets: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| error(format!("{}: {e}", dir.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -39,18 +63,26 @@ impl BackendCase {
         sets.sort();
         let mut data_sets = Vec::new();
         for set in sets {
-            let tensors = |prefix: &str| -> Result<Vec<Tensor>, Error> {
-                let mut out = Vec::new();
-                for i in 0.. {
-                    let p = set.join(format!("{prefix}_{i}.pb"));
-                    if !p.exists() {
-                        break;
+            let values =
+                |prefix: &str, types: &[Option<&TypeProto>]| -> Result<Vec<Value>, Error> {
+                    let mut out = Vec::new();
+                    for i in 0.. {
+                        let p = set.join(format!("{prefix}_{i}.pb"));
+                        if !p.exists() {
+                            break;
+                        }
+                        let ty = types.get(i).copied().flatten();
+                        out.push(
+                            decode_value(&read(&p)?, ty)
+                                .map_err(|e| error(format!("{}: {e}", p.display())))?,
+                        );
                     }
-                    out.push(decode_tensor(&read(&p)?)?.1);
-                }
-                Ok(out)
-            };
-            data_sets.push((tensors("input")?, tensors("output")?));
+                    Ok(out)
+                };
+            data_sets.push((
+                values("input", &input_types)?,
+                values("output", &output_types)?,
+            ));
         }
         let name = dir
             .file_name()
@@ -89,9 +121,8 @@ impl BackendCase {
     pub fn check_executable(&self, exec: &Executable, rtol: f64, atol: f64) -> Result<(), String> {
         let vm = VirtualMachine::new(exec);
         for (inputs, expected) in &self.data_sets {
-            let args: Vec<Value> = inputs.iter().cloned().map(Value::Tensor).collect();
-            let got = match vm.call("main", &args).map_err(|e| format!("run: {e}"))? {
-                Value::Tuple(fields) => fields.to_vec(),
+            let got = match vm.call("main", inputs).map_err(|e| format!("run: {e}"))? {
+                Value::Tuple(fields) if expected.len() != 1 => fields.to_vec(),
                 v => vec![v],
             };
             if got.len() != expected.len() {
@@ -102,10 +133,7 @@ impl BackendCase {
                 ));
             }
             for (k, (g, e)) in got.iter().zip(expected).enumerate() {
-                let Value::Tensor(g) = g else {
-                    return Err(format!("output {k} is not a tensor"));
-                };
-                compare(g, e, rtol, atol).map_err(|m| format!("output {k}: {m}"))?;
+                compare_values(g, e, rtol, atol).map_err(|m| format!("output {k}: {m}"))?;
             }
         }
         Ok(())
@@ -121,6 +149,100 @@ impl BackendCase {
             .collect();
         cases.sort();
         Ok(cases)
+    }
+}
+
+/// The value in `bytes`, a serialized `TensorProto`, `SequenceProto` or
+/// `OptionalProto` as `ty` (the model's type of it) says; a tensor when
+/// the type is not known.
+pub fn decode_value(bytes: &[u8], ty: Option<&TypeProto>) -> Result<Value, Error> {
+    match ty.and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::SequenceType(_)) => {
+            let s = SequenceProto::decode(bytes)
+                .map_err(|e| error(format!("not a SequenceProto: {e}")))?;
+            sequence_value(&s)
+        }
+        Some(type_proto::Value::OptionalType(_)) => {
+            let o = OptionalProto::decode(bytes)
+                .map_err(|e| error(format!("not an OptionalProto: {e}")))?;
+            optional_value(&o)
+        }
+        Some(type_proto::Value::MapType(_)) => Err(error("maps are not supported".into())),
+        _ => {
+            let t = crate::proto::TensorProto::decode(bytes)
+                .map_err(|e| error(format!("not a TensorProto: {e}")))?;
+            Ok(Value::Tensor(to_tensor(&t)?))
+        }
+    }
+}
+
+/// A sequence as the tuple of its elements.
+fn sequence_value(s: &SequenceProto) -> Result<Value, Error> {
+    use sequence_proto::DataType as D;
+    let fields: Vec<Value> = match D::try_from(s.elem_type()).unwrap_or(D::Undefined) {
+        D::Tensor => s
+            .tensor_values
+            .iter()
+            .map(|t| to_tensor(t).map(Value::Tensor))
+            .collect::<Result<_, _>>()?,
+        D::Sequence => s
+            .sequence_values
+            .iter()
+            .map(sequence_value)
+            .collect::<Result<_, _>>()?,
+        D::Optional => s
+            .optional_values
+            .iter()
+            .map(optional_value)
+            .collect::<Result<_, _>>()?,
+        // An empty sequence may leave its element type undefined.
+        D::Undefined if s.tensor_values.is_empty() => Vec::new(),
+        other => return Err(error(format!("a sequence of {:?} is not supported", other))),
+    };
+    Ok(Value::Tuple(fields.into()))
+}
+
+/// An optional as its value, or the empty tuple when it has none.
+fn optional_value(o: &OptionalProto) -> Result<Value, Error> {
+    use sequence_proto::DataType as D;
+    let none = || Value::Tuple(Vec::new().into());
+    match D::try_from(o.elem_type()).unwrap_or(D::Undefined) {
+        D::Tensor => o
+            .tensor_value
+            .as_ref()
+            .map_or(Ok(none()), |t| to_tensor(t).map(Value::Tensor)),
+        D::Sequence => o
+            .sequence_value
+            .as_ref()
+            .map_or(Ok(none()), |s| sequence_value(s)),
+        D::Optional => o
+            .optional_value
+            .as_ref()
+            .map_or(Ok(none()), |v| optional_value(v)),
+        D::Undefined => Ok(none()),
+        other => Err(error(format!("an optional {:?} is not supported", other))),
+    }
+}
+
+/// Whether `got` matches `expected`: tensors with [`compare`], tuples
+/// field by field.
+pub fn compare_values(got: &Value, expected: &Value, rtol: f64, atol: f64) -> Result<(), String> {
+    match (got, expected) {
+        (Value::Tensor(g), Value::Tensor(e)) => compare(g, e, rtol, atol),
+        (Value::Tuple(g), Value::Tuple(e)) => {
+            if g.len() != e.len() {
+                return Err(format!(
+                    "a tuple of {} fields, expected {}",
+                    g.len(),
+                    e.len()
+                ));
+            }
+            for (k, (g, e)) in g.iter().zip(e.iter()).enumerate() {
+                compare_values(g, e, rtol, atol).map_err(|m| format!("field {k}: {m}"))?;
+            }
+            Ok(())
+        }
+        (g, e) => Err(format!("{}, expected {}", g.describe(), e.describe())),
     }
 }
 

@@ -5,7 +5,7 @@ use crate::error;
 use crate::external::ExternalData;
 use crate::node::Node;
 use crate::ops;
-use crate::proto::{tensor_shape_proto::dimension, type_proto, GraphProto, ModelProto};
+use crate::proto::{tensor_shape_proto::dimension, type_proto, GraphProto, ModelProto, NodeProto};
 use crate::tensor::{dtype_of, elem_type_name, to_tensor_in};
 use relax_core::ir::{Expr, ExprKind, IRModule, PrimExpr, StructInfo, TirVar, Var};
 use relax_core::BlockBuilder;
@@ -67,6 +67,9 @@ pub struct Imported {
     /// initializer names. A parameter's own name is this name made an
     /// identifier (`gpu_0_data_0` for the input `gpu_0/data_0`).
     pub input_names: Vec<String>,
+    /// The ONNX name of each of `main`'s outputs, in order (the graph
+    /// outputs' names; `main` returns a tuple when there are several).
+    pub output_names: Vec<String>,
     /// The default domain's opset version the model imports (0 when it
     /// imports only `ai.onnx.ml`).
     pub opset: i64,
@@ -124,9 +127,16 @@ fn value_sinfo(
 ) -> Result<StructInfo, Error> {
     let tensor = match ty.and_then(|t| t.value.as_ref()) {
         Some(type_proto::Value::TensorType(t)) => t,
+        // A sequence or an optional whose length (whether it has a
+        // value) is only known at run time: an object the graph can pass
+        // on (`Identity`, an output), which the sequence ops, needing a
+        // tuple of known length, reject.
+        Some(type_proto::Value::SequenceType(_) | type_proto::Value::OptionalType(_)) => {
+            return Ok(StructInfo::object())
+        }
         Some(_) => {
             return Err(error(format!(
-            "graph input `{name}` is not a tensor (sequences, maps and optionals are not imported)"
+            "graph input `{name}` is not a tensor, a sequence or an optional (maps and sparse tensors are not imported)"
         )))
         }
         None => return Err(error(format!("graph input `{name}` has no type"))),
@@ -296,8 +306,77 @@ fn import_graph(
     if options.keep_params_in_input {
         bb.set_func_attr("num_input", num_input as i64)?;
     }
-    bb.begin_dataflow()?;
-    for proto in &graph.node {
+    // Control flow (`If`, loops) binds its result outside any dataflow
+    // block, and values computed in a dataflow block are not visible
+    // outside it: a graph with control flow is one plain binding block.
+    let dataflow = !has_subgraphs(graph);
+    if dataflow {
+        bb.begin_dataflow()?;
+    }
+    convert_nodes(&mut bb, &mut values, &graph.node, opset)?;
+    // The outputs.
+    let mut results = Vec::new();
+    for out in &graph.output {
+        let e = values
+            .get(out.name())
+            .ok_or_else(|| error(format!("graph output `{}` is never computed", out.name())))?;
+        // A shape value the graph returns is returned as a tensor.
+        results.push(ops::as_tensor(&mut bb, e.clone())?);
+    }
+    let result = match results.len() {
+        0 => return Err(error("the graph has no outputs".into())),
+        1 => results.remove(0),
+        _ => Expr::tuple(results),
+    };
+    let name = match graph.output.as_slice() {
+        [one] => unique(one.name()),
+        _ => "gv".to_string(),
+    };
+    let out = if dataflow {
+        let out = bb.emit_output_named(result, &name)?;
+        bb.end_dataflow()?;
+        out
+    } else {
+        bb.emit_named(result, &name)?
+    };
+    bb.emit_func_output(Expr::var(&out))?;
+    let mut module = bb.finalize()?;
+    // With control flow, main (and every loop function) was built as plain
+    // bindings: runs of pure bindings become dataflow blocks again, so the
+    // build fuses them as it fuses any graph's.
+    if !dataflow || module.len() > 1 {
+        use relax_core::transform::Pass;
+        module = relax_core::transform::ConvertToDataflow::default().run(module)?;
+    }
+    Ok(Imported {
+        module,
+        params: weights,
+        input_names,
+        output_names: graph.output.iter().map(|o| o.name().to_string()).collect(),
+        opset,
+    })
+}
+
+/// Whether a node of `graph` has a subgraph (`If`, `Loop`, `Scan`,
+/// `SequenceMap`).
+fn has_subgraphs(graph: &GraphProto) -> bool {
+    use crate::proto::attribute_proto::AttributeType;
+    graph.node.iter().any(|n| {
+        n.attribute
+            .iter()
+            .any(|a| matches!(a.r#type(), AttributeType::Graph | AttributeType::Graphs))
+    })
+}
+
+/// Converts `nodes` in order into the open scope of `bb`, each output
+/// added to `values` by its ONNX name.
+pub(crate) fn convert_nodes(
+    bb: &mut BlockBuilder,
+    values: &mut HashMap<String, Expr>,
+    nodes: &[NodeProto],
+    opset: i64,
+) -> Result<(), Error> {
+    for proto in nodes {
         let node = Node { proto };
         let convert = match proto.domain() {
             "" | "ai.onnx" if opset == 0 => {
@@ -319,8 +398,8 @@ fn import_graph(
         })?;
         let outputs = {
             let mut ctx = ops::Ctx {
-                bb: &mut bb,
-                values: &values,
+                bb: &mut *bb,
+                values: &*values,
                 opset,
                 node: &node,
             };
@@ -338,33 +417,52 @@ fn import_graph(
             values.insert(name.clone(), e.clone());
         }
     }
-    // The outputs.
-    let mut results = Vec::new();
-    for out in &graph.output {
-        let e = values
-            .get(out.name())
-            .ok_or_else(|| error(format!("graph output `{}` is never computed", out.name())))?;
-        // A shape value the graph returns is returned as a tensor.
-        results.push(ops::as_tensor(&mut bb, e.clone())?);
+    Ok(())
+}
+
+/// A subgraph (an `If` branch, a loop body) converted into the open scope
+/// of `bb`: its inputs are `inputs`, in order, the names of `outer` (the
+/// enclosing graphs' values) are visible unless the subgraph rebinds them,
+/// and its initializers are constants. Returns its outputs, shape values
+/// as tensors.
+pub(crate) fn convert_subgraph(
+    bb: &mut BlockBuilder,
+    outer: &HashMap<String, Expr>,
+    graph: &GraphProto,
+    inputs: Vec<Expr>,
+    opset: i64,
+) -> Result<Vec<Expr>, Error> {
+    if graph.input.len() != inputs.len() {
+        return Err(error(format!(
+            "subgraph `{}` has {} input(s), expected {}",
+            graph.name(),
+            graph.input.len(),
+            inputs.len()
+        )));
     }
-    let result = match results.len() {
-        0 => return Err(error("the graph has no outputs".into())),
-        1 => results.remove(0),
-        _ => Expr::tuple(results),
-    };
-    let name = match graph.output.as_slice() {
-        [one] => unique(one.name()),
-        _ => "gv".to_string(),
-    };
-    let out = bb.emit_output_named(result, &name)?;
-    bb.end_dataflow()?;
-    bb.emit_func_output(Expr::var(&out))?;
-    Ok(Imported {
-        module: bb.finalize()?,
-        params: weights,
-        input_names,
-        opset,
-    })
+    let mut values = outer.clone();
+    for (input, e) in graph.input.iter().zip(inputs) {
+        values.insert(input.name().to_string(), e);
+    }
+    for init in &graph.initializer {
+        values.insert(
+            init.name().to_string(),
+            Expr::constant(crate::tensor::to_tensor(init)?),
+        );
+    }
+    convert_nodes(bb, &mut values, &graph.node, opset)?;
+    let mut out = Vec::new();
+    for o in &graph.output {
+        let e = values.get(o.name()).ok_or_else(|| {
+            error(format!(
+                "output `{}` of subgraph `{}` is never computed",
+                o.name(),
+                graph.name()
+            ))
+        })?;
+        out.push(ops::as_tensor(bb, e.clone())?);
+    }
+    Ok(out)
 }
 
 /// Whether `e` is a constant (or a tuple of constants).

@@ -41,6 +41,15 @@
 //!    (`R.tensor_to_shape` and a `match_cast`).
 //! 5. **Result.** The graph's outputs: one tensor, or a tuple of them (a
 //!    shape value the graph returns becomes an `int64` tensor).
+//! 5b. **Control flow, sequences, optionals.** `If` is a Relax `If` over
+//!    its converted branches; `Loop`, `Scan` (and `RNN`/`GRU`/`LSTM` over
+//!    a symbolic sequence length) are recursive private functions
+//!    `loop_<output>` that `main` calls (`ops/loops.rs`). A graph with
+//!    subgraphs is built as plain bindings and its functions then get
+//!    their dataflow blocks from `ConvertToDataflow`. A sequence is a
+//!    tuple of a length known at import time, an optional its value or the
+//!    empty tuple; a sequence or optional graph input is an object that
+//!    can only be passed on.
 //! 6. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
 //!    1 to [`MAX_OPSET`]: converters follow each op's changes across
 //!    versions (attributes that became inputs, legacy broadcasting,
@@ -58,8 +67,10 @@
 //! | `external.rs` | external data: files beside the model, mapped once per import, locations kept inside the model's directory |
 //! | `graph.rs` | the importer: signature, initializers, the node loop, constant evaluation |
 //! | `node.rs` | a node's attributes and inputs, with errors that name it |
-//! | `ops/` | the converters, one file per op family |
+//! | `ops/` | the converters, one file per op family (`elementwise`, `nn`, `shape`, `shape_value` for symbolic shape values, `index` for gathers and scatters, `normalization`, `attention`, `reduce`, `runtime_axes` for axes computed at run time, `loss`, `volume` for 3-d windows as 2-d ops); `Ctx::call` folds calls on constants with the reference kernels |
 //! | `backend_test.rs` | ONNX's backend test cases (model, inputs, expected outputs) and their comparison |
+
+#![warn(missing_docs)]
 
 pub mod backend_test;
 pub mod proto;
@@ -96,6 +107,28 @@ pub fn from_onnx(bytes: &[u8], options: &ImportOptions) -> Result<Imported, Erro
 
 /// Imports the ONNX model in the file at `path`, reading its external data
 /// (if any) from files in the same directory.
+///
+/// ```
+/// use relax_core::backend::{build, Target};
+/// use relax_onnx::{from_onnx_file, ImportOptions};
+/// use relax_runtime::{Tensor, Value, VirtualMachine};
+///
+/// // A two-layer Llama decoder as PyTorch exports it by default: weights in
+/// // `model.onnx.data` beside the model, dynamic batch and sequence axes.
+/// let path = "tests/data/models/tiny_llama/model.onnx";
+/// let imported = from_onnx_file(path, &ImportOptions::default())?;
+/// let main = imported.module.get_relax("main").unwrap();
+/// assert_eq!(main.params.len(), imported.input_names.len()); // weights are constants
+///
+/// // One build serves every batch size and sequence length.
+/// let vm = VirtualMachine::new(&build(&imported.module, &Target::interpreter())?);
+/// for (batch, seq) in [(1, 5), (2, 3)] {
+///     let tokens = Tensor::from_vec(&[batch, seq], vec![0i64; (batch * seq) as usize])?;
+///     let logits = vm.call("main", &[Value::Tensor(tokens)])?;
+///     assert_eq!(logits.as_tensor().unwrap().shape()[..2], [batch, seq]);
+/// }
+/// # Ok::<(), relax_runtime::Error>(())
+/// ```
 pub fn from_onnx_file(
     path: impl AsRef<std::path::Path>,
     options: &ImportOptions,

@@ -2,7 +2,9 @@
 //! that name the node and its op.
 
 use crate::error;
-use crate::proto::{attribute_proto::AttributeType, AttributeProto, NodeProto, TensorProto};
+use crate::proto::{
+    attribute_proto::AttributeType, AttributeProto, GraphProto, NodeProto, TensorProto,
+};
 use relax_runtime::Error;
 
 /// A node of the graph.
@@ -99,6 +101,28 @@ impl<'a> Node<'a> {
         Ok(self
             .typed(name, AttributeType::Tensor)?
             .and_then(|a| a.t.as_ref()))
+    }
+
+    /// A graph attribute (a subgraph: `If`'s branches, a `Loop` body).
+    pub fn graph(&self, name: &str) -> Result<Option<&'a GraphProto>, Error> {
+        Ok(self
+            .typed(name, AttributeType::Graph)?
+            .and_then(|a| a.g.as_ref()))
+    }
+
+    /// A list-of-strings attribute (each UTF-8).
+    pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>, Error> {
+        let Some(a) = self.typed(name, AttributeType::Strings)? else {
+            return Ok(None);
+        };
+        a.strings
+            .iter()
+            .map(|s| {
+                String::from_utf8(s.clone())
+                    .map_err(|_| self.error(format!("attribute `{name}` is not UTF-8")))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
     }
 
     /// The name of input `i`, if given (an empty name is an omitted

@@ -977,6 +977,460 @@ fn attention_with_keys_of_another_rank_is_an_error() {
     assert_import_error(&model(23, graph), "K must have Q's rank");
 }
 
+fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(g),
+        ..Default::default()
+    }
+}
+
+fn string_attr_of(name: &str, v: &str) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
+        ..Default::default()
+    }
+}
+
+fn i64_scalar_init(name: &str, v: i64) -> TensorProto {
+    TensorProto {
+        dims: vec![],
+        ..i64_init(name, vec![v])
+    }
+}
+
+/// Runs `main` on both targets, which must agree (to rounding); the
+/// interpreter's outputs.
+fn run_both(module: &relax_core::ir::IRModule, args: &[Value]) -> Result<Vec<Tensor>, String> {
+    let mut out: Option<Vec<Tensor>> = None;
+    for target in [Target::interpreter(), Target::host()] {
+        let exec = build(module, &target).map_err(|e| e.to_string())?;
+        let got = outputs(
+            VirtualMachine::new(&exec)
+                .call("main", args)
+                .map_err(|e| e.to_string())?,
+        );
+        if let Some(prev) = &out {
+            assert_eq!(prev.len(), got.len());
+            for (p, g) in prev.iter().zip(&got) {
+                relax_onnx::backend_test::compare(g, p, 1e-5, 1e-6)
+                    .unwrap_or_else(|m| panic!("{target:?}: {m}"));
+            }
+        } else {
+            out = Some(got);
+        }
+    }
+    Ok(out.unwrap())
+}
+
+/// `Loop(M, "", s0)` whose body adds the outer `a` to its state, scans the
+/// new state out, and goes on while `iter < limit` (`limit` an outer
+/// input too).
+fn accumulate_loop() -> Vec<u8> {
+    let i64_info = |n: &str| value_info(n, tensor_proto::DataType::Int64, &[]);
+    let bool_info = |n: &str| value_info(n, tensor_proto::DataType::Bool, &[]);
+    let body = GraphProto {
+        name: Some("body".into()),
+        node: vec![
+            node("Add", &["s", "a"], &["s_next"], vec![]),
+            node("Identity", &["s_next"], &["scan"], vec![]),
+            node("Less", &["iter", "limit"], &["go"], vec![]),
+        ],
+        input: vec![
+            i64_info("iter"),
+            bool_info("cond"),
+            f32_info("s", &[Dim::Value(2)]),
+        ],
+        output: vec![
+            bool_info("go"),
+            f32_info("s_next", &[Dim::Value(2)]),
+            f32_info("scan", &[Dim::Value(2)]),
+        ],
+        ..Default::default()
+    };
+    model(
+        16,
+        GraphProto {
+            name: Some("loop".into()),
+            node: vec![node(
+                "Loop",
+                &["M", "", "s0"],
+                &["s_final", "scans"],
+                vec![graph_attr("body", body)],
+            )],
+            initializer: vec![f32_init("s0", &[2], vec![0.0, 0.0])],
+            input: vec![
+                i64_info("M"),
+                i64_info("limit"),
+                f32_info("a", &[Dim::Value(2)]),
+            ],
+            output: vec![
+                f32_info("s_final", &[Dim::Value(2)]),
+                f32_info("scans", &[Dim::Param("N"), Dim::Value(2)]),
+            ],
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_loop_runs_its_trip_count_given_at_run_time_and_stops_on_its_condition() {
+    let imported = from_onnx(&accumulate_loop(), &ImportOptions::default()).unwrap();
+    let a = Tensor::from_vec(&[2], vec![1.0f32, -2.0]).unwrap();
+    let call = |m: i64, limit: i64| {
+        run_both(
+            &imported.module,
+            &[
+                Value::Tensor(Tensor::scalar(m)),
+                Value::Tensor(Tensor::scalar(limit)),
+                Value::Tensor(a.clone()),
+            ],
+        )
+    };
+    let expect = |n: usize, got: Vec<Tensor>| {
+        let last = n as f32;
+        assert_eq!(
+            got[0].to_f64_vec(),
+            vec![f64::from(last), f64::from(-2.0 * last)]
+        );
+        assert_eq!(got[1].shape(), &[n as i64, 2]);
+        let rows: Vec<f64> = (1..=n).flat_map(|k| [k as f64, -2.0 * k as f64]).collect();
+        assert_eq!(got[1].to_f64_vec(), rows);
+    };
+    // The trip count ends it, the condition ends it (iterations 0..=4),
+    // or it never starts.
+    expect(3, call(3, 100).unwrap());
+    expect(5, call(10, 4).unwrap());
+    expect(0, call(0, 100).unwrap());
+    // Each iteration is a call frame (and the last test one more), under
+    // `main`'s: 998 iterations fit the VM's default limit of 1000 frames,
+    // and a longer loop is a clean error.
+    expect(998, call(998, 1_000_000).unwrap());
+    let e = call(999, 1_000_000).unwrap_err();
+    assert!(e.contains("call depth limit"), "{e}");
+}
+
+#[test]
+fn sequences_of_known_length_are_tuples() {
+    let i64_info = |n: &str| value_info(n, tensor_proto::DataType::Int64, &[]);
+    let bytes = model(
+        17,
+        GraphProto {
+            name: Some("seq".into()),
+            node: vec![
+                node(
+                    "SplitToSequence",
+                    &["x"],
+                    &["parts"],
+                    vec![int_attr("axis", 1), int_attr("keepdims", 0)],
+                ),
+                node("SequenceInsert", &["parts", "y", "zero"], &["more"], vec![]),
+                node("SequenceErase", &["more", "minus_one"], &["fewer"], vec![]),
+                node("SequenceLength", &["fewer"], &["n"], vec![]),
+                node("SequenceAt", &["fewer", "one"], &["second"], vec![]),
+                node(
+                    "ConcatFromSequence",
+                    &["fewer"],
+                    &["stacked"],
+                    vec![int_attr("axis", 0), int_attr("new_axis", 1)],
+                ),
+            ],
+            initializer: vec![
+                i64_scalar_init("zero", 0),
+                i64_scalar_init("one", 1),
+                i64_scalar_init("minus_one", -1),
+            ],
+            input: vec![
+                f32_info("x", &[Dim::Value(2), Dim::Value(3)]),
+                f32_info("y", &[Dim::Value(2)]),
+            ],
+            output: vec![
+                i64_info("n"),
+                f32_info("second", &[Dim::Value(2)]),
+                f32_info("stacked", &[Dim::Value(3), Dim::Value(2)]),
+            ],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let x = Tensor::from_vec(&[2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let y = Tensor::from_vec(&[2], vec![7.0f32, 8.0]).unwrap();
+    let got = run_both(&imported.module, &[Value::Tensor(x), Value::Tensor(y)]).unwrap();
+    // [y, x[:, 0], x[:, 1], x[:, 2]] without its last element.
+    assert_eq!(got[0].to_f64_vec(), vec![3.0]);
+    assert_eq!(got[1].to_f64_vec(), vec![1.0, 4.0]);
+    assert_eq!(got[2].shape(), &[3, 2]);
+    assert_eq!(got[2].to_f64_vec(), vec![7.0, 8.0, 1.0, 4.0, 2.0, 5.0]);
+}
+
+/// A reverse `RNN` (hidden and input size 1) over `x: (3, 2, 1)`, with
+/// `sequence_lens` an input.
+fn reverse_rnn(seq: Dim) -> Vec<u8> {
+    model(
+        14,
+        GraphProto {
+            name: Some("rnn".into()),
+            node: vec![node(
+                "RNN",
+                &["x", "w", "r", "b", "lens"],
+                &["y", "y_h"],
+                vec![
+                    int_attr("hidden_size", 1),
+                    string_attr_of("direction", "reverse"),
+                ],
+            )],
+            initializer: vec![
+                f32_init("w", &[1, 1, 1], vec![0.5]),
+                f32_init("r", &[1, 1, 1], vec![0.8]),
+                f32_init("b", &[1, 2], vec![0.1, 0.2]),
+            ],
+            input: vec![
+                f32_info("x", &[seq, Dim::Value(2), Dim::Value(1)]),
+                value_info("lens", tensor_proto::DataType::Int32, &[Dim::Value(2)]),
+            ],
+            output: vec![
+                f32_info(
+                    "y",
+                    &[Dim::Value(3), Dim::Value(1), Dim::Value(2), Dim::Value(1)],
+                ),
+                f32_info("y_h", &[Dim::Value(1), Dim::Value(2), Dim::Value(1)]),
+            ],
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_reverse_rnn_starts_each_row_at_its_own_length() {
+    let imported = from_onnx(&reverse_rnn(Dim::Value(3)), &ImportOptions::default()).unwrap();
+    let xs = [0.5f32, -1.0, 1.5, 2.0, -0.5, 0.25];
+    let lens = [3i32, 2];
+    let x = Tensor::from_vec(&[3, 2, 1], xs.to_vec()).unwrap();
+    let l = Tensor::from_vec(&[2], lens.to_vec()).unwrap();
+    let got = run_both(&imported.module, &[Value::Tensor(x), Value::Tensor(l)]).unwrap();
+    let mut y = [0.0f64; 6];
+    let mut y_h = [0.0f64; 2];
+    for b in 0..2 {
+        let mut h = 0.0f64;
+        for t in (0..lens[b] as usize).rev() {
+            h = (0.5 * f64::from(xs[t * 2 + b]) + 0.8 * h + 0.3).tanh();
+            y[t * 2 + b] = h;
+        }
+        y_h[b] = h;
+    }
+    assert_eq!(got[0].shape(), &[3, 1, 2, 1]);
+    for (g, e) in got[0].to_f64_vec().iter().zip(y) {
+        assert!((g - e).abs() < 1e-5, "{g} vs {e}");
+    }
+    for (g, e) in got[1].to_f64_vec().iter().zip(y_h) {
+        assert!((g - e).abs() < 1e-5, "{g} vs {e}");
+    }
+    // A symbolic length runs as a loop, with the same results.
+    let looped = from_onnx(&reverse_rnn(Dim::Param("T")), &ImportOptions::default()).unwrap();
+    let x = Tensor::from_vec(&[3, 2, 1], xs.to_vec()).unwrap();
+    let l = Tensor::from_vec(&[2], lens.to_vec()).unwrap();
+    let again = run_both(&looped.module, &[Value::Tensor(x), Value::Tensor(l)]).unwrap();
+    for (a, b) in got.iter().zip(&again) {
+        relax_onnx::backend_test::compare(b, a, 1e-5, 1e-6).unwrap();
+    }
+}
+
+/// The node suite's recurrent cases with their sequence length made
+/// symbolic (`shape_dict`): the layers run as loops and give the expected
+/// outputs on both targets.
+#[test]
+fn recurrent_layers_over_a_symbolic_sequence_length_run_as_loops() {
+    for name in [
+        "test_rnn_seq_length",
+        "test_gru_seq_length",
+        "test_lstm_with_peepholes",
+    ] {
+        let dir = data_dir().join("node").join(name);
+        let case = BackendCase::load(&dir).unwrap();
+        let bytes = std::fs::read(dir.join("model.onnx")).unwrap();
+        let model = ModelProto::decode(bytes.as_slice()).unwrap();
+        let x = &model.graph.as_ref().unwrap().input[0];
+        let Some(type_proto::Value::TensorType(t)) = x.r#type.as_ref().unwrap().value.as_ref()
+        else {
+            panic!("{name}: X is not a tensor")
+        };
+        let mut dims: Vec<relax_onnx::Dim> = t
+            .shape
+            .as_ref()
+            .unwrap()
+            .dim
+            .iter()
+            .map(|d| match d.value {
+                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => v.into(),
+                _ => panic!("{name}: a symbolic dim"),
+            })
+            .collect();
+        dims[0] = "T".into();
+        let imported = case
+            .import(&with_shape(x.name(), dims))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let printed = imported.module.to_string();
+        assert!(printed.contains("def loop_"), "{name}: not a loop");
+        for target in [Target::interpreter(), Target::host()] {
+            case.check(&imported.module, &target, 1e-3, 1e-4)
+                .unwrap_or_else(|m| panic!("{name} on {target:?}: {m}"));
+        }
+    }
+}
+
+#[test]
+fn control_flow_errors_name_the_node() {
+    // A body with no outputs for the state.
+    let body = GraphProto {
+        name: Some("body".into()),
+        node: vec![node("Identity", &["cond"], &["go"], vec![])],
+        input: vec![
+            value_info("iter", tensor_proto::DataType::Int64, &[]),
+            value_info("cond", tensor_proto::DataType::Bool, &[]),
+            f32_info("s", &[Dim::Value(2)]),
+        ],
+        output: vec![value_info("go", tensor_proto::DataType::Bool, &[])],
+        ..Default::default()
+    };
+    let bytes = model(
+        16,
+        GraphProto {
+            name: Some("bad".into()),
+            node: vec![node(
+                "Loop",
+                &["M", "", "x"],
+                &["y"],
+                vec![graph_attr("body", body)],
+            )],
+            input: vec![
+                value_info("M", tensor_proto::DataType::Int64, &[]),
+                f32_info("x", &[Dim::Value(2)]),
+            ],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    assert_import_error(&bytes, "node \"Loop_0\" (Loop)");
+    // A position computed at run time cannot pick a tuple field.
+    let bytes = model(
+        17,
+        GraphProto {
+            name: Some("bad".into()),
+            node: vec![
+                node("SequenceConstruct", &["x", "x"], &["s"], vec![]),
+                node("SequenceAt", &["s", "p"], &["y"], vec![]),
+            ],
+            input: vec![
+                f32_info("x", &[Dim::Value(2)]),
+                value_info("p", tensor_proto::DataType::Int64, &[]),
+            ],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    assert_import_error(&bytes, "the position must be a constant");
+    // An If without its else branch.
+    let bytes = model(
+        16,
+        GraphProto {
+            name: Some("bad".into()),
+            node: vec![node("If", &["c"], &["y"], vec![])],
+            input: vec![value_info("c", tensor_proto::DataType::Bool, &[])],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    assert_import_error(&bytes, "attribute `then_branch` is required");
+}
+
+/// `CausalConvWithState` over a symbolic batch and length, with no past
+/// state: one build runs a length longer and one shorter than the kernel's
+/// `k - 1` carried positions, and the carried state is what comes next.
+#[test]
+fn a_causal_conv_with_state_runs_at_any_length_from_one_build() {
+    let w = [0.5f32, -1.0, 2.0, 1.0, 0.25, -0.5];
+    let graph = GraphProto {
+        node: vec![node(
+            "CausalConvWithState",
+            &["x", "w"],
+            &["y", "state"],
+            vec![],
+        )],
+        initializer: vec![f32_init("w", &[2, 1, 3], w.to_vec())],
+        input: vec![f32_info(
+            "x",
+            &[Dim::Param("N"), Dim::Value(2), Dim::Param("L")],
+        )],
+        output: vec![
+            f32_info("y", &[Dim::Param("N"), Dim::Value(2), Dim::Param("L")]),
+            f32_info("state", &[Dim::Param("N"), Dim::Value(2), Dim::Value(2)]),
+        ],
+        ..Default::default()
+    };
+    let imported = from_onnx(&model(27, graph), &ImportOptions::default()).unwrap();
+    let exec = build(&imported.module, &Target::host()).unwrap();
+    for (n, l) in [(1usize, 5usize), (2, 1)] {
+        let x: Vec<f32> = (0..n * 2 * l).map(|i| i as f32 - 3.0).collect();
+        let arg = Tensor::from_slice(&[n as i64, 2, l as i64], &x).unwrap();
+        let out = VirtualMachine::new(&exec)
+            .call("main", &[Value::Tensor(arg)])
+            .unwrap();
+        let out = outputs(out);
+        // The input of each row prefixed with two zeros.
+        let padded = |b: usize, c: usize, t: usize| -> f32 {
+            if t < 2 {
+                0.0
+            } else {
+                x[(b * 2 + c) * l + t - 2]
+            }
+        };
+        let mut y = vec![];
+        let mut state = vec![];
+        for b in 0..n {
+            for c in 0..2 {
+                for t in 0..l {
+                    y.push(
+                        (0..3)
+                            .map(|j| w[c * 3 + j] * padded(b, c, t + j))
+                            .sum::<f32>(),
+                    );
+                }
+                state.extend([padded(b, c, l), padded(b, c, l + 1)]);
+            }
+        }
+        assert_eq!(out[0].shape(), &[n as i64, 2, l as i64]);
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &y[..]);
+        assert_eq!(out[1].as_slice::<f32>().unwrap(), &state[..]);
+    }
+}
+
+#[test]
+fn a_linear_attention_over_an_unknown_length_is_an_error_naming_it() {
+    let info = |name: &str| f32_info(name, &[Dim::Value(1), Dim::Param("T"), Dim::Value(4)]);
+    let graph = GraphProto {
+        node: vec![node(
+            "LinearAttention",
+            &["q", "k", "v"],
+            &["y"],
+            vec![
+                int_attr("q_num_heads", 1),
+                int_attr("kv_num_heads", 1),
+                string_attr("update_rule", "linear"),
+            ],
+        )],
+        input: vec![info("q"), info("k"), info("v")],
+        output: vec![info("y")],
+        ..Default::default()
+    };
+    assert_import_error(
+        &model(27, graph),
+        "sequence, whose length must be a known integer",
+    );
+}
+
 /// A model importing only `ai.onnx.ml` converts its ML nodes, and a
 /// default-domain node in it is an error naming the missing opset; the
 /// math and quantization converters reject what they cannot read.

@@ -7,8 +7,8 @@
 //! 2. Threads claim chunks of the range through one atomic counter
 //!    (dynamic scheduling, so a slow thread does not hold up the rest), in
 //!    the *guided* manner of OpenMP's `schedule(guided)`: each claim takes
-//!    a share of what is left ([`Job::claim`]), large at first, down to a
-//!    floor of 1/[`FINEST_SHARE`] of a thread's share at the end. A loop of
+//!    a share of what is left (`Job::claim`), large at first, down to a
+//!    floor of 1/`FINEST_SHARE` of a thread's share at the end. A loop of
 //!    a few large iterations (a GEMM's row chunks) then ends on single
 //!    iterations, so no thread waits long for another; a loop of many small
 //!    ones still takes about a dozen claims per thread. (Cutting the range

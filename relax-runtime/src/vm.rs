@@ -25,6 +25,10 @@
 //!    ([`VirtualMachine::with_memory_limit`]) are [`Error::Runtime`], naming
 //!    the function and instruction at fault. A kernel the build does not have is
 //!    [`Error::Unsupported`].
+//! 6. A native kernel's inputs are borrowed from the registers, not cloned,
+//!    and its outputs come from the output pool (`vm/pool.rs`): a tensor
+//!    nobody holds any more is reused for the next output of its dtype and
+//!    shape, so a model called in a loop does not allocate.
 
 mod heap;
 mod matching;
@@ -62,6 +66,15 @@ pub const DEFAULT_MAX_CALL_DEPTH: usize = 1000;
 pub const MAX_FRAME_CELLS: u64 = 1 << 22;
 
 /// Runs the functions of an executable. See the module docs.
+///
+/// An [`Executable`] comes from the compiler, `relax::build` (in
+/// relax-core, `relax_core::backend::build`, whose documentation has a
+/// runnable example), or from [`Executable::from_bytes`]:
+///
+/// ```ignore
+/// let vm = VirtualMachine::new(&relax::build(&module, &relax::Target::host())?);
+/// let y = vm.call("main", &[Value::Tensor(x)])?;
+/// ```
 pub struct VirtualMachine {
     exec: Arc<Executable>,
     /// The result of [`Executable::validate`], returned by every `call`.

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | [`struct_info_analysis`] | base-of, least common ancestor, erasure, call result derivation |
 //! | [`derive`](mod@derive) | the StructInfo of an expression from its parts (spec derivation rules) |
-//! | [`well_formed`] | every well-formedness rule of the spec |
+//! | [`well_formed`](mod@well_formed) | every well-formedness rule of the spec |
 //! | [`basic_block_normal_form`] | the basic-block normal form checker |
 //! | [`vars`] | free, bound and all variables of an expression |
 //! | [`indexed_forward_graph`] | the dataflow graph of a binding block, nodes in topological order |

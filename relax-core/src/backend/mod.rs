@@ -116,6 +116,37 @@ impl fmt::Display for Target {
 
 /// Compiles `module` for `target`. The module must be well formed (every
 /// violation is reported otherwise); see the module docs for the steps.
+///
+/// The executable runs on a [`VirtualMachine`](relax_runtime::VirtualMachine)
+/// (`relax::build` and `relax::VirtualMachine` through the facade):
+///
+/// ```
+/// use relax_core::backend::{build, Target};
+/// use relax_core::ir::IRModule;
+/// use relax_runtime::{Tensor, Value, VirtualMachine};
+///
+/// let module: IRModule = r#"
+/// @I.ir_module
+/// class Module:
+///     @R.function
+///     def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+///         n = T.int64()
+///         gv: R.Tensor((n,), dtype="float32") = R.multiply(x, x)
+///         return gv
+/// "#
+/// .parse()?;
+/// // `Target::host()` compiles through LLVM (feature "llvm").
+/// let exec = build(&module, &Target::interpreter())?;
+/// let vm = VirtualMachine::new(&exec);
+/// let x = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0])?;
+/// let y = vm.call("main", &[Value::Tensor(x)])?;
+/// assert_eq!(y.as_tensor().unwrap().to_vec::<f32>()?, [1.0f32, 4.0, 9.0]);
+///
+/// // Arguments are checked against `main`'s signature before anything runs.
+/// let bad = Tensor::from_vec(&[3], vec![1i64, 2, 3])?;
+/// assert!(vm.call("main", &[Value::Tensor(bad)]).is_err());
+/// # Ok::<(), relax_runtime::Error>(())
+/// ```
 pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
     build_with(module, target, &PassContext::new())
 }

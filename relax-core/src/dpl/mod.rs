@@ -12,6 +12,10 @@
 //! | [`rewrite`] | `rewrite_call`, `rewrite_bindings`, and `PatternRewriter`, a rewrite as a `Pass` |
 //! | [`from_functions`] | a rewrite from a pattern function and a replacement function (`relax::rewriter!`) |
 //!
+//! A scan is linear in the block: a call pattern rejects calls of other
+//! ops (through bindings) before any matching state exists, and matching
+//! state is small vectors, not maps.
+//!
 //! ```
 //! use relax_core::dpl::*;
 //! # fn main() -> Result<(), relax_runtime::Error> {

@@ -1,15 +1,23 @@
 //! Image ops: `image.resize2d` (TVM's `relax.op.image.resize2d`): NCHW
 //! data resized to `size` (one value for both axes, or height and width)
-//! by `nearest_neighbor` or `linear` interpolation, under TVM's
-//! coordinate-transformation and rounding modes
-//! (`relax_runtime::kernels::image` defines them).
+//! by `nearest_neighbor`, `linear` or `cubic` interpolation, under TVM's
+//! coordinate-transformation modes (`tf_crop_and_resize` with its `roi`
+//! and `extrapolation_value`), rounding modes and cubic coefficient
+//! (`relax_runtime::kernels::image` defines them);
+//! `image.grid_sample` (TVM's `relax.op.image.grid_sample`): NCHW or
+//! NCDHW data sampled at the normalized points of a grid laid out as
+//! `(N, 2, Ho, Wo)` or `(N, 3, Do, Ho, Wo)`; and `image.affine_grid`
+//! (TVM's `relax.op.image.affine_grid`): the `(N, 2, H, W)` grid of
+//! `(N, 2, 3)` affine matrices over an output size
+//! (`relax_runtime::kernels::grid` defines both).
 
 use super::attr::{AttrDefault, AttrSpec, AttrType};
 use super::infer::{attr, attr_dtype, error, shape_arg, tensor, tensor_arg};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{AttrValue, Call, StructInfo};
-use relax_runtime::kernels::image::ResizeMode;
+use relax_runtime::kernels::grid::GridSampleMode;
+use relax_runtime::kernels::image::{ResizeAttrs, ResizeMode};
 use relax_runtime::Diagnostic;
 
 fn str_attr<'a>(call: &'a Call, name: &str, default: &'a str) -> &'a str {
@@ -29,11 +37,28 @@ pub fn resize_mode(call: &Call) -> Result<ResizeMode, Diagnostic> {
             format!("layout {layout} is not supported (NCHW is)"),
         ));
     }
-    ResizeMode::parse(
-        str_attr(call, "method", "linear"),
-        str_attr(call, "coordinate_transformation_mode", "half_pixel"),
-        str_attr(call, "rounding_method", "round"),
-    )
+    let num = |name: &str, default: f64| {
+        attr(call, name)
+            .and_then(AttrValue::as_float)
+            .unwrap_or(default)
+    };
+    let roi = match attr(call, "roi") {
+        None => Some(vec![]),
+        Some(AttrValue::Array(items)) => items.iter().map(AttrValue::as_float).collect(),
+        Some(_) => None,
+    };
+    let Some(roi) = roi else {
+        return Err(error(call, "op-attr-value", "roi must be a list of floats"));
+    };
+    ResizeMode::parse(&ResizeAttrs {
+        method: str_attr(call, "method", "linear"),
+        coordinates: str_attr(call, "coordinate_transformation_mode", "half_pixel"),
+        rounding: str_attr(call, "rounding_method", "round"),
+        cubic_alpha: num("cubic_alpha", -0.75),
+        cubic_exclude: num("cubic_exclude", 0.0) as i64,
+        extrapolation_value: num("extrapolation_value", 0.0),
+        roi,
+    })
     .map_err(|m| error(call, "op-attr-value", m))
 }
 
@@ -79,42 +104,193 @@ fn infer_resize2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic>
     ))
 }
 
+/// The mode of a `grid_sample` call, checked.
+pub fn grid_sample_mode(call: &Call) -> Result<GridSampleMode, Diagnostic> {
+    GridSampleMode::parse(
+        str_attr(call, "method", "bilinear"),
+        str_attr(call, "layout", "NCHW"),
+        str_attr(call, "padding_mode", "zeros"),
+        super::infer::attr_bool(call, "align_corners", true),
+    )
+    .map_err(|m| error(call, "op-attr-value", m))
+}
+
+fn infer_grid_sample(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let data = tensor_arg(call, 0)?;
+    let grid = tensor_arg(call, 1)?;
+    let mode = grid_sample_mode(call)?;
+    let k = mode.spatial;
+    let ndim = k as i32 + 2;
+    for (name, t) in [("data", &data), ("grid", &grid)] {
+        if !t.is_unknown_ndim() && t.ndim != ndim {
+            return Err(error(
+                call,
+                "op-rank",
+                format!("{name} must have rank {ndim}, found rank {}", t.ndim),
+            ));
+        }
+    }
+    if !grid.dtype.is_void() && !grid.dtype.is_float() {
+        return Err(error(
+            call,
+            "op-dtype",
+            format!("grid must be a float tensor, found {}", grid.dtype),
+        ));
+    }
+    let (Some(d), Some(g)) = (data.shape_values(), grid.shape_values()) else {
+        return Ok(StructInfo::tensor_ndim(ndim, data.dtype));
+    };
+    if g[1].as_int().is_some_and(|c| c != k as i64) {
+        return Err(error(
+            call,
+            "op-shape",
+            format!("grid must have {k} coordinates on axis 1, found {}", g[1]),
+        ));
+    }
+    if let (Some(a), Some(b)) = (d[0].as_int(), g[0].as_int()) {
+        if a != b {
+            return Err(error(
+                call,
+                "op-shape",
+                format!("data has batch {a} and grid batch {b}"),
+            ));
+        }
+    }
+    let mut out = vec![d[0].clone(), d[1].clone()];
+    out.extend(g[2..].iter().cloned());
+    Ok(tensor(Some(out), ndim, data.dtype, ana))
+}
+
+fn infer_affine_grid(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let data = tensor_arg(call, 0)?;
+    if !data.is_unknown_ndim() && data.ndim != 3 {
+        return Err(error(
+            call,
+            "op-rank",
+            format!("data must have rank 3 (N, 2, 3), found rank {}", data.ndim),
+        ));
+    }
+    if !data.dtype.is_void() && !data.dtype.is_float() {
+        return Err(error(
+            call,
+            "op-dtype",
+            format!("data must be a float tensor, found {}", data.dtype),
+        ));
+    }
+    let size = match shape_arg(call, 1)? {
+        Ok(v) => Some(v),
+        Err(n) if n == 2 || n < 0 => None,
+        Err(n) => {
+            return Err(error(
+                call,
+                "op-attr-value",
+                format!("size must have 2 values, found {n}"),
+            ))
+        }
+    };
+    if let Some(size) = &size {
+        if size.len() != 2 {
+            return Err(error(
+                call,
+                "op-attr-value",
+                format!("size must have 2 values, found {}", size.len()),
+            ));
+        }
+    }
+    let dims = data.shape_values();
+    if let Some(d) = dims {
+        if d[1].as_int().is_some_and(|v| v != 2) || d[2].as_int().is_some_and(|v| v != 3) {
+            return Err(error(
+                call,
+                "op-shape",
+                format!(
+                    "data must be (N, 2, 3), found {}",
+                    crate::ir::struct_info::fmt_dims(d)
+                ),
+            ));
+        }
+    }
+    match (dims, size) {
+        (Some(d), Some(s)) => Ok(tensor(
+            Some(vec![
+                d[0].clone(),
+                crate::ir::PrimExpr::int(2),
+                s[0].clone(),
+                s[1].clone(),
+            ]),
+            4,
+            data.dtype,
+            ana,
+        )),
+        _ => Ok(StructInfo::tensor_ndim(4, data.dtype)),
+    }
+}
+
 /// The image ops.
-pub const OPS: &[OpInfo] = &[OpInfo {
-    name: "relax.image.resize2d",
-    args: &["data", "size"],
-    arity: Arity::Exact(2),
-    attrs: &[
-        AttrSpec::new(
-            "roi",
-            AttrType::FloatArray,
-            AttrDefault::FloatArray(&[0.0, 0.0, 0.0, 0.0]),
-        ),
-        AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
-        AttrSpec::new("method", AttrType::Str, AttrDefault::Str("linear")),
-        AttrSpec::new(
-            "coordinate_transformation_mode",
-            AttrType::Str,
-            AttrDefault::Str("half_pixel"),
-        ),
-        AttrSpec::new("rounding_method", AttrType::Str, AttrDefault::Str("round")),
-        AttrSpec::new("cubic_alpha", AttrType::Float, AttrDefault::Float(-0.75)),
-        AttrSpec::new("cubic_exclude", AttrType::Int, AttrDefault::Int(0)),
-        AttrSpec::new(
-            "extrapolation_value",
-            AttrType::Float,
-            AttrDefault::Float(0.0),
-        ),
-        AttrSpec::new(
-            "out_dtype",
-            AttrType::DataType,
-            AttrDefault::DataType("void"),
-        ),
-    ],
-    infer_struct_info: infer_resize2d,
-    purity: true,
-    pattern: OpPatternKind::Injective,
-}];
+pub const OPS: &[OpInfo] = &[
+    OpInfo {
+        name: "relax.image.resize2d",
+        args: &["data", "size"],
+        arity: Arity::Exact(2),
+        attrs: &[
+            AttrSpec::new(
+                "roi",
+                AttrType::FloatArray,
+                AttrDefault::FloatArray(&[0.0, 0.0, 0.0, 0.0]),
+            ),
+            AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("method", AttrType::Str, AttrDefault::Str("linear")),
+            AttrSpec::new(
+                "coordinate_transformation_mode",
+                AttrType::Str,
+                AttrDefault::Str("half_pixel"),
+            ),
+            AttrSpec::new("rounding_method", AttrType::Str, AttrDefault::Str("round")),
+            AttrSpec::new("cubic_alpha", AttrType::Float, AttrDefault::Float(-0.75)),
+            AttrSpec::new("cubic_exclude", AttrType::Int, AttrDefault::Int(0)),
+            AttrSpec::new(
+                "extrapolation_value",
+                AttrType::Float,
+                AttrDefault::Float(0.0),
+            ),
+            AttrSpec::new(
+                "out_dtype",
+                AttrType::DataType,
+                AttrDefault::DataType("void"),
+            ),
+        ],
+        infer_struct_info: infer_resize2d,
+        purity: true,
+        pattern: OpPatternKind::Injective,
+    },
+    OpInfo {
+        name: "relax.image.grid_sample",
+        args: &["data", "grid"],
+        arity: Arity::Exact(2),
+        attrs: &[
+            AttrSpec::new("method", AttrType::Str, AttrDefault::Str("bilinear")),
+            AttrSpec::new("layout", AttrType::Str, AttrDefault::Str("NCHW")),
+            AttrSpec::new("padding_mode", AttrType::Str, AttrDefault::Str("zeros")),
+            AttrSpec::new("align_corners", AttrType::Bool, AttrDefault::Bool(true)),
+        ],
+        infer_struct_info: infer_grid_sample,
+        purity: true,
+        pattern: OpPatternKind::Injective,
+    },
+    OpInfo {
+        name: "relax.image.affine_grid",
+        args: &["data", "size"],
+        arity: Arity::Exact(2),
+        attrs: &[AttrSpec::new(
+            "align_corners",
+            AttrType::Bool,
+            AttrDefault::Bool(false),
+        )],
+        infer_struct_info: infer_affine_grid,
+        purity: true,
+        pattern: OpPatternKind::Injective,
+    },
+];
 
 #[cfg(test)]
 mod tests {
@@ -135,14 +311,99 @@ mod tests {
         assert_fails(
             "relax.image.resize2d",
             &[data.clone(), size.clone()],
-            &[("method", AttrValue::from("cubic"))],
-            "image.resize2d: method cubic is not supported (nearest_neighbor and linear are)",
+            &[("method", AttrValue::from("bicubic"))],
+            "image.resize2d: method must be nearest_neighbor, linear or cubic, found bicubic",
+        );
+        assert_infers(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[
+                ("method", AttrValue::from("cubic")),
+                (
+                    "coordinate_transformation_mode",
+                    AttrValue::from("tf_crop_and_resize"),
+                ),
+                ("roi", AttrValue::Array(vec![AttrValue::Float(0.25); 4])),
+            ],
+            "R.Tensor((n, 3, 16, 12), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[("roi", AttrValue::Array(vec![AttrValue::Float(0.25); 3]))],
+            "image.resize2d: roi must have 4 values, found 3",
         );
         assert_fails(
             "relax.image.resize2d",
             &[t(&[d(8), d(8)], F32), size],
             &[],
             "image.resize2d: data must have rank 4, found rank 2",
+        );
+    }
+
+    #[test]
+    fn grid_sample() {
+        let n = sym("n");
+        let data = t(&[n.clone(), d(3), d(8), d(8)], F32);
+        let grid = t(&[n.clone(), d(2), d(5), d(7)], F32);
+        assert_infers(
+            "relax.image.grid_sample",
+            &[data.clone(), grid.clone()],
+            &[("method", AttrValue::from("bicubic"))],
+            "R.Tensor((n, 3, 5, 7), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.image.grid_sample",
+            &[
+                t(&[d(1), d(3), d(4), d(8), d(8)], F32),
+                t(&[d(1), d(3), d(2), d(5), d(7)], F32),
+            ],
+            &[("layout", AttrValue::from("NCDHW"))],
+            "R.Tensor((1, 3, 2, 5, 7), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.image.grid_sample",
+            &[data.clone(), t(&[n.clone(), d(3), d(5), d(7)], F32)],
+            &[],
+            "image.grid_sample: grid must have 2 coordinates on axis 1, found 3",
+        );
+        assert_fails(
+            "relax.image.grid_sample",
+            &[data.clone(), grid.clone()],
+            &[("padding_mode", AttrValue::from("wrap"))],
+            "image.grid_sample: padding_mode must be zeros, border or reflection, found wrap",
+        );
+        assert_fails(
+            "relax.image.grid_sample",
+            &[
+                t(&[d(2), d(3), d(8), d(8)], F32),
+                t(&[d(1), d(2), d(5), d(7)], F32),
+            ],
+            &[],
+            "image.grid_sample: data has batch 2 and grid batch 1",
+        );
+    }
+
+    #[test]
+    fn affine_grid() {
+        let n = sym("n");
+        assert_infers(
+            "relax.image.affine_grid",
+            &[t(&[n.clone(), d(2), d(3)], F32), shape(&[d(5), d(6)])],
+            &[],
+            "R.Tensor((n, 2, 5, 6), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.image.affine_grid",
+            &[t(&[n.clone(), d(3), d(4)], F32), shape(&[d(5), d(6)])],
+            &[],
+            "image.affine_grid: data must be (N, 2, 3), found (n, 3, 4)",
+        );
+        assert_fails(
+            "relax.image.affine_grid",
+            &[t(&[n, d(2), d(3)], F32), shape(&[d(5), d(6), d(7)])],
+            &[],
+            "image.affine_grid: size must have 2 values, found 3",
         );
     }
 }

@@ -68,6 +68,7 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         ),
         "relax.nn.pad" => (vec![t], "pad_width=[0, 0, 0, 0, 1, 1, 1, 1]"),
         "relax.image.resize2d" => (vec![t, "R.Shape(ndim=2)"], ""),
+        "relax.image.affine_grid" => (vec!["R.Tensor(ndim=3, dtype=\"float32\")", shape], ""),
         "relax.nn.batch_norm" => {
             let c = "R.Tensor(ndim=1, dtype=\"float32\")";
             (vec![t, c, c, c, c], "axis=1")

@@ -2,8 +2,9 @@
 //! recursive-descent parser.
 //!
 //! 1. The tree knows nothing of Relax: `R.add(x, y)` is a `Call` of an
-//!    `Attr` chain. Giving it meaning is [`super::lower`]'s job, so syntax
-//!    errors and meaning errors are reported separately and precisely.
+//!    `Attr` chain. Giving it meaning is the lowering's job
+//!    (`parser/lower.rs`), so syntax errors and meaning errors are
+//!    reported separately and precisely.
 //! 2. Every node carries the byte span of its text.
 //! 3. Expressions follow Python's precedence (`or` < `and` < `not` <
 //!    comparisons < `+ -` < `* / // %` < unary `-` < `**` < postfix).

@@ -2,6 +2,7 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | [`abi`] | the kernel ABI: which integers a caller passes besides the buffers, in which order |
 //! | [`affine`] | index analyses: variables used, a loop variable's coefficient in an offset, loads that run only under a condition |
 //! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
 //! | [`buffer_uses`] | whether an expression or statement loads or stores a buffer |

@@ -4,8 +4,10 @@
 //! In every sequence (a function body, an `If` branch, a closure's body):
 //!
 //! 1. A binding is *pure* when it may stand in a dataflow block: a
-//!    `match_cast`, or a value that is not an `If` and not an impure call
-//!    (`R.print`, `call_packed`, a call of an impure function).
+//!    `match_cast`, or a value that is not an `If`, not an impure call
+//!    (`R.print`, `call_packed`, a call of an impure function), and not a
+//!    recursive call (of the function it is in, or of a global function
+//!    that calls back into it), which a dataflow block may not hold.
 //! 2. Maximal runs of consecutive pure bindings and existing dataflow
 //!    blocks are gathered; a run becomes one dataflow block when it holds
 //!    at least `min_size` bindings (2 by default) or touches an existing
@@ -18,7 +20,8 @@
 use super::Pass;
 use crate::analysis::derive::is_impure_call_in;
 use crate::analysis::vars::free_vars;
-use crate::ir::{Binding, BindingBlock, Expr, ExprKind, Function, IRModule, Var};
+use crate::analysis::well_formed::call_graph_reach;
+use crate::ir::{Binding, BindingBlock, Expr, ExprKind, Function, GlobalVar, IRModule, Var};
 use crate::mutator::replace_vars;
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
@@ -52,12 +55,19 @@ impl Pass for ConvertToDataflow {
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         let mut out = module.clone();
+        let reach = call_graph_reach(&module);
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
+            let recursive = reach
+                .iter()
+                .filter(|(g, r)| *g == gv || r.contains(gv))
+                .map(|(g, _)| g.clone())
+                .collect();
             let mut conv = Converter {
                 module: &module,
                 min_size: self.min_size,
                 renamed: HashMap::new(),
+                recursive,
             };
             let body = conv.expr(&func.body);
             let rewritten = Function {
@@ -78,6 +88,9 @@ struct Converter<'a> {
     min_size: usize,
     /// Variables given a new kind: old → the new one.
     renamed: HashMap<Var, Expr>,
+    /// The global functions whose calls are recursive in the function
+    /// being converted (it, and those that call back into it).
+    recursive: HashSet<GlobalVar>,
 }
 
 /// One binding and whether it came from a dataflow block.
@@ -118,12 +131,24 @@ impl Converter<'_> {
         }
     }
 
+    /// Whether `b` calls a function that calls back into the one being
+    /// converted (item 1 of the module docs).
+    fn is_recursive_call(&self, b: &Binding) -> bool {
+        let Binding::VarBinding(vb) = b else {
+            return false;
+        };
+        matches!(vb.value.kind(), ExprKind::Call(c)
+            if matches!(c.op.kind(), ExprKind::GlobalVar(g) if self.recursive.contains(g)))
+    }
+
     /// Items 2 and 3 of the module docs.
     fn group(&mut self, items: Vec<Item>, body: &Expr) -> Vec<BindingBlock> {
         // Runs of pure or dataflow items, and the impure items between.
         let mut groups: Vec<(bool, Vec<Item>)> = Vec::new();
         for item in items {
-            let pure = item.dataflow || may_stand_in_dataflow(&item.binding, self.module);
+            let pure = item.dataflow
+                || (may_stand_in_dataflow(&item.binding, self.module)
+                    && !self.is_recursive_call(&item.binding));
             match groups.last_mut() {
                 Some((p, g)) if *p == pure => g.push(item),
                 _ => groups.push((pure, vec![item])),

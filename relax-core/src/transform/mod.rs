@@ -8,6 +8,21 @@
 //!    ([`PassTimingInstrument`], [`PrintAfterAll`], ...) see every pass,
 //!    nested ones included, and passes can be disabled by name. A pass
 //!    that panics becomes an error naming it.
+//!
+//! | file | pass |
+//! |---|---|
+//! | `legalize_ops.rs`, `legalize/` | `LegalizeOps`: op calls to `call_tir` of PrimFuncs, one file per op group |
+//! | `annotate_tir_op_pattern.rs` | `AnnotateTIROpPattern`: each PrimFunc's fusion pattern kind |
+//! | `bind_params.rs`, `bind_symbolic_vars.rs` | `BindParams` (parameters to constants), `BindSymbolicVars` (symbolic dims to constants or expressions) |
+//! | `canonicalize_bindings.rs`, `eliminate_common_subexpr.rs`, `fold_constant.rs`, `dead_code_elimination.rs` | the clean-ups |
+//! | `convert_to_dataflow.rs`, `to_non_dataflow.rs`, `to_basic_block_normal_form.rs`, `topological_sort.rs` | block structure |
+//! | `decompose_ops.rs` | `DecomposeOpsForInference`: `nn.batch_norm` into the primitive ops that compute it |
+//! | `lift_transform_params.rs` | `LiftTransformParams`: weight-only bindings into `<name>_transform_params` |
+//! | `gradient.rs`, `gradient/rules.rs` | `Gradient`: reverse-mode differentiation, the sweep and one rule per op |
+//! | `remove_unused_outputs.rs`, `remove_unused_parameters.rs`, `inline_private_functions.rs`, `lambda_lift.rs` | private functions: unused outputs and parameters, inlining, lifting local functions |
+//! | `fuse_ops.rs`, `fuse_tir.rs`, `fuse_ops_by_pattern.rs` | fusion: groups from `analysis::graph_partitioner` into `Primitive` functions, each then one PrimFunc; named `dpl` patterns into `Composite` functions |
+//! | `default_schedule.rs`, `default_schedule/` | `DefaultSchedule`: CPU loop schedules (injective and transposes, reductions, the packed GEMM, convolutions as implicit GEMMs, dot products, epilogues, row reductions, pooling windows) |
+//! | `pass_context.rs`, `instrument.rs` | `PassContext` and the instruments |
 
 pub mod annotate_tir_op_pattern;
 pub mod bind_params;

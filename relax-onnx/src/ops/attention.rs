@@ -36,7 +36,7 @@ fn transpose(cx: &mut Ctx, x: Expr, perm: &[i64]) -> Result<Expr, Error> {
 }
 
 /// `(b, s, h·d)` to `(b, h, s, d)`.
-fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
+pub(super) fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
     let (dims, _) = cx.tensor(&x)?;
     if dims.len() != 3 {
         return Err(cx.error("a 3-d input must be (batch, sequence, hidden)"));
@@ -56,6 +56,35 @@ fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
         vec![dims[0].clone(), dims[1].clone(), PrimExpr::int(heads), d],
     )?;
     transpose(cx, x, &[0, 2, 1, 3])
+}
+
+/// `(b, heads, s, d)` to `(b, heads · reps, s, d)`, each head repeated
+/// `reps` times in place (`h0, h0, h1, h1, …`), as grouped-query attention
+/// shares a key and value head among `reps` query heads.
+pub(super) fn repeat_heads(cx: &mut Ctx, x: Expr, heads: i64, reps: i64) -> Result<Expr, Error> {
+    let (d, _) = cx.tensor(&x)?;
+    let with = |n: i64| {
+        vec![
+            d[0].clone(),
+            PrimExpr::int(heads),
+            PrimExpr::int(n),
+            d[2].clone(),
+            d[3].clone(),
+        ]
+    };
+    let x = reshape(cx, x, with(1))?;
+    let x = cx.call(
+        "relax.broadcast_to",
+        vec![x, Expr::shape(with(reps))],
+        Attrs::new(),
+    )?;
+    let dims = vec![
+        d[0].clone(),
+        PrimExpr::int(heads * reps),
+        d[2].clone(),
+        d[3].clone(),
+    ];
+    reshape(cx, x, dims)
 }
 
 /// `where(allowed, 0, -inf)` in `dtype`.
@@ -241,36 +270,8 @@ pub fn attention(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     if let (Some(qh), Some(kh)) = (qh.as_int(), kh.as_int()) {
         if qh != kh && kh > 0 && qh % kh == 0 {
             let reps = qh / kh;
-            let repeat = |cx: &mut Ctx, x: Expr| -> Result<Expr, Error> {
-                let (d, _) = cx.tensor(&x)?;
-                let wide = vec![
-                    d[0].clone(),
-                    PrimExpr::int(kh),
-                    PrimExpr::int(1),
-                    d[2].clone(),
-                    d[3].clone(),
-                ];
-                let x = reshape(cx, x, wide)?;
-                let target = vec![
-                    d[0].clone(),
-                    PrimExpr::int(kh),
-                    PrimExpr::int(reps),
-                    d[2].clone(),
-                    d[3].clone(),
-                ];
-                let x = cx.call(
-                    "relax.broadcast_to",
-                    vec![x, Expr::shape(target)],
-                    Attrs::new(),
-                )?;
-                reshape(
-                    cx,
-                    x,
-                    vec![d[0].clone(), PrimExpr::int(qh), d[2].clone(), d[3].clone()],
-                )
-            };
-            k = repeat(cx, k)?;
-            v = repeat(cx, v)?;
+            k = repeat_heads(cx, k, kh, reps)?;
+            v = repeat_heads(cx, v, kh, reps)?;
         }
     }
 

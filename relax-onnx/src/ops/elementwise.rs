@@ -244,7 +244,12 @@ pub fn reciprocal(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `where(x > 0, x, negative)`.
-fn positive_or(cx: &mut Ctx, x: Expr, negative: Expr, dtype: DataType) -> Result<Expr, Error> {
+pub(super) fn positive_or(
+    cx: &mut Ctx,
+    x: Expr,
+    negative: Expr,
+    dtype: DataType,
+) -> Result<Expr, Error> {
     let zero = cx.scalar(0.0, dtype)?;
     let pos = cx.op2("relax.greater", x.clone(), zero)?;
     cx.call("relax.where", vec![pos, x, negative], Attrs::new())
@@ -274,7 +279,12 @@ pub fn prelu(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `alpha · (exp(x) - 1)`.
-fn exp_minus_one(cx: &mut Ctx, x: Expr, alpha: f64, dtype: DataType) -> Result<Expr, Error> {
+pub(super) fn exp_minus_one(
+    cx: &mut Ctx,
+    x: Expr,
+    alpha: f64,
+    dtype: DataType,
+) -> Result<Expr, Error> {
     let e = cx.op1("relax.exp", x)?;
     let one = cx.scalar(1.0, dtype)?;
     let em1 = cx.op2("relax.subtract", e, one)?;
@@ -305,7 +315,7 @@ pub fn softplus(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `max(x, 0) + log(1 + exp(-|x|))`: `log(1 + exp(x))` without overflow.
-fn softplus_of(cx: &mut Ctx, x: Expr, dtype: DataType) -> Result<Expr, Error> {
+pub(super) fn softplus_of(cx: &mut Ctx, x: Expr, dtype: DataType) -> Result<Expr, Error> {
     let zero = cx.scalar(0.0, dtype)?;
     let pos = cx.op2("relax.maximum", x.clone(), zero)?;
     let a = cx.op1("relax.abs", x)?;
@@ -346,7 +356,7 @@ pub fn hard_swish(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `max(0, min(1, alpha · x + beta))`.
-fn clamped_line(
+pub(super) fn clamped_line(
     cx: &mut Ctx,
     x: Expr,
     alpha: f64,

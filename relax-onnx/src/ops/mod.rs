@@ -12,35 +12,59 @@
 //! |---|---|
 //! | `det.rs` | `Det` (Gaussian elimination with partial pivoting over known `n`) |
 //! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
+//! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
+//! | `crop.rs` | `CenterCropPad` |
+//! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
 //! | `elementwise.rs` | arithmetic (with pre-opset-7 broadcasting), `Mod`, comparisons, logical (`And`, `Or`, `Xor`, `Not`) and bitwise ops (`Bitwise*`, `BitShift`), unary math (`Erf`, trigonometric and hyperbolic functions, `Floor`, `Ceil`, `Round`, `Sign`, `IsNaN`, `IsInf`, …), activations (`HardSwish`, `Gelu`, `Mish`, `Celu`, `Shrink`, `ThresholdedRelu`, …), `Clip`, `Cast`, `CastLike`, `Where`, variadic `Sum`/`Max`/`Min`/`Mean` |
-//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Resize`, `Upsample`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
+//! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
+//! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
+//! | `grid.rs` | `GridSample`, `AffineGrid` |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `CumProd`, `Trilu`, `OneHot` |
 //! | `math.rs` | `Hardmax`, `LpNormalization`, `MeanVarianceNormalization`, `Swish` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
 //! | `ml.rs` | the `ai.onnx.ml` domain (a table of its own): `Binarizer`, `ArrayFeatureExtractor` |
 //! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`, `ConvInteger`, `QLinearConv` |
+//! | `pool_indices.rs` | `MaxUnpool`, `MaxPool`'s `Indices` output |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
 //! | `tensor_scatter.rs` | `TensorScatter` (linear and circular cache writes) |
+//! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
+//! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
+//! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
+//! | `rnn.rs` | `RNN`, `GRU`, `LSTM`: unrolled over a sequence length known at import time, a `Scan`-style loop over a symbolic one |
+//! | `sequence.rs` | sequences as tuples of a length known at import time (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`, `SequenceErase`, `SequenceLength`, `SequenceEmpty`, `SplitToSequence`, `ConcatFromSequence`, `SequenceMap`) and optionals (`Optional`, `OptionalHasElement`, `OptionalGetElement`) |
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod blocks;
+mod control_flow;
+mod crop;
+mod deform;
 mod det;
 mod einsum;
 mod elementwise;
+mod grid;
 mod index;
+mod llm;
+mod loops;
 mod loss;
 mod math;
 pub mod ml;
 mod nn;
 mod normalization;
+mod pool_indices;
 mod quantize;
 mod reduce;
+mod resize;
+mod reverse_sequence;
+mod rnn;
 mod runtime_axes;
+mod sequence;
 mod shape;
 pub mod shape_value;
 mod tensor_scatter;
@@ -138,6 +162,9 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("InstanceNormalization", nn::instance_norm),
     ("LayerNormalization", normalization::layer_norm),
     ("Attention", attention::attention),
+    ("RotaryEmbedding", llm::rotary_embedding),
+    ("CausalConvWithState", llm::causal_conv_with_state),
+    ("LinearAttention", llm::linear_attention),
     (
         "NegativeLogLikelihoodLoss",
         loss::negative_log_likelihood_loss,
@@ -148,8 +175,17 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("LRN", nn::lrn),
     ("Gemm", nn::gemm),
     ("MatMul", nn::matmul),
-    ("Resize", nn::resize),
-    ("Upsample", nn::resize),
+    ("Resize", resize::resize),
+    ("GridSample", grid::grid_sample),
+    ("AffineGrid", grid::affine_grid),
+    ("DepthToSpace", blocks::depth_to_space),
+    ("SpaceToDepth", blocks::space_to_depth),
+    ("LpPool", nn::lp_pool),
+    ("CenterCropPad", crop::center_crop_pad),
+    ("MaxUnpool", pool_indices::max_unpool),
+    ("Col2Im", blocks::col2im),
+    ("DeformConv", deform::deform_conv),
+    ("Upsample", resize::resize),
     ("Softmax", nn::softmax),
     ("LogSoftmax", nn::log_softmax),
     ("Dropout", nn::dropout),
@@ -209,6 +245,25 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("QLinearConv", quantize::q_linear_conv),
     ("TensorScatter", tensor_scatter::tensor_scatter),
     ("Det", det::det),
+    ("If", control_flow::if_),
+    ("Loop", loops::loop_),
+    ("Scan", loops::scan),
+    ("RNN", rnn::rnn),
+    ("ReverseSequence", reverse_sequence::reverse_sequence),
+    ("GRU", rnn::gru),
+    ("LSTM", rnn::lstm),
+    ("SequenceConstruct", sequence::sequence_construct),
+    ("SequenceEmpty", sequence::sequence_empty),
+    ("SequenceAt", sequence::sequence_at),
+    ("SequenceInsert", sequence::sequence_insert),
+    ("SequenceErase", sequence::sequence_erase),
+    ("SequenceLength", sequence::sequence_length),
+    ("ConcatFromSequence", sequence::concat_from_sequence),
+    ("SplitToSequence", sequence::split_to_sequence),
+    ("SequenceMap", sequence::sequence_map),
+    ("Optional", sequence::optional),
+    ("OptionalHasElement", sequence::optional_has_element),
+    ("OptionalGetElement", sequence::optional_get_element),
 ];
 
 /// Converts the node in `cx` with `convert`, unless it is shape arithmetic

@@ -7,7 +7,10 @@
 //!    resolved to pads from the static input size. 3-d ones are written
 //!    with the 2-d ops (`volume.rs`). `ConvTranspose` (1-d and 2-d) maps to
 //!    `nn.conv2d_transpose`, its `output_shape` and `auto_pad` turned into
-//!    pads by ONNX's formula.
+//!    pads by ONNX's formula; a negative pad (an `output_shape` past the
+//!    full result) widens the output with zeros before the bias.
+//!    `LpPool` is `(avg_pool(|x|^p) · window size)^(1/p)`, the average
+//!    counting the padding.
 //! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
 //!    `a = scale / sqrt(var + ε)` and `b = bias - mean · a`, which fold to
 //!    constants when the statistics are (TVM's frontend emits
@@ -21,10 +24,7 @@
 //! 5. `Softmax`/`LogSoftmax` before opset 13 work on the input coerced to
 //!    2-d at `axis` (default 1): a reshape around a softmax over the last
 //!    axis unless `axis` is already the last.
-//! 6. `Resize` and `Upsample` (nearest and linear, 4-d) are
-//!    `image.resize2d`, with ONNX's coordinate modes (`asymmetric` and
-//!    `floor` before opset 11) and `nearest_mode`s.
-//! 7. `Dropout` at inference is the identity; its mask, when asked for, is
+//! 6. `Dropout` at inference is the identity; its mask, when asked for, is
 //!    all true.
 
 use super::{ints, normalize_axes, product, shape, Ctx};
@@ -253,6 +253,11 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let w = cx.input(1)?;
     let bias = cx.opt_input(2)?;
     let k = spatial_rank(cx, &x)?;
+    if k > 2 {
+        return Err(cx.error(format!(
+            "{k}-d ConvTranspose is not supported (1-d and 2-d are)"
+        )));
+    }
     let x_dims = cx.static_dims(&x)?;
     let w_dims = cx.static_dims(&w)?;
     in_range(cx, "the input's dims", &x_dims, 0)?;
@@ -309,7 +314,9 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             let total =
                 strides[i] * (spatial[i] - 1) + out_pad[i] + ((kernel[i] - 1) * dilations[i] + 1)
                     - target[i];
-            let half = total / 2;
+            // Floor division, as ONNX writes it (a negative total puts
+            // the odd row at the end).
+            let half = total.div_euclid(2);
             if auto_pad == "SAME_UPPER" {
                 begin.push(half);
                 end.push(total - half);
@@ -322,12 +329,16 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     } else {
         cx.node.ints("pads")?.unwrap_or_else(|| vec![0; 2 * k])
     };
-    if pads.len() != 2 * k || pads.iter().any(|&p| !(0..=LIMIT).contains(&p)) {
+    if pads.len() != 2 * k || pads.iter().any(|&p| !(-LIMIT..=LIMIT).contains(&p)) {
         return Err(cx.error(format!(
-            "pads {pads:?} are not {} non-negative values",
+            "pads {pads:?} are not {} values in -2^31+1..2^31",
             2 * k
         )));
     }
+    // A negative pad (from an output_shape past the full result) widens
+    // the output by rows no window reaches: zeros, before the bias.
+    let widen_by: Vec<i64> = pads.iter().map(|&p| (-p).max(0)).collect();
+    let pads: Vec<i64> = pads.iter().map(|&p| p.max(0)).collect();
     let (x2, w2, strides, dilations, out_pad, pads) = if k == 1 {
         (
             as_2d(cx, x)?,
@@ -348,6 +359,21 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("groups", AttrValue::Int(group)),
     ]);
     let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
+    if widen_by.iter().any(|&p| p > 0) {
+        // Relax interleaves (before, after) per axis; 1-d runs on axis 3.
+        let mut width = vec![0i64; 8];
+        for i in 0..k {
+            let axis = 4 - k + i;
+            width[2 * axis] = widen_by[i];
+            width[2 * axis + 1] = widen_by[i + k];
+        }
+        let attrs = Attrs::from_pairs([
+            ("pad_width", ints(width)),
+            ("pad_value", AttrValue::Float(0.0)),
+            ("pad_mode", AttrValue::Str("constant".into())),
+        ]);
+        y = cx.call("relax.nn.pad", vec![y], attrs)?;
+    }
     y = add_bias(cx, y, bias, w_dims[1] * group, 4)?;
     if k == 1 {
         y = from_2d(cx, y)?;
@@ -365,10 +391,30 @@ pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "storage_order",
         "strides",
     ])?;
+    let x = cx.input(0)?;
+    let mut y = pool(cx, x.clone(), "relax.nn.max_pool2d", None)?;
     if cx.node.num_outputs() > 1 && !cx.node.proto.output[1].is_empty() {
-        return Err(cx.error("the Indices output is not supported"));
+        // The Indices output (`pool_indices.rs`), 2-d only.
+        if spatial_rank(cx, &x)? != 2 {
+            return Err(cx.error("the Indices output is supported for 2-d MaxPool only"));
+        }
+        let kernel = cx.node.ints("kernel_shape")?.unwrap_or_default();
+        let win = window(cx, &x, &kernel)?;
+        let out = cx.static_dims(&y[0])?;
+        let column_major = cx.node.int_or("storage_order", 0)? != 0;
+        let i = super::pool_indices::max_pool_indices(
+            cx,
+            x,
+            &kernel,
+            &win.strides,
+            &win.dilations,
+            &win.pads,
+            [out[2], out[3]],
+            column_major,
+        )?;
+        y.push(i);
     }
-    pool(cx, "relax.nn.max_pool2d", None)
+    Ok(y)
 }
 
 pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -382,13 +428,51 @@ pub fn average_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "strides",
     ])?;
     let include = cx.node.int_or("count_include_pad", 0)? != 0;
-    pool(cx, "relax.nn.avg_pool2d", Some(include))
+    let x = cx.input(0)?;
+    pool(cx, x, "relax.nn.avg_pool2d", Some(include))
 }
 
-/// `MaxPool` or `AveragePool` (with its `count_include_pad`) as the 2-d
-/// op `op`.
-fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<Expr>, Error> {
+/// `LpPool`: `(Σ |x|^p)^(1/p)` over each window, the sum an average pool
+/// that counts the padding (zeros) times the window size.
+pub fn lp_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "auto_pad",
+        "ceil_mode",
+        "dilations",
+        "kernel_shape",
+        "p",
+        "pads",
+        "strides",
+    ])?;
+    let p = cx.node.int_or("p", 2)?;
+    if p < 1 {
+        return Err(cx.error(format!("p {p} must be positive")));
+    }
     let x = cx.input(0)?;
+    let (_, dtype) = cx.tensor(&x)?;
+    let kernel = cx.node.ints("kernel_shape")?.unwrap_or_default();
+    in_range(cx, "kernel_shape", &kernel, 1)?;
+    let size: i64 = kernel.iter().product();
+    let a = cx.op1("relax.abs", x)?;
+    let pw = cx.scalar(p as f64, dtype)?;
+    let powered = cx.op2("relax.power", a, pw)?;
+    let mean = pool(cx, powered, "relax.nn.avg_pool2d", Some(true))?.remove(0);
+    let n = cx.scalar(size as f64, dtype)?;
+    let sum = cx.op2("relax.multiply", mean, n)?;
+    let inv = cx.scalar(1.0 / p as f64, dtype)?;
+    Ok(vec![cx.op2("relax.power", sum, inv)?])
+}
+
+/// `MaxPool` or `AveragePool` (with its `count_include_pad`) of `x` as the
+/// 2-d op `op`; with `ceil_mode`, a last window that starts in the end
+/// padding is sliced off (ONNX and PyTorch drop it, the Relax pools keep
+/// it).
+fn pool(
+    cx: &mut Ctx,
+    x: Expr,
+    op: &str,
+    count_include_pad: Option<bool>,
+) -> Result<Vec<Expr>, Error> {
     let k = spatial_rank(cx, &x)?;
     let kernel = cx
         .node
@@ -412,30 +496,72 @@ fn pool(cx: &mut Ctx, op: &str, count_include_pad: Option<bool>) -> Result<Vec<E
             None => attrs,
         }
     };
-    if k == 3 {
+    let dropped = if ceil {
+        last_windows_on_padding(cx, &x, &kernel, &win)?
+    } else {
+        vec![]
+    };
+    let mut y = if k == 3 {
         let (mut depth, plane) = split_depth(&win);
         depth.kernel = kernel[0];
         let a = attrs(plane, kernel[1..].to_vec());
-        return Ok(vec![super::volume::pool3d(
-            cx,
-            x,
-            depth,
-            ceil,
-            count_include_pad,
-            a,
-        )?]);
-    }
-    let (x2, kernel2) = if k == 1 {
-        win = widen(&win);
-        (as_2d(cx, x)?, vec![1, kernel[0]])
+        super::volume::pool3d(cx, x, depth, ceil, count_include_pad, a)?
     } else {
-        (x, kernel)
+        let (x2, kernel2) = if k == 1 {
+            win = widen(&win);
+            (as_2d(cx, x)?, vec![1, kernel[0]])
+        } else {
+            (x, kernel)
+        };
+        let y = cx.call(op, vec![x2], attrs(win, kernel2))?;
+        if k == 1 {
+            from_2d(cx, y)?
+        } else {
+            y
+        }
     };
-    let mut y = cx.call(op, vec![x2], attrs(win, kernel2))?;
-    if k == 1 {
-        y = from_2d(cx, y)?;
+    if !dropped.is_empty() {
+        let (axes, ends): (Vec<i64>, Vec<i64>) = dropped.into_iter().unzip();
+        let n = axes.len();
+        let slice = Attrs::from_pairs([
+            ("axes", ints(axes)),
+            ("begin", ints(vec![0; n])),
+            ("end", ints(ends)),
+            ("strides", ints(vec![1; n])),
+        ]);
+        y = cx.call("relax.strided_slice", vec![y], slice)?;
     }
     Ok(vec![y])
+}
+
+/// The axes (and their lengths without it) whose last `ceil_mode` window
+/// starts in the end padding, which ONNX (as PyTorch) drops and the Relax
+/// pools keep; only known input dims are checked.
+fn last_windows_on_padding(
+    cx: &Ctx,
+    x: &Expr,
+    kernel: &[i64],
+    win: &Window,
+) -> Result<Vec<(i64, i64)>, Error> {
+    let (dims, _) = cx.tensor(x)?;
+    let k = kernel.len();
+    let mut out = Vec::new();
+    for i in 0..k {
+        let Some(size) = dims[2 + i].as_int() else {
+            continue;
+        };
+        let (s, pb, pe) = (win.strides[i], win.pads[i], win.pads[i + k]);
+        let span = win.dilations[i] * (kernel[i] - 1) + 1;
+        let num = size + pb + pe - span + s - 1;
+        if num < 0 {
+            continue;
+        }
+        let n = num.div_euclid(s) + 1;
+        if n > 1 && (n - 1) * s >= size + pb {
+            out.push(((2 + i) as i64, n - 1));
+        }
+    }
+    Ok(out)
 }
 
 /// A reduction over every spatial axis, keeping them.
@@ -603,116 +729,6 @@ pub fn gemm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         y = cx.op2("relax.add", y, c)?;
     }
     Ok(vec![y])
-}
-
-/// `Resize` (and `Upsample` before it): the last two axes of 4-d data by
-/// `image.resize2d`, their output size from `sizes` or from `scales`
-/// (`floor(in · scale)`; the scales of the first two axes must be 1).
-/// The batch and channel dims may be symbolic. `sizes` may be symbolic
-/// too (computed from another tensor's `Shape`, as exports of
-/// `interpolate(size=…)` do); a scale applied to a symbolic dim must be a
-/// whole number.
-pub fn resize(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
-    let x = cx.input(0)?;
-    let (dims, _) = cx.tensor(&x)?;
-    if dims.len() != 4 {
-        return Err(cx.error("only 4-d (N, C, H, W) inputs are resized"));
-    }
-    let upsample = cx.node.op() == "Upsample";
-    let (scales, sizes) = if upsample {
-        if cx.opset < 9 {
-            (
-                cx.node
-                    .floats("scales")?
-                    .map(|v| v.into_iter().map(f64::from).collect()),
-                None,
-            )
-        } else {
-            (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
-        }
-    } else if cx.opset < 11 {
-        (cx.const_input(1)?.map(|t| t.to_f64_vec()), None)
-    } else {
-        let sizes = cx.dims_input(3)?;
-        let scales = cx
-            .const_input(2)?
-            .map(|t| t.to_f64_vec())
-            .filter(|s| !s.is_empty());
-        (scales, sizes.filter(|s| !s.is_empty()))
-    };
-    if cx.node.int_or("antialias", 0)? != 0 {
-        return Err(cx.error("antialias = 1 is not supported"));
-    }
-    if cx.node.has("axes") {
-        return Err(cx.error("attribute `axes` is not supported"));
-    }
-    let differs = |a: &PrimExpr, b: &PrimExpr| matches!((a.as_int(), b.as_int()), (Some(x), Some(y)) if x != y);
-    let out: [PrimExpr; 2] = match (sizes, scales) {
-        (Some(s), _)
-            if s.len() == 4
-                && s.iter().all(|d| {
-                    d.as_int()
-                        .is_none_or(|d| (0..=i32::MAX as i64).contains(&d))
-                }) =>
-        {
-            if differs(&s[0], &dims[0]) || differs(&s[1], &dims[1]) {
-                return Err(cx.error(format!(
-                    "sizes {} resize the batch or channel axes",
-                    relax_core::ir::struct_info::fmt_dims(&s)
-                )));
-            }
-            [s[2].clone(), s[3].clone()]
-        }
-        (None, Some(sc)) if sc.len() == 4 && sc.iter().all(|v| v.is_finite() && *v >= 0.0) => {
-            if sc[0] != 1.0 || sc[1] != 1.0 {
-                return Err(cx.error(format!("scales {sc:?} resize the batch or channel axes")));
-            }
-            let scaled = |d: &PrimExpr, f: f64| -> Result<PrimExpr, Error> {
-                match d.as_int() {
-                    Some(d) => Ok(PrimExpr::int((d as f64 * f).floor() as i64)),
-                    None if f.fract() == 0.0 => Ok(d.clone() * (f as i64)),
-                    None => Err(cx.error(format!(
-                        "scale {f} of the symbolic dim {d} is not a whole number"
-                    ))),
-                }
-            };
-            [scaled(&dims[2], sc[2])?, scaled(&dims[3], sc[3])?]
-        }
-        _ => return Err(cx.error("4 non-negative scales or 4 sizes below 2^31 are required")),
-    };
-    let mode = cx.node.string("mode")?.unwrap_or_else(|| "nearest".into());
-    let method = match mode.as_str() {
-        "nearest" => "nearest_neighbor",
-        "linear" | "bilinear" => "linear",
-        m => {
-            return Err(cx.error(format!(
-                "mode `{m}` is not supported (nearest and linear are)"
-            )))
-        }
-    };
-    let (coords, rounding) = if upsample || cx.opset < 11 {
-        ("asymmetric".to_string(), "floor".to_string())
-    } else {
-        (
-            cx.node
-                .string("coordinate_transformation_mode")?
-                .unwrap_or_else(|| "half_pixel".into()),
-            cx.node
-                .string("nearest_mode")?
-                .unwrap_or_else(|| "round_prefer_floor".into()),
-        )
-    };
-    let attrs = Attrs::from_pairs([
-        ("method", AttrValue::Str(method.into())),
-        ("coordinate_transformation_mode", AttrValue::Str(coords)),
-        ("rounding_method", AttrValue::Str(rounding)),
-    ]);
-    let size = shape(out.to_vec());
-    Ok(vec![cx.call(
-        "relax.image.resize2d",
-        vec![x, size],
-        attrs,
-    )?])
 }
 
 pub fn matmul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

@@ -10,10 +10,11 @@
 //! `(N, C, OD, OH, OW)`. Depth padding is `nn.pad` with zeros (convolution,
 //! average) or `-inf` (max). Every dim must be a known integer.
 //!
-//! Average pooling divides by `KD` times the 2-d count, which is exact when
-//! every window spans `KD` depths that count: with `count_include_pad`,
-//! or without depth padding. Depth windows that `ceil_mode` pushes past
-//! the padding are supported for max pooling only.
+//! Average pooling sums the taps' 2-d averages (each divided by its
+//! height-width count) and divides by each output depth's count of depth
+//! taps that count (inside the input, or with `count_include_pad` inside
+//! the padded input): the counts of the windows are per-axis products, so
+//! this is exact, for depth padding and for `ceil_mode` windows past it.
 
 use super::{ints, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -175,18 +176,22 @@ pub fn pool3d(
     // Depth windows past the padding (ceil_mode) read extra padding.
     let span = depth.dilation * (depth.kernel - 1) + 1;
     let overhang = ((od - 1) * depth.stride + span - (dims[2] + depth.before + depth.after)).max(0);
-    if let Some(include) = average {
-        if overhang > 0 {
-            return Err(cx.error(
-                "3-d average pooling with ceil_mode windows past the padding is not supported",
-            ));
-        }
-        if !include && (depth.before > 0 || depth.after > 0) {
-            return Err(
-                cx.error("3-d average pooling with depth padding needs count_include_pad = 1")
-            );
-        }
-    }
+    // Per output depth, how many of its depth taps count (average only).
+    let counts: Option<Vec<f64>> = average.map(|include| {
+        let (lo, hi) = if include {
+            (-depth.before, dims[2] + depth.after)
+        } else {
+            (0, dims[2])
+        };
+        (0..od)
+            .map(|o| {
+                let start = o * depth.stride - depth.before;
+                (0..depth.kernel)
+                    .filter(|&kd| (lo..hi).contains(&(start + kd * depth.dilation)))
+                    .count() as f64
+            })
+            .collect()
+    });
     let (op, fill) = match average {
         None => ("relax.nn.max_pool2d", f64::NEG_INFINITY),
         Some(_) => ("relax.nn.avg_pool2d", 0.0),
@@ -202,11 +207,18 @@ pub fn pool3d(
             None => y,
         });
     }
-    let mut y = acc.ok_or_else(|| cx.error("the window has no depth"))?;
-    if average.is_some() {
-        let (_, dtype) = cx.tensor(&y)?;
-        let k = cx.scalar(depth.kernel as f64, dtype)?;
-        y = cx.op2("relax.divide", y, k)?;
+    let y = acc.ok_or_else(|| cx.error("the window has no depth"))?;
+    let y = unbatch(cx, y, dims[0], od)?;
+    match counts {
+        // A window with no depth tap that counts sums to 0: divide by 1.
+        Some(counts) => {
+            let (_, dtype) = cx.tensor(&y)?;
+            let counts: Vec<f64> = counts.into_iter().map(|c| c.max(1.0)).collect();
+            let t =
+                relax_runtime::Tensor::from_vec(&[od, 1, 1], counts).map_err(|e| cx.error(e))?;
+            let t = cx.astype(Expr::constant(t), dtype)?;
+            cx.op2("relax.divide", y, t)
+        }
+        None => Ok(y),
     }
-    unbatch(cx, y, dims[0], od)
 }

@@ -24,6 +24,7 @@ pub mod conv;
 pub mod create;
 mod dispatch;
 pub mod elementwise;
+pub mod grid;
 pub mod image;
 pub mod index;
 pub mod linalg;
@@ -53,6 +54,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     conv::KERNELS,
     pad::KERNELS,
     image::KERNELS,
+    grid::KERNELS,
     qdq::KERNELS,
 ];
 

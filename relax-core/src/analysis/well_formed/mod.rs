@@ -144,6 +144,7 @@
 mod annotations;
 mod consistency;
 mod module_rules;
+pub(crate) use module_rules::call_graph_reach;
 mod walk;
 
 #[cfg(test)]

@@ -122,7 +122,7 @@ impl Checker<'_> {
 
 /// For each Relax function, every global function its calls reach
 /// (transitively; a function reaches itself only through a cycle).
-fn call_graph_reach(module: &IRModule) -> HashMap<GlobalVar, HashSet<GlobalVar>> {
+pub(crate) fn call_graph_reach(module: &IRModule) -> HashMap<GlobalVar, HashSet<GlobalVar>> {
     let callees: HashMap<GlobalVar, Vec<GlobalVar>> = module
         .functions()
         .filter_map(|(gv, f)| {

@@ -34,6 +34,7 @@ pub mod aot;
 pub mod fallback;
 pub mod quote_ir;
 mod wrapper;
+pub use wrapper::{param_type_text, result_type_text};
 
 #[cfg(test)]
 mod tests;

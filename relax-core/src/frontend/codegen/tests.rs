@@ -905,3 +905,19 @@ fn dsl_annotations_read_by_the_fallback() {
     assert_eq!(si(syn::parse_quote!(Vec<i64>)), None);
     assert_eq!(si(syn::parse_quote!(Other![x])), None);
 }
+
+#[test]
+fn wrapper_types_print_as_rust_source() {
+    use super::{param_type_text, result_type_text};
+    let t = StructInfo::tensor_ndim(2, DataType::f32());
+    assert_eq!(param_type_text(&t), "&impl relax::TensorArg<f32>");
+    assert_eq!(
+        result_type_text(&t),
+        "relax::ndarray::Array<f32, relax::ndarray::Ix2>"
+    );
+    let pair = StructInfo::tuple(vec![t.clone(), StructInfo::tensor_ndim(1, DataType::i64())]);
+    assert_eq!(
+        result_type_text(&pair),
+        "(relax::ndarray::Array<f32, relax::ndarray::Ix2>, relax::ndarray::Array<i64, relax::ndarray::Ix1>,)"
+    );
+}

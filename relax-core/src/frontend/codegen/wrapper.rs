@@ -104,6 +104,36 @@ fn wrapper_doc(info: &FunctionInfo) -> String {
     }
 }
 
+/// Rust source text of a token stream of a type, as a person writes it
+/// (`&impl relax::TensorArg<f32>`): `TokenStream`'s `Display` puts a space
+/// between every two tokens, and the paths here start with `::relax`,
+/// which a crate that depends on `relax` also reaches as `relax`.
+fn type_text(t: TokenStream) -> String {
+    t.to_string()
+        .replace(":: relax ::", "relax ::")
+        .replace(" :: ", "::")
+        .replace(" < ", "<")
+        .replace(" >", ">")
+        .replace(" , ", ", ")
+        .replace("& ", "&")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" ,)", ",)")
+}
+
+/// The type, as Rust source, that a `relax::module!` wrapper gives a
+/// parameter annotated `s` (for code that calls the wrapper, such as the
+/// model struct `relax import -o model.rs` writes).
+pub fn param_type_text(s: &StructInfo) -> String {
+    type_text(param_type(s))
+}
+
+/// The type, as Rust source, that a `relax::module!` wrapper returns for
+/// a result of StructInfo `s`.
+pub fn result_type_text(s: &StructInfo) -> String {
+    type_text(result_type(s))
+}
+
 /// The Rust type of a parameter annotated `s`. See the module docs.
 pub(super) fn param_type(s: &StructInfo) -> TokenStream {
     match s.kind() {

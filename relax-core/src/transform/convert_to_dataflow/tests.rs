@@ -250,3 +250,38 @@ fn branches_are_converted_inside() {
     );
     check(&before, &expected);
 }
+
+#[test]
+fn a_recursive_call_stays_outside_the_dataflow_block() {
+    let before = module(
+        r#"    @R.function
+    def f(x: T4, n: R.Tensor((), dtype="int64")) -> T4:
+        c: R.Tensor((), dtype="bool") = R.greater(n, R.const(0, "int64"))
+        if c:
+            a: T4 = R.add(x, x)
+            m: R.Tensor((), dtype="int64") = R.subtract(n, R.const(1, "int64"))
+            b: T4 = cls.f(a, m)
+            r: T4 = b
+        else:
+            r: T4 = x
+        return r
+"#,
+    );
+    let expected = module(
+        r#"    @R.function
+    def f(x: T4, n: R.Tensor((), dtype="int64")) -> T4:
+        c: R.Tensor((), dtype="bool") = R.greater(n, R.const(0, "int64"))
+        if c:
+            with R.dataflow():
+                a: T4 = R.add(x, x)
+                m: R.Tensor((), dtype="int64") = R.subtract(n, R.const(1, "int64"))
+                R.output(a, m)
+            b: T4 = cls.f(a, m)
+            r: T4 = b
+        else:
+            r: T4 = x
+        return r
+"#,
+    );
+    check(&before, &expected);
+}

@@ -536,7 +536,11 @@ class Module:
         })
         .collect();
     check_gradient(module.clone(), inputs.clone(), &[1, 2, 3, 4]);
-    // The same adjoint through LLVM gives the interpreter's numbers.
+    // The same adjoint through LLVM gives the interpreter's numbers (when
+    // relax-core is built with LLVM: `cargo test -p relax-core` alone is not).
+    if !cfg!(feature = "llvm") {
+        return;
+    }
     let adjoint = Gradient::new("main")
         .require_grads(["w0", "b0", "w1", "b1"])
         .run(module)

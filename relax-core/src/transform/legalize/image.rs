@@ -1,22 +1,40 @@
-//! `image.resize2d`: one stage `resize` over the output, each pixel read
-//! at the source coordinate of its mode (`relax_runtime::kernels::image`),
-//! computed in `float64` as the reference kernel computes it; indices are
-//! clamped into the image, so no read is out of bounds.
+//! `image.resize2d`: one stage `resize` over the output, each pixel the
+//! weighted sum of the taps around the source coordinate of its mode
+//! (`relax_runtime::kernels::image`: one tap per axis for nearest, two
+//! for linear, four for cubic), computed in `float64` as the reference
+//! kernel computes it; tap indices are clamped into the image, so no read
+//! is out of bounds, and `tf_crop_and_resize` selects
+//! `extrapolation_value` where the source coordinate is outside.
+//!
+//! `image.grid_sample`: one stage `grid_sample` over the output, each
+//! point the sum over every combination of one tap per spatial axis
+//! around the grid's coordinate (`relax_runtime::kernels::grid`), in
+//! `float64`; each read is guarded by `if_then_else` on the tap being
+//! inside the image (`zeros`) or the axis being non-empty, at an index
+//! clamped into the image. `image.affine_grid`: one stage `affine_grid`,
+//! the matrix applied to the base coordinates of each output position.
 
 use super::{convert, Legalize, LegalizeCtx};
 use crate::ir::{DataType, Expr, PrimExpr};
-use crate::op::image::resize_mode;
+use crate::op::image::{grid_sample_mode, resize_mode};
 use crate::tir::te::{self, compute};
-use relax_runtime::kernels::image::{CoordinateMode, ResizeMode, Rounding};
+use relax_runtime::kernels::grid::{GridMethod, GridPadding, GridSampleMode, GRID_CUBIC_ALPHA};
+use relax_runtime::kernels::image::{CoordinateMode, Method, ResizeMode, Rounding};
 use relax_runtime::Error;
 
 fn f64c(v: f64) -> PrimExpr {
     PrimExpr::float(DataType::f64(), v)
 }
 
-/// The source coordinate (float64) of output index `o` along an axis of
-/// `input` extent resized to `output`.
-fn source(mode: &ResizeMode, o: &PrimExpr, input: &PrimExpr, output: &PrimExpr) -> PrimExpr {
+/// The source coordinate (float64) of output index `o` along `axis` (0
+/// for height, 1 for width) of `input` extent resized to `output`.
+fn source(
+    mode: &ResizeMode,
+    o: &PrimExpr,
+    input: &PrimExpr,
+    output: &PrimExpr,
+    axis: usize,
+) -> PrimExpr {
     let (o, i, out) = (
         o.clone().cast(DataType::f64()),
         input.clone().cast(DataType::f64()),
@@ -36,6 +54,15 @@ fn source(mode: &ResizeMode, o: &PrimExpr, input: &PrimExpr, output: &PrimExpr) 
         ),
         CoordinateMode::Asymmetric => o * scale,
         CoordinateMode::TfHalfPixelForNn => (o + f64c(0.5)) * scale,
+        CoordinateMode::TfCropAndResize => {
+            let (a, b) = (mode.roi[axis], mode.roi[axis + 2]);
+            let last = i - f64c(1.0);
+            PrimExpr::select(
+                out.clone().gt(f64c(1.0)),
+                f64c(a) * last.clone() + te::div(o * f64c(b - a) * last.clone(), out - f64c(1.0)),
+                f64c(0.5 * (a + b)) * last,
+            )
+        }
     }
 }
 
@@ -68,6 +95,60 @@ fn index(v: PrimExpr, extent: &PrimExpr) -> PrimExpr {
     v.min(last).max(f64c(0.0)).cast(DataType::i64())
 }
 
+/// `k[0]·d³ + k[1]·d² + k[2]·d + k[3]` by Horner's rule.
+fn cubic(d: PrimExpr, k: [f64; 4]) -> PrimExpr {
+    ((f64c(k[0]) * d.clone() + f64c(k[1])) * d.clone() + f64c(k[2])) * d + f64c(k[3])
+}
+
+/// The taps (index, weight) an output position reads along an axis of
+/// `extent`, for source coordinate `s` (the kernel's `ResizeMode::taps`).
+fn taps(mode: &ResizeMode, s: PrimExpr, extent: &PrimExpr) -> Vec<(PrimExpr, PrimExpr)> {
+    let one = || f64c(1.0);
+    match mode.method {
+        Method::NearestNeighbor => vec![(index(round(mode, s), extent), one())],
+        Method::Linear => {
+            let f = floor(s.clone());
+            let t = s - f.clone();
+            vec![
+                (index(f.clone(), extent), one() - t.clone()),
+                (index(f + one(), extent), t),
+            ]
+        }
+        Method::Cubic => {
+            let a = mode.cubic_alpha;
+            let near = [a + 2.0, -(a + 3.0), 0.0, 1.0];
+            let far = [a, -5.0 * a, 8.0 * a, -4.0 * a];
+            let f = floor(s.clone());
+            let t = s - f.clone();
+            let mut w = vec![
+                cubic(one() + t.clone(), far),
+                cubic(t.clone(), near),
+                cubic(one() - t.clone(), near),
+                cubic(f64c(2.0) - t, far),
+            ];
+            let at: Vec<PrimExpr> = (0..4).map(|k| f.clone() + f64c(k as f64 - 1.0)).collect();
+            if mode.cubic_exclude {
+                let last = (extent.clone() - 1).cast(DataType::f64());
+                for (wk, p) in w.iter_mut().zip(&at) {
+                    let outside = p.clone().lt(f64c(0.0)).or(p.clone().gt(last.clone()));
+                    *wk = PrimExpr::select(outside, f64c(0.0), wk.clone());
+                }
+                let sum = w[1..].iter().fold(w[0].clone(), |acc, v| acc + v.clone());
+                let sum = PrimExpr::select(sum.clone().eq_(f64c(0.0)), one(), sum);
+                w = w.into_iter().map(|wk| te::div(wk, sum.clone())).collect();
+            }
+            at.into_iter().map(|p| index(p, extent)).zip(w).collect()
+        }
+    }
+}
+
+/// Whether source coordinate `s` along an axis of `extent` reads the
+/// extrapolation value (`tf_crop_and_resize` only).
+fn outside(s: PrimExpr, extent: &PrimExpr) -> PrimExpr {
+    let last = (extent.clone() - 1).cast(DataType::f64());
+    s.clone().lt(f64c(0.0)).or(s.gt(last))
+}
+
 fn resize2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let (shape, dtype) = cx.out_tensor(0)?;
     let mode = cx.check(resize_mode(cx.call))?;
@@ -77,29 +158,258 @@ fn resize2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
         let (h, w) = (dims[2].clone(), dims[3].clone());
         let (oh, ow) = (shape[2].clone(), shape[3].clone());
         Ok(compute("resize", shape.clone(), |i| {
-            let sy = source(&mode, &i[2], &h, &oh);
-            let sx = source(&mode, &i[3], &w, &ow);
+            let sy = source(&mode, &i[2], &h, &oh, 0);
+            let sx = source(&mode, &i[3], &w, &ow, 1);
             let at = |y: PrimExpr, xx: PrimExpr| {
                 x.at(&[i[0].clone(), i[1].clone(), y, xx])
                     .cast(DataType::f64())
             };
-            let v = if mode.nearest {
-                at(index(round(&mode, sy), &h), index(round(&mode, sx), &w))
+            let (ty, tx) = (taps(&mode, sy.clone(), &h), taps(&mode, sx.clone(), &w));
+            let mut v: Option<PrimExpr> = None;
+            for (y, wy) in &ty {
+                let mut row: Option<PrimExpr> = None;
+                for (xx, wx) in &tx {
+                    let term = if mode.method == Method::NearestNeighbor {
+                        at(y.clone(), xx.clone())
+                    } else {
+                        at(y.clone(), xx.clone()) * wx.clone()
+                    };
+                    row = Some(match row {
+                        Some(r) => r + term,
+                        None => term,
+                    });
+                }
+                let row = row.expect("at least one tap");
+                let term = if mode.method == Method::NearestNeighbor {
+                    row
+                } else {
+                    row * wy.clone()
+                };
+                v = Some(match v {
+                    Some(acc) => acc + term,
+                    None => term,
+                });
+            }
+            let mut v = v.expect("at least one tap");
+            if mode.coordinates == CoordinateMode::TfCropAndResize {
+                v = PrimExpr::select(
+                    outside(sy, &h).or(outside(sx, &w)),
+                    f64c(mode.extrapolation_value),
+                    v,
+                );
+            }
+            convert(v, dtype)
+        }))
+    })
+}
+
+/// `x` reflected at `lo` and `hi` until inside (`lo` when they meet), as
+/// the kernel's `reflect`.
+fn reflect(x: PrimExpr, lo: PrimExpr, hi: PrimExpr) -> PrimExpr {
+    let span = hi.clone() - lo.clone();
+    let even = |n: PrimExpr| {
+        let half = floor(te::div(n.clone(), f64c(2.0)));
+        (n - half * f64c(2.0)).eq_(f64c(0.0))
+    };
+    let fold = |d: PrimExpr| {
+        let n = floor(te::div(d.clone(), span.clone()));
+        let r = d - n.clone() * span.clone();
+        (even(n), r)
+    };
+    let (below_even, below_r) = fold(lo.clone() - x.clone());
+    let below = PrimExpr::select(
+        below_even,
+        lo.clone() + below_r.clone(),
+        hi.clone() - below_r,
+    );
+    let (above_even, above_r) = fold(x.clone() - hi.clone());
+    let above = PrimExpr::select(
+        above_even,
+        hi.clone() - above_r.clone(),
+        lo.clone() + above_r,
+    );
+    let inside = PrimExpr::select(
+        x.clone().lt(lo.clone()),
+        below,
+        PrimExpr::select(x.clone().gt(hi), above, x),
+    );
+    PrimExpr::select(span.le(f64c(0.0)), lo, inside)
+}
+
+/// The bounds of pixel coordinates along an axis of (float) length `len`.
+fn grid_bounds(mode: &GridSampleMode, len: &PrimExpr) -> (PrimExpr, PrimExpr) {
+    if mode.align_corners {
+        (f64c(0.0), len.clone() - f64c(1.0))
+    } else {
+        (f64c(-0.5), len.clone() - f64c(0.5))
+    }
+}
+
+/// The pixel coordinate of normalized coordinate `g` along an axis of
+/// (float) length `len` (the kernel's `GridSampleMode::source`).
+fn grid_source(mode: &GridSampleMode, g: PrimExpr, len: &PrimExpr) -> PrimExpr {
+    let one = f64c(1.0);
+    let mut x = if mode.align_corners {
+        te::div(g + one.clone(), f64c(2.0)) * (len.clone() - one)
+    } else {
+        te::div((g + one.clone()) * len.clone() - one, f64c(2.0))
+    };
+    if mode.method == GridMethod::Nearest {
+        x = te::unary("round", x);
+    }
+    let (lo, hi) = grid_bounds(mode, len);
+    let outside = x.clone().lt(lo.clone()).or(x.clone().gt(hi.clone()));
+    match mode.padding {
+        GridPadding::Zeros => x,
+        GridPadding::Border => PrimExpr::select(
+            outside,
+            x.clone().max(f64c(0.0)).min(len.clone() - f64c(1.0)),
+            x,
+        ),
+        GridPadding::Reflection => PrimExpr::select(outside, reflect(x.clone(), lo, hi), x),
+    }
+}
+
+/// A tap at integer position `i` along an axis of `extent`: the clamped
+/// index it reads and the condition for reading it (else 0).
+fn grid_pixel(mode: &GridSampleMode, i: PrimExpr, extent: &PrimExpr) -> (PrimExpr, PrimExpr) {
+    let len = extent.clone().cast(DataType::f64());
+    let last = len.clone() - f64c(1.0);
+    let nonempty = extent.clone().gt(PrimExpr::int(0));
+    match mode.padding {
+        GridPadding::Zeros => {
+            let inside = i.clone().ge(f64c(0.0)).and(i.clone().le(last));
+            (index(i, extent), inside)
+        }
+        GridPadding::Border => (index(i, extent), nonempty),
+        GridPadding::Reflection => {
+            let (lo, hi) = grid_bounds(mode, &len);
+            (
+                index(te::unary("trunc", reflect(i, lo, hi)), extent),
+                nonempty,
+            )
+        }
+    }
+}
+
+/// The taps (integer position, weight) around pixel coordinate `x`.
+fn grid_taps(mode: &GridSampleMode, x: PrimExpr) -> Vec<(PrimExpr, PrimExpr)> {
+    let one = || f64c(1.0);
+    let f = floor(x.clone());
+    let t = x.clone() - f.clone();
+    match mode.method {
+        GridMethod::Nearest => vec![(x, one())],
+        GridMethod::Bilinear => vec![(f.clone(), one() - t.clone()), (f + one(), t)],
+        GridMethod::Bicubic => {
+            let a = GRID_CUBIC_ALPHA;
+            let near = [a + 2.0, -(a + 3.0), 0.0, 1.0];
+            let far = [a, -5.0 * a, 8.0 * a, -4.0 * a];
+            let w = [
+                cubic(one() + t.clone(), far),
+                cubic(t.clone(), near),
+                cubic(one() - t.clone(), near),
+                cubic(f64c(2.0) - t, far),
+            ];
+            w.into_iter()
+                .enumerate()
+                .map(|(k, wk)| (f.clone() + f64c(k as f64 - 1.0), wk))
+                .collect()
+        }
+    }
+}
+
+fn grid_sample(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let mode = cx.check(grid_sample_mode(cx.call))?;
+    let k = mode.spatial;
+    cx.te1(&[0, 1], |xs| {
+        let (x, grid) = (&xs[0], &xs[1]);
+        let sizes: Vec<PrimExpr> = x.shape()[2..].to_vec();
+        Ok(compute("grid_sample", shape.clone(), |i| {
+            // Per spatial axis, its taps as (index, read condition, weight).
+            let axes: Vec<Vec<(PrimExpr, PrimExpr, PrimExpr)>> = (0..k)
+                .map(|a| {
+                    let mut at = vec![i[0].clone(), PrimExpr::int((k - 1 - a) as i64)];
+                    at.extend(i[2..].iter().cloned());
+                    let g = grid.at(&at).cast(DataType::f64());
+                    let len = sizes[a].clone().cast(DataType::f64());
+                    let s = grid_source(&mode, g, &len);
+                    grid_taps(&mode, s)
+                        .into_iter()
+                        .map(|(p, w)| {
+                            let (idx, ok) = grid_pixel(&mode, p, &sizes[a]);
+                            (idx, ok, w)
+                        })
+                        .collect()
+                })
+                .collect();
+            // Every combination of one tap per axis.
+            let mut combos: Vec<(Vec<PrimExpr>, PrimExpr, PrimExpr)> =
+                vec![(vec![], PrimExpr::bool(true), f64c(1.0))];
+            for taps in &axes {
+                combos = combos
+                    .iter()
+                    .flat_map(|(idx, ok, w)| {
+                        taps.iter().map(move |(ti, tok, tw)| {
+                            let mut idx = idx.clone();
+                            idx.push(ti.clone());
+                            (idx, ok.clone().and(tok.clone()), w.clone() * tw.clone())
+                        })
+                    })
+                    .collect();
+            }
+            let terms = combos.into_iter().map(|(idx, ok, w)| {
+                let mut at = vec![i[0].clone(), i[1].clone()];
+                at.extend(idx);
+                let read = PrimExpr::call(
+                    DataType::f64(),
+                    "if_then_else",
+                    vec![ok, x.at(&at).cast(DataType::f64()), f64c(0.0)],
+                );
+                read * w
+            });
+            let v = terms.fold(f64c(0.0), |acc, t| acc + t);
+            convert(v, dtype)
+        }))
+    })
+}
+
+fn affine_grid(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let (shape, dtype) = cx.out_tensor(0)?;
+    let align = crate::op::infer::attr_bool(cx.call, "align_corners", false);
+    let (h, w) = (shape[2].clone(), shape[3].clone());
+    cx.te1(&[0], |xs| {
+        let theta = &xs[0];
+        let base = |j: &PrimExpr, len: &PrimExpr| {
+            let (j, len) = (
+                j.clone().cast(DataType::f64()),
+                len.clone().cast(DataType::f64()),
+            );
+            if align {
+                PrimExpr::select(
+                    len.clone().gt(f64c(1.0)),
+                    f64c(-1.0) + te::div(f64c(2.0) * j, len - f64c(1.0)),
+                    f64c(-1.0),
+                )
             } else {
-                let (fy, fx) = (floor(sy.clone()), floor(sx.clone()));
-                let (ty, tx) = (sy - fy.clone(), sx - fx.clone());
-                let (y0, y1) = (index(fy.clone(), &h), index(fy + f64c(1.0), &h));
-                let (x0, x1) = (index(fx.clone(), &w), index(fx + f64c(1.0), &w));
-                let one = f64c(1.0);
-                let top = at(y0.clone(), x0.clone()) * (one.clone() - tx.clone())
-                    + at(y0, x1.clone()) * tx.clone();
-                let bottom = at(y1.clone(), x0) * (one.clone() - tx.clone()) + at(y1, x1) * tx;
-                top * (one - ty.clone()) + bottom * ty
+                f64c(-1.0) + te::div(f64c(2.0) * j + f64c(1.0), len)
+            }
+        };
+        Ok(compute("affine_grid", shape.clone(), |i| {
+            let m = |c: i64| {
+                theta
+                    .at(&[i[0].clone(), i[1].clone(), PrimExpr::int(c)])
+                    .cast(DataType::f64())
             };
+            let v = m(0) * base(&i[3], &w) + m(1) * base(&i[2], &h) + m(2);
             convert(v, dtype)
         }))
     })
 }
 
 /// The image legalizations.
-pub const LEGALIZE: &[(&str, Legalize)] = &[("relax.image.resize2d", resize2d)];
+pub const LEGALIZE: &[(&str, Legalize)] = &[
+    ("relax.image.resize2d", resize2d),
+    ("relax.image.grid_sample", grid_sample),
+    ("relax.image.affine_grid", affine_grid),
+];

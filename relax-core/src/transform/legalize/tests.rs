@@ -733,6 +733,97 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ],
         ));
     }
+    for (alpha, exclude, coords, size) in [
+        (-0.75, 0i64, "half_pixel", [8i64, 3]),
+        (-0.5, 1, "half_pixel", [9, 10]),
+        (-0.75, 1, "align_corners", [3, 7]),
+        (-0.5, 0, "asymmetric", [7, 2]),
+    ] {
+        out.push(case(
+            "relax.image.resize2d",
+            vec![
+                t(&[n.clone(), d(2), d(4), d(5)], F32),
+                A::S(vec![d(size[0]), d(size[1])]),
+            ],
+            vec![
+                ("method", AttrValue::from("cubic")),
+                ("coordinate_transformation_mode", AttrValue::from(coords)),
+                ("cubic_alpha", AttrValue::Float(alpha)),
+                ("cubic_exclude", AttrValue::Int(exclude)),
+            ],
+        ));
+    }
+    for (method, padding, align) in [
+        ("bilinear", "zeros", false),
+        ("bilinear", "border", true),
+        ("bilinear", "reflection", false),
+        ("nearest", "zeros", true),
+        ("nearest", "border", false),
+        ("nearest", "reflection", true),
+        ("bicubic", "zeros", false),
+        ("bicubic", "border", true),
+        ("bicubic", "reflection", false),
+        ("bicubic", "reflection", true),
+    ] {
+        out.push(case(
+            "relax.image.grid_sample",
+            vec![
+                t(&[d(2), d(2), d(4), d(5)], F32),
+                t(&[d(2), d(2), d(3), d(6)], F32),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                ("padding_mode", AttrValue::from(padding)),
+                ("align_corners", AttrValue::Bool(align)),
+            ],
+        ));
+    }
+    for (method, padding, align) in [
+        ("bilinear", "reflection", false),
+        ("nearest", "zeros", true),
+    ] {
+        out.push(case(
+            "relax.image.grid_sample",
+            vec![
+                t(&[d(1), d(2), d(3), d(4), d(2)], F32),
+                t(&[d(1), d(3), d(2), d(3), d(4)], F32),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                ("layout", AttrValue::from("NCDHW")),
+                ("padding_mode", AttrValue::from(padding)),
+                ("align_corners", AttrValue::Bool(align)),
+            ],
+        ));
+    }
+    for align in [false, true] {
+        out.push(case(
+            "relax.image.affine_grid",
+            vec![t(&[n.clone(), d(2), d(3)], F32), A::S(vec![d(4), d(1)])],
+            vec![("align_corners", AttrValue::Bool(align))],
+        ));
+    }
+    for (method, size) in [("linear", [3i64, 3]), ("nearest_neighbor", [5, 1])] {
+        out.push(case(
+            "relax.image.resize2d",
+            vec![
+                t(&[n.clone(), d(2), d(4), d(5)], F32),
+                A::S(vec![d(size[0]), d(size[1])]),
+            ],
+            vec![
+                ("method", AttrValue::from(method)),
+                (
+                    "coordinate_transformation_mode",
+                    AttrValue::from("tf_crop_and_resize"),
+                ),
+                (
+                    "roi",
+                    AttrValue::Array([0.4, -0.2, 1.2, 0.9].map(AttrValue::Float).to_vec()),
+                ),
+                ("extrapolation_value", AttrValue::Float(10.0)),
+            ],
+        ));
+    }
     out.push(case(
         "relax.nn.conv2d_transpose",
         vec![
@@ -1477,7 +1568,13 @@ class Module:
             .tvm_relu(tvm)
             .run(module.clone())
             .unwrap();
-        for target in [Target::tir_interpreter(), Target::host()] {
+        // LLVM only when relax-core is built with it (`cargo test -p
+        // relax-core` alone is not).
+        let mut targets = vec![Target::tir_interpreter()];
+        if cfg!(feature = "llvm") {
+            targets.push(Target::host());
+        }
+        for target in targets {
             let vm = VirtualMachine::new(&build_exec(&legal, &target).unwrap());
             let Value::Tensor(y) = vm.call("main", std::slice::from_ref(&x)).unwrap() else {
                 panic!("a tensor")
