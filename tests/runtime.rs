@@ -468,6 +468,8 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         "relax.left_shift",
         "relax.right_shift",
         "relax.tensor_to_shape",
+        "relax.quantize",
+        "relax.dequantize",
     ];
     for op in relax::op::all() {
         if not_float.contains(&op.name) {
@@ -599,6 +601,27 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![],
         ));
     }
+    // Quantize a float parameter; dequantize an int8 constant.
+    cases.push((
+        "relax.quantize".into(),
+        vec![t23()],
+        vec![
+            f32s(&[3], vec![0.5, 0.25, 2.0]),
+            Expr::constant(Tensor::from_vec(&[3], vec![-3i32, 0, 7]).unwrap()),
+        ],
+        vec![("out_dtype", AttrValue::from("uint8"))],
+    ));
+    let q = Expr::constant(Tensor::from_vec(&[2, 3], vec![-128i8, -1, 0, 1, 64, 127]).unwrap());
+    cases.push((
+        "relax.dequantize".into(),
+        vec![],
+        vec![
+            q,
+            Expr::constant(Tensor::scalar(0.5f32)),
+            Expr::constant(Tensor::scalar(3i8)),
+        ],
+        vec![],
+    ));
     cases.push((
         "relax.logical_not".into(),
         vec![],

@@ -70,7 +70,8 @@ pub struct Imported {
     /// The ONNX name of each of `main`'s outputs, in order (the graph
     /// outputs' names; `main` returns a tuple when there are several).
     pub output_names: Vec<String>,
-    /// The default domain's opset version the model imports.
+    /// The default domain's opset version the model imports (0 when it
+    /// imports only `ai.onnx.ml`).
     pub opset: i64,
 }
 
@@ -78,15 +79,28 @@ pub struct Imported {
 // in TVMScript and Rust alike.
 use relax_core::printer::dsl::identifier;
 
-/// The default domain's opset version `model` imports.
+/// The ONNX-ML domain, whose converters are [`ops::ml`]'s.
+const ML_DOMAIN: &str = "ai.onnx.ml";
+
+/// The default domain's opset version `model` imports (0 for a model that
+/// imports only `ai.onnx.ml`).
 fn default_opset(model: &ModelProto) -> Result<i64, Error> {
     let version = model
         .opset_import
         .iter()
         .filter(|o| matches!(o.domain(), "" | "ai.onnx"))
         .map(|o| o.version())
-        .max()
-        .ok_or_else(|| error("the model imports no version of the default ONNX opset".into()))?;
+        .max();
+    let Some(version) = version else {
+        // A model of `ai.onnx.ml` ops only: no default-domain node may
+        // follow (each is an error naming it).
+        if model.opset_import.iter().any(|o| o.domain() == ML_DOMAIN) {
+            return Ok(0);
+        }
+        return Err(error(
+            "the model imports no version of the default ONNX opset".into(),
+        ));
+    };
     if !(1..=MAX_OPSET).contains(&version) {
         return Err(error(format!(
             "the model uses opset {version} of the default domain; this importer knows 1 to {MAX_OPSET}"
@@ -364,13 +378,19 @@ pub(crate) fn convert_nodes(
 ) -> Result<(), Error> {
     for proto in nodes {
         let node = Node { proto };
-        if !matches!(proto.domain(), "" | "ai.onnx") {
-            return Err(node.error(format!(
-                "domain `{}` is not supported (only the default ONNX domain)",
-                proto.domain()
-            )));
-        }
-        let convert = ops::lookup(node.op()).ok_or_else(|| {
+        let convert = match proto.domain() {
+            "" | "ai.onnx" if opset == 0 => {
+                return Err(node.error("the model imports no version of the default ONNX opset"))
+            }
+            "" | "ai.onnx" => ops::lookup(node.op()),
+            ML_DOMAIN => ops::ml::lookup(node.op()),
+            other => {
+                return Err(node.error(format!(
+                "domain `{other}` is not supported (only the default ONNX domain and {ML_DOMAIN})"
+            )))
+            }
+        };
+        let convert = convert.ok_or_else(|| {
             node.error(format!(
                 "op type `{}` is not supported by the importer",
                 node.op()

@@ -53,7 +53,9 @@
 //! 6. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
 //!    1 to [`MAX_OPSET`]: converters follow each op's changes across
 //!    versions (attributes that became inputs, legacy broadcasting,
-//!    `Softmax`'s 2-d coercion before opset 13). Other domains are errors.
+//!    `Softmax`'s 2-d coercion before opset 13). The `ai.onnx.ml` domain
+//!    has converters of its own (`ops::ml`), and a model may import it
+//!    alone. Other domains are errors.
 //! 7. **Errors**, never panics: a malformed file, an unsupported op, an
 //!    attribute or input form a converter does not handle, each an `Err`
 //!    naming the node and op (`node "conv1" (Conv): …`).

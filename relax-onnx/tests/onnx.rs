@@ -1588,3 +1588,114 @@ fn runtime_pads_axes_and_steps_on_a_symbolic_dim() {
         assert_eq!(y[0].shape(), &[0, 2]);
     }
 }
+
+/// A model importing only `ai.onnx.ml` converts its ML nodes, and a
+/// default-domain node in it is an error naming the missing opset; the
+/// math and quantization converters reject what they cannot read.
+#[test]
+fn ml_only_models_and_bad_math_and_quantization_nodes_are_errors() {
+    let f = tensor_proto::DataType::Float;
+    let ml_only = |op: &str, domain: &str| {
+        let mut n = node(op, &["x"], &["y"], vec![float_attr("threshold", 0.5)]);
+        n.domain = Some(domain.into());
+        ModelProto {
+            ir_version: Some(8),
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some("ai.onnx.ml".into()),
+                version: Some(1),
+            }],
+            graph: Some(GraphProto {
+                node: vec![n],
+                input: vec![f32_info("x", &[Dim::Value(3)])],
+                output: vec![f32_info("y", &[Dim::Value(3)])],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    };
+    let m = from_onnx(
+        &ml_only("Binarizer", "ai.onnx.ml"),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    let x = Tensor::from_vec(&[3], vec![0.25f32, 0.5, 2.0]).unwrap();
+    let y = run(&m.module, vec![x.into()]);
+    assert_eq!(y[0].to_vec::<f32>().unwrap(), [0.0, 0.0, 1.0]);
+    assert_import_error(
+        &ml_only("Relu", ""),
+        "the model imports no version of the default ONNX opset",
+    );
+    assert_import_error(
+        &unary_model("Einsum", vec![string_attr("equation", "ij->i")], 3, f),
+        "`ij` has 2 labels, but its operand has rank 1",
+    );
+    assert_import_error(
+        &unary_model("Einsum", vec![string_attr("equation", "i->j")], 3, f),
+        "the output label `j` is in no operand",
+    );
+    assert_import_error(
+        &unary_model("LpNormalization", vec![int_attr("p", 3)], 3, f),
+        "attribute `p` must be 1 or 2, found 3",
+    );
+    let blocked = model(
+        21,
+        GraphProto {
+            node: vec![node(
+                "QuantizeLinear",
+                &["x", "s"],
+                &["y"],
+                vec![int_attr("axis", 0), int_attr("block_size", 2)],
+            )],
+            input: vec![f32_info("x", &[Dim::Value(4), Dim::Value(2)])],
+            initializer: vec![f32_init("s", &[3, 2], vec![1.0; 6])],
+            output: vec![value_info(
+                "y",
+                tensor_proto::DataType::Uint8,
+                &[Dim::Value(4), Dim::Value(2)],
+            )],
+            ..Default::default()
+        },
+    );
+    assert_import_error(
+        &blocked,
+        "a blocked scale or zero point has 3 entries along axis 0, expected 2 (block size 2)",
+    );
+}
+
+/// `Det` pivots (a zero in the corner), flips the sign per row swap and
+/// gives 0 for a singular matrix, on both targets.
+#[test]
+fn det_pivots_and_gives_zero_for_a_singular_matrix() {
+    let bytes = model(
+        22,
+        GraphProto {
+            node: vec![node("Det", &["x"], &["y"], vec![])],
+            input: vec![f32_info(
+                "x",
+                &[Dim::Value(2), Dim::Value(3), Dim::Value(3)],
+            )],
+            output: vec![f32_info("y", &[Dim::Value(2)])],
+            ..Default::default()
+        },
+    );
+    let m = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let x = Tensor::from_vec(
+        &[2, 3, 3],
+        vec![
+            0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0, // det -3
+            1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 1.0, 1.0, // singular
+        ],
+    )
+    .unwrap();
+    for target in [Target::host(), Target::interpreter()] {
+        let exec = build(&m.module, &target).unwrap();
+        let y = outputs(
+            VirtualMachine::new(&exec)
+                .call("main", &[x.clone().into()])
+                .unwrap(),
+        );
+        let y = y[0].to_vec::<f32>().unwrap();
+        assert!((y[0] + 3.0).abs() < 1e-5 && y[1].abs() < 1e-5, "{y:?}");
+    }
+}

@@ -16,8 +16,8 @@
 //!
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
-//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`], [`datatype`], [`nn`], [`image`], [`vision`],
-//! [`base`].
+//! [`create`], [`statistical`], [`search`], [`sorting`], [`set`],
+//! [`datatype`], [`nn`], [`image`], [`vision`], [`qdq`], [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
 // The inference tests spell every dims list the same way (`&[n.clone()]`),
@@ -35,6 +35,7 @@ pub mod infer;
 pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
+pub mod qdq;
 #[cfg(test)]
 mod registry_roundtrip_tests;
 pub mod search;
@@ -188,6 +189,7 @@ const GROUPS: &[&[OpInfo]] = &[
     nn::OPS,
     image::OPS,
     vision::OPS,
+    qdq::OPS,
     base::OPS,
 ];
 

@@ -61,6 +61,22 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         "relax.split" => (vec![t], "indices_or_sections=2"),
         "relax.strided_slice" => (vec![t], "axes=[0], begin=[0], end=[1]"),
         "relax.astype" => (vec![t], "dtype=\"float16\""),
+        "relax.quantize" => (
+            vec![
+                t,
+                "R.Tensor((), dtype=\"float32\")",
+                "R.Tensor((), dtype=\"int32\")",
+            ],
+            "",
+        ),
+        "relax.dequantize" => (
+            vec![
+                "R.Tensor(ndim=4, dtype=\"int8\")",
+                "R.Tensor((), dtype=\"float32\")",
+                "R.Tensor((), dtype=\"int32\")",
+            ],
+            "",
+        ),
         "relax.nn.pad" => (vec![t], "pad_width=[0, 0, 0, 0, 1, 1, 1, 1]"),
         "relax.image.resize2d" => (vec![t, "R.Shape(ndim=2)"], ""),
         "relax.image.affine_grid" => (vec!["R.Tensor(ndim=3, dtype=\"float32\")", shape], ""),

@@ -699,6 +699,12 @@ impl Machine {
             let x = self.eval(&args[0])?.as_f64();
             return Ok(convert(Val::F(f(x)), dt));
         }
+        if name == "pow" && dt.is_integer() && !dt.is_bool() {
+            arity(2)?;
+            let x = self.int(&args[0])?;
+            let e = self.int(&args[1])?;
+            return Ok(convert(Val::I(int_pow(x, e, dt.is_int())), dt));
+        }
         let binary: Option<fn(f64, f64) -> f64> = match name {
             "pow" => Some(f64::powf),
             "atan2" => Some(f64::atan2),
@@ -781,6 +787,29 @@ fn convert(v: Val, dtype: DataType) -> Val {
         // `as` saturates and maps NaN to 0, never undefined.
         Val::F(f) => Val::I(wrap_int(f.trunc() as i64, dtype)),
     }
+}
+
+/// `x^e` on integers, wrapping (as the LLVM code generator's `pow` on
+/// integers); a negative `e` of a signed type gives the truncated
+/// reciprocal power (1 for `x == 1`, ±1 for `x == -1`, else 0).
+fn int_pow(x: i64, e: i64, signed: bool) -> i64 {
+    if signed && e < 0 {
+        return match x {
+            1 => 1,
+            -1 if e % 2 != 0 => -1,
+            -1 => 1,
+            _ => 0,
+        };
+    }
+    let (mut r, mut base, mut e) = (1i64, x, e as u64);
+    while e != 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    r
 }
 
 /// `x` rounded to the precision of the float type `dtype`.

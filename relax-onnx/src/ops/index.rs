@@ -1,12 +1,12 @@
 //! Element-wise gathers and scatters, scans, triangles and one-hot:
 //! `GatherElements`, `GatherND`, `ScatterElements`, `Scatter` (its
-//! deprecated alias, without reductions), `ScatterND`, `CumSum`, `Trilu`
+//! deprecated alias, without reductions), `ScatterND`, `CumSum`, `CumProd`, `Trilu`
 //! and `OneHot`.
 //!
 //! 1. Negative indices count from the end of their axis in every one of
 //!    these ops, as the registry ops read them; ONNX's reduction `none` is
 //!    the registry's `update`.
-//! 2. `CumSum`'s axis is an input. A constant one is the scan's `axis`;
+//! 2. `CumSum`'s (and `CumProd`'s) axis is an input. A constant one is the scan's `axis`;
 //!    one computed at run time selects, with `where`, among the scans along
 //!    every axis (the output's shape is the input's either way). `reverse
 //!    = 1` is a `flip` along the axis before and after the scan (the
@@ -96,12 +96,22 @@ pub fn scatter_nd(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    scan(cx, "relax.cumsum")
+}
+
+pub fn cum_prod(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    scan(cx, "relax.cumprod")
+}
+
+/// `CumSum` or `CumProd`: the scan `op` (`relax.cumsum`, `relax.cumprod`)
+/// along the axis input.
+fn scan(cx: &mut Ctx, op: &str) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let ndim = rank(cx, &x)?;
     if !cx.is_computed(1)? {
         let axis = const_axis(cx)?;
         let axis = normalize_axes(cx, &[axis], ndim)?[0] as i64;
-        return Ok(vec![cum_sum_along(cx, x, axis)?]);
+        return Ok(vec![scan_along(cx, op, x, axis)?]);
     }
     // An axis computed at run time: the scan along every axis, the one
     // the axis names selected (the output's shape is the input's either
@@ -111,9 +121,9 @@ pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let a = cx.astype(a, DataType::i64())?;
     let n = cx.scalar(ndim as f64, DataType::i64())?;
     let a = cx.wrap_negative(a, n)?;
-    let mut y = cum_sum_along(cx, x.clone(), 0)?;
+    let mut y = scan_along(cx, op, x.clone(), 0)?;
     for k in 1..ndim as i64 {
-        let yk = cum_sum_along(cx, x.clone(), k)?;
+        let yk = scan_along(cx, op, x.clone(), k)?;
         let k = cx.scalar(k as f64, DataType::i64())?;
         let this = cx.op2("relax.equal", a.clone(), k)?;
         y = cx.call("relax.where", vec![this, yk, y], Attrs::new())?;
@@ -121,7 +131,7 @@ pub fn cum_sum(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     Ok(vec![y])
 }
 
-/// CumSum's constant axis.
+/// The scan's constant axis.
 fn const_axis(cx: &mut Ctx) -> Result<i64, Error> {
     Ok(match cx.ints_input(1)?.as_deref() {
         Some([a]) => *a,
@@ -135,8 +145,8 @@ fn const_axis(cx: &mut Ctx) -> Result<i64, Error> {
     })
 }
 
-/// The node's scan of `x` along `axis` (normalized).
-fn cum_sum_along(cx: &mut Ctx, mut x: Expr, axis: i64) -> Result<Expr, Error> {
+/// The node's scan `op` of `x` along `axis` (normalized).
+fn scan_along(cx: &mut Ctx, op: &str, mut x: Expr, axis: i64) -> Result<Expr, Error> {
     let reverse = cx.node.int_or("reverse", 0)? != 0;
     let exclusive = cx.node.int_or("exclusive", 0)? != 0;
     let flip = |cx: &mut Ctx, e: Expr| {
@@ -153,7 +163,7 @@ fn cum_sum_along(cx: &mut Ctx, mut x: Expr, axis: i64) -> Result<Expr, Error> {
         ("axis", AttrValue::Int(axis)),
         ("exclusive", AttrValue::Bool(exclusive)),
     ]);
-    let mut y = cx.call("relax.cumsum", vec![x], attrs)?;
+    let mut y = cx.call(op, vec![x], attrs)?;
     if reverse {
         y = flip(cx, y)?;
     }

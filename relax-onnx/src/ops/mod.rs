@@ -10,6 +10,8 @@
 //!
 //! | file | op types |
 //! |---|---|
+//! | `det.rs` | `Det` (Gaussian elimination with partial pivoting over known `n`) |
+//! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
 //! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
 //! | `crop.rs` | `CenterCropPad` |
 //! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
@@ -21,12 +23,16 @@
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
 //! | `grid.rs` | `GridSample`, `AffineGrid` |
-//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `Trilu`, `OneHot` |
+//! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `CumProd`, `Trilu`, `OneHot` |
+//! | `math.rs` | `Hardmax`, `LpNormalization`, `MeanVarianceNormalization`, `Swish` |
 //! | `loss.rs` | `NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss` |
 //! | `normalization.rs` | `LayerNormalization`, `RMSNormalization`, `GroupNormalization` |
+//! | `ml.rs` | the `ai.onnx.ml` domain (a table of its own): `Binarizer`, `ArrayFeatureExtractor` |
+//! | `quantize.rs` | `QuantizeLinear`, `DequantizeLinear` (per tensor, per axis, blocked), `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`, `ConvInteger`, `QLinearConv` |
 //! | `pool_indices.rs` | `MaxUnpool`, `MaxPool`'s `Indices` output |
 //! | `reduce.rs` | `Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare}`, `ArgMax`, `ArgMin` |
 //! | `runtime_axes.rs` | the `Reduce*` ops over an axes input computed at run time |
+//! | `tensor_scatter.rs` | `TensorScatter` (linear and circular cache writes) |
 //! | `control_flow.rs` | `If` (a Relax `If` over the converted branches) |
 //! | `reverse_sequence.rs` | `ReverseSequence` (one `gather_elements` along the time axis) |
 //! | `loops.rs` | `Loop` and `Scan` as recursive private Relax functions over the loop state |
@@ -42,15 +48,20 @@ mod blocks;
 mod control_flow;
 mod crop;
 mod deform;
+mod det;
+mod einsum;
 mod elementwise;
 mod grid;
 mod index;
 mod llm;
 mod loops;
 mod loss;
+mod math;
+pub mod ml;
 mod nn;
 mod normalization;
 mod pool_indices;
+mod quantize;
 mod reduce;
 mod resize;
 mod reverse_sequence;
@@ -61,6 +72,7 @@ mod search;
 mod sequence;
 mod shape;
 pub mod shape_value;
+mod tensor_scatter;
 mod text;
 mod volume;
 
@@ -207,6 +219,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("Scatter", index::scatter_elements),
     ("ScatterND", index::scatter_nd),
     ("CumSum", index::cum_sum),
+    ("CumProd", index::cum_prod),
     ("Trilu", index::trilu),
     ("OneHot", index::one_hot),
     ("Identity", shape::identity),
@@ -222,6 +235,23 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("ReduceSumSquare", reduce::reduce_sum_square),
     ("ArgMax", reduce::arg_max),
     ("ArgMin", reduce::arg_min),
+    ("Hardmax", math::hardmax),
+    ("LpNormalization", math::lp_normalization),
+    (
+        "MeanVarianceNormalization",
+        math::mean_variance_normalization,
+    ),
+    ("Swish", math::swish),
+    ("Einsum", einsum::einsum),
+    ("QuantizeLinear", quantize::quantize_linear),
+    ("DequantizeLinear", quantize::dequantize_linear),
+    ("DynamicQuantizeLinear", quantize::dynamic_quantize_linear),
+    ("MatMulInteger", quantize::mat_mul_integer),
+    ("QLinearMatMul", quantize::q_linear_mat_mul),
+    ("ConvInteger", quantize::conv_integer),
+    ("QLinearConv", quantize::q_linear_conv),
+    ("TensorScatter", tensor_scatter::tensor_scatter),
+    ("Det", det::det),
     ("If", control_flow::if_),
     ("Loop", loops::loop_),
     ("Scan", loops::scan),

@@ -186,6 +186,12 @@ pub fn conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let x = cx.input(0)?;
     let w = cx.input(1)?;
     let bias = cx.opt_input(2)?;
+    conv_of(cx, x, w, bias)
+}
+
+/// The node's convolution (its `Conv` attributes) of `x` by `w`, plus
+/// `bias` per output channel if given.
+pub fn conv_of(cx: &mut Ctx, x: Expr, w: Expr, bias: Option<Expr>) -> Result<Vec<Expr>, Error> {
     let k = spatial_rank(cx, &x)?;
     let w_dims = cx.static_dims(&w)?;
     if w_dims.len() != k + 2 {

@@ -72,6 +72,7 @@ macro_rules! with_int {
         )
     };
 }
+pub(crate) use with_int;
 
 /// [`dispatch!`] over the float and integer types (not `bool`): the
 /// [`Num`] types.

@@ -27,8 +27,10 @@
 //!    with the dividend's sign). On integers all three are errors on a zero
 //!    divisor and wrap (`MIN // -1 == MIN`). On floats, `floor_divide` is
 //!    `floor(x / y)` with the quotient rounded to the tensor's type first,
-//!    `floor_mod` is `x - floor(x / y) · y` computed in `f64` and rounded
-//!    once (as the loop-level interpreter's `%`), `mod` is the exact `fmod`.
+//!    `floor_mod` is NumPy's: the exact `fmod`, plus `y` when it is
+//!    nonzero and its sign differs from `y`'s (so `-3 % inf == inf` and
+//!    `3 % inf == 3`, where `x - floor(x / y) · y` gives NaN), rounded
+//!    once; `mod` is the exact `fmod`.
 //! 7. `floor`, `ceil`, `round` (half to even, as TVM and ONNX), `trunc`
 //!    are the identity on integers. `sign` gives -1, 0 or 1 (a float zero
 //!    or NaN is returned as it is). `square` wraps on integers. `isnan`,
@@ -301,7 +303,14 @@ fn div_mod_int(op: DivMod, a: i128, b: i128) -> Result<i128, String> {
 fn div_mod_float(op: DivMod, x: f64, y: f64, round: fn(f64) -> f64) -> f64 {
     match op {
         DivMod::FloorDiv => round(x / y).floor(),
-        DivMod::FloorMod => round(x - (x / y).floor() * y),
+        DivMod::FloorMod => {
+            let r = x % y;
+            round(if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                r + y
+            } else {
+                r
+            })
+        }
         DivMod::Mod => round(x % y),
     }
 }
@@ -1327,6 +1336,15 @@ mod tests {
         assert_tensor(&r("relax.floor_divide"), &[4], &[3.0f64, -4.0, -4.0, 3.0]);
         assert_tensor(&r("relax.floor_mod"), &[4], &[1.5f64, 0.5, -0.5, -1.5]);
         assert_tensor(&r("relax.mod"), &[4], &[1.5f64, -1.5, 1.5, -1.5]);
+        // An infinite divisor: the dividend, or the divisor when the signs
+        // differ (NumPy's `%`); an infinite dividend or a zero divisor: NaN.
+        let inf = f32::INFINITY;
+        let x = tv(&[6], vec![-3.0f32, 3.0, -1.0, 1.0, inf, 1.0]);
+        let y = tv(&[6], vec![inf, inf, -inf, -inf, 2.0, 0.0]);
+        let m = run("relax.floor_mod", &[x, y], &[]).unwrap();
+        let got = m.as_tensor().unwrap().to_f64_vec();
+        assert_eq!(&got[..4], &[f64::INFINITY, 3.0, -1.0, f64::NEG_INFINITY]);
+        assert!(got[4].is_nan() && got[5].is_nan());
         let z = run(
             "relax.floor_divide",
             &[tv(&[1], vec![1.0f32]), tv(&[1], vec![0.0f32])],

@@ -30,6 +30,7 @@ pub mod index;
 pub mod linalg;
 pub mod manipulate;
 pub mod pad;
+pub mod qdq;
 pub mod reduce;
 pub mod set;
 pub mod sorting;
@@ -60,6 +61,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     sorting::KERNELS,
     set::KERNELS,
     vision::KERNELS,
+    qdq::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

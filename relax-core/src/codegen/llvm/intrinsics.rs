@@ -6,6 +6,7 @@
 //! | `exp` of `float64`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
 //! | `round`, `nearbyint` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
 //! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
+//! | `pow` on integers | exact, by squaring over the exponent's bits (wrapping); a negative exponent gives the truncated `1 / x^-e`: 1 for `x == 1`, ±1 for `x == -1`, else 0 |
 //! | `rsqrt` | `1 / llvm.sqrt(x)` |
 //! | `sigmoid` | `1 / (1 + exp(-x))`, `exp` as above |
 //! | `tanh`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
@@ -131,6 +132,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let minus = self.b.build_binop(Op::Sub, zero, x, "neg").ll()?;
             return self.select(neg, minus, x);
         }
+        if name == "pow" && dtype.is_integer() && !dtype.is_bool() {
+            return self.int_pow(args, dtype);
+        }
         if !dtype.is_float() {
             return Err(unsupported(format!(
                 "`T.{name}` of dtype `{dtype}` (it computes in floats)"
@@ -182,6 +186,48 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 self.libm_call(&symbol, &vals)
             }
         }
+    }
+
+    /// `pow` on integers of `dtype`: `x^e` wrapping, by squaring over
+    /// every bit of `e` (straight-line code, so it vectorizes); a negative
+    /// signed `e` gives the truncated reciprocal power.
+    fn int_pow(
+        &mut self,
+        args: &[PrimExpr],
+        dtype: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let x = self.expr_as(&args[0], dtype)?;
+        let e = self.expr_as(&args[1], dtype)?;
+        let (x, e) = self.broadcast2(x, e)?;
+        let zero = self.constant_like(x, 0)?;
+        let one = self.constant_like(x, 1)?;
+        let mut r = one;
+        let mut base = x;
+        let bits = dtype.bits() as i64;
+        for k in 0..bits {
+            let kc = self.constant_like(e, k)?;
+            let shifted = self.b.build_binop(Op::LShr, e, kc, "pow_e").ll()?;
+            let bit = self.b.build_binop(Op::And, shifted, one, "pow_bit").ll()?;
+            let set = self.icmp(IntPredicate::NE, bit, zero)?;
+            let times = self.b.build_binop(Op::Mul, r, base, "pow_r").ll()?;
+            r = self.select(set, times, r)?;
+            if k + 1 < bits {
+                base = self.b.build_binop(Op::Mul, base, base, "pow_b").ll()?;
+            }
+        }
+        if !dtype.is_int() {
+            return Ok(r);
+        }
+        let minus_one = self.constant_like(x, -1)?;
+        let negative = self.icmp(IntPredicate::SLT, e, zero)?;
+        let low = self.b.build_binop(Op::And, e, one, "pow_odd").ll()?;
+        let odd = self.icmp(IntPredicate::NE, low, zero)?;
+        let x_one = self.icmp(IntPredicate::EQ, x, one)?;
+        let x_minus_one = self.icmp(IntPredicate::EQ, x, minus_one)?;
+        let signed_one = self.select(odd, minus_one, one)?;
+        let tail = self.select(x_minus_one, signed_one, zero)?;
+        let reciprocal = self.select(x_one, one, tail)?;
+        self.select(negative, reciprocal, r)
     }
 
     /// `bitwise_{and,or,xor,not}` and `shift_{left,right}` on integers (or

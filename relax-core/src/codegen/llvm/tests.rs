@@ -444,7 +444,7 @@ fn exp_tanh_erf_and_friends() {
                 PrimExpr::call(dtype, name, vec![arg]),
             );
             // Vectorized too: LLVM intrinsics on vectors, libm per lane.
-            for kind in [ForKind::Serial, ForKind::Vectorized] {
+            for kind in [ForKind::Serial, ForKind::Parallel] {
                 let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
                 let input = if dtype == DataType::f32() {
                     Tensor::from_vec(&[n], xs.iter().map(|&x| x as f32).collect()).unwrap()
@@ -547,7 +547,7 @@ fn exp_f32_is_accurate_over_its_whole_range() {
         vec![i.to_expr()],
         PrimExpr::call(f32t(), "exp", vec![load(&a, &[&i])]),
     );
-    for kind in [ForKind::Serial, ForKind::Vectorized] {
+    for kind in [ForKind::Serial, ForKind::Parallel] {
         let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
         let input = Tensor::from_vec(&[n], xs.clone()).unwrap();
         let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
@@ -1184,7 +1184,7 @@ fn guarded_loads_only_run_when_chosen() {
         ),
     ]);
     let av: Vec<f32> = (0..n).map(|x| x as f32).collect();
-    for kind in [ForKind::Serial, ForKind::Vectorized] {
+    for kind in [ForKind::Serial, ForKind::Parallel] {
         let f = func(
             vec![bp(&a), bp(&c), bp(&d)],
             for_(&i, n, kind, body.clone()),
@@ -1357,4 +1357,42 @@ fn the_fast_call_check_accepts_and_computes_what_the_full_one_does() {
     assert_eq!(sig.scalars(&[&t(&[3, 4])], &[t(&[6])], &[]), Ok(vec![3]));
     let e = sig.scalars(&[&t(&[3, 4])], &[t(&[5])], &[]).unwrap_err();
     assert!(e.contains("buffer `D` has dim 0"), "{e}");
+}
+
+#[test]
+fn integer_pow_is_exact_and_wraps() {
+    let a: Vec<i64> = vec![3, -2, 7, 2, 1, -1, -1, 5, 0, 10];
+    let b: Vec<i64> = vec![4, 3, 0, 62, -5, -3, -4, -1, 0, 19];
+    let want: Vec<i64> = vec![81, -8, 1, 1 << 62, 1, -1, 1, 0, 1, 10i64.wrapping_pow(19)];
+    for kind in [ForKind::Serial, ForKind::Parallel] {
+        let n = a.len() as i64;
+        let f = ewise(n, DataType::i64(), kind, |x, y| {
+            PrimExpr::call(DataType::i64(), "pow", vec![x, y])
+        });
+        let out = run(
+            f,
+            &[
+                Tensor::from_vec(&[n], a.clone()).unwrap(),
+                Tensor::from_vec(&[n], b.clone()).unwrap(),
+            ],
+            &[(DataType::i64(), vec![n])],
+            &[],
+        );
+        assert_eq!(out[0].to_vec::<i64>().unwrap(), want);
+    }
+    // int32, compared with integer arithmetic (17^9 is past 2^24, where
+    // float32 stops being exact).
+    let f = ewise(2, DataType::i32(), ForKind::Serial, |x, y| {
+        PrimExpr::call(DataType::i32(), "pow", vec![x, y])
+    });
+    let out = run(
+        f,
+        &[
+            Tensor::from_vec(&[2], vec![17i32, -3]).unwrap(),
+            Tensor::from_vec(&[2], vec![7i32, 5]).unwrap(),
+        ],
+        &[(DataType::i32(), vec![2])],
+        &[],
+    );
+    assert_eq!(out[0].to_vec::<i32>().unwrap(), [410_338_673, -243]);
 }

@@ -3,7 +3,10 @@
 //! operands' elements at the broadcast index.
 //!
 //! `floor_divide` is `//` on integers and `floor(a / b)` on floats;
-//! `floor_mod` is `%` (floor modulo); `mod` is `T.fmod` on floats and, on
+//! `floor_mod` is `%` (floor modulo) on integers and, on floats, `T.fmod`
+//! plus the divisor when the remainder is nonzero and of the other sign
+//! (NumPy's, exact, and `x` itself for a finite `x` and an infinite
+//! divisor of its sign, where `x - floor(x / y) · y` is NaN); `mod` is `T.fmod` on floats and, on
 //! integers, the floor remainder moved to the dividend's sign (`r - b` when
 //! `r != 0` and the signs differ), so no division is written that the
 //! code generator does not already make safe (a zero divisor is an error on
@@ -56,6 +59,20 @@ fn trunc_mod(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     PrimExpr::select(fix, r.clone() - b, r)
 }
 
+/// Floor modulo: `%` on integers; on floats, `fmod` moved to the
+/// divisor's sign.
+fn floor_mod_(a: PrimExpr, b: PrimExpr) -> PrimExpr {
+    let dtype = a.dtype();
+    if !dtype.is_float() {
+        return a.floormod(b);
+    }
+    let r = PrimExpr::call(dtype, "fmod", vec![a, b.clone()]);
+    let zero = te::zero(dtype);
+    let signs_differ = r.clone().lt(zero.clone()).ne_(b.clone().lt(zero.clone()));
+    let fix = r.clone().ne_(zero).and(signs_differ);
+    PrimExpr::select(fix, r.clone() + b, r)
+}
+
 /// A bitwise intrinsic, or `on_bool` on `bool`s.
 fn bitwise(
     name: &str,
@@ -97,7 +114,7 @@ binary_ops! {
     greater => "relax.greater", |a, b| a.gt(b);
     greater_equal => "relax.greater_equal", |a, b| a.ge(b);
     floor_divide => "relax.floor_divide", |a, b| floor_divide_(a, b);
-    floor_mod => "relax.floor_mod", |a, b| a.floormod(b);
+    floor_mod => "relax.floor_mod", |a, b| floor_mod_(a, b);
     mod_ => "relax.mod", |a, b| trunc_mod(a, b);
     logical_and => "relax.logical_and", |a, b| a.and(b);
     logical_or => "relax.logical_or", |a, b| a.or(b);

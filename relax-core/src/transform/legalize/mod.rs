@@ -25,6 +25,7 @@ pub mod index;
 pub mod linear_algebra;
 pub mod manipulate;
 pub mod nn;
+pub mod qdq;
 pub mod search;
 pub mod sorting;
 pub mod statistical;
@@ -59,6 +60,7 @@ const TABLES: &[&[(&str, Legalize)]] = &[
     datatype::LEGALIZE,
     nn::LEGALIZE,
     image::LEGALIZE,
+    qdq::LEGALIZE,
 ];
 
 /// The legalization of the op named `op` (`relax.add`), if it has one.

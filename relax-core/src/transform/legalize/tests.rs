@@ -147,6 +147,41 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             vec![],
         ));
     }
+    // Quantize per tensor into int8 and per axis into uint8 (from an
+    // int32 zero point); dequantize per axis and per tensor.
+    out.push(case(
+        "relax.quantize",
+        vec![t(&[n.clone(), d(4)], F32), t(&[], F32), t(&[], I32)],
+        vec![],
+    ));
+    out.push(case(
+        "relax.quantize",
+        vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32), t(&[d(4)], I32)],
+        vec![
+            ("axis", AttrValue::Int(1)),
+            ("out_dtype", AttrValue::from("uint8")),
+        ],
+    ));
+    out.push(case(
+        "relax.dequantize",
+        vec![
+            t(&[d(3), n.clone()], DataType::int(8)),
+            t(&[d(3)], F32),
+            t(&[d(3)], DataType::int(8)),
+        ],
+        vec![("axis", AttrValue::Int(0))],
+    ));
+    out.push(case(
+        "relax.dequantize",
+        vec![t(&[n.clone(), d(4)], I32), t(&[], F64), t(&[], I32)],
+        vec![("out_dtype", AttrValue::from("float64"))],
+    ));
+    // Float floor modulo (fmod moved to the divisor's sign).
+    out.push(case(
+        "relax.floor_mod",
+        vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32)],
+        vec![],
+    ));
     for op in ["relax.bitwise_and", "relax.bitwise_or", "relax.bitwise_xor"] {
         out.push(case(
             op,
@@ -1304,6 +1339,8 @@ impl Rng {
             Tensor::from_vec(shape, (0..n).map(|_| int(self) as i32).collect())
         } else if dt == I64 {
             Tensor::from_vec(shape, (0..n).map(|_| int(self)).collect())
+        } else if dt == DataType::int(8) {
+            Tensor::from_vec(shape, (0..n).map(|_| int(self) as i8).collect())
         } else if dt == BOOL {
             Tensor::from_vec(shape, (0..n).map(|_| self.next() < 0.5).collect())
         } else {

@@ -1,0 +1,449 @@
+//! The integer quantization ops: `QuantizeLinear`, `DequantizeLinear`,
+//! `DynamicQuantizeLinear`, `MatMulInteger`, `QLinearMatMul`,
+//! `ConvInteger`, `QLinearConv`.
+//!
+//! 1. `QuantizeLinear` and `DequantizeLinear` are the registry's
+//!    `quantize` and `dequantize`: `saturate(round(x / scale) + zero_point)`
+//!    (half to even) and `(x - zero_point) · scale`. A scale of one element
+//!    is per tensor; a 1-d one is per index along `axis` (default 1). A
+//!    blocked scale (opset 21 `block_size`, the input's rank, `ceil(d /
+//!    block_size)` along `axis`) is repeated over each block and cut to the
+//!    input's length, and the op runs on the flattened tensors, one scale
+//!    per element. The zero point defaults to 0 of the output type
+//!    (`uint8`, or the `output_dtype` attribute); the dequantized type is
+//!    the scale's (or `output_dtype`).
+//! 2. `DynamicQuantizeLinear` is ONNX's function: the range `[min(0,
+//!    min x), max(0, max x)]` over 255 steps (a scale of 1/255 when the range
+//!    is empty), the zero point `round(clamp(-min / scale, 0, 255))`, and
+//!    `quantize` into `uint8`.
+//! 3. `MatMulInteger` is exact integer arithmetic: both inputs in `int32`
+//!    minus their zero points (a scalar, or one per row of `A` and per
+//!    column of `B`), then an `int32` `matmul`.
+//! 4. `QLinearMatMul` is the same integer product, scaled as the ONNX
+//!    reference does: the product in `float64` times `a_scale · b_scale /
+//!    y_scale` (computed in the scales' type), then `quantize` with scale
+//!    1 and the output's zero point.
+//! 5. `ConvInteger` and `QLinearConv` are `Conv` (its attributes, through
+//!    [`super::nn::conv_of`]) of the centered `int32` input and weight (the
+//!    weight's zero point a scalar or one per output channel), so padding
+//!    holds the input's zero point; `QLinearConv` adds its `int32` bias
+//!    and requantizes as `QLinearMatMul` (the weight's scale a scalar or
+//!    one per output channel).
+
+use super::{product, shape, Ctx};
+use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_runtime::{DataType, Error};
+
+/// A `quantize` or `dequantize` call of `x` with the node's scale
+/// (input 1) and zero point (input 2, else `zero`), per tensor, per axis
+/// or per block, into `out`.
+fn qdq(cx: &mut Ctx, op: &str, x: Expr, zero: Expr, out: DataType) -> Result<Expr, Error> {
+    let (dims, _) = cx.tensor(&x)?;
+    let ndim = dims.len();
+    let scale = cx.input(1)?;
+    let zp = match cx.opt_input(2)? {
+        Some(z) => z,
+        None => zero,
+    };
+    let block = cx.node.int_or("block_size", 0)?;
+    let axis = cx.node.int_or("axis", 1)?;
+    let attrs = |axis: i64| {
+        Attrs::from_pairs([
+            ("axis", AttrValue::Int(axis)),
+            ("out_dtype", AttrValue::DataType(out)),
+        ])
+    };
+    let (sdims, _) = cx.tensor(&scale)?;
+    let per_tensor = sdims.len() <= 1 && sdims.iter().all(|d| d.as_int() == Some(1));
+    if per_tensor {
+        let scale = scalar_of(cx, scale)?;
+        let zp = scalar_of(cx, zp)?;
+        return cx.call(op, vec![x, scale, zp], attrs(-1));
+    }
+    let a = super::normalize_axes(cx, &[axis], ndim)?[0];
+    if block <= 0 {
+        if sdims.len() != 1 {
+            return Err(cx.error(format!(
+                "a scale of rank {} needs the attribute `block_size`",
+                sdims.len()
+            )));
+        }
+        return cx.call(op, vec![x, scale, zp], attrs(a as i64));
+    }
+    if sdims.len() != ndim {
+        return Err(cx.error(format!(
+            "a blocked scale must have the input's rank {ndim}, found rank {}",
+            sdims.len()
+        )));
+    }
+    // Blocked: scale and zero point repeated to the input's shape, then
+    // one per element of the flattened input.
+    let scale = repeat_blocks(cx, scale, a, block, &dims)?;
+    let zp = if cx.tensor(&zp)?.0.is_empty() {
+        // The default zero point (no input): 0 everywhere.
+        cx.call(
+            "relax.broadcast_to",
+            vec![zp, shape(dims.clone())],
+            Attrs::new(),
+        )?
+    } else {
+        repeat_blocks(cx, zp, a, block, &dims)?
+    };
+    let n = product(&dims);
+    let flat = |cx: &mut Ctx, e: Expr| {
+        cx.call(
+            "relax.reshape",
+            vec![e, shape(vec![n.clone()])],
+            Attrs::new(),
+        )
+    };
+    let (x, scale, zp) = (flat(cx, x)?, flat(cx, scale)?, flat(cx, zp)?);
+    let y = cx.call(op, vec![x, scale, zp], attrs(0))?;
+    cx.call("relax.reshape", vec![y, shape(dims)], Attrs::new())
+}
+
+/// The default zero point: a scalar 0 of `dtype`.
+fn zero_of(cx: &Ctx, dtype: DataType) -> Result<Expr, Error> {
+    let t = relax_runtime::Tensor::zeros(dtype, &[]).map_err(|e| cx.error(e))?;
+    Ok(Expr::constant(t))
+}
+
+/// `e` (of one element) as a scalar.
+fn scalar_of(cx: &mut Ctx, e: Expr) -> Result<Expr, Error> {
+    let (dims, _) = cx.tensor(&e)?;
+    if dims.is_empty() {
+        return Ok(e);
+    }
+    cx.call("relax.reshape", vec![e, shape(vec![])], Attrs::new())
+}
+
+/// A blocked parameter `p` (the input's rank, `ceil(d / block)` along
+/// `axis`) with each entry repeated `block` times along `axis` and cut to
+/// the input's dims `dims`.
+fn repeat_blocks(
+    cx: &mut Ctx,
+    p: Expr,
+    axis: usize,
+    block: i64,
+    dims: &[PrimExpr],
+) -> Result<Expr, Error> {
+    let (pdims, _) = cx.tensor(&p)?;
+    for (k, (pd, d)) in pdims.iter().zip(dims).enumerate() {
+        let want = if k == axis {
+            d.as_int().map(|d| (d + block - 1) / block)
+        } else {
+            d.as_int()
+        };
+        if let (Some(w), Some(got)) = (want, pd.as_int()) {
+            if w != got {
+                return Err(cx.error(format!(
+                    "a blocked scale or zero point has {got} entries along axis {k}, \
+                     expected {w} (block size {block})"
+                )));
+            }
+        }
+    }
+    let attrs = Attrs::from_pairs([("axis", super::ints([axis as i64 + 1]))]);
+    let e = cx.call("relax.expand_dims", vec![p], attrs)?;
+    let mut wide = pdims.clone();
+    wide.insert(axis + 1, PrimExpr::int(block));
+    let e = cx.call("relax.broadcast_to", vec![e, shape(wide)], Attrs::new())?;
+    let mut merged = pdims.clone();
+    merged[axis] = pdims[axis].clone() * PrimExpr::int(block);
+    let e = cx.call("relax.reshape", vec![e, shape(merged)], Attrs::new())?;
+    let attrs = Attrs::from_pairs([
+        ("axes", super::ints([axis as i64])),
+        ("begin", super::ints([0])),
+        (
+            "end",
+            AttrValue::Array(vec![AttrValue::PrimExpr(dims[axis].clone())]),
+        ),
+    ]);
+    cx.call("relax.strided_slice", vec![e], attrs)
+}
+
+/// The `output_dtype` attribute (opset 21+), if set.
+fn output_dtype(cx: &Ctx) -> Result<Option<DataType>, Error> {
+    match cx.node.int_or("output_dtype", 0)? {
+        0 => Ok(None),
+        t => crate::tensor::dtype_of(t as i32).map(Some).ok_or_else(|| {
+            cx.error(format!(
+                "output_dtype {} is not supported",
+                crate::tensor::elem_type_name(t as i32)
+            ))
+        }),
+    }
+}
+
+pub fn quantize_linear(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[
+        "axis",
+        "block_size",
+        "output_dtype",
+        "saturate",
+        "precision",
+    ])?;
+    let x = cx.input(0)?;
+    let zp_dtype = match cx.opt_input(2)? {
+        Some(z) => Some(cx.tensor(&z)?.1),
+        None => None,
+    };
+    let out = match (output_dtype(cx)?, zp_dtype) {
+        (Some(o), Some(z)) if o != z => {
+            return Err(cx.error(format!(
+                "output_dtype {o} differs from the zero point's type {z}"
+            )))
+        }
+        (Some(o), _) => o,
+        (None, Some(z)) => z,
+        (None, None) => DataType::uint(8),
+    };
+    if !out.is_integer() || out.is_bool() {
+        return Err(cx.error(format!("quantizing to {out} is not supported")));
+    }
+    let zero = zero_of(cx, out)?;
+    Ok(vec![qdq(cx, "relax.quantize", x, zero, out)?])
+}
+
+pub fn dequantize_linear(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node
+        .only_attrs(&["axis", "block_size", "output_dtype"])?;
+    let x = cx.input(0)?;
+    let (_, xdt) = cx.tensor(&x)?;
+    let scale = cx.input(1)?;
+    let (_, sdt) = cx.tensor(&scale)?;
+    let out = output_dtype(cx)?.unwrap_or(sdt);
+    if !xdt.is_integer() || xdt.is_bool() {
+        return Err(cx.error(format!("dequantizing {xdt} is not supported")));
+    }
+    let zero = zero_of(cx, xdt)?;
+    Ok(vec![qdq(cx, "relax.dequantize", x, zero, out)?])
+}
+
+pub fn dynamic_quantize_linear(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[])?;
+    let x = cx.input(0)?;
+    let (_, dtype) = cx.tensor(&x)?;
+    if dtype != DataType::f32() {
+        return Err(cx.error(format!("the input must be float32, found {dtype}")));
+    }
+    let zero = cx.scalar(0.0, dtype)?;
+    let hi = cx.op1("relax.max", x.clone())?;
+    let hi = cx.op2("relax.maximum", hi, zero.clone())?;
+    let lo = cx.op1("relax.min", x.clone())?;
+    let lo = cx.op2("relax.minimum", lo, zero.clone())?;
+    let range = cx.op2("relax.subtract", hi, lo.clone())?;
+    let empty = cx.op2("relax.equal", range.clone(), zero.clone())?;
+    let one = cx.scalar(1.0, dtype)?;
+    let range = cx.call("relax.where", vec![empty, one, range], Attrs::new())?;
+    let steps = cx.scalar(255.0, dtype)?;
+    let scale = cx.op2("relax.divide", range, steps.clone())?;
+    let shift = cx.op2("relax.divide", lo, scale.clone())?;
+    let zp = cx.op2("relax.subtract", zero.clone(), shift)?;
+    let zp = cx.op2("relax.maximum", zp, zero)?;
+    let zp = cx.op2("relax.minimum", zp, steps)?;
+    let zp = cx.op1("relax.round", zp)?;
+    let zp = cx.astype(zp, DataType::uint(8))?;
+    let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(DataType::uint(8)))]);
+    let y = cx.call("relax.quantize", vec![x, scale.clone(), zp.clone()], attrs)?;
+    Ok(vec![y, scale, zp])
+}
+
+/// Input `i` (an integer tensor) in `int32`, minus the zero point input
+/// `zp_input` if given: a scalar, or 1-d per row (`rows`, of `A`) or per
+/// column (of `B`).
+fn centered(cx: &mut Ctx, i: usize, zp_input: usize, rows: bool) -> Result<Expr, Error> {
+    let x = cx.input(i)?;
+    let (dims, xdt) = cx.tensor(&x)?;
+    if !xdt.is_integer() || xdt.is_bool() {
+        return Err(cx.error(format!("input {i} must be an integer tensor, found {xdt}")));
+    }
+    let x = cx.astype(x, DataType::i32())?;
+    let Some(zp) = cx.opt_input(zp_input)? else {
+        return Ok(x);
+    };
+    let zp = per_row_or_column(cx, zp, &dims, rows)?;
+    let zp = cx.astype(zp, DataType::i32())?;
+    cx.op2("relax.subtract", x, zp)
+}
+
+/// A zero point or scale `p` for a matrix of dims `dims`: a scalar when it
+/// has one element, else 1-d per row (shaped `(m, 1)`) or per column.
+fn per_row_or_column(cx: &mut Ctx, p: Expr, dims: &[PrimExpr], rows: bool) -> Result<Expr, Error> {
+    let (pdims, _) = cx.tensor(&p)?;
+    if pdims.iter().all(|d| d.as_int() == Some(1)) {
+        return scalar_of(cx, p);
+    }
+    if pdims.len() != 1 || dims.len() < 2 {
+        return Err(cx.error(format!(
+            "a zero point or scale must be a scalar or 1-d (per row or column), found rank {}",
+            pdims.len()
+        )));
+    }
+    if rows {
+        let m = dims[dims.len() - 2].clone();
+        cx.call(
+            "relax.reshape",
+            vec![p, shape(vec![m, PrimExpr::int(1)])],
+            Attrs::new(),
+        )
+    } else {
+        Ok(p)
+    }
+}
+
+pub fn mat_mul_integer(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[])?;
+    let a = centered(cx, 0, 2, true)?;
+    let b = centered(cx, 1, 3, false)?;
+    Ok(vec![cx.op2("relax.matmul", a, b)?])
+}
+
+pub fn q_linear_mat_mul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(&[])?;
+    let a = centered(cx, 0, 2, true)?;
+    let b = centered(cx, 3, 5, false)?;
+    let c = cx.op2("relax.matmul", a, b)?;
+    let (adims, _) = {
+        let a = cx.input(0)?;
+        cx.tensor(&a)?
+    };
+    let (bdims, _) = {
+        let b = cx.input(3)?;
+        cx.tensor(&b)?
+    };
+    let a_scale = cx.input(1)?;
+    let a_scale = per_row_or_column(cx, a_scale, &adims, true)?;
+    let b_scale = cx.input(4)?;
+    let b_scale = per_row_or_column(cx, b_scale, &bdims, false)?;
+    let y_scale = cx.input(6)?;
+    let y_scale = per_row_or_column(cx, y_scale, &bdims, false)?;
+    let (_, sdt) = cx.tensor(&a_scale)?;
+    if !sdt.is_float() {
+        return Err(cx.error(format!("the scales must be floats, found {sdt}")));
+    }
+    let m = cx.op2("relax.multiply", a_scale, b_scale)?;
+    let m = cx.op2("relax.divide", m, y_scale)?;
+    let f64t = DataType::f64();
+    let c = cx.astype(c, f64t)?;
+    let m = cx.astype(m, f64t)?;
+    let d = cx.op2("relax.multiply", c, m)?;
+    let y_zp = cx.input(7)?;
+    let (_, out) = cx.tensor(&y_zp)?;
+    let y_zp = per_row_or_column(cx, y_zp, &bdims, false)?;
+    let one = cx.scalar(1.0, f64t)?;
+    let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
+    Ok(vec![cx.call(
+        "relax.quantize",
+        vec![d, one, y_zp],
+        attrs,
+    )?])
+}
+
+/// Input `i` (an integer tensor) in `int32`, minus the zero point input
+/// `zp_input` if given: a scalar, or for a weight (`weight`) one per
+/// output channel, the first axis.
+fn centered_per_channel(
+    cx: &mut Ctx,
+    i: usize,
+    zp_input: usize,
+    weight: bool,
+) -> Result<Expr, Error> {
+    let x = cx.input(i)?;
+    let (dims, xdt) = cx.tensor(&x)?;
+    if !xdt.is_integer() || xdt.is_bool() {
+        return Err(cx.error(format!("input {i} must be an integer tensor, found {xdt}")));
+    }
+    let x = cx.astype(x, DataType::i32())?;
+    let Some(zp) = cx.opt_input(zp_input)? else {
+        return Ok(x);
+    };
+    let zp = if weight {
+        per_channel(cx, zp, &dims, 0)?
+    } else {
+        scalar_of(cx, zp)?
+    };
+    let zp = cx.astype(zp, DataType::i32())?;
+    cx.op2("relax.subtract", x, zp)
+}
+
+/// A zero point or scale `p` of one element (a scalar), or 1-d with one
+/// entry per index of axis `axis` of a tensor of dims `dims` (shaped to
+/// broadcast along it).
+fn per_channel(cx: &mut Ctx, p: Expr, dims: &[PrimExpr], axis: usize) -> Result<Expr, Error> {
+    let (pdims, _) = cx.tensor(&p)?;
+    if pdims.iter().all(|d| d.as_int() == Some(1)) {
+        return scalar_of(cx, p);
+    }
+    if pdims.len() != 1 || axis >= dims.len() {
+        return Err(cx.error(format!(
+            "a zero point or scale must be a scalar or 1-d (per channel), found rank {}",
+            pdims.len()
+        )));
+    }
+    let wide: Vec<PrimExpr> = (0..dims.len())
+        .map(|k| {
+            if k == axis {
+                pdims[0].clone()
+            } else {
+                PrimExpr::int(1)
+            }
+        })
+        .collect();
+    cx.call("relax.reshape", vec![p, shape(wide)], Attrs::new())
+}
+
+/// `Conv`'s attributes, which `ConvInteger` and `QLinearConv` share.
+const CONV_ATTRS: &[&str] = &[
+    "auto_pad",
+    "dilations",
+    "group",
+    "kernel_shape",
+    "pads",
+    "strides",
+];
+
+pub fn conv_integer(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(CONV_ATTRS)?;
+    let x = centered_per_channel(cx, 0, 2, false)?;
+    let w = centered_per_channel(cx, 1, 3, true)?;
+    super::nn::conv_of(cx, x, w, None)
+}
+
+pub fn q_linear_conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
+    cx.node.only_attrs(CONV_ATTRS)?;
+    let x = centered_per_channel(cx, 0, 2, false)?;
+    let w = centered_per_channel(cx, 3, 5, true)?;
+    let bias = match cx.opt_input(8)? {
+        Some(b) => Some(cx.astype(b, DataType::i32())?),
+        None => None,
+    };
+    let acc = super::nn::conv_of(cx, x, w, bias)?.remove(0);
+    let (ydims, _) = cx.tensor(&acc)?;
+    let x_scale = cx.input(1)?;
+    let x_scale = scalar_of(cx, x_scale)?;
+    let w_scale = cx.input(4)?;
+    let w_scale = per_channel(cx, w_scale, &ydims, 1)?;
+    let y_scale = cx.input(6)?;
+    let y_scale = scalar_of(cx, y_scale)?;
+    let (_, sdt) = cx.tensor(&x_scale)?;
+    if !sdt.is_float() {
+        return Err(cx.error(format!("the scales must be floats, found {sdt}")));
+    }
+    let m = cx.op2("relax.multiply", x_scale, w_scale)?;
+    let m = cx.op2("relax.divide", m, y_scale)?;
+    let f64t = DataType::f64();
+    let acc = cx.astype(acc, f64t)?;
+    let m = cx.astype(m, f64t)?;
+    let d = cx.op2("relax.multiply", acc, m)?;
+    let y_zp = cx.input(7)?;
+    let (_, out) = cx.tensor(&y_zp)?;
+    let y_zp = scalar_of(cx, y_zp)?;
+    let one = cx.scalar(1.0, f64t)?;
+    let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
+    Ok(vec![cx.call(
+        "relax.quantize",
+        vec![d, one, y_zp],
+        attrs,
+    )?])
+}
