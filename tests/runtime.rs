@@ -514,6 +514,27 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         trailing(shape(&[5, 7])),
         vec![("method", AttrValue::from("linear"))],
     ));
+    // Sampling at grid points in (-1, 1) (TVM's layout: coordinates on
+    // axis 1), and the grid of an affine map for a (3, 4) output.
+    let grid = Expr::constant(
+        Tensor::from_vec(
+            &[1, 2, 2, 3],
+            vec![-0.9f32, 0.0, 0.5, -0.25, 0.75, 0.1, 0.3, -0.6, 0.9, 0.2, 0.0, -0.4],
+        )
+        .unwrap(),
+    );
+    cases.push((
+        "relax.image.grid_sample".into(),
+        vec![tensor(&[1, 2, 3, 4], f32_)],
+        trailing(grid),
+        vec![("method", AttrValue::from("bilinear"))],
+    ));
+    cases.push((
+        "relax.image.affine_grid".into(),
+        vec![tensor(&[2, 2, 3], f32_)],
+        trailing(shape(&[3, 4])),
+        vec![],
+    ));
     cases.push((
         "relax.broadcast_to".into(),
         vec![tensor(&[1, 3], f32_)],

@@ -39,9 +39,7 @@
 //!    one module serves every batch size and sequence length. A shape
 //!    computed from tensor data is bound to fresh dims at run time
 //!    (`R.tensor_to_shape` and a `match_cast`).
-//! 5. **Result.** The graph's outputs: one tensor, or a tuple of them (a
-//!    shape value the graph returns becomes an `int64` tensor).
-//! 5b. **Control flow, sequences, optionals.** `If` is a Relax `If` over
+//! 5. **Control flow, sequences, optionals.** `If` is a Relax `If` over
 //!    its converted branches; `Loop`, `Scan` (and `RNN`/`GRU`/`LSTM` over
 //!    a symbolic sequence length) are recursive private functions
 //!    `loop_<output>` that `main` calls (`ops/loops.rs`). A graph with
@@ -50,13 +48,15 @@
 //!    tuple of a length known at import time, an optional its value or the
 //!    empty tuple; a sequence or optional graph input is an object that
 //!    can only be passed on.
-//! 6. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
+//! 6. **Result.** The graph's outputs: one tensor, or a tuple of them (a
+//!    shape value the graph returns becomes an `int64` tensor).
+//! 7. **Opsets.** The default domain (`""`, `ai.onnx`) at any version from
 //!    1 to [`MAX_OPSET`]: converters follow each op's changes across
 //!    versions (attributes that became inputs, legacy broadcasting,
 //!    `Softmax`'s 2-d coercion before opset 13). The `ai.onnx.ml` domain
 //!    has converters of its own (`ops::ml`), and a model may import it
 //!    alone. Other domains are errors.
-//! 7. **Errors**, never panics: a malformed file, an unsupported op, an
+//! 8. **Errors**, never panics: a malformed file, an unsupported op, an
 //!    attribute or input form a converter does not handle, each an `Err`
 //!    naming the node and op (`node "conv1" (Conv): …`).
 //!
