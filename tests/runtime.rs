@@ -519,7 +519,9 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
     let grid = Expr::constant(
         Tensor::from_vec(
             &[1, 2, 2, 3],
-            vec![-0.9f32, 0.0, 0.5, -0.25, 0.75, 0.1, 0.3, -0.6, 0.9, 0.2, 0.0, -0.4],
+            vec![
+                -0.9f32, 0.0, 0.5, -0.25, 0.75, 0.1, 0.3, -0.6, 0.9, 0.2, 0.0, -0.4,
+            ],
         )
         .unwrap(),
     );
