@@ -24,6 +24,8 @@ pub mod conv;
 pub mod create;
 mod dispatch;
 pub mod elementwise;
+#[cfg(test)]
+mod half_types;
 pub mod image;
 pub mod index;
 pub mod linalg;
