@@ -56,6 +56,7 @@ use super::dispatch::{
     dispatch, unsupported, with_any, with_float, with_num, Float, Num, Scalar, Wide,
 };
 use super::{Kernel, KernelAttrs};
+use crate::data_type::DataType;
 use crate::tensor::{fmt_shape, Tensor};
 use crate::value::Value;
 
@@ -683,12 +684,17 @@ fn astype(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     if to.is_void() {
         return Err("the `dtype` attribute is required".into());
     }
-    let from = x.dtype();
-    with_any!(from, S => {
+    cast(x, to).map(Value::Tensor)
+}
+
+/// `x` with each element converted to `to` as `relax.astype` converts
+/// (module docs, item 9); a dtype without a kernel element type is an error.
+pub fn cast(x: &Tensor, to: DataType) -> Result<Tensor, String> {
+    with_any!(x.dtype(), S => {
         let src = view::<S>(x)?;
         with_any!(to, D => {
             let data = alloc::collect(src.len(), src.iter().map(|&v| D::from_wide(v.to_wide())))?;
-            tensor_value(&udims(x.shape()), data)
+            alloc::tensor(x.shape(), &data)
         })
     })
 }
