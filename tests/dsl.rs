@@ -236,9 +236,9 @@ fn float16_and_bfloat16_functions_take_and_give_half_arrays() {
     let x = h(&[1.5, -2.0, 0.1, 300.0]);
     let y = h(&[2.0, 0.5, 3.0, 300.0]);
     // The wrappers' types: half arrays in and out.
-    let fma: fn(&Array1<f16>, &Array1<f16>) -> Result<Array1<f16>, relax::Error> = halves::fma;
-    let sum: fn(&Array1<f16>) -> Result<Array<bf16, relax::ndarray::Ix0>, relax::Error> =
-        halves::bf16_sum;
+    type Out<T> = Result<T, relax::Error>;
+    let fma: fn(&Array1<f16>, &Array1<f16>) -> Out<Array1<f16>> = halves::fma;
+    let sum: fn(&Array1<f16>) -> Out<Array<bf16, relax::ndarray::Ix0>> = halves::bf16_sum;
 
     let want_fma: Array1<f16> = x
         .iter()
