@@ -40,6 +40,11 @@ pub use relax_macros::{function, module, pattern, rewriter};
 /// need not depend on the same one.
 pub use ndarray;
 
+/// The `half` version whose `f16` and `bf16` are the element types of
+/// `float16` and `bfloat16` tensors (what the generated wrappers take and
+/// return for them), so users need not depend on it themselves.
+pub use half;
+
 #[cfg(feature = "aot")]
 pub mod aot;
 

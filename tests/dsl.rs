@@ -205,3 +205,71 @@ fn dsl_modules_survive_printing_and_parsing_back() {
         }
     }
 }
+
+relax::module! {
+    /// Functions on `float16` and `bfloat16` tensors.
+    pub mod halves {
+        /// `x * y + y`, each operation rounded to float16.
+        #[function]
+        pub fn fma(x: Tensor![(n,), f16], y: Tensor![(n,), f16]) -> Tensor![(n,), f16] {
+            R::add(R::multiply(x, y), y)
+        }
+
+        /// The elements in bfloat16, summed (once rounded, in float32).
+        #[function]
+        pub fn bf16_sum(x: Tensor![(n,), f16]) -> Tensor![(), bf16] {
+            R::sum(R::astype(x, dtype = bf16))
+        }
+    }
+}
+
+/// A `float16` parameter takes an ndarray of `relax::half::f16` and a
+/// `bfloat16` result is one of `relax::half::bf16`; the module runs on the
+/// interpreter. Through the wrappers (the default LLVM target), the build
+/// is an error naming the dtype until the LLVM back end computes in these
+/// dtypes; once it does, the wrappers must give the interpreter's results.
+#[test]
+fn float16_and_bfloat16_functions_take_and_give_half_arrays() {
+    use relax::half::{bf16, f16};
+    use relax::{FromValue, Tensor, Value};
+    let h = |v: &[f32]| Array1::from_iter(v.iter().map(|&x| f16::from_f32(x)));
+    let x = h(&[1.5, -2.0, 0.1, 300.0]);
+    let y = h(&[2.0, 0.5, 3.0, 300.0]);
+    // The wrappers' types: half arrays in and out.
+    type Out<T> = Result<T, relax::Error>;
+    let fma: fn(&Array1<f16>, &Array1<f16>) -> Out<Array1<f16>> = halves::fma;
+    let sum: fn(&Array1<f16>) -> Out<Array<bf16, relax::ndarray::Ix0>> = halves::bf16_sum;
+
+    let want_fma: Array1<f16> = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| {
+            let p = f16::from_f32(a.to_f32() * b.to_f32());
+            f16::from_f32(p.to_f32() + b.to_f32())
+        })
+        .collect();
+    // 300 * 300 is beyond float16's 65504.
+    assert_eq!(want_fma[3], f16::INFINITY);
+    let as_bf16: f32 = x.iter().map(|v| bf16::from_f32(v.to_f32()).to_f32()).sum();
+    let want_sum = bf16::from_f32(as_bf16);
+
+    let exec = relax::build(halves::module(), &relax::Target::interpreter()).unwrap();
+    let vm = relax::VirtualMachine::new(&exec);
+    let args = [
+        Value::Tensor(Tensor::from(&x)),
+        Value::Tensor(Tensor::from(&y)),
+    ];
+    let got = Array1::<f16>::from_value(vm.call("fma", &args).unwrap(), "fma").unwrap();
+    assert_eq!(got, want_fma);
+    let got = vm.call("bf16_sum", &args[..1]).unwrap();
+    let got = Array::<bf16, relax::ndarray::Ix0>::from_value(got, "bf16_sum").unwrap();
+    assert_eq!(got.into_scalar(), want_sum);
+
+    match fma(&x, &y) {
+        Ok(got) => {
+            assert_eq!(got, want_fma);
+            assert_eq!(sum(&x).unwrap().into_scalar(), want_sum);
+        }
+        Err(e) => assert!(e.to_string().contains("float16"), "{e}"),
+    }
+}

@@ -356,7 +356,11 @@ fn run(command: Command) -> Result<(), String> {
             for (i, r) in results.iter().enumerate() {
                 let name = m.output_name(i);
                 match (output.get(i), r) {
-                    (Some(path), Value::Tensor(t)) => npy::write(path, t)?,
+                    (Some(path), Value::Tensor(t)) => {
+                        if let Some(note) = npy::write(path, t)? {
+                            eprintln!("note: {note}");
+                        }
+                    }
                     (Some(path), _) => {
                         return Err(format!(
                             "output {i} (`{name}`) is not a tensor ({})",

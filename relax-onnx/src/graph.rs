@@ -484,6 +484,9 @@ pub fn scalar(v: f64, dtype: DataType) -> Option<Expr> {
         Tensor::scalar(v as i64)
     } else if dtype == DataType::i32() {
         Tensor::scalar(v as i32)
+    } else if dtype.is_half() {
+        // `float16`, `bfloat16`: rounded once, to nearest even.
+        Tensor::scalar(v).astype(dtype).ok()?
     } else {
         return None;
     };

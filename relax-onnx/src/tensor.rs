@@ -4,11 +4,13 @@
 //! A `TensorProto` holds its elements either as `raw_data` (little-endian
 //! bytes) or in the typed field for its type (`float_data`, `int32_data`
 //! for every integer type of at most 32 bits and `bool`, `int64_data`,
-//! `double_data`, `uint64_data` for `uint32`/`uint64`), or in a file
-//! beside the model (`data_location = EXTERNAL`, read through
-//! [`ExternalData`] by [`to_tensor_in`], decoded as `raw_data` is). Strings,
-//! and the float types this project has no dtype for (float16, bfloat16,
-//! the float8s, complex) are errors naming the tensor.
+//! `double_data`, `uint64_data` for `uint32`/`uint64`; `float16` and
+//! `bfloat16` keep their 16-bit patterns in the low half of each
+//! `int32_data` value), or in a file beside the model (`data_location =
+//! EXTERNAL`, read through [`ExternalData`] by [`to_tensor_in`], decoded as
+//! `raw_data` is). Strings, and the types this project has no dtype for
+//! (the float8s and float4, 4-bit integers, complex) are errors naming the
+//! tensor.
 
 use crate::error;
 use crate::external::ExternalData;
@@ -31,6 +33,8 @@ pub fn dtype_of(elem_type: i32) -> Option<DataType> {
         D::Uint32 => DataType::uint(32),
         D::Uint64 => DataType::uint(64),
         D::Bool => DataType::bool(),
+        D::Float16 => DataType::f16(),
+        D::Bfloat16 => DataType::bf16(),
         _ => return None,
     })
 }
@@ -106,7 +110,8 @@ pub fn to_tensor_in(t: &TensorProto, external: &mut ExternalData) -> Result<Tens
                 .uint64_data
                 .iter()
                 .for_each(|v| out.extend(&v.to_le_bytes()[..width])),
-            // int32_data holds every narrower integer type and bool.
+            // int32_data holds every narrower integer type and bool, and
+            // the bit patterns of float16 and bfloat16.
             _ => t
                 .int32_data
                 .iter()
@@ -151,6 +156,8 @@ pub fn elem_type(dtype: DataType) -> Option<tensor_proto::DataType> {
         D::Uint32,
         D::Uint64,
         D::Bool,
+        D::Float16,
+        D::Bfloat16,
     ];
     all.into_iter().find(|d| dtype_of(*d as i32) == Some(dtype))
 }
@@ -208,6 +215,40 @@ mod tests {
     }
 
     #[test]
+    fn half_tensors_from_raw_data_and_int32_data() {
+        use half::{bf16, f16};
+        use tensor_proto::DataType as D;
+        let vals = [1.5f32, -0.0, f32::INFINITY, 65504.0];
+        let h: Vec<f16> = vals.iter().map(|&v| f16::from_f32(v)).collect();
+        let typed = TensorProto {
+            dims: vec![2, 2],
+            data_type: Some(D::Float16 as i32),
+            int32_data: h.iter().map(|v| i32::from(v.to_bits())).collect(),
+            ..Default::default()
+        };
+        let t = to_tensor(&typed).unwrap();
+        assert_eq!(t.dtype(), DataType::f16());
+        assert_eq!(t.to_vec::<f16>().unwrap(), h);
+        let raw = from_tensor("x", &t).unwrap();
+        assert_eq!(raw.data_type(), D::Float16 as i32);
+        assert_eq!(raw.raw_data().len(), 8);
+        assert_eq!(to_tensor(&raw).unwrap(), t);
+        let b: Vec<bf16> = vals.iter().map(|&v| bf16::from_f32(v)).collect();
+        let typed = TensorProto {
+            dims: vec![4],
+            data_type: Some(D::Bfloat16 as i32),
+            int32_data: b.iter().map(|v| i32::from(v.to_bits())).collect(),
+            ..Default::default()
+        };
+        let t = to_tensor(&typed).unwrap();
+        assert_eq!(t.dtype(), DataType::bf16());
+        assert_eq!(t.to_vec::<bf16>().unwrap(), b);
+        assert_eq!(to_tensor(&from_tensor("y", &t).unwrap()).unwrap(), t);
+        assert_eq!(elem_type(DataType::bf16()), Some(D::Bfloat16));
+        assert_eq!(dtype_of(D::Float16 as i32), Some(DataType::f16()));
+    }
+
+    #[test]
     fn bad_tensors_are_errors_naming_them() {
         let short = TensorProto {
             name: Some("w".into()),
@@ -221,13 +262,16 @@ mod tests {
             e.contains("tensor `w`") && e.contains("4 bytes of data, not 12"),
             "{e}"
         );
-        let half = TensorProto {
+        let f8 = TensorProto {
             name: Some("h".into()),
-            data_type: Some(tensor_proto::DataType::Float16 as i32),
+            data_type: Some(tensor_proto::DataType::Float8e4m3fn as i32),
             ..Default::default()
         };
-        let e = to_tensor(&half).unwrap_err().to_string();
-        assert!(e.contains("FLOAT16"), "{e}");
+        let e = to_tensor(&f8).unwrap_err().to_string();
+        assert!(
+            e.contains("tensor `h` has element type FLOAT8E4M3FN, which has no dtype"),
+            "{e}"
+        );
         assert!(decode_tensor(&[0xff, 0xff, 0xff]).is_err());
     }
 }

@@ -498,6 +498,13 @@ impl Tensor {
             .map(|i| scalar_to_f64(self.dtype, &b[i * w..(i + 1) * w]))
             .collect()
     }
+    /// Each element converted to `dtype` as `relax.astype` converts: C
+    /// casts, floats rounded to nearest even (`float16` and `bfloat16`
+    /// included, from any width), NaN and infinities kept.
+    /// A dtype without a Rust element type is [`crate::Error::Unsupported`].
+    pub fn astype(&self, dtype: DataType) -> Result<Tensor, crate::Error> {
+        crate::kernels::elementwise::cast(self, dtype).map_err(crate::Error::Unsupported)
+    }
 }
 
 fn checked_numel(shape: &[i64], dtype: DataType) -> Result<usize, TensorError> {
@@ -791,6 +798,36 @@ mod tests {
         assert_eq!(a.max_abs_diff(&c), None);
         let nan = Tensor::from_vec(&[1], vec![f32::NAN]).unwrap();
         assert!(!nan.allclose(&nan, 1.0, 1.0));
+    }
+
+    #[test]
+    fn half_elements_through_ndarray_and_astype() {
+        use half::{bf16, f16};
+        let a = ndarray::arr2(&[
+            [f16::from_f32(1.5), f16::NEG_INFINITY],
+            [f16::NAN, f16::MAX],
+        ]);
+        let t = Tensor::from_ndarray(&a.t());
+        assert_eq!(t.dtype(), DataType::f16());
+        let back = t.to_ndarray::<f16>().unwrap();
+        assert_eq!(back[[0, 0]], f16::from_f32(1.5));
+        // Transposed: the NaN and the infinity changed places.
+        assert!(back[[0, 1]].is_nan() && back[[1, 0]] == f16::NEG_INFINITY);
+        assert!(t.to_ndarray::<bf16>().is_err());
+        let b = t.astype(DataType::bf16()).unwrap();
+        assert_eq!(b.dtype(), DataType::bf16());
+        // 65504 is 65536 in bfloat16; NaN and infinity stay.
+        let v = b.to_f64_vec();
+        assert_eq!((v[0], v[2], v[3]), (1.5, f64::NEG_INFINITY, 65536.0));
+        assert!(v[1].is_nan());
+        let view = b.view::<bf16>().unwrap();
+        assert_eq!(view.shape(), &[2, 2]);
+        let f = Tensor::from_vec(&[2], vec![1.0f64 / 3.0, -0.0]).unwrap();
+        let h = f.astype(DataType::f16()).unwrap();
+        assert_eq!(h.to_vec::<f16>().unwrap()[0], f16::from_f64(1.0 / 3.0));
+        assert_eq!(h.to_vec::<f16>().unwrap()[1].to_bits(), 0x8000);
+        assert!(f.astype(DataType::void()).is_err());
+        assert!(format!("{h:?}").contains("float16"), "{h:?}");
     }
 
     #[test]

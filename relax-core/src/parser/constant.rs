@@ -94,6 +94,7 @@ impl Lowerer<'_> {
         let elem_size = match (dtype.code(), dtype.bits(), dtype.lanes()) {
             (_, _, l) if l != 1 => None,
             (TypeCode::Float, 16 | 32 | 64, _) => Some(usize::from(dtype.bits() / 8)),
+            (TypeCode::BFloat, 16, _) => Some(2),
             (TypeCode::Int, 8 | 16 | 32 | 64, _) => Some(usize::from(dtype.bits() / 8)),
             (TypeCode::UInt, 8 | 16 | 32 | 64, _) => Some(usize::from(dtype.bits() / 8)),
             (TypeCode::UInt, 1, _) => Some(1),
@@ -103,7 +104,7 @@ impl Lowerer<'_> {
             self.error(
                 "invalid-constant",
                 dtype_arg_span(args, kwargs).unwrap_or(span),
-                format!("expected a constant dtype (bool, int8…64, uint8…64, float16/32/64), found {dtype}"),
+                format!("expected a constant dtype (bool, int8…64, uint8…64, float16/32/64, bfloat16), found {dtype}"),
             );
             return None;
         };
@@ -293,11 +294,19 @@ fn encode(s: Scalar, dtype: DataType, out: &mut Vec<u8>) -> bool {
                 Scalar::Bool(b) => f64::from(u8::from(b)),
             };
             match dtype.bits() {
-                16 => out.extend_from_slice(&f32_to_f16(v as f32).to_le_bytes()),
+                16 => return encode_half(v, dtype, out),
                 32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
                 _ => out.extend_from_slice(&v.to_le_bytes()),
             }
             true
+        }
+        TypeCode::BFloat => {
+            let v = match s {
+                Scalar::Int(i) => i as f64,
+                Scalar::Float(f) => f,
+                Scalar::Bool(b) => f64::from(u8::from(b)),
+            };
+            encode_half(v, dtype, out)
         }
         _ => {
             let v = match s {
@@ -316,46 +325,16 @@ fn encode(s: Scalar, dtype: DataType, out: &mut Vec<u8>) -> bool {
     }
 }
 
-/// IEEE half precision from single, rounding to nearest even.
-fn f32_to_f16(v: f32) -> u16 {
-    let x = v.to_bits();
-    let sign = ((x >> 16) & 0x8000) as u16;
-    let exp = ((x >> 23) & 0xff) as i32;
-    let mant = x & 0x7f_ffff;
-    if exp == 0xff {
-        // Inf or NaN (keep NaN quiet and non-zero).
-        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
+/// `v` as a `float16` or `bfloat16` (`dtype`), rounded once to nearest
+/// even as `relax.astype` rounds.
+fn encode_half(v: f64, dtype: DataType, out: &mut Vec<u8>) -> bool {
+    match relax_runtime::Tensor::scalar(v).astype(dtype) {
+        Ok(t) => {
+            out.extend_from_slice(t.as_bytes());
+            true
         }
-        // Subnormal: shift the mantissa with its implicit bit in.
-        let m = mant | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        let midpoint = 1 << (shift - 1);
-        let rounded = if rem > midpoint || (rem == midpoint && half & 1 == 1) {
-            half + 1
-        } else {
-            half
-        };
-        return sign | rounded as u16;
+        Err(_) => false,
     }
-    let half = ((e as u32) << 10) | (mant >> 13);
-    let rem = mant & 0x1fff;
-    let rounded = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
-        half + 1
-    } else {
-        half
-    };
-    // A carry out of the mantissa correctly bumps the exponent (to inf at most).
-    sign | rounded as u16
 }
 
 #[cfg(test)]
@@ -364,13 +343,24 @@ mod tests {
 
     #[test]
     fn half_precision_rounds_to_nearest_even() {
-        assert_eq!(f32_to_f16(1.0), 0x3c00);
-        assert_eq!(f32_to_f16(-2.0), 0xc000);
-        assert_eq!(f32_to_f16(65504.0), 0x7bff);
-        assert_eq!(f32_to_f16(1e6), 0x7c00);
-        assert_eq!(f32_to_f16(f32::NAN) & 0x7c00, 0x7c00);
-        assert_eq!(f32_to_f16(5.960_464_5e-8), 0x0001);
-        assert_eq!(f32_to_f16(0.1), 0x2e66);
+        let f16 = |v: f64| {
+            let mut b = Vec::new();
+            assert!(encode(Scalar::Float(v), DataType::f16(), &mut b));
+            u16::from_le_bytes([b[0], b[1]])
+        };
+        assert_eq!(f16(1.0), 0x3c00);
+        assert_eq!(f16(-2.0), 0xc000);
+        assert_eq!(f16(65504.0), 0x7bff);
+        assert_eq!(f16(1e6), 0x7c00);
+        assert_eq!(f16(f64::NAN) & 0x7c00, 0x7c00);
+        assert_eq!(f16(5.960_464_5e-8), 0x0001);
+        assert_eq!(f16(0.1), 0x2e66);
+        // Rounded once from the literal's f64: just above a tie rounds up.
+        assert_eq!(f16(1.0 + 2f64.powi(-11) + 2f64.powi(-40)), 0x3c01);
+        let mut b = Vec::new();
+        assert!(encode(Scalar::Int(3), DataType::bf16(), &mut b));
+        assert!(encode(Scalar::Float(0.1), DataType::bf16(), &mut b));
+        assert_eq!(b, [0x40, 0x40, 0xcd, 0x3d]);
     }
 
     #[test]

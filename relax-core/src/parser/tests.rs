@@ -1186,3 +1186,33 @@ fn op_attributes_may_follow_the_arguments_positionally() {
         "expected at most 1 positional arguments to `R.nn.relu` (1 argument and 0 attributes), found more"
     );
 }
+
+/// `float16` and `bfloat16` constants parse (each literal rounded once to
+/// the dtype), print and parse back to the same module.
+#[test]
+fn half_precision_constants_round_trip() {
+    let src = module_with(
+        "x: R.Tensor((2,), dtype=\"bfloat16\")",
+        "h = R.const([0.1, -65504.0], \"float16\")\nb = R.const([0.1, 3.0e38], \"bfloat16\")\nreturn b",
+    );
+    let m: IRModule = src.parse().unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+    let text = m.to_string();
+    let back: IRModule = text.parse().unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    crate::ir::structural_equal_report(&m, &back).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let main = m.get_relax("main").unwrap();
+    let ExprKind::SeqExpr(seq) = main.body.kind() else {
+        panic!("a body")
+    };
+    let consts: Vec<relax_runtime::Tensor> = seq.blocks[0]
+        .bindings
+        .iter()
+        .filter_map(|b| match b.value().kind() {
+            ExprKind::Constant(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(consts[0].dtype(), DataType::f16());
+    assert_eq!(consts[0].to_f64_vec(), [0.0999755859375, -65504.0]);
+    assert_eq!(consts[1].dtype(), DataType::bf16());
+    assert_eq!(consts[1].to_f64_vec()[0], 0.10009765625);
+}

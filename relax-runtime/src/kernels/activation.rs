@@ -2,8 +2,9 @@
 //! `nn.gelu`, `nn.silu`, `nn.softmax`, `nn.log_softmax`, `nn.layer_norm`.
 //!
 //! 1. `relu` is `max(x, 0)` on any numeric dtype (NaN stays NaN). The others
-//!    take `float32` or `float64` and compute in `f64`, rounding each result
-//!    once to the tensor's type.
+//!    take any float type (`float16` and `bfloat16` too) and compute in
+//!    `f64`, rounding each result once to the tensor's type; the sums of
+//!    `softmax` and the normalizations accumulate in `f64` as well.
 //! 2. `gelu` is the exact (erf) form, `x/2 · (1 + erf(x/√2))`, computed as
 //!    `x/2 · erfc(-x/√2)` so that the tail for large negative `x` keeps its
 //!    relative accuracy. [`erf`] and [`erfc`] are implemented here: a series

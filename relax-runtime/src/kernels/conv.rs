@@ -25,7 +25,7 @@
 
 use super::alloc;
 use super::args::{check_arity, checked_numel, same_dtype, tensor_arg, tensor_value, view};
-use super::dispatch::{cast_to, with_any, with_num, Num, Wide};
+use super::dispatch::{cast_to, with_any, with_num, Num, Scalar, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
 use crate::tensor::{fmt_shape, Tensor};
@@ -358,13 +358,13 @@ fn conv2d_transpose(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String
         let o = og * g;
         let cg = c / g;
         let mut out = alloc::vec(n * o * oh * ow)?;
-        out.resize(n * o * oh * ow, T::ZERO);
+        out.resize(n * o * oh * ow, T::Acc::ZERO);
         for b in 0..n {
             for ic in 0..c {
                 let group = ic / cg;
                 for iy in 0..h {
                     for ix in 0..w {
-                        let v = x[((b * c + ic) * h + iy) * w + ix];
+                        let v = x[((b * c + ic) * h + iy) * w + ix].to_acc();
                         for oc in 0..og {
                             let out_c = group * og + oc;
                             for ky in 0..kh {
@@ -381,7 +381,7 @@ fn conv2d_transpose(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String
                                     }
                                     let at = ((b * o + out_c) * oh + y as usize) * ow + xx as usize;
                                     let wk = k[((ic * og + oc) * kh + ky) * kw + kx];
-                                    out[at] = T::mul_add(out[at], v, wk);
+                                    out[at] = T::Acc::mul_add(out[at], v, wk.to_acc());
                                 }
                             }
                         }
@@ -389,6 +389,7 @@ fn conv2d_transpose(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String
                 }
             }
         }
+        let out = alloc::collect(out.len(), out.into_iter().map(T::from_acc))?;
         tensor_value(&[n, o, oh, ow], out)
     }
     let dims = [n, c, h, w, og, kh, kw];
@@ -440,21 +441,21 @@ fn conv_loop<T: Num>(x: &[T], k: &[T], s: &ConvShape, win: &Window) -> Result<Va
             let first_ic = (oc / per_group) * cg;
             for oy in 0..oh {
                 for ox in 0..ow {
-                    let mut acc = T::ZERO;
+                    let mut acc = T::Acc::ZERO;
                     for ci in 0..cg {
                         let plane = (b * c + first_ic + ci) * h;
                         let kplane = (oc * cg + ci) * kh;
                         for (ky, iy) in win.taps(oy, h, 0) {
                             for (kx, ix) in win.taps(ox, w, 1) {
-                                acc = T::mul_add(
+                                acc = T::Acc::mul_add(
                                     acc,
-                                    x[(plane + iy) * w + ix],
-                                    k[(kplane + ky) * kw + kx],
+                                    x[(plane + iy) * w + ix].to_acc(),
+                                    k[(kplane + ky) * kw + kx].to_acc(),
                                 );
                             }
                         }
                     }
-                    out.push(acc);
+                    out.push(T::from_acc(acc));
                 }
             }
         }
@@ -562,17 +563,17 @@ fn avg_pool_loop<T: Num>(
     for p in 0..planes {
         for oy in 0..oh {
             for ox in 0..ow {
-                let mut acc = T::ZERO;
+                let mut acc = T::Acc::ZERO;
                 for (_, iy) in win.taps(oy, h, 0) {
                     for (_, ix) in win.taps(ox, w, 1) {
-                        acc = acc.add(x[(p * h + iy) * w + ix]);
+                        acc = acc.add(x[(p * h + iy) * w + ix].to_acc());
                     }
                 }
                 let n = count(oy, h, 0) * count(ox, w, 1);
                 out.push(if n == 0 {
                     T::ZERO
                 } else {
-                    acc.div(T::from_wide(Wide::Int(n.into())))?
+                    T::from_acc(acc.div(T::Acc::from_wide(Wide::Int(n.into())))?)
                 });
             }
         }

@@ -7,10 +7,11 @@
 //!
 //! 1. A kernel sees a [`Tensor`] whose dtype is known only at run time. The
 //!    `with_*!` macros turn that dtype into a Rust type `T` and run a generic
-//!    body once per supported type: [`with_float!`] (`f32`, `f64`),
-//!    [`with_int!`] (the eight integer types), [`with_num!`] (both) and
-//!    [`with_any!`] (both and `bool`). A dtype outside the list runs the
-//!    fallback expression; without one it is `Err(unsupported(dtype))`.
+//!    body once per supported type: [`with_float!`] (`f32`, `f64`, and
+//!    `half::f16`, `half::bf16` for `float16` and `bfloat16`), [`with_int!`]
+//!    (the eight integer types), [`with_num!`] (both) and [`with_any!`]
+//!    (both and `bool`). A dtype outside the list runs the fallback
+//!    expression; without one it is `Err(unsupported(dtype))`.
 //! 2. The traits [`Scalar`] (every element type), [`Num`] (arithmetic) and
 //!    [`Float`] (transcendental math through `f64`) give the generic bodies
 //!    their operations. Integer arithmetic wraps on overflow, as TVM's
@@ -22,6 +23,17 @@
 //!    `int64 → float32` rounds once and `uint64` survives, with the C cast
 //!    rules applied on the way in (see [`Scalar::from_wide`]). [`cast_to`]
 //!    and [`int_values`] convert whole tensors this way.
+//! 4. `float16` and `bfloat16` are storage types: each operation widens its
+//!    operands to `f32` (exactly), computes there (transcendental math in
+//!    `f64`, as for every float) and rounds the result once to the element
+//!    type, as PyTorch's and onnxruntime's CPU kernels do. Rounding is to
+//!    nearest, ties to even, from any width: a value wider than `f32` is
+//!    first rounded to `f32` *to odd* ([`f32_round_odd`]), which makes the
+//!    second rounding exact, so `float64 → float16` is correctly rounded.
+//!    NaN stays NaN and overflow gives infinity.
+//! 5. Kernels that accumulate (matmul, convolutions, sums, cumulative sums,
+//!    pooling averages) sum in [`Num::Acc`]: the type itself, except `f32`
+//!    for the half types, rounded once to the element type at the end.
 
 use super::alloc;
 use super::args::view;
@@ -56,10 +68,13 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
-/// [`dispatch!`] over the float types `f32` and `f64`.
+/// [`dispatch!`] over the float types `f32`, `f64`, `float16` and
+/// `bfloat16`.
 macro_rules! with_float {
     ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
-        $crate::kernels::dispatch::dispatch!($dtype, [f32, f64], $T => $body $(, $fallback)?)
+        $crate::kernels::dispatch::dispatch!(
+            $dtype, [f32, f64, half::f16, half::bf16], $T => $body $(, $fallback)?
+        )
     };
 }
 pub(crate) use with_float;
@@ -79,7 +94,9 @@ pub(crate) use with_int;
 macro_rules! with_num {
     ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
         $crate::kernels::dispatch::dispatch!(
-            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64], $T => $body $(, $fallback)?
+            $dtype,
+            [f32, f64, half::f16, half::bf16, i8, i16, i32, i64, u8, u16, u32, u64],
+            $T => $body $(, $fallback)?
         )
     };
 }
@@ -90,7 +107,9 @@ pub(crate) use with_num;
 macro_rules! with_any {
     ($dtype:expr, $T:ident => $body:expr $(, $fallback:expr)?) => {
         $crate::kernels::dispatch::dispatch!(
-            $dtype, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool], $T => $body $(, $fallback)?
+            $dtype,
+            [f32, f64, half::f16, half::bf16, i8, i16, i32, i64, u8, u16, u32, u64, bool],
+            $T => $body $(, $fallback)?
         )
     };
 }
@@ -133,8 +152,15 @@ pub(crate) trait Scalar: Element + PartialOrd {
 
 /// An element type with arithmetic (ints and floats, not `bool`).
 pub(crate) trait Num: Scalar {
+    /// The type a sum of this type accumulates in: the type itself, except
+    /// `f32` for `float16` and `bfloat16` (module docs, item 5).
+    type Acc: Num;
     /// The smallest value (`-inf` for floats), the start of a max.
     const LOWEST: Self;
+    /// This value in the accumulator type (exact).
+    fn to_acc(self) -> Self::Acc;
+    /// An accumulated value rounded to this type.
+    fn from_acc(a: Self::Acc) -> Self;
     /// `self + o` (wrapping for integers).
     fn add(self, o: Self) -> Self;
     /// `self - o` (wrapping for integers).
@@ -223,7 +249,14 @@ macro_rules! impl_int {
             }
         }
         impl Num for $t {
+            type Acc = $t;
             const LOWEST: Self = <$t>::MIN;
+            fn to_acc(self) -> Self {
+                self
+            }
+            fn from_acc(a: Self) -> Self {
+                a
+            }
             fn add(self, o: Self) -> Self {
                 self.wrapping_add(o)
             }
@@ -297,7 +330,14 @@ macro_rules! impl_float {
             }
         }
         impl Num for $t {
+            type Acc = $t;
             const LOWEST: Self = <$t>::NEG_INFINITY;
+            fn to_acc(self) -> Self {
+                self
+            }
+            fn from_acc(a: Self) -> Self {
+                a
+            }
             fn add(self, o: Self) -> Self {
                 self + o
             }
@@ -341,6 +381,113 @@ macro_rules! impl_float {
     )*};
 }
 impl_float!(f32, f64);
+
+/// `v` rounded to `f32` *to odd*: exact values stay, inexact ones are
+/// truncated toward zero and get their last mantissa bit set. Rounding that
+/// to a type with at most 22 significand bits (`float16`: 11, `bfloat16`:
+/// 8) to nearest gives the same result as rounding `v` directly, which a
+/// plain `v as f32` would not (a tie created by the first rounding).
+pub(crate) fn f32_round_odd(v: f64) -> f32 {
+    let f = v as f32;
+    if !v.is_finite() || f as f64 == v {
+        return f;
+    }
+    let mut bits = f.to_bits();
+    if (f as f64).abs() > v.abs() {
+        // Rounded away from zero (possibly to infinity): one step back
+        // toward zero, as the sign-magnitude encoding steps.
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
+/// `i` rounded to `f32` to odd, as [`f32_round_odd`] (integers of the
+/// tensor types are below 2^64, far inside `f32`'s range).
+fn int_f32_round_odd(i: i128) -> f32 {
+    let f = i as f32;
+    if f as i128 == i {
+        return f;
+    }
+    let mut bits = f.to_bits();
+    if (f as i128).unsigned_abs() > i.unsigned_abs() {
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
+macro_rules! impl_half {
+    ($($t:ty),*) => {$(
+        impl Scalar for $t {
+            const ZERO: Self = <$t>::ZERO;
+            const ONE: Self = <$t>::ONE;
+            fn to_wide(self) -> Wide {
+                Wide::Float(self.to_f64())
+            }
+            fn from_wide(w: Wide) -> Self {
+                <$t>::from_f32(match w {
+                    Wide::Int(i) => int_f32_round_odd(i),
+                    Wide::Float(f) => f32_round_odd(f),
+                })
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+        impl Num for $t {
+            type Acc = f32;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            fn to_acc(self) -> f32 {
+                self.to_f32()
+            }
+            fn from_acc(a: f32) -> Self {
+                <$t>::from_f32(a)
+            }
+            // A sum, difference, product or quotient of two 16-bit floats
+            // rounded to `f32` and then to the element type is the correctly
+            // rounded result (24 >= 2 * 11 + 2 significand bits).
+            fn add(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() + o.to_f32())
+            }
+            fn sub(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() - o.to_f32())
+            }
+            fn mul(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() * o.to_f32())
+            }
+            fn div(self, o: Self) -> Result<Self, String> {
+                Ok(<$t>::from_f32(self.to_f32() / o.to_f32()))
+            }
+            fn pow(self, o: Self) -> Result<Self, String> {
+                Ok(Float::from_f64(self.to_f64().powf(o.to_f64())))
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn abs(self) -> Self {
+                <$t>::from_bits(self.to_bits() & 0x7fff)
+            }
+            fn sum(xs: &[Self]) -> Self {
+                Float::from_f64(xs.iter().map(|&x| x.to_f64()).sum::<f64>())
+            }
+            fn prod(xs: &[Self]) -> Self {
+                Float::from_f64(xs.iter().map(|&x| x.to_f64()).product::<f64>())
+            }
+            fn mean(xs: &[Self]) -> Result<Self, String> {
+                let s: f64 = xs.iter().map(|&x| x.to_f64()).sum();
+                Ok(Float::from_f64(s / xs.len() as f64))
+            }
+        }
+        impl Float for $t {
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f32(f32_round_odd(v))
+            }
+        }
+    )*};
+}
+impl_half!(half::f16, half::bf16);
 
 impl Scalar for bool {
     const ZERO: Self = false;
@@ -391,9 +538,11 @@ mod tests {
         assert_eq!(size(DataType::f64()), Ok(8));
         assert_eq!(size(DataType::uint(16)), Ok(2));
         assert_eq!(size(DataType::bool()), Ok(1));
+        assert_eq!(size(DataType::f16()), Ok(2));
+        assert_eq!(size(DataType::bf16()), Ok(2));
         assert_eq!(
-            size(DataType::float(16)),
-            Err("dtype float16 is not supported by this kernel".into())
+            size(DataType::int(4)),
+            Err("dtype int4 is not supported by this kernel".into())
         );
         let ints: Result<(), String> = with_int!(DataType::f32(), T => Ok(()), Err("no".into()));
         assert!(ints.is_err());
@@ -409,6 +558,92 @@ mod tests {
         assert!(!bool::from_wide(0i64.to_wide()));
         assert_eq!(f32::from_wide(true.to_wide()), 1.0);
         assert_eq!(u64::from_wide(u64::MAX.to_wide()), u64::MAX);
+    }
+
+    #[test]
+    fn half_conversions_round_once_to_nearest_even() {
+        use half::{bf16, f16};
+        // Just above the midpoint of 1 and the next float16: `v as f32`
+        // (and `half`'s own f64 conversion) lose the low bit and see a tie.
+        let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(
+            f16::from_wide(v.to_wide()),
+            f16::from_f64(1.0 + 2f64.powi(-10))
+        );
+        assert_eq!(f16::from_wide((1.0 + 2f64.powi(-11)).to_wide()), f16::ONE);
+        // The same for an integer above bfloat16's midpoint at 2^24.
+        let i = (1i64 << 24) + (1 << 16) + 1;
+        assert_eq!(
+            bf16::from_wide(i.to_wide()).to_f64(),
+            ((1i64 << 24) + (1 << 17)) as f64
+        );
+        assert_eq!(
+            bf16::from_wide(((1i64 << 24) + (1 << 16)).to_wide()).to_f64(),
+            16777216.0
+        );
+        assert_eq!(f16::from_wide(u64::MAX.to_wide()), f16::INFINITY);
+        assert_eq!(bf16::from_wide(u64::MAX.to_wide()).to_f64(), 2f64.powi(64));
+        // Overflow, infinities, NaN, signed zero, subnormals.
+        assert_eq!(f16::from_wide(1e6f64.to_wide()), f16::INFINITY);
+        assert_eq!(f16::from_wide((-1e300f64).to_wide()), f16::NEG_INFINITY);
+        assert!(f16::from_wide(f64::NAN.to_wide()).is_nan());
+        assert!(bf16::from_wide(f32::NAN.to_wide()).is_nan());
+        assert_eq!(bf16::from_wide(f64::INFINITY.to_wide()), bf16::INFINITY);
+        assert_eq!(f16::from_wide((-0.0f64).to_wide()).to_bits(), 0x8000);
+        assert_eq!(f16::from_wide(2f64.powi(-24).to_wide()).to_bits(), 1);
+        assert_eq!(f16::from_wide(2f64.powi(-26).to_wide()).to_bits(), 0);
+        assert_eq!(
+            f16::from_wide((1.5 * 2f64.powi(-25)).to_wide()).to_bits(),
+            1
+        );
+        // float16 <-> bfloat16: 65504 rounds up to 2^16 in bfloat16, which
+        // is beyond float16.
+        let big = bf16::from_wide(f16::MAX.to_wide());
+        assert_eq!(big.to_f64(), 65536.0);
+        assert_eq!(f16::from_wide(big.to_wide()), f16::INFINITY);
+        assert!(f16::from_wide(bf16::NAN.to_wide()).is_nan());
+        // To integers and bool as C casts.
+        assert_eq!(i8::from_wide(f16::from_f32(-2.75).to_wide()), -2);
+        assert_eq!(u8::from_wide(bf16::from_f32(1e5).to_wide()), 255);
+        assert_eq!(i32::from_wide(f16::NAN.to_wide()), 0);
+        assert!(bool::from_wide(bf16::from_f32(0.5).to_wide()));
+        assert_eq!(f16::from_wide(true.to_wide()), f16::ONE);
+        // Rounding to odd: inexact values land on the odd float of the two
+        // around them; exact ones stay.
+        let r = f32_round_odd(0.1);
+        assert_eq!(r.to_bits() & 1, 1);
+        let (below, above) = (f32::from_bits(r.to_bits() - 1) as f64, r as f64);
+        assert!(below < 0.1 && 0.1 < above);
+        let r = f32_round_odd(0.3);
+        assert_eq!(r.to_bits() & 1, 1);
+        assert!((r as f64) < 0.3 && 0.3 < f32::from_bits(r.to_bits() + 1) as f64);
+        assert_eq!(f32_round_odd(-0.3), -r);
+        assert_eq!(f32_round_odd(0.5), 0.5);
+        assert_eq!(f32_round_odd(1e300), f32::MAX);
+    }
+
+    #[test]
+    fn half_arithmetic_rounds_each_result_and_accumulates_wide() {
+        use half::{bf16, f16};
+        let h = f16::from_f32;
+        assert_eq!(Num::add(h(2048.0), h(1.0)), h(2048.0));
+        assert_eq!(Num::add(h(2048.0), h(3.0)), h(2052.0));
+        assert_eq!(Num::div(h(1.0), h(3.0)).unwrap(), h(1.0 / 3.0));
+        assert_eq!(Num::div(h(1.0), h(0.0)).unwrap(), f16::INFINITY);
+        assert_eq!(Num::abs(h(-0.0)).to_bits(), 0);
+        assert_eq!(Num::neg(h(1.5)), h(-1.5));
+        assert_eq!(Num::pow(h(2.0), h(-2.0)).unwrap(), h(0.25));
+        assert!(Num::maximum(h(1.0), f16::NAN).is_nan());
+        assert_eq!(<f16 as Num>::LOWEST, f16::NEG_INFINITY);
+        // Sums round once: 4096 ones are 4096, where adding one at a time
+        // in float16 would stop at 2048.
+        assert_eq!(f16::sum(&vec![f16::ONE; 4096]), h(4096.0));
+        assert_eq!(
+            bf16::mean(&[bf16::ONE, bf16::ZERO]).unwrap(),
+            bf16::from_f32(0.5)
+        );
+        assert!(f16::mean(&[]).unwrap().is_nan());
+        assert_eq!(<bf16 as Float>::from_f64(std::f64::consts::PI), bf16::PI);
     }
 
     #[test]

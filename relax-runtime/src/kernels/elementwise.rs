@@ -15,12 +15,15 @@
 //!    `numpy.maximum`); comparisons follow IEEE (`NaN != NaN`).
 //! 4. The transcendental ops (`exp`, `log`, `sqrt`, `rsqrt`, `tanh`,
 //!    `sigmoid`, `erf`, the trigonometric and hyperbolic functions and
-//!    their inverses) take `float32` or `float64`; each element is computed in
-//!    `f64` and rounded once to the tensor's type, so an `f32` result is the
-//!    correctly rounded value up to `f64`'s own error. `sigmoid` is computed
+//!    their inverses) take any float type; each element is computed in
+//!    `f64` and rounded once to the tensor's type, so an `f32` (`float16`,
+//!    `bfloat16`) result is the correctly rounded value up to `f64`'s own
+//!    error. The arithmetic ops on `float16` and `bfloat16` compute in
+//!    `f32` and round each result once (see `dispatch`, item 4). `sigmoid` is computed
 //!    in the form that cannot overflow for either sign of `x`.
 //! 5. `ewise_fma(x1, x2, x3)` needs equal shapes and rounds twice (a multiply
-//!    then an add), as the unfused expression TVM legalizes it to.
+//!    then an add, each to the tensor's type), as the unfused expression TVM
+//!    legalizes it to.
 //! 6. `floor_divide` and `floor_mod` are Python's `//` and `%` (the
 //!    quotient rounded toward negative infinity, the remainder with the
 //!    divisor's sign); `mod` is C's `fmod` (truncated quotient, remainder
@@ -55,6 +58,7 @@ use super::dispatch::{
     dispatch, unsupported, with_any, with_float, with_num, Float, Num, Scalar, Wide,
 };
 use super::{Kernel, KernelAttrs};
+use crate::data_type::DataType;
 use crate::tensor::{fmt_shape, Tensor};
 use crate::value::Value;
 
@@ -689,12 +693,17 @@ fn astype(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
     if to.is_void() {
         return Err("the `dtype` attribute is required".into());
     }
-    let from = x.dtype();
-    with_any!(from, S => {
+    cast(x, to).map(Value::Tensor)
+}
+
+/// `x` with each element converted to `to` as `relax.astype` converts
+/// (module docs, item 9); a dtype without a kernel element type is an error.
+pub fn cast(x: &Tensor, to: DataType) -> Result<Tensor, String> {
+    with_any!(x.dtype(), S => {
         let src = view::<S>(x)?;
         with_any!(to, D => {
             let data = alloc::collect(src.len(), src.iter().map(|&v| D::from_wide(v.to_wide())))?;
-            tensor_value(&udims(x.shape()), data)
+            alloc::tensor(x.shape(), &data)
         })
     })
 }
@@ -893,9 +902,10 @@ mod tests {
             "dtype bool is not supported by this kernel"
         );
         let half = crate::tensor::Tensor::zeros(DataType::float(16), &[2]).unwrap();
+        let bf = crate::tensor::Tensor::zeros(DataType::bf16(), &[2]).unwrap();
         assert_eq!(
-            run("relax.add", &[half.clone().into(), half.into()], &[]).unwrap_err(),
-            "dtype float16 is not supported by this kernel"
+            run("relax.add", &[half.into(), bf.into()], &[]).unwrap_err(),
+            "dtypes differ: x1 is float16, x2 is bfloat16"
         );
     }
 
@@ -961,9 +971,10 @@ mod tests {
             "dtype int8 is not supported by this kernel"
         );
         let half = crate::tensor::Tensor::zeros(DataType::float(16), &[2]).unwrap();
-        assert_eq!(
-            run("relax.exp", &[half.into()], &[]).unwrap_err(),
-            "dtype float16 is not supported by this kernel"
+        assert_tensor(
+            &run("relax.exp", &[half.into()], &[]).unwrap(),
+            &[2],
+            &[half::f16::ONE; 2],
         );
         assert_eq!(
             run("relax.sqrt", &[Value::Int(3)], &[]).unwrap_err(),
@@ -1075,10 +1086,17 @@ mod tests {
         )
         .unwrap();
         assert_tensor(&typed, &[2], &[257.0f32, -1.0]);
-        assert_eq!(
-            cast(&i, "float16").unwrap_err(),
-            "dtype float16 is not supported by this kernel"
+        let h = half::f16::from_f32;
+        assert_tensor(&cast(&i, "float16").unwrap(), &[2], &[h(257.0), h(-1.0)]);
+        let b16 = cast(&cast(&x, "bfloat16").unwrap(), "float16").unwrap();
+        // -2.7 and 2.9 are rounded twice (bfloat16, then float16); 300 too.
+        let via = |v: f32| h(half::bf16::from_f32(v).to_f32());
+        assert_tensor(
+            &b16,
+            &[5],
+            &[via(-2.7), h(-0.5), h(0.0), via(2.9), via(300.0)],
         );
+        assert_tensor(&cast(&b16, "int8").unwrap(), &[5], &[-2i8, 0, 0, 2, 127]);
         assert!(run("relax.astype", &[i], &[]).is_err());
     }
 

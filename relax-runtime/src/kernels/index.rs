@@ -555,11 +555,14 @@ fn scan(args: &[Value], attrs: &KernelAttrs, prod: bool) -> Result<Value, String
         let mut out = alloc::collect(x.len(), std::iter::repeat_n(T::ZERO, x.len()))?;
         for o in 0..outer {
             for e in 0..inner {
-                let mut acc = if prod { T::ONE } else { T::ZERO };
+                // Accumulated in `T::Acc` (f32 for the half types), each
+                // output rounded from the running value.
+                let mut acc = if prod { T::Acc::ONE } else { T::Acc::ZERO };
                 for i in 0..len {
                     let at = (o * len + i) * inner + e;
-                    let next = if prod { acc.mul(x[at]) } else { acc.add(x[at]) };
-                    out[at] = if exclusive { acc } else { next };
+                    let v = x[at].to_acc();
+                    let next = if prod { acc.mul(v) } else { acc.add(v) };
+                    out[at] = T::from_acc(if exclusive { acc } else { next });
                     acc = next;
                 }
             }

@@ -6,7 +6,9 @@
 //!    aligned from the right, a dim of 1 stretches). Each batch entry is one
 //!    2-D product; an operand with fewer batch dims is reused, not copied.
 //! 3. Float products go through ndarray's `dot` (its GEMM); integer products
-//!    are a plain loop that wraps on overflow.
+//!    are a plain loop that wraps on overflow. `float16` and `bfloat16`
+//!    operands are widened to `f32`, multiplied and summed there, and each
+//!    result is rounded once to the element type.
 //! 4. `out_dtype` `void` keeps the (common) input dtype. Otherwise both
 //!    operands are converted to `out_dtype` before multiplying and the sum is
 //!    accumulated in it, as TVM's legalization does
@@ -144,6 +146,20 @@ macro_rules! matmul_float {
     )*};
 }
 matmul_float!(f32, f64);
+
+macro_rules! matmul_half {
+    ($($t:ty),*) => {$(
+        impl MatMul for $t {
+            fn matmul2(a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, mut c: ArrayViewMut2<'_, Self>) {
+                let (wa, wb) = (a.mapv(<$t>::to_f32), b.mapv(<$t>::to_f32));
+                let mut wc = ndarray::Array2::<f32>::zeros(c.raw_dim());
+                ndarray::linalg::general_mat_mul(1.0, &wa, &wb, 0.0, &mut wc);
+                c.zip_mut_with(&wc, |o, &v| *o = <$t>::from_f32(v));
+            }
+        }
+    )*};
+}
+matmul_half!(half::f16, half::bf16);
 
 macro_rules! matmul_int {
     ($($t:ty),*) => {$(

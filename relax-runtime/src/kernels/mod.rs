@@ -25,6 +25,8 @@ pub mod create;
 mod dispatch;
 pub mod elementwise;
 pub mod grid;
+#[cfg(test)]
+mod half_types;
 pub mod image;
 pub mod index;
 pub mod linalg;

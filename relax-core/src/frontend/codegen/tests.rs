@@ -363,6 +363,7 @@ fn tensor_parameters_and_results() {
             ("i", StructInfo::tensor_ndim(1, DataType::i64())),
             ("b", StructInfo::tensor_ndim(-1, DataType::bool())),
             ("h", StructInfo::tensor_ndim(1, DataType::float(16))),
+            ("g", StructInfo::tensor_ndim(1, DataType::bf16())),
             ("u", StructInfo::tensor_ndim(2, DataType::void())),
         ],
         StructInfo::tensor(vec![PrimExpr::var(&n), PrimExpr::int(4)], DataType::f32()),
@@ -372,7 +373,8 @@ fn tensor_parameters_and_results() {
             x: &impl ::relax::TensorArg<f32>,
             i: &impl ::relax::TensorArg<i64>,
             b: &impl ::relax::TensorArg<bool>,
-            h: &::relax::Tensor,
+            h: &impl ::relax::TensorArg<::relax::half::f16>,
+            g: &impl ::relax::TensorArg<::relax::half::bf16>,
             u: &::relax::Tensor
         ) -> ::std::result::Result<::relax::ndarray::Array<f32, ::relax::ndarray::Ix2>, ::relax::Error>
     };
@@ -404,7 +406,15 @@ fn result_types_by_rank_and_dtype() {
     );
     assert_eq!(
         ty(StructInfo::tensor_ndim(2, DataType::float(16))),
-        quote!(::relax::Tensor).to_string()
+        quote!(::relax::ndarray::Array<::relax::half::f16, ::relax::ndarray::Ix2>).to_string()
+    );
+    assert_eq!(
+        ty(StructInfo::tensor_ndim(-1, DataType::bf16())),
+        quote!(::relax::ndarray::ArrayD<::relax::half::bf16>).to_string()
+    );
+    assert_eq!(
+        ty(StructInfo::prim(DataType::bf16())),
+        quote!(f32).to_string()
     );
     assert_eq!(
         ty(StructInfo::shape_ndim(2)),
@@ -814,8 +824,14 @@ fn the_function_fallback_keeps_the_item_and_its_module() {
     let sig = &f.sig;
     assert_eq!(
         quote!(#sig).to_string(),
-        quote!(fn add(_: &::relax::Tensor, _: f64) -> ::std::result::Result<::relax::Tensor, ::relax::Error>)
-            .to_string()
+        quote!(fn add(
+            _: &impl ::relax::TensorArg<::relax::half::f16>,
+            _: f64
+        ) -> ::std::result::Result<
+            ::relax::ndarray::Array<::relax::half::f16, ::relax::ndarray::Ix1>,
+            ::relax::Error
+        >)
+        .to_string()
     );
     // Input that is not a function or a module gives no fallback at all.
     assert!(function_fallback(quote!(

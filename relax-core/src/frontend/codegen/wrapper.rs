@@ -4,10 +4,10 @@
 //!
 //! | StructInfo | parameter | result |
 //! |---|---|---|
-//! | tensor of dtype `T` (a Rust element type) | `&impl ::relax::TensorArg<T>` | `Array<T, IxN>` (rank N ≤ 6), else `ArrayD<T>` |
+//! | tensor of dtype `T` (a Rust element type; `float16` and `bfloat16` are `::relax::half::f16` and `bf16`) | `&impl ::relax::TensorArg<T>` | `Array<T, IxN>` (rank N ≤ 6), else `ArrayD<T>` |
 //! | tensor of another or unknown dtype | `&::relax::Tensor` | `::relax::Tensor` |
 //! | shape | `&[i64]` | `Vec<i64>` |
-//! | prim of dtype `T` | `T` (`float16` as `f32`) | `T` |
+//! | prim of dtype `T` | `T` (`float16` and `bfloat16` as `f32`) | `T` |
 //! | tuple | a Rust tuple of the fields' types | a Rust tuple (up to 12 fields, else `::relax::Value`) |
 //! | object, callable, other prims | `::relax::Value` | `::relax::Value` |
 //!
@@ -238,14 +238,17 @@ fn element_type(dtype: DataType) -> Option<TokenStream> {
         (TypeCode::UInt, 64) => quote!(u64),
         (TypeCode::Float, 32) => quote!(f32),
         (TypeCode::Float, 64) => quote!(f64),
+        (TypeCode::Float, 16) => quote!(::relax::half::f16),
+        (TypeCode::BFloat, 16) => quote!(::relax::half::bf16),
         _ => return None,
     })
 }
 
 /// The Rust type of a scalar of `dtype`: the element types, and `f32` for
-/// `float16` (prims travel as `f64`, and every `float16` is an `f32`).
+/// `float16` and `bfloat16` (prims travel as `f64`, and every `float16` or
+/// `bfloat16` is an `f32`).
 fn prim_type(dtype: DataType) -> Option<TokenStream> {
-    if dtype == DataType::float(16) {
+    if dtype.is_half() {
         return Some(quote!(f32));
     }
     element_type(dtype)

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::serialize::{FORMAT_VERSION, MAGIC, MAX_NESTING};
+use half::{bf16, f16};
 
 fn bx(e: SymExpr) -> Box<SymExpr> {
     Box::new(e)
@@ -271,6 +272,19 @@ fn rich() -> Executable {
                 .into(),
             Tensor::zeros(DataType::uint(8), &[0, 4]).unwrap().into(),
             Tensor::from_vec(&[2], vec![-1i8, 5]).unwrap().into(),
+            Tensor::from_vec(
+                &[3],
+                vec![
+                    f16::from_f32(1.5),
+                    f16::NEG_INFINITY,
+                    f16::MIN_POSITIVE_SUBNORMAL,
+                ],
+            )
+            .unwrap()
+            .into(),
+            Tensor::from_vec(&[1, 2], vec![bf16::from_f32(-3.0e38), bf16::from_f32(0.1)])
+                .unwrap()
+                .into(),
         ],
         natives: vec!["test.native_kernel".into()],
         library: None,
