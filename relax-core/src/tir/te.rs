@@ -329,7 +329,7 @@ fn widened_reduction(
         axes: r.axes.clone(),
     });
     let acc = Tensor(Arc::new(TensorNode {
-        buffer: Buffer::new(&format!("{name}_acc"), shape.clone(), DataType::f32()),
+        buffer: Buffer::new(format!("{name}_acc"), shape.clone(), DataType::f32()),
         op: Operation::Compute(ComputeOp {
             axis,
             body: widened,
