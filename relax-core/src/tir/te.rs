@@ -325,7 +325,7 @@ fn widened_reduction(
     let dtype = r.source.dtype();
     let widened = ComputeBody::Reduce(Reduce {
         combiner: r.combiner,
-        source: r.source.clone().cast(DataType::f32()),
+        source: widen(&r.source),
         axes: r.axes.clone(),
     });
     let acc = Tensor(Arc::new(TensorNode {
@@ -349,6 +349,16 @@ fn widened_reduction(
             inputs: vec![acc],
         }),
     }))
+}
+
+/// `e` as `float32`: a product of half values as the product of its
+/// factors widened (the same value, since half arithmetic is `float32`'s),
+/// so a matrix product keeps the `acc + x · y` form the schedules know.
+fn widen(e: &PrimExpr) -> PrimExpr {
+    match e.kind() {
+        PrimExprKind::Mul(a, b) if e.dtype().is_half() => widen(a) * widen(b),
+        _ => e.clone().cast(DataType::f32()),
+    }
 }
 
 /// [`compute`] with the iteration variables named `{prefix}0`, `{prefix}1`,
