@@ -12,8 +12,10 @@
 //! 2. **Values.** A PrimExpr evaluates to an `i64` (integers and `bool`s,
 //!    wrapped to the node's width after each operation) or an `f64` (floats,
 //!    rounded to the node's precision after each operation: `float32`
-//!    results are exactly what `f32` arithmetic gives, `float16` ones are
-//!    rounded to half precision). `//` and `%` on integers are floor division
+//!    results are exactly what `f32` arithmetic gives). `float16` and
+//!    `bfloat16` follow [`super::half_float`]: their buffers hold half
+//!    values, their arithmetic is `float32`'s, and a store into a half
+//!    buffer or a `Cast` from another dtype to a half type rounds to it. `//` and `%` on integers are floor division
 //!    and modulo; on floats `Div` is true division and `Mod` floor modulo.
 //!    `Select` and `T.if_then_else` evaluate only the branch they choose, so
 //!    a guarded access (`T.if_then_else(i > 0, A[i - 1], 0)`) is safe.
@@ -40,6 +42,7 @@
 //!    is refused. The interpreter never panics on any input.
 
 use super::buffer::Buffer;
+use super::half_float;
 use super::prim_func::{PrimFunc, PrimFuncParam};
 use super::stmt::{Block, IterKind, Stmt};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, PrimExprKind, TirVar};
@@ -456,7 +459,7 @@ impl Machine {
                 }
             }
             Stmt::LetStmt { var, value, body } => {
-                let v = convert(self.eval(value)?, var.dtype());
+                let v = convert_from(self.eval(value)?, value.dtype(), var.dtype());
                 self.with_var(var, v, |m| m.stmt(body))
             }
             Stmt::Evaluate(e) => self.eval(e).map(|_| ()),
@@ -598,14 +601,10 @@ impl Machine {
             K::Or(a, b) => Val::I((self.eval(a)?.truthy() || self.eval(b)?.truthy()) as i64),
             K::Not(a) => Val::I(!self.eval(a)?.truthy() as i64),
             K::Select(c, t, f) => {
-                let v = if self.eval(c)?.truthy() {
-                    self.eval(t)?
-                } else {
-                    self.eval(f)?
-                };
-                convert(v, dt)
+                let side = if self.eval(c)?.truthy() { t } else { f };
+                convert_from(self.eval(side)?, side.dtype(), dt)
             }
-            K::Cast(a) => convert(self.eval(a)?, dt),
+            K::Cast(a) => convert_from(self.eval(a)?, a.dtype(), dt),
             K::BufferLoad(b, idx) => {
                 let idx = idx
                     .iter()
@@ -636,12 +635,12 @@ impl Machine {
         };
         if name == "if_then_else" {
             arity(3)?;
-            let v = if self.eval(&args[0])?.truthy() {
-                self.eval(&args[1])?
+            let side = if self.eval(&args[0])?.truthy() {
+                &args[1]
             } else {
-                self.eval(&args[2])?
+                &args[2]
             };
-            return Ok(convert(v, dt));
+            return Ok(convert_from(self.eval(side)?, side.dtype(), dt));
         }
         if name == "abs" && !dt.is_float() {
             arity(1)?;
@@ -697,7 +696,7 @@ impl Machine {
         if let Some(f) = unary {
             arity(1)?;
             let x = self.eval(&args[0])?.as_f64();
-            return Ok(convert(Val::F(f(x)), dt));
+            return Ok(float_result(f(x), dt));
         }
         if name == "pow" && dt.is_integer() && !dt.is_bool() {
             arity(2)?;
@@ -715,7 +714,7 @@ impl Machine {
             arity(2)?;
             let x = self.eval(&args[0])?.as_f64();
             let y = self.eval(&args[1])?.as_f64();
-            return Ok(convert(Val::F(f(x, y)), dt));
+            return Ok(float_result(f(x, y), dt));
         }
         Err(format!(
             "the interpreter does not know the intrinsic T.{name} (it knows {})",
@@ -773,9 +772,13 @@ impl Machine {
     }
 }
 
-/// `v` converted to `dtype`: floats rounded to its precision, integers
-/// wrapped to its width (floats truncated toward zero first), bools 0 or 1.
+/// `v` converted to `dtype` (a `Cast`): floats rounded to its precision
+/// (half types to theirs), integers wrapped to its width (floats truncated
+/// toward zero first), bools 0 or 1.
 fn convert(v: Val, dtype: DataType) -> Val {
+    if dtype.is_half() {
+        return Val::F(half_float::round_to_half(v.as_f64(), dtype));
+    }
     if dtype.is_float() {
         return Val::F(round_float(v.as_f64(), dtype));
     }
@@ -786,6 +789,26 @@ fn convert(v: Val, dtype: DataType) -> Val {
         Val::I(i) => Val::I(wrap_int(i, dtype)),
         // `as` saturates and maps NaN to 0, never undefined.
         Val::F(f) => Val::I(wrap_int(f.trunc() as i64, dtype)),
+    }
+}
+
+/// `v`, of dtype `from`, as `to`: unchanged when the dtypes agree (a half
+/// expression keeps its `float32` value), else [`convert`]ed.
+fn convert_from(v: Val, from: DataType, to: DataType) -> Val {
+    if from == to {
+        v
+    } else {
+        convert(v, to)
+    }
+}
+
+/// The result `x` of a float operation of dtype `dtype` (an integer dtype
+/// truncates it).
+fn float_result(x: f64, dtype: DataType) -> Val {
+    if dtype.is_float() {
+        Val::F(round_float(x, dtype))
+    } else {
+        convert(Val::F(x), dtype)
     }
 }
 
@@ -812,28 +835,13 @@ fn int_pow(x: i64, e: i64, signed: bool) -> i64 {
     r
 }
 
-/// `x` rounded to the precision of the float type `dtype`.
+/// `x` rounded to the precision `dtype` computes in: `float64` as it is,
+/// `float32` and the half types (computed in `float32`) to `f32`.
 fn round_float(x: f64, dtype: DataType) -> f64 {
     match dtype.bits() {
-        32 => x as f32 as f64,
-        16 => round_f16(x),
-        _ => x,
+        64 => x,
+        _ => x as f32 as f64,
     }
-}
-
-/// `x` rounded to IEEE half precision (ties to even), as an `f64`.
-fn round_f16(x: f64) -> f64 {
-    if !x.is_finite() || x == 0.0 {
-        return x;
-    }
-    let a = x.abs();
-    // The largest half is 65504; anything from 65520 up rounds to infinity.
-    if a >= 65520.0 {
-        return f64::INFINITY.copysign(x);
-    }
-    let exp = (((a.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-14);
-    let ulp = 2f64.powi(exp - 10);
-    ((a / ulp).round_ties_even() * ulp).copysign(x)
 }
 
 /// `i` wrapped to the width of the integer type `dtype`.
@@ -909,10 +917,10 @@ fn encode(data: &[Val], dtype: DataType, bytes: &mut [u8]) -> Result<(), String>
         match (dtype.code(), dtype.bits()) {
             (TypeCode::Float, 64) => out.copy_from_slice(&v.as_f64().to_le_bytes()),
             (TypeCode::Float, 32) => out.copy_from_slice(&(v.as_f64() as f32).to_le_bytes()),
-            (TypeCode::Float, 16) => {
-                out.copy_from_slice(&f64_to_f16_bits(v.as_f64()).to_le_bytes())
+            (TypeCode::Float | TypeCode::BFloat, 16) => {
+                out.copy_from_slice(&half_float::to_half_bits(v.as_f64(), dtype).to_le_bytes())
             }
-            (TypeCode::Float, _) | (TypeCode::Handle, _) => {
+            (TypeCode::Float | TypeCode::BFloat, _) | (TypeCode::Handle, _) => {
                 return Err(format!("the interpreter does not support dtype {dtype}"))
             }
             _ => {
@@ -924,29 +932,6 @@ fn encode(data: &[Val], dtype: DataType, bytes: &mut [u8]) -> Result<(), String>
         }
     }
     Ok(())
-}
-
-/// The IEEE half bits of `x` (rounded to half first).
-fn f64_to_f16_bits(x: f64) -> u16 {
-    let r = round_f16(x);
-    let sign = if r.is_sign_negative() { 0x8000u16 } else { 0 };
-    let a = r.abs();
-    if a.is_nan() {
-        return 0x7e00;
-    }
-    if a.is_infinite() {
-        return sign | 0x7c00;
-    }
-    if a == 0.0 {
-        return sign;
-    }
-    let exp = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    if exp < -14 {
-        // Subnormal: a multiple of 2^-24.
-        return sign | (a / 2f64.powi(-24)) as u16;
-    }
-    let frac = ((a / 2f64.powi(exp) - 1.0) * 1024.0) as u16;
-    sign | (((exp + 15) as u16) << 10) | frac
 }
 
 /// PrimFuncs run by the interpreter, as a [`NativeLibrary`]: the kernels of

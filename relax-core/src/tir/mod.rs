@@ -7,6 +7,7 @@
 //! | [`buffer`] | `Buffer`: typed, shaped memory with identity |
 //! | [`buffer_uses`] | whether an expression or statement loads or stores a buffer |
 //! | [`stmt`] | `Stmt` (`For`, `Block`, `BufferStore`, `Allocate`, `IfThenElse`, `LetStmt`, `Evaluate`, `Seq`) |
+//! | [`half_float`] | `float16` and `bfloat16`: stored in 16 bits, computed in `float32`; the rounding rules the interpreter and the LLVM back end share |
 //! | [`interp`] | the interpreter: runs a PrimFunc on tensors (the oracle for compiled code) |
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
 //! | [`te`] | tensor expressions: stages lowered to a PrimFunc; `BlockBuilder::call_te` |
@@ -21,6 +22,7 @@ pub mod affine;
 pub mod buffer;
 pub mod buffer_uses;
 pub mod compute_inline;
+pub mod half_float;
 pub mod interp;
 pub mod prim_func;
 pub mod stmt;

@@ -33,6 +33,16 @@
 //! computed in `f64` and rounded once; the integer ones (`bitwise_and`, …,
 //! `shift_left`, `shift_right`) are exact. Float `max`/`min` are written with `Select`s so
 //! that NaN propagates whatever the target's `max` does with it.
+//!
+//! 5. Half types (`float16`, `bfloat16`) compute in `float32` and round
+//!    where they are stored ([`super::half_float`]). A stage that sums or
+//!    multiplies a half-typed source (a matmul, a convolution, `sum`,
+//!    softmax's denominator) is two stages: the reduction into a
+//!    `float32` stage `{name}_acc` of the source cast to `float32`, and the
+//!    stage itself, that accumulator cast to the half type. So a reduction
+//!    rounds once, as the reference kernels (which accumulate in `float32`)
+//!    do, not after every term. Max and min reductions are exact in the
+//!    half type and stay one stage.
 
 pub mod call_te;
 pub mod lower;
@@ -301,6 +311,56 @@ pub fn compute<B: Into<ComputeBody>>(
     compute_over("ax", name, shape, f)
 }
 
+/// A sum or product of a half type (`float16`, `bfloat16`): accumulated in
+/// a `float32` stage `{name}_acc`, read by the stage `name` that rounds
+/// each result to the half type once (module docs, item 5).
+fn widened_reduction(
+    prefix: &str,
+    name: &str,
+    shape: Vec<PrimExpr>,
+    axis: Vec<TirVar>,
+    r: &Reduce,
+    inputs: Vec<Tensor>,
+) -> Tensor {
+    let dtype = r.source.dtype();
+    let widened = ComputeBody::Reduce(Reduce {
+        combiner: r.combiner,
+        source: widen(&r.source),
+        axes: r.axes.clone(),
+    });
+    let acc = Tensor(Arc::new(TensorNode {
+        buffer: Buffer::new(format!("{name}_acc"), shape.clone(), DataType::f32()),
+        op: Operation::Compute(ComputeOp {
+            axis,
+            body: widened,
+            inputs,
+        }),
+    }));
+    let axis: Vec<TirVar> = (0..shape.len())
+        .map(|i| TirVar::new(format!("v_{prefix}{i}")))
+        .collect();
+    let indices: Vec<PrimExpr> = axis.iter().map(TirVar::to_expr).collect();
+    let body = ComputeBody::Expr(PrimExpr::load(acc.buffer(), indices).cast(dtype));
+    Tensor(Arc::new(TensorNode {
+        buffer: Buffer::new(name, shape, dtype),
+        op: Operation::Compute(ComputeOp {
+            axis,
+            body,
+            inputs: vec![acc],
+        }),
+    }))
+}
+
+/// `e` as `float32`: a product of half values as the product of its
+/// factors widened (the same value, since half arithmetic is `float32`'s),
+/// so a matrix product keeps the `acc + x · y` form the schedules know.
+fn widen(e: &PrimExpr) -> PrimExpr {
+    match e.kind() {
+        PrimExprKind::Mul(a, b) if e.dtype().is_half() => widen(a) * widen(b),
+        _ => e.clone().cast(DataType::f32()),
+    }
+}
+
 /// [`compute`] with the iteration variables named `{prefix}0`, `{prefix}1`,
 /// … (`compute` names them `ax0`, … as TOPI's broadcasting stages do; a
 /// stage written as TVM's `te.compute(shape, lambda *i: …)` has `i0`, …).
@@ -335,6 +395,11 @@ pub fn compute_over<B: Into<ComputeBody>>(
     let inputs = READS.with(|r| r.borrow().last().cloned().unwrap_or_default());
     drop(guard);
     let dtype = body.dtype();
+    if let ComputeBody::Reduce(r) = &body {
+        if dtype.is_half() && matches!(r.combiner, Combiner::Sum | Combiner::Prod) {
+            return widened_reduction(prefix, name, shape, axis, r, inputs);
+        }
+    }
     Tensor(Arc::new(TensorNode {
         buffer: Buffer::new(name, shape, dtype),
         op: Operation::Compute(ComputeOp { axis, body, inputs }),

@@ -51,6 +51,7 @@ const MODULES: &[(&str, &str)] = &[
         include_str!("../../../tests/roundtrip/loose_tir_seed_fused.py"),
     ),
     ("integer_ops", INTEGER_OPS),
+    ("half_ops", HALF_OPS),
 ];
 
 /// Integer arithmetic, casts and loop kinds over a symbolic extent.
@@ -68,6 +69,76 @@ class Module:
             C[i, 4] = T.Cast("int32", T.Cast("float32", A[i]) / T.float32(3.0))
             C[i, 5] = T.Select(A[i] < B[i] and not A[i] == T.int32(0), T.int32(1), T.int32(0))
             D[i] = T.Cast("float32", A[i] % T.int32(7)) * T.float32(0.5) + T.sqrt(T.fabs(T.Cast("float32", B[i])))
+"#;
+
+/// `float16` and `bfloat16`: vectorized elementwise arithmetic and
+/// intrinsics, casts between every pair of kinds (from `float64` and
+/// `int64` too, which round to odd first), a reduction into a half output
+/// (rounded at each store) and one through a `float32` accumulator.
+const HALF_OPS: &str = r#"
+@I.ir_module
+class Module:
+    @T.prim_func
+    def half_elementwise(A: T.Buffer((n, 16), "float16"), B: T.Buffer((n, 16), "bfloat16"), C: T.Buffer((n, 16), "float16"), D: T.Buffer((n, 16), "bfloat16")):
+        n = T.int64()
+        for i in T.parallel(n):
+            for j in T.vectorized(16):
+                C[i, j] = A[i, j] * T.float16(1.5) + T.exp(A[i, j]) - T.max(A[i, j], T.float16(0.0)) / T.float16(3.0)
+            for j in T.vectorized(16):
+                D[i, j] = T.sigmoid(B[i, j]) * B[i, j] + T.Select(B[i, j] < T.bfloat16(0.0), T.tanh(B[i, j]), T.bfloat16(0.25))
+
+    @T.prim_func
+    def half_casts(A: T.Buffer((n,), "float16"), B: T.Buffer((n,), "bfloat16"), F: T.Buffer((n,), "float32"), G: T.Buffer((n,), "float64"), I: T.Buffer((n,), "int32"), L: T.Buffer((n,), "int64"), C: T.Buffer((n, 8), "float16"), D: T.Buffer((n, 8), "bfloat16"), E: T.Buffer((n, 6), "int32"), H: T.Buffer((n, 4), "float64"), V: T.Buffer((n,), "float16")):
+        n = T.int64()
+        for i in range(n):
+            C[i, 0] = T.Cast("float16", B[i])
+            C[i, 1] = T.Cast("float16", F[i] * T.float32(40000.0))
+            C[i, 2] = T.Cast("float16", G[i] * T.float64(3.0e-6))
+            C[i, 3] = T.Cast("float16", I[i] * T.int32(3277))
+            C[i, 4] = T.Cast("float16", L[i] * T.int64(4097))
+            C[i, 5] = T.Cast("float16", T.Cast("int8", I[i] * T.int32(11)))
+            C[i, 6] = T.Cast("float16", G[i] / T.float64(7.0))
+            C[i, 7] = T.Cast("float16", T.Cast("uint8", I[i] + T.int32(20)))
+            D[i, 0] = T.Cast("bfloat16", A[i])
+            D[i, 1] = T.Cast("bfloat16", F[i] * T.float32(1.0e30))
+            D[i, 2] = T.Cast("bfloat16", G[i] / T.float64(3.0))
+            D[i, 3] = T.Cast("bfloat16", I[i] * T.int32(65537))
+            D[i, 4] = T.Cast("bfloat16", L[i] * T.int64(1099511627777))
+            D[i, 5] = T.Cast("bfloat16", F[i] * T.float32(1.0e-39))
+            D[i, 6] = T.Cast("bfloat16", T.Cast("float16", F[i]))
+            D[i, 7] = T.Cast("bfloat16", I[i])
+            E[i, 0] = T.Cast("int32", A[i] * T.float16(1000.0))
+            E[i, 1] = T.Cast("int32", B[i] * T.bfloat16(1000.0))
+            E[i, 2] = T.Cast("int32", T.Cast("float16", F[i] * T.float32(1000.0)))
+            E[i, 3] = T.Cast("int32", A[i] < T.Cast("float16", B[i]))
+            E[i, 4] = T.Cast("int32", T.Cast("bool", A[i]))
+            E[i, 5] = T.Cast("int32", T.Cast("uint8", T.fabs(B[i]) * T.bfloat16(50.0)))
+            H[i, 0] = T.Cast("float64", A[i])
+            H[i, 1] = T.Cast("float64", B[i])
+            H[i, 2] = T.Cast("float64", A[i] / T.float16(3.0))
+            H[i, 3] = T.Cast("float64", T.Cast("float32", B[i]) + T.Cast("float32", A[i]))
+        for i in T.vectorized(n):
+            V[i] = T.Cast("float16", F[i] * T.float32(0.001)) + T.Cast("float16", I[i])
+
+    @T.prim_func(s_tir=True)
+    def half_matmul(A: T.Buffer((4, 8), "float16"), B: T.Buffer((8, 16), "bfloat16"), C: T.Buffer((4, 16), "float16"), D: T.Buffer((4, 16), "bfloat16")):
+        acc = T.alloc_buffer((4, 16))
+        for i, j, k in T.grid(4, 16, 8):
+            with T.sblock("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float16(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * T.Cast("float16", B[vk, vj])
+        for i, j, k in T.grid(4, 16, 8):
+            with T.sblock("acc"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    acc[vi, vj] = T.float32(0.0)
+                acc[vi, vj] = acc[vi, vj] + T.Cast("float32", A[vi, vk]) * T.Cast("float32", B[vk, vj])
+        for i, j in T.grid(4, 16):
+            with T.sblock("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = T.Cast("bfloat16", acc[vi, vj])
 "#;
 
 /// A deterministic stream of pseudo-random numbers (64-bit LCG).
@@ -110,6 +181,16 @@ fn random_tensor(rng: &mut Lcg, dtype: DataType, shape: &[i64]) -> Tensor {
         (relax_runtime::TypeCode::Int, 64) => {
             Tensor::from_vec(shape, (0..n).map(|_| rng.int()).collect()).unwrap()
         }
+        (relax_runtime::TypeCode::Float, 16) => Tensor::from_vec(
+            shape,
+            (0..n).map(|_| half::f16::from_f64(rng.float())).collect(),
+        )
+        .unwrap(),
+        (relax_runtime::TypeCode::BFloat, 16) => Tensor::from_vec(
+            shape,
+            (0..n).map(|_| half::bf16::from_f64(rng.float())).collect(),
+        )
+        .unwrap(),
         _ => panic!("no random {dtype} tensors"),
     };
     assert_eq!(t.dtype(), dtype);
@@ -161,14 +242,26 @@ fn compare(name: &str, func: &PrimFunc, kernel: &dyn NativeKernel, rng: &mut Lcg
         .call(&[], &mut got, &scalars)
         .unwrap_or_else(|e| panic!("{name}: JIT: {e}"));
     for (k, (e, g)) in expected.iter().zip(&got).enumerate() {
+        if e.as_bytes() == g.as_bytes() {
+            // Identical (infinities included, which `allclose` rejects).
+            continue;
+        }
         if e.dtype().is_float() {
             let diff = e.max_abs_diff(g).unwrap();
             // Relative to the buffer's largest magnitude: a sum that
             // cancels is exact only to the rounding of its largest terms,
             // and the JIT contracts `a * b + c` into one FMA.
             let scale = e.to_f64_vec().iter().fold(1f64, |m, v| m.max(v.abs()));
+            // A half result may round the other way when the float32
+            // values it rounds differ in the last bit (an FMA, `exp`): one
+            // unit in its last place.
+            let tol = match (e.dtype().is_half(), e.dtype().is_bfloat()) {
+                (true, true) => 2f64.powi(-7),
+                (true, false) => 2f64.powi(-10),
+                _ => 1e-5,
+            };
             assert!(
-                e.allclose(g, 1e-5, 1e-5 * scale),
+                e.allclose(g, tol, tol * scale),
                 "{name}: buffer {k} differs by up to {diff}"
             );
         } else {
@@ -200,5 +293,5 @@ fn interpreter_and_jit_agree() {
         }
     }
     // Every PrimFunc of every module (a parse that dropped one would show).
-    assert_eq!(count, 16);
+    assert_eq!(count, 19);
 }

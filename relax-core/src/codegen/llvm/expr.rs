@@ -486,6 +486,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         if from == to {
             return Ok(v);
         }
+        if from.is_half() || to.is_half() {
+            return self.convert_half(v, from, to);
+        }
         let scalar = value_type(self.ctx, to)?;
         let target: BasicTypeEnum = match lanes_of(v) {
             Some(n) => vec_type(scalar, n)?.as_basic_type_enum(),

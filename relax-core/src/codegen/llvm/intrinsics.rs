@@ -2,7 +2,7 @@
 //!
 //! | intrinsic | emitted as |
 //! |---|---|
-//! | `exp` of `float32` | inline vector code ([`super::math`]) |
+//! | `exp` of `float32` (and of `float16`, `bfloat16`, computed in `float32`) | inline vector code ([`super::math`]) |
 //! | `exp` of `float64`, `exp2`, `log`, `log2`, `log10`, `sqrt`, `fabs`, `floor`, `ceil`, `trunc`, `sin`, `cos` | `llvm.<name>` (vectorizes) |
 //! | `round`, `nearbyint` | `llvm.nearbyint`: halves to even, as TVM and NumPy round |
 //! | `pow`, `fma` | `llvm.pow`, `llvm.fma` |
@@ -151,7 +151,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 *v = self.with_lanes(*v, n)?;
             }
         }
-        let f32_exp = dtype.bits() == 32;
+        // Half types compute in float32.
+        let f32_exp = dtype.bits() <= 32;
         if name == "exp" && f32_exp {
             return self.exp_f32(vals[0]);
         }
@@ -178,7 +179,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 self.b.build_binop(Op::FDiv, one, den, "sigmoid").ll()
             }
             _ => {
-                let symbol = if dtype.bits() == 32 {
+                let symbol = if f32_exp {
                     format!("{name}f")
                 } else {
                     name.to_string()

@@ -48,7 +48,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let mask = self.expr_as(c, DataType::bool())?;
         let mask = self.with_lanes(mask, n)?;
         let other = self.expr_as(f, d)?;
-        let other = self.with_lanes(other, n)?;
+        let mut other = self.with_lanes(other, n)?;
+        if dtype.is_half() {
+            // Loaded as stored bits, widened after.
+            other = self.f32_to_half(other, dtype)?;
+        }
         let base = self.buffer_ptr(&buffer)?;
         let off = self.at_lane0(&offset)?;
         // SAFETY (of the generated code): only the lanes the mask keeps are
@@ -87,6 +91,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .try_as_basic_value()
             .basic()
             .ok_or_else(|| internal("llvm.masked.load returned no value"))?;
+        if dtype.is_half() {
+            return Ok(Some(self.half_to_f32(v, dtype)?));
+        }
         Ok(Some(v))
     }
 }

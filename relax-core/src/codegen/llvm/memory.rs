@@ -14,6 +14,8 @@
 //!    (anything else: one scalar access per lane).
 //! 3. `bool` elements are bytes in memory: loads compare with 0, stores
 //!    zero-extend.
+//! 4. `float16` and `bfloat16` elements are `i16`s in memory: loads widen
+//!    them to `float32`, stores round to them ([`super::half`]).
 
 use super::expr::{lanes_of, vec_type};
 use super::stmt::FuncGen;
@@ -233,6 +235,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let zero = self.constant_like(raw, 0)?;
             return self.icmp(IntPredicate::NE, raw, zero);
         }
+        if dtype.is_half() {
+            return self.half_to_f32(raw, dtype);
+        }
         Ok(raw)
     }
 
@@ -258,6 +263,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 .b
                 .build_cast(inkwell::values::InstructionOpcode::ZExt, v, target, "byte")
                 .ll()?;
+        }
+        if dtype.is_half() {
+            v = self.f32_to_half(v, dtype)?;
         }
         match self.access(&offset) {
             Access::Scalar => {

@@ -69,7 +69,10 @@
 //! # Expressions
 //!
 //! Integers are `iN` (signed or unsigned as the dtype says), `bool` is `i1`,
-//! floats are `float`/`double`; `float16` and vector dtypes are rejected.
+//! floats are `float`/`double`; vector dtypes are rejected. `float16` and
+//! `bfloat16` are 16 bits in memory and `float` in registers ([`half`]):
+//! loads widen, arithmetic is `float32`'s, stores and casts to them round
+//! to nearest even.
 //! `Div`/`Mod` on integers are floor division and floor modulo (correct for
 //! negative operands); a zero divisor gives the dividend instead of
 //! trapping (the VM never passes one). On floats `Div` is true division and
@@ -78,11 +81,12 @@
 //!
 //! Malformed or unsupported IR (an unbound variable, a buffer that is not a
 //! parameter or allocated, a wrong number of indices, an unknown intrinsic,
-//! a float16 value) is `Err(Error::Unsupported(…))` naming it; the module is
+//! a vector dtype) is `Err(Error::Unsupported(…))` naming it; the module is
 //! verified by LLVM before it is optimized.
 
 mod abi;
 mod expr;
+mod half;
 mod intrinsics;
 mod jit;
 pub mod lower;

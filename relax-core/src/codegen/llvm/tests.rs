@@ -6,6 +6,8 @@ use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
 use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
 
+mod half;
+
 // ---------------------------------------------------------------- helpers
 
 fn f32t() -> DataType {
@@ -1027,9 +1029,9 @@ fn unsupported_constructs_are_errors_not_panics() {
     ));
     assert!(m.contains("`Other`"), "{m}");
 
-    let h = buf("H", &[4], DataType::float(16));
+    let h = buf("H", &[4], DataType::float(16).with_lanes(4));
     let m = unsupported(compile(Stmt::no_op(), vec![bp(&h)]));
-    assert!(m.contains("float16"), "{m}");
+    assert!(m.contains("float16x4"), "{m}");
 
     let m = unsupported(compile(
         serial(

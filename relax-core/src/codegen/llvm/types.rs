@@ -5,7 +5,10 @@
 //! 2. `intN`/`uintN` are `iN` (LLVM integers carry no sign; the operations
 //!    pick signed or unsigned forms from the dtype), `float32`/`float64` are
 //!    `float`/`double`.
-//! 3. `float16`, other widths, vector dtypes and handles are rejected with
+//! 3. `float16` and `bfloat16` values are `float` (they compute in
+//!    `float32`); in memory an element is its 16 bits, an `i16` (see
+//!    [`super::half`]).
+//! 4. Other widths, vector dtypes and handles are rejected with
 //!    `Error::Unsupported`.
 
 use inkwell::builder::BuilderError;
@@ -28,11 +31,7 @@ pub(super) fn value_type(ctx: &Context, dtype: DataType) -> Result<BasicTypeEnum
         (TypeCode::Int | TypeCode::UInt, 64) => ctx.i64_type().as_basic_type_enum(),
         (TypeCode::Float, 32) => ctx.f32_type().as_basic_type_enum(),
         (TypeCode::Float, 64) => ctx.f64_type().as_basic_type_enum(),
-        (TypeCode::Float, 16) => {
-            return Err(unsupported(
-                "float16 values (the LLVM back end computes in float32 and float64 only)".into(),
-            ))
-        }
+        (TypeCode::Float | TypeCode::BFloat, 16) => ctx.f32_type().as_basic_type_enum(),
         _ => return Err(unsupported(format!("values of dtype `{dtype}`"))),
     })
 }
@@ -41,6 +40,9 @@ pub(super) fn value_type(ctx: &Context, dtype: DataType) -> Result<BasicTypeEnum
 pub(super) fn memory_type(ctx: &Context, dtype: DataType) -> Result<BasicTypeEnum<'_>, Error> {
     if dtype.is_bool() {
         return Ok(ctx.i8_type().as_basic_type_enum());
+    }
+    if dtype.is_half() && dtype.lanes() == 1 {
+        return Ok(ctx.i16_type().as_basic_type_enum());
     }
     value_type(ctx, dtype)
 }

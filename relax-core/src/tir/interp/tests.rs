@@ -204,9 +204,6 @@ fn float32_rounds_after_each_operation_and_ints_wrap() {
     assert!(m.eval(&e).unwrap_err().contains("division by zero"));
     let e = PrimExpr::float(DataType::f32(), 2.7).cast(DataType::i32());
     assert_eq!(m.eval(&e).unwrap(), Val::I(2));
-    assert_eq!(round_f16(1.0 + 1.0 / 4096.0), 1.0);
-    assert_eq!(f64_to_f16_bits(1.0), 0x3c00);
-    assert_eq!(f64_to_f16_bits(-2.5), 0xc100);
 }
 
 #[test]

@@ -16,6 +16,18 @@
 //! zero padding in conv2d and `-inf` padding in max_pool2d, the erf form of
 //! gelu, the biased variance of layer_norm, softmax with the maximum
 //! subtracted).
+//!
+//! `float16` and `bfloat16` need nothing of their own here: their stages
+//! compute in `float32` and round where they are stored
+//! ([`crate::tir::half_float`]); constants, `-inf` identities and
+//! intrinsics are typed by the input's dtype and so computed in `float32`
+//! too; and a half-typed sum or product (matmul, conv2d, `sum`, `mean`,
+//! `cumsum`, softmax's and layer_norm's sums) accumulates in a `float32` stage and
+//! rounds once (item 5 of [`crate::tir::te`]). Where a legalization is
+//! several stages (softmax, mean, layer_norm), each intermediate stage
+//! rounds to the half type once, where the reference kernel rounds only
+//! the op's result: within a few units in the last place (the tests allow
+//! 8).
 
 pub mod binary;
 pub mod create;

@@ -1629,3 +1629,195 @@ class Module:
         }
     }
 }
+
+/// `float16` and `bfloat16`: every case whose float tensors are `float32`,
+/// with them made a half type, legalized and built with symbolic dims,
+/// gives the same numbers through LLVM as on the loop-level interpreter
+/// (to one unit in the last place of the half type: the two may round a
+/// `float32` value that differs in its last bit the other way), and
+/// matches the `float32` case run on the same (half-representable) inputs
+/// to the half type's precision: `|got - want| <= tol · (1 + |want|)`
+/// with `tol` 8 ulps (`float16` 2⁻⁸, `bfloat16` 2⁻⁵), as a legalized op
+/// rounds once or twice (a reduction's `float32` accumulator, then the op
+/// that reads it) where the `float32` one rounds to `float32`. Integer and
+/// bool results are exact.
+#[cfg(feature = "llvm")]
+#[test]
+fn half_types_agree_on_llvm_and_the_interpreter_and_with_float32() {
+    use crate::backend::Target;
+    use relax_runtime::VirtualMachine;
+    use std::collections::HashMap;
+
+    let (n, m) = (TirVar::new("n"), TirVar::new("m"));
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut covered = std::collections::HashSet::new();
+    for half in [DataType::f16(), DataType::bf16()] {
+        let mut rng = Rng(0x4a1f);
+        let retype = |dt: &DataType| if *dt == F32 { half } else { *dt };
+        for c in cases(&n.to_expr(), &m.to_expr()) {
+            let floats = c.args.iter().any(|a| match a {
+                A::T(_, dt) => *dt == F32,
+                A::Tup(fs) => fs.iter().any(|(_, dt)| *dt == F32),
+                _ => false,
+            });
+            if !floats {
+                continue;
+            }
+            let hc = Case {
+                op: c.op,
+                args: c
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        A::T(ds, dt) => A::T(ds.clone(), retype(dt)),
+                        A::Tup(fs) => {
+                            A::Tup(fs.iter().map(|(ds, dt)| (ds.clone(), retype(dt))).collect())
+                        }
+                        other => other.clone(),
+                    })
+                    .collect(),
+                attrs: c.attrs.clone(),
+                draw: c.draw,
+            };
+            let (hm, _) = build(&hc, Some((&n, &m)));
+            let (fm, _) = build(&c, Some((&n, &m)));
+            let built = [
+                (&hm, Target::host()),
+                (&hm, Target::tir_interpreter()),
+                (&fm, Target::tir_interpreter()),
+            ]
+            .iter()
+            .map(|(module, t)| crate::backend::build(module, t).map(|e| VirtualMachine::new(&e)))
+            .collect::<Result<Vec<_>, _>>();
+            let vms = match built {
+                Ok(v) => v,
+                Err(e) => {
+                    failures.push(format!("{half} {}: build failed: {e}", c.op));
+                    continue;
+                }
+            };
+            let (nv, mv) = (3, 2);
+            let env = HashMap::from([(n.clone(), nv), (m.clone(), mv)]);
+            let dims = |ds: &[PrimExpr]| -> Vec<i64> {
+                ds.iter().map(|d| d.eval(&env).expect("a dim")).collect()
+            };
+            // The same values for both: drawn as float32, rounded to the
+            // half type, the float32 run given them widened back.
+            let mut hargs = vec![Value::Shape(Arc::from(vec![nv, mv]))];
+            let mut fargs = hargs.clone();
+            let mut add = |ds: &[PrimExpr], dt: DataType, rng: &mut Rng| {
+                let t = rng.tensor(&dims(ds), dt, c.draw);
+                if dt == F32 {
+                    let (shape, vals) = (t.shape().to_vec(), t.to_f64_vec());
+                    let h = if half.is_bfloat() {
+                        Tensor::from_vec(
+                            &shape,
+                            vals.iter().map(|&v| half::bf16::from_f64(v)).collect(),
+                        )
+                    } else {
+                        Tensor::from_vec(
+                            &shape,
+                            vals.iter().map(|&v| half::f16::from_f64(v)).collect(),
+                        )
+                    }
+                    .unwrap();
+                    let widened = h.to_f64_vec().into_iter().map(|v| v as f32).collect();
+                    fargs.push(Value::Tensor(Tensor::from_vec(&shape, widened).unwrap()));
+                    hargs.push(Value::Tensor(h));
+                } else {
+                    fargs.push(Value::Tensor(t.clone()));
+                    hargs.push(Value::Tensor(t));
+                }
+            };
+            for a in &c.args {
+                match a {
+                    A::T(ds, dt) => add(ds, *dt, &mut rng),
+                    A::S(_) | A::P(_) => {}
+                    A::Tup(fields) => {
+                        for (ds, dt) in fields {
+                            add(ds, *dt, &mut rng);
+                        }
+                    }
+                }
+            }
+            let run = |vm: &VirtualMachine, args: &[Value]| -> Result<Vec<Tensor>, String> {
+                vm.call("main", args)
+                    .map(|v| flatten(&v))
+                    .map_err(|e| e.to_string())
+            };
+            let results = [
+                run(&vms[0], &hargs),
+                run(&vms[1], &hargs),
+                run(&vms[2], &fargs),
+            ];
+            let names = ["host (LLVM)", "tir_interpreter", "float32"];
+            let [Ok(llvm), Ok(interp), Ok(f32s)] = &results else {
+                for (r, name) in results.iter().zip(names) {
+                    if let Err(e) = r {
+                        failures.push(format!("{half} {}: {name} failed: {e}", c.op));
+                    }
+                }
+                continue;
+            };
+            let ulp = if half.is_bfloat() {
+                2f64.powi(-7)
+            } else {
+                2f64.powi(-10)
+            };
+            covered.insert(c.op);
+            for ((l, i), f) in llvm.iter().zip(interp).zip(f32s) {
+                compared += 1;
+                let exact = !i.dtype().is_float();
+                let (l, i, f) = (l.to_f64_vec(), i.to_f64_vec(), f.to_f64_vec());
+                for k in 0..i.len() {
+                    let same = |a: f64, b: f64, tol: f64| {
+                        (a.is_nan() && b.is_nan())
+                            || a == b
+                            || (a - b).abs() <= tol * (1.0 + b.abs())
+                    };
+                    let (t1, t2) = if exact { (0.0, 0.0) } else { (ulp, 8.0 * ulp) };
+                    if !same(l[k], i[k], t1) {
+                        failures.push(format!(
+                            "{half} {} {:?}: LLVM gives {} at {k}, the interpreter {}",
+                            c.op, c.attrs, l[k], i[k]
+                        ));
+                        break;
+                    }
+                    if !same(i[k], f[k], t2) {
+                        failures.push(format!(
+                            "{half} {} {:?}: the interpreter gives {} at {k}, float32 {}",
+                            c.op, c.attrs, i[k], f[k]
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared > 100, "only {compared} comparisons ran");
+    for op in [
+        "relax.add",
+        "relax.exp",
+        "relax.astype",
+        "relax.matmul",
+        "relax.nn.conv2d",
+        "relax.nn.softmax",
+        "relax.nn.max_pool2d",
+        "relax.nn.layer_norm",
+        "relax.sum",
+        "relax.mean",
+        "relax.max",
+    ] {
+        assert!(covered.contains(op), "{op} was not compared");
+    }
+
+    fn flatten(v: &Value) -> Vec<Tensor> {
+        match v {
+            Value::Tensor(t) => vec![t.clone()],
+            Value::Tuple(ts) => ts.iter().flat_map(flatten).collect(),
+            other => panic!("not a tensor result: {other:?}"),
+        }
+    }
+}
