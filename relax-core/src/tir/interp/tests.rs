@@ -218,3 +218,62 @@ fn the_library_serves_kernels_by_symbol() {
     k.call(&[&a, &b], &mut out, &[]).unwrap();
     assert_eq!(f32s(&out[0]), vec![11.]);
 }
+
+#[test]
+fn half_types_compute_in_float32_and_round_at_stores_and_casts() {
+    let m = Machine::default();
+    let (h, b, f) = (DataType::f16(), DataType::bf16(), DataType::f32());
+    // Halves are 2 apart at 2048 and bfloat16s 2 apart at 256: a half-typed
+    // sum is a float32 value, not rounded.
+    let e = PrimExpr::float(h, 2048.0) + PrimExpr::float(h, 1.0);
+    assert_eq!(m.eval(&e).unwrap(), Val::F(2049.0));
+    let e = PrimExpr::float(b, 256.0) + PrimExpr::float(b, 1.0);
+    assert_eq!(m.eval(&e).unwrap(), Val::F(257.0));
+    // A cast from another dtype rounds, ties to even.
+    for (x, dt, want) in [
+        (2049.0, h, 2048.0),
+        (2051.0, h, 2052.0),
+        (257.0, b, 256.0),
+        (259.0, b, 260.0),
+        (1e6, h, f64::INFINITY),
+    ] {
+        let e = PrimExpr::float(f, x).cast(dt);
+        assert_eq!(m.eval(&e).unwrap(), Val::F(want), "{x} as {dt}");
+    }
+    let e = PrimExpr::int_of(DataType::i32(), 2051).cast(h);
+    assert_eq!(m.eval(&e).unwrap(), Val::F(2052.0));
+    // A float16 value cast to bfloat16 rounds again: 2049 is exact in
+    // neither, 2048 in both.
+    let e = (PrimExpr::float(h, 2048.0) + PrimExpr::float(h, 1.0)).cast(b);
+    assert_eq!(m.eval(&e).unwrap(), Val::F(2048.0));
+
+    // A store rounds: 1/3 is stored as 0x3555 and 0x3eab.
+    let (hb, bb) = (
+        Buffer::new("H", vec![PrimExpr::int(1)], h),
+        Buffer::new("B", vec![PrimExpr::int(1)], b),
+    );
+    let third = |d| PrimExpr::float(d, 1.0).floordiv(PrimExpr::float(d, 3.0));
+    let body = Stmt::Seq(vec![
+        Stmt::BufferStore {
+            buffer: hb.clone(),
+            value: third(h),
+            indices: vec![PrimExpr::int(0)],
+        },
+        Stmt::BufferStore {
+            buffer: bb.clone(),
+            value: third(b),
+            indices: vec![PrimExpr::int(0)],
+        },
+    ]);
+    let func = PrimFunc::new(
+        vec![PrimFuncParam::Buffer(hb), PrimFuncParam::Buffer(bb)],
+        body,
+    );
+    let mut outs = vec![
+        Tensor::zeros(h, &[1]).unwrap(),
+        Tensor::zeros(b, &[1]).unwrap(),
+    ];
+    run(&func, &[], &mut outs, &[]).unwrap();
+    assert_eq!(outs[0].as_bytes(), 0x3555u16.to_le_bytes());
+    assert_eq!(outs[1].as_bytes(), 0x3eabu16.to_le_bytes());
+}
