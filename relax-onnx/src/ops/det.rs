@@ -9,19 +9,9 @@
 //! makes the determinant 0; it is replaced by 1 as the divisor so no NaN
 //! reaches the later columns.
 
-use super::{ints, shape, Ctx};
+use super::{shape, slice_axis, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error};
-
-/// `x[..., begin..end]` along `axis`.
-fn slice(cx: &mut Ctx, x: Expr, axis: i64, begin: i64, end: i64) -> Result<Expr, Error> {
-    let attrs = Attrs::from_pairs([
-        ("axes", ints([axis])),
-        ("begin", ints([begin])),
-        ("end", ints([end])),
-    ]);
-    cx.call("relax.strided_slice", vec![x], attrs)
-}
 
 pub fn det(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(&[])?;
@@ -63,8 +53,8 @@ pub fn det(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let i64t = DataType::i64();
     for k in 0..n {
         // The pivot row: k plus the argmax of |a[k.., k]|.
-        let col = slice(cx, a.clone(), -1, k, k + 1)?;
-        let col = slice(cx, col, -2, k, n)?;
+        let col = slice_axis(cx, a.clone(), -1, k, k + 1)?;
+        let col = slice_axis(cx, col, -2, k, n)?;
         let col = cx.op1("relax.abs", col)?;
         let attrs = Attrs::from_pairs([
             ("axis", AttrValue::Int(-2)),
@@ -91,8 +81,8 @@ pub fn det(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         let minus = cx.scalar(-1.0, dtype)?;
         let sign = cx.call("relax.where", vec![moved, minus, one.clone()], Attrs::new())?;
         // The pivot, (…, 1, 1).
-        let row_k = slice(cx, a.clone(), -2, k, k + 1)?;
-        let pivot = slice(cx, row_k.clone(), -1, k, k + 1)?;
+        let row_k = slice_axis(cx, a.clone(), -2, k, k + 1)?;
+        let pivot = slice_axis(cx, row_k.clone(), -1, k, k + 1)?;
         let signed = cx.op2("relax.multiply", pivot.clone(), sign)?;
         det = cx.op2("relax.multiply", det, signed)?;
         if k + 1 == n {
@@ -104,12 +94,12 @@ pub fn det(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             vec![is_zero, one.clone(), pivot],
             Attrs::new(),
         )?;
-        let below = slice(cx, a.clone(), -2, k + 1, n)?;
-        let lead = slice(cx, below.clone(), -1, k, k + 1)?;
+        let below = slice_axis(cx, a.clone(), -2, k + 1, n)?;
+        let lead = slice_axis(cx, below.clone(), -1, k, k + 1)?;
         let factor = cx.op2("relax.divide", lead, pivot)?;
         let sub = cx.op2("relax.multiply", factor, row_k)?;
         let below = cx.op2("relax.subtract", below, sub)?;
-        let above = slice(cx, a, -2, 0, k + 1)?;
+        let above = slice_axis(cx, a, -2, 0, k + 1)?;
         let attrs = Attrs::from_pairs([("axis", AttrValue::Int(r as i64 - 2))]);
         a = cx.call("relax.concat", vec![Expr::tuple(vec![above, below])], attrs)?;
     }

@@ -336,6 +336,17 @@ pub fn ints(values: impl IntoIterator<Item = i64>) -> AttrValue {
     AttrValue::Array(values.into_iter().map(AttrValue::Int).collect())
 }
 
+/// `x[.., begin..end]` along `axis` (negative counts from the end), with
+/// `begin` and `end` known integers.
+pub fn slice_axis(cx: &mut Ctx, x: Expr, axis: i64, begin: i64, end: i64) -> Result<Expr, Error> {
+    let attrs = Attrs::from_pairs([
+        ("axes", ints([axis])),
+        ("begin", ints([begin])),
+        ("end", ints([end])),
+    ]);
+    cx.call("relax.strided_slice", vec![x], attrs)
+}
+
 /// `values` normalized against rank `ndim` (negative counts from the end).
 pub fn normalize_axes(cx: &Ctx, values: &[i64], ndim: usize) -> Result<Vec<usize>, Error> {
     values

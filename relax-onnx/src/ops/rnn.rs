@@ -16,7 +16,7 @@
 
 use super::elementwise::{clamped_line, exp_minus_one, positive_or, softplus_of};
 use super::loops::{native_scan, NativeArgs};
-use super::{ints, Ctx};
+use super::{ints, slice_axis, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
 use relax_runtime::{DataType, Error, Tensor};
 
@@ -170,16 +170,6 @@ struct Layer {
     peepholes: Option<[Expr; 3]>,
 }
 
-/// `x[.., begin..end]` along `axis`.
-fn slice(cx: &mut Ctx, x: Expr, axis: i64, begin: i64, end: i64) -> Result<Expr, Error> {
-    let attrs = Attrs::from_pairs([
-        ("axes", ints([axis])),
-        ("begin", ints([begin])),
-        ("end", ints([end])),
-    ]);
-    cx.call("relax.strided_slice", vec![x], attrs)
-}
-
 /// Row `i` of `x` along axis 0, the axis removed.
 fn row(cx: &mut Ctx, x: Expr, i: i64) -> Result<Expr, Error> {
     let idx = Expr::constant(Tensor::scalar(i));
@@ -204,7 +194,7 @@ impl Layer {
 
     /// Gate block `k` (`[batch, hidden]`) of `[batch, gates·hidden]`.
     fn block(&self, cx: &mut Ctx, x: &Expr, k: i64) -> Result<Expr, Error> {
-        slice(cx, x.clone(), 1, k * self.hidden, (k + 1) * self.hidden)
+        slice_axis(cx, x.clone(), 1, k * self.hidden, (k + 1) * self.hidden)
     }
 
     /// One step: `xw` is `Xt·Wᵀ + Wb` (`[batch, gates·hidden]`), `h` and
@@ -245,11 +235,13 @@ impl Layer {
                 } else {
                     // (r ⊙ H)·Rhᵀ + Rbh
                     let rh = cx.op2("relax.multiply", r, h.clone())?;
-                    let rt_h = slice(cx, self.rt.clone(), 1, 2 * self.hidden, 3 * self.hidden)?;
+                    let rt_h =
+                        slice_axis(cx, self.rt.clone(), 1, 2 * self.hidden, 3 * self.hidden)?;
                     let m = cx.op2("relax.matmul", rh, rt_h)?;
                     match &self.rb {
                         Some(rb) => {
-                            let rbh = slice(cx, rb.clone(), 0, 2 * self.hidden, 3 * self.hidden)?;
+                            let rbh =
+                                slice_axis(cx, rb.clone(), 0, 2 * self.hidden, 3 * self.hidden)?;
                             cx.op2("relax.add", m, rbh)?
                         }
                         None => m,
@@ -608,8 +600,8 @@ fn recurrent(cx: &mut Ctx, cell: Cell) -> Result<Vec<Expr>, Error> {
                 let bd = row(cx, b.clone(), d)?;
                 let n = gates * hidden;
                 (
-                    Some(slice(cx, bd.clone(), 0, 0, n)?),
-                    Some(slice(cx, bd, 0, n, 2 * n)?),
+                    Some(slice_axis(cx, bd.clone(), 0, 0, n)?),
+                    Some(slice_axis(cx, bd, 0, n, 2 * n)?),
                 )
             }
             None => (None, None),
@@ -624,9 +616,9 @@ fn recurrent(cx: &mut Ctx, cell: Cell) -> Result<Vec<Expr>, Error> {
             Some(p) => {
                 let pd = row(cx, p.clone(), d)?;
                 Some([
-                    slice(cx, pd.clone(), 0, 0, hidden)?,
-                    slice(cx, pd.clone(), 0, hidden, 2 * hidden)?,
-                    slice(cx, pd, 0, 2 * hidden, 3 * hidden)?,
+                    slice_axis(cx, pd.clone(), 0, 0, hidden)?,
+                    slice_axis(cx, pd.clone(), 0, hidden, 2 * hidden)?,
+                    slice_axis(cx, pd, 0, 2 * hidden, 3 * hidden)?,
                 ])
             }
             None => None,
