@@ -318,6 +318,26 @@ pub fn q_linear_mat_mul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let b_scale = per_row_or_column(cx, b_scale, &bdims, false)?;
     let y_scale = cx.input(6)?;
     let y_scale = per_row_or_column(cx, y_scale, &bdims, false)?;
+    let y_zp = cx.input(7)?;
+    let (_, out) = cx.tensor(&y_zp)?;
+    let y_zp = per_row_or_column(cx, y_zp, &bdims, false)?;
+    Ok(vec![requantize(
+        cx, c, a_scale, b_scale, y_scale, y_zp, out,
+    )?])
+}
+
+/// `acc · a_scale · b_scale / y_scale`, computed in `float64`, rounded and
+/// shifted by `y_zp` into `out`: how the QLinear ops turn their exact
+/// `int32` accumulator into the output's quantized values.
+fn requantize(
+    cx: &mut Ctx,
+    acc: Expr,
+    a_scale: Expr,
+    b_scale: Expr,
+    y_scale: Expr,
+    y_zp: Expr,
+    out: DataType,
+) -> Result<Expr, Error> {
     let (_, sdt) = cx.tensor(&a_scale)?;
     if !sdt.is_float() {
         return Err(cx.error(format!("the scales must be floats, found {sdt}")));
@@ -325,19 +345,12 @@ pub fn q_linear_mat_mul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let m = cx.op2("relax.multiply", a_scale, b_scale)?;
     let m = cx.op2("relax.divide", m, y_scale)?;
     let f64t = DataType::f64();
-    let c = cx.astype(c, f64t)?;
+    let acc = cx.astype(acc, f64t)?;
     let m = cx.astype(m, f64t)?;
-    let d = cx.op2("relax.multiply", c, m)?;
-    let y_zp = cx.input(7)?;
-    let (_, out) = cx.tensor(&y_zp)?;
-    let y_zp = per_row_or_column(cx, y_zp, &bdims, false)?;
+    let d = cx.op2("relax.multiply", acc, m)?;
     let one = cx.scalar(1.0, f64t)?;
     let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
-    Ok(vec![cx.call(
-        "relax.quantize",
-        vec![d, one, y_zp],
-        attrs,
-    )?])
+    cx.call("relax.quantize", vec![d, one, y_zp], attrs)
 }
 
 /// Input `i` (an integer tensor) in `int32`, minus the zero point input
@@ -426,24 +439,10 @@ pub fn q_linear_conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let w_scale = per_channel(cx, w_scale, &ydims, 1)?;
     let y_scale = cx.input(6)?;
     let y_scale = scalar_of(cx, y_scale)?;
-    let (_, sdt) = cx.tensor(&x_scale)?;
-    if !sdt.is_float() {
-        return Err(cx.error(format!("the scales must be floats, found {sdt}")));
-    }
-    let m = cx.op2("relax.multiply", x_scale, w_scale)?;
-    let m = cx.op2("relax.divide", m, y_scale)?;
-    let f64t = DataType::f64();
-    let acc = cx.astype(acc, f64t)?;
-    let m = cx.astype(m, f64t)?;
-    let d = cx.op2("relax.multiply", acc, m)?;
     let y_zp = cx.input(7)?;
     let (_, out) = cx.tensor(&y_zp)?;
     let y_zp = scalar_of(cx, y_zp)?;
-    let one = cx.scalar(1.0, f64t)?;
-    let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(out))]);
-    Ok(vec![cx.call(
-        "relax.quantize",
-        vec![d, one, y_zp],
-        attrs,
+    Ok(vec![requantize(
+        cx, acc, x_scale, w_scale, y_scale, y_zp, out,
     )?])
 }
