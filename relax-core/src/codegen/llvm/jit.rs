@@ -13,6 +13,7 @@
 //!    running the code, and completes the scalars from the shapes.
 
 use super::abi::{emit_kernel, KernelSignature};
+use super::diagnostics::new_context;
 use super::parallel::PARALLEL_FOR;
 use super::target::{host_machine, optimize, LLVM_GLOBAL};
 use super::types::internal;
@@ -142,7 +143,7 @@ impl NativeLibrary for JitLibrary {
 
 /// JIT-compiles `funcs`. See [`super::jit`].
 pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
-    let context = Box::into_raw(Box::new(Context::create()));
+    let context = Box::into_raw(Box::new(new_context()));
     // SAFETY: the context lives until `JitOwner::drop` (or the error path
     // below) frees it, after everything created from it.
     let ctx: &'static Context = unsafe { &*context };

@@ -85,6 +85,7 @@
 //! verified by LLVM before it is optimized.
 
 mod abi;
+mod diagnostics;
 mod expr;
 mod half;
 mod intrinsics;

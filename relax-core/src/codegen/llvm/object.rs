@@ -8,11 +8,11 @@
 //! libm functions (`-lm`).
 
 use super::abi::emit_kernel;
+use super::diagnostics::new_context;
 use super::target::{host_machine, optimize};
 use super::types::internal;
 use super::CodegenOptions;
 use crate::tir::PrimFunc;
-use inkwell::context::Context;
 use inkwell::targets::FileType;
 use relax_runtime::Error;
 
@@ -21,7 +21,7 @@ pub(super) fn compile(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
 ) -> Result<Vec<u8>, Error> {
-    let ctx = Context::create();
+    let ctx = new_context();
     let module = ctx.create_module("relax_aot");
     for (symbol, func) in funcs {
         emit_kernel(&ctx, &module, symbol, func)?;
@@ -40,7 +40,7 @@ pub(super) fn ir_text(
     opts: &CodegenOptions,
     optimized: bool,
 ) -> Result<String, Error> {
-    let ctx = Context::create();
+    let ctx = new_context();
     let module = ctx.create_module("relax_ir");
     for (symbol, func) in funcs {
         emit_kernel(&ctx, &module, symbol, func)?;
