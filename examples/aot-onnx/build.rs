@@ -8,7 +8,10 @@
 //!   light test models (its weights are constant fills);
 //! - the two-layer Llama decoder that PyTorch exported with its defaults
 //!   (`relax-onnx/tests/data/models/tiny_llama`: weights in
-//!   `model.onnx.data`, dynamic batch and sequence axes).
+//!   `model.onnx.data`, dynamic batch and sequence axes);
+//! - `src/imported_mlp.rs`: the digits MLP again, imported as Rust source
+//!   (`relax import models/digits_mlp.onnx -o src/imported_mlp.rs`), whose
+//!   weights stay in the file `src/imported_mlp.weights`, read at run time.
 
 fn main() {
     relax::aot::Builder::new()
@@ -18,5 +21,6 @@ fn main() {
             "../../relax-onnx/tests/data/models/tiny_llama/model.onnx",
             "tiny_llama",
         )
+        .file("src/imported_mlp.rs")
         .compile("models");
 }

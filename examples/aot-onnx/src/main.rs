@@ -10,10 +10,15 @@
 //!    sequence length): one executable gives PyTorch's logits for token ids
 //!    of shape (1, 5) and (2, 12). The importer is used here only to read
 //!    the test's token ids and PyTorch's logits (`.pb` tensors).
+//! 4. The digits MLP imported as Rust source (`relax import … -o
+//!    src/imported_mlp.rs`): a `relax::module!` whose shapes were checked
+//!    when this crate compiled, and a struct that reads the weights once,
+//!    `ImportedMlp::load(path)?.main(&x)`. It gives the ONNX import's logits.
 
 include!(env!("RELAX_AOT_MODULE_digits_mlp"));
 include!(env!("RELAX_AOT_MODULE_squeezenet"));
 include!(env!("RELAX_AOT_MODULE_tiny_llama"));
+include!("imported_mlp.rs");
 
 use relax::ndarray::{Array2, Array3, Array4, Axis, Ix2, Ix3};
 use std::path::Path;
@@ -62,6 +67,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .count();
     let accuracy = correct as f64 / labels.len() as f64;
+
+    // The same model as Rust source, its weights read from a file once.
+    let imported =
+        ImportedMlp::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/imported_mlp.weights"))?;
+    let again = imported.main(&x)?;
+    let worst = again
+        .iter()
+        .zip(&logits)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    println!(
+        "imported_mlp (Rust source, backend {}): max |diff| from the ONNX import {worst:.2e}",
+        imported_mlp::__RELAX_EXECUTABLE.backend()
+    );
+    if worst > 1e-4 {
+        return Err("the imported source's logits are not the ONNX import's".into());
+    }
+
     println!(
         "digits_mlp: accuracy {:.2}% on {} held-out images (onnxruntime: 97.78%)",
         100.0 * accuracy,
