@@ -26,9 +26,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// becomes `pub mod m` with `module()` (the `IRModule`) and a typed wrapper
 /// for each `pub` function.
 ///
-/// Used through the facade (the `relax` crate's documentation runs this):
+/// Used through the facade, `relax::module!`:
 ///
-/// ```ignore
+/// ```
 /// relax::module! {
 ///     pub mod double {
 ///         #[function]
@@ -40,6 +40,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 ///
 /// let x = relax::ndarray::arr1(&[1.0f32, 2.0, 3.0]);
 /// assert_eq!(double::main(&x)?, relax::ndarray::arr1(&[2.0f32, 4.0, 6.0]));
+///
+/// // The shapes were checked when this compiled; a call checks the data.
+/// let wrong = relax::ndarray::arr2(&[[1.0f32]]);
+/// assert!(double::main(&wrong).is_err());
+/// # Ok::<(), relax::Error>(())
 /// ```
 #[proc_macro]
 pub fn module(input: TokenStream) -> TokenStream {

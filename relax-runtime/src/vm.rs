@@ -67,13 +67,33 @@ pub const MAX_FRAME_CELLS: u64 = 1 << 22;
 
 /// Runs the functions of an executable. See the module docs.
 ///
-/// An [`Executable`] comes from the compiler, `relax::build` (in
-/// relax-core, `relax_core::backend::build`, whose documentation has a
-/// runnable example), or from [`Executable::from_bytes`]:
+/// An [`Executable`] comes from the compiler (`relax::build`, which is
+/// `relax_core::backend::build`) or from [`Executable::from_bytes`]:
 ///
-/// ```ignore
-/// let vm = VirtualMachine::new(&relax::build(&module, &relax::Target::host())?);
+/// ```
+/// use relax_runtime::{Tensor, Value, VirtualMachine};
+///
+/// let module: relax_core::ir::IRModule = r#"
+/// @I.ir_module
+/// class Module:
+///     @R.function
+///     def main(x: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("n",), dtype="float32"):
+///         n = T.int64()
+///         gv: R.Tensor((n,), dtype="float32") = R.add(x, x)
+///         return gv
+/// "#
+/// .parse()?;
+/// let exec = relax_core::build(&module, &relax_core::Target::interpreter())?;
+///
+/// let vm = VirtualMachine::new(&exec);
+/// let x = Tensor::from_vec(&[2], vec![1.5f32, -2.0])?;
 /// let y = vm.call("main", &[Value::Tensor(x)])?;
+/// assert_eq!(y.as_tensor().unwrap().to_vec::<f32>()?, [3.0f32, -4.0]);
+///
+/// // A wrong argument is an error naming the parameter, before anything runs.
+/// let err = vm.call("main", &[Value::Tensor(Tensor::from_vec(&[2, 1], vec![1.0f32, 2.0])?)]);
+/// assert!(err.unwrap_err().to_string().contains("parameter `x`"));
+/// # Ok::<(), relax_runtime::Error>(())
 /// ```
 pub struct VirtualMachine {
     exec: Arc<Executable>,
