@@ -590,9 +590,6 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "consumed_inputs",
         "training_mode",
     ])?;
-    if cx.node.int_or("training_mode", 0)? != 0 {
-        return Err(cx.error("training_mode = 1 is not supported (inference only)"));
-    }
     if cx.node.int_or("spatial", 1)? != 1 {
         return Err(cx.error("spatial = 0 is not supported"));
     }
@@ -601,6 +598,9 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (dims, dtype) = cx.tensor(&x)?;
     if dims.len() < 2 {
         return Err(cx.error("the input needs a channel axis (rank 2 or more)"));
+    }
+    if cx.node.int_or("training_mode", 0)? != 0 {
+        return batch_norm_training(cx, [x, scale, bias, mean, var]);
     }
     // y = x · a + b with a = scale / sqrt(var + ε), b = bias - mean · a:
     // per channel, so with constant statistics a and b are folded here and
@@ -616,6 +616,25 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let b = per_channel(cx, b, c, dims.len())?;
     let y = cx.op2("relax.multiply", x, a)?;
     Ok(vec![cx.op2("relax.add", y, b)?])
+}
+
+/// `BatchNormalization` with `training_mode = 1` (opset 14 on): the batch
+/// mean and biased variance over every axis but 1 normalize `x`, and the
+/// running statistics come out as `input · momentum + batch · (1 - momentum)`.
+/// That is TVM's `nn.batch_norm` with `training` set, whose `momentum`
+/// weighs the batch statistic (`(1 - m) · moving + m · batch`), so it is
+/// given `1 - momentum`. The outputs are `Y`, `running_mean`, `running_var`.
+fn batch_norm_training(cx: &mut Ctx, args: [Expr; 5]) -> Result<Vec<Expr>, Error> {
+    let momentum = f64::from(cx.node.float_or("momentum", 0.9)?);
+    let epsilon = f64::from(cx.node.float_or("epsilon", 1e-5)?);
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        ("epsilon", AttrValue::Float(epsilon)),
+        ("momentum", AttrValue::Float(1.0 - momentum)),
+        ("training", AttrValue::Bool(true)),
+    ]);
+    let out = cx.call("relax.nn.batch_norm", args.to_vec(), attrs)?;
+    (0..3).map(|i| cx.item(&out, i)).collect()
 }
 
 /// `v` of shape `(C,)` reshaped to broadcast along axis 1 of rank `ndim`.
