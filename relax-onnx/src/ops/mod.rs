@@ -12,6 +12,7 @@
 //! |---|---|
 //! | `det.rs` | `Det` (Gaussian elimination with partial pivoting over known `n`) |
 //! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
+//! | `bitcast.rs` | `BitCast` (TVM's `memory.view` with a new dtype) |
 //! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
 //! | `crop.rs` | `CenterCropPad` |
 //! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
@@ -44,6 +45,7 @@
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod bitcast;
 mod blocks;
 mod control_flow;
 mod crop;
@@ -122,6 +124,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("HardSigmoid", elementwise::hard_sigmoid),
     ("Clip", elementwise::clip),
     ("Cast", elementwise::cast),
+    ("BitCast", bitcast::bitcast),
     ("Where", elementwise::where_),
     ("Erf", elementwise::erf),
     ("Sin", elementwise::sin),
