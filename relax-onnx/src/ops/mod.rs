@@ -20,7 +20,7 @@
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `EyeLike`, `Shape`, `Size`, `Identity` |
-//! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
+//! | `volume.rs` | 3-d `Conv`, `ConvTranspose`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
 //! | `grid.rs` | `GridSample`, `AffineGrid` |
