@@ -19,15 +19,14 @@ pub fn bitcast(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         .node
         .int("to")?
         .ok_or_else(|| cx.error("attribute `to` is required"))?;
-    let dtype = i32::try_from(to)
-        .ok()
-        .and_then(dtype_of)
-        .ok_or_else(|| {
-            let name = i32::try_from(to).map_or_else(|_| to.to_string(), elem_type_name);
-            cx.error(format!("bitcast to {name} is not supported"))
-        })?;
+    let dtype = i32::try_from(to).ok().and_then(dtype_of).ok_or_else(|| {
+        let name = i32::try_from(to).map_or_else(|_| to.to_string(), elem_type_name);
+        cx.error(format!("bitcast to {name} is not supported"))
+    })?;
     if dtype.is_bool() {
-        return Err(cx.error("bitcast to bool is not supported (a byte other than 0 or 1 is no bool)"));
+        return Err(
+            cx.error("bitcast to bool is not supported (a byte other than 0 or 1 is no bool)")
+        );
     }
     if from.size_in_bytes() != dtype.size_in_bytes() {
         return Err(cx.error(format!(

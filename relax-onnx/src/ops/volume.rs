@@ -259,7 +259,11 @@ pub fn conv_transpose3d(
         Attrs::from_pairs([("axes", ints([0, 2, 1, 3, 4]))]),
     )?;
     let batch_dims = dims_of(&[n * d, dims[1], dims[3], dims[4]]);
-    let batch = cx.call("relax.reshape", vec![moved, shape(batch_dims)], Attrs::new())?;
+    let batch = cx.call(
+        "relax.reshape",
+        vec![moved, shape(batch_dims)],
+        Attrs::new(),
+    )?;
     let mut acc: Option<Expr> = None;
     let mut plane: Vec<PrimExpr> = Vec::new();
     for kd in 0..depth.kernel {
@@ -275,12 +279,21 @@ pub fn conv_transpose3d(
         let (y_dims, _) = cx.tensor(&y)?;
         plane = y_dims[1..].to_vec();
         let rest = super::product(&plane);
-        let rows = vec![PrimExpr::int(n), PrimExpr::int(d), PrimExpr::int(1), rest.clone()];
+        let rows = vec![
+            PrimExpr::int(n),
+            PrimExpr::int(d),
+            PrimExpr::int(1),
+            rest.clone(),
+        ];
         let mut y = cx.call("relax.reshape", vec![y, shape(rows)], Attrs::new())?;
         if depth.stride > 1 {
             // stride - 1 zero rows after each input depth, the last ones dropped.
             y = pad(cx, y, vec![0, 0, 0, 0, 0, depth.stride - 1, 0, 0])?;
-            let spread = vec![PrimExpr::int(n), PrimExpr::int(d * depth.stride), rest.clone()];
+            let spread = vec![
+                PrimExpr::int(n),
+                PrimExpr::int(d * depth.stride),
+                rest.clone(),
+            ];
             y = cx.call("relax.reshape", vec![y, shape(spread)], Attrs::new())?;
             y = super::slice_axis(cx, y, 1, 0, spread_len)?;
         } else {

@@ -93,7 +93,11 @@ mod tests {
     fn view_reinterprets_the_bytes() {
         let x = tv(&[2], vec![1.0f32, -2.5]);
         let r = call(x.clone(), &[2], DataType::i32(), 0).unwrap();
-        assert_tensor(&r, &[2], &[1.0f32.to_bits() as i32, (-2.5f32).to_bits() as i32]);
+        assert_tensor(
+            &r,
+            &[2],
+            &[1.0f32.to_bits() as i32, (-2.5f32).to_bits() as i32],
+        );
         // Another shape and a narrower dtype, from byte 4 on.
         let r = call(x.clone(), &[2, 2], DataType::uint(8), 4).unwrap();
         let b = (-2.5f32).to_le_bytes();
