@@ -302,3 +302,74 @@ pub fn compare(got: &Tensor, expected: &Tensor, rtol: f64, atol: f64) -> Result<
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::type_proto::{Optional, Sequence, Tensor as TensorType};
+
+    fn ty(value: type_proto::Value) -> TypeProto {
+        TypeProto {
+            value: Some(value),
+            ..Default::default()
+        }
+    }
+
+    fn tensor_ty() -> TypeProto {
+        ty(type_proto::Value::TensorType(TensorType {
+            elem_type: Some(1),
+            shape: None,
+        }))
+    }
+
+    fn optional_of(elem: TypeProto) -> TypeProto {
+        ty(type_proto::Value::OptionalType(Box::new(Optional {
+            elem_type: Some(Box::new(elem)),
+        })))
+    }
+
+    fn sequence_of(elem: TypeProto) -> TypeProto {
+        ty(type_proto::Value::SequenceType(Box::new(Sequence {
+            elem_type: Some(Box::new(elem)),
+        })))
+    }
+
+    fn one_tensor() -> crate::proto::TensorProto {
+        let t = Tensor::from_vec(&[2], vec![1.0f32, 2.0]).unwrap();
+        crate::tensor::from_tensor("t", &t).unwrap()
+    }
+
+    /// A `SequenceProto` of one tensor and an `OptionalProto` of that
+    /// tensor are the same bytes: the declared type tells them apart.
+    #[test]
+    fn an_optional_value_may_be_written_as_its_own_proto() {
+        let seq = SequenceProto {
+            elem_type: Some(1),
+            tensor_values: vec![one_tensor()],
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let opt_tensor = OptionalProto {
+            elem_type: Some(1),
+            tensor_value: Some(one_tensor()),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(seq, opt_tensor);
+        let of_seq = optional_of(sequence_of(tensor_ty()));
+        let Value::Tuple(fields) = decode_value(&seq, Some(&of_seq)).unwrap() else {
+            panic!("a sequence")
+        };
+        assert!(matches!(&fields[..], [Value::Tensor(t)] if t.shape() == [2]));
+        let of_tensor = optional_of(tensor_ty());
+        let v = decode_value(&opt_tensor, Some(&of_tensor)).unwrap();
+        assert!(matches!(v, Value::Tensor(t) if t.shape() == [2]));
+        // A present tensor written as a TensorProto, and an empty optional.
+        let bare = one_tensor().encode_to_vec();
+        let v = decode_value(&bare, Some(&of_tensor)).unwrap();
+        assert!(matches!(v, Value::Tensor(t) if t.shape() == [2]));
+        let empty = OptionalProto::default().encode_to_vec();
+        let v = decode_value(&empty, Some(&of_seq)).unwrap();
+        assert!(matches!(v, Value::Tuple(f) if f.is_empty()));
+    }
+}

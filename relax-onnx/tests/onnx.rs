@@ -611,6 +611,16 @@ fn bad_elementwise_attributes_are_errors() {
         &shift,
         "attribute `direction` must be \"LEFT\" or \"RIGHT\"",
     );
+    let i64t = tensor_proto::DataType::Int64;
+    assert_import_error(
+        &unary_model("BitCast", vec![int_attr("to", i64t as i64)], 2, i64t),
+        "(BitCast): bitcast needs dtypes of one width: float32 has 32 bits, int64 has 64",
+    );
+    let b = tensor_proto::DataType::Bool;
+    assert_import_error(
+        &unary_model("BitCast", vec![int_attr("to", b as i64)], 2, b),
+        "bitcast to bool is not supported",
+    );
 }
 
 // ----- external data ----------------------------------------------------

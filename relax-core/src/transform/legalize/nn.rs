@@ -81,9 +81,11 @@ fn softmax_like(cx: &mut LegalizeCtx<'_>, log: bool) -> Result<Expr, Error> {
     let name = format!("T_{}", cx.name());
     cx.te1(&[0], |xs| {
         let x = &xs[0];
-        // Half types accumulate the sum in float32: a half scratch buffer
-        // would round the running sum at every step, where the op is to
-        // round once, at its output (as the reference kernel does).
+        // For half types the sum stage is float32: a half one would round
+        // the (float32-accumulated) sum to half before the division while
+        // the exponentials it divides stay float32, one ulp of error too
+        // many; so the op rounds once, at its output, as the reference
+        // kernel does.
         let d = x.dtype();
         let acc = if d.is_half() { DataType::f32() } else { d };
         let m = reduce_stage(
