@@ -6,7 +6,8 @@
 //!
 //! A data file holds what the model's input or output of that index is
 //! typed as: a `TensorProto`, a `SequenceProto` or an `OptionalProto`
-//! (`onnx-data.proto`). They become run-time values as the importer
+//! (`onnx-data.proto`), or for an optional with a value, that value's own
+//! proto (see `holds_value_itself`). They become run-time values as the importer
 //! represents them: a tensor as a tensor, a sequence as a tuple of its
 //! elements, an optional as its value when it has one and as the empty
 //! tuple when it has none.
@@ -162,10 +163,16 @@ pub fn decode_value(bytes: &[u8], ty: Option<&TypeProto>) -> Result<Value, Error
                 .map_err(|e| error(format!("not a SequenceProto: {e}")))?;
             sequence_value(&s)
         }
-        Some(type_proto::Value::OptionalType(_)) => {
-            let o = OptionalProto::decode(bytes)
-                .map_err(|e| error(format!("not an OptionalProto: {e}")))?;
-            optional_value(&o)
+        Some(type_proto::Value::OptionalType(opt)) => {
+            let elem = opt.elem_type.as_deref();
+            match OptionalProto::decode(bytes) {
+                Ok(o) if !holds_value_itself(&o, elem) => optional_value(&o),
+                // Not an `OptionalProto` at all, or one whose element kind
+                // is not the declared one: the value's own proto.
+                Ok(_) => decode_value(bytes, elem),
+                Err(e) => decode_value(bytes, elem)
+                    .map_err(|_| error(format!("not an OptionalProto: {e}"))),
+            }
         }
         Some(type_proto::Value::MapType(_)) => Err(error("maps are not supported".into())),
         _ => {
@@ -174,6 +181,26 @@ pub fn decode_value(bytes: &[u8], ty: Option<&TypeProto>) -> Result<Value, Error
             Ok(Value::Tensor(to_tensor(&t)?))
         }
     }
+}
+
+/// Whether the bytes decoded as `o` are really the optional's value
+/// written as its own proto: an optional with a value is its value, and
+/// writers (ONNX's `numpy_helper`, `scripts/onnx_node_suite.py`) serialize
+/// a present value as a `TensorProto` or `SequenceProto`. On the wire a
+/// `SequenceProto` of one tensor reads as an `OptionalProto` of that
+/// tensor (the same field numbers), so the model's element type decides:
+/// an `OptionalProto` whose element kind is defined and differs from the
+/// declared one is the value itself.
+fn holds_value_itself(o: &OptionalProto, declared: Option<&TypeProto>) -> bool {
+    use sequence_proto::DataType as D;
+    let declared = match declared.and_then(|t| t.value.as_ref()) {
+        Some(type_proto::Value::TensorType(_)) => D::Tensor,
+        Some(type_proto::Value::SequenceType(_)) => D::Sequence,
+        Some(type_proto::Value::OptionalType(_)) => D::Optional,
+        _ => return false,
+    };
+    let found = D::try_from(o.elem_type()).unwrap_or(D::Undefined);
+    found != D::Undefined && found != declared
 }
 
 /// A sequence as the tuple of its elements.
@@ -273,5 +300,76 @@ pub fn compare(got: &Tensor, expected: &Tensor, rtol: f64, atol: f64) -> Result<
             "element {i} is {a}, expected {b} (|diff| {:.3e})",
             (a - b).abs()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::type_proto::{Optional, Sequence, Tensor as TensorType};
+
+    fn ty(value: type_proto::Value) -> TypeProto {
+        TypeProto {
+            value: Some(value),
+            ..Default::default()
+        }
+    }
+
+    fn tensor_ty() -> TypeProto {
+        ty(type_proto::Value::TensorType(TensorType {
+            elem_type: Some(1),
+            shape: None,
+        }))
+    }
+
+    fn optional_of(elem: TypeProto) -> TypeProto {
+        ty(type_proto::Value::OptionalType(Box::new(Optional {
+            elem_type: Some(Box::new(elem)),
+        })))
+    }
+
+    fn sequence_of(elem: TypeProto) -> TypeProto {
+        ty(type_proto::Value::SequenceType(Box::new(Sequence {
+            elem_type: Some(Box::new(elem)),
+        })))
+    }
+
+    fn one_tensor() -> crate::proto::TensorProto {
+        let t = Tensor::from_vec(&[2], vec![1.0f32, 2.0]).unwrap();
+        crate::tensor::from_tensor("t", &t).unwrap()
+    }
+
+    /// A `SequenceProto` of one tensor and an `OptionalProto` of that
+    /// tensor are the same bytes: the declared type tells them apart.
+    #[test]
+    fn an_optional_value_may_be_written_as_its_own_proto() {
+        let seq = SequenceProto {
+            elem_type: Some(1),
+            tensor_values: vec![one_tensor()],
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let opt_tensor = OptionalProto {
+            elem_type: Some(1),
+            tensor_value: Some(one_tensor()),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(seq, opt_tensor);
+        let of_seq = optional_of(sequence_of(tensor_ty()));
+        let Value::Tuple(fields) = decode_value(&seq, Some(&of_seq)).unwrap() else {
+            panic!("a sequence")
+        };
+        assert!(matches!(&fields[..], [Value::Tensor(t)] if t.shape() == [2]));
+        let of_tensor = optional_of(tensor_ty());
+        let v = decode_value(&opt_tensor, Some(&of_tensor)).unwrap();
+        assert!(matches!(v, Value::Tensor(t) if t.shape() == [2]));
+        // A present tensor written as a TensorProto, and an empty optional.
+        let bare = one_tensor().encode_to_vec();
+        let v = decode_value(&bare, Some(&of_tensor)).unwrap();
+        assert!(matches!(v, Value::Tensor(t) if t.shape() == [2]));
+        let empty = OptionalProto::default().encode_to_vec();
+        let v = decode_value(&empty, Some(&of_seq)).unwrap();
+        assert!(matches!(v, Value::Tuple(f) if f.is_empty()));
     }
 }

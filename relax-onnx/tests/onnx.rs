@@ -71,17 +71,6 @@ fn onnx_node_cases_one_per_op_type_pass_on_every_target() {
     check_cases("node", 80);
 }
 
-/// `test_attention_4d_fp16` on the interpreter only (the float16 and
-/// bfloat16 node cases that pass on both targets are in `node/`): the
-/// reference kernels round each op's result to float16, as onnxruntime
-/// does, while the compiled code rounds only where a fused kernel stores,
-/// so its output is within 2 float16 ulps of ONNX's (9.8e-4 at 0.68), past
-/// the comparison's rtol 1e-3 + atol 1e-4.
-#[test]
-fn onnx_half_precision_attention_passes_on_the_interpreter() {
-    check_cases_on("node_half", 1, &[Target::interpreter()]);
-}
-
 /// A two-layer Llama decoder (hidden size 64) exported by PyTorch with its
 /// defaults (`scripts/export_torch.py --tiny-decoder`): weights in
 /// `model.onnx.data`, dynamic batch and sequence axes, PyTorch's logits at
@@ -621,6 +610,16 @@ fn bad_elementwise_attributes_are_errors() {
     assert_import_error(
         &shift,
         "attribute `direction` must be \"LEFT\" or \"RIGHT\"",
+    );
+    let i64t = tensor_proto::DataType::Int64;
+    assert_import_error(
+        &unary_model("BitCast", vec![int_attr("to", i64t as i64)], 2, i64t),
+        "(BitCast): bitcast needs dtypes of one width: float32 has 32 bits, int64 has 64",
+    );
+    let b = tensor_proto::DataType::Bool;
+    assert_import_error(
+        &unary_model("BitCast", vec![int_attr("to", b as i64)], 2, b),
+        "bitcast to bool is not supported",
     );
 }
 

@@ -1111,3 +1111,32 @@ fn batch_norm_gives_a_tuple_and_checks_its_channels() {
     );
     assert!(e.message.contains("one value per channel"), "{}", e.message);
 }
+
+/// `R::dtype` takes one dtype name; anything else is an error on it.
+#[test]
+fn dtype_values_take_one_dtype_name() {
+    let src = r#"pub mod m {
+        #[function]
+        pub fn f(x: Tensor![(2,), f32]) -> Object {
+            let a = R::memory::view(x, R::shape([2]), R::dtype("int32"), R::prim(0));
+            let b = R::dtype("int33");
+            let c = R::dtype(3);
+            (a, b, c)
+        }
+    }"#;
+    let errors = errs(src);
+    let found: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| (culprit(src, e), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("\"int33\"", "`int33` is not a dtype"),
+            (
+                "R::dtype(3)",
+                "`R::dtype` takes one string literal, such as `R::dtype(\"int32\")`"
+            ),
+        ]
+    );
+}

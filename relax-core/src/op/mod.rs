@@ -34,6 +34,7 @@ pub mod index;
 pub mod infer;
 pub mod linear_algebra;
 pub mod manipulate;
+pub mod memory;
 pub mod nn;
 pub mod qdq;
 #[cfg(test)]
@@ -190,6 +191,7 @@ const GROUPS: &[&[OpInfo]] = &[
     image::OPS,
     vision::OPS,
     qdq::OPS,
+    memory::OPS,
     base::OPS,
 ];
 

@@ -49,6 +49,9 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
         ),
         "relax.one_hot" => (vec!["R.Tensor(ndim=2, dtype=\"int64\")"], "depth=4"),
         "relax.flip" => (vec![t], "axis=1"),
+        // `memory.view` takes a dtype and a PrimValue literal (see
+        // `module_text`).
+        "relax.memory.view" => (vec![t, "R.Shape([2, 3])"], ""),
         "relax.where" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")", t, t], ""),
         "relax.logical_not" => (vec!["R.Tensor(ndim=4, dtype=\"bool\")"], ""),
         "relax.logical_and" | "relax.logical_or" | "relax.logical_xor" => {
@@ -127,6 +130,9 @@ fn module_text(name: &str, extra: &str) -> String {
     }
     if name == "relax.tril" || name == "relax.triu" || name == "relax.eye_like" {
         args.push("R.prim_value(1)".into());
+    }
+    if name == "relax.memory.view" {
+        args.extend(["R.dtype(\"int32\")", "R.prim_value(0)"].map(String::from));
     }
     if name == "relax.one_hot" {
         args.extend(["R.prim_value(T.float32(1))", "R.prim_value(T.float32(0))"].map(String::from));

@@ -255,6 +255,7 @@ impl FnPrinter {
                 dims.iter().map(prim).collect::<Vec<_>>().join(", ")
             ),
             ExprKind::PrimValue(p) => format!("R::prim({})", prim(p)),
+            ExprKind::DataTypeImm(d) => format!("R::dtype({:?})", d.to_string()),
             ExprKind::Call(call) => {
                 let args = call
                     .args
@@ -449,6 +450,40 @@ class Module:
             dsl.text
         );
         assert!(dsl.text.contains("let tail = parts.1;"), "{}", dsl.text);
+        let inner = dsl
+            .text
+            .trim()
+            .strip_prefix("relax::module! {")
+            .and_then(|t| t.strip_suffix('}'))
+            .unwrap();
+        let tokens = proc_macro2::TokenStream::from_str(inner).unwrap();
+        let lowered = crate::frontend::lower_module_macro(tokens)
+            .unwrap_or_else(|e| panic!("{}\n{}", e[0].message, dsl.text));
+        if let Err(e) = structural_equal_report(&lowered.module, &module) {
+            panic!("{e}\n{}\n{}", dsl.text, lowered.module);
+        }
+    }
+
+    /// A dtype value (`memory.view`'s) is written `R::dtype("…")` and
+    /// lowers back.
+    #[test]
+    fn dtype_values_lower_back() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="int32"):
+        gv: R.Tensor((2, 3), dtype="int32") = R.memory.view(x, R.shape([2, 3]), R.dtype("int32"), R.prim_value(0))
+        return gv
+"#;
+        let module: IRModule = text.parse().unwrap();
+        let dsl = module_to_dsl(&module, "m", "").unwrap();
+        assert!(
+            dsl.text
+                .contains("R::memory::view(x, R::shape([2, 3]), R::dtype(\"int32\"), R::prim(0))"),
+            "{}",
+            dsl.text
+        );
         let inner = dsl
             .text
             .trim()

@@ -36,7 +36,7 @@ use relax_runtime::Error;
 
 /// The ops never legalized: they already call into the level below, or
 /// (`shape_of` and the shape/tensor conversions, the closure ops,
-/// `nonzero`, `unique`, non-maximum suppression) the VM implements them, as TVM's VM builtins do.
+/// `nonzero`, `unique`, non-maximum suppression, `memory.view`) the VM implements them, as TVM's VM builtins do.
 pub const SKIPPED_OPS: &[&str] = &[
     "relax.call_tir",
     "relax.call_tir_inplace",
@@ -51,6 +51,7 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.nonzero",
     "relax.unique",
     "relax.vision.all_class_non_max_suppression",
+    "relax.memory.view",
 ];
 
 /// The pass. See the module docs.

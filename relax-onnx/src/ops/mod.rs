@@ -12,6 +12,7 @@
 //! |---|---|
 //! | `det.rs` | `Det` (Gaussian elimination with partial pivoting over known `n`) |
 //! | `einsum.rs` | `Einsum` (diagonals, broadcast products and sums) |
+//! | `bitcast.rs` | `BitCast` (TVM's `memory.view` with a new dtype) |
 //! | `blocks.rs` | `DepthToSpace`, `SpaceToDepth`, `Col2Im` |
 //! | `crop.rs` | `CenterCropPad` |
 //! | `deform.rs` | `DeformConv` (2-d, through `image.grid_sample`) |
@@ -19,7 +20,7 @@
 //! | `nn.rs` | `Conv` and `ConvTranspose` (1-d and 2-d), `MaxPool`, `AveragePool`, `LpPool`, global pools, `BatchNormalization`, `InstanceNormalization`, `LRN`, `Gemm`, `MatMul`, `Softmax`/`LogSoftmax`, `Dropout` |
 //! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `EyeLike`, `Shape`, `Size`, `Identity` |
-//! | `volume.rs` | 3-d `Conv`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
+//! | `volume.rs` | 3-d `Conv`, `ConvTranspose`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
 //! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
 //! | `grid.rs` | `GridSample`, `AffineGrid` |
@@ -44,6 +45,7 @@
 //! | `shape_value.rs` | shape arithmetic on symbolic shape values (`Shape` of a dynamic axis, then `Gather`, `Concat`, …), before any converter sees the node |
 
 mod attention;
+mod bitcast;
 mod blocks;
 mod control_flow;
 mod crop;
@@ -122,6 +124,7 @@ pub const CONVERTERS: &[(&str, Converter)] = &[
     ("HardSigmoid", elementwise::hard_sigmoid),
     ("Clip", elementwise::clip),
     ("Cast", elementwise::cast),
+    ("BitCast", bitcast::bitcast),
     ("Where", elementwise::where_),
     ("Erf", elementwise::erf),
     ("Sin", elementwise::sin),

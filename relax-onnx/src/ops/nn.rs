@@ -6,12 +6,13 @@
 //!    padding). A 1-d one runs as 2-d on a height of 1. `auto_pad` is
 //!    resolved to pads from the static input size. 3-d ones are written
 //!    with the 2-d ops (`volume.rs`). `ConvTranspose` (1-d and 2-d) maps to
-//!    `nn.conv2d_transpose`, its `output_shape` and `auto_pad` turned into
+//!    `nn.conv2d_transpose` (3-d: over the depth taps, `volume.rs`), its `output_shape` and `auto_pad` turned into
 //!    pads by ONNX's formula; a negative pad (an `output_shape` past the
 //!    full result) widens the output with zeros before the bias.
 //!    `LpPool` is `(avg_pool(|x|^p) · window size)^(1/p)`, the average
 //!    counting the padding.
-//! 2. `BatchNormalization` (inference) is `x · a + b` with per-channel
+//! 2. `BatchNormalization` in training mode is `nn.batch_norm` with
+//!    `training` set; in inference it is `x · a + b` with per-channel
 //!    `a = scale / sqrt(var + ε)` and `b = bias - mean · a`, which fold to
 //!    constants when the statistics are (TVM's frontend emits
 //!    `nn.batch_norm` and leaves that to DecomposeOpsForInference and
@@ -253,9 +254,9 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let w = cx.input(1)?;
     let bias = cx.opt_input(2)?;
     let k = spatial_rank(cx, &x)?;
-    if k > 2 {
+    if k > 3 {
         return Err(cx.error(format!(
-            "{k}-d ConvTranspose is not supported (1-d and 2-d are)"
+            "{k}-d ConvTranspose is not supported (1-d, 2-d and 3-d are)"
         )));
     }
     let x_dims = cx.static_dims(&x)?;
@@ -339,6 +340,62 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     // the output by rows no window reaches: zeros, before the bias.
     let widen_by: Vec<i64> = pads.iter().map(|&p| (-p).max(0)).collect();
     let pads: Vec<i64> = pads.iter().map(|&p| p.max(0)).collect();
+    let rank = k.max(2) + 2;
+    let mut y = if k == 3 {
+        let depth = super::volume::Depth {
+            kernel: w_dims[2],
+            stride: strides[0],
+            dilation: dilations[0],
+            before: pads[0],
+            after: pads[3],
+        };
+        let attrs = Attrs::from_pairs([
+            ("strides", ints(strides[1..].to_vec())),
+            ("padding", ints([pads[1], pads[2], pads[4], pads[5]])),
+            ("output_padding", ints(out_pad[1..].to_vec())),
+            ("dilation", ints(dilations[1..].to_vec())),
+            ("groups", AttrValue::Int(group)),
+        ]);
+        super::volume::conv_transpose3d(cx, x, w, depth, out_pad[0], attrs)?
+    } else {
+        conv_transpose_2d(cx, x, w, k, strides, dilations, out_pad, pads, group)?
+    };
+    if widen_by.iter().any(|&p| p > 0) {
+        // Relax interleaves (before, after) per axis; 1-d runs on axis 3.
+        let mut width = vec![0i64; 2 * rank];
+        for i in 0..k {
+            let axis = rank - k + i;
+            width[2 * axis] = widen_by[i];
+            width[2 * axis + 1] = widen_by[i + k];
+        }
+        let attrs = Attrs::from_pairs([
+            ("pad_width", ints(width)),
+            ("pad_value", AttrValue::Float(0.0)),
+            ("pad_mode", AttrValue::Str("constant".into())),
+        ]);
+        y = cx.call("relax.nn.pad", vec![y], attrs)?;
+    }
+    y = add_bias(cx, y, bias, w_dims[1] * group, rank)?;
+    if k == 1 {
+        y = from_2d(cx, y)?;
+    }
+    Ok(vec![y])
+}
+
+/// A 1-d (as 2-d over a unit height) or 2-d `ConvTranspose` as
+/// `nn.conv2d_transpose`, pads non-negative.
+#[allow(clippy::too_many_arguments)]
+fn conv_transpose_2d(
+    cx: &mut Ctx,
+    x: Expr,
+    w: Expr,
+    k: usize,
+    strides: Vec<i64>,
+    dilations: Vec<i64>,
+    out_pad: Vec<i64>,
+    pads: Vec<i64>,
+    group: i64,
+) -> Result<Expr, Error> {
     let (x2, w2, strides, dilations, out_pad, pads) = if k == 1 {
         (
             as_2d(cx, x)?,
@@ -358,27 +415,7 @@ pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         ("dilation", ints(dilations)),
         ("groups", AttrValue::Int(group)),
     ]);
-    let mut y = cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)?;
-    if widen_by.iter().any(|&p| p > 0) {
-        // Relax interleaves (before, after) per axis; 1-d runs on axis 3.
-        let mut width = vec![0i64; 8];
-        for i in 0..k {
-            let axis = 4 - k + i;
-            width[2 * axis] = widen_by[i];
-            width[2 * axis + 1] = widen_by[i + k];
-        }
-        let attrs = Attrs::from_pairs([
-            ("pad_width", ints(width)),
-            ("pad_value", AttrValue::Float(0.0)),
-            ("pad_mode", AttrValue::Str("constant".into())),
-        ]);
-        y = cx.call("relax.nn.pad", vec![y], attrs)?;
-    }
-    y = add_bias(cx, y, bias, w_dims[1] * group, 4)?;
-    if k == 1 {
-        y = from_2d(cx, y)?;
-    }
-    Ok(vec![y])
+    cx.call("relax.nn.conv2d_transpose", vec![x2, w2], attrs)
 }
 
 pub fn max_pool(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
@@ -590,9 +627,6 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         "consumed_inputs",
         "training_mode",
     ])?;
-    if cx.node.int_or("training_mode", 0)? != 0 {
-        return Err(cx.error("training_mode = 1 is not supported (inference only)"));
-    }
     if cx.node.int_or("spatial", 1)? != 1 {
         return Err(cx.error("spatial = 0 is not supported"));
     }
@@ -601,6 +635,9 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let (dims, dtype) = cx.tensor(&x)?;
     if dims.len() < 2 {
         return Err(cx.error("the input needs a channel axis (rank 2 or more)"));
+    }
+    if cx.node.int_or("training_mode", 0)? != 0 {
+        return batch_norm_training(cx, [x, scale, bias, mean, var]);
     }
     // y = x · a + b with a = scale / sqrt(var + ε), b = bias - mean · a:
     // per channel, so with constant statistics a and b are folded here and
@@ -616,6 +653,25 @@ pub fn batch_norm(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let b = per_channel(cx, b, c, dims.len())?;
     let y = cx.op2("relax.multiply", x, a)?;
     Ok(vec![cx.op2("relax.add", y, b)?])
+}
+
+/// `BatchNormalization` with `training_mode = 1` (opset 14 on): the batch
+/// mean and biased variance over every axis but 1 normalize `x`, and the
+/// running statistics come out as `input · momentum + batch · (1 - momentum)`.
+/// That is TVM's `nn.batch_norm` with `training` set, whose `momentum`
+/// weighs the batch statistic (`(1 - m) · moving + m · batch`), so it is
+/// given `1 - momentum`. The outputs are `Y`, `running_mean`, `running_var`.
+fn batch_norm_training(cx: &mut Ctx, args: [Expr; 5]) -> Result<Vec<Expr>, Error> {
+    let momentum = f64::from(cx.node.float_or("momentum", 0.9)?);
+    let epsilon = f64::from(cx.node.float_or("epsilon", 1e-5)?);
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        ("epsilon", AttrValue::Float(epsilon)),
+        ("momentum", AttrValue::Float(1.0 - momentum)),
+        ("training", AttrValue::Bool(true)),
+    ]);
+    let out = cx.call("relax.nn.batch_norm", args.to_vec(), attrs)?;
+    (0..3).map(|i| cx.item(&out, i)).collect()
 }
 
 /// `v` of shape `(C,)` reshaped to broadcast along axis 1 of rank `ndim`.

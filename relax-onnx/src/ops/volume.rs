@@ -1,6 +1,7 @@
-//! 3-d convolution and pooling, written with the registry's 2-d ops: the
-//! registry has no 3-d ops, and a 3-d window is a sum (or max) over its
-//! depth taps of 2-d windows.
+//! 3-d convolution, transposed convolution and pooling, written with the
+//! registry's 2-d ops: the registry has no 3-d ops, and a 3-d window is a
+//! sum (or max) over its depth taps of 2-d windows ([`conv_transpose3d`]
+//! says how the transposed one places its taps).
 //!
 //! For depth tap `kd`, the slice of the (depth-padded) input at depths
 //! `kd·dilation + od·stride` for every output depth `od` is moved into the
@@ -221,4 +222,109 @@ pub fn pool3d(
         }
         None => Ok(y),
     }
+}
+
+/// `ConvTranspose` on 5-d data (`(N, C, D, H, W)`, weight `(C, O/group,
+/// KD, KH, KW)`); `attrs2d` are `conv2d_transpose`'s height/width
+/// attributes, `depth` the depth geometry (pads non-negative) and
+/// `out_pad` the depth's output padding.
+///
+/// Input depth `d` through depth tap `kd` lands on depth `d·stride +
+/// kd·dilation` of the uncropped output, of length `(D - 1)·stride +
+/// dilation·(KD - 1) + 1 + out_pad`. Per tap, the input's depth slices run
+/// as one batch `(N·D, C, H, W)` through the 2-d transposed convolution
+/// with the tap's `(C, O/group, KH, KW)` weight; the result is spread along
+/// depth by the stride (zeros between), shifted by `kd·dilation` (zeros
+/// around), and the taps are added. The depth pads are then cropped.
+pub fn conv_transpose3d(
+    cx: &mut Ctx,
+    x: Expr,
+    w: Expr,
+    depth: Depth,
+    out_pad: i64,
+    attrs2d: Attrs,
+) -> Result<Expr, Error> {
+    let dims = static_dims(cx, &x)?;
+    let w_dims = static_dims(cx, &w)?;
+    let (n, d) = (dims[0], dims[2]);
+    let spread_len = (d - 1) * depth.stride + 1;
+    let full = spread_len + depth.dilation * (depth.kernel - 1) + out_pad;
+    let od = full - depth.before - depth.after;
+    if d <= 0 || od <= 0 {
+        return Err(cx.error("the depth pads leave no output depth"));
+    }
+    let moved = cx.call(
+        "relax.permute_dims",
+        vec![x],
+        Attrs::from_pairs([("axes", ints([0, 2, 1, 3, 4]))]),
+    )?;
+    let batch_dims = dims_of(&[n * d, dims[1], dims[3], dims[4]]);
+    let batch = cx.call(
+        "relax.reshape",
+        vec![moved, shape(batch_dims)],
+        Attrs::new(),
+    )?;
+    let mut acc: Option<Expr> = None;
+    let mut plane: Vec<PrimExpr> = Vec::new();
+    for kd in 0..depth.kernel {
+        let wk = super::slice_axis(cx, w.clone(), 2, kd, kd + 1)?;
+        let wk_dims = dims_of(&[w_dims[0], w_dims[1], w_dims[3], w_dims[4]]);
+        let wk = cx.call("relax.reshape", vec![wk, shape(wk_dims)], Attrs::new())?;
+        let y = cx.call(
+            "relax.nn.conv2d_transpose",
+            vec![batch.clone(), wk],
+            attrs2d.clone(),
+        )?;
+        // (N·D, O, OH, OW) as (N, D, 1, O·OH·OW): one row per input depth.
+        let (y_dims, _) = cx.tensor(&y)?;
+        plane = y_dims[1..].to_vec();
+        let rest = super::product(&plane);
+        let rows = vec![
+            PrimExpr::int(n),
+            PrimExpr::int(d),
+            PrimExpr::int(1),
+            rest.clone(),
+        ];
+        let mut y = cx.call("relax.reshape", vec![y, shape(rows)], Attrs::new())?;
+        if depth.stride > 1 {
+            // stride - 1 zero rows after each input depth, the last ones dropped.
+            y = pad(cx, y, vec![0, 0, 0, 0, 0, depth.stride - 1, 0, 0])?;
+            let spread = vec![
+                PrimExpr::int(n),
+                PrimExpr::int(d * depth.stride),
+                rest.clone(),
+            ];
+            y = cx.call("relax.reshape", vec![y, shape(spread)], Attrs::new())?;
+            y = super::slice_axis(cx, y, 1, 0, spread_len)?;
+        } else {
+            let spread = vec![PrimExpr::int(n), PrimExpr::int(d), rest.clone()];
+            y = cx.call("relax.reshape", vec![y, shape(spread)], Attrs::new())?;
+        }
+        let shift = kd * depth.dilation;
+        y = pad(cx, y, vec![0, 0, shift, full - spread_len - shift, 0, 0])?;
+        acc = Some(match acc {
+            Some(a) => cx.op2("relax.add", a, y)?,
+            None => y,
+        });
+    }
+    let y = acc.ok_or_else(|| cx.error("the kernel has no depth"))?;
+    let y = super::slice_axis(cx, y, 1, depth.before, full - depth.after)?;
+    let mut out = vec![PrimExpr::int(n), PrimExpr::int(od)];
+    out.extend(plane);
+    let y = cx.call("relax.reshape", vec![y, shape(out)], Attrs::new())?;
+    cx.call(
+        "relax.permute_dims",
+        vec![y],
+        Attrs::from_pairs([("axes", ints([0, 2, 1, 3, 4]))]),
+    )
+}
+
+/// `x` padded with zeros by `width` (before and after, per axis).
+fn pad(cx: &mut Ctx, x: Expr, width: Vec<i64>) -> Result<Expr, Error> {
+    let attrs = Attrs::from_pairs([
+        ("pad_width", ints(width)),
+        ("pad_value", AttrValue::Float(0.0)),
+        ("pad_mode", AttrValue::Str("constant".into())),
+    ]);
+    cx.call("relax.nn.pad", vec![x], attrs)
 }

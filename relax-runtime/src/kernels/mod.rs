@@ -31,6 +31,7 @@ pub mod image;
 pub mod index;
 pub mod linalg;
 pub mod manipulate;
+pub mod memory;
 pub mod pad;
 pub mod qdq;
 pub mod reduce;
@@ -64,6 +65,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     set::KERNELS,
     vision::KERNELS,
     qdq::KERNELS,
+    memory::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

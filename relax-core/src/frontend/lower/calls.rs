@@ -1,6 +1,6 @@
 //! Calls: ops (`R::add(x, y)`, `R::sum(x, axis = [1])`), module
 //! functions, and the special forms `R::match_cast`, `R::call_packed`,
-//! `R::call_tir`, `R::shape` and `R::prim`.
+//! `R::call_tir`, `R::shape`, `R::prim` and `R::dtype`.
 
 use super::super::errors::{describe_expr, nearest, quoted, unsupported, Failed, Lowering};
 use super::super::syntax::literal_attr;
@@ -131,6 +131,7 @@ impl FnCx<'_> {
                 "call_packed" => self.call_packed(&args, whole),
                 "shape" => self.shape_value(&args, whole),
                 "prim" => self.prim_value(&args, whole),
+                "dtype" => self.dtype_value(&args, whole),
                 "output" => Err(self.error(FrontendError::spanned(
                     whole,
                     "`R::output(…)` may only end an `R::dataflow!` block",
@@ -492,6 +493,30 @@ impl FnCx<'_> {
             return Err(Failed);
         }
         self.normalize(Expr::shape(dims), SpanRange::of(whole))
+    }
+
+    /// `R::dtype("int32")`: a dtype value (TVMScript's `R.dtype`), as
+    /// `R::memory::view` takes its dtype.
+    fn dtype_value(&mut self, args: &Args, whole: &syn::Expr) -> Lowering<Expr> {
+        self.no_keywords(args, "`R::dtype`")?;
+        let dtype = match args.positional[..] {
+            [syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            })] => dtype_named(&s.value()).ok_or_else(|| {
+                self.error(FrontendError::spanned(
+                    s,
+                    format!("`{}` is not a dtype", s.value()),
+                ))
+            })?,
+            _ => {
+                return Err(self.error(FrontendError::spanned(
+                    whole,
+                    "`R::dtype` takes one string literal, such as `R::dtype(\"int32\")`",
+                )))
+            }
+        };
+        self.normalize(Expr::dtype(dtype), SpanRange::of(whole))
     }
 
     /// `R::prim(n)`, `R::prim(2)`, `R::prim(true)`, `R::prim(1.5)`

@@ -3,7 +3,9 @@
 //! 1. `relu`, `gelu` (erf form: `x · ½ · (1 + erf(x/√2))`) and `silu`
 //!    (`x · sigmoid(x)`) are elementwise.
 //! 2. `softmax`/`log_softmax`: a max stage and a sum-of-exponentials stage
-//!    over the axis, then `exp(x - max) / sum` or `x - max - log(sum)`.
+//!    over the axis, then `exp(x - max) / sum` or `x - max - log(sum)`;
+//!    for `float16`/`bfloat16` the sum and the last stage are `float32`,
+//!    rounded once to the half type at the output.
 //! 3. `layer_norm`: a sum stage (the mean), a sum of squared deviations (the
 //!    biased variance, two passes as the reference kernel), then
 //!    `(x - mean) / sqrt(var + ε) · γ + β`.
@@ -79,6 +81,13 @@ fn softmax_like(cx: &mut LegalizeCtx<'_>, log: bool) -> Result<Expr, Error> {
     let name = format!("T_{}", cx.name());
     cx.te1(&[0], |xs| {
         let x = &xs[0];
+        // For half types the sum stage is float32: a half one would round
+        // the (float32-accumulated) sum to half before the division while
+        // the exponentials it divides stay float32, one ulp of error too
+        // many; so the op rounds once, at its output, as the reference
+        // kernel does.
+        let d = x.dtype();
+        let acc = if d.is_half() { DataType::f32() } else { d };
         let m = reduce_stage(
             "T_softmax_maxelem",
             x,
@@ -96,18 +105,19 @@ fn softmax_like(cx: &mut LegalizeCtx<'_>, log: bool) -> Result<Expr, Error> {
             |v, idx| {
                 let mut mi = idx.to_vec();
                 mi.remove(axis);
-                te::unary("exp", v - m.at(&mi))
+                te::unary("exp", v - m.at(&mi)).cast(acc)
             },
         );
         Ok(compute(&name, x.shape().to_vec(), |i| {
             let mut r = i.to_vec();
             r.remove(axis);
-            let shifted = x.at(i) - m.at(&r);
-            if log {
+            let shifted = (x.at(i) - m.at(&r)).cast(acc);
+            let y = if log {
                 shifted - te::unary("log", s.at(&r))
             } else {
                 te::div(te::unary("exp", shifted), s.at(&r))
-            }
+            };
+            y.cast(d)
         }))
     })
 }

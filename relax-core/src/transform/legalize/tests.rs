@@ -1821,3 +1821,43 @@ fn half_types_agree_on_llvm_and_the_interpreter_and_with_float32() {
         }
     }
 }
+
+/// A `float16` softmax rounds once, at its output: over 2049 equal inputs
+/// every element is `1/2049` to the nearest half (`2⁻¹¹ - 2⁻²²`), which
+/// the reference kernel also gives; a sum rounded to half first (2049 is
+/// no half, it rounds to 2048) would give `2⁻¹¹`.
+#[test]
+fn half_softmax_rounds_once_at_its_output() {
+    use crate::backend::{build as build_exec, Target};
+    use relax_runtime::VirtualMachine;
+    let module: IRModule = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2049), dtype="float16")) -> R.Tensor((1, 2049), dtype="float16"):
+        gv = R.nn.softmax(x, axis=-1)
+        return gv
+"#
+    .parse()
+    .unwrap();
+    let x = Tensor::from_vec(&[1, 2049], vec![half::f16::from_f32(0.5); 2049]).unwrap();
+    let x = Value::Tensor(x);
+    let want = half::f16::from_f64(1.0 / 2049.0);
+    assert_eq!(want.to_f64(), 2f64.powi(-11) - 2f64.powi(-22));
+    let legal = LegalizeOps::new().run(module.clone()).unwrap();
+    let mut runs = vec![
+        (module, Target::interpreter()),
+        (legal.clone(), Target::tir_interpreter()),
+    ];
+    if cfg!(feature = "llvm") {
+        runs.push((legal, Target::host()));
+    }
+    for (m, target) in runs {
+        let vm = VirtualMachine::new(&build_exec(&m, &target).unwrap());
+        let Value::Tensor(y) = vm.call("main", std::slice::from_ref(&x)).unwrap() else {
+            panic!("a tensor")
+        };
+        let y = y.to_vec::<half::f16>().unwrap();
+        assert!(y.iter().all(|&v| v == want), "{target:?}: {:?}", &y[..4]);
+    }
+}
