@@ -2,7 +2,7 @@
 //! `bfloat16`, accumulating in `float32` (TVM's
 //! `relax.transform.ToMixedPrecision`).
 //!
-//! 1. Each op has a policy ([`policy`]): `Always` ops (`matmul`, the
+//! 1. Each op has a policy ([`policy`](mod@policy)): `Always` ops (`matmul`, the
 //!    convolutions) get their tensor arguments cast to the mixed dtype and
 //!    their `out_dtype` attribute set to the pass's `out_dtype` (`float32`
 //!    by default, so products are summed in `float32`); `Follow` ops

@@ -146,10 +146,8 @@ impl Collector {
     /// Any other use: every variable in `e` is read in its own dtype.
     fn expr(&mut self, e: &Expr) {
         match e.kind() {
-            ExprKind::Var(v) => {
-                if is_nested_tensor(v.struct_info()) {
-                    self.require_var(v, uniform(v.struct_info(), Need::Full));
-                }
+            ExprKind::Var(v) if is_nested_tensor(v.struct_info()) => {
+                self.require_var(v, uniform(v.struct_info(), Need::Full));
             }
             ExprKind::Tuple(fields) => fields.iter().for_each(|f| self.expr(f)),
             ExprKind::TupleGetItem(t, _) => self.expr(t),
