@@ -876,3 +876,69 @@ fn mixed_modules_compute_the_float32_result_on_the_interpreter() {
 fn mixed_modules_compute_the_float32_result_on_llvm() {
     numeric(&[crate::backend::Target::host()]);
 }
+
+/// A weight bound as a constant and read by two matmuls is converted
+/// once: both calls read the same mixed-dtype constant, and no `R.astype`
+/// of it is left for run time.
+#[test]
+fn a_constant_is_converted_once() {
+    use relax_runtime::Tensor;
+    let m = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 4), "float32"), y: R.Tensor((2, 4), "float32"), w: R.Tensor((4, 3), "float32")):
+        with R.dataflow():
+            a = R.matmul(x, w)
+            b = R.matmul(y, w)
+            gv = R.add(a, b)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let w = Tensor::from_vec(&[4, 3], (0..12).map(|i| i as f32 * 0.25).collect()).unwrap();
+    let m = crate::transform::BindParams::new("main", [("w".to_string(), w.clone())])
+        .run(m)
+        .unwrap();
+    for (dtype, _) in MIXED {
+        let got = ToMixedPrecision::with_dtype(dtype).run(m.clone()).unwrap();
+        let main = got.get_relax("main").unwrap();
+        let seq = main.body.as_seq().unwrap();
+        let consts: Vec<Expr> = seq
+            .blocks
+            .iter()
+            .flat_map(|b| b.bindings.iter())
+            .filter(|b| b.value().call_op_name() == Some("relax.matmul"))
+            .map(|b| b.value().as_call().unwrap().args[1].clone())
+            .collect();
+        assert_eq!(consts.len(), 2);
+        assert!(consts[0].ptr_eq(&consts[1]), "{got}");
+        let ExprKind::Constant(t) = consts[0].kind() else {
+            panic!("{got}")
+        };
+        assert_eq!(t.dtype(), dtype);
+        assert_eq!(t.to_f64_vec(), w.astype(dtype).unwrap().to_f64_vec());
+        // At run time: x and y in, the two products to the mixed dtype,
+        // the sum out; none of w.
+        assert_eq!(got.to_string().matches("R.astype").count(), 5, "{got}");
+    }
+}
+
+/// Bindings outside dataflow blocks are not rewritten (TVM's pass works on
+/// dataflow blocks; `relax run --precision` runs `ConvertToDataflow`
+/// first).
+#[test]
+fn bindings_outside_dataflow_blocks_are_left_alone() {
+    let m = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 4), "float32"), w: R.Tensor((4, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+        gv = R.matmul(x, w)
+        return gv
+"#,
+    );
+    assert_pass(&ToMixedPrecision::new(), m.clone(), m);
+}
