@@ -185,6 +185,15 @@ enum Precision {
 }
 
 impl Precision {
+    /// The name `--precision` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F16 => "f16",
+            Precision::Bf16 => "bf16",
+        }
+    }
+
     /// `module` computing in this precision (dataflow blocks first, which
     /// is where `ToMixedPrecision` rewrites).
     fn apply(self, module: IRModule) -> Result<IRModule, String> {
@@ -478,6 +487,7 @@ fn run(command: Command) -> Result<(), String> {
                     .collect();
                 let mut doc = serde_json::json!({
                     "model": model.display().to_string(),
+                    "precision": precision.name(),
                     "compile_s": compile.as_secs_f64(),
                     "runs": times.len(),
                     "ms": {
@@ -497,8 +507,12 @@ fn run(command: Command) -> Result<(), String> {
                 return Ok(());
             }
             outln!(
-                "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
+                "{}{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
+                match precision {
+                    Precision::F32 => String::new(),
+                    p => format!(" in {}", p.name()),
+                },
                 compile,
                 times.len(),
                 times[0],
