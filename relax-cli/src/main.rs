@@ -6,7 +6,9 @@
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …] [--full] [--json]
+//!              [--precision f32|f16|bf16]
 //! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile] [--json]
+//!              [--precision f32|f16|bf16]
 //! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
 //! ```
@@ -17,6 +19,10 @@
 //! `--full`); `--json` gives the same as one JSON document. Errors go to
 //! stderr with one `error: ` prefix and, where there is an obvious next step,
 //! a `hint: ` line, with exit status 1; nothing panics on bad input.
+//!
+//! `--precision bf16` (or `f16`) runs the model through
+//! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
+//! convolutions accumulating in float32; inputs and outputs stay float32.
 
 mod dot;
 mod dsl;
@@ -43,6 +49,7 @@ Examples:
   relax print  resnet18.onnx --passes LegalizeOps,FuseOps
   relax run    resnet18.onnx --input input=x.npy     outputs as numpy prints them
   relax run    resnet18.onnx -i x.npy -o y.npy       write the output to a .npy file
+  relax run    resnet18.onnx -i x.npy --precision bf16  compute in bfloat16
   relax bench  resnet18.onnx -i x.npy --runs 50 --profile
   relax dot    resnet18.onnx --fuse --svg -o resnet18.svg
   relax completions bash > /etc/bash_completion.d/relax";
@@ -110,6 +117,10 @@ enum Command {
         /// mean (the data with `--full`).
         #[arg(long)]
         json: bool,
+        /// Compute in this precision (`ToMixedPrecision`: bf16 or f16,
+        /// accumulating in f32; inputs and outputs keep their dtypes).
+        #[arg(long, value_enum, default_value_t = Precision::F32)]
+        precision: Precision,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
@@ -131,6 +142,9 @@ enum Command {
         /// Print the timings (and the profile) as JSON, in milliseconds.
         #[arg(long)]
         json: bool,
+        /// Compute in this precision, as for `run`.
+        #[arg(long, value_enum, default_value_t = Precision::F32)]
+        precision: Precision,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -155,6 +169,42 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+/// The precision `run` and `bench` compute in (the variants carry no doc
+/// comments, which would make clap print every option's help on a line of
+/// its own).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Precision {
+    // float32: the model as it is.
+    F32,
+    // float16, accumulating in float32.
+    F16,
+    // bfloat16, accumulating in float32.
+    Bf16,
+}
+
+impl Precision {
+    /// The name `--precision` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F16 => "f16",
+            Precision::Bf16 => "bf16",
+        }
+    }
+
+    /// `module` computing in this precision (dataflow blocks first, which
+    /// is where `ToMixedPrecision` rewrites).
+    fn apply(self, module: IRModule) -> Result<IRModule, String> {
+        let dtype = match self {
+            Precision::F32 => return Ok(module),
+            Precision::F16 => "float16",
+            Precision::Bf16 => "bfloat16",
+        };
+        let module = passes::run("ConvertToDataflow", module)?;
+        passes::run(&format!("ToMixedPrecision({dtype})"), module)
+    }
 }
 
 /// The error `out!` gives when stdout is a pipe whose reader has gone
@@ -334,8 +384,10 @@ fn run(command: Command) -> Result<(), String> {
             interp,
             full,
             json,
+            precision,
         } => {
-            let m = model::read(&model, false)?;
+            let mut m = model::read(&model, false)?;
+            m.module = precision.apply(m.module)?;
             let target = if interp {
                 Target::interpreter()
             } else {
@@ -383,8 +435,10 @@ fn run(command: Command) -> Result<(), String> {
             profile,
             top,
             json,
+            precision,
         } => {
-            let m = model::read(&model, false)?;
+            let mut m = model::read(&model, false)?;
+            m.module = precision.apply(m.module)?;
             let start = Instant::now();
             let exec = build_with_progress(&m.module, &Target::host())?;
             let compile = start.elapsed();
@@ -433,6 +487,7 @@ fn run(command: Command) -> Result<(), String> {
                     .collect();
                 let mut doc = serde_json::json!({
                     "model": model.display().to_string(),
+                    "precision": precision.name(),
                     "compile_s": compile.as_secs_f64(),
                     "runs": times.len(),
                     "ms": {
@@ -452,8 +507,12 @@ fn run(command: Command) -> Result<(), String> {
                 return Ok(());
             }
             outln!(
-                "{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
+                "{}{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
+                match precision {
+                    Precision::F32 => String::new(),
+                    p => format!(" in {}", p.name()),
+                },
                 compile,
                 times.len(),
                 times[0],

@@ -1,12 +1,17 @@
 //! The passes `relax print --passes` and `relax dot --fuse` run, by name.
+//!
+//! A pass with a parameter takes it in parentheses:
+//! `ToMixedPrecision(bfloat16)` computes in bfloat16 (plain
+//! `ToMixedPrecision` in float16, TVM's default), accumulating in float32.
 
 use relax_core::ir::IRModule;
 use relax_core::transform::{
     AnnotateTIROpPattern, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination,
     DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr, FoldConstant, FuseOps,
     FuseTIR, InlinePrivateFunctions, LambdaLift, LegalizeOps, LiftTransformParams, Pass,
-    ToNonDataflow,
+    ToMixedPrecision, ToNonDataflow,
 };
+use relax_runtime::DataType;
 
 /// The names `run` knows.
 pub const NAMES: &[&str] = &[
@@ -25,11 +30,43 @@ pub const NAMES: &[&str] = &[
     "InlinePrivateFunctions",
     "DecomposeOpsForInference",
     "LiftTransformParams",
+    "ToMixedPrecision(float16|bfloat16)",
 ];
 
-/// Runs the pass named `name` on `module`.
-pub fn run(name: &str, module: IRModule) -> Result<IRModule, String> {
+/// The mixed dtype `ToMixedPrecision(arg)` names: `float16` or `bfloat16`
+/// (also `f16`, `bf16`).
+pub fn mixed_dtype(arg: &str) -> Result<DataType, String> {
+    match arg.trim() {
+        "float16" | "f16" => Ok(DataType::f16()),
+        "bfloat16" | "bf16" => Ok(DataType::bf16()),
+        other => Err(format!(
+            "ToMixedPrecision: the mixed dtype must be float16 or bfloat16, found `{other}`"
+        )),
+    }
+}
+
+/// Runs the pass named `name` (with its parameter in parentheses, if it
+/// takes one) on `module`.
+pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
+    let (name, arg) = match spec.split_once('(') {
+        Some((name, rest)) => {
+            let arg = rest
+                .strip_suffix(')')
+                .ok_or_else(|| format!("`{spec}`: a parameter is written `{name}(value)`"))?;
+            (name.trim(), Some(arg))
+        }
+        None => (spec.trim(), None),
+    };
+    if let Some(arg) = arg {
+        if name != "ToMixedPrecision" {
+            return Err(format!("{name} takes no parameter, and `{arg}` was given"));
+        }
+    }
     let pass: Box<dyn Pass> = match name {
+        "ToMixedPrecision" => {
+            let dtype = arg.map_or(Ok(DataType::f16()), mixed_dtype)?;
+            Box::new(ToMixedPrecision::with_dtype(dtype))
+        }
         "LambdaLift" => Box::new(LambdaLift),
         "LegalizeOps" => Box::new(LegalizeOps::new()),
         "AnnotateTIROpPattern" => Box::new(AnnotateTIROpPattern),

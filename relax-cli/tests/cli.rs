@@ -139,6 +139,95 @@ fn bad_input_is_an_error_on_stderr() {
     fails(&relax(&["run", model, "--input", "small.npy"], &dir), "v0");
 }
 
+/// `--passes ToMixedPrecision(bfloat16)` prints the mixed module, and
+/// `run --precision bf16|f16` (LLVM and the interpreter) and `bench
+/// --precision` compute the case's output within the precision's tolerance.
+#[test]
+fn mixed_precision_print_run_and_bench() {
+    let (dir, case) = setup("mixed");
+    let model = case_dir().join("model.onnx");
+    let model = model.to_str().unwrap();
+    for (spec, dtype) in [
+        ("ToMixedPrecision(bfloat16)", "bfloat16"),
+        ("ToMixedPrecision", "float16"),
+        ("ToMixedPrecision(f16)", "float16"),
+    ] {
+        let printed = ok(&relax(&["print", model, "--passes", spec], &dir));
+        assert!(
+            printed.contains(&format!(r#"R.astype(lv, dtype="{dtype}")"#))
+                && printed.contains(r#"out_dtype="float32""#)
+                && printed.contains(&format!(
+                    r#"R.Tensor((2, 5, 4), dtype="{dtype}") = R.squeeze"#
+                )),
+            "{spec}: {printed}"
+        );
+    }
+    let help = ok(&relax(&["print", model, "--passes", "help"], &dir));
+    assert!(
+        help.contains("ToMixedPrecision(float16|bfloat16)"),
+        "{help}"
+    );
+    fails(
+        &relax(
+            &["print", model, "--passes", "ToMixedPrecision(int8)"],
+            &dir,
+        ),
+        "ToMixedPrecision: the mixed dtype must be float16 or bfloat16, found `int8`",
+    );
+    fails(
+        &relax(&["print", model, "--passes", "LegalizeOps(x)"], &dir),
+        "LegalizeOps takes no parameter, and `x` was given",
+    );
+    fails(
+        &relax(
+            &["print", model, "--passes", "ToMixedPrecision(bfloat16"],
+            &dir,
+        ),
+        "a parameter is written `ToMixedPrecision(value)`",
+    );
+    let expected = case.data_sets[0].1[0].as_tensor().unwrap();
+    for (precision, tol) in [("bf16", 3e-2), ("f16", 4e-3), ("f32", 1e-4)] {
+        for interp in [false, true] {
+            let out = format!("y_{precision}_{interp}.npy");
+            let mut args = vec![
+                "run",
+                model,
+                "-i",
+                "x.npy",
+                "-o",
+                &out,
+                "--precision",
+                precision,
+            ];
+            if interp {
+                args.push("--interp");
+            }
+            ok(&relax(&args, &dir));
+            let y = ndarray::ArrayD::<f32>::read_npy(std::fs::File::open(dir.join(&out)).unwrap())
+                .unwrap();
+            compare(&Tensor::from_ndarray(&y), expected, tol, tol)
+                .unwrap_or_else(|e| panic!("{precision} (interp {interp}): {e}"));
+        }
+    }
+    let bench = ok(&relax(
+        &[
+            "bench",
+            model,
+            "-i",
+            "x.npy",
+            "--runs",
+            "2",
+            "--precision",
+            "bf16",
+        ],
+        &dir,
+    ));
+    assert!(bench.contains("2 runs"), "{bench}");
+    let err = relax(&["run", model, "-i", "x.npy", "--precision", "f8"], &dir);
+    assert_eq!(err.status.code(), Some(2), "clap rejects the value");
+    assert!(text(&err.stderr).contains("bf16"), "{}", text(&err.stderr));
+}
+
 /// `import -o model.rs`: the DSL file lowers as the macro lowers it, and
 /// with the weights its `load_weights` reads, gives the expected outputs.
 #[test]

@@ -22,6 +22,7 @@
 //! | `remove_unused_outputs.rs`, `remove_unused_parameters.rs`, `inline_private_functions.rs`, `lambda_lift.rs` | private functions: unused outputs and parameters, inlining, lifting local functions |
 //! | `fuse_ops.rs`, `fuse_tir.rs`, `fuse_ops_by_pattern.rs` | fusion: groups from `analysis::graph_partitioner` into `Primitive` functions, each then one PrimFunc; named `dpl` patterns into `Composite` functions |
 //! | `default_schedule.rs`, `default_schedule/` | `DefaultSchedule`: CPU loop schedules (injective and transposes, reductions, the packed GEMM, convolutions as implicit GEMMs, dot products, epilogues, row reductions, pooling windows) |
+//! | `to_mixed_precision.rs`, `to_mixed_precision/` | `ToMixedPrecision`: float32 computation in float16/bfloat16 with float32 accumulation; the op policies, the backward analysis |
 //! | `pass_context.rs`, `instrument.rs` | `PassContext` and the instruments |
 
 pub mod annotate_tir_op_pattern;
@@ -50,6 +51,7 @@ pub mod remove_unused_parameters;
 #[cfg(test)]
 mod test_util;
 pub mod to_basic_block_normal_form;
+pub mod to_mixed_precision;
 pub mod to_non_dataflow;
 pub mod topological_sort;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
@@ -77,6 +79,7 @@ pub use pass_context::PassContext;
 pub use remove_unused_outputs::RemoveUnusedOutputs;
 pub use remove_unused_parameters::RemoveUnusedParameters;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
+pub use to_mixed_precision::ToMixedPrecision;
 pub use to_non_dataflow::ToNonDataflow;
 pub use topological_sort::{SortDirection, SortOrder, TopologicalSort};
 
