@@ -1,0 +1,562 @@
+//! Before/after tests of each primitive (TVMScript in, TVMScript out,
+//! after TVM's tests/python/tir-schedule cases), the interpreter as the
+//! oracle that every scheduled function computes what the original does,
+//! the error cases, and trace printing and replay.
+
+use super::*;
+use crate::ir::expr::GlobalVar;
+use crate::ir::module::{BaseFunc, IRModule};
+use crate::ir::structural_equal::structural_equal_report;
+use crate::parser::parse_module;
+use crate::tir::interp::run;
+use relax_runtime::Tensor;
+
+/// The PrimFunc `main` of a module of one `@T.prim_func def main(…)`.
+fn prim(params: &str, body: &str) -> PrimFunc {
+    let text =
+        format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def main({params}):\n{body}");
+    let m = parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    let f = m
+        .functions()
+        .find_map(|(_, f)| match f {
+            BaseFunc::Prim(p) => Some(p.clone()),
+            _ => None,
+        })
+        .expect("a prim_func");
+    f
+}
+
+fn text(f: &PrimFunc) -> String {
+    IRModule::from_functions([(GlobalVar::new("main"), BaseFunc::Prim(f.clone()))]).to_string()
+}
+
+const MATMUL_PARAMS: &str = "A: T.Buffer((13, 9), \"float32\"), B: T.Buffer((9, 7), \"float32\"), C: T.Buffer((13, 7), \"float32\")";
+const MATMUL_BODY: &str = r#"        for i, j, k in T.grid(13, 7, 9):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"#;
+
+fn matmul() -> PrimFunc {
+    prim(MATMUL_PARAMS, MATMUL_BODY)
+}
+
+/// Two elementwise blocks through an intermediate `B` (TVM's
+/// `elementwise` of test_tir_schedule_compute_inline.py, smaller).
+fn elementwise() -> PrimFunc {
+    prim(
+        "A: T.Buffer((8, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")",
+        r#"        B = T.alloc_buffer((8, 6), "float32")
+        for i, j in T.grid(8, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        for i, j in T.grid(8, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + T.float32(1.0)
+"#,
+    )
+}
+
+/// `B[i] = A[i] * 2` over a symbolic `n`.
+fn symbolic() -> PrimFunc {
+    prim(
+        "A: T.Buffer((n,), \"float32\"), B: T.Buffer((n,), \"float32\")",
+        r#"        n = T.int64()
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(2.0)
+"#,
+    )
+}
+
+/// Deterministic pseudo-random floats in [-1, 1).
+fn random(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Runs `f` in the interpreter on random inputs of `in_shapes`; outputs
+/// of `out_shapes` start as a non-zero fill (an init must overwrite it).
+fn outputs(f: &PrimFunc, in_shapes: &[&[i64]], out_shapes: &[&[i64]]) -> Vec<Vec<f32>> {
+    let inputs: Vec<Tensor> = in_shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let n = s.iter().product::<i64>() as usize;
+            Tensor::from_vec(s, random(n, i as u64 + 1)).unwrap()
+        })
+        .collect();
+    let ins: Vec<&Tensor> = inputs.iter().collect();
+    let mut outs: Vec<Tensor> = out_shapes
+        .iter()
+        .map(|s| {
+            let n = s.iter().product::<i64>() as usize;
+            Tensor::from_vec(s, vec![7.0f32; n]).unwrap()
+        })
+        .collect();
+    run(f, &ins, &mut outs, &[]).unwrap_or_else(|e| panic!("{e}\n{}", text(f)));
+    outs.iter().map(|t| t.to_vec::<f32>().unwrap()).collect()
+}
+
+/// The interpreter as oracle: `scheduled` computes what `original` does.
+fn same_outputs(original: &PrimFunc, scheduled: &PrimFunc, ins: &[&[i64]], outs: &[&[i64]]) {
+    let want = outputs(original, ins, outs);
+    let got = outputs(scheduled, ins, outs);
+    for (g, w) in got.iter().zip(&want) {
+        for (a, b) in g.iter().zip(w) {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                "{a} vs {b}\n{}",
+                text(scheduled)
+            );
+        }
+    }
+}
+
+fn same_matmul(s: &Schedule) {
+    same_outputs(&matmul(), s.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
+}
+
+fn replays(s: &Schedule, original: PrimFunc) {
+    let mut fresh = Schedule::new(original);
+    s.trace().apply_to(&mut fresh).unwrap();
+    structural_equal_report(s.func(), fresh.func()).unwrap();
+    assert_eq!(fresh.trace(), s.trace());
+}
+
+fn err<T: std::fmt::Debug>(r: Result<T>) -> String {
+    r.expect_err("expected an error").message
+}
+
+// ---- before/after ---------------------------------------------------------
+
+/// TVM's `test_split_with_inferred_factor` (elementwise, smaller): the
+/// split loop's variable becomes `i_0 * 4 + i_1`, loops outside in.
+#[test]
+fn split_with_inferred_factor_gives_tvms_nest() {
+    let f = prim(
+        "A: T.Buffer((16, 8), \"float32\"), B: T.Buffer((16, 8), \"float32\")",
+        r#"        for i, j in T.grid(16, 8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+"#,
+    );
+    let want = prim(
+        "A: T.Buffer((16, 8), \"float32\"), B: T.Buffer((16, 8), \"float32\")",
+        r#"        for i_0, i_1, j in T.grid(4, 4, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                vj = T.axis.spatial(8, j)
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+"#,
+    );
+    let mut s = Schedule::new(f.clone());
+    let b = s.get_block("B").unwrap();
+    let [i, _j] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let l = s.split(i, &[None, Some(4)]).unwrap();
+    assert_eq!(l.len(), 2);
+    structural_equal_report(s.func(), &want).unwrap_or_else(|e| panic!("{e}\n{}", text(s.func())));
+    same_outputs(&f, s.func(), &[&[16, 8]], &[&[16, 8]]);
+    replays(&s, f);
+}
+
+/// A factor that does not divide the extent gets a predicate, printed as
+/// an `if` around the block, and reads nothing out of bounds.
+#[test]
+fn split_with_a_non_dividing_factor_guards_the_block() {
+    let mut s = Schedule::new(matmul());
+    let b = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    s.split(i, &[None, Some(4)]).unwrap();
+    s.split(j, &[Some(2), Some(2), None]).unwrap();
+    s.split(k, &[Some(4), None]).unwrap();
+    let t = text(s.func());
+    assert!(
+        t.contains("for i_0, i_1, j_0, j_1, j_2, k_0, k_1 in T.grid(4, 4, 2, 2, 2, 4, 3):"),
+        "{t}"
+    );
+    assert!(
+        t.contains("if i_0 * 4 + i_1 < 13 and j_0 * 4 + j_1 * 2 + j_2 < 7 and k_0 * 3 + k_1 < 9:"),
+        "{t}"
+    );
+    same_matmul(&s);
+    replays(&s, matmul());
+}
+
+/// A symbolic extent split with an inferred factor: `(n + 3) // 4` outer
+/// iterations under a predicate, for every `n`.
+#[test]
+fn split_of_a_symbolic_loop_stays_symbolic() {
+    let mut s = Schedule::new(symbolic());
+    let b = s.get_block("B").unwrap();
+    let [i] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let [_, inner] = s.split(i, &[None, Some(4)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.vectorize(inner).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("(n + 3) // 4"), "{t}");
+    for n in [1, 4, 10] {
+        same_outputs(&symbolic(), s.func(), &[&[n]], &[&[n]]);
+    }
+}
+
+#[test]
+fn fuse_and_reorder_keep_the_matmul() {
+    let mut s = Schedule::new(matmul());
+    let b = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[k, i]).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for k, j, i in T.grid(9, 7, 13):"), "{t}");
+    same_matmul(&s);
+    s.reorder(&[i, j, k]).unwrap();
+    let ij = s.fuse(&[i, j]).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for i_j_fused, k in T.grid(91, 9):"), "{t}");
+    assert!(t.contains("T.axis.spatial(13, i_j_fused // 7)"), "{t}");
+    assert!(t.contains("T.axis.spatial(7, i_j_fused % 7)"), "{t}");
+    same_matmul(&s);
+    let [_, inner] = s.split(ij, &[None, Some(8)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.parallel(inner).unwrap();
+    same_matmul(&s);
+    replays(&s, matmul());
+}
+
+#[test]
+fn loop_kinds_print_as_tvm_writes_them() {
+    let mut s = Schedule::new(elementwise());
+    let c = s.get_block("C").unwrap();
+    let [i, j] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.parallel(i).unwrap();
+    s.vectorize(j).unwrap();
+    let b = s.get_block("B").unwrap();
+    let [bi, _] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    s.unroll(bi).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for i_1 in T.parallel(8):"), "{t}");
+    assert!(t.contains("for j_1 in T.vectorized(6):"), "{t}");
+    assert!(t.contains("for i in T.unroll(8):"), "{t}");
+    same_outputs(&elementwise(), s.func(), &[&[8, 6]], &[&[8, 6]]);
+}
+
+/// TVM's `test_compute_inline_elementwise`: the producer block and its
+/// buffer go, the consumer computes `A * 2 + 1`.
+#[test]
+fn compute_inline_gives_tvms_elementwise() {
+    let want = prim(
+        "A: T.Buffer((8, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")",
+        r#"        for i, j in T.grid(8, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+"#,
+    );
+    let mut s = Schedule::new(elementwise());
+    let b = s.get_block("B").unwrap();
+    s.compute_inline(b).unwrap();
+    structural_equal_report(s.func(), &want).unwrap_or_else(|e| panic!("{e}\n{}", text(s.func())));
+    same_outputs(&elementwise(), s.func(), &[&[8, 6]], &[&[8, 6]]);
+    replays(&s, elementwise());
+}
+
+/// TVM's `test_reduction_decompose0` shape: the init becomes `C_init`
+/// under copies of the spatial loops below the given loop.
+#[test]
+fn decompose_reduction_at_the_inner_spatial_loop() {
+    let mut s = Schedule::new(matmul());
+    let b = s.get_block("C").unwrap();
+    let [_, j, _] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    s.decompose_reduction(b, j).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for j_init in range(7):"), "{t}");
+    assert!(t.contains("with T.sblock(\"C_init\"):"), "{t}");
+    assert!(!t.contains("T.init()"), "{t}");
+    same_matmul(&s);
+    replays(&s, matmul());
+}
+
+/// The packed-matmul shape a default schedule builds: tiles, the
+/// reduction between the tile loops, the init decomposed, the outer tile
+/// loop parallel and the innermost vectorized.
+#[test]
+fn tiled_matmul_with_every_loop_primitive() {
+    let s = tiled_matmul(matmul(), 4, 4, 3);
+    same_matmul(&s);
+    replays(&s, matmul());
+}
+
+fn tiled_matmul(f: PrimFunc, ti: i64, tj: i64, tk: i64) -> Schedule {
+    let mut s = Schedule::new(f);
+    let b = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let [i0, i1] = s.split(i, &[None, Some(ti)]).unwrap()[..] else {
+        unreachable!()
+    };
+    let [j0, j1] = s.split(j, &[None, Some(tj)]).unwrap()[..] else {
+        unreachable!()
+    };
+    let [k0, k1] = s.split(k, &[None, Some(tk)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[i0, j0, k0, i1, k1, j1]).unwrap();
+    s.decompose_reduction(b, k0).unwrap();
+    s.parallel(i0).unwrap();
+    s.unroll(k1).unwrap();
+    s.vectorize(j1).unwrap();
+    s
+}
+
+#[test]
+fn sample_perfect_tile_is_seeded_and_exact() {
+    for seed in 0..20 {
+        let mut s = Schedule::new(matmul());
+        let b = s.get_block("C").unwrap();
+        let [i, ..] = s.get_loops(b).unwrap()[..] else {
+            unreachable!()
+        };
+        let f = s.sample_perfect_tile(i, 3, 4, seed).unwrap();
+        assert_eq!(f.iter().product::<i64>(), 13);
+        assert!(f[2] <= 4, "{f:?}");
+        let mut again = Schedule::new(matmul());
+        let b = again.get_block("C").unwrap();
+        let [i, ..] = again.get_loops(b).unwrap()[..] else {
+            unreachable!()
+        };
+        assert_eq!(again.sample_perfect_tile(i, 3, 4, seed).unwrap(), f);
+    }
+    let draws: std::collections::HashSet<Vec<i64>> = (0..40)
+        .map(|seed| sampling::perfect_tile(3 * 4 * 5 * 7, 3, 64, seed).unwrap())
+        .collect();
+    assert!(draws.len() > 5, "{draws:?}");
+    assert_eq!(sampling::perfect_tile(13, 1, 4, 0), None);
+}
+
+// ---- trace -----------------------------------------------------------------
+
+#[test]
+fn trace_prints_as_python_and_rust_and_replays() {
+    let mut s = Schedule::new(matmul());
+    let b = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let f = s.sample_perfect_tile(j, 2, 4, 7).unwrap();
+    let [j0, j1] = s.split(j, &[Some(f[0]), Some(f[1])]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[i, j0, k, j1]).unwrap();
+    let ij = s.fuse(&[i, j0]).unwrap();
+    s.parallel(ij).unwrap();
+    s.decompose_reduction(b, k).unwrap();
+    s.vectorize(j1).unwrap();
+    let py = s.trace().as_python();
+    let want = format!(
+        r#"b0 = sch.get_block(name="C", func_name="main")
+l1, l2, l3 = sch.get_loops(block=b0)
+v4, v5 = sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=4, decision=[{}, {}])
+l6, l7 = sch.split(loop=l2, factors=[{}, {}], preserve_unit_iters=True, disable_predication=False)
+sch.reorder(l1, l6, l3, l7)
+l8 = sch.fuse(l1, l6, preserve_unit_iters=True)
+sch.parallel(loop=l8)
+b9 = sch.decompose_reduction(block=b0, loop=l3)
+sch.vectorize(loop=l7)
+"#,
+        f[0], f[1], f[0], f[1]
+    );
+    assert_eq!(py, want);
+    let rust = s.trace().as_rust();
+    let want = format!(
+        r#"let b0 = sch.get_block("C")?;
+let [l1, l2, l3] = sch.get_loops(b0)?[..] else {{ unreachable!() }};
+let [v4, v5] = sch.sample_perfect_tile(l2, 2, 4, 7)?[..] else {{ unreachable!() }}; // decision [{}, {}]
+let [l6, l7] = sch.split(l2, &[Some({}), Some({})])?[..] else {{ unreachable!() }};
+sch.reorder(&[l1, l6, l3, l7])?;
+let l8 = sch.fuse(&[l1, l6])?;
+sch.parallel(l8)?;
+let b9 = sch.decompose_reduction(b0, l3)?;
+sch.vectorize(l7)?;
+"#,
+        f[0], f[1], f[0], f[1]
+    );
+    assert_eq!(rust, want);
+    same_matmul(&s);
+    replays(&s, matmul());
+}
+
+// ---- errors ----------------------------------------------------------------
+
+#[test]
+fn preconditions_are_errors_naming_the_loop_or_block() {
+    let mut s = Schedule::new(matmul());
+    assert!(err(s.get_block("D")).contains("no block named \"D\""));
+    let b = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let before = s.func().clone();
+    let trace = s.trace().clone();
+    let e = err(s.parallel(k));
+    assert!(
+        e.contains("parallel: loop l3 (k) is bound to a reduce variable of block \"C\""),
+        "{e}"
+    );
+    let e = err(s.vectorize(k));
+    assert!(e.contains("vectorize: loop l3 (k)"), "{e}");
+    let e = err(s.split(i, &[None, None]));
+    assert!(e.contains("at most one factor may be inferred"), "{e}");
+    let e = err(s.split(i, &[Some(0), None]));
+    assert!(e.contains("factors must be positive"), "{e}");
+    let e = err(s.fuse(&[i, k]));
+    assert!(
+        e.contains("fuse: loop l3 (k) is not the only statement in the body of loop l1 (i)"),
+        "{e}"
+    );
+    let e = err(s.fuse(&[j, k]));
+    assert!(
+        e.contains("spatial block variable") && e.contains("loop l3 (k)"),
+        "{e}"
+    );
+    let e = err(s.reorder(&[i, i]));
+    assert!(e.contains("listed twice"), "{e}");
+    let e = err(s.compute_inline(b));
+    assert!(e.contains("a parameter of the function"), "{e}");
+    // Nothing changed and nothing was recorded.
+    assert_eq!(s.func(), &before);
+    assert_eq!(s.trace(), &trace);
+    // A reduce loop above the decomposition point.
+    s.reorder(&[k, i]).unwrap();
+    let e = err(s.decompose_reduction(b, i));
+    assert!(
+        e.contains("reduce variable vk to loop k, which is above loop l1 (i)"),
+        "{e}"
+    );
+    // A handle whose loop a split removed.
+    s.split(j, &[None, Some(2)]).unwrap();
+    let e = err(s.unroll(j));
+    assert!(
+        e.contains("loop l2 (j) is no longer in the function"),
+        "{e}"
+    );
+}
+
+#[test]
+fn loops_of_different_nests_or_blocks_are_refused() {
+    let mut s = Schedule::new(elementwise());
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [bi, _] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let [ci, cj] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.reorder(&[cj, bi]));
+    assert!(e.contains("are not in one loop nest"), "{e}");
+    let e = err(s.fuse(&[bi, ci]));
+    assert!(e.contains("fuse:"), "{e}");
+    let e = err(s.decompose_reduction(c, ci));
+    assert!(e.contains("block \"C\" has no init"), "{e}");
+    let mut v = Schedule::new(symbolic());
+    let b = v.get_block("B").unwrap();
+    let [i] = v.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(v.vectorize(i));
+    assert!(
+        e.contains("vectorize: loop l1 (i) has extent n, not a positive constant"),
+        "{e}"
+    );
+    let e = err(v.sample_perfect_tile(i, 2, 4, 0));
+    assert!(e.contains("not a positive constant"), "{e}");
+}
+
+/// A guarded producer is not inlinable, and a nest whose blocks
+/// communicate is not parallel.
+#[test]
+fn unsafe_inline_and_parallel_are_refused() {
+    let mut s = Schedule::new(elementwise());
+    let b = s.get_block("B").unwrap();
+    let [bi, _] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    s.split(bi, &[None, Some(3)]).unwrap();
+    let e = err(s.compute_inline(b));
+    assert!(
+        e.contains("compute_inline: block \"B\" cannot be inlined"),
+        "{e}"
+    );
+    let two_blocks = prim(
+        "A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(2.0)
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[0:8])
+                T.writes(C[vi])
+                C[vi] = B[7 - vi]
+"#,
+    );
+    let mut s = Schedule::new(two_blocks);
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.parallel(i));
+    assert!(
+        e.contains("reads buffer B that block \"B\" under it writes"),
+        "{e}"
+    );
+}
