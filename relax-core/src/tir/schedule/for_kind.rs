@@ -32,7 +32,7 @@ impl Schedule {
     pub fn vectorize(&mut self, loop_rv: LoopRV) -> Result<()> {
         let var = self.loop_var(loop_rv)?;
         if let Some(Stmt::For { extent, .. }) = find_loop(&self.func.body, &var) {
-            if !extent.as_int().is_some_and(|n| n > 0) {
+            if extent.as_int().is_none_or(|n| n <= 0) {
                 return Err(ScheduleError::new(format!(
                     "vectorize: {} has extent {extent}, not a positive constant",
                     self.describe_loop(loop_rv)

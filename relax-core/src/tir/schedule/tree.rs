@@ -55,7 +55,7 @@ pub fn map_children(s: &Stmt, f: &mut dyn FnMut(&Stmt) -> Result<Stmt>) -> Resul
             value: value.clone(),
             body: Box::new(f(body)?),
         },
-        Stmt::Seq(v) => Stmt::Seq(v.iter().map(|c| f(c)).collect::<Result<_>>()?),
+        Stmt::Seq(v) => Stmt::Seq(v.iter().map(&mut *f).collect::<Result<_>>()?),
         Stmt::BufferStore { .. } | Stmt::Evaluate(_) => s.clone(),
     })
 }
