@@ -13,7 +13,7 @@ use super::loop_transform::binding_kinds;
 use super::tree::{self, find_loop, replace_loop};
 use super::{Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::affine::linear_coeff;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 
@@ -159,37 +159,6 @@ fn loop_ranges(s: &Stmt) -> Analyzer {
     a
 }
 
-/// Every index tuple at which `s` loads `buffer`.
-fn loads(s: &Stmt, buffer: &Buffer, out: &mut Vec<Vec<PrimExpr>>) {
-    fn expr(e: &PrimExpr, buffer: &Buffer, out: &mut Vec<Vec<PrimExpr>>) {
-        if let PrimExprKind::BufferLoad(b, idx) = e.kind() {
-            if b == buffer {
-                out.push(idx.clone());
-            }
-        }
-        for c in e.children() {
-            expr(c, buffer, out);
-        }
-    }
-    match s {
-        Stmt::BufferStore { value, indices, .. } => {
-            expr(value, buffer, out);
-            indices.iter().for_each(|i| expr(i, buffer, out));
-        }
-        Stmt::IfThenElse { cond, .. } => expr(cond, buffer, out),
-        Stmt::LetStmt { value, .. } => expr(value, buffer, out),
-        Stmt::Evaluate(e) => expr(e, buffer, out),
-        Stmt::For { min, extent, .. } => {
-            expr(min, buffer, out);
-            expr(extent, buffer, out);
-        }
-        _ => {}
-    }
-    for c in tree::children(s) {
-        loads(c, buffer, out);
-    }
-}
-
 /// Whether every element of `buffer` that `w` writes and `r` reads under
 /// the parallel loop `x` belongs to one iteration of `x`: some dimension
 /// of every such access is `c * x + rest` with `0 <= rest < c`, so the
@@ -214,7 +183,7 @@ fn same_iteration(w: &Block, r: &Block, buffer: &Buffer, x: &TirVar, a: &Analyze
         }
     }
     let mut body = Vec::new();
-    loads(&r.body, buffer, &mut body);
+    tree::loads(&r.body, buffer, &mut body);
     accesses.extend(
         body.iter()
             .map(|idx| idx.iter().map(|e| bind(r, e)).collect()),

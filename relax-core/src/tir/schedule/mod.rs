@@ -30,10 +30,12 @@
 //! | [`loop_transform`] | `split`, `fuse`, `reorder` |
 //! | [`for_kind`] | `parallel`, `vectorize`, `unroll` |
 //! | [`inline`] | `compute_inline` |
+//! | [`compute_at`] | `compute_at` |
 //! | [`reduction`] | `decompose_reduction` |
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
 
+pub mod compute_at;
 pub mod for_kind;
 pub mod get;
 pub mod inline;

@@ -600,3 +600,164 @@ fn a_scheduled_matmul_compiles_and_runs_with_llvm() {
         assert!((x - y).abs() <= 1e-4 * y.abs().max(1.0), "{x} vs {y}");
     }
 }
+
+// ---- compute_at ------------------------------------------------------------
+
+/// TVM's `test_compute_at_two_elementwise` shape: `B` moves under `C`'s
+/// row loop and computes one row there.
+#[test]
+fn compute_at_computes_one_row_per_iteration() {
+    let mut s = Schedule::new(elementwise());
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.compute_at(b, i).unwrap();
+    let want = prim(
+        "A: T.Buffer((8, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")",
+        r#"        B = T.alloc_buffer((8, 6), "float32")
+        for i in range(8):
+            for ax0 in range(6):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    vj = T.axis.spatial(6, ax0)
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A[vi, vj] * T.float32(2.0)
+            for j in range(6):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(B[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = B[vi, vj] + T.float32(1.0)
+"#,
+    );
+    structural_equal_report(s.func(), &want).unwrap_or_else(|e| panic!("{e}\n{}", text(s.func())));
+    same_outputs(&elementwise(), s.func(), &[&[8, 6]], &[&[8, 6]]);
+    replays(&s, elementwise());
+}
+
+/// A stencil: each tile of 4 outputs needs 5 producer elements, which
+/// overlap between tiles; the producer's domain bounds its loop.
+#[test]
+fn compute_at_a_stencil_tile_covers_its_halo() {
+    let f = prim(
+        "A: T.Buffer((9,), \"float32\"), C: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((9,), "float32")
+        for i in range(9):
+            with T.block("B"):
+                vi = T.axis.spatial(9, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(3.0)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi:vi + 2])
+                T.writes(C[vi])
+                C[vi] = B[vi] + B[vi + 1]
+"#,
+    );
+    let mut s = Schedule::new(f.clone());
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let [i0, _] = s.split(i, &[None, Some(4)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.compute_at(b, i0).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for ax0 in range(5):"), "{t}");
+    assert!(t.contains("T.axis.spatial(9, i_0 * 4 + ax0)"), "{t}");
+    same_outputs(&f, s.func(), &[&[9]], &[&[8]]);
+    replays(&s, f);
+}
+
+/// A producer of the matmul's left operand computed one row at a time,
+/// inside the tiled, decomposed, parallel matmul.
+#[test]
+fn compute_at_a_row_of_a_matmul_operand() {
+    let f = prim(
+        MATMUL_PARAMS,
+        &format!(
+            r#"        A2 = T.alloc_buffer((13, 9), "float32")
+        for i, k in T.grid(13, 9):
+            with T.block("A2"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                T.reads(A[vi, vk])
+                T.writes(A2[vi, vk])
+                A2[vi, vk] = A[vi, vk] * T.float32(2.0)
+{}"#,
+            MATMUL_BODY.replace("A[vi, vk]", "A2[vi, vk]")
+        ),
+    );
+    let mut s = Schedule::new(f.clone());
+    let a2 = s.get_block("A2").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    // Under the reduction loop: one element per step, recomputed for
+    // every column.
+    let mut per_element = s.clone();
+    per_element.compute_at(a2, k).unwrap();
+    same_outputs(&f, per_element.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
+    let e = err(s.compute_at(c, i));
+    assert!(
+        e.contains("compute_at: block \"C\" is not a spatial block"),
+        "{e}"
+    );
+    let [i0, i1] = s.split(i, &[None, Some(4)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[i0, j, i1, k]).unwrap();
+    s.compute_at(a2, i0).unwrap();
+    s.decompose_reduction(c, j).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for ax0, ax1 in T.grid(4, 9):"), "{t}");
+    same_outputs(&f, s.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
+    replays(&s, f);
+}
+
+#[test]
+fn compute_at_refuses_readers_outside_the_loop() {
+    let f = prim(
+        "A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\"), D: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(3.0)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi])
+                T.writes(C[vi])
+                C[vi] = B[vi]
+        for i in range(8):
+            with T.block("D"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi])
+                T.writes(D[vi])
+                D[vi] = B[vi]
+"#,
+    );
+    let mut s = Schedule::new(f);
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.compute_at(b, i));
+    assert!(e.contains("block \"D\" outside loop l"), "{e}");
+    let [bi] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.compute_at(c, bi));
+    assert!(e.contains("compute_at: block \"C\""), "{e}");
+}

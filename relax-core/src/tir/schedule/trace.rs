@@ -74,6 +74,13 @@ pub enum Instruction {
         /// The block inlined.
         block: usize,
     },
+    /// `compute_at(block, loop)`.
+    ComputeAt {
+        /// The producer block moved.
+        block: usize,
+        /// The loop it moves under.
+        loop_rv: usize,
+    },
     /// `decompose_reduction(block, loop)`.
     DecomposeReduction {
         /// The reduction block.
@@ -189,6 +196,11 @@ impl Trace {
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline(block={})", n(*block))
                 }
+                Instruction::ComputeAt { block, loop_rv } => format!(
+                    "sch.compute_at(block={}, loop={}, preserve_unit_loops=False, index=-1)",
+                    n(*block),
+                    n(*loop_rv)
+                ),
                 Instruction::DecomposeReduction {
                     block,
                     loop_rv,
@@ -270,6 +282,9 @@ impl Trace {
                 Instruction::Unroll { loop_rv } => format!("sch.unroll({})?;", n(*loop_rv)),
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline({})?;", n(*block))
+                }
+                Instruction::ComputeAt { block, loop_rv } => {
+                    format!("sch.compute_at({}, {})?;", n(*block), n(*loop_rv))
                 }
                 Instruction::DecomposeReduction {
                     block,
@@ -354,6 +369,9 @@ impl Trace {
                 Instruction::Vectorize { loop_rv } => sch.vectorize(lp(&map, *loop_rv)?)?,
                 Instruction::Unroll { loop_rv } => sch.unroll(lp(&map, *loop_rv)?)?,
                 Instruction::ComputeInline { block: b } => sch.compute_inline(block(&map, *b)?)?,
+                Instruction::ComputeAt { block: b, loop_rv } => {
+                    sch.compute_at(block(&map, *b)?, lp(&map, *loop_rv)?)?
+                }
                 Instruction::DecomposeReduction {
                     block: b,
                     loop_rv,

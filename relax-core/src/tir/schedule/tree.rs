@@ -6,7 +6,8 @@
 //! predicate, see the [module docs](super)).
 
 use super::{Result, ScheduleError};
-use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::Buffer;
 use crate::tir::{Block, Stmt};
 
 /// `s` with `f` applied to each direct child statement.
@@ -273,5 +274,40 @@ pub fn add_predicate(s: &Stmt, cond: &PrimExpr) -> Stmt {
             then_case: Box::new(s.clone()),
             else_case: None,
         },
+    }
+}
+
+/// Every index tuple at which `s` loads `buffer`, outside the blocks
+/// nested in it (each block is its own reader).
+pub fn loads(s: &Stmt, buffer: &Buffer, out: &mut Vec<Vec<PrimExpr>>) {
+    fn expr(e: &PrimExpr, buffer: &Buffer, out: &mut Vec<Vec<PrimExpr>>) {
+        if let PrimExprKind::BufferLoad(b, idx) = e.kind() {
+            if b == buffer {
+                out.push(idx.clone());
+            }
+        }
+        for c in e.children() {
+            expr(c, buffer, out);
+        }
+    }
+    match s {
+        Stmt::BufferStore { value, indices, .. } => {
+            expr(value, buffer, out);
+            indices.iter().for_each(|i| expr(i, buffer, out));
+        }
+        Stmt::IfThenElse { cond, .. } => expr(cond, buffer, out),
+        Stmt::LetStmt { value, .. } => expr(value, buffer, out),
+        Stmt::Evaluate(e) => expr(e, buffer, out),
+        Stmt::For { min, extent, .. } => {
+            expr(min, buffer, out);
+            expr(extent, buffer, out);
+        }
+        _ => {}
+    }
+    for c in children(s) {
+        if matches!(c, Stmt::Block(_)) {
+            continue;
+        }
+        loads(c, buffer, out);
     }
 }
