@@ -7,7 +7,9 @@
 //!    (not a parameter) at exactly its iteration variables, alone in its
 //!    loop nest. Its nest and the statement holding the loop are siblings
 //!    in one sequence, the producer first; the statements between them
-//!    neither use `X` nor write what the producer reads.
+//!    neither use `X` nor write what the producer reads, nothing else
+//!    writes `X`, and the statement holding the loop does not write what
+//!    the producer reads.
 //! 2. **Consumers.** Every block that reads `X` is under the loop.
 //! 3. **Region.** Each read of `X` under the loop (regions and loads, via
 //!    the reader's bindings) must be affine in the loops below the loop,
@@ -245,7 +247,8 @@ impl Schedule {
         // The sequence holding both nests.
         let Some(new_body) = self.move_into(&top, &var, &b, &x, &region, &var_of_dim)? else {
             return err(format!(
-                "and {what} are not in one sequence with the producer first and nothing between them touching its buffers"
+                "and {what} are not in one sequence with the producer first, or other statements write {} or what the producer reads",
+                x.name()
             ));
         };
         self.func.body = new_body;
@@ -346,6 +349,15 @@ impl Schedule {
                     if stmt_uses(s, x) || read_bufs.iter().any(|r| stmt_writes(s, r)) {
                         return None;
                     }
+                }
+                // Nothing else writes X, and the statement holding the loop
+                // does not write what the producer reads (it would be read
+                // too late).
+                let mut others = items.iter().enumerate().filter(|(k, _)| *k != i);
+                if others.any(|(_, s)| stmt_writes(s, x))
+                    || read_bufs.iter().any(|r| stmt_writes(&items[j], r))
+                {
+                    return None;
                 }
                 let moved = tree::replace_loop(&items[j], var, &mut |l| match l {
                     Stmt::For {

@@ -761,3 +761,42 @@ fn compute_at_refuses_readers_outside_the_loop() {
     let e = err(s.compute_at(c, bi));
     assert!(e.contains("compute_at: block \"C\""), "{e}");
 }
+
+/// The consumer's nest overwrites the producer's input before the loop's
+/// body would run the producer: moving it there would read the new value.
+#[test]
+fn compute_at_refuses_to_read_an_input_after_it_is_overwritten() {
+    let f = prim(
+        "A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(3.0)
+        for i in range(8):
+            with T.block("W"):
+                vi = T.axis.spatial(8, i)
+                T.reads()
+                T.writes(A[vi])
+                A[vi] = T.float32(0.0)
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi])
+                T.writes(C[vi])
+                C[vi] = B[vi]
+"#,
+    );
+    let mut s = Schedule::new(f);
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.compute_at(b, i));
+    assert!(
+        e.contains("or other statements write B or what the producer reads"),
+        "{e}"
+    );
+}
