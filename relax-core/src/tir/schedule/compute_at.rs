@@ -389,7 +389,7 @@ impl Schedule {
 
 /// Every loop in `s` as `(var, min, max)`; the name of one whose bounds
 /// are not constant goes to `bad`.
-fn collect_loops(s: &Stmt, out: &mut Vec<(TirVar, i64, i64)>, bad: &mut Option<String>) {
+pub(crate) fn collect_loops(s: &Stmt, out: &mut Vec<(TirVar, i64, i64)>, bad: &mut Option<String>) {
     if let Stmt::For {
         loop_var,
         min,
@@ -409,7 +409,7 @@ fn collect_loops(s: &Stmt, out: &mut Vec<(TirVar, i64, i64)>, bad: &mut Option<S
 }
 
 /// The buffers `s` loads from, added to `out`.
-fn collect_loaded(s: &Stmt, out: &mut Vec<Buffer>) {
+pub(crate) fn collect_loaded(s: &Stmt, out: &mut Vec<Buffer>) {
     fn expr(e: &PrimExpr, out: &mut Vec<Buffer>) {
         if let crate::ir::prim_expr::PrimExprKind::BufferLoad(b, _) = e.kind() {
             if !out.contains(b) {
@@ -437,7 +437,11 @@ fn collect_loaded(s: &Stmt, out: &mut Vec<Buffer>) {
 
 /// `s` with the first sequence for which `f` gives new items replaced by
 /// them.
-fn rewrite_seq(s: &Stmt, f: &mut dyn FnMut(&[Stmt]) -> Option<Vec<Stmt>>, done: &mut bool) -> Stmt {
+pub(crate) fn rewrite_seq(
+    s: &Stmt,
+    f: &mut dyn FnMut(&[Stmt]) -> Option<Vec<Stmt>>,
+    done: &mut bool,
+) -> Stmt {
     if *done {
         return s.clone();
     }

@@ -31,6 +31,7 @@
 //! | [`for_kind`] | `parallel`, `vectorize`, `unroll` |
 //! | [`inline`] | `compute_inline` |
 //! | [`compute_at`] | `compute_at` |
+//! | [`reverse_compute_at`] | `reverse_compute_at` |
 //! | [`reduction`] | `decompose_reduction` |
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
@@ -41,6 +42,7 @@ pub mod get;
 pub mod inline;
 pub mod loop_transform;
 pub mod reduction;
+pub mod reverse_compute_at;
 pub mod sampling;
 pub mod trace;
 pub mod tree;

@@ -800,3 +800,124 @@ fn compute_at_refuses_to_read_an_input_after_it_is_overwritten() {
         "{e}"
     );
 }
+
+// ---- reverse_compute_at ------------------------------------------------------
+
+/// The matmul of [`MATMUL_BODY`] followed by `D = max(C, 0)` through an
+/// intermediate `C`.
+fn matmul_relu() -> PrimFunc {
+    prim(
+        "A: T.Buffer((13, 9), \"float32\"), B: T.Buffer((9, 7), \"float32\"), D: T.Buffer((13, 7), \"float32\")",
+        &format!(
+            r#"        C = T.alloc_buffer((13, 7), "float32")
+{MATMUL_BODY}        for i, j in T.grid(13, 7):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(C[vi, vj])
+                T.writes(D[vi, vj])
+                D[vi, vj] = T.max(C[vi, vj], T.float32(0.0))
+"#
+        ),
+    )
+}
+
+/// The epilogue of a tiled matmul: `D` runs per row tile, after the
+/// reduction of that tile, and the result is the same.
+#[test]
+fn reverse_compute_at_runs_the_epilogue_per_tile() {
+    let f = matmul_relu();
+    let mut s = Schedule::new(f.clone());
+    let c = s.get_block("C").unwrap();
+    let d = s.get_block("D").unwrap();
+    let [i, j, k] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.reverse_compute_at(d, k));
+    assert!(e.contains("is bound to its reduce variable vk"), "{e}");
+    let [i0, i1] = s.split(i, &[Some(13), Some(1)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[i0, k, i1, j]).unwrap();
+    let e = err(s.reverse_compute_at(d, k));
+    assert!(e.contains("is bound to its reduce variable vk"), "{e}");
+    s.reorder(&[i0, i1, j, k]).unwrap();
+    s.reverse_compute_at(d, i0).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for ax0 in range(7):"), "{t}");
+    assert!(t.contains("T.axis.remap(\"SS\", [i_0, ax0])"), "{t}");
+    same_outputs(&f, s.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
+    replays(&s, f);
+    // A strided producer does not cover the consumer's domain: refused.
+    let strided = prim(
+        "A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((8,), "float32")
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i * 2)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi]
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi])
+                T.writes(C[vi])
+                C[vi] = B[vi]
+"#,
+    );
+    let mut s = Schedule::new(strided);
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.reverse_compute_at(c, i));
+    assert!(
+        e.contains("reverse_compute_at: block \"C\" cannot be shown to run for its whole domain"),
+        "{e}"
+    );
+}
+
+/// An elementwise consumer follows each 1×3 tile of its tiled producer
+/// (the tile's row from two loops above), and the outer loop can then run
+/// in parallel.
+#[test]
+fn reverse_compute_at_follows_dense_tiles() {
+    let f = prim(
+        "A: T.Buffer((12, 6), \"float32\"), C: T.Buffer((12, 6), \"float32\")",
+        r#"        B = T.alloc_buffer((12, 6), "float32")
+        for i, j in T.grid(12, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        for i, j in T.grid(12, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + T.float32(1.0)
+"#,
+    );
+    let mut s = Schedule::new(f.clone());
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i, j] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let [i0, _] = s.split(i, &[None, Some(4)]).unwrap()[..] else {
+        unreachable!()
+    };
+    let [j0, _] = s.split(j, &[None, Some(3)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reverse_compute_at(c, j0).unwrap();
+    let t = text(s.func());
+    assert!(t.contains("for ax0 in range(3):"), "{t}");
+    assert!(t.contains("T.axis.spatial(12, i_0 * 4 + i_1)"), "{t}");
+    same_outputs(&f, s.func(), &[&[12, 6]], &[&[12, 6]]);
+    s.parallel(i0).unwrap();
+    same_outputs(&f, s.func(), &[&[12, 6]], &[&[12, 6]]);
+    replays(&s, f);
+}

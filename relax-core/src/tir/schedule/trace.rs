@@ -81,6 +81,13 @@ pub enum Instruction {
         /// The loop it moves under.
         loop_rv: usize,
     },
+    /// `reverse_compute_at(block, loop)`.
+    ReverseComputeAt {
+        /// The consumer block moved.
+        block: usize,
+        /// The loop it moves under.
+        loop_rv: usize,
+    },
     /// `decompose_reduction(block, loop)`.
     DecomposeReduction {
         /// The reduction block.
@@ -196,6 +203,11 @@ impl Trace {
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline(block={})", n(*block))
                 }
+                Instruction::ReverseComputeAt { block, loop_rv } => format!(
+                    "sch.reverse_compute_at(block={}, loop={}, preserve_unit_loops=False, index=-1)",
+                    n(*block),
+                    n(*loop_rv)
+                ),
                 Instruction::ComputeAt { block, loop_rv } => format!(
                     "sch.compute_at(block={}, loop={}, preserve_unit_loops=False, index=-1)",
                     n(*block),
@@ -286,6 +298,9 @@ impl Trace {
                 Instruction::ComputeAt { block, loop_rv } => {
                     format!("sch.compute_at({}, {})?;", n(*block), n(*loop_rv))
                 }
+                Instruction::ReverseComputeAt { block, loop_rv } => {
+                    format!("sch.reverse_compute_at({}, {})?;", n(*block), n(*loop_rv))
+                }
                 Instruction::DecomposeReduction {
                     block,
                     loop_rv,
@@ -371,6 +386,9 @@ impl Trace {
                 Instruction::ComputeInline { block: b } => sch.compute_inline(block(&map, *b)?)?,
                 Instruction::ComputeAt { block: b, loop_rv } => {
                     sch.compute_at(block(&map, *b)?, lp(&map, *loop_rv)?)?
+                }
+                Instruction::ReverseComputeAt { block: b, loop_rv } => {
+                    sch.reverse_compute_at(block(&map, *b)?, lp(&map, *loop_rv)?)?
                 }
                 Instruction::DecomposeReduction {
                     block: b,
