@@ -4,8 +4,10 @@
 //!    be data parallel: every block under it binds the loop only to
 //!    spatial variables and binds at least one spatial variable to it (else
 //!    every iteration writes the same element), no store under it sits
-//!    outside a block, and no buffer written by one block under it is read
-//!    by another block under it (they would need a barrier).
+//!    outside a block, and every element a block under it writes and a
+//!    block under it (the same one included) reads belongs to one
+//!    iteration: some dimension of every such access is `c * loop + rest`
+//!    with `0 <= rest < c`, so no iteration reads what another writes.
 //! 2. `vectorize` also needs a constant positive extent.
 //! 3. `unroll` changes no order and has no precondition.
 
@@ -16,6 +18,7 @@ use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::affine::linear_coeff;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
+use std::collections::HashMap;
 
 impl Schedule {
     /// Runs `loop_rv`'s iterations on the thread pool (TVM's `parallel`).
@@ -112,15 +115,13 @@ impl Schedule {
             }
         }
         let analyzer = loop_ranges(find_loop(&self.func.body, &var).expect("found"));
+        let loops = all_loops(&self.func.body);
         for (_, w) in &blocks {
             for (_, r) in &blocks {
-                if w.name == r.name {
-                    continue;
-                }
                 for region in &w.writes {
                     let read = r.reads.iter().any(|x| x.buffer == region.buffer)
                         || crate::tir::buffer_uses::stmt_reads(&r.body, &region.buffer);
-                    if read && !same_iteration(w, r, &region.buffer, &var, &analyzer) {
+                    if read && !same_iteration(w, r, &region.buffer, &var, &analyzer, &loops) {
                         return err(format!(
                             "runs block {:?}, which reads buffer {} that block {:?} under it writes, and the element cannot be shown to be one iteration's own",
                             r.name,
@@ -137,7 +138,7 @@ impl Schedule {
 
 /// An analyzer knowing the range of every loop in `s` with constant
 /// bounds.
-fn loop_ranges(s: &Stmt) -> Analyzer {
+pub(crate) fn loop_ranges(s: &Stmt) -> Analyzer {
     fn go(s: &Stmt, a: &mut Analyzer) {
         if let Stmt::For {
             loop_var,
@@ -163,7 +164,17 @@ fn loop_ranges(s: &Stmt) -> Analyzer {
 /// the parallel loop `x` belongs to one iteration of `x`: some dimension
 /// of every such access is `c * x + rest` with `0 <= rest < c`, so the
 /// element determines `x`.
-fn same_iteration(w: &Block, r: &Block, buffer: &Buffer, x: &TirVar, a: &Analyzer) -> bool {
+pub(crate) fn same_iteration(
+    w: &Block,
+    r: &Block,
+    buffer: &Buffer,
+    x: &TirVar,
+    a: &Analyzer,
+    loops: &[(TirVar, i64, i64)],
+) -> bool {
+    if w.name == r.name && reads_own_point(w, buffer) && injective(w, x, loops) {
+        return true;
+    }
     let bind = |b: &Block, e: &PrimExpr| {
         let map = b
             .iter_vars
@@ -208,4 +219,107 @@ fn same_iteration(w: &Block, r: &Block, buffer: &Buffer, x: &TirVar, a: &Analyze
             bound.min.is_some_and(|m| m >= 0) && bound.max.is_some_and(|m| m < c)
         })
     })
+}
+
+/// Whether `b` writes `buffer` at exactly its spatial variables (one per
+/// dimension) and reads it only at that point (a reduction's update).
+fn reads_own_point(b: &Block, buffer: &Buffer) -> bool {
+    let Some(w) = b.writes.iter().find(|w| &w.buffer == buffer) else {
+        return false;
+    };
+    let point: Option<Vec<&TirVar>> = w
+        .region
+        .iter()
+        .map(|(lo, n)| lo.as_var().filter(|_| n.as_int() == Some(1)))
+        .collect();
+    let Some(point) = point else { return false };
+    let spatial: Vec<&TirVar> = b
+        .iter_vars
+        .iter()
+        .filter(|iv| iv.kind == crate::tir::IterKind::Spatial)
+        .map(|iv| &iv.var)
+        .collect();
+    if point.len() != spatial.len() || spatial.iter().any(|v| !point.contains(v)) {
+        return false;
+    }
+    let mut loads = Vec::new();
+    tree::loads(&b.body, buffer, &mut loads);
+    b.writes.iter().filter(|g| &g.buffer == buffer).count() == 1
+        && b.reads
+            .iter()
+            .filter(|g| &g.buffer == buffer)
+            .all(|g| g.region == w.region)
+        && loads.iter().all(|idx| {
+            idx.len() == point.len() && idx.iter().zip(&point).all(|(e, v)| e.as_var() == Some(v))
+        })
+}
+
+/// The most loop points [`injective`] enumerates.
+const MAX_POINTS: i64 = 1 << 20;
+
+/// Whether the values of `b`'s spatial variables determine `x`: every
+/// point of the loops they use (constant ranges from `loops`, at most
+/// [`MAX_POINTS`]) gives a different tuple of values, and `x` is one of
+/// those loops.
+fn injective(b: &Block, x: &TirVar, loops: &[(TirVar, i64, i64)]) -> bool {
+    let values: Vec<&PrimExpr> = b
+        .iter_vars
+        .iter()
+        .zip(&b.iter_values)
+        .filter(|(iv, _)| iv.kind == crate::tir::IterKind::Spatial)
+        .map(|(_, v)| v)
+        .collect();
+    let mut used: Vec<&(TirVar, i64, i64)> = Vec::new();
+    for v in values.iter().flat_map(|e| e.free_vars()) {
+        match loops.iter().find(|l| l.0 == v) {
+            Some(l) if !used.iter().any(|u| u.0 == v) => used.push(l),
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    if !used.iter().any(|l| &l.0 == x) {
+        return false;
+    }
+    let points = used
+        .iter()
+        .try_fold(1i64, |acc, l| acc.checked_mul(l.2 - l.1 + 1));
+    if points.is_none_or(|p| p > MAX_POINTS) {
+        return false;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut env: HashMap<TirVar, i64> = used.iter().map(|l| (l.0.clone(), l.1)).collect();
+    loop {
+        let tuple: Option<Vec<i64>> = values.iter().map(|e| e.eval(&env).ok()).collect();
+        match tuple {
+            Some(t) => {
+                if !seen.insert(t) {
+                    return false;
+                }
+            }
+            None => return false,
+        }
+        // The next point, the last loop fastest.
+        let mut k = used.len();
+        loop {
+            if k == 0 {
+                return true;
+            }
+            k -= 1;
+            let (v, lo, hi) = used[k];
+            let cur = env[v];
+            if cur < *hi {
+                env.insert(v.clone(), cur + 1);
+                break;
+            }
+            env.insert(v.clone(), *lo);
+        }
+    }
+}
+
+/// Every loop of `s` with constant bounds, as `(var, min, max)`.
+pub(crate) fn all_loops(s: &Stmt) -> Vec<(TirVar, i64, i64)> {
+    let mut out = Vec::new();
+    let mut bad = None;
+    super::compute_at::collect_loops(s, &mut out, &mut bad);
+    out
 }

@@ -15,7 +15,12 @@
 //!    the first instance of every output element).
 //! 3. `reorder(loops)` permutes loops of one chain of directly nested
 //!    loops; loops of the chain not listed keep their places. A loop whose
-//!    bounds use another loop of the permuted range is refused.
+//!    bounds use another loop of the chain is refused, and so is a nest in
+//!    which one block instance reads what another writes in a different
+//!    iteration of a moved loop (a reduction's update of its own element
+//!    excepted: only its summation order changes).
+//! 4. Factors of `split` whose product is not provably at least the
+//!    extent are refused (iterations would be lost).
 
 use super::tree::{self, find_loop, replace_loop};
 use super::{Instruction, LoopRV, Result, Schedule, ScheduleError};
@@ -129,7 +134,14 @@ impl Schedule {
             .iter()
             .skip(1)
             .fold(extents[0].clone(), |acc, e| acc * e.clone());
-        let exact = analyzer.can_prove_equal(&analyzer.simplify(&product), &extent);
+        let product = analyzer.simplify(&product);
+        let exact = analyzer.can_prove_equal(&product, &extent);
+        let inferred_one = factors.iter().any(Option::is_none);
+        if !exact && !inferred_one && !analyzer.can_prove(&product.clone().ge(extent.clone())) {
+            return err(format!(
+                "the factors {factors:?} cover {product} iterations, fewer than the extent {extent} (or not provably as many)"
+            ));
+        }
         let mut sub = Substitute::default();
         sub.vars.insert(var.clone(), value);
         let mut new_body = sub.stmt(body);
@@ -329,6 +341,54 @@ impl Schedule {
                     h.0.name(),
                     u.name()
                 )));
+            }
+        }
+        // Dependences between block instances must stay within one
+        // iteration of every loop moved, except a reduction's update of
+        // the element it writes (the order of a reduction is free).
+        let top_loop = find_loop(&self.func.body, &chain[0].0).expect("found");
+        let ranges = super::for_kind::loop_ranges(top_loop);
+        let all = super::for_kind::all_loops(&self.func.body);
+        let blocks = tree::realizes(top_loop);
+        for (_, w) in &blocks {
+            for (_, r) in &blocks {
+                for region in &w.writes {
+                    let mut loads = Vec::new();
+                    tree::loads(&r.body, &region.buffer, &mut loads);
+                    let read_regions: Vec<_> = r
+                        .reads
+                        .iter()
+                        .filter(|g| g.buffer == region.buffer)
+                        .collect();
+                    if loads.is_empty() && read_regions.is_empty() {
+                        continue;
+                    }
+                    let update = w.name == r.name
+                        && w.iter_vars.iter().any(|iv| iv.kind == IterKind::Reduce)
+                        && read_regions.iter().all(|g| g.region == region.region)
+                        && loads.iter().all(|idx| {
+                            idx.len() == region.region.len()
+                                && idx
+                                    .iter()
+                                    .zip(&region.region)
+                                    .all(|(i, (lo, n))| i == lo && n.as_int() == Some(1))
+                        });
+                    if update {
+                        continue;
+                    }
+                    for v in &vars {
+                        if !super::for_kind::same_iteration(w, r, &region.buffer, v, &ranges, &all)
+                        {
+                            return Err(ScheduleError::new(format!(
+                                "reorder: block {:?} reads {} that block {:?} writes in another iteration of loop {}",
+                                r.name,
+                                region.buffer.name(),
+                                w.name,
+                                v.name()
+                            )));
+                        }
+                    }
+                }
             }
         }
         let by_var: HashMap<TirVar, Header> =

@@ -921,3 +921,48 @@ fn reverse_compute_at_follows_dense_tiles() {
     same_outputs(&f, s.func(), &[&[12, 6]], &[&[12, 6]]);
     replays(&s, f);
 }
+
+/// Loop-carried dependences: a running sum along `j` cannot run its `j`
+/// loop in parallel (its rows can), nor have its loops reordered; too few
+/// split factors would lose iterations.
+#[test]
+fn dependences_between_iterations_are_kept() {
+    let scan = prim(
+        "A: T.Buffer((4, 6), \"float32\"), B: T.Buffer((4, 6), \"float32\")",
+        r#"        for i, j in T.grid(4, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj], B[vi, vj - 1])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] + T.if_then_else(vj > 0, B[vi, T.max(vj - 1, 0)], T.float32(0.0))
+"#,
+    );
+    let mut s = Schedule::new(scan.clone());
+    let b = s.get_block("B").unwrap();
+    let [i, j] = s.get_loops(b).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.parallel(j));
+    assert!(e.contains("parallel: loop l2 (j)"), "{e}");
+    s.parallel(i).unwrap();
+    same_outputs(&scan, s.func(), &[&[4, 6]], &[&[4, 6]]);
+    let e = err(s.split(j, &[Some(2), Some(2)]));
+    assert!(
+        e.contains("cover 4 iterations, fewer than the extent 6"),
+        "{e}"
+    );
+    let [j0, _] = s.split(j, &[Some(2), Some(3)]).unwrap()[..] else {
+        unreachable!()
+    };
+    // Moving `j_0` outside `i` happens to keep this scan's order, but the
+    // check is conservative: a dependence must stay within one iteration of
+    // every loop moved.
+    let e = err(s.reorder(&[j0, i]));
+    assert!(
+        e.contains(
+            "reorder: block \"B\" reads B that block \"B\" writes in another iteration of loop j_0"
+        ),
+        "{e}"
+    );
+    same_outputs(&scan, s.func(), &[&[4, 6]], &[&[4, 6]]);
+}
