@@ -32,10 +32,12 @@
 //! | [`inline`] | `compute_inline` |
 //! | [`compute_at`] | `compute_at` |
 //! | [`reverse_compute_at`] | `reverse_compute_at` |
+//! | [`cache`] | `cache_write` |
 //! | [`reduction`] | `decompose_reduction` |
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
 
+pub mod cache;
 pub mod compute_at;
 pub mod for_kind;
 pub mod get;

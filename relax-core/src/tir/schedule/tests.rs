@@ -975,3 +975,50 @@ fn dependences_between_iterations_are_kept() {
     );
     same_outputs(&scan, s.func(), &[&[4, 6]], &[&[4, 6]]);
 }
+
+// ---- cache_write -------------------------------------------------------------
+
+/// A register tile: the matmul accumulates into `C_local`, whose tile is
+/// copied back to `C` right after each tile is finished.
+#[test]
+fn cache_write_then_reverse_compute_at_writes_each_tile_back() {
+    let mut s = Schedule::new(matmul());
+    let c = s.get_block("C").unwrap();
+    let [i, j, k] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let e = err(s.cache_write(c, 1, "local"));
+    assert!(e.contains("there is no write 1"), "{e}");
+    let copy = s.cache_write(c, 0, "local").unwrap();
+    let t = text(s.func());
+    assert!(t.contains("C_local = T.alloc_buffer((13, 7))"), "{t}");
+    assert!(t.contains("with T.sblock(\"C_local\"):"), "{t}");
+    assert!(t.contains("C[v0, v1] = C_local[v0, v1]"), "{t}");
+    same_matmul(&s);
+    let [i0, i1] = s.split(i, &[None, Some(13)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.reorder(&[i0, j, i1, k]).unwrap();
+    s.reverse_compute_at(copy, j).unwrap();
+    same_matmul(&s);
+    let py = s.trace().as_python();
+    assert!(
+        py.contains(
+            "b4 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"local\")"
+        ),
+        "{py}"
+    );
+    replays(&s, matmul());
+    // A second writer of the buffer: refused.
+    let mut s = Schedule::new(matmul());
+    let c = s.get_block("C").unwrap();
+    let [_, j, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.decompose_reduction(c, j).unwrap();
+    let e = err(s.cache_write(c, 0, "local"));
+    assert!(
+        e.contains("cache_write: block \"C\" is not the only writer of C"),
+        "{e}"
+    );
+}

@@ -81,6 +81,17 @@ pub enum Instruction {
         /// The loop it moves under.
         loop_rv: usize,
     },
+    /// `cache_write(block, write_index, storage_scope)`.
+    CacheWrite {
+        /// The block.
+        block: usize,
+        /// Which of its written buffers.
+        write_index: usize,
+        /// The scope naming the cache.
+        storage_scope: String,
+        /// The copy-back block made.
+        out: usize,
+    },
     /// `reverse_compute_at(block, loop)`.
     ReverseComputeAt {
         /// The consumer block moved.
@@ -138,7 +149,9 @@ impl Trace {
         let mut m = HashMap::new();
         for inst in &self.insts {
             match inst {
-                Instruction::GetBlock { out, .. } | Instruction::DecomposeReduction { out, .. } => {
+                Instruction::GetBlock { out, .. }
+                | Instruction::DecomposeReduction { out, .. }
+                | Instruction::CacheWrite { out, .. } => {
                     m.insert(*out, 'b');
                 }
                 Instruction::GetLoops { outs, .. } | Instruction::Split { outs, .. } => {
@@ -203,6 +216,16 @@ impl Trace {
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline(block={})", n(*block))
                 }
+                Instruction::CacheWrite {
+                    block,
+                    write_index,
+                    storage_scope,
+                    out,
+                } => format!(
+                    "{} = sch.cache_write(block={}, write_buffer_index={write_index}, storage_scope={storage_scope:?})",
+                    n(*out),
+                    n(*block)
+                ),
                 Instruction::ReverseComputeAt { block, loop_rv } => format!(
                     "sch.reverse_compute_at(block={}, loop={}, preserve_unit_loops=False, index=-1)",
                     n(*block),
@@ -301,6 +324,16 @@ impl Trace {
                 Instruction::ReverseComputeAt { block, loop_rv } => {
                     format!("sch.reverse_compute_at({}, {})?;", n(*block), n(*loop_rv))
                 }
+                Instruction::CacheWrite {
+                    block,
+                    write_index,
+                    storage_scope,
+                    out,
+                } => format!(
+                    "let {} = sch.cache_write({}, {write_index}, {storage_scope:?})?;",
+                    n(*out),
+                    n(*block)
+                ),
                 Instruction::DecomposeReduction {
                     block,
                     loop_rv,
@@ -389,6 +422,15 @@ impl Trace {
                 }
                 Instruction::ReverseComputeAt { block: b, loop_rv } => {
                     sch.reverse_compute_at(block(&map, *b)?, lp(&map, *loop_rv)?)?
+                }
+                Instruction::CacheWrite {
+                    block: b,
+                    write_index,
+                    storage_scope,
+                    out,
+                } => {
+                    let nb = sch.cache_write(block(&map, *b)?, *write_index, storage_scope)?;
+                    map.insert(*out, nb.0);
                 }
                 Instruction::DecomposeReduction {
                     block: b,
