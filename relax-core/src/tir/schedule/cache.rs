@@ -4,8 +4,11 @@
 //!
 //! 1. The block must be the only writer of the buffer `X` and write all of
 //!    it: its write is `X[v0, …]` at exactly its spatial variables, whose
-//!    domains are `X`'s dims. No other block in the block's loop nest may
-//!    read `X` (it would read it before the copy).
+//!    domains are `X`'s dims, and its predicate, if any, only cuts
+//!    iterations outside the domain (each conjunct `e < extent` where
+//!    `min + e` is a variable's binding, as `split` makes them). No other
+//!    block in the block's loop nest may read `X` (it would read it before
+//!    the copy).
 //! 2. The cache buffer `X_<scope>` has `X`'s shape and dtype and is
 //!    allocated in the root block (or around the body). Storage scopes are
 //!    not modelled in this IR: `scope` only names the buffer and the block.
@@ -69,6 +72,21 @@ impl Schedule {
         if stores_outside(body, &x, &name) || b.writes.iter().filter(|g| g.buffer == x).count() != 1
         {
             return err(format!("is not the only writer of {}", x.name()));
+        }
+        // A predicate may only cut iterations outside the domain (as the
+        // ones `split` adds do); else the copy would write back elements
+        // the block never computed.
+        let predicate = tree::realizes(body)
+            .into_iter()
+            .find(|(_, r)| r.name == name)
+            .and_then(|(p, _)| p.cloned());
+        if let Some(p) = &predicate {
+            if !domain_only(p, b, &analyzer) {
+                return err(format!(
+                    "has the predicate {p}, which may skip elements of {}",
+                    x.name()
+                ));
+            }
         }
         let cache_name = format!("{}_{storage_scope}", x.name());
         if !tree::find_blocks(body, &cache_name).is_empty() {
@@ -235,5 +253,19 @@ fn stores_outside(s: &Stmt, x: &Buffer, name: &str) -> bool {
         _ => tree::children(s)
             .into_iter()
             .any(|c| stores_outside(c, x, name)),
+    }
+}
+
+/// Whether every conjunct of `p` is `e < extent` for an iteration
+/// variable of `b` bound to `min + e` (a bound `split` adds).
+fn domain_only(p: &PrimExpr, b: &Block, a: &Analyzer) -> bool {
+    use crate::ir::prim_expr::PrimExprKind as K;
+    match p.kind() {
+        K::And(l, r) => domain_only(l, b, a) && domain_only(r, b, a),
+        K::Lt(e, n) => b.iter_vars.iter().zip(&b.iter_values).any(|(iv, value)| {
+            a.can_prove_equal(&(iv.min.clone() + e.clone()), value)
+                && a.can_prove_equal(n, &iv.extent)
+        }),
+        _ => false,
     }
 }

@@ -1022,3 +1022,32 @@ fn cache_write_then_reverse_compute_at_writes_each_tile_back() {
         "{e}"
     );
 }
+
+/// A block under `split`'s predicate still writes its whole buffer; one
+/// under any other predicate may not, and is refused.
+#[test]
+fn cache_write_accepts_split_predicates_only() {
+    let mut s = Schedule::new(matmul());
+    let c = s.get_block("C").unwrap();
+    let [i, _, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.split(i, &[None, Some(4)]).unwrap();
+    s.cache_write(c, 0, "local").unwrap();
+    same_matmul(&s);
+    let f = prim(
+        "A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\")",
+        r#"        for i in range(8):
+            if i < 4:
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A[vi])
+                    T.writes(B[vi])
+                    B[vi] = A[vi]
+"#,
+    );
+    let mut s = Schedule::new(f);
+    let b = s.get_block("B").unwrap();
+    let e = err(s.cache_write(b, 0, "local"));
+    assert!(e.contains("has the predicate"), "{e}");
+}
