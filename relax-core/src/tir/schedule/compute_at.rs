@@ -17,7 +17,9 @@
 //!    index over those loops gives the region `[lo, hi]`, the union over
 //!    the reads taken where the analyzer orders the bounds. Loops above the
 //!    loop stay symbolic in `lo`.
-//! 4. **Result.** The producer's nest is removed; under the loop, before
+//! 4. **Concurrency.** No loop from the root down to the loop is parallel
+//!    or vectorized (the regions of its iterations may overlap).
+//! 5. **Result.** The producer's nest is removed; under the loop, before
 //!    its old body, new loops `ax0, ax1, …` of extents `hi - lo + 1` run
 //!    the block with each variable bound to `lo + ax` (a dimension of
 //!    extent 1 gets no loop: its variable is bound to `lo`), under a
@@ -172,6 +174,13 @@ impl Schedule {
                     r.name
                 ));
             }
+        }
+        // Iterations of a parallel or vectorized loop above would compute
+        // overlapping regions at once.
+        if let Some(l) = concurrent_loop(body, &var, &[]) {
+            return err(format!(
+                "cannot move under {what}: loop {l} above runs its iterations at once (make it parallel after compute_at)"
+            ));
         }
         // The region read per iteration of the loop.
         let Stmt::For {
@@ -456,4 +465,18 @@ pub(crate) fn rewrite_seq(
         }
     }
     map_children(s, &mut |c| Ok(rewrite_seq(c, f, done))).expect("infallible")
+}
+
+/// The name of a parallel or vectorized loop from the root down to `var`
+/// (inclusive) that is not in `allowed`.
+pub(crate) fn concurrent_loop(body: &Stmt, var: &TirVar, allowed: &[TirVar]) -> Option<String> {
+    tree::loop_path(body, var)
+        .into_iter()
+        .find_map(|v| match tree::find_loop(body, &v) {
+            Some(Stmt::For {
+                kind: ForKind::Parallel | ForKind::Vectorized,
+                ..
+            }) if !allowed.contains(&v) => Some(v.name().to_string()),
+            _ => None,
+        })
 }

@@ -17,12 +17,15 @@
 //!    cover the consumer's domain: the base is a constant, or a constant
 //!    plus one loop above (from 0) times the box's extent, that loop used
 //!    in no other dimension.
-//! 4. **Order.** The statement holding the loop and the consumer's nest
+//! 4. **Concurrency.** Every parallel or vectorized loop from the root
+//!    down to the loop is one the tiles depend on (so its iterations own
+//!    disjoint tiles).
+//! 5. **Order.** The statement holding the loop and the consumer's nest
 //!    are siblings in one sequence, the loop's first; nothing between them
 //!    uses `X`, writes what the consumer reads or uses what it writes;
 //!    nothing but the loop's statement writes `X`, and the loop's statement
 //!    does not otherwise use what the consumer reads or writes.
-//! 5. **Result.** Under the loop, after its old body, loops `ax0, ax1, …`
+//! 6. **Result.** Under the loop, after its old body, loops `ax0, ax1, …`
 //!    over the box run the consumer with each variable bound to
 //!    `base + ax`, under a predicate keeping it in its domain when that is
 //!    not provable.
@@ -254,6 +257,14 @@ impl Schedule {
                     ))
                 }
             }
+        }
+        // A parallel or vectorized loop above must own its tiles: one the
+        // tiles do not depend on would run the consumer on the same
+        // elements at once.
+        if let Some(l) = super::compute_at::concurrent_loop(body, &var, &outer_used) {
+            return err(format!(
+                "cannot move under {what}: loop {l} above runs its iterations at once and the tiles do not depend on it"
+            ));
         }
         // The new consumer nest.
         let mut values = d.iter_values.clone();

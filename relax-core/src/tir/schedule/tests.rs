@@ -1051,3 +1051,53 @@ fn cache_write_accepts_split_predicates_only() {
     let e = err(s.cache_write(b, 0, "local"));
     assert!(e.contains("has the predicate"), "{e}");
 }
+
+/// Moving a block under a parallel loop: the stencil's halos overlap
+/// between iterations, so compute_at refuses; a tile-owning parallel loop
+/// is fine for reverse_compute_at.
+#[test]
+fn moving_blocks_under_parallel_loops() {
+    let f = prim(
+        "A: T.Buffer((9,), \"float32\"), C: T.Buffer((8,), \"float32\")",
+        r#"        B = T.alloc_buffer((9,), "float32")
+        for i in range(9):
+            with T.block("B"):
+                vi = T.axis.spatial(9, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(3.0)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi:vi + 2])
+                T.writes(C[vi])
+                C[vi] = B[vi] + B[vi + 1]
+"#,
+    );
+    let mut s = Schedule::new(f);
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    let [i0, _] = s.split(i, &[None, Some(4)]).unwrap()[..] else {
+        unreachable!()
+    };
+    s.parallel(i0).unwrap();
+    let e = err(s.compute_at(b, i0));
+    assert!(
+        e.contains("loop i_0 above runs its iterations at once"),
+        "{e}"
+    );
+
+    let f = matmul_relu();
+    let mut s = Schedule::new(f.clone());
+    let c = s.get_block("C").unwrap();
+    let d = s.get_block("D").unwrap();
+    let [i, j, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.parallel(i).unwrap();
+    s.reverse_compute_at(d, j).unwrap();
+    same_outputs(&f, s.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
+}
