@@ -13,6 +13,7 @@
 //! | [`te`] | tensor expressions: stages lowered to a PrimFunc; `BlockBuilder::call_te` |
 //! | [`substitute`] | `Substitute`: a statement with variables and buffers replaced |
 //! | [`compute_inline`] | an intermediate buffer's producer inlined into its readers |
+//! | [`schedule`] | `Schedule`: TVM's schedule primitives (`split`, `fuse`, `reorder`, `parallel`, …) with a replayable trace |
 //!
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
 //! `Cast` and intrinsic `Call` nodes exist for this IR.
@@ -25,6 +26,7 @@ pub mod compute_inline;
 pub mod half_float;
 pub mod interp;
 pub mod prim_func;
+pub mod schedule;
 pub mod stmt;
 pub mod substitute;
 pub mod te;
