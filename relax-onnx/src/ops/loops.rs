@@ -29,7 +29,9 @@
 //! so a loop runs at most as many iterations as the VM's call depth limit
 //! allows (`VirtualMachine::with_max_call_depth`, 1000 frames by default,
 //! `main` and enclosing loops included). States must be tensors: a
-//! sequence carried through a loop changes length at run time.
+//! sequence (a tuple, whose length is static) carried through a loop
+//! changes length, so such a loop is unrolled at import instead
+//! ([`unroll`]), which needs its trip count and conditions constant.
 
 use super::{as_tensor, ints, normalize_axes, Ctx};
 use crate::graph::{convert_subgraph, is_constant};
