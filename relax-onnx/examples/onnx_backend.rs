@@ -11,16 +11,14 @@
 
 use relax_core::backend::{build, Target};
 use relax_onnx::backend_test::BackendCase;
-use relax_onnx::ImportOptions;
 use std::path::Path;
 use std::time::Instant;
 
 fn run_case(dir: &Path, target: &Target, time: bool) -> Result<String, String> {
     let case = BackendCase::load(dir).map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let imported = case
-        .import(&ImportOptions::default())
-        .map_err(|e| e.to_string())?;
+    let options = case.import_options().map_err(|e| e.to_string())?;
+    let imported = case.import(&options).map_err(|e| e.to_string())?;
     let imported_in = start.elapsed();
     let start = Instant::now();
     let exec = build(&imported.module, target).map_err(|e| format!("build: {e}"))?;

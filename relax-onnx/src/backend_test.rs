@@ -97,6 +97,38 @@ impl BackendCase {
         })
     }
 
+    /// The options the case's model imports with: each sequence graph
+    /// input's length ([`ImportOptions::sequence_lens`]) as the first data
+    /// set has it (a sequence is a tuple of a static arity), nothing else
+    /// set.
+    pub fn import_options(&self) -> Result<ImportOptions, Error> {
+        let proto = ModelProto::decode(self.model.as_slice())
+            .map_err(|e| error(format!("{}: not a ModelProto: {e}", self.dir.display())))?;
+        let graph = proto.graph.unwrap_or_default();
+        let initializers: std::collections::HashSet<&str> =
+            graph.initializer.iter().map(|t| t.name()).collect();
+        let inputs = graph
+            .input
+            .iter()
+            .filter(|i| !initializers.contains(i.name()));
+        let mut options = ImportOptions::default();
+        let Some((values, _)) = self.data_sets.first() else {
+            return Ok(options);
+        };
+        for (input, value) in inputs.zip(values) {
+            let is_sequence = matches!(
+                input.r#type.as_ref().and_then(|t| t.value.as_ref()),
+                Some(type_proto::Value::SequenceType(_))
+            );
+            if let (true, Value::Tuple(fields)) = (is_sequence, value) {
+                options
+                    .sequence_lens
+                    .insert(input.name().to_string(), fields.len());
+            }
+        }
+        Ok(options)
+    }
+
     /// Imports the case's model from its file, external data included.
     pub fn import(&self, options: &ImportOptions) -> Result<Imported, Error> {
         from_onnx_file(self.dir.join("model.onnx"), options)

@@ -30,6 +30,15 @@ pub struct ImportOptions {
     /// that name, given here or in the graph. Naming a value that is not
     /// an input of the graph (an initializer, a typo) is an error.
     pub shape_dict: HashMap<String, Vec<Dim>>,
+    /// Lengths for sequence graph inputs, by their ONNX names. A sequence
+    /// is imported as a Relax tuple, whose arity is static: a sequence
+    /// input named here is specialized to a tuple of this many tensors
+    /// (each of the declared element type, with its own symbolic dims
+    /// where the element shape is not fixed), which the sequence ops can
+    /// take apart. A sequence input not named here is an opaque object
+    /// that can only be passed on. Naming a value that is not a sequence
+    /// input of the graph is an error.
+    pub sequence_lens: HashMap<String, usize>,
 }
 
 /// One dim of a shape in [`ImportOptions::shape_dict`].
@@ -117,16 +126,47 @@ fn sym_dim(name: &str, dims: &mut HashMap<String, TirVar>) -> PrimExpr {
 }
 
 /// The StructInfo of a graph input's type, with its shape replaced by
-/// `given` (from [`ImportOptions::shape_dict`]) when given.
+/// `given` (from [`ImportOptions::shape_dict`]) when given; a sequence's
+/// a tuple of `seq_len` elements (from [`ImportOptions::sequence_lens`])
+/// when given.
 fn value_sinfo(
     name: &str,
     ty: Option<&crate::proto::TypeProto>,
     given: Option<&[Dim]>,
+    seq_len: Option<usize>,
     dims: &mut HashMap<String, TirVar>,
     fresh: &mut usize,
 ) -> Result<StructInfo, Error> {
     let tensor = match ty.and_then(|t| t.value.as_ref()) {
         Some(type_proto::Value::TensorType(t)) => t,
+        // A sequence of a length given in `sequence_lens`: a tuple of
+        // that many tensors of the element type, each with its own dims.
+        Some(type_proto::Value::SequenceType(seq)) if seq_len.is_some() => {
+            let elem = seq.elem_type.as_deref().and_then(|t| t.value.as_ref());
+            let Some(type_proto::Value::TensorType(_)) = elem else {
+                return Err(error(format!(
+                    "sequence_lens gives graph input `{name}` a length, but its elements \
+                     are not tensors"
+                )));
+            };
+            // Elements may differ in shape: a named dim of the element
+            // type is element `k`'s own (`N_k`), shared within it only.
+            let mut fields = Vec::new();
+            for k in 0..seq_len.unwrap_or(0) {
+                let mut elem = seq.elem_type.as_deref().cloned();
+                if let Some(type_proto::Value::TensorType(t)) =
+                    elem.as_mut().and_then(|t| t.value.as_mut())
+                {
+                    for d in t.shape.iter_mut().flat_map(|s| s.dim.iter_mut()) {
+                        if let Some(dimension::Value::DimParam(p)) = &mut d.value {
+                            *p = format!("{p}_{k}");
+                        }
+                    }
+                }
+                fields.push(value_sinfo(name, elem.as_ref(), None, None, dims, fresh)?);
+            }
+            return Ok(StructInfo::tuple(fields));
+        }
         // A sequence or an optional whose length (whether it has a
         // value) is only known at run time: an object the graph can pass
         // on (`Identity`, an output), which the sequence ops, needing a
@@ -240,6 +280,23 @@ fn import_graph(
             )));
         }
     }
+    let mut names: Vec<&str> = options.sequence_lens.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    for name in names {
+        let is_sequence_input = graph.input.iter().any(|i| {
+            i.name() == name
+                && !initializer_names.contains(name)
+                && matches!(
+                    i.r#type.as_ref().and_then(|t| t.value.as_ref()),
+                    Some(type_proto::Value::SequenceType(_))
+                )
+        });
+        if !is_sequence_input {
+            return Err(error(format!(
+                "sequence_lens names `{name}`, which is not a sequence input of the graph"
+            )));
+        }
+    }
     if let Some(s) = graph.sparse_initializer.first() {
         return Err(error(format!(
             "sparse initializer `{}` is not supported",
@@ -272,6 +329,7 @@ fn import_graph(
             input.name(),
             input.r#type.as_ref(),
             options.shape_dict.get(input.name()).map(Vec::as_slice),
+            options.sequence_lens.get(input.name()).copied(),
             &mut sym_dims,
             &mut fresh,
         )?;

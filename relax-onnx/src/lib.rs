@@ -10,7 +10,10 @@
 //!    (`dim_param: "N"`) is a symbolic variable of that name, shared by
 //!    every input that names it, and a dim given by neither value nor name
 //!    is a fresh symbolic variable. [`ImportOptions::shape_dict`] replaces
-//!    the declared shape of the inputs it names (TVM's `shape_dict`).
+//!    the declared shape of the inputs it names (TVM's `shape_dict`). A
+//!    sequence input is a tuple of the length
+//!    [`ImportOptions::sequence_lens`] gives it (an opaque object when it
+//!    gives none).
 //!    Parameter names are the input names made identifiers (`gpu_0/data_0`
 //!    becomes `gpu_0_data_0`); [`Imported::input_names`] keeps the ONNX
 //!    names.

@@ -50,8 +50,9 @@ fn check_cases_on(folder: &str, at_least: usize, targets: &[Target]) {
     assert!(cases.len() >= at_least, "{} cases", cases.len());
     for dir in cases {
         let case = BackendCase::load(&dir).unwrap();
+        let options = case.import_options().unwrap();
         let imported = case
-            .import(&ImportOptions::default())
+            .import(&options)
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
         for target in targets {
             case.check(&imported.module, target, 1e-3, 1e-4)
@@ -933,6 +934,82 @@ fn with_shape(name: &str, dims: Vec<relax_onnx::Dim>) -> ImportOptions {
         shape_dict: [(name.to_string(), dims)].into_iter().collect(),
         ..Default::default()
     }
+}
+
+/// `SplitToSequence` with its sizes computed at run time (a 1-d list of a
+/// known length): the parts are slices at bounds bound from the data.
+#[test]
+fn split_to_sequence_takes_sizes_computed_at_run_time() {
+    let bytes = model(
+        17,
+        GraphProto {
+            name: Some("split".into()),
+            node: vec![
+                node("SplitToSequence", &["x", "s"], &["seq"], vec![]),
+                node("SequenceAt", &["seq", "one"], &["y"], vec![]),
+            ],
+            initializer: vec![i64_init("one", vec![1])],
+            input: vec![
+                f32_info("x", &[Dim::Value(6)]),
+                value_info("s", tensor_proto::DataType::Int64, &[Dim::Value(2)]),
+            ],
+            output: vec![f32_info("y", &[Dim::Param("M")])],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let x: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    for (sizes, want) in [([2i64, 4], vec![2.0, 3.0, 4.0, 5.0]), ([5, 1], vec![5.0])] {
+        let y = run(
+            &imported.module,
+            vec![
+                Value::Tensor(Tensor::from_vec(&[6], x.clone()).unwrap()),
+                Value::Tensor(Tensor::from_vec(&[2], sizes.to_vec()).unwrap()),
+            ],
+        );
+        assert_eq!(y[0].to_f64_vec(), want);
+    }
+}
+
+/// A sequence graph input is a tuple of the length `sequence_lens` gives,
+/// each element with its own dims (`N_0`, `N_1`, …); without a length
+/// the sequence ops say which option to set, and a length for a value
+/// that is not a sequence input is an error.
+#[test]
+fn sequence_lens_specializes_a_sequence_input() {
+    let path = data_dir().join("node/test_sequence_map_add_1_sequence_1_tensor/model.onnx");
+    let with_len = |name: &str, n: usize| ImportOptions {
+        sequence_lens: [(name.to_string(), n)].into_iter().collect(),
+        ..Default::default()
+    };
+    let imported = from_onnx_file(&path, &with_len("x0", 2)).unwrap();
+    let main = imported.module.get_relax("main").unwrap();
+    let f32 = relax_runtime::DataType::f32();
+    let elem =
+        |name: &str| StructInfo::tensor(vec![relax_core::ir::TirVar::new(name).to_expr()], f32);
+    let x0 = main.params[0].struct_info().unwrap().to_string();
+    assert_eq!(
+        x0,
+        StructInfo::tuple(vec![elem("N_0"), elem("N_1")]).to_string()
+    );
+
+    let e = from_onnx_file(&path, &ImportOptions::default())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the SequenceMap node making `y0`")
+            && e.contains("ImportOptions::sequence_lens"),
+        "{e}"
+    );
+    let e = from_onnx_file(&path, &with_len("x1", 2))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sequence_lens names `x1`, which is not a sequence input of the graph"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -29,7 +29,9 @@
 //! so a loop runs at most as many iterations as the VM's call depth limit
 //! allows (`VirtualMachine::with_max_call_depth`, 1000 frames by default,
 //! `main` and enclosing loops included). States must be tensors: a
-//! sequence carried through a loop changes length at run time.
+//! sequence (a tuple, whose length is static) carried through a loop
+//! changes length, so such a loop is unrolled at import instead
+//! ([`unroll`]), which needs its trip count and conditions constant.
 
 use super::{as_tensor, ints, normalize_axes, Ctx};
 use crate::graph::{convert_subgraph, is_constant};
@@ -659,6 +661,9 @@ pub fn loop_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
             body.output.len()
         ))
     })?;
+    if states.iter().any(is_sequence) {
+        return unroll(cx, body, &trip, &cond, states, n_scan);
+    }
     let plan = Plan {
         body: Body::Graph(body),
         is_loop: true,
@@ -668,6 +673,102 @@ pub fn loop_(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     };
     let (mut out, scans) = run(cx, &plan, trip, cond, states, vec![], None)?;
     out.extend(scans);
+    Ok(out)
+}
+
+/// Whether `e` is a sequence (a tuple).
+fn is_sequence(e: &Expr) -> bool {
+    matches!(e.kind(), ExprKind::Tuple(_))
+        || matches!(
+            e.struct_info().map(|s| s.kind()),
+            Some(StructInfoKind::Tuple(_))
+        )
+}
+
+/// The most iterations [`unroll`] converts the body for.
+const MAX_UNROLL: i64 = 4096;
+
+/// A `Loop` carrying a sequence: a sequence is a tuple whose length is
+/// static, and a recursive function's state cannot change it, so the loop
+/// is unrolled at import, the body converted in place once per iteration
+/// with the iteration number a constant. The trip count must be known at
+/// import time (a constant: `SequenceLength` of a sequence of known
+/// length is one) and so must each iteration's condition. Scan outputs
+/// are the iterations' values stacked on a new axis 0.
+fn unroll(
+    cx: &mut Ctx,
+    body: &GraphProto,
+    trip: &Expr,
+    cond: &Expr,
+    mut states: Vec<Expr>,
+    n_scan: usize,
+) -> Result<Vec<Expr>, Error> {
+    let constant = |e: &Expr| match e.kind() {
+        ExprKind::Constant(t) if t.numel() == 1 => Some(t.to_f64_vec()[0]),
+        _ => None,
+    };
+    let Some(trip_count) = constant(trip) else {
+        return Err(cx.error(
+            "the loop carries a sequence, which changes length at run time unless the loop \
+             is unrolled, and its trip count is only known at run time (a sequence is a \
+             tuple of a length known at import time)",
+        ));
+    };
+    let trip_count = trip_count as i64;
+    if trip_count > MAX_UNROLL {
+        return Err(cx.error(format!(
+            "the loop carries a sequence, so it is unrolled at import, and its trip count \
+             {trip_count} is more than the {MAX_UNROLL} iterations unrolled"
+        )));
+    }
+    let Some(mut keep_going) = constant(cond).map(|c| c != 0.0) else {
+        return Err(cx.error(
+            "the loop carries a sequence, so it is unrolled at import, and its initial \
+             condition is only known at run time",
+        ));
+    };
+    let outer = cx.values;
+    let opset = cx.opset;
+    let mut scans: Vec<Vec<Expr>> = vec![Vec::new(); n_scan];
+    let mut i = 0;
+    while keep_going && i < trip_count {
+        let mut inputs = vec![
+            Expr::constant(Tensor::scalar(i)),
+            Expr::constant(Tensor::scalar(true)),
+        ];
+        inputs.extend(states.iter().cloned());
+        let outs = convert_subgraph(cx.bb, outer, body, inputs, opset)
+            .map_err(|e| cx.error(format!("iteration {i}: {e}")))?;
+        let next = scalar_of(cx, outs[0].clone(), DataType::bool())?;
+        let Some(c) = constant(&next) else {
+            return Err(cx.error(format!(
+                "the loop carries a sequence, so it is unrolled at import, and the \
+                 condition iteration {i} computes is only known at run time"
+            )));
+        };
+        keep_going = c != 0.0;
+        states = outs[1..1 + states.len()].to_vec();
+        for (acc, e) in scans.iter_mut().zip(&outs[1 + states.len()..]) {
+            acc.push(e.clone());
+        }
+        i += 1;
+    }
+    let mut out = states;
+    for (k, acc) in scans.into_iter().enumerate() {
+        if acc.is_empty() {
+            return Err(cx.error(format!(
+                "scan output {k} of a loop unrolled at import runs no iteration: its \
+                 element shape is not known"
+            )));
+        }
+        let mut parts = Vec::new();
+        for e in acc {
+            let attrs = Attrs::from_pairs([("axis", ints([0]))]);
+            parts.push(cx.call("relax.expand_dims", vec![e], attrs)?);
+        }
+        let attrs = Attrs::from_pairs([("axis", AttrValue::Int(0))]);
+        out.push(cx.call("relax.concat", vec![Expr::tuple(parts)], attrs)?);
+    }
     Ok(out)
 }
 

@@ -5,9 +5,11 @@
 //! make another), so its length must be known when the graph is imported:
 //! positions must be constants, and `SplitToSequence` needs its split (or
 //! the split axis) known. A sequence the graph takes as an input has a
-//! length only known at run time; it is an object that can be passed on
-//! (`Identity`, a graph output) but not taken apart here, and the ops
-//! that would are errors saying so.
+//! length only known at run time; it is specialized at import to a tuple
+//! of the length `ImportOptions::sequence_lens` gives (as `shape_dict`
+//! specializes a tensor input's shape), and without one it is an object
+//! that can be passed on (`Identity`, a graph output) but not taken apart
+//! here, the ops that would being errors saying which option to set.
 //!
 //! An optional is its value when it has one and the empty tuple when it
 //! has none (`Optional` without an input).
@@ -27,7 +29,8 @@ fn elements(cx: &mut Ctx, e: &Expr) -> Result<Vec<Expr>, Error> {
             return Err(cx.error(
                 "the sequence's length is only known at run time (a graph input, or made \
                  by an op whose output length depends on data); sequences are imported as \
-                 tuples of a length known at import time",
+                 tuples of a length known at import time: for a sequence graph input, give \
+                 its length in ImportOptions::sequence_lens",
             ))
         }
     };
@@ -163,8 +166,9 @@ pub fn concat_from_sequence(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
 }
 
 /// `SplitToSequence(input, split?, axis, keepdims)`: parts of the sizes
-/// `split` gives (a constant 1-d list of sizes, or a constant scalar size
-/// with a shorter last part), or of size 1 with the axis kept when
+/// `split` gives (a constant 1-d list of sizes, a 1-d list of a known
+/// length computed at run time, whose sizes are bound as dims, or a
+/// constant scalar size with a shorter last part), or of size 1 with the axis kept when
 /// `keepdims` is 1 and removed when it is 0, when `split` is not given.
 pub fn split_to_sequence(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(&["axis", "keepdims"])?;
@@ -179,11 +183,29 @@ pub fn split_to_sequence(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
                 let v: Vec<i64> = t.to_f64_vec().into_iter().map(|v| v as i64).collect();
                 Some((t.ndim() == 0, v))
             }
+            // Sizes computed at run time: a 1-d list of a known length
+            // (the sequence's), each size a dim bound from the data.
             _ => {
-                return Err(cx.error(
-                    "`split` is computed at run time: the number of parts (the sequence's \
-                     length) must be known at import time",
-                ))
+                let (split_dims, _) = cx.tensor(&e)?;
+                if split_dims.is_empty() {
+                    return Err(cx.error(
+                        "`split` is a scalar size computed at run time: the number of parts \
+                         (the sequence's length, ceil(extent / split)) depends on data, and a \
+                         sequence is a tuple of a length known at import time",
+                    ));
+                }
+                if !matches!(split_dims.as_slice(), [d] if d.as_int().is_some()) {
+                    return Err(cx.error(
+                        "`split` is computed at run time and is not a 1-d list of a known \
+                         length: the number of parts (the sequence's length) must be known \
+                         at import time",
+                    ));
+                }
+                let sizes = cx
+                    .dims_input(1)?
+                    .ok_or_else(|| cx.error("input 1 (split) is required"))?;
+                let parts = super::shape::slice_parts(cx, x, axis, sizes)?;
+                return Ok(vec![Expr::tuple(parts)]);
             }
         },
     };

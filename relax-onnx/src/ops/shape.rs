@@ -301,6 +301,18 @@ fn split_at_runtime(cx: &mut Ctx, x: Expr, axis: usize) -> Result<Vec<Expr>, Err
             sizes.len()
         )));
     }
+    slice_parts(cx, x, axis, sizes)
+}
+
+/// The consecutive parts of `x` along `axis` of the sizes `sizes` (dims,
+/// symbolic or bound at run time), each a slice from the sum of the sizes
+/// before it.
+pub(crate) fn slice_parts(
+    cx: &mut Ctx,
+    x: Expr,
+    axis: usize,
+    sizes: Vec<PrimExpr>,
+) -> Result<Vec<Expr>, Error> {
     let mut begin = PrimExpr::int(0);
     let mut parts = Vec::new();
     for size in sizes {
