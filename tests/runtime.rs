@@ -1013,3 +1013,52 @@ fn a_kv_cache_module_prefills_and_decodes_like_attention_without_a_cache() {
         );
     }
 }
+
+/// 100 decode steps over one cache: the cache's storage is allocated once
+/// (its address never changes), every step gives back all the VM memory it
+/// took, and a step's peak is a few `m`-sized intermediates (4992 bytes at
+/// `m = 104`), bounded by the capacity, not by the number of steps. What a
+/// step does allocate: the view's copy of the `m` filled rows (made by the
+/// host function, outside the VM's budget) and the attention's `(1, m)` and
+/// `(4, m)` intermediates, whose shapes change every step so that the pool
+/// cannot hand back an earlier step's buffer.
+#[test]
+fn a_hundred_decode_steps_keep_the_cache_storage_and_bounded_vm_memory() {
+    let text = KV_CACHE_MODULE.replace("R.shape([8, 4])", "R.shape([128, 4])");
+    let m: IRModule = text.parse().unwrap();
+    let exec = build(&m, &Target::interpreter()).unwrap();
+    let vm = VirtualMachine::new(&exec).with_memory_limit(1 << 24);
+    let prompt = Tensor::from(&random(&[4, 4], 3));
+    let cache = vm.call("prefill", &[prompt.into()]).unwrap();
+    let Value::KvCache(c) = &cache else {
+        panic!("expected a KV cache, found {}", cache.describe())
+    };
+    let storage = c.storage_ptr();
+    let q = Tensor::from(&random(&[1, 4], 4));
+    let k = Tensor::from(&random(&[1, 4], 5));
+    let mut peak_live = 0;
+    for step in 0..100i64 {
+        let out = vm
+            .call(
+                "decode",
+                &[
+                    cache.clone(),
+                    q.clone().into(),
+                    k.clone().into(),
+                    Value::shape(&[5 + step]),
+                ],
+            )
+            .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        drop(out);
+        let budget = vm.memory_budget().unwrap();
+        assert_eq!(budget.live(), 0, "step {step} left VM memory behind");
+        peak_live = peak_live.max(budget.peak());
+    }
+    assert_eq!(c.fill_count(), 104);
+    assert_eq!(c.storage_ptr(), storage, "appends never reallocate");
+    // At most 4 tensors of the full (128, 4) float32 view's size at once.
+    assert!(
+        peak_live <= 4 * 128 * 4 * 4,
+        "live VM memory reached {peak_live} bytes"
+    );
+}
