@@ -12,6 +12,7 @@
 //! | [`kernels`] | a reference kernel for every op |
 //! | [`native`] | native kernels (compiled or interpreted PrimFuncs) and their libraries |
 //! | [`packed`] | the host-function registry (`call_packed`) |
+//! | [`kv_cache`] | the attention KV cache object and its `vm.builtin.attention_kv_cache_*` builtins |
 //! | [`parallel`] | the thread pool parallel loops of compiled kernels run on |
 //! | [`cpu`] | CPU levels: which ahead-of-time code variant this CPU runs |
 //! | [`diagnostic`], [`error`] | what goes wrong, for users |
@@ -28,6 +29,7 @@ pub mod interop;
 // readers of the source); `cargo doc` would reject them as broken links.
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod kernels;
+pub mod kv_cache;
 pub mod native;
 pub mod packed;
 pub mod parallel;

@@ -25,6 +25,13 @@ pub type PackedFunc = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Syn
 static REGISTRY: LazyLock<RwLock<HashMap<String, PackedFunc>>> = LazyLock::new(|| {
     let mut builtins: HashMap<String, PackedFunc> = HashMap::new();
     builtins.insert(MAKE_CLOSURE.to_string(), Arc::new(make_closure));
+    use crate::kv_cache as kv;
+    builtins.insert(kv::CREATE.to_string(), Arc::new(kv::create));
+    builtins.insert(kv::APPEND.to_string(), Arc::new(kv::append));
+    builtins.insert(kv::UPDATE.to_string(), Arc::new(kv::update));
+    builtins.insert(kv::VIEW.to_string(), Arc::new(kv::view));
+    builtins.insert(kv::ARRAY_POPN.to_string(), Arc::new(kv::array_popn));
+    builtins.insert(kv::ARRAY_CLEAR.to_string(), Arc::new(kv::array_clear));
     RwLock::new(builtins)
 });
 

@@ -522,6 +522,14 @@ impl Writer {
                     self.value(v);
                 }
             }
+            // A cache as its reserved storage and fill count (a new cache
+            // with the same contents when read back).
+            Value::KvCache(c) => {
+                self.u8(10);
+                let (storage, fill_count) = c.snapshot();
+                self.value(&Value::Tensor(storage));
+                self.i64(fill_count);
+            }
         }
     }
 }
@@ -883,6 +891,21 @@ impl<'b> Reader<'b> {
                         func,
                         captured,
                     }))
+                }
+                10 => {
+                    let storage = match r.value()? {
+                        Value::Tensor(t) => t,
+                        other => {
+                            return Err(r.error(format!(
+                                "expected a KV cache's storage tensor, found {}",
+                                other.describe()
+                            )))
+                        }
+                    };
+                    let fill_count = r.i64()?;
+                    let cache = crate::kv_cache::AttentionKvCache::from_parts(storage, fill_count)
+                        .map_err(|m| r.error(m))?;
+                    Value::KvCache(std::sync::Arc::new(cache))
                 }
                 t => return Err(r.bad_tag(t, "a value")),
             })

@@ -36,6 +36,9 @@ pub enum Value {
     /// which a call passes before its own arguments (TVM's
     /// `make_closure`).
     Closure(Arc<Closure>),
+    /// A key/value cache object (`R.Object` in StructInfo); clones are the
+    /// same cache, which its builtins mutate in place.
+    KvCache(Arc<crate::kv_cache::AttentionKvCache>),
 }
 
 /// A function of the executable with captured values, made by
@@ -105,6 +108,13 @@ impl Value {
             Value::DataType(d) => format!("the dtype {d}"),
             Value::Func(_) => "a function".to_string(),
             Value::Closure(c) => format!("a closure of {} captured values", c.captured.len()),
+            Value::KvCache(c) => format!(
+                "a {} KV cache of {} rows of shape {}, {} filled",
+                c.dtype(),
+                c.capacity(),
+                crate::tensor::fmt_shape(&c.row_shape()),
+                c.fill_count()
+            ),
         }
     }
 }
@@ -134,6 +144,9 @@ impl fmt::Display for Value {
             Value::DataType(d) => write!(f, "{d}"),
             Value::Func(i) => write!(f, "<function {i}>"),
             Value::Closure(c) => write!(f, "<closure of function {}>", c.func),
+            Value::KvCache(c) => {
+                write!(f, "<KV cache, {} of {} rows>", c.fill_count(), c.capacity())
+            }
         }
     }
 }

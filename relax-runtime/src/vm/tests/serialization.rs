@@ -474,7 +474,7 @@ fn tensor_and_dtype_errors() {
         ),
         (tensor_bytes(2, 32, 1, &[2], 1 << 40, &[0; 8]), "exceeds"),
         (vec![3, 2], "2 is not a boolean"),
-        (vec![10], "not the tag of a value"),
+        (vec![11], "not the tag of a value"),
     ];
     for (value, why) in cases {
         let msg = deserialize_error(&with_constant(&value));
