@@ -59,6 +59,10 @@ mod tests {
         let ctx = new_context();
         // SAFETY: reads the handler of a live context.
         let installed = unsafe { LLVMContextGetDiagnosticHandler(ctx.raw()) };
-        assert_eq!(installed.map(|f| f as usize), Some(handle as usize));
+        let expected: extern "C" fn(LLVMDiagnosticInfoRef, *mut c_void) = handle;
+        assert_eq!(
+            installed.map(|f| f as *const () as usize),
+            Some(expected as *const () as usize)
+        );
     }
 }
