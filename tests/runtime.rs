@@ -706,6 +706,17 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
         vec![],
         vec![],
     ));
+    // A view of a float32 tensor's bytes as int32 (ONNX's BitCast).
+    cases.push((
+        "relax.memory.view".into(),
+        vec![t23()],
+        vec![
+            shape(&[2, 3]),
+            Expr::dtype(relax::DataType::i32()),
+            Expr::prim_value(PrimExpr::int(0)),
+        ],
+        vec![],
+    ));
     // Sorting, sets (sizes known only at run time), eye_like, and
     // non-maximum suppression.
     cases.push((
