@@ -1865,3 +1865,51 @@ fn det_pivots_and_gives_zero_for_a_singular_matrix() {
         assert!((y[0] + 3.0).abs() < 1e-5 && y[1].abs() < 1e-5, "{y:?}");
     }
 }
+
+/// A QDQ chain (`QuantizeLinear → DequantizeLinear`, twelve times, as
+/// onnxruntime's `quantize_static` writes around ops that pass a quantized
+/// tensor through) fuses into one kernel that compiles in moments and gives
+/// the first round trip's values. `quantize` reads its quotient several
+/// times, so inlining every stage copied the input exponentially often, and
+/// BERT's QDQ embedding chain never finished compiling; FuseTIR now keeps
+/// an intermediate as a buffer when inlining it would pass its size limit.
+#[test]
+fn a_long_qdq_chain_compiles_and_round_trips_once() {
+    let stages = 12;
+    let mut nodes = Vec::new();
+    let mut prev = "x".to_string();
+    let names: Vec<(String, String)> = (0..stages)
+        .map(|k| (format!("q{k}"), format!("d{k}")))
+        .collect();
+    for (q, d) in &names {
+        nodes.push(node("QuantizeLinear", &[&prev, "s"], &[q], vec![]));
+        nodes.push(node("DequantizeLinear", &[q, "s"], &[d], vec![]));
+        prev = d.clone();
+    }
+    for (k, n) in nodes.iter_mut().enumerate() {
+        n.name = Some(format!("n{k}"));
+    }
+    let bytes = model(
+        19,
+        GraphProto {
+            name: Some("qdq_chain".into()),
+            node: nodes,
+            initializer: vec![f32_init("s", &[], vec![0.1])],
+            input: vec![f32_info("x", &[Dim::Param("N"), Dim::Value(4)])],
+            output: vec![f32_info(&prev, &[Dim::Param("N"), Dim::Value(4)])],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let x: Vec<f32> = vec![-1.0, 0.04, 0.26, 1.0, 12.3, 30.0, 0.151, 7.77];
+    let y = run(
+        &imported.module,
+        vec![Value::Tensor(Tensor::from_vec(&[2, 4], x.clone()).unwrap())],
+    );
+    // uint8 with zero point 0: negatives saturate to 0, above 25.5 to 255.
+    let want: Vec<f32> = x
+        .iter()
+        .map(|v| (v / 0.1f32).round_ties_even().clamp(0.0, 255.0) * 0.1f32)
+        .collect();
+    assert_eq!(y[0].to_vec::<f32>().unwrap(), want);
+}

@@ -23,7 +23,14 @@
 //!    pass over its output. A transpose or reshape feeding a matmul is
 //!    inlined as an index change (the MLP's `x · wᵀ` reads `w` directly,
 //!    `DefaultSchedule`'s dot-product case); other intermediates read by a
-//!    reduction stay scratch buffers of the fused kernel.
+//!    reduction stay scratch buffers of the fused kernel. An inlining that
+//!    would make the kernel's expressions larger than [`INLINE_LIMIT`]
+//!    nodes (counting a shared subexpression at every use, as code
+//!    generation emits it) is not done: the intermediate stays a buffer.
+//!    A producer read several times per element is copied at each read,
+//!    so a chain of such stages (a QDQ model's quantize → dequantize →
+//!    quantize, where `quantize` reads its quotient several times) would
+//!    otherwise grow exponentially with its length.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
 //!    lifted constants (several `out_sinfo` for a tuple result); the
@@ -243,8 +250,8 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
     let mut kept = Vec::new();
     for b in intermediates {
         match compute_inline(&body, &b) {
-            Some(inlined) => body = inlined,
-            None => kept.push(b),
+            Some(inlined) if within_limit(&inlined) => body = inlined,
+            _ => kept.push(b),
         }
     }
     let root = Block {
@@ -269,6 +276,56 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
         attrs: Attrs::new(),
     };
     Some((func, constants.into_iter().map(|(c, _)| c).collect()))
+}
+
+/// How many expression nodes a fused kernel may have after inlining (see
+/// the module docs, item 3). The fused kernels of real models have a few
+/// hundred to a few thousand.
+pub const INLINE_LIMIT: usize = 50_000;
+
+/// Whether `s` has at most [`INLINE_LIMIT`] expression nodes.
+fn within_limit(s: &Stmt) -> bool {
+    let mut budget = INLINE_LIMIT;
+    stmt_within(s, &mut budget)
+}
+
+/// Whether `s`'s expressions, counted as trees, have at most `budget`
+/// nodes; it stops counting once the budget is spent, so the walk is
+/// bounded even when sharing makes the tree exponentially large.
+fn stmt_within(s: &Stmt, budget: &mut usize) -> bool {
+    let mut e = |x: &PrimExpr| expr_within(x, budget);
+    match s {
+        Stmt::For {
+            min, extent, body, ..
+        } => e(min) && e(extent) && stmt_within(body, budget),
+        Stmt::Block(b) => {
+            b.iter_values.iter().all(&mut e)
+                && b.init.as_deref().is_none_or(|i| stmt_within(i, budget))
+                && stmt_within(&b.body, budget)
+        }
+        Stmt::BufferStore { value, indices, .. } => e(value) && indices.iter().all(e),
+        Stmt::Allocate { body, .. } => stmt_within(body, budget),
+        Stmt::IfThenElse {
+            cond,
+            then_case,
+            else_case,
+        } => {
+            e(cond)
+                && stmt_within(then_case, budget)
+                && else_case.as_deref().is_none_or(|x| stmt_within(x, budget))
+        }
+        Stmt::LetStmt { value, body, .. } => e(value) && stmt_within(body, budget),
+        Stmt::Evaluate(x) => e(x),
+        Stmt::Seq(ss) => ss.iter().all(|x| stmt_within(x, budget)),
+    }
+}
+
+fn expr_within(e: &PrimExpr, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    e.children().into_iter().all(|c| expr_within(c, budget))
 }
 
 /// `func` with every call of a fused primitive function replaced by a
