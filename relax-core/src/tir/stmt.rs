@@ -141,6 +141,62 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// This statement with `f` applied to each direct child statement (a
+    /// loop's, allocation's or let's body, a block's init and body, both
+    /// arms of a conditional, each statement of a sequence).
+    pub fn try_map_children<E>(
+        &self,
+        mut f: impl FnMut(&Stmt) -> Result<Stmt, E>,
+    ) -> Result<Stmt, E> {
+        Ok(match self {
+            Stmt::For {
+                loop_var,
+                min,
+                extent,
+                kind,
+                body,
+            } => Stmt::For {
+                loop_var: loop_var.clone(),
+                min: min.clone(),
+                extent: extent.clone(),
+                kind: *kind,
+                body: Box::new(f(body)?),
+            },
+            Stmt::Block(b) => {
+                let mut b = (**b).clone();
+                b.init = match &b.init {
+                    Some(i) => Some(Box::new(f(i)?)),
+                    None => None,
+                };
+                b.body = Box::new(f(&b.body)?);
+                Stmt::Block(Box::new(b))
+            }
+            Stmt::Allocate { buffer, body } => Stmt::Allocate {
+                buffer: buffer.clone(),
+                body: Box::new(f(body)?),
+            },
+            Stmt::IfThenElse {
+                cond,
+                then_case,
+                else_case,
+            } => Stmt::IfThenElse {
+                cond: cond.clone(),
+                then_case: Box::new(f(then_case)?),
+                else_case: match else_case {
+                    Some(e) => Some(Box::new(f(e)?)),
+                    None => None,
+                },
+            },
+            Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
+                var: var.clone(),
+                value: value.clone(),
+                body: Box::new(f(body)?),
+            },
+            Stmt::Seq(v) => Stmt::Seq(v.iter().map(&mut f).collect::<Result<_, E>>()?),
+            Stmt::BufferStore { .. } | Stmt::Evaluate(_) => self.clone(),
+        })
+    }
+
     /// The no-op `T.evaluate(0)`.
     pub fn no_op() -> Stmt {
         Stmt::Evaluate(PrimExpr::int_of(relax_runtime::DataType::i32(), 0))

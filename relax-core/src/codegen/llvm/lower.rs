@@ -21,45 +21,10 @@ use std::collections::HashMap;
 
 /// `stmt` without blocks. See the module docs.
 pub fn lower_blocks(stmt: &Stmt) -> Result<Stmt, Error> {
-    Ok(match stmt {
-        Stmt::Block(block) => lower_block(block)?,
-        Stmt::For {
-            loop_var,
-            min,
-            extent,
-            kind,
-            body,
-        } => Stmt::For {
-            loop_var: loop_var.clone(),
-            min: min.clone(),
-            extent: extent.clone(),
-            kind: *kind,
-            body: Box::new(lower_blocks(body)?),
-        },
-        Stmt::Allocate { buffer, body } => Stmt::Allocate {
-            buffer: buffer.clone(),
-            body: Box::new(lower_blocks(body)?),
-        },
-        Stmt::IfThenElse {
-            cond,
-            then_case,
-            else_case,
-        } => Stmt::IfThenElse {
-            cond: cond.clone(),
-            then_case: Box::new(lower_blocks(then_case)?),
-            else_case: match else_case {
-                Some(e) => Some(Box::new(lower_blocks(e)?)),
-                None => None,
-            },
-        },
-        Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
-            var: var.clone(),
-            value: value.clone(),
-            body: Box::new(lower_blocks(body)?),
-        },
-        Stmt::Seq(stmts) => Stmt::Seq(stmts.iter().map(lower_blocks).collect::<Result<_, _>>()?),
-        Stmt::BufferStore { .. } | Stmt::Evaluate(_) => stmt.clone(),
-    })
+    match stmt {
+        Stmt::Block(block) => lower_block(block),
+        other => other.try_map_children(lower_blocks),
+    }
 }
 
 fn lower_block(block: &Block) -> Result<Stmt, Error> {

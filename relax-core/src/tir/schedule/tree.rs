@@ -10,55 +10,10 @@ use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::Buffer;
 use crate::tir::{Block, Stmt};
 
-/// `s` with `f` applied to each direct child statement.
+/// `s` with `f` applied to each direct child statement
+/// ([`Stmt::try_map_children`] with the schedule's error type).
 pub fn map_children(s: &Stmt, f: &mut dyn FnMut(&Stmt) -> Result<Stmt>) -> Result<Stmt> {
-    Ok(match s {
-        Stmt::For {
-            loop_var,
-            min,
-            extent,
-            kind,
-            body,
-        } => Stmt::For {
-            loop_var: loop_var.clone(),
-            min: min.clone(),
-            extent: extent.clone(),
-            kind: *kind,
-            body: Box::new(f(body)?),
-        },
-        Stmt::Block(b) => {
-            let mut b = (**b).clone();
-            b.init = match &b.init {
-                Some(i) => Some(Box::new(f(i)?)),
-                None => None,
-            };
-            b.body = Box::new(f(&b.body)?);
-            Stmt::Block(Box::new(b))
-        }
-        Stmt::Allocate { buffer, body } => Stmt::Allocate {
-            buffer: buffer.clone(),
-            body: Box::new(f(body)?),
-        },
-        Stmt::IfThenElse {
-            cond,
-            then_case,
-            else_case,
-        } => Stmt::IfThenElse {
-            cond: cond.clone(),
-            then_case: Box::new(f(then_case)?),
-            else_case: match else_case {
-                Some(e) => Some(Box::new(f(e)?)),
-                None => None,
-            },
-        },
-        Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
-            var: var.clone(),
-            value: value.clone(),
-            body: Box::new(f(body)?),
-        },
-        Stmt::Seq(v) => Stmt::Seq(v.iter().map(&mut *f).collect::<Result<_>>()?),
-        Stmt::BufferStore { .. } | Stmt::Evaluate(_) => s.clone(),
-    })
+    s.try_map_children(f)
 }
 
 /// The direct child statements of `s`.
