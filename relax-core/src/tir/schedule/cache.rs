@@ -1,6 +1,10 @@
-//! `cache_write`: a block computes into a new buffer, and a new block
-//! copies that buffer back (TVM's `cache_write`), so that a later
-//! `reverse_compute_at` can write a tile back right after computing it.
+//! `cache_read` and `cache_write`: a block reads or writes a buffer
+//! through a copy of it (TVM's primitives of those names). A `cache_write`
+//! lets a later `reverse_compute_at` write a tile back right after
+//! computing it; a `cache_read` lets a later `compute_at` copy (and, once
+//! layouts are scheduled, repack) a tile of an operand where it is used.
+//!
+//! `cache_write`:
 //!
 //! 1. The block must be the only writer of the buffer `X` and write all of
 //!    it: its write is `X[v0, …]` at exactly its spatial variables, whose
@@ -16,6 +20,19 @@
 //!    use the cache; after the statement holding its nest, a nest of loops
 //!    `ax0, ax1, …` over `X`'s shape runs the block `X_<scope>`, which
 //!    copies the cache into `X`.
+//!
+//! `cache_read` (TVM's, with the block as its one consumer,
+//! `consumer_blocks=[block]`):
+//!
+//! 1. The block reads the buffer `X`; nothing in the loop nest holding the
+//!    block writes `X` (the copy runs before the nest, so it must see `X`
+//!    as every iteration of the nest does).
+//! 2. The cache `X_<scope>` has `X`'s shape and dtype and is allocated as
+//!    `cache_write`'s is.
+//! 3. Right before the statement holding the block's nest, a nest of loops
+//!    `ax0, ax1, …` over `X`'s shape runs the block `X_<scope>`, which
+//!    copies `X` into the cache; the block's loads and read regions of `X`
+//!    use the cache. Other readers of `X` are unchanged.
 
 use super::tree::{self, map_children};
 use super::{BlockRV, Instruction, Result, Schedule, ScheduleError};
@@ -113,55 +130,7 @@ impl Schedule {
             }
         }
         let cache = Buffer::new(cache_name.clone(), x.shape().to_vec(), x.dtype());
-        // The copy-back nest.
-        let mut iter_vars = Vec::new();
-        let mut values = Vec::new();
-        let mut axes = Vec::new();
-        for (d, dim) in x.shape().iter().enumerate() {
-            let dt = dim.dtype();
-            let ax = TirVar::with_dtype(format!("ax{d}"), dt);
-            let v = TirVar::with_dtype(format!("v{d}"), dt);
-            iter_vars.push(IterVar {
-                var: v.clone(),
-                min: PrimExpr::int_of(dt, 0),
-                extent: dim.clone(),
-                kind: IterKind::Spatial,
-            });
-            values.push(ax.to_expr());
-            axes.push((ax, dim.clone()));
-        }
-        let point: Vec<PrimExpr> = iter_vars.iter().map(|iv| iv.var.to_expr()).collect();
-        let region: Vec<(PrimExpr, PrimExpr)> = point
-            .iter()
-            .map(|p| (p.clone(), PrimExpr::int_of(p.dtype(), 1)))
-            .collect();
-        let copy = Stmt::Block(Box::new(Block {
-            name: cache_name.clone(),
-            iter_vars,
-            iter_values: values,
-            reads: vec![BufferRegion {
-                buffer: cache.clone(),
-                region: region.clone(),
-            }],
-            writes: vec![BufferRegion {
-                buffer: x.clone(),
-                region,
-            }],
-            init: None,
-            body: Box::new(Stmt::BufferStore {
-                buffer: x.clone(),
-                value: PrimExpr::load(&cache, point.clone()),
-                indices: point,
-            }),
-            alloc_buffers: vec![],
-        }));
-        let copy_nest = axes.iter().rev().fold(copy, |body, (ax, n)| Stmt::For {
-            loop_var: ax.clone(),
-            min: PrimExpr::int_of(ax.dtype(), 0),
-            extent: n.clone(),
-            kind: ForKind::Serial,
-            body: Box::new(body),
-        });
+        let copy_nest = copy_nest(&cache_name, &cache, &x);
         // The block through the cache.
         let mut sub = Substitute::default();
         sub.buffers.insert(x.id(), cache.clone());
@@ -169,7 +138,7 @@ impl Schedule {
         let redirected = redirect(body);
         // The copy after the statement holding the nest.
         let placed = match &top {
-            Some(top) => place_after(&redirected, top, &copy_nest),
+            Some(top) => place_at(&redirected, top, &copy_nest, true),
             None => None,
         };
         let Some(placed) = placed else {
@@ -187,6 +156,127 @@ impl Schedule {
     }
 }
 
+impl Schedule {
+    /// Makes `block` read its `read_index`-th read buffer through a cache
+    /// (TVM's `cache_read` with `consumer_blocks=[block]`); returns the
+    /// copy block.
+    pub fn cache_read(
+        &mut self,
+        block: BlockRV,
+        read_index: usize,
+        storage_scope: &str,
+    ) -> Result<BlockRV> {
+        let name = self.block_name(block)?;
+        let err = |m: String| {
+            Err(ScheduleError::new(format!(
+                "cache_read: block {name:?} {m}"
+            )))
+        };
+        let body = &self.func.body;
+        let (b, loops) = tree::the_block(body, &name, "cache_read")?;
+        let Some(r) = b.reads.get(read_index) else {
+            return err(format!(
+                "reads {} buffers, there is no read {read_index}",
+                b.reads.len()
+            ));
+        };
+        let x = r.buffer.clone();
+        let cache_name = format!("{}_{storage_scope}", x.name());
+        if !tree::find_blocks(body, &cache_name).is_empty() {
+            return err(format!(
+                "cannot get a copy block: a block {cache_name:?} exists"
+            ));
+        }
+        let Some(Stmt::For { loop_var: top, .. }) = loops.first() else {
+            return err("is not in a loop nest inside a sequence or the body".into());
+        };
+        let nest = tree::find_loop(body, top).expect("found");
+        if crate::tir::buffer_uses::stmt_writes(nest, &x) {
+            return err(format!(
+                "shares its loop nest with a write of {}, which the copy could not see",
+                x.name()
+            ));
+        }
+        let cache = Buffer::new(cache_name.clone(), x.shape().to_vec(), x.dtype());
+        let copy_nest = copy_nest(&cache_name, &x, &cache);
+        let redirected = redirect_reads(body, &name, &x, &cache);
+        let Some(placed) = place_at(&redirected, top, &copy_nest, false) else {
+            return err("is not in a loop nest inside a sequence or the body".into());
+        };
+        self.func.body = allocate(&placed, &cache);
+        let out = self.new_block(&cache_name);
+        self.trace.insts.push(Instruction::CacheRead {
+            block: block.0,
+            read_index,
+            storage_scope: storage_scope.to_string(),
+            out: out.0,
+        });
+        Ok(out)
+    }
+}
+
+/// A nest of loops `ax0, ax1, …` over `from`'s shape around the block
+/// `name`, which copies `from` into `to` element by element.
+fn copy_nest(name: &str, from: &Buffer, to: &Buffer) -> Stmt {
+    let mut iter_vars = Vec::new();
+    let mut values = Vec::new();
+    let mut axes = Vec::new();
+    for (d, dim) in from.shape().iter().enumerate() {
+        let dt = dim.dtype();
+        let ax = TirVar::with_dtype(format!("ax{d}"), dt);
+        let v = TirVar::with_dtype(format!("v{d}"), dt);
+        iter_vars.push(IterVar {
+            var: v.clone(),
+            min: PrimExpr::int_of(dt, 0),
+            extent: dim.clone(),
+            kind: IterKind::Spatial,
+        });
+        values.push(ax.to_expr());
+        axes.push((ax, dim.clone()));
+    }
+    let point: Vec<PrimExpr> = iter_vars.iter().map(|iv| iv.var.to_expr()).collect();
+    let region: Vec<(PrimExpr, PrimExpr)> = point
+        .iter()
+        .map(|p| (p.clone(), PrimExpr::int_of(p.dtype(), 1)))
+        .collect();
+    let copy = Stmt::Block(Box::new(Block {
+        name: name.to_string(),
+        iter_vars,
+        iter_values: values,
+        reads: vec![BufferRegion {
+            buffer: from.clone(),
+            region: region.clone(),
+        }],
+        writes: vec![BufferRegion {
+            buffer: to.clone(),
+            region,
+        }],
+        init: None,
+        body: Box::new(Stmt::BufferStore {
+            buffer: to.clone(),
+            value: PrimExpr::load(from, point.clone()),
+            indices: point,
+        }),
+        alloc_buffers: vec![],
+    }));
+    axes.iter().rev().fold(copy, |body, (ax, n)| Stmt::For {
+        loop_var: ax.clone(),
+        min: PrimExpr::int_of(ax.dtype(), 0),
+        extent: n.clone(),
+        kind: ForKind::Serial,
+        body: Box::new(body),
+    })
+}
+
+/// `s` with the block `name` loading `from` (in its body and read
+/// regions) from `to` instead. The block does not store to `from` (the
+/// caller checked), so only its loads and read regions change.
+fn redirect_reads(s: &Stmt, name: &str, from: &Buffer, to: &Buffer) -> Stmt {
+    let mut sub = Substitute::default();
+    sub.buffers.insert(from.id(), to.clone());
+    redirect_block(s, name, &mut sub)
+}
+
 /// `s` with the block `name` reading and writing through `sub`'s buffers.
 fn redirect_block(s: &Stmt, name: &str, sub: &mut Substitute) -> Stmt {
     match s {
@@ -195,19 +285,23 @@ fn redirect_block(s: &Stmt, name: &str, sub: &mut Substitute) -> Stmt {
     }
 }
 
-/// `s` with `copy` placed right after the statement that is (or whose
-/// only root-block body is) the loop `top`: in its sequence, or with the
-/// loop made a sequence of two.
-fn place_after(s: &Stmt, top: &TirVar, copy: &Stmt) -> Option<Stmt> {
+/// `s` with `copy` placed right after (or before) the statement that is
+/// (or whose only root-block body is) the loop `top`: in its sequence, or
+/// with the loop made a sequence of two.
+fn place_at(s: &Stmt, top: &TirVar, copy: &Stmt, after: bool) -> Option<Stmt> {
     let is_top = |c: &Stmt| matches!(c, Stmt::For { loop_var, .. } if loop_var == top);
+    let pair = |c: &Stmt| match after {
+        true => [c.clone(), copy.clone()],
+        false => [copy.clone(), c.clone()],
+    };
     match s {
-        _ if is_top(s) => Some(Stmt::Seq(vec![s.clone(), copy.clone()])),
+        _ if is_top(s) => Some(Stmt::Seq(pair(s).to_vec())),
         Stmt::Seq(items) if items.iter().any(is_top) => {
             let mut v = Vec::new();
             for c in items {
-                v.push(c.clone());
-                if is_top(c) {
-                    v.push(copy.clone());
+                match is_top(c) {
+                    true => v.extend(pair(c)),
+                    false => v.push(c.clone()),
                 }
             }
             Some(Stmt::Seq(v))
@@ -216,7 +310,7 @@ fn place_after(s: &Stmt, top: &TirVar, copy: &Stmt) -> Option<Stmt> {
             let mut found = None;
             let out = map_children(s, &mut |c| {
                 if found.is_none() && tree::find_loop(c, top).is_some() {
-                    found = place_after(c, top, copy);
+                    found = place_at(c, top, copy, after);
                     if let Some(f) = &found {
                         return Ok(f.clone());
                     }
@@ -258,7 +352,7 @@ fn stores_outside(s: &Stmt, x: &Buffer, name: &str) -> bool {
 
 /// Whether every conjunct of `p` is `e < extent` for an iteration
 /// variable of `b` bound to `min + e` (a bound `split` adds).
-fn domain_only(p: &PrimExpr, b: &Block, a: &Analyzer) -> bool {
+pub(super) fn domain_only(p: &PrimExpr, b: &Block, a: &Analyzer) -> bool {
     use crate::ir::prim_expr::PrimExprKind as K;
     match p.kind() {
         K::And(l, r) => domain_only(l, b, a) && domain_only(r, b, a),

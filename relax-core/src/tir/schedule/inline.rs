@@ -9,7 +9,7 @@ use crate::tir::buffer_uses::stmt_uses;
 use crate::tir::{Buffer, Stmt};
 
 /// `s` without the allocation of `buffer`, which nothing uses any more.
-fn drop_allocation(s: &Stmt, buffer: &Buffer) -> Stmt {
+pub(super) fn drop_allocation(s: &Stmt, buffer: &Buffer) -> Stmt {
     let s = match s {
         Stmt::Allocate { buffer: b, body } if b == buffer => return drop_allocation(body, buffer),
         Stmt::Block(b) if b.alloc_buffers.contains(buffer) => {

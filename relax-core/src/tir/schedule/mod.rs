@@ -30,9 +30,10 @@
 //! | [`loop_transform`] | `split`, `fuse`, `reorder` |
 //! | [`for_kind`] | `parallel`, `vectorize`, `unroll` |
 //! | [`inline`] | `compute_inline` |
+//! | [`reverse_inline`] | `reverse_compute_inline` |
 //! | [`compute_at`] | `compute_at` |
 //! | [`reverse_compute_at`] | `reverse_compute_at` |
-//! | [`cache`] | `cache_write` |
+//! | [`cache`] | `cache_read`, `cache_write` |
 //! | [`reduction`] | `decompose_reduction` |
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
@@ -45,6 +46,7 @@ pub mod inline;
 pub mod loop_transform;
 pub mod reduction;
 pub mod reverse_compute_at;
+pub mod reverse_inline;
 pub mod sampling;
 pub mod trace;
 pub mod tree;

@@ -1101,3 +1101,183 @@ fn moving_blocks_under_parallel_loops() {
     s.reverse_compute_at(d, j).unwrap();
     same_outputs(&f, s.func(), &[&[13, 9], &[9, 7]], &[&[13, 7]]);
 }
+
+// ---- reverse_compute_inline and cache_read -----------------------------------
+
+/// TVM's `test_reverse_compute_inline_elementwise`: the consumer goes, the
+/// producer keeps its name and computes `A * 2 + 1` into `C`.
+#[test]
+fn reverse_compute_inline_gives_tvms_elementwise() {
+    let want = prim(
+        "A: T.Buffer((8, 6), \"float32\"), C: T.Buffer((8, 6), \"float32\")",
+        r#"        for i, j in T.grid(8, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+"#,
+    );
+    let mut s = Schedule::new(elementwise());
+    let c = s.get_block("C").unwrap();
+    s.reverse_compute_inline(c).unwrap();
+    structural_equal_report(s.func(), &want).unwrap_or_else(|e| panic!("{e}\n{}", text(s.func())));
+    same_outputs(&elementwise(), s.func(), &[&[8, 6]], &[&[8, 6]]);
+    assert!(s
+        .trace()
+        .as_python()
+        .contains("sch.reverse_compute_inline(block=b0)"));
+    replays(&s, elementwise());
+}
+
+/// A consumer that reads the intermediate transposed and reads a second
+/// input: the producer's variables take the consumer's places.
+#[test]
+fn reverse_compute_inline_maps_a_transposed_read() {
+    let f = prim(
+        "A: T.Buffer((8, 6), \"float32\"), E: T.Buffer((6, 8), \"float32\"), C: T.Buffer((6, 8), \"float32\")",
+        r#"        B = T.alloc_buffer((8, 6), "float32")
+        for i, j in T.grid(8, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        for i, j in T.grid(6, 8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vj, vi], E[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vj, vi] - E[vi, vj]
+"#,
+    );
+    let mut s = Schedule::new(f.clone());
+    let c = s.get_block("C").unwrap();
+    s.reverse_compute_inline(c).unwrap();
+    let t = text(s.func());
+    assert!(
+        t.contains("C[vj, vi] = A[vi, vj] * T.float32(2.0) - E[vj, vi]"),
+        "{t}"
+    );
+    assert!(!t.contains("alloc_buffer"), "{t}");
+    same_outputs(&f, s.func(), &[&[8, 6], &[6, 8]], &[&[6, 8]]);
+    replays(&s, f);
+}
+
+/// What `reverse_compute_inline` refuses: a reduction producer, a
+/// consumer reading two points, a second reader of the intermediate.
+#[test]
+fn reverse_compute_inline_refuses_what_would_change_results() {
+    let mut s = Schedule::new(matmul_relu());
+    let d = s.get_block("D").unwrap();
+    let e = err(s.reverse_compute_inline(d));
+    assert!(
+        e.contains("the producer \"C\" of C must be a spatial block without init"),
+        "{e}"
+    );
+    let two_points = prim(
+        "A: T.Buffer((6, 6), \"float32\"), C: T.Buffer((6, 6), \"float32\")",
+        r#"        B = T.alloc_buffer((6, 6), "float32")
+        for i, j in T.grid(6, 6):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2.0)
+        for i, j in T.grid(6, 6):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj], B[vj, vi])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + B[vj, vi]
+"#,
+    );
+    let mut s = Schedule::new(two_points);
+    let c = s.get_block("C").unwrap();
+    let e = err(s.reverse_compute_inline(c));
+    assert!(e.contains("reads B at more than one point"), "{e}");
+    let two_readers = prim(
+        "A: T.Buffer((6,), \"float32\"), C: T.Buffer((6,), \"float32\"), D: T.Buffer((6,), \"float32\")",
+        r#"        B = T.alloc_buffer((6,), "float32")
+        for i in range(6):
+            with T.block("B"):
+                vi = T.axis.spatial(6, i)
+                T.reads(A[vi])
+                T.writes(B[vi])
+                B[vi] = A[vi] * T.float32(2.0)
+        for i in range(6):
+            with T.block("C"):
+                vi = T.axis.spatial(6, i)
+                T.reads(B[vi])
+                T.writes(C[vi])
+                C[vi] = B[vi] + T.float32(1.0)
+        for i in range(6):
+            with T.block("D"):
+                vi = T.axis.spatial(6, i)
+                T.reads(B[vi])
+                T.writes(D[vi])
+                D[vi] = B[vi] + T.float32(3.0)
+"#,
+    );
+    let mut s = Schedule::new(two_readers.clone());
+    let c = s.get_block("C").unwrap();
+    let e = err(s.reverse_compute_inline(c));
+    assert!(e.contains("is also read by block \"D\""), "{e}");
+    assert_eq!(s.func(), &two_readers);
+    assert!(s
+        .trace()
+        .insts
+        .iter()
+        .all(|i| !matches!(i, Instruction::ReverseComputeInline { .. })));
+}
+
+/// `cache_read` copies `A` into `A_shared` before the matmul's nest; after
+/// `compute_at` the copy runs per row, and the result is the same.
+#[test]
+fn cache_read_then_compute_at_copies_a_row_per_iteration() {
+    let mut s = Schedule::new(matmul());
+    let c = s.get_block("C").unwrap();
+    let e = err(s.cache_read(c, 2, "shared"));
+    assert!(e.contains("there is no read 2"), "{e}");
+    let copy = s.cache_read(c, 0, "shared").unwrap();
+    let t = text(s.func());
+    assert!(t.contains("A_shared = T.alloc_buffer((13, 9))"), "{t}");
+    assert!(t.contains("A_shared[v0, v1] = A[v0, v1]"), "{t}");
+    assert!(t.contains("A_shared[vi, vk] * B[vk, vj]"), "{t}");
+    assert!(
+        t.find("T.sblock(\"A_shared\")") < t.find("T.sblock(\"C\")"),
+        "{t}"
+    );
+    same_matmul(&s);
+    let [i, _, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.compute_at(copy, i).unwrap();
+    same_matmul(&s);
+    let py = s.trace().as_python();
+    assert!(
+        py.contains("b1 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b0])"),
+        "{py}"
+    );
+    replays(&s, matmul());
+}
+
+/// A block whose own nest writes the buffer it would cache is refused:
+/// the copy, placed before the nest, would miss the write.
+#[test]
+fn cache_read_refuses_a_buffer_written_in_the_same_nest() {
+    let mut s = Schedule::new(elementwise());
+    let b = s.get_block("B").unwrap();
+    let c = s.get_block("C").unwrap();
+    let [i, _] = s.get_loops(c).unwrap()[..] else {
+        unreachable!()
+    };
+    s.compute_at(b, i).unwrap();
+    let before = s.func().clone();
+    let e = err(s.cache_read(c, 0, "local"));
+    assert!(
+        e.contains("cache_read: block \"C\" shares its loop nest with a write of B"),
+        "{e}"
+    );
+    assert_eq!(s.func(), &before);
+}

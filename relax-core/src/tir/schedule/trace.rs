@@ -74,6 +74,23 @@ pub enum Instruction {
         /// The block inlined.
         block: usize,
     },
+    /// `reverse_compute_inline(block)`.
+    ReverseComputeInline {
+        /// The consumer block folded into its producer.
+        block: usize,
+    },
+    /// `cache_read(block, read_index, storage_scope)`, with the block as
+    /// the one consumer of the cache.
+    CacheRead {
+        /// The block.
+        block: usize,
+        /// Which of its read buffers.
+        read_index: usize,
+        /// The scope naming the cache.
+        storage_scope: String,
+        /// The copy block made.
+        out: usize,
+    },
     /// `compute_at(block, loop)`.
     ComputeAt {
         /// The producer block moved.
@@ -151,7 +168,8 @@ impl Trace {
             match inst {
                 Instruction::GetBlock { out, .. }
                 | Instruction::DecomposeReduction { out, .. }
-                | Instruction::CacheWrite { out, .. } => {
+                | Instruction::CacheWrite { out, .. }
+                | Instruction::CacheRead { out, .. } => {
                     m.insert(*out, 'b');
                 }
                 Instruction::GetLoops { outs, .. } | Instruction::Split { outs, .. } => {
@@ -216,6 +234,20 @@ impl Trace {
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline(block={})", n(*block))
                 }
+                Instruction::ReverseComputeInline { block } => {
+                    format!("sch.reverse_compute_inline(block={})", n(*block))
+                }
+                Instruction::CacheRead {
+                    block,
+                    read_index,
+                    storage_scope,
+                    out,
+                } => format!(
+                    "{} = sch.cache_read(block={}, read_buffer_index={read_index}, storage_scope={storage_scope:?}, consumer_blocks=[{}])",
+                    n(*out),
+                    n(*block),
+                    n(*block)
+                ),
                 Instruction::CacheWrite {
                     block,
                     write_index,
@@ -318,6 +350,19 @@ impl Trace {
                 Instruction::ComputeInline { block } => {
                     format!("sch.compute_inline({})?;", n(*block))
                 }
+                Instruction::ReverseComputeInline { block } => {
+                    format!("sch.reverse_compute_inline({})?;", n(*block))
+                }
+                Instruction::CacheRead {
+                    block,
+                    read_index,
+                    storage_scope,
+                    out,
+                } => format!(
+                    "let {} = sch.cache_read({}, {read_index}, {storage_scope:?})?;",
+                    n(*out),
+                    n(*block)
+                ),
                 Instruction::ComputeAt { block, loop_rv } => {
                     format!("sch.compute_at({}, {})?;", n(*block), n(*loop_rv))
                 }
@@ -417,6 +462,18 @@ impl Trace {
                 Instruction::Vectorize { loop_rv } => sch.vectorize(lp(&map, *loop_rv)?)?,
                 Instruction::Unroll { loop_rv } => sch.unroll(lp(&map, *loop_rv)?)?,
                 Instruction::ComputeInline { block: b } => sch.compute_inline(block(&map, *b)?)?,
+                Instruction::ReverseComputeInline { block: b } => {
+                    sch.reverse_compute_inline(block(&map, *b)?)?
+                }
+                Instruction::CacheRead {
+                    block: b,
+                    read_index,
+                    storage_scope,
+                    out,
+                } => {
+                    let nb = sch.cache_read(block(&map, *b)?, *read_index, storage_scope)?;
+                    map.insert(*out, nb.0);
+                }
                 Instruction::ComputeAt { block: b, loop_rv } => {
                     sch.compute_at(block(&map, *b)?, lp(&map, *loop_rv)?)?
                 }
