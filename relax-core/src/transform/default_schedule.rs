@@ -217,6 +217,10 @@ impl Pass for DefaultSchedule {
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             if let BaseFunc::Prim(pf) = f {
+                // A user's schedule (`ApplySchedule`) stays as written.
+                if super::apply_schedule::is_scheduled(&pf.attrs) {
+                    continue;
+                }
                 out.add(gv.clone(), self.schedule_prim_func(pf));
             }
         }

@@ -22,10 +22,12 @@
 //! | `remove_unused_outputs.rs`, `remove_unused_parameters.rs`, `inline_private_functions.rs`, `lambda_lift.rs` | private functions: unused outputs and parameters, inlining, lifting local functions |
 //! | `fuse_ops.rs`, `fuse_tir.rs`, `fuse_ops_by_pattern.rs` | fusion: groups from `analysis::graph_partitioner` into `Primitive` functions, each then one PrimFunc; named `dpl` patterns into `Composite` functions |
 //! | `default_schedule.rs`, `default_schedule/` | `DefaultSchedule`: CPU loop schedules (injective and transposes, reductions, the packed GEMM, convolutions as implicit GEMMs, dot products, epilogues, row reductions, pooling windows) |
+//! | `apply_schedule.rs` | `ApplySchedule`: a user's own `tir::schedule::Schedule` for named PrimFuncs, marked `tir.is_scheduled` so that `DefaultSchedule` keeps it |
 //! | `to_mixed_precision.rs`, `to_mixed_precision/` | `ToMixedPrecision`: float32 computation in float16/bfloat16 with float32 accumulation; the op policies, the backward analysis |
 //! | `pass_context.rs`, `instrument.rs` | `PassContext` and the instruments |
 
 pub mod annotate_tir_op_pattern;
+pub mod apply_schedule;
 pub mod bind_params;
 pub mod bind_symbolic_vars;
 pub mod canonicalize_bindings;
@@ -55,6 +57,7 @@ pub mod to_mixed_precision;
 pub mod to_non_dataflow;
 pub mod topological_sort;
 pub use annotate_tir_op_pattern::AnnotateTIROpPattern;
+pub use apply_schedule::ApplySchedule;
 pub use bind_params::BindParams;
 pub use bind_symbolic_vars::{BindSymbolicVars, SymbolicVar};
 pub use canonicalize_bindings::CanonicalizeBindings;
