@@ -7,7 +7,8 @@
 //! builds against the reference kernels, prints the hand schedule's trace
 //! as TVM's Python and the scheduled function, and times both builds.
 //!
-//! Run: `cargo run --release --example schedule_matmul`
+//! Run: `cargo run --release --example schedule_matmul [-- N]` (N = 512 by
+//! default: the matrices are N × N).
 
 use relax::ir::IRModule;
 use relax::tir::schedule::Schedule;
@@ -15,15 +16,13 @@ use relax::transform::{ApplySchedule, LegalizeOps, Pass};
 use relax::{Error, Target, Tensor, Value, VirtualMachine};
 use std::time::Instant;
 
-const N: i64 = 512;
-
-fn module() -> IRModule {
+fn module(n: i64) -> IRModule {
     let text = format!(
         r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(a: R.Tensor(({N}, {N}), dtype="float32"), b: R.Tensor(({N}, {N}), dtype="float32")) -> R.Tensor(({N}, {N}), dtype="float32"):
+    def main(a: R.Tensor(({n}, {n}), dtype="float32"), b: R.Tensor(({n}, {n}), dtype="float32")) -> R.Tensor(({n}, {n}), dtype="float32"):
         c = R.matmul(a, b)
         return c
 "#
@@ -31,16 +30,11 @@ class Module:
     text.parse().expect("the module parses")
 }
 
-/// The hand schedule: tiles of 8 rows by 16 columns (one AVX-512 vector),
-/// the initialisation taken out of the reduction, rows of tiles in
-/// parallel, each row of a tile accumulated over `k` in one vector.
-///
-/// It is several times slower than `DefaultSchedule`'s packed GEMM: the
-/// accumulator lives in `T_matmul`, so every step of `k` loads and stores
-/// it, where the default keeps a register tile and packs its operands.
-/// TVM gets the register tile from `cache_write(…, "local")` and
-/// `reverse_compute_at`, with buffer compaction shrinking the cache to the
-/// tile; this IR has no compaction yet, so the cache stays matrix-sized.
+/// The hand schedule: tiles of 8 rows by 16 columns (one AVX-512
+/// vector) accumulated in a cache (`cache_write(…, "local")`) that is
+/// written back right after each tile (`reverse_compute_at`), so that
+/// `ApplySchedule`'s compaction makes the cache the 8 × 16 tile; rows of
+/// tiles in parallel, the tile's rows unrolled and its columns vectorized.
 fn by_hand(s: &mut Schedule) -> relax::tir::schedule::Result<()> {
     let c = s.get_block("T_matmul")?;
     let [i, j, k] = s.get_loops(c)?[..] else {
@@ -52,7 +46,9 @@ fn by_hand(s: &mut Schedule) -> relax::tir::schedule::Result<()> {
     let [j0, j1] = s.split(j, &[None, Some(16)])?[..] else {
         unreachable!()
     };
-    s.reorder(&[i0, j0, i1, k, j1])?;
+    s.reorder(&[i0, j0, k, i1, j1])?;
+    let write_back = s.cache_write(c, 0, "local")?;
+    s.reverse_compute_at(write_back, j0)?;
     s.decompose_reduction(c, k)?;
     s.parallel(i0)?;
     s.unroll(i1)?;
@@ -74,7 +70,13 @@ fn time(vm: &VirtualMachine, args: &[Value], runs: usize) -> Result<(f64, Vec<f3
 }
 
 fn main() -> Result<(), Error> {
-    let n = N as usize;
+    let big_n: i64 = match std::env::args().nth(1) {
+        Some(a) => a.parse().map_err(|_| {
+            Error::Unsupported(format!("N must be a positive integer, found {a:?}"))
+        })?,
+        None => 512,
+    };
+    let n = big_n as usize;
     let a: Vec<f32> = (0..n * n)
         .map(|i| ((i * 7) % 17) as f32 / 17.0 - 0.5)
         .collect();
@@ -82,11 +84,11 @@ fn main() -> Result<(), Error> {
         .map(|i| ((i * 5) % 13) as f32 / 13.0 - 0.5)
         .collect();
     let args = [
-        Value::Tensor(Tensor::from_vec(&[N, N], a)?),
-        Value::Tensor(Tensor::from_vec(&[N, N], b)?),
+        Value::Tensor(Tensor::from_vec(&[big_n, big_n], a)?),
+        Value::Tensor(Tensor::from_vec(&[big_n, big_n], b)?),
     ];
 
-    let legalized = LegalizeOps::new().run(module())?;
+    let legalized = LegalizeOps::new().run(module(big_n))?;
     let mut trace = String::new();
     let hand = ApplySchedule::new().func("matmul", by_hand);
     let scheduled = hand.run(legalized.clone())?;
@@ -106,9 +108,9 @@ fn main() -> Result<(), Error> {
     println!("the hand schedule, as TVM's trace:\n{trace}");
     println!("the module with the scheduled matmul:\n{scheduled}");
 
-    let reference = VirtualMachine::new(&relax::build(&module(), &Target::interpreter())?);
+    let reference = VirtualMachine::new(&relax::build(&module(big_n), &Target::interpreter())?);
     let (_, want) = time(&reference, &args, 1)?;
-    let flops = 2.0 * (N * N * N) as f64;
+    let flops = 2.0 * (big_n * big_n * big_n) as f64;
     for (name, m) in [("DefaultSchedule", &legalized), ("by hand", &scheduled)] {
         let vm = VirtualMachine::new(&relax::build(m, &Target::host())?);
         let (secs, got) = time(&vm, &args, 20)?;

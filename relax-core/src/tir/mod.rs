@@ -12,6 +12,7 @@
 //! | [`prim_func`] | `PrimFunc`: buffer and scalar parameters, a body |
 //! | [`te`] | tensor expressions: stages lowered to a PrimFunc; `BlockBuilder::call_te` |
 //! | [`substitute`] | `Substitute`: a statement with variables and buffers replaced |
+//! | [`compact_buffer`] | `compact_buffer_allocation`: intermediates shrunk to what one iteration of their loops touches, allocated there (TVM's `CompactBufferAllocation`) |
 //! | [`compute_inline`] | an intermediate buffer's producer inlined into its readers |
 //! | [`schedule`] | `Schedule`: TVM's schedule primitives (`split`, `fuse`, `reorder`, `parallel`, …) with a replayable trace |
 //!
@@ -22,6 +23,7 @@ pub mod abi;
 pub mod affine;
 pub mod buffer;
 pub mod buffer_uses;
+pub mod compact_buffer;
 pub mod compute_inline;
 pub mod half_float;
 pub mod interp;

@@ -13,7 +13,10 @@
 //!    pattern, so that `FuseOps` does not merge it into a bigger kernel
 //!    and lose the schedule; to schedule a fused kernel, run the fusion
 //!    passes first and name the fused function.
-//! 3. `relax::build` runs its pipeline over such a module as usual: the
+//! 3. The scheduled function's intermediates are then compacted
+//!    ([`compact_buffer_allocation`], TVM's `CompactBufferAllocation`): a
+//!    cache written back per tile becomes the tile.
+//! 4. `relax::build` runs its pipeline over such a module as usual: the
 //!    legalized calls stay, the marked kernels keep their loops.
 //!
 //! [`DefaultSchedule`]: super::DefaultSchedule
@@ -22,6 +25,7 @@ use super::annotate_tir_op_pattern::OP_PATTERN;
 use super::Pass;
 use crate::ir::{AttrValue, BaseFunc, IRModule};
 use crate::op::OpPatternKind;
+use crate::tir::compact_buffer::compact_buffer_allocation;
 use crate::tir::schedule::{self, Schedule};
 use relax_runtime::{Diagnostic, Error};
 use std::fmt;
@@ -105,7 +109,7 @@ impl Pass for ApplySchedule {
             };
             let mut sch = Schedule::new(pf.clone());
             rule(&mut sch).map_err(|e| error(format!("scheduling `{name}`: {e}")))?;
-            let mut scheduled = sch.into_func();
+            let mut scheduled = compact_buffer_allocation(&sch.into_func());
             scheduled.attrs = scheduled.attrs.with(IS_SCHEDULED, true);
             if scheduled.attrs.get(OP_PATTERN).is_none() {
                 scheduled.attrs = scheduled

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 
 /// The lowest and highest value of `e` over the loops `inner`
 /// (`(var, min, max)`), when `e` is affine in them.
-fn bounds(
+pub(crate) fn bounds(
     e: &PrimExpr,
     inner: &[(TirVar, i64, i64)],
     a: &Analyzer,
