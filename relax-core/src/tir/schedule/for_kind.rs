@@ -280,6 +280,9 @@ fn injective(b: &Block, x: &TirVar, loops: &[(TirVar, i64, i64)]) -> bool {
     if !used.iter().any(|l| &l.0 == x) {
         return false;
     }
+    if mixed_radix(&values, &used) {
+        return true;
+    }
     let points = used
         .iter()
         .try_fold(1i64, |acc, l| acc.checked_mul(l.2 - l.1 + 1));
@@ -314,6 +317,42 @@ fn injective(b: &Block, x: &TirVar, loops: &[(TirVar, i64, i64)]) -> bool {
             env.insert(v.clone(), *lo);
         }
     }
+}
+
+/// Whether `values` are injective in the loops `used` without enumerating
+/// them: each loop appears in one value only, each value is affine in its
+/// loops, and within a value the terms sorted by coefficient form a mixed
+/// radix (each coefficient at least the previous one times that loop's
+/// extent), as `split` and `fuse` leave their bindings.
+fn mixed_radix(values: &[&PrimExpr], used: &[&(TirVar, i64, i64)]) -> bool {
+    let mut seen: Vec<&TirVar> = Vec::new();
+    for e in values {
+        let mut terms = Vec::new();
+        for l in used {
+            let Some(c) = crate::tir::affine::linear_coeff(e, &l.0) else {
+                return false;
+            };
+            if c == 0 {
+                if e.free_vars().contains(&l.0) {
+                    return false;
+                }
+                continue;
+            }
+            if seen.contains(&&l.0) {
+                return false;
+            }
+            seen.push(&l.0);
+            terms.push((c.unsigned_abs(), (l.2 - l.1 + 1) as u64));
+        }
+        terms.sort_unstable();
+        for pair in terms.windows(2) {
+            let (c0, n0) = pair[0];
+            if c0.checked_mul(n0).is_none_or(|span| pair[1].0 < span) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Every loop of `s` with constant bounds, as `(var, min, max)`.

@@ -1281,3 +1281,59 @@ fn cache_read_refuses_a_buffer_written_in_the_same_nest() {
     );
     assert_eq!(s.func(), &before);
 }
+
+/// Vectorizing a loop whose block reads what it writes needs the block's
+/// bindings to be injective; `split`'s bindings are shown so without
+/// enumerating the loops, so a 2048 × 2048 tile loop vectorizes as a
+/// 16 × 16 one does.
+#[test]
+fn vectorize_proves_split_bindings_injective_at_any_size() {
+    for n in [16, 2048] {
+        let f = prim(
+            &format!("A: T.Buffer(({n}, 4), \"float32\"), B: T.Buffer((4, {n}), \"float32\"), C: T.Buffer(({n}, {n}), \"float32\")"),
+            &format!(
+                r#"        for i, j, k in T.grid({n}, {n}, 4):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"#
+            ),
+        );
+        let mut s = Schedule::new(f);
+        let c = s.get_block("C").unwrap();
+        let [i, j, k] = s.get_loops(c).unwrap()[..] else {
+            unreachable!()
+        };
+        let [i0, i1] = s.split(i, &[None, Some(8)]).unwrap()[..] else {
+            unreachable!()
+        };
+        let [j0, j1] = s.split(j, &[None, Some(16)]).unwrap()[..] else {
+            unreachable!()
+        };
+        s.reorder(&[i0, j0, k, i1, j1]).unwrap();
+        s.decompose_reduction(c, k).unwrap();
+        s.vectorize(j1).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        if n == 16 {
+            same_outputs(&matmul_n16(), s.func(), &[&[16, 4], &[4, 16]], &[&[16, 16]]);
+        }
+    }
+}
+
+fn matmul_n16() -> PrimFunc {
+    prim(
+        "A: T.Buffer((16, 4), \"float32\"), B: T.Buffer((4, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")",
+        r#"        for i, j, k in T.grid(16, 16, 4):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"#,
+    )
+}
