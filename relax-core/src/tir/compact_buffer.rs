@@ -25,8 +25,7 @@ use super::schedule::compute_at::{bounds, collect_loops};
 use super::schedule::tree::{self, map_children};
 use super::{Block, Buffer, BufferRegion, PrimFunc, Stmt};
 use crate::arith::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
-use std::collections::HashMap;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
 
 /// `func` with its root block's intermediates compacted (module docs).
 pub fn compact_buffer_allocation(func: &PrimFunc) -> PrimFunc {
@@ -108,20 +107,10 @@ fn accesses(s: &Stmt, x: &Buffer) -> Option<Vec<Vec<PrimExpr>>> {
     stores(s, x, &mut raw);
     out.extend(raw);
     for (_, b) in tree::realizes(s) {
-        let map: HashMap<TirVar, PrimExpr> = b
-            .iter_vars
-            .iter()
-            .map(|iv| iv.var.clone())
-            .zip(b.iter_values.iter().cloned())
-            .collect();
+        let map = tree::bindings(b);
         let mut raw = Vec::new();
         for r in b.reads.iter().chain(&b.writes).filter(|r| r.buffer == *x) {
-            raw.push(r.region.iter().map(|(lo, _)| lo.clone()).collect());
-            let mut last = Vec::new();
-            for (lo, n) in &r.region {
-                last.push(lo.clone() + PrimExpr::int_of(n.dtype(), n.as_int()? - 1));
-            }
-            raw.push(last);
+            raw.extend(tree::region_corners(r)?);
         }
         tree::loads(&b.body, x, &mut raw);
         stores(&b.body, x, &mut raw);

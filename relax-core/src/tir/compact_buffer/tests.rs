@@ -2,30 +2,10 @@
 //! that must stay whole; the interpreter checks every result.
 
 use super::*;
-use crate::ir::expr::GlobalVar;
-use crate::ir::module::{BaseFunc, IRModule};
-use crate::parser::parse_module;
 use crate::tir::interp::run;
+use crate::tir::schedule::tests::{prim, text};
 use crate::tir::schedule::Schedule;
 use relax_runtime::Tensor;
-
-fn prim(params: &str, body: &str) -> PrimFunc {
-    let text =
-        format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def main({params}):\n{body}");
-    let m = parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
-    let f = m
-        .functions()
-        .find_map(|(_, f)| match f {
-            BaseFunc::Prim(p) => Some(p.clone()),
-            _ => None,
-        })
-        .expect("a prim_func");
-    f
-}
-
-fn text(f: &PrimFunc) -> String {
-    IRModule::from_functions([(GlobalVar::new("main"), BaseFunc::Prim(f.clone()))]).to_string()
-}
 
 fn matmul() -> PrimFunc {
     prim(

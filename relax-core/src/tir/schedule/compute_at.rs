@@ -60,25 +60,10 @@ pub(crate) fn bounds(
 fn reads_of(s: &Stmt, x: &Buffer) -> Option<Vec<Vec<PrimExpr>>> {
     let mut out = Vec::new();
     for (_, b) in tree::realizes(s) {
-        let map: HashMap<TirVar, PrimExpr> = b
-            .iter_vars
-            .iter()
-            .map(|iv| iv.var.clone())
-            .zip(b.iter_values.iter().cloned())
-            .collect();
+        let map = tree::bindings(b);
         let mut raw = Vec::new();
         for r in b.reads.iter().filter(|r| &r.buffer == x) {
-            raw.push(
-                r.region
-                    .iter()
-                    .map(|(lo, _)| lo.clone())
-                    .collect::<Vec<_>>(),
-            );
-            let mut last = Vec::new();
-            for (lo, n) in &r.region {
-                last.push(lo.clone() + PrimExpr::int_of(n.dtype(), n.as_int()? - 1));
-            }
-            raw.push(last);
+            raw.extend(tree::region_corners(r)?);
         }
         tree::loads(&b.body, x, &mut raw);
         if let Some(init) = &b.init {

@@ -52,7 +52,7 @@ pub mod trace;
 pub mod tree;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use trace::{Instruction, Trace};
 

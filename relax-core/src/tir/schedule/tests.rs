@@ -12,7 +12,7 @@ use crate::tir::interp::run;
 use relax_runtime::Tensor;
 
 /// The PrimFunc `main` of a module of one `@T.prim_func def main(…)`.
-fn prim(params: &str, body: &str) -> PrimFunc {
+pub(crate) fn prim(params: &str, body: &str) -> PrimFunc {
     let text =
         format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def main({params}):\n{body}");
     let m = parse_module(&text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
@@ -26,7 +26,7 @@ fn prim(params: &str, body: &str) -> PrimFunc {
     f
 }
 
-fn text(f: &PrimFunc) -> String {
+pub(crate) fn text(f: &PrimFunc) -> String {
     IRModule::from_functions([(GlobalVar::new("main"), BaseFunc::Prim(f.clone()))]).to_string()
 }
 

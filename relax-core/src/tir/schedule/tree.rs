@@ -266,3 +266,23 @@ pub fn loads(s: &Stmt, buffer: &Buffer, out: &mut Vec<Vec<PrimExpr>>) {
         loads(c, buffer, out);
     }
 }
+
+/// Each iteration variable of `b` with the value it is bound to.
+pub fn bindings(b: &Block) -> std::collections::HashMap<TirVar, PrimExpr> {
+    b.iter_vars
+        .iter()
+        .map(|iv| iv.var.clone())
+        .zip(b.iter_values.iter().cloned())
+        .collect()
+}
+
+/// The first and last point of a region, or `None` when an extent is not
+/// constant.
+pub fn region_corners(r: &crate::tir::BufferRegion) -> Option<[Vec<PrimExpr>; 2]> {
+    let first: Vec<PrimExpr> = r.region.iter().map(|(lo, _)| lo.clone()).collect();
+    let mut last = Vec::with_capacity(first.len());
+    for (lo, n) in &r.region {
+        last.push(lo.clone() + PrimExpr::int_of(n.dtype(), n.as_int()? - 1));
+    }
+    Some([first, last])
+}
