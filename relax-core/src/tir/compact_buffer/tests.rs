@@ -3,23 +3,12 @@
 
 use super::*;
 use crate::tir::interp::run;
-use crate::tir::schedule::tests::{prim, text};
+use crate::tir::schedule::tests::{matmul_of, prim, text};
 use crate::tir::schedule::Schedule;
 use relax_runtime::Tensor;
 
 fn matmul() -> PrimFunc {
-    prim(
-        "A: T.Buffer((16, 9), \"float32\"), B: T.Buffer((9, 32), \"float32\"), C: T.Buffer((16, 32), \"float32\")",
-        r#"        for i, j, k in T.grid(16, 32, 9):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(C[vi, vj])
-                with T.init():
-                    C[vi, vj] = T.float32(0.0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"#,
-    )
+    matmul_of(16, 32, 9)
 }
 
 fn output(f: &PrimFunc) -> Vec<f32> {

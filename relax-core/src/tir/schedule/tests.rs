@@ -1289,20 +1289,7 @@ fn cache_read_refuses_a_buffer_written_in_the_same_nest() {
 #[test]
 fn vectorize_proves_split_bindings_injective_at_any_size() {
     for n in [16, 2048] {
-        let f = prim(
-            &format!("A: T.Buffer(({n}, 4), \"float32\"), B: T.Buffer((4, {n}), \"float32\"), C: T.Buffer(({n}, {n}), \"float32\")"),
-            &format!(
-                r#"        for i, j, k in T.grid({n}, {n}, 4):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(C[vi, vj])
-                with T.init():
-                    C[vi, vj] = T.float32(0.0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"#
-            ),
-        );
+        let f = matmul_of(n, n, 4);
         let mut s = Schedule::new(f);
         let c = s.get_block("C").unwrap();
         let [i, j, k] = s.get_loops(c).unwrap()[..] else {
@@ -1318,15 +1305,23 @@ fn vectorize_proves_split_bindings_injective_at_any_size() {
         s.decompose_reduction(c, k).unwrap();
         s.vectorize(j1).unwrap_or_else(|e| panic!("n = {n}: {e}"));
         if n == 16 {
-            same_outputs(&matmul_n16(), s.func(), &[&[16, 4], &[4, 16]], &[&[16, 16]]);
+            same_outputs(
+                &matmul_of(16, 16, 4),
+                s.func(),
+                &[&[16, 4], &[4, 16]],
+                &[&[16, 16]],
+            );
         }
     }
 }
 
-fn matmul_n16() -> PrimFunc {
+/// `C = A · B` for `A` of `m × k` and `B` of `k × n`, one block `C` under
+/// loops `i, j, k`.
+pub(crate) fn matmul_of(m: i64, n: i64, k: i64) -> PrimFunc {
     prim(
-        "A: T.Buffer((16, 4), \"float32\"), B: T.Buffer((4, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")",
-        r#"        for i, j, k in T.grid(16, 16, 4):
+        &format!("A: T.Buffer(({m}, {k}), \"float32\"), B: T.Buffer(({k}, {n}), \"float32\"), C: T.Buffer(({m}, {n}), \"float32\")"),
+        &format!(
+            r#"        for i, j, k in T.grid({m}, {n}, {k}):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
                 T.reads(A[vi, vk], B[vk, vj])
@@ -1334,6 +1329,7 @@ fn matmul_n16() -> PrimFunc {
                 with T.init():
                     C[vi, vj] = T.float32(0.0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-"#,
+"#
+        ),
     )
 }
