@@ -217,10 +217,6 @@ impl Pass for DefaultSchedule {
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             if let BaseFunc::Prim(pf) = f {
-                // A user's schedule (`ApplySchedule`) stays as written.
-                if super::apply_schedule::is_scheduled(&pf.attrs) {
-                    continue;
-                }
                 out.add(gv.clone(), self.schedule_prim_func(pf));
             }
         }
@@ -229,8 +225,13 @@ impl Pass for DefaultSchedule {
 }
 
 impl DefaultSchedule {
-    /// `func` with every canonical nest scheduled. See the module docs.
+    /// `func` with every canonical nest scheduled (see the module docs);
+    /// a function a user scheduled (`tir.is_scheduled`, as
+    /// `ApplySchedule` marks it) stays as written.
     pub fn schedule_prim_func(&self, func: &PrimFunc) -> PrimFunc {
+        if super::apply_schedule::is_scheduled(&func.attrs) {
+            return func.clone();
+        }
         PrimFunc {
             params: func.params.clone(),
             body: schedule_stmt(&func.body, self.vector_bits),
