@@ -14,7 +14,10 @@
 //!    after its PrimFuncs as TVM names it (`fused_matmul_add_relu`, with a
 //!    number appended if the name is taken). Its parameters are the values
 //!    the group reads from outside (in order of first use, with their
-//!    StructInfo, so symbolic dims come along), its body one dataflow block
+//!    StructInfo, so symbolic dims come along), then, when the members use
+//!    symbolic variables those parameters do not define (a `(b * s, n)`
+//!    tensor reshaped to `(b, s, n)`), one `R.Shape([b, s])` parameter
+//!    that defines them, passed the caller's values; its body one dataflow block
 //!    of the group's bindings, and its result the values used after the
 //!    group: one, or a tuple of several.
 //! 3. **The call site.** The group's bindings are replaced, at the position
@@ -236,9 +239,8 @@ fn fuse_block(
 }
 
 /// The function of one group (with `attrs`) and its call site; `None` when
-/// the group cannot be outlined (a value it does not know how to rename, a
-/// symbolic variable its parameters do not define, or an output used before
-/// the group's last binding). Also used by `FuseOpsByPattern`.
+/// the group cannot be outlined (a value it does not know how to rename, or
+/// an output used before the group's last binding). Also used by `FuseOpsByPattern`.
 pub(super) fn make_group(
     graph: &IndexedForwardGraph,
     group: &[usize],
@@ -297,15 +299,26 @@ pub(super) fn make_group(
         .filter_map(|v| v.struct_info())
         .flat_map(StructInfo::definable_tir_vars)
         .collect();
+    // Symbolic variables the members use that no parameter defines (a
+    // reshape of a `(b * s, n)` input to `(b, s, n)`): one extra
+    // `R.Shape([b, s])` parameter defines them, and the call site passes
+    // the caller's values.
+    let mut undefined: Vec<TirVar> = Vec::new();
     for &m in group {
         let var = &graph.nodes[m].var;
-        let used = var
+        for t in var
             .struct_info()
             .map(StructInfo::tir_vars)
-            .unwrap_or_default();
-        if used.iter().any(|t| !definable.contains(t)) {
-            return None;
+            .unwrap_or_default()
+        {
+            if !definable.contains(&t) && !undefined.contains(&t) {
+                undefined.push(t);
+            }
         }
+    }
+    for t in &undefined {
+        tir.entry(t.clone())
+            .or_insert_with(|| TirVar::with_dtype(t.name(), t.dtype()).to_expr());
     }
     let sinfo_of = |v: &Var| v.struct_info().map(|s| subst_sinfo(s, &tir));
     let mut params: Vec<Var> = Vec::new();
@@ -314,6 +327,10 @@ pub(super) fn make_group(
         let p = Var::new(v.name_hint(), sinfo_of(v));
         map.insert(v.clone(), p.clone());
         params.push(p);
+    }
+    if !undefined.is_empty() {
+        let inner = undefined.iter().map(|t| tir[t].clone()).collect();
+        params.push(Var::new("tir_vars", Some(StructInfo::shape(inner))));
     }
     // The body: the members, renamed; outputs leave the dataflow block.
     let mut body = Vec::with_capacity(group.len());
@@ -368,7 +385,11 @@ pub(super) fn make_group(
         [one] => one.clone(),
         many => StructInfo::tuple(many.to_vec()),
     };
-    let args: Vec<Expr> = outside.iter().map(Var::to_expr).collect();
+    let mut args: Vec<Expr> = outside.iter().map(Var::to_expr).collect();
+    if !undefined.is_empty() {
+        let values: Vec<PrimExpr> = undefined.iter().map(TirVar::to_expr).collect();
+        args.push(Expr::shape(values.clone()).with_struct_info(StructInfo::shape(values)));
+    }
     let callee = Expr::global_var(gv.clone()).with_struct_info(func.struct_info());
     let call = Expr::call(callee, args).with_struct_info(ret.clone());
     let site = match outputs.as_slice() {

@@ -6,11 +6,13 @@
 //!    PrimFunc of buffer parameters, one output each) and whose result is a
 //!    variable or a tuple of variables. Others are left as they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
-//!    parameter per Relax parameter, then one per constant a `call_tir`
-//!    of the group takes (a weight the ONNX importer embedded: the call
-//!    site passes it, as TVM's `FuseTIR` lifts constants), then one per
-//!    result, shaped by their StructInfo (in symbolic variables of its
-//!    own). Each `call_tir`'s
+//!    parameter per Relax tensor parameter, then one per constant a
+//!    `call_tir` of the group takes (a weight the ONNX importer embedded:
+//!    the call site passes it, as TVM's `FuseTIR` lifts constants), then one
+//!    per result, shaped by their StructInfo (in symbolic variables of its
+//!    own), then one scalar per value of a shape parameter (FuseOps' symbolic
+//!    variables that no tensor defines; the call site passes that shape as
+//!    `tir_vars`). Each `call_tir`'s
 //!    PrimFunc body is copied in binding order with its buffers replaced by
 //!    the fused function's (its symbolic variables unified with the dims of
 //!    the buffers it is given, [`Substitute`]); a value that is neither a
@@ -153,7 +155,17 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
     }
     let mut buffers: HashMap<Var, Buffer> = HashMap::new();
     let mut params = Vec::new();
+    // A shape parameter (FuseOps' `R.Shape([b, s])` of symbolic variables
+    // no tensor defines) gives scalar parameters, after the results.
+    let mut scalars = Vec::new();
     for p in &func.params {
+        if let Some(shape) = p.struct_info().and_then(StructInfo::as_shape) {
+            for v in shape.values.as_ref()? {
+                let v = v.substitute_map(&tir);
+                scalars.push(PrimFuncParam::Scalar(v.as_var()?.clone()));
+            }
+            continue;
+        }
         let b = buffer_for(p, &tir)?;
         buffers.insert(p.clone(), b.clone());
         params.push(PrimFuncParam::Buffer(b));
@@ -270,6 +282,7 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
             .map(|(_, b)| PrimFuncParam::Buffer(b.clone())),
     );
     params.extend(results);
+    params.extend(scalars);
     let func = PrimFunc {
         params,
         body: Stmt::Block(Box::new(root)),
@@ -346,9 +359,18 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
                     _ => None,
                 })
                 .and_then(|(c, f)| {
-                    let mut args = c.args.clone();
+                    // A shape argument becomes the call's `tir_vars`.
+                    let (shapes, mut args): (Vec<Expr>, Vec<Expr>) =
+                        c.args.iter().cloned().partition(|a| {
+                            a.struct_info().and_then(StructInfo::as_shape).is_some()
+                        });
                     args.extend(f.constants.iter().cloned());
-                    call_tir(b.var(), &args, &f.gv, &f.func)
+                    let tir_vars = match shapes.as_slice() {
+                        [] => None,
+                        [one] => Some(one.clone()),
+                        _ => return None,
+                    };
+                    call_tir(b.var(), &args, tir_vars, &f.gv, &f.func)
                 });
             match replaced {
                 Some(value) => {
@@ -377,7 +399,13 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
 }
 
 /// `R.call_tir(fused, (args…), out_sinfo=…)` for a binding of `var`.
-fn call_tir(var: &Var, args: &[Expr], gv: &GlobalVar, pf: &PrimFunc) -> Option<Expr> {
+fn call_tir(
+    var: &Var,
+    args: &[Expr],
+    tir_vars: Option<Expr>,
+    gv: &GlobalVar,
+    pf: &PrimFunc,
+) -> Option<Expr> {
     let sinfo = var.struct_info()?.clone();
     let outs = match sinfo.as_tuple() {
         Some(fields) => fields.to_vec(),
@@ -389,14 +417,11 @@ fn call_tir(var: &Var, args: &[Expr], gv: &GlobalVar, pf: &PrimFunc) -> Option<E
         .collect::<Option<_>>()?;
     let tuple = Expr::tuple(args.to_vec()).with_struct_info(StructInfo::tuple(arg_sinfo));
     let callee = Expr::global_var(gv.clone()).with_struct_info(pf.struct_info());
+    let mut call_args = vec![callee, tuple];
+    call_args.extend(tir_vars);
     Some(
-        Expr::call_full(
-            Expr::op("relax.call_tir"),
-            vec![callee, tuple],
-            Attrs::new(),
-            outs,
-        )
-        .with_struct_info(sinfo),
+        Expr::call_full(Expr::op("relax.call_tir"), call_args, Attrs::new(), outs)
+            .with_struct_info(sinfo),
     )
 }
 

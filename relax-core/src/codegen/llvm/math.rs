@@ -21,6 +21,20 @@
 //! The loop-level interpreter computes `exp` in `f64` and rounds; the two
 //! agree to within two ulps (the differential tests' float tolerance is
 //! 1e-5 relative). `float64` keeps `llvm.exp`.
+//!
+//! `tanh` of `float32` (GPT-2's GELU) is built on that `exp`, where libm's
+//! `tanhf` would be one call per lane:
+//!
+//! 1. For `|x| >= 0.5`, `tanh |x| = 1 - 2 / (e^{2|x|} + 1)`, with the sign
+//!    of `x` put back. The subtraction loses nothing there (`tanh |x|` is
+//!    above 0.46 and the quotient below 0.54), so the error stays that of
+//!    `exp` and the division, a few ulps. Large `|x|` give `e^{2|x|} = inf`
+//!    and exactly 1.
+//! 2. For `|x| < 0.5`, where that difference would cancel, the Taylor
+//!    series `x · (1 + x²·Q(x²))` to the term in `x^15` (the coefficients are the
+//!    series' own, `-1/3, 2/15, -17/315, …`); the first term left out is
+//!    below `6e-4 · 0.5^17 < 5e-9`, under half an ulp of the result.
+//! 3. NaN passes both branches as NaN; `-0.0` gives `-0.0`.
 
 use super::stmt::FuncGen;
 use super::types::{internal, Ll};
@@ -42,6 +56,18 @@ const EXP_POLY: [f64; 6] = [
     4.166_579_589_4e-2,
     1.666_666_545_9e-1,
     5.000_000_120_1e-1,
+];
+
+/// The Taylor coefficients of `tanh x = x · (1 + x²·Q(x²))`, highest degree
+/// first: `Q(t) = -1/3 + 2/15 t - 17/315 t² + …` up to the term of `x^15`.
+const TANH_SERIES: [f64; 7] = [
+    -929_569.0 / 638_512_875.0,
+    21_844.0 / 6_081_075.0,
+    -1_382.0 / 155_925.0,
+    62.0 / 2_835.0,
+    -17.0 / 315.0,
+    2.0 / 15.0,
+    -1.0 / 3.0,
 ];
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -96,6 +122,38 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let y = self.fop(Op::FMul, y, s2)?;
         let nan = self.fcmp(FloatPredicate::UNO, x, x)?;
         self.select(nan, x, y)
+    }
+
+    /// `tanh x` for a `float32` scalar or vector `x`. See the module docs.
+    pub fn tanh_f32(&mut self, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>, Error> {
+        let c = |g: &Self, v: f64| g.constant_float_like(x, v);
+        let a = self.call_intrinsic("llvm.fabs", &[x])?;
+        // 1. 1 - 2 / (e^{2|x|} + 1), with x's sign.
+        let two = c(self, 2.0)?;
+        let a2 = self.fop(Op::FMul, a, two)?;
+        let e = self.exp_f32(a2)?;
+        let one = c(self, 1.0)?;
+        let den = self.fop(Op::FAdd, e, one)?;
+        let q = self.fop(Op::FDiv, two, den)?;
+        let large = self.fop(Op::FSub, one, q)?;
+        let large = self.call_intrinsic("llvm.copysign", &[large, x])?;
+        // 2. x · (1 + x² Q(x²)), Q by Horner from the x^15 term down (the
+        // product keeps the sign of -0.0, where a sum would not).
+        let x2 = self.fop(Op::FMul, x, x)?;
+        let mut q = c(self, TANH_SERIES[0])?;
+        for coef in &TANH_SERIES[1..] {
+            q = self.fop(Op::FMul, q, x2)?;
+            let k = c(self, *coef)?;
+            q = self.fop(Op::FAdd, q, k)?;
+        }
+        let t = self.fop(Op::FMul, x2, q)?;
+        let t = self.fop(Op::FAdd, t, one)?;
+        let small = self.fop(Op::FMul, x, t)?;
+        // 3. The branch by |x|; NaN fails the compare and takes `large`,
+        // which is NaN too.
+        let half = c(self, 0.5)?;
+        let is_small = self.fcmp(FloatPredicate::OLT, a, half)?;
+        self.select(is_small, small, large)
     }
 
     /// `2^k` as a float of `like`'s type, for an `i32` `k` in `[-126, 127]`.

@@ -198,6 +198,54 @@ class Module:
     );
 }
 
+/// A group that reshapes a `(b * s, 4)` input to `(b, s, 4)` uses `b` and
+/// `s`, which no tensor parameter defines: the function takes them in one
+/// `R.Shape([b, s])` parameter, and the call passes the caller's values.
+#[test]
+fn symbolic_variables_no_parameter_defines_come_in_a_shape() {
+    let before = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def reshape(A: T.Buffer((n, 4), "float32"), B: T.Buffer((b, s, 4), "float32")):
+        T.func_attr({"op_pattern": 2})
+        n = T.int64()
+        b = T.int64()
+        s = T.int64()
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def exp(A: T.Buffer((b, s, 4), "float32"), B: T.Buffer((b, s, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        b = T.int64()
+        s = T.int64()
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor(("b", "s", 4), dtype="float32"), y: R.Tensor(("b * s", 4), dtype="float32")) -> R.Tensor(("b", "s", 4), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        cls = Module
+        with R.dataflow():
+            a = R.call_tir(cls.reshape, (y,), out_sinfo=R.Tensor((b, s, 4), dtype="float32"))
+            gv = R.call_tir(cls.exp, (a,), out_sinfo=R.Tensor((b, s, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let after = FuseOps::default().run(module(before)).unwrap();
+    crate::analysis::well_formed(&after).unwrap_or_else(|e| panic!("{e:?}\n{after}"));
+    let fused = after
+        .get_relax("fused_reshape_exp")
+        .expect("a fused function");
+    assert_eq!(fused.params.len(), 2, "{after}");
+    let text = after.to_string();
+    assert!(text.contains(r#"tir_vars: R.Shape(["b", "s"])"#), "{text}");
+    assert!(
+        text.contains("cls.fused_reshape_exp(y, R.shape([b, s]))"),
+        "{text}"
+    );
+}
+
 /// The MLP legalized, fused, and run on the loop-level interpreter: the
 /// same numbers as without fusion.
 #[test]

@@ -302,6 +302,59 @@ class Module:
     }
 }
 
+/// GPT-2's MLP: a matmul on `(b * s, 8)` rows reshaped to `(b, s, 16)`
+/// before an elementwise GELU. The fused elementwise kernel gets `b` and
+/// `s` as scalar parameters, passed as `tir_vars`, and the numbers are
+/// those of the unfused build at two shapes on every target.
+#[test]
+fn a_group_over_a_reshaped_product_takes_its_dims_as_tir_vars() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(h: R.Tensor(("b", "s", 8), dtype="float32"), w: R.Tensor((8, 16), dtype="float32")) -> R.Tensor(("b", "s", 16), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        with R.dataflow():
+            h2 = R.reshape(h, R.shape([b * s, 8]))
+            m = R.matmul(h2, w)
+            x = R.reshape(m, R.shape([b, s, 16]))
+            p = R.power(x, R.const(3.0, "float32"))
+            q = R.multiply(p, R.const(0.044715, "float32"))
+            r = R.add(x, q)
+            t = R.tanh(r)
+            u = R.add(t, R.const(1.0, "float32"))
+            gv = R.multiply(x, u)
+            R.output(gv)
+        return gv
+"#;
+    let fused = fuse(&module(text));
+    let printed = fused.to_string();
+    let gelu = fused
+        .functions()
+        .find_map(|(gv, f)| {
+            (gv.name_hint().contains("tanh"))
+                .then(|| f.as_prim().cloned())
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("one kernel for the GELU\n{printed}"));
+    assert_eq!(nests(&gelu.body), 1, "{printed}");
+    assert!(
+        matches!(
+            gelu.params.last(),
+            Some(crate::tir::PrimFuncParam::Scalar(_))
+        ),
+        "{printed}"
+    );
+    assert!(printed.contains("tir_vars=R.shape([b, s])"), "{printed}");
+    for (batch, seq) in [(1, 3), (2, 5)] {
+        let args = vec![tensor(&[batch, seq, 8], 0.3), tensor(&[8, 16], 0.2)];
+        for target in targets() {
+            same_numbers(text, &args, &target);
+        }
+    }
+}
+
 /// Weights embedded as constants (as the ONNX importer and `BindParams`
 /// leave them): each constant a call of the group takes becomes a buffer
 /// parameter of the fused PrimFunc, before the result, and the call site

@@ -73,6 +73,35 @@ fn floor_mod_(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     PrimExpr::select(fix, r.clone() + b, r)
 }
 
+/// `pow(a, b)`; a float `a` raised to a constant 2, 3 or 4 (GELU's `x³`)
+/// is multiplied out, which gives the same value for every input
+/// (infinities and NaN included) within the roundings of the products, and
+/// vectorizes where `pow` is a libm call per element.
+fn power(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
+    let exponent = match cx.call.args.get(1).map(Expr::kind) {
+        Some(crate::ir::ExprKind::Constant(t)) if t.numel() == 1 && t.dtype().is_float() => {
+            t.to_f64_vec().first().copied()
+        }
+        _ => None,
+    };
+    let float_base = cx
+        .call
+        .args
+        .first()
+        .and_then(|a| a.struct_info()?.as_tensor().map(|t| t.dtype.is_float()))
+        .unwrap_or(false);
+    let f: fn(PrimExpr, PrimExpr) -> PrimExpr = match exponent {
+        Some(e) if float_base && e == 2.0 => |a, _| a.clone() * a,
+        Some(e) if float_base && e == 3.0 => |a, _| a.clone() * a.clone() * a,
+        Some(e) if float_base && e == 4.0 => |a, _| {
+            let sq = a.clone() * a;
+            sq.clone() * sq
+        },
+        _ => |a, b| PrimExpr::call(a.dtype(), "pow", vec![a, b]),
+    };
+    binary(cx, f)
+}
+
 /// A bitwise intrinsic, or `on_bool` on `bool`s.
 fn bitwise(
     name: &str,
@@ -95,7 +124,7 @@ macro_rules! binary_ops {
             }
         )*
         /// The binary legalizations.
-        pub const LEGALIZE: &[(&str, Legalize)] = &[$(($name, $f)),*];
+        pub const LEGALIZE: &[(&str, Legalize)] = &[$(($name, $f),)* ("relax.power", power)];
     };
 }
 
@@ -104,7 +133,6 @@ binary_ops! {
     subtract => "relax.subtract", |a, b| a - b;
     multiply => "relax.multiply", |a, b| a * b;
     divide => "relax.divide", |a, b| te::div(a, b);
-    power => "relax.power", |a, b| PrimExpr::call(a.dtype(), "pow", vec![a, b]);
     maximum => "relax.maximum", |a, b| te::maximum(a, b);
     minimum => "relax.minimum", |a, b| te::minimum(a, b);
     equal => "relax.equal", |a, b| a.eq_(b);

@@ -1861,3 +1861,56 @@ class Module:
         assert!(y.iter().all(|&v| v == want), "{target:?}: {:?}", &y[..4]);
     }
 }
+
+/// `power` by a constant 2, 3 or 4 is multiplied out (GELU's `x³`), and
+/// gives what `pow` gives, infinities and NaN included; other exponents
+/// stay `T.pow`.
+#[test]
+fn power_by_a_small_constant_is_multiplied_out() {
+    use crate::backend::{build, Target};
+    use relax_runtime::VirtualMachine;
+    let xs = vec![
+        -2.5f32,
+        -1.0,
+        -0.0,
+        0.0,
+        0.3,
+        1.7,
+        3.0e12,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    for (e, multiplied) in [("2.0", true), ("3.0", true), ("4.0", true), ("2.5", false)] {
+        let text = format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((10,), dtype="float32")) -> R.Tensor((10,), dtype="float32"):
+        y = R.power(x, R.const({e}, "float32"))
+        return y
+"#
+        );
+        let m: IRModule = text.parse().unwrap();
+        let legalized = LegalizeOps::new().run(m.clone()).unwrap().to_string();
+        assert_eq!(
+            !legalized.contains("T.pow("),
+            multiplied,
+            "{e}: {legalized}"
+        );
+        let run = |target: &Target| {
+            let exec = build(&m, target).unwrap();
+            let x = Tensor::from_vec(&[10], xs.clone()).unwrap();
+            let y = VirtualMachine::new(&exec)
+                .call("main", &[Value::Tensor(x)])
+                .unwrap();
+            y.as_tensor().unwrap().to_vec::<f32>().unwrap()
+        };
+        let (want, got) = (run(&Target::interpreter()), run(&Target::tir_interpreter()));
+        for ((w, g), x) in want.iter().zip(&got).zip(&xs) {
+            let same = (w.is_nan() && g.is_nan()) || w == g || (w - g).abs() <= 1e-6 * w.abs();
+            assert!(same, "{x}^{e}: pow gives {w}, the legalized kernel {g}");
+        }
+    }
+}
