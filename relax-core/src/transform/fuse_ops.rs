@@ -4,8 +4,9 @@
 //! 1. **What fuses.** The pass runs after `LegalizeOps` and
 //!    `AnnotateTIROpPattern`: a binding `lv = R.call_tir(cls.f, (…),
 //!    out_sinfo=…)` has the pattern kind of its PrimFunc (`op_pattern`);
-//!    every other binding (op calls, tuples, calls of functions, `call_tir`
-//!    with extra symbolic arguments) is opaque and stays alone. The
+//!    every other binding (op calls, tuples, calls of functions) is opaque
+//!    and stays alone. A `call_tir` may pass `tir_vars` (a shape of known
+//!    values), as legalized ops on dims like `b * s` do. The
 //!    [`GraphPartitioner`] groups each dataflow block's bindings by TVM's
 //!    rules; other blocks are left alone, so nothing fuses across an impure
 //!    call or out of a dataflow block.
@@ -148,7 +149,13 @@ fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
     let Some(call) = value.as_call() else {
         return OpPatternKind::Opaque;
     };
-    if value.call_op_name() != Some("relax.call_tir") || call.args.len() != 2 {
+    // `call_tir(f, args)`, or with `tir_vars` given as a shape of known
+    // values (FuseTIR passes them to the PrimFunc's scalar parameters).
+    let tir_vars_ok = match call.args.get(2) {
+        None => true,
+        Some(e) => matches!(e.kind(), ExprKind::ShapeExpr(_)),
+    };
+    if value.call_op_name() != Some("relax.call_tir") || call.args.len() > 3 || !tir_vars_ok {
         return OpPatternKind::Opaque;
     }
     let ExprKind::GlobalVar(callee) = call.args[0].kind() else {
@@ -306,11 +313,21 @@ pub(super) fn make_group(
     let mut undefined: Vec<TirVar> = Vec::new();
     for &m in group {
         let var = &graph.nodes[m].var;
-        for t in var
+        let mut used = var
             .struct_info()
             .map(StructInfo::tir_vars)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // A member's `tir_vars` (`call_tir(f, args, R.shape([b, s]))`).
+        if let Some(ExprKind::ShapeExpr(dims)) = graph.nodes[m]
+            .value
+            .as_ref()
+            .and_then(Expr::as_call)
+            .and_then(|c| c.args.get(2))
+            .map(Expr::kind)
         {
+            used.extend(dims.iter().flat_map(PrimExpr::free_vars));
+        }
+        for t in used {
             if !definable.contains(&t) && !undefined.contains(&t) {
                 undefined.push(t);
             }

@@ -3,7 +3,8 @@
 //!
 //! 1. **Which functions.** A Relax function with `"Primitive": 1` whose
 //!    body is one dataflow block of `call_tir` bindings (each calling a
-//!    PrimFunc of buffer parameters, one output each) and whose result is a
+//!    PrimFunc of buffer parameters, one output each, its scalar
+//!    parameters given by the call's `tir_vars`) and whose result is a
 //!    variable or a tuple of variables. Others are left as they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
 //!    parameter per Relax tensor parameter, then one per constant a
@@ -192,8 +193,13 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
             return None;
         }
         let call = value.as_call()?;
-        let [callee, args] = call.args.as_slice() else {
-            return None;
+        let (callee, args, tir_vars) = match call.args.as_slice() {
+            [callee, args] => (callee, args, None),
+            [callee, args, tir_vars] => match tir_vars.kind() {
+                ExprKind::ShapeExpr(values) => (callee, args, Some(values)),
+                _ => return None,
+            },
+            _ => return None,
         };
         let ExprKind::GlobalVar(callee) = callee.kind() else {
             return None;
@@ -230,14 +236,33 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
             given.push(b);
         }
         given.push(out);
-        if component.params.len() != given.len() {
+        // The component's scalar parameters take its `tir_vars`, in order,
+        // in the fused function's variables.
+        let formals: Vec<&Buffer> = component
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                PrimFuncParam::Buffer(b) => Some(b),
+                PrimFuncParam::Scalar(_) => None,
+            })
+            .collect();
+        let scalar_params: Vec<&TirVar> = component
+            .params
+            .iter()
+            .filter_map(|p| match p {
+                PrimFuncParam::Scalar(v) => Some(v),
+                PrimFuncParam::Buffer(_) => None,
+            })
+            .collect();
+        let values = tir_vars.map_or(&[][..], Vec::as_slice);
+        if formals.len() != given.len() || scalar_params.len() != values.len() {
             return None;
         }
         let mut sub = Substitute::default();
-        for (param, actual) in component.params.iter().zip(&given) {
-            let PrimFuncParam::Buffer(formal) = param else {
-                return None;
-            };
+        for (v, value) in scalar_params.iter().zip(values) {
+            sub.vars.insert((*v).clone(), value.substitute_map(&tir));
+        }
+        for (formal, actual) in formals.into_iter().zip(&given) {
             if formal.shape().len() != actual.shape().len() || formal.dtype() != actual.dtype() {
                 return None;
             }

@@ -355,6 +355,43 @@ class Module:
     }
 }
 
+/// Members that pass `tir_vars` (a matmul and its bias add on `(b * s, 8)`
+/// rows, whose `b` and `s` no tensor parameter of the group defines): the
+/// fused kernel takes `b` and `s` as scalars and gives each member's
+/// scalar parameters their values.
+#[test]
+fn members_with_tir_vars_fuse() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("b", "s", 16), dtype="float32"), h: R.Tensor(("b * s", 8), dtype="float32"), w: R.Tensor((8, 16), dtype="float32"), bias: R.Tensor((16,), dtype="float32")) -> R.Tensor(("b", "s", 16), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        with R.dataflow():
+            m = R.matmul(h, w)
+            mb = R.add(m, bias)
+            r = R.reshape(mb, R.shape([b, s, 16]))
+            gv = R.add(r, x)
+            R.output(gv)
+        return gv
+"#;
+    let fused = fuse(&module(text));
+    let printed = fused.to_string();
+    assert!(printed.contains("fused_matmul_add"), "{printed}");
+    for (batch, seq) in [(1, 3), (2, 5)] {
+        let args = vec![
+            tensor(&[batch, seq, 16], 0.4),
+            tensor(&[batch * seq, 8], 0.3),
+            tensor(&[8, 16], 0.2),
+            tensor(&[16], 0.6),
+        ];
+        for target in targets() {
+            same_numbers(text, &args, &target);
+        }
+    }
+}
+
 /// Weights embedded as constants (as the ONNX importer and `BindParams`
 /// leave them): each constant a call of the group takes becomes a buffer
 /// parameter of the fused PrimFunc, before the result, and the call site
