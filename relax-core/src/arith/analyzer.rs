@@ -37,6 +37,9 @@ pub struct Analyzer {
     /// values are kept free of bound variables, so one substitution pass
     /// suffices.
     bindings: HashMap<TirVar, PrimExpr>,
+    /// Symbolic exclusive upper bounds: `v < upper[v]` (a loop over a
+    /// symbolic extent, `for j in range(seq)`).
+    upper: HashMap<TirVar, PrimExpr>,
 }
 
 impl Analyzer {
@@ -61,6 +64,22 @@ impl Analyzer {
         };
         if !merged.is_empty() {
             self.ranges.insert(v.clone(), merged);
+        }
+    }
+
+    /// Records that `v` runs over `[0, extent)`, as a loop variable does: a
+    /// constant `extent` is a range, a symbolic one a bound `v < extent`
+    /// that lets `(i * extent + v) // extent` simplify to `i`.
+    pub fn bind_loop(&mut self, v: &TirVar, extent: &PrimExpr) {
+        let extent = self.substitute(extent);
+        match extent.as_int() {
+            Some(n) if n > 0 => self.bind_range(v, Some(0), Some(n - 1)),
+            _ => {
+                self.bind_range(v, Some(0), None);
+                if !extent.free_vars().contains(v) {
+                    self.upper.insert(v.clone(), extent);
+                }
+            }
         }
     }
 
@@ -162,6 +181,7 @@ impl Analyzer {
     fn bounds(&self) -> Bounds<'_> {
         Bounds {
             ranges: &self.ranges,
+            upper: &self.upper,
         }
     }
 

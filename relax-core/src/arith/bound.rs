@@ -19,6 +19,8 @@ use std::collections::HashMap;
 pub(crate) struct Bounds<'a> {
     /// Ranges recorded by the analyzer (`mark_non_negative`, `bind_range`).
     pub ranges: &'a HashMap<TirVar, Interval>,
+    /// Symbolic exclusive upper bounds (`Analyzer::bind_loop`).
+    pub upper: &'a HashMap<TirVar, PrimExpr>,
 }
 
 impl Bounds<'_> {

@@ -341,7 +341,52 @@ impl Simplifier<'_> {
                 return Poly::constant(0);
             }
         }
+        if let Some((q, _)) = self.split_by_symbol(a, b) {
+            return q;
+        }
         node()
+    }
+
+    /// `(q, r)` with `a = q·b + r` and `0 <= r < b`, when `b` is one
+    /// monomial with coefficient 1 (`seq`, `s * h`): `q` takes the terms
+    /// whose monomial contains `b`'s, and the rest `r` must be shown to lie
+    /// in `[0, b)` (through the variables' symbolic bounds). Then
+    /// `a // b = q` and `a % b = r`.
+    fn split_by_symbol(&self, a: &Poly, b: &Poly) -> Option<(Poly, Poly)> {
+        if b.constant != 0 || b.terms.len() != 1 {
+            return None;
+        }
+        let (bm, bk) = b.terms.iter().next()?;
+        if *bk != 1 {
+            return None;
+        }
+        let mut q = Poly::constant(0);
+        let mut r = Poly::constant(a.constant);
+        for (m, k) in &a.terms {
+            let mut rest = m.clone();
+            let divides = bm
+                .iter()
+                .all(|atom| match rest.iter().position(|x| x == atom) {
+                    Some(i) => {
+                        rest.remove(i);
+                        true
+                    }
+                    None => false,
+                });
+            if divides {
+                if rest.is_empty() {
+                    q.constant = q.constant.checked_add(*k)?;
+                } else {
+                    q.terms.insert(rest, *k);
+                }
+            } else {
+                r.terms.insert(m.clone(), *k);
+            }
+        }
+        if q.is_zero() || !self.in_zero_to(&r, b) {
+            return None;
+        }
+        Some((q, r))
     }
 
     /// `r // c` for the remainder part of a split (`r`'s constant is
@@ -392,6 +437,9 @@ impl Simplifier<'_> {
                 return a.clone();
             }
         }
+        if let Some((_, r)) = self.split_by_symbol(a, b) {
+            return r;
+        }
         node()
     }
 
@@ -439,8 +487,46 @@ impl Simplifier<'_> {
 
     /// Whether `0 <= a < b` always holds.
     fn in_zero_to(&self, a: &Poly, b: &Poly) -> bool {
-        self.bounds.of_poly(a).all_ge(0)
-            && b.sub(a).is_some_and(|d| self.bounds.of_poly(&d).all_ge(1))
+        if !self.bounds.of_poly(a).all_ge(0) {
+            return false;
+        }
+        if b.sub(a).is_some_and(|d| self.bounds.of_poly(&d).all_ge(1)) {
+            return true;
+        }
+        // With symbolic bounds: each variable term `k·v` (k > 0) of `a` at
+        // its largest value `k·(upper(v) - 1)` gives an `a' >= a`; `b - a'
+        // >= 1` shows `a < b`.
+        let mut top = Poly::constant(a.constant);
+        let mut used = false;
+        for (m, k) in &a.terms {
+            let bound = match m.as_slice() {
+                [Atom(e)] if *k > 0 => e
+                    .as_var()
+                    .and_then(|v| self.bounds.upper.get(v))
+                    .map(|u| self.poly(u).sub(&Poly::constant(1))?.scale(*k)),
+                _ => None,
+            };
+            match bound.flatten() {
+                Some(t) => {
+                    used = true;
+                    match top.add(&t) {
+                        Some(x) => top = x,
+                        None => return false,
+                    }
+                }
+                None => {
+                    let mut one = Poly::constant(0);
+                    one.terms.insert(m.clone(), *k);
+                    match top.add(&one) {
+                        Some(x) => top = x,
+                        None => return false,
+                    }
+                }
+            }
+        }
+        used && b
+            .sub(&top)
+            .is_some_and(|d| self.bounds.of_poly(&d).all_ge(1))
     }
 
     /// `min(a, b)` or `max(a, b)`.

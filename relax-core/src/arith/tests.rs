@@ -650,3 +650,44 @@ fn random_canonical_forms_do_not_depend_on_the_writing() {
         assert_eq!(a.simplify(&(&p * 2)), a.simplify(&(&p + &p)), "2 * ({p})");
     }
 }
+
+/// A loop over a symbolic extent (`for j in range(seq)`) bounds its
+/// variable by that extent: the index arithmetic of a reshape and a
+/// transpose on `seq` rows folds (`(i * seq + j) // seq == i`), and without
+/// the bound it does not.
+#[test]
+fn symbolic_loop_bounds_fold_division_by_the_extent() {
+    let (i, ie) = v("i");
+    let (a, ae) = v("a");
+    let (b, be) = v("b");
+    let (j, je) = v("j");
+    let (_, seq) = v("seq");
+    let mut an = Analyzer::new();
+    an.mark_non_negative(seq.as_var().unwrap());
+    let flat = &ie * &seq + &je;
+    assert!(an
+        .simplify(&flat.clone().floordiv(seq.clone()))
+        .to_string()
+        .contains("//"));
+    an.bind_loop(&i, &PrimExpr::int(8));
+    an.bind_loop(&j, &seq);
+    assert_eq!(an.simplify(&flat.clone().floordiv(seq.clone())), ie.clone());
+    assert_eq!(an.simplify(&flat.clone().floormod(seq.clone())), je.clone());
+    // BERT's head split: (((i * 4 + a) * 32 + b) * seq + j), a < 4, b < 32.
+    an.bind_loop(&a, &PrimExpr::int(4));
+    an.bind_loop(&b, &PrimExpr::int(32));
+    let x = ((&ie * 4 + &ae) * 32 + &be) * &seq + &je;
+    let rows = an.simplify(&x.clone().floordiv(seq.clone()));
+    assert_eq!(
+        an.simplify(&rows.clone().floordiv(PrimExpr::int(32)))
+            .to_string(),
+        "i * 4 + a"
+    );
+    assert_eq!(an.simplify(&rows.floormod(PrimExpr::int(32))), be.clone());
+    // A remainder that can reach the divisor is left alone.
+    let over = &ie * &seq + &je + 1;
+    assert!(an
+        .simplify(&over.floordiv(seq.clone()))
+        .to_string()
+        .contains("//"));
+}

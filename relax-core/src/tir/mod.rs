@@ -14,6 +14,7 @@
 //! | [`substitute`] | `Substitute`: a statement with variables and buffers replaced |
 //! | [`compact_buffer`] | `compact_buffer_allocation`: intermediates shrunk to what one iteration of their loops touches, allocated there (TVM's `CompactBufferAllocation`) |
 //! | [`compute_inline`] | an intermediate buffer's producer inlined into its readers |
+//! | [`simplify`] | buffer indices in canonical form under the loops' ranges, symbolic extents included (TVM's `tir.transform.Simplify`) |
 //! | [`schedule`] | `Schedule`: TVM's schedule primitives (`split`, `fuse`, `reorder`, `parallel`, …) with a replayable trace |
 //!
 //! Scalar computation reuses [`crate::ir::PrimExpr`], whose `BufferLoad`,
@@ -29,6 +30,7 @@ pub mod half_float;
 pub mod interp;
 pub mod prim_func;
 pub mod schedule;
+pub mod simplify;
 pub mod stmt;
 pub mod substitute;
 pub mod te;

@@ -34,6 +34,9 @@
 //!    so a chain of such stages (a QDQ model's quantize → dequantize →
 //!    quantize, where `quantize` reads its quotient several times) would
 //!    otherwise grow exponentially with its length.
+//!    The fused function's indices are then simplified under its loops'
+//!    ranges ([`crate::tir::simplify`]): an inlined reshape's
+//!    `(b * seq + j) // seq` becomes `b`.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
 //!    lifted constants (several `out_sinfo` for a tuple result); the
@@ -313,6 +316,9 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
         body: Stmt::Block(Box::new(root)),
         attrs: Attrs::new(),
     };
+    // Inlined reshapes and transposes leave divisions by symbolic dims
+    // that the loops' ranges resolve.
+    let func = crate::tir::simplify::simplify(&func);
     Some((func, constants.into_iter().map(|(c, _)| c).collect()))
 }
 

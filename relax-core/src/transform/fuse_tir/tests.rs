@@ -392,6 +392,50 @@ class Module:
     }
 }
 
+/// BERT's split into heads on a symbolic sequence: reshape, transpose,
+/// scale. Inlined, the reshape's index arithmetic divides by `s`; the
+/// fused kernel's indices are simplified under `j < s` and divide by
+/// nothing, and the numbers are the unfused ones.
+#[test]
+fn an_inlined_head_split_indexes_without_division() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("b", "s", 8), dtype="float32")) -> R.Tensor(("b", 2, "s", 4), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        with R.dataflow():
+            r = R.reshape(x, R.shape([b, s, 2, 4]))
+            t = R.permute_dims(r, axes=[0, 2, 1, 3])
+            gv = R.multiply(t, R.const(0.5, "float32"))
+            R.output(gv)
+        return gv
+"#;
+    let fused = fuse(&module(text));
+    let kernel = fused
+        .functions()
+        .find_map(|(gv, f)| {
+            gv.name_hint()
+                .starts_with("fused_")
+                .then(|| f.as_prim().cloned())
+                .flatten()
+        })
+        .expect("one fused kernel");
+    let printed =
+        IRModule::from_functions([(GlobalVar::new("k"), BaseFunc::Prim(kernel))]).to_string();
+    assert!(
+        !printed.contains("//") && !printed.contains(" % "),
+        "{printed}"
+    );
+    for (batch, seq) in [(1, 3), (2, 5)] {
+        let args = vec![tensor(&[batch, seq, 8], 0.3)];
+        for target in targets() {
+            same_numbers(text, &args, &target);
+        }
+    }
+}
+
 /// Weights embedded as constants (as the ONNX importer and `BindParams`
 /// leave them): each constant a call of the group takes becomes a buffer
 /// parameter of the fused PrimFunc, before the result, and the call site
