@@ -9,8 +9,8 @@
 //! | `pow` on integers | exact, by squaring over the exponent's bits (wrapping); a negative exponent gives the truncated `1 / x^-e`: 1 for `x == 1`, ±1 for `x == -1`, else 0 |
 //! | `rsqrt` | `1 / llvm.sqrt(x)` |
 //! | `sigmoid` | `1 / (1 + exp(-x))`, `exp` as above |
-//! | `tanh` of `float32` (and of the half types) | inline vector code over `exp` ([`super::math`]) |
-//! | `tanh` of `float64`, `erf`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
+//! | `tanh` and `erf` of `float32` (and of the half types) | inline vector code over `exp` ([`super::math`]) |
+//! | `tanh` and `erf` of `float64`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`, `asinh`, `acosh`, `atanh`, `log1p`, `expm1`, `atan2` | libm (`tanhf` for float32, `tanh` for float64), one call per lane in a vector step |
 //! | `fabs`/`abs` on integers | `x < 0 ? -x : x` (`abs` on floats is `llvm.fabs`) |
 //! | `fmod` | `frem` (C's `fmod`: the sign of the dividend) |
 //! | `isnan`, `isinf` | `x != x`, `fabs(x) == inf` (a `bool` result) |
@@ -159,6 +159,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         if name == "tanh" && f32_exp {
             return self.tanh_f32(vals[0]);
+        }
+        if name == "erf" && f32_exp {
+            return self.erf_f32(vals[0]);
         }
         if let Some((llvm, _)) = llvm_intrinsic(name) {
             return self.call_intrinsic(llvm, &vals);
