@@ -6,27 +6,33 @@
 //!    `tf_crop_and_resize`), given for every axis or for the axes of the
 //!    `axes` attribute; the batch and channel axes must keep their size.
 //!    `sizes` may be symbolic (computed from another tensor's `Shape`) or
-//!    computed at run time; `scales` computed at run time give the output
-//!    size as a tensor, bound to fresh symbolic dims (`tensor_to_shape`,
-//!    then a `match_cast`). `keep_aspect_ratio_policy` (`not_larger`,
-//!    `not_smaller`) scales the listed axes by one factor, the smallest or
-//!    largest of `size / in`, each to `floor(in · factor + 0.5)`.
+//!    computed at run time. Scales computed at run time, constant scales
+//!    of a symbolic dim whose product is not whole, and scales with a roi
+//!    computed at run time give the output size as a tensor, bound to
+//!    fresh symbolic dims (`tensor_to_shape`, then a `match_cast`).
+//!    `keep_aspect_ratio_policy` (`not_larger`, `not_smaller`) scales the
+//!    listed axes by one factor, the smallest or largest of `size / in`,
+//!    each to `floor(in · factor + 0.5)`.
 //! 2. `mode` `nearest`, `linear` and `cubic` are the methods
 //!    `nearest_neighbor`, `linear` and `cubic`; `cubic_coeff_a` and
 //!    `exclude_outside` are `cubic_alpha` and `cubic_exclude`;
-//!    `nearest_mode` is the `rounding_method`; `tf_crop_and_resize` takes
-//!    a constant `roi` and `extrapolation_value`. `Upsample` and `Resize`
-//!    before opset 11 are `asymmetric` with `floor`.
-//! 3. `image.resize2d` maps output to input coordinates by `in / out`;
-//!    ONNX by `1 / scale` when `scales` are given. The two agree when
-//!    `in · scale` is a whole number; a constant scale of a known dim
-//!    whose product is not whole is an error, and scales computed at run
-//!    time must give whole products, checked when the program runs (the
-//!    output size is bound once as the floor and once as the ceiling of
-//!    the product, and a `match_cast` requires the two to agree).
-//!    `antialias` and `half_pixel_symmetric` have no `image.resize2d`
-//!    counterpart and are errors, as is a `roi` computed at run time (it
-//!    is an attribute).
+//!    `nearest_mode` is the `rounding_method`; `antialias` and every
+//!    `coordinate_transformation_mode` (`half_pixel_symmetric` among them)
+//!    keep their names. `tf_crop_and_resize` takes a constant `roi` as the
+//!    attribute and a roi computed at run time as the third operand
+//!    (`[start_h, start_w, end_h, end_w]` in `float64`, picked from ONNX's
+//!    starts and ends; the batch and channel entries are checked to be
+//!    (0, 1) only when constant, and not read otherwise), with its
+//!    `extrapolation_value`. `Upsample` and `Resize` before opset 11 are
+//!    `asymmetric` with `floor`.
+//! 3. ONNX maps output to input coordinates by `1 / scale` when `scales`
+//!    are given (and by the kept aspect ratio's factor), not by `in / out`
+//!    as `image.resize2d` does by default: the spatial scales are passed
+//!    as its `scales` attribute when constant, else as its fourth operand
+//!    (after the roi operand, a constant identity roi when not cropping).
+//!    `tf_crop_and_resize` maps by the roi and the output size, as ONNX's
+//!    spec says, and gets no scales. With `sizes` and a kept aspect ratio
+//!    computed at run time the mapping stays `in / out`.
 
 use super::{normalize_axes, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
