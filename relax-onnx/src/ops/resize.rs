@@ -31,8 +31,7 @@
 //!    as its `scales` attribute when constant, else as its fourth operand
 //!    (after the roi operand, a constant identity roi when not cropping).
 //!    `tf_crop_and_resize` maps by the roi and the output size, as ONNX's
-//!    spec says, and gets no scales. With `sizes` and a kept aspect ratio
-//!    computed at run time the mapping stays `in / out`.
+//!    spec says, and gets no scales.
 
 use super::{normalize_axes, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
@@ -333,10 +332,11 @@ fn sized(
                              must list only the spatial axes, found axes {axes:?}"
                         )));
                     }
-                    let kept = kept_aspect(cx, dims, axes, larger)?;
+                    let (kept, scales) = kept_aspect(cx, dims, axes, larger)?;
                     for (&a, d) in axes.iter().zip(kept) {
                         out[a] = d;
                     }
+                    mapping = Mapping::Runtime(scales);
                 }
             }
         }
@@ -357,13 +357,14 @@ fn sized(
 
 /// The listed axes' output dims under `keep_aspect_ratio_policy`, computed
 /// at run time from the `sizes` input (in `float64`, as ONNX's reference
-/// computes them) and bound to fresh symbolic dims.
+/// computes them) and bound to fresh symbolic dims; and the spatial axes'
+/// scales (the factor where listed, else 1) as a tensor, to map by.
 fn kept_aspect(
     cx: &mut Ctx,
     dims: &[PrimExpr],
     axes: &[usize],
     larger: bool,
-) -> Result<Vec<PrimExpr>, Error> {
+) -> Result<(Vec<PrimExpr>, Expr), Error> {
     let f64t = DataType::f64();
     let sizes = cx.input(3)?;
     let sizes = cx.astype(sizes, f64t)?;
@@ -372,12 +373,20 @@ fn kept_aspect(
     let ratios = cx.op2("relax.divide", sizes, ins.clone())?;
     let reduce = if larger { "relax.max" } else { "relax.min" };
     let factor = cx.call(reduce, vec![ratios], Attrs::new())?;
-    let scaled = cx.op2("relax.multiply", ins, factor)?;
+    let scaled = cx.op2("relax.multiply", ins, factor.clone())?;
     let half = cx.scalar(0.5, f64t)?;
     let scaled = cx.op2("relax.add", scaled, half)?;
     let rounded = cx.op1("relax.floor", scaled)?;
     let rounded = cx.astype(rounded, DataType::i64())?;
-    cx.bind_data_dims(rounded)
+    let dims = cx.bind_data_dims(rounded)?;
+    let factor = cx.call(
+        "relax.reshape",
+        vec![factor, shape(vec![PrimExpr::int(1)])],
+        Attrs::new(),
+    )?;
+    let at = [2usize, 3].map(|a| i64::from(!axes.contains(&a))).to_vec();
+    let scales = pick(cx, factor, at, 1.0)?;
+    Ok((dims, scales))
 }
 
 /// The output height and width from constant `scales` (items 1 and 3 of
