@@ -1913,3 +1913,90 @@ fn a_long_qdq_chain_compiles_and_round_trips_once() {
         .collect();
     assert_eq!(y[0].to_vec::<f32>().unwrap(), want);
 }
+
+/// `Resize` maps coordinates by its scales: a constant scale that does
+/// not give a whole size of a symbolic dim takes the output size from the
+/// data (`floor(in · scale)`) and still maps by `1 / scale`; a roi
+/// computed at run time with `tf_crop_and_resize` and scales gives the
+/// size `floor(in · (end - start) · scale)`; antialiased nearest is an
+/// error, as in ONNX.
+#[test]
+fn resize_maps_by_scales_and_takes_a_roi_computed_at_run_time() {
+    let resize = |inputs: &[&str], attrs, init, extra: Vec<ValueInfoProto>| {
+        let mut input = vec![f32_info(
+            "x",
+            &[Dim::Value(1), Dim::Value(1), Dim::Param("H"), Dim::Value(4)],
+        )];
+        input.extend(extra);
+        model(
+            19,
+            GraphProto {
+                name: Some("resize".into()),
+                node: vec![node("Resize", inputs, &["y"], attrs)],
+                initializer: init,
+                input,
+                output: vec![f32_info("y", &[])],
+                ..Default::default()
+            },
+        )
+    };
+    let x = |h: i64| {
+        let v: Vec<f32> = (1..=4 * h).map(|v| v as f32).collect();
+        Value::Tensor(Tensor::from_vec(&[1, 1, h, 4], v).unwrap())
+    };
+    // ONNX's downsample_scales_linear at H = 2 (scale 0.6: 1 × 2).
+    let bytes = resize(
+        &["x", "", "s"],
+        vec![string_attr("mode", "linear")],
+        vec![f32_init("s", &[4], vec![1.0, 1.0, 0.6, 0.6])],
+        vec![],
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let y = run(&imported.module, vec![x(2)]);
+    assert_eq!(y[0].shape(), &[1, 1, 1, 2]);
+    let got = y[0].to_f64_vec();
+    for (g, w) in got.iter().zip([2.6666665, 4.333333]) {
+        assert!((g - w).abs() < 1e-5, "{got:?}");
+    }
+    // At H = 5: floor(5 · 0.6) = 3 rows.
+    assert_eq!(run(&imported.module, vec![x(5)])[0].shape(), &[1, 1, 3, 2]);
+
+    // tf_crop_and_resize with a roi input and scales 2: the crop (0.25,
+    // 0.75) of each spatial axis, so the size is floor(in · 0.5 · 2) = in.
+    let bytes = resize(
+        &["x", "roi", "s"],
+        vec![
+            string_attr("mode", "linear"),
+            string_attr("coordinate_transformation_mode", "tf_crop_and_resize"),
+            ints_attr("axes", &[2, 3]),
+        ],
+        vec![f32_init("s", &[2], vec![2.0, 2.0])],
+        vec![f32_info("roi", &[Dim::Value(4)])],
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let roi = Value::Tensor(Tensor::from_vec(&[4], vec![0.25f32, 0.25, 0.75, 0.75]).unwrap());
+    let y = run(&imported.module, vec![x(3), roi]);
+    assert_eq!(y[0].shape(), &[1, 1, 3, 4]);
+    // Row source 0.5 + y·0.5 (in - 1 = 2, out - 1 = 2), column 0.75 +
+    // x·0.5 (in - 1 = 3, out - 1 = 3): x[r][c] = 4r + c + 1.
+    let want: Vec<f64> = (0..3)
+        .flat_map(|r| {
+            (0..4).map(move |c| 4.0 * (0.5 + 0.5 * r as f64) + 0.75 + 0.5 * c as f64 + 1.0)
+        })
+        .collect();
+    let got = y[0].to_f64_vec();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-5, "{got:?} != {want:?}");
+    }
+
+    let bytes = resize(
+        &["x", "", "s"],
+        vec![int_attr("antialias", 1)],
+        vec![f32_init("s", &[4], vec![1.0, 1.0, 0.5, 0.5])],
+        vec![],
+    );
+    assert_import_error(
+        &bytes,
+        "antialias = 1 applies to the linear and cubic modes",
+    );
+}

@@ -2,8 +2,14 @@
 //! data resized to `size` (one value for both axes, or height and width)
 //! by `nearest_neighbor`, `linear` or `cubic` interpolation, under TVM's
 //! coordinate-transformation modes (`tf_crop_and_resize` with its `roi`
-//! and `extrapolation_value`), rounding modes and cubic coefficient
-//! (`relax_runtime::kernels::image` defines them);
+//! and `extrapolation_value`) and ONNX's `half_pixel_symmetric`, rounding
+//! modes and cubic coefficient, optionally mapping coordinates by
+//! `scales` rather than by the size ratio and antialiased as ONNX's
+//! `Resize` (`relax_runtime::kernels::image` defines them). TVM's call
+//! `resize2d(data, size, …)` keeps its meaning; `roi` and `scales`
+//! computed at run time are the optional third and fourth operands
+//! (1-d float tensors of 4 and 2 values; `scales` as an operand needs
+//! `roi` as one too), which take the place of the attributes;
 //! `image.grid_sample` (TVM's `relax.op.image.grid_sample`): NCHW or
 //! NCDHW data sampled at the normalized points of a grid laid out as
 //! `(N, 2, Ho, Wo)` or `(N, 3, Do, Ho, Wo)`; and `image.affine_grid`
@@ -50,6 +56,25 @@ pub fn resize_mode(call: &Call) -> Result<ResizeMode, Diagnostic> {
     let Some(roi) = roi else {
         return Err(error(call, "op-attr-value", "roi must be a list of floats"));
     };
+    let scales = match attr(call, "scales") {
+        None => Some(vec![]),
+        Some(AttrValue::Array(items)) => items.iter().map(AttrValue::as_float).collect(),
+        Some(_) => None,
+    };
+    let Some(scales) = scales else {
+        return Err(error(
+            call,
+            "op-attr-value",
+            "scales must be a list of floats",
+        ));
+    };
+    if call.args.len() > 3 && !scales.is_empty() {
+        return Err(error(
+            call,
+            "op-attr-value",
+            "scales are given both as an attribute and as an operand",
+        ));
+    }
     ResizeMode::parse(&ResizeAttrs {
         method: str_attr(call, "method", "linear"),
         coordinates: str_attr(call, "coordinate_transformation_mode", "half_pixel"),
@@ -58,6 +83,8 @@ pub fn resize_mode(call: &Call) -> Result<ResizeMode, Diagnostic> {
         cubic_exclude: num("cubic_exclude", 0.0) as i64,
         extrapolation_value: num("extrapolation_value", 0.0),
         roi,
+        scales,
+        antialias: super::infer::attr_bool(call, "antialias", false),
     })
     .map_err(|m| error(call, "op-attr-value", m))
 }
@@ -65,6 +92,36 @@ pub fn resize_mode(call: &Call) -> Result<ResizeMode, Diagnostic> {
 fn infer_resize2d(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
     let data = tensor_arg(call, 0)?;
     resize_mode(call)?;
+    if call.args.len() > 4 {
+        return Err(error(
+            call,
+            "op-arg-count",
+            format!("expected 2 to 4 arguments, found {}", call.args.len()),
+        ));
+    }
+    for (i, name, len) in [(2, "roi", 4), (3, "scales", 2)] {
+        if call.args.len() <= i {
+            continue;
+        }
+        let t = tensor_arg(call, i)?;
+        let known_len = t
+            .shape_values()
+            .and_then(|d| d.first().and_then(|v| v.as_int()));
+        let bad_len = known_len.is_some_and(|n| n != len);
+        if (!t.is_unknown_ndim() && t.ndim != 1)
+            || bad_len
+            || (!t.dtype.is_void() && !t.dtype.is_float())
+        {
+            return Err(error(
+                call,
+                "op-shape",
+                format!(
+                    "{name} must be a 1-d float tensor of {len} values, found {}",
+                    super::infer::arg_sinfo(call, i)?
+                ),
+            ));
+        }
+    }
     if !data.is_unknown_ndim() && data.ndim != 4 {
         return Err(error(
             call,
@@ -230,8 +287,8 @@ fn infer_affine_grid(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnost
 pub const OPS: &[OpInfo] = &[
     OpInfo {
         name: "relax.image.resize2d",
-        args: &["data", "size"],
-        arity: Arity::Exact(2),
+        args: &["data", "size", "roi", "scales"],
+        arity: Arity::AtLeast(2),
         attrs: &[
             AttrSpec::new(
                 "roi",
@@ -258,6 +315,8 @@ pub const OPS: &[OpInfo] = &[
                 AttrType::DataType,
                 AttrDefault::DataType("void"),
             ),
+            AttrSpec::new("scales", AttrType::FloatArray, AttrDefault::FloatArray(&[])),
+            AttrSpec::new("antialias", AttrType::Bool, AttrDefault::Bool(false)),
         ],
         infer_struct_info: infer_resize2d,
         purity: true,
@@ -338,6 +397,75 @@ mod tests {
             &[t(&[d(8), d(8)], F32), size],
             &[],
             "image.resize2d: data must have rank 4, found rank 2",
+        );
+    }
+
+    #[test]
+    fn resize2d_scales_roi_and_antialias() {
+        let n = sym("n");
+        let data = t(&[n.clone(), d(3), d(8), d(8)], F32);
+        let size = shape(&[d(4), d(5)]);
+        let roi = t(&[d(4)], F32);
+        let scales = t(&[d(2)], F32);
+        let floats = |v: &[f64]| AttrValue::Array(v.iter().map(|&f| AttrValue::Float(f)).collect());
+        let out = "R.Tensor((n, 3, 4, 5), dtype=\"float32\")";
+        assert_infers(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[
+                ("scales", floats(&[0.6, 0.7])),
+                ("antialias", AttrValue::Bool(true)),
+                (
+                    "coordinate_transformation_mode",
+                    AttrValue::from("half_pixel_symmetric"),
+                ),
+            ],
+            out,
+        );
+        assert_infers(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone(), roi.clone(), scales.clone()],
+            &[],
+            out,
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone(), roi.clone(), scales.clone()],
+            &[("scales", floats(&[0.6, 0.7]))],
+            "image.resize2d: scales are given both as an attribute and as an operand",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone(), roi.clone(), t(&[d(3)], F32)],
+            &[],
+            "image.resize2d: scales must be a 1-d float tensor of 2 values, found R.Tensor((3,), dtype=\"float32\")",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone(), t(&[d(4)], I64)],
+            &[],
+            "image.resize2d: roi must be a 1-d float tensor of 4 values, found R.Tensor((4,), dtype=\"int64\")",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[("scales", floats(&[0.6, -1.0]))],
+            "image.resize2d: scales must be finite and positive, found [0.6, -1.0]",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data.clone(), size.clone()],
+            &[
+                ("method", AttrValue::from("nearest_neighbor")),
+                ("antialias", AttrValue::Bool(true)),
+            ],
+            "image.resize2d: antialias applies to linear and cubic, not nearest_neighbor",
+        );
+        assert_fails(
+            "relax.image.resize2d",
+            &[data, size, roi.clone(), scales, roi],
+            &[],
+            "image.resize2d: expected 2 to 4 arguments, found 5",
         );
     }
 

@@ -251,3 +251,42 @@ fn every_attribute_default_is_printed() {
         }
     }
 }
+
+#[test]
+fn resize2d_with_roi_and_scales_operands_survives_printing_and_parsing_back() {
+    // TVM's two-operand call, and the ONNX form: the roi and scales as
+    // operands, `antialias` and `half_pixel_symmetric`; and the scales as
+    // an attribute.
+    let t = "R.Tensor((1, 3, 8, 8), dtype=\"float32\")";
+    for (params, call) in [
+        (
+            format!("x: {t}"),
+            "R.image.resize2d(x, R.shape([4, 5]), method=\"cubic\")",
+        ),
+        (
+            format!(
+                "x: {t}, roi: R.Tensor((4,), dtype=\"float64\"), sc: R.Tensor((2,), dtype=\"float32\")"
+            ),
+            "R.image.resize2d(x, R.shape([4, 5]), roi, sc, \
+             coordinate_transformation_mode=\"half_pixel_symmetric\", antialias=True)",
+        ),
+        (
+            format!("x: {t}"),
+            "R.image.resize2d(x, R.shape([4, 5]), scales=[0.6, 0.7], antialias=True)",
+        ),
+    ] {
+        let text = format!(
+            "@I.ir_module\nclass Module:\n    @R.function\n    def main({params}):\n        gv = {call}\n        return gv\n"
+        );
+        let m = parse(&text);
+        let printed = m.to_string();
+        assert!(
+            printed.contains("R.Tensor((1, 3, 4, 5), dtype=\"float32\")"),
+            "{printed}"
+        );
+        let back = parse(&printed);
+        if let Err(e) = structural_equal_report(&m, &back) {
+            panic!("{e}\n{printed}");
+        }
+    }
+}

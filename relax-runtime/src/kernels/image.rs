@@ -1,20 +1,28 @@
 //! `image.resize2d`: NCHW images resized to `size` (TVM's
-//! `relax.op.image.resize2d`, TOPI's `resize2d`).
+//! `relax.op.image.resize2d`, TOPI's `resize2d`, with ONNX `Resize`'s
+//! scales, `half_pixel_symmetric` and `antialias`).
 //!
 //! 1. Output pixel `(y, x)` reads the input at a source coordinate given
-//!    by `coordinate_transformation_mode`, per axis, with `scale = in /
-//!    out` (computed in `float64`):
-//!    - `half_pixel`: `(x + 0.5)·scale - 0.5`;
-//!    - `pytorch_half_pixel`: the same, or 0 when `out` is 1;
-//!    - `align_corners`: `x·(in - 1) / (out - 1)`, or 0 when `out` is 1;
-//!    - `asymmetric`: `x·scale`;
-//!    - `tf_half_pixel_for_nn`: `(x + 0.5)·scale`;
+//!    by `coordinate_transformation_mode`, per axis. Without scales the
+//!    axis maps by its size ratio (TVM): `r(v) = v·(in / out)` and the
+//!    resized length is `L = out`. With `scales` (`[scale_h, scale_w]`,
+//!    an attribute or the fourth operand) it maps by the scale (ONNX):
+//!    `r(v) = v / scale` and `L = in·scale`, which need not be `out`
+//!    (ONNX's `out = floor(in·scale)`). All in `float64`:
+//!    - `half_pixel`: `r(x + 0.5) - 0.5`;
+//!    - `half_pixel_symmetric`: `half_pixel` shifted by
+//!      `in/2·(1 - out/L)`, which keeps the centre of the image at the
+//!      centre of the output (the same as `half_pixel` without scales);
+//!    - `pytorch_half_pixel`: `half_pixel`, or 0 when `L` is at most 1;
+//!    - `align_corners`: `x·(in - 1) / (L - 1)`, or 0 when `L` is at most 1;
+//!    - `asymmetric`: `r(x)`;
+//!    - `tf_half_pixel_for_nn`: `r(x + 0.5)`;
 //!    - `tf_crop_and_resize`: with the axis's `roi` start `a` and end `b`
-//!      (`roi` is `[a_h, a_w, b_h, b_w]`, fractions of `in - 1`),
-//!      `a·(in - 1) + x·(b - a)·(in - 1) / (out - 1)`, or
-//!      `(a + b)/2·(in - 1)` when `out` is 1; a pixel whose source
-//!      coordinate lies outside `[0, in - 1]` on either axis is
-//!      `extrapolation_value`.
+//!      (`roi` is `[a_h, a_w, b_h, b_w]`, fractions of `in - 1`, the
+//!      attribute or the third operand), `a·(in - 1) + x·(b - a)·(in - 1)
+//!      / (L - 1)`, or `(a + b)/2·(in - 1)` when `L` is at most 1; a pixel
+//!      whose source coordinate lies outside `[0, in - 1]` on either axis
+//!      is `extrapolation_value`.
 //! 2. `nearest_neighbor` rounds the source coordinate by
 //!    `rounding_method` (`round`: half away from zero; `round_prefer_floor`,
 //!    `round_prefer_ceil`: halves down or up; `floor`; `ceil`) and clamps it
@@ -27,10 +35,21 @@
 //!    dropped and the rest renormalized to sum to 1. Tap indices are
 //!    clamped into the image (a source coordinate outside repeats the
 //!    edge). The sum runs in `float64` and is rounded once.
-//! 3. Layouts other than NCHW are reported as unsupported.
+//! 3. `antialias` (linear and cubic; ONNX's antialiased resize) widens the
+//!    filter by `1 / s` where `s = min(scale, 1)` (`scale` the axis's
+//!    scale, or `out / in` without scales): the pixel at distance `d`
+//!    from the source coordinate weighs `k(d·s)`, `k` the triangle
+//!    `max(0, 1 - |d|)` or the cubic kernel of item 2, and the weights
+//!    are normalized to sum to 1 (after `cubic_exclude`, which then also
+//!    applies to `linear`). The taps are the pixels `f + i` for `f =
+//!    ceil(c) - 1` (`c` the source coordinate) and `i` in `1 - B ..= B`,
+//!    `B = ceil(in / out)` for linear and twice that for cubic: the whole
+//!    support of the widened filter whenever `out ≤ in·scale`, which holds
+//!    for ONNX's sizes and scales.
+//! 4. Layouts other than NCHW are reported as unsupported.
 
 use super::alloc;
-use super::args::{check_arity, checked_numel, shape_arg, tensor_arg, tensor_value, view};
+use super::args::{checked_numel, shape_arg, tensor_arg, tensor_value, view};
 use super::dispatch::{with_num, Scalar, Wide};
 use super::{Kernel, KernelAttrs};
 use crate::executable::KernelAttr;
@@ -42,15 +61,17 @@ pub const KERNELS: &[(&str, Kernel)] = &[("relax.image.resize2d", resize2d)];
 /// How source coordinates are computed (module docs, item 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoordinateMode {
-    /// `(x + 0.5)·scale - 0.5`.
+    /// `r(x + 0.5) - 0.5`.
     HalfPixel,
-    /// `half_pixel`, or 0 for an output extent of 1.
+    /// `half_pixel` shifted by `in/2·(1 - out/L)`.
+    HalfPixelSymmetric,
+    /// `half_pixel`, or 0 for a length of at most 1.
     PytorchHalfPixel,
-    /// `x·(in - 1) / (out - 1)`, or 0 for an output extent of 1.
+    /// `x·(in - 1) / (L - 1)`, or 0 for a length of at most 1.
     AlignCorners,
-    /// `x·scale`.
+    /// `r(x)`.
     Asymmetric,
-    /// `(x + 0.5)·scale`.
+    /// `r(x + 0.5)`.
     TfHalfPixelForNn,
     /// The `roi` of each axis stretched over the output; outside the image
     /// is `extrapolation_value`.
@@ -100,6 +121,10 @@ pub struct ResizeAttrs<'a> {
     pub extrapolation_value: f64,
     /// `roi`.
     pub roi: Vec<f64>,
+    /// `scales` (empty: map by the size ratio).
+    pub scales: Vec<f64>,
+    /// `antialias`.
+    pub antialias: bool,
 }
 
 /// A resize's method and coordinate rules, as read from its attributes.
@@ -120,6 +145,10 @@ pub struct ResizeMode {
     /// `roi` as `[start_h, start_w, end_h, end_w]` (`tf_crop_and_resize`
     /// only).
     pub roi: [f64; 4],
+    /// `scales` as `[scale_h, scale_w]`, or None to map by the size ratio.
+    pub scales: Option<[f64; 2]>,
+    /// `antialias` (linear and cubic only).
+    pub antialias: bool,
 }
 
 impl ResizeMode {
@@ -137,6 +166,7 @@ impl ResizeMode {
         };
         let coordinates = match a.coordinates {
             "half_pixel" => CoordinateMode::HalfPixel,
+            "half_pixel_symmetric" => CoordinateMode::HalfPixelSymmetric,
             "pytorch_half_pixel" => CoordinateMode::PytorchHalfPixel,
             "align_corners" => CoordinateMode::AlignCorners,
             "asymmetric" => CoordinateMode::Asymmetric,
@@ -144,7 +174,7 @@ impl ResizeMode {
             "tf_crop_and_resize" => CoordinateMode::TfCropAndResize,
             m => {
                 return Err(format!(
-                    "coordinate_transformation_mode {m} is not one TVM knows"
+                    "coordinate_transformation_mode {m} is not one TVM or ONNX knows"
                 ))
             }
         };
@@ -168,6 +198,14 @@ impl ResizeMode {
         if !finite {
             return Err("cubic_alpha, extrapolation_value and roi must be finite".into());
         }
+        let scales = match a.scales.as_slice() {
+            [] => None,
+            &[h, w] => Some(check_scales([h, w])?),
+            s => return Err(format!("scales must have 2 values, found {}", s.len())),
+        };
+        if a.antialias && method == Method::NearestNeighbor {
+            return Err("antialias applies to linear and cubic, not nearest_neighbor".into());
+        }
         Ok(ResizeMode {
             method,
             coordinates,
@@ -176,29 +214,70 @@ impl ResizeMode {
             cubic_exclude: a.cubic_exclude != 0,
             extrapolation_value: a.extrapolation_value,
             roi,
+            scales,
+            antialias: a.antialias,
         })
     }
 
     /// The source coordinate of output position `x` along `axis` (0 for
-    /// height, 1 for width) of `input` extent resized to `output`.
+    /// height, 1 for width) of `input` extent resized to `output`
+    /// (module docs, item 1).
     pub fn source(&self, x: f64, input: f64, output: f64, axis: usize) -> f64 {
-        let scale = input / output;
+        let scale = self.scales.map(|s| s[axis]);
+        let length = scale.map_or(output, |s| input * s);
+        let r = |v: f64| match scale {
+            Some(s) => v / s,
+            None => v * (input / output),
+        };
         match self.coordinates {
-            CoordinateMode::HalfPixel => (x + 0.5) * scale - 0.5,
-            CoordinateMode::PytorchHalfPixel if output > 1.0 => (x + 0.5) * scale - 0.5,
+            CoordinateMode::HalfPixel => r(x + 0.5) - 0.5,
+            CoordinateMode::HalfPixelSymmetric => {
+                input / 2.0 * (1.0 - output / length) + r(x + 0.5) - 0.5
+            }
+            CoordinateMode::PytorchHalfPixel if length > 1.0 => r(x + 0.5) - 0.5,
             CoordinateMode::PytorchHalfPixel => 0.0,
-            CoordinateMode::AlignCorners if output > 1.0 => x * (input - 1.0) / (output - 1.0),
+            CoordinateMode::AlignCorners if length > 1.0 => x * (input - 1.0) / (length - 1.0),
             CoordinateMode::AlignCorners => 0.0,
-            CoordinateMode::Asymmetric => x * scale,
-            CoordinateMode::TfHalfPixelForNn => (x + 0.5) * scale,
+            CoordinateMode::Asymmetric => r(x),
+            CoordinateMode::TfHalfPixelForNn => r(x + 0.5),
             CoordinateMode::TfCropAndResize => {
                 let (a, b) = (self.roi[axis], self.roi[axis + 2]);
-                if output > 1.0 {
-                    a * (input - 1.0) + x * (b - a) * (input - 1.0) / (output - 1.0)
+                if length > 1.0 {
+                    a * (input - 1.0) + x * (b - a) * (input - 1.0) / (length - 1.0)
                 } else {
                     0.5 * (a + b) * (input - 1.0)
                 }
             }
+        }
+    }
+
+    /// The antialiasing filter's `s = min(scale, 1)` along `axis` of
+    /// `input` extent resized to `output` (module docs, item 3).
+    pub fn antialias_scale(&self, input: f64, output: f64, axis: usize) -> f64 {
+        self.scales.map_or(output / input, |s| s[axis]).min(1.0)
+    }
+
+    /// The antialiased taps' `B` (module docs, item 3) for `input`
+    /// extent resized to a non-zero `output`.
+    pub fn antialias_reach(&self, input: usize, output: usize) -> usize {
+        let b = input.div_ceil(output.max(1)).max(1);
+        if self.method == Method::Cubic {
+            2 * b
+        } else {
+            b
+        }
+    }
+
+    /// The weight of a pixel at distance `d` from the source coordinate
+    /// under the (unwidened) filter of the method (linear or cubic).
+    pub fn filter(&self, d: f64) -> f64 {
+        let d = d.abs();
+        let a = self.cubic_alpha;
+        match self.method {
+            Method::Cubic if d <= 1.0 => ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0,
+            Method::Cubic if d < 2.0 => ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a,
+            Method::Cubic => 0.0,
+            _ => (1.0 - d).max(0.0),
         }
     }
 
@@ -224,10 +303,32 @@ impl ResizeMode {
     }
 
     /// The pixels (clamped indices) and weights an output position reads
-    /// along an axis, for source coordinate `s` in an extent of `input`.
-    pub fn taps(&self, s: f64, input: usize) -> Vec<(usize, f64)> {
+    /// along an axis, for source coordinate `s` in an extent of `input`;
+    /// `aa` is the antialiasing `(s, B)` of the axis when `antialias` is set.
+    pub fn taps(&self, s: f64, input: usize, aa: Option<(f64, usize)>) -> Vec<(usize, f64)> {
         let last = input.saturating_sub(1) as f64;
         let clamp = |v: f64| v.clamp(0.0, last) as usize;
+        if let Some((scale, reach)) = aa.filter(|_| self.antialias) {
+            let f = s.ceil() - 1.0;
+            let t = s - f;
+            let reach = reach as f64;
+            let mut taps: Vec<(f64, f64)> = (0..2 * reach as usize)
+                .map(|k| {
+                    let i = k as f64 + 1.0 - reach;
+                    (f + i, self.filter((i - t) * scale))
+                })
+                .collect();
+            if self.cubic_exclude {
+                for (p, w) in taps.iter_mut() {
+                    if *p < 0.0 || *p > last {
+                        *w = 0.0;
+                    }
+                }
+            }
+            let sum: f64 = taps.iter().map(|&(_, w)| w).sum();
+            let sum = if sum == 0.0 { 1.0 } else { sum };
+            return taps.into_iter().map(|(p, w)| (clamp(p), w / sum)).collect();
+        }
         match self.method {
             Method::NearestNeighbor => vec![(clamp(self.round(s)), 1.0)],
             Method::Linear => {
@@ -262,6 +363,35 @@ impl ResizeMode {
     }
 }
 
+/// Scales checked to be finite and positive.
+pub fn check_scales(s: [f64; 2]) -> Result<[f64; 2], String> {
+    if s.iter().all(|v| v.is_finite() && *v > 0.0) {
+        Ok(s)
+    } else {
+        Err(format!("scales must be finite and positive, found {s:?}"))
+    }
+}
+
+/// The floats of a list attribute (absent: empty).
+fn float_list(attrs: &KernelAttrs, name: &str) -> Result<Vec<f64>, String> {
+    match attrs.get(name) {
+        None | Some(KernelAttr::None) => Ok(vec![]),
+        Some(KernelAttr::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                KernelAttr::Float(f) => Ok(*f),
+                KernelAttr::Int(i) => Ok(*i as f64),
+                other => Err(format!(
+                    "attribute `{name}` must hold floats, found {other:?}"
+                )),
+            })
+            .collect(),
+        other => Err(format!(
+            "attribute `{name}` must be a list, found {other:?}"
+        )),
+    }
+}
+
 /// The mode of a call's attributes.
 fn mode_of(attrs: &KernelAttrs) -> Result<ResizeMode, String> {
     let get = |name: &str, default: &'static str| -> Result<String, String> {
@@ -282,17 +412,17 @@ fn mode_of(attrs: &KernelAttrs) -> Result<ResizeMode, String> {
             return Err(format!("layout {l} is not supported (NCHW is)"));
         }
     }
-    let roi = match attrs.get("roi") {
-        None | Some(KernelAttr::None) => vec![],
-        Some(KernelAttr::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                KernelAttr::Float(f) => Ok(*f),
-                KernelAttr::Int(i) => Ok(*i as f64),
-                other => Err(format!("attribute `roi` must hold floats, found {other:?}")),
-            })
-            .collect::<Result<_, _>>()?,
-        other => return Err(format!("attribute `roi` must be a list, found {other:?}")),
+    let roi = float_list(attrs, "roi")?;
+    let scales = float_list(attrs, "scales")?;
+    let antialias = match attrs.get("antialias") {
+        None | Some(KernelAttr::None) => false,
+        Some(KernelAttr::Bool(b)) => *b,
+        Some(KernelAttr::Int(i)) => *i != 0,
+        Some(other) => {
+            return Err(format!(
+                "attribute `antialias` must be a bool, found {other:?}"
+            ))
+        }
     };
     let (method, coordinates, rounding) = (
         get("method", "linear")?,
@@ -307,15 +437,47 @@ fn mode_of(attrs: &KernelAttrs) -> Result<ResizeMode, String> {
         cubic_exclude: num("cubic_exclude", 0.0)? as i64,
         extrapolation_value: num("extrapolation_value", 0.0)?,
         roi,
+        scales,
+        antialias,
     })
 }
 
-/// `relax.image.resize2d(data, size, …)` (module docs).
+/// The values of the optional `roi` (4) or `scales` (2) operand `i`.
+fn operand(args: &[Value], i: usize, name: &str, len: usize) -> Result<Option<Vec<f64>>, String> {
+    if args.len() <= i {
+        return Ok(None);
+    }
+    let t = tensor_arg(args, i, name)?;
+    if !t.dtype().is_float() || t.shape() != [len as i64] {
+        return Err(format!(
+            "{name} must be a 1-d float tensor of {len} values, found {} of shape {:?}",
+            t.dtype(),
+            t.shape()
+        ));
+    }
+    Ok(Some(t.to_f64_vec()))
+}
+
+/// `relax.image.resize2d(data, size[, roi[, scales]], …)` (module docs).
 fn resize2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
-    check_arity(args, 2)?;
+    if !(2..=4).contains(&args.len()) {
+        return Err(format!("expected 2 to 4 arguments, found {}", args.len()));
+    }
     let data = tensor_arg(args, 0, "data")?;
     let size = shape_arg(args, 1, "size")?;
-    let mode = mode_of(attrs)?;
+    let mut mode = mode_of(attrs)?;
+    if let Some(r) = operand(args, 2, "roi", 4)? {
+        if r.iter().any(|v| !v.is_finite()) {
+            return Err(format!("roi must be finite, found {r:?}"));
+        }
+        mode.roi = [r[0], r[1], r[2], r[3]];
+    }
+    if let Some(s) = operand(args, 3, "scales", 2)? {
+        if mode.scales.is_some() {
+            return Err("scales are given both as an attribute and as an operand".into());
+        }
+        mode.scales = Some(check_scales([s[0], s[1]])?);
+    }
     let &[n, c, h, w] = data.shape() else {
         return Err(format!("data must have rank 4, found rank {}", data.ndim()));
     };
@@ -346,7 +508,11 @@ fn resize2d(args: &[Value], attrs: &KernelAttrs) -> Result<Value, String> {
         (0..out)
             .map(|o| {
                 let s = mode.source(o as f64, input as f64, out as f64, axis);
-                (!mode.extrapolates(s, input)).then(|| mode.taps(s, input))
+                let aa = (
+                    mode.antialias_scale(input as f64, out as f64, axis),
+                    mode.antialias_reach(input, out),
+                );
+                (!mode.extrapolates(s, input)).then(|| mode.taps(s, input, Some(aa)))
             })
             .collect()
     };
@@ -547,14 +713,251 @@ mod tests {
                 .unwrap_err()
                 .contains("bicubic")
         );
-        assert!(resize(
+        assert!(resize(two_by_two(), &[3, 3], "linear", "half_pixel_sym", "round").is_err());
+        let attrs = |extra: (&'static str, KernelAttr)| {
+            vec![("method", KernelAttr::Str("linear".into())), extra]
+        };
+        let scales =
+            |v: Vec<f64>| KernelAttr::Array(v.into_iter().map(KernelAttr::Float).collect());
+        for (extra, message) in [
+            (("scales", scales(vec![0.5])), "scales must have 2 values"),
+            (("scales", scales(vec![0.5, 0.0])), "finite and positive"),
+        ] {
+            let r = run(
+                "relax.image.resize2d",
+                &[two_by_two(), Value::shape(&[1, 1])],
+                &attrs(extra),
+            );
+            assert!(r.unwrap_err().contains(message));
+        }
+        let r = run(
+            "relax.image.resize2d",
+            &[two_by_two(), Value::shape(&[1, 1])],
+            &[
+                ("method", KernelAttr::Str("nearest_neighbor".into())),
+                ("antialias", KernelAttr::Bool(true)),
+            ],
+        );
+        assert!(r
+            .unwrap_err()
+            .contains("antialias applies to linear and cubic"));
+        // Scales both as an attribute and as an operand; a roi operand of
+        // the wrong length.
+        let roi = tv(&[4], vec![0.0f32, 0.0, 1.0, 1.0]);
+        let r = run(
+            "relax.image.resize2d",
+            &[
+                two_by_two(),
+                Value::shape(&[1, 1]),
+                roi,
+                tv(&[2], vec![0.5f32, 0.5]),
+            ],
+            &attrs(("scales", scales(vec![0.5, 0.5]))),
+        );
+        assert!(r
+            .unwrap_err()
+            .contains("both as an attribute and as an operand"));
+        let r = run(
+            "relax.image.resize2d",
+            &[
+                two_by_two(),
+                Value::shape(&[1, 1]),
+                tv(&[3], vec![0.0f32; 3]),
+            ],
+            &attrs(("method", KernelAttr::Str("linear".into()))),
+        );
+        assert!(r
+            .unwrap_err()
+            .contains("roi must be a 1-d float tensor of 4 values"));
+        assert!(resize(two_by_two(), &[3, 3, 3], "linear", "half_pixel", "round").is_err());
+    }
+
+    /// `[a, b]` as a `scales` (or `roi`) attribute.
+    fn floats(v: &[f64]) -> KernelAttr {
+        KernelAttr::Array(v.iter().map(|&f| KernelAttr::Float(f)).collect())
+    }
+
+    /// 0.6 as ONNX's float32 scales hold it.
+    const SIX_TENTHS: f64 = 0.6000000238418579;
+
+    fn with_scales(
+        x: Value,
+        size: &[i64],
+        method: &str,
+        coords: &str,
+        scales: [f64; 2],
+        antialias: bool,
+    ) -> Result<Value, String> {
+        run(
+            "relax.image.resize2d",
+            &[x, Value::shape(size)],
+            &[
+                ("method", KernelAttr::Str(method.into())),
+                (
+                    "coordinate_transformation_mode",
+                    KernelAttr::Str(coords.into()),
+                ),
+                (
+                    "rounding_method",
+                    KernelAttr::Str("round_prefer_floor".into()),
+                ),
+                ("scales", floats(&scales)),
+                ("antialias", KernelAttr::Bool(antialias)),
+            ],
+        )
+    }
+
+    fn two_by_four() -> Value {
+        tv(&[1, 1, 2, 4], (1..=8).map(|v| v as f32).collect())
+    }
+
+    /// ONNX's `downsample_scales_{linear,nearest}`: scale 0.6 maps by
+    /// `1 / 0.6`, not by the size ratio (which would give 2.5 and 4.5).
+    #[test]
+    fn scales_map_by_the_scale() {
+        let s = [SIX_TENTHS; 2];
+        close(
+            with_scales(two_by_four(), &[1, 2], "linear", "half_pixel", s, false),
+            &[1, 1, 1, 2],
+            &[2.6666665, 4.3333330],
+        );
+        close(
+            with_scales(
+                two_by_four(),
+                &[1, 2],
+                "nearest_neighbor",
+                "half_pixel",
+                s,
+                false,
+            ),
+            &[1, 1, 1, 2],
+            &[1.0, 3.0],
+        );
+        // The same scales as the fourth operand (with a roi operand).
+        close(
+            run(
+                "relax.image.resize2d",
+                &[
+                    two_by_four(),
+                    Value::shape(&[1, 2]),
+                    tv(&[4], vec![0.0f32, 0.0, 1.0, 1.0]),
+                    tv(&[2], vec![0.6f32, 0.6]),
+                ],
+                &[("method", KernelAttr::Str("linear".into()))],
+            ),
+            &[1, 1, 1, 2],
+            &[2.6666665, 4.3333330],
+        );
+    }
+
+    /// ONNX's `{down,up}sample_scales_linear_half_pixel_symmetric`.
+    #[test]
+    fn half_pixel_symmetric_keeps_the_centre() {
+        close(
+            with_scales(
+                tv(&[1, 1, 1, 4], vec![1.0f32, 2.0, 3.0, 4.0]),
+                &[1, 2],
+                "linear",
+                "half_pixel_symmetric",
+                [1.0, SIX_TENTHS],
+                false,
+            ),
+            &[1, 1, 1, 2],
+            &[1.6666667, 3.3333333],
+        );
+        close(
+            with_scales(
+                two_by_two(),
+                &[4, 5],
+                "linear",
+                "half_pixel_symmetric",
+                [2.299999952316284, 2.940000057220459],
+                false,
+            ),
+            &[1, 1, 4, 5],
+            &[
+                1.0, 1.1598639, 1.5, 1.8401361, 2.0, 1.5652174, 1.7250813, 2.0652175, 2.4053535,
+                2.5652175, 2.4347825, 2.5946465, 2.9347825, 3.2749186, 3.4347825, 3.0, 3.1598639,
+                3.5, 3.8401361, 4.0,
+            ],
+        );
+        // Without scales it is half_pixel.
+        let a = resize(
             two_by_two(),
-            &[3, 3],
+            &[3, 5],
             "linear",
             "half_pixel_symmetric",
-            "round"
-        )
-        .is_err());
-        assert!(resize(two_by_two(), &[3, 3, 3], "linear", "half_pixel", "round").is_err());
+            "round",
+        );
+        let b = resize(two_by_two(), &[3, 5], "linear", "half_pixel", "round");
+        assert_eq!(a.unwrap(), b.unwrap());
+    }
+
+    /// ONNX's `downsample_{scales,sizes}_{linear,cubic}_antialias`.
+    #[test]
+    fn antialias_widens_the_filter() {
+        let s = [SIX_TENTHS; 2];
+        close(
+            with_scales(four_by_four(), &[2, 2], "linear", "half_pixel", s, true),
+            &[1, 1, 2, 2],
+            &[2.875, 4.5, 9.375, 11.0],
+        );
+        close(
+            with_scales(four_by_four(), &[2, 2], "cubic", "half_pixel", s, true),
+            &[1, 1, 2, 2],
+            &[2.5180721, 4.2858863, 9.5893288, 11.3571424],
+        );
+        // Sizes only: the filter scale is out / in = 3/4.
+        close(
+            run(
+                "relax.image.resize2d",
+                &[four_by_four(), Value::shape(&[3, 3])],
+                &[
+                    ("method", KernelAttr::Str("linear".into())),
+                    ("antialias", KernelAttr::Bool(true)),
+                ],
+            ),
+            &[1, 1, 3, 3],
+            &[
+                2.3636363, 3.5909090, 4.8181820, 7.2727275, 8.5, 9.7272730, 12.1818180, 13.4090910,
+                14.6363640,
+            ],
+        );
+        // Upsampling: antialias changes nothing.
+        let up = |aa| with_scales(two_by_two(), &[4, 4], "cubic", "half_pixel", [2.0, 2.0], aa);
+        close(up(true), &[1, 1, 4, 4], &{
+            let Value::Tensor(t) = up(false).unwrap() else {
+                panic!()
+            };
+            t.to_vec::<f32>()
+                .unwrap()
+                .into_iter()
+                .map(f64::from)
+                .collect::<Vec<_>>()
+        });
+    }
+
+    /// ONNX's `tf_crop_and_resize` with the roi as the third operand.
+    #[test]
+    fn roi_operand_crops() {
+        close(
+            run(
+                "relax.image.resize2d",
+                &[
+                    four_by_four(),
+                    Value::shape(&[3, 3]),
+                    tv(&[4], vec![0.4f32, 0.6, 0.6, 0.8]),
+                ],
+                &[
+                    ("method", KernelAttr::Str("linear".into())),
+                    (
+                        "coordinate_transformation_mode",
+                        KernelAttr::Str("tf_crop_and_resize".into()),
+                    ),
+                ],
+            ),
+            &[1, 1, 3, 3],
+            &[7.6, 7.9, 8.2, 8.8, 9.1, 9.4, 10.0, 10.3, 10.6],
+        );
     }
 }

@@ -4,7 +4,14 @@
 //! for linear, four for cubic), computed in `float64` as the reference
 //! kernel computes it; tap indices are clamped into the image, so no read
 //! is out of bounds, and `tf_crop_and_resize` selects
-//! `extrapolation_value` where the source coordinate is outside.
+//! `extrapolation_value` where the source coordinate is outside. The
+//! `roi` and `scales` operands, when given, are read per pixel (cast to
+//! `float64`) where the attributes would be constants. With `antialias`
+//! the taps per axis are a reduce axis of `2·B` (kernel docs, item 3; `B`
+//! from the input and output dims): stages `resize_wsum_h` and
+//! `resize_wsum_w` sum each output row's and column's weights,
+//! `resize_sum` sums the weighted taps over both reduce axes, and
+//! `resize` divides by the two weight sums.
 //!
 //! `image.grid_sample`: one stage `grid_sample` over the output, each
 //! point the sum over every combination of one tap per spatial axis
@@ -26,41 +33,66 @@ fn f64c(v: f64) -> PrimExpr {
     PrimExpr::float(DataType::f64(), v)
 }
 
-/// The source coordinate (float64) of output index `o` along `axis` (0
-/// for height, 1 for width) of `input` extent resized to `output`.
+/// The per-axis parameters that may be operands: the axis's `roi`
+/// start and end and its scale (None: map by the size ratio).
+#[derive(Clone)]
+struct AxisParams {
+    roi: (PrimExpr, PrimExpr),
+    scale: Option<PrimExpr>,
+}
+
+/// The source coordinate (float64) of output index `o` along an axis of
+/// `input` extent resized to `output` (the kernel's `ResizeMode::source`).
 fn source(
     mode: &ResizeMode,
     o: &PrimExpr,
     input: &PrimExpr,
     output: &PrimExpr,
-    axis: usize,
+    p: &AxisParams,
 ) -> PrimExpr {
     let (o, i, out) = (
         o.clone().cast(DataType::f64()),
         input.clone().cast(DataType::f64()),
         output.clone().cast(DataType::f64()),
     );
-    let scale = te::div(i.clone(), out.clone());
-    let half = || (o.clone() + f64c(0.5)) * scale.clone() - f64c(0.5);
+    let length = match &p.scale {
+        Some(s) => i.clone() * s.clone(),
+        None => out.clone(),
+    };
+    let r = |v: PrimExpr| match &p.scale {
+        Some(s) => te::div(v, s.clone()),
+        None => v * te::div(i.clone(), out.clone()),
+    };
+    let half = || r(o.clone() + f64c(0.5)) - f64c(0.5);
     match mode.coordinates {
         CoordinateMode::HalfPixel => half(),
+        CoordinateMode::HalfPixelSymmetric => match &p.scale {
+            Some(_) => {
+                te::div(i.clone(), f64c(2.0)) * (f64c(1.0) - te::div(out.clone(), length)) + half()
+            }
+            None => half(),
+        },
         CoordinateMode::PytorchHalfPixel => {
-            PrimExpr::select(out.clone().gt(f64c(1.0)), half(), f64c(0.0))
+            PrimExpr::select(length.gt(f64c(1.0)), half(), f64c(0.0))
         }
         CoordinateMode::AlignCorners => PrimExpr::select(
-            out.clone().gt(f64c(1.0)),
-            te::div(o.clone() * (i - f64c(1.0)), out - f64c(1.0)),
+            length.clone().gt(f64c(1.0)),
+            te::div(o.clone() * (i - f64c(1.0)), length - f64c(1.0)),
             f64c(0.0),
         ),
-        CoordinateMode::Asymmetric => o * scale,
-        CoordinateMode::TfHalfPixelForNn => (o + f64c(0.5)) * scale,
+        CoordinateMode::Asymmetric => r(o),
+        CoordinateMode::TfHalfPixelForNn => r(o + f64c(0.5)),
         CoordinateMode::TfCropAndResize => {
-            let (a, b) = (mode.roi[axis], mode.roi[axis + 2]);
+            let (a, b) = p.roi.clone();
             let last = i - f64c(1.0);
             PrimExpr::select(
-                out.clone().gt(f64c(1.0)),
-                f64c(a) * last.clone() + te::div(o * f64c(b - a) * last.clone(), out - f64c(1.0)),
-                f64c(0.5 * (a + b)) * last,
+                length.clone().gt(f64c(1.0)),
+                a.clone() * last.clone()
+                    + te::div(
+                        o * (b.clone() - a.clone()) * last.clone(),
+                        length - f64c(1.0),
+                    ),
+                f64c(0.5) * (a + b) * last,
             )
         }
     }
@@ -149,17 +181,95 @@ fn outside(s: PrimExpr, extent: &PrimExpr) -> PrimExpr {
     s.clone().lt(f64c(0.0)).or(s.gt(last))
 }
 
+/// The antialiased taps' `B` (kernel docs, item 3) of `input` resized to
+/// `output`: `max(ceil(input / max(output, 1)), 1)`, doubled for cubic.
+fn antialias_reach(mode: &ResizeMode, input: &PrimExpr, output: &PrimExpr) -> PrimExpr {
+    let out = output.clone().max(PrimExpr::int(1));
+    let b = (input.clone() + out.clone() - 1)
+        .floordiv(out)
+        .max(PrimExpr::int(1));
+    if mode.method == Method::Cubic {
+        b * 2
+    } else {
+        b
+    }
+}
+
+/// The weight (float64) of a pixel at distance `d` under the method's
+/// unwidened filter (the kernel's `ResizeMode::filter`).
+fn filter(mode: &ResizeMode, d: PrimExpr) -> PrimExpr {
+    let d = te::unary("fabs", d);
+    match mode.method {
+        Method::Cubic => {
+            let a = mode.cubic_alpha;
+            let near = cubic(d.clone(), [a + 2.0, -(a + 3.0), 0.0, 1.0]);
+            let far = cubic(d.clone(), [a, -5.0 * a, 8.0 * a, -4.0 * a]);
+            PrimExpr::select(
+                d.clone().le(f64c(1.0)),
+                near,
+                PrimExpr::select(d.lt(f64c(2.0)), far, f64c(0.0)),
+            )
+        }
+        _ => (f64c(1.0) - d).max(f64c(0.0)),
+    }
+}
+
+/// Antialiased tap `k` (in `0..2·B`) of source coordinate `s` along an axis
+/// of `extent`: its clamped index and its weight before normalization
+/// (after `cubic_exclude`); `scale` is the filter's `min(scale, 1)`.
+fn antialias_tap(
+    mode: &ResizeMode,
+    s: PrimExpr,
+    k: PrimExpr,
+    reach: &PrimExpr,
+    scale: PrimExpr,
+    extent: &PrimExpr,
+) -> (PrimExpr, PrimExpr) {
+    let f = ceil(s.clone()) - f64c(1.0);
+    let t = s - f.clone();
+    let i = (k + 1 - reach.clone()).cast(DataType::f64());
+    let p = f + i.clone();
+    let mut w = filter(mode, (i - t) * scale);
+    if mode.cubic_exclude {
+        w = PrimExpr::select(outside(p.clone(), extent), f64c(0.0), w);
+    }
+    (index(p, extent), w)
+}
+
 fn resize2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let (shape, dtype) = cx.out_tensor(0)?;
     let mode = cx.check(resize_mode(cx.call))?;
-    cx.te1(&[0], |xs| {
+    let nargs = cx.call.args.len();
+    let which: Vec<usize> = [0, 2, 3].into_iter().filter(|&i| i < nargs).collect();
+    cx.te1(&which, |xs| {
         let x = &xs[0];
+        // The roi and scales of each axis: operand reads or constants
+        // (called inside each stage's closure).
+        let params = |axis: usize| AxisParams {
+            roi: match xs.get(1) {
+                Some(r) => (
+                    r.at(&[PrimExpr::int(axis as i64)]).cast(DataType::f64()),
+                    r.at(&[PrimExpr::int(axis as i64 + 2)])
+                        .cast(DataType::f64()),
+                ),
+                None => (f64c(mode.roi[axis]), f64c(mode.roi[axis + 2])),
+            },
+            scale: match xs.get(2) {
+                Some(sc) => Some(sc.at(&[PrimExpr::int(axis as i64)]).cast(DataType::f64())),
+                None => mode.scales.map(|s| f64c(s[axis])),
+            },
+        };
         let dims = x.shape().to_vec();
         let (h, w) = (dims[2].clone(), dims[3].clone());
         let (oh, ow) = (shape[2].clone(), shape[3].clone());
+        if mode.antialias {
+            return Ok(antialiased(&mode, x, &shape, dtype, &params));
+        }
         Ok(compute("resize", shape.clone(), |i| {
-            let sy = source(&mode, &i[2], &h, &oh, 0);
-            let sx = source(&mode, &i[3], &w, &ow, 1);
+            // Read inside the stage, so that it records the operands.
+            let (py, px) = (params(0), params(1));
+            let sy = source(&mode, &i[2], &h, &oh, &py);
+            let sx = source(&mode, &i[3], &w, &ow, &px);
             let at = |y: PrimExpr, xx: PrimExpr| {
                 x.at(&[i[0].clone(), i[1].clone(), y, xx])
                     .cast(DataType::f64())
@@ -200,6 +310,77 @@ fn resize2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
             }
             convert(v, dtype)
         }))
+    })
+}
+
+/// The antialiased resize of `x` to `shape` (module docs).
+fn antialiased(
+    mode: &ResizeMode,
+    x: &te::Tensor,
+    shape: &[PrimExpr],
+    dtype: DataType,
+    params: &dyn Fn(usize) -> AxisParams,
+) -> te::Tensor {
+    let dims = x.shape().to_vec();
+    // Per axis: input extent, output extent, B, the reduce axis.
+    let axes: Vec<(PrimExpr, PrimExpr, PrimExpr, te::ReduceAxis)> = (0..2)
+        .map(|a| {
+            let (input, output) = (dims[a + 2].clone(), shape[a + 2].clone());
+            let reach = antialias_reach(mode, &input, &output);
+            let k = te::reduce_axis(reach.clone() * 2, &format!("k{}", ["h", "w"][a]));
+            (input, output, reach, k)
+        })
+        .collect();
+    // The filter scale `min(scale, 1)` of an axis.
+    let filter_scale = |a: usize| {
+        let (input, output) = (&axes[a].0, &axes[a].1);
+        let s = match &params(a).scale {
+            Some(s) => s.clone(),
+            None => te::div(
+                output.clone().cast(DataType::f64()),
+                input.clone().cast(DataType::f64()),
+            ),
+        };
+        s.min(f64c(1.0))
+    };
+    // Tap `k` of output index `o` along axis `a`.
+    let tap = |a: usize, o: &PrimExpr, k: PrimExpr| {
+        let (input, output, reach, _) = &axes[a];
+        let s = source(mode, o, input, output, &params(a));
+        antialias_tap(mode, s, k, reach, filter_scale(a), input)
+    };
+    let wsum: Vec<te::Tensor> = (0..2)
+        .map(|a| {
+            let k = axes[a].3.clone();
+            let name = format!("resize_wsum_{}", ["h", "w"][a]);
+            compute(&name, vec![shape[a + 2].clone()], |i| {
+                te::sum(tap(a, &i[0], k.to_expr()).1, std::slice::from_ref(&k))
+            })
+        })
+        .collect();
+    let (ky, kx) = (axes[0].3.clone(), axes[1].3.clone());
+    let total = compute("resize_sum", shape.to_vec(), |i| {
+        let (y, wy) = tap(0, &i[2], ky.to_expr());
+        let (xx, wx) = tap(1, &i[3], kx.to_expr());
+        let v = x
+            .at(&[i[0].clone(), i[1].clone(), y, xx])
+            .cast(DataType::f64());
+        te::sum(v * wy * wx, &[ky.clone(), kx.clone()])
+    });
+    compute("resize", shape.to_vec(), |i| {
+        let nonzero = |v: PrimExpr| PrimExpr::select(v.clone().eq_(f64c(0.0)), f64c(1.0), v);
+        let norm = nonzero(wsum[0].at(&[i[2].clone()])) * nonzero(wsum[1].at(&[i[3].clone()]));
+        let mut v = te::div(total.at(i), norm);
+        if mode.coordinates == CoordinateMode::TfCropAndResize {
+            let sy = source(mode, &i[2], &axes[0].0, &axes[0].1, &params(0));
+            let sx = source(mode, &i[3], &axes[1].0, &axes[1].1, &params(1));
+            v = PrimExpr::select(
+                outside(sy, &axes[0].0).or(outside(sx, &axes[1].0)),
+                f64c(mode.extrapolation_value),
+                v,
+            );
+        }
+        convert(v, dtype)
     })
 }
 

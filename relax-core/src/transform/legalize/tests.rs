@@ -794,6 +794,127 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
             ],
         ));
     }
+    // Mapping by scales (not the size ratio), half_pixel_symmetric, and
+    // antialiasing (with sizes only, with scales, with cubic_exclude).
+    let floats = |v: &[f64]| AttrValue::Array(v.iter().map(|&f| AttrValue::Float(f)).collect());
+    for (method, coords, scales, antialias, exclude, size) in [
+        (
+            "linear",
+            "half_pixel",
+            Some([0.6, 0.7]),
+            false,
+            0i64,
+            [2i64, 3],
+        ),
+        (
+            "nearest_neighbor",
+            "half_pixel_symmetric",
+            Some([1.3, 0.45]),
+            false,
+            0,
+            [5, 2],
+        ),
+        (
+            "cubic",
+            "half_pixel_symmetric",
+            Some([0.6, 2.3]),
+            false,
+            0,
+            [2, 11],
+        ),
+        (
+            "linear",
+            "align_corners",
+            Some([1.7, 0.8]),
+            false,
+            0,
+            [6, 4],
+        ),
+        (
+            "linear",
+            "pytorch_half_pixel",
+            Some([0.3, 0.7]),
+            false,
+            0,
+            [1, 3],
+        ),
+        (
+            "nearest_neighbor",
+            "asymmetric",
+            Some([2.5, 0.5]),
+            false,
+            0,
+            [10, 2],
+        ),
+        (
+            "linear",
+            "tf_half_pixel_for_nn",
+            Some([0.9, 1.1]),
+            false,
+            0,
+            [3, 5],
+        ),
+        ("linear", "half_pixel", None, true, 0, [3, 2]),
+        ("cubic", "half_pixel", None, true, 0, [2, 7]),
+        (
+            "linear",
+            "half_pixel_symmetric",
+            Some([0.6, 0.3]),
+            true,
+            1,
+            [2, 1],
+        ),
+        ("cubic", "asymmetric", Some([0.35, 0.7]), true, 1, [1, 3]),
+        ("cubic", "align_corners", Some([0.5, 1.5]), true, 0, [2, 7]),
+    ] {
+        let mut attrs = vec![
+            ("method", AttrValue::from(method)),
+            ("coordinate_transformation_mode", AttrValue::from(coords)),
+            ("rounding_method", AttrValue::from("round_prefer_ceil")),
+            ("antialias", AttrValue::Bool(antialias)),
+            ("cubic_exclude", AttrValue::Int(exclude)),
+        ];
+        if let Some(sc) = scales {
+            attrs.push(("scales", floats(&sc)));
+        }
+        out.push(case(
+            "relax.image.resize2d",
+            vec![
+                t(&[n.clone(), d(2), d(4), d(5)], F32),
+                A::S(vec![d(size[0]), d(size[1])]),
+            ],
+            attrs,
+        ));
+    }
+    // The roi and scales as operands (random positive scales, which need
+    // not agree with the size; kernel and legalization must still agree).
+    for (method, coords, antialias, with_scales) in [
+        ("linear", "tf_crop_and_resize", false, false),
+        ("cubic", "tf_crop_and_resize", false, true),
+        ("linear", "half_pixel", false, true),
+        ("nearest_neighbor", "half_pixel_symmetric", false, true),
+        ("linear", "half_pixel", true, true),
+        ("cubic", "pytorch_half_pixel", true, true),
+    ] {
+        let mut args = vec![
+            t(&[n.clone(), d(2), d(4), d(5)], F32),
+            A::S(vec![d(3), d(2)]),
+            t(&[d(4)], F32),
+        ];
+        if with_scales {
+            args.push(t(&[d(2)], F32));
+        }
+        out.push(positive(case(
+            "relax.image.resize2d",
+            args,
+            vec![
+                ("method", AttrValue::from(method)),
+                ("coordinate_transformation_mode", AttrValue::from(coords)),
+                ("antialias", AttrValue::Bool(antialias)),
+                ("extrapolation_value", AttrValue::Float(-3.0)),
+            ],
+        )));
+    }
     for (method, padding, align) in [
         ("bilinear", "zeros", false),
         ("bilinear", "border", true),
