@@ -169,7 +169,12 @@ impl Nest {
             // filters run in parallel chunks.
             _ if rows.as_int().is_some_and(|r| r >= 2)
                 || (rows.as_int().is_none()
-                    && static_product(&self.spatial[..batch]).is_some_and(|r| r >= 2)) =>
+                    && (static_product(&self.spatial[..batch]).is_some_and(|r| r >= 2)
+                        || self.spatial[..batch]
+                            .iter()
+                            .filter(|a| a.extent.as_int().is_none())
+                            .count()
+                            >= 2)) =>
             {
                 GemmParallel::Batch
             }
