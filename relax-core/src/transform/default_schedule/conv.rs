@@ -76,11 +76,10 @@ impl Nest {
         // output rows packed them for each row. A convolution of many
         // groups (ShuffleNet's depthwise ones) keeps its batch of (group,
         // row) products: fusing their rows made them six times slower.
-        let few = |axes: &[Axis]| {
-            axes.iter()
-                .try_fold(1i64, |acc, x| acc.checked_mul(x.extent.as_int()?))
-                .is_some_and(|n| n <= FUSED_ROWS_MAX_BATCH)
-        };
+        // A symbolic extent (an exported model's `batch`) counts as one
+        // image, the inference batch: with ResNet-18's batch symbolic its
+        // 7 x 7 layers kept a product per row and ran three times slower.
+        let few = |axes: &[Axis]| static_product(axes).is_some_and(|n| n <= FUSED_ROWS_MAX_BATCH);
         let one_product = !spatial.is_empty() && few(&spatial[..spatial.len() - 1]);
         let nr = self.gemm_nr();
         let mut rows_map = HashMap::new();
@@ -164,8 +163,21 @@ impl Nest {
         let rows = fused_extent(&self.spatial[..batch], idt);
         let parallel = match parallel_choice(&self.work(), idt) {
             Ok(false) => GemmParallel::Serial,
-            // Symbolic work is taken to be large.
-            _ if rows.as_int().is_none_or(|r| r >= 2) => GemmParallel::Batch,
+            // Symbolic work is taken to be large; a symbolic batch of
+            // products with no static axis of two or more (a symbolic image
+            // count before fused rows) is taken to be one product, whose
+            // filters run in parallel chunks.
+            _ if rows.as_int().is_some_and(|r| r >= 2)
+                || (rows.as_int().is_none()
+                    && (static_product(&self.spatial[..batch]).is_some_and(|r| r >= 2)
+                        || self.spatial[..batch]
+                            .iter()
+                            .filter(|a| a.extent.as_int().is_none())
+                            .count()
+                            >= 2)) =>
+            {
+                GemmParallel::Batch
+            }
             _ => GemmParallel::Chunks,
         };
         gemm.parallel = parallel;
@@ -184,4 +196,12 @@ impl Nest {
             || fallback.with_new_loops().schedule_in_place(),
         ))
     }
+}
+
+/// The product of the static extents of `axes`, a symbolic one counting
+/// as one; `None` on overflow.
+fn static_product(axes: &[Axis]) -> Option<i64> {
+    axes.iter().try_fold(1i64, |acc, x| {
+        acc.checked_mul(x.extent.as_int().unwrap_or(1))
+    })
 }

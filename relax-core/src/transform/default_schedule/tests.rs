@@ -1623,6 +1623,24 @@ class Module:
                 &target,
             );
         }
+        // A symbolic image count (an exported model's `batch`) is taken
+        // to be one image: the rows are still fused, for any batch.
+        let symbolic = text
+            .replace("(1, 64, 7, 7)", "(\"n\", 64, 7, 7)")
+            .replace("(1, 136, 7, 7)", "(\"n\", 136, 7, 7)");
+        let module = scheduled(&symbolic, 512);
+        assert!(
+            module.contains("B_pack") && module.contains("// 7"),
+            "the output rows are not fused: {module}"
+        );
+        for n in [1, 3] {
+            let shapes = [vec![
+                vec![n, 64, 7, 7],
+                vec![136, 64, 3, 3],
+                vec![1, 136, 1, 1],
+            ]];
+            compare(&symbolic, &shapes, 1e-5, 0, &Target::host());
+        }
         // A convolution of eight groups keeps its batch of (group, row)
         // products.
         let grouped = r#"
