@@ -21,7 +21,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 NEW_TOKENS = 64
 
 SIZES = {
-    # A CI fixture: a few hundred KB. Tied embeddings (as Llama 3.2 1B).
+    # A CI fixture: a few hundred KB.
     "tiny": dict(
         vocab_size=256,
         hidden_size=64,
@@ -31,7 +31,7 @@ SIZES = {
         num_key_value_heads=2,
         max_position_embeddings=256,
         rope_theta=10000.0,
-        tie_word_embeddings=True,
+        tie_word_embeddings=False,
     ),
     # Grouped-query attention (8 heads share 2 KV heads), untied embeddings.
     "small": dict(
@@ -80,12 +80,13 @@ def build(name, out, seed):
         **SIZES[name],
     )
     model = LlamaForCausalLM(config).eval()
-    # The default init (std 0.02) makes near-uniform logits, where greedy
-    # ties would be decided by rounding; wider weights give clear winners.
+    # The default init (std 0.02) makes a random model repeat one token
+    # forever; weights of std 1.6/sqrt(fan_in) give varied continuations
+    # with clear argmax winners.
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() == 2:
-                p.normal_(0.0, 0.08)
+                p.normal_(0.0, 1.6 / p.shape[1] ** 0.5)
             else:
                 p.uniform_(0.8, 1.2)
     os.makedirs(out, exist_ok=True)
