@@ -45,7 +45,8 @@ SIZES = {
         rope_theta=500000.0,
         tie_word_embeddings=False,
     ),
-    # About 100M parameters, for throughput figures.
+    # About 100M parameters, for throughput figures; tied embeddings (as
+    # Llama 3.2 1B).
     "base100m": dict(
         vocab_size=32000,
         hidden_size=768,
@@ -55,7 +56,7 @@ SIZES = {
         num_key_value_heads=4,
         max_position_embeddings=512,
         rope_theta=10000.0,
-        tie_word_embeddings=False,
+        tie_word_embeddings=True,
     ),
 }
 

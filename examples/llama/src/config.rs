@@ -32,7 +32,10 @@ impl Config {
         };
         if let Some(act) = j.get("hidden_act") {
             if act != "silu" {
-                return Err(format!("{}: expected \"silu\", found {act}", field("hidden_act")));
+                return Err(format!(
+                    "{}: expected \"silu\", found {act}",
+                    field("hidden_act")
+                ));
             }
         }
         for bias in ["attention_bias", "mlp_bias"] {
@@ -52,7 +55,10 @@ impl Config {
             }
         }
         if j.get("rope_scaling").is_some_and(|r| !r.is_null()) {
-            return Err(format!("{}: rope scaling is not supported", field("rope_scaling")));
+            return Err(format!(
+                "{}: rope scaling is not supported",
+                field("rope_scaling")
+            ));
         }
         let rope_theta = rope
             .and_then(|r| r.get("rope_theta"))

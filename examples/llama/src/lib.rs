@@ -144,7 +144,10 @@ impl Llama {
             return Err("forward: no tokens".into());
         }
         if let Some(&t) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
-            return Err(format!("token id {t} is not below the vocabulary size {}", c.vocab_size));
+            return Err(format!(
+                "token id {t} is not below the vocabulary size {}",
+                c.vocab_size
+            ));
         }
         let m = self.len + n;
         if m > c.max_position_embeddings {
@@ -153,8 +156,9 @@ impl Llama {
                 c.max_position_embeddings
             ));
         }
-        let ids = ndarray::Array2::from_shape_vec((1, n), tokens.iter().map(|&t| t as i32).collect())
-            .expect("shape");
+        let ids =
+            ndarray::Array2::from_shape_vec((1, n), tokens.iter().map(|&t| t as i32).collect())
+                .expect("shape");
         let (cos, sin) = self.rotary(self.len, n);
         let mask = ndarray::Array2::from_shape_fn((n, m), |(i, j)| {
             if j <= self.len + i {
@@ -175,17 +179,32 @@ impl Llama {
             let y = dispatch!(
                 self.variant,
                 layer(
-                    &x, kc.clone(), vc.clone(), &total, &cos, &sin, &mask, &eps, &scale,
-                    &l.input_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.post_norm,
-                    &l.w_gate, &l.w_up, &l.w_down,
+                    &x,
+                    kc.clone(),
+                    vc.clone(),
+                    &total,
+                    &cos,
+                    &sin,
+                    &mask,
+                    &eps,
+                    &scale,
+                    &l.input_norm,
+                    &l.wq,
+                    &l.wk,
+                    &l.wv,
+                    &l.wo,
+                    &l.post_norm,
+                    &l.w_gate,
+                    &l.w_up,
+                    &l.w_down,
                 )
             )
             .map_err(|e| format!("layer {i}: {e}"))?;
             x = Tensor::from_ndarray(&y);
         }
         self.len = m;
-        let logits = dispatch!(self.variant, head(&x, &w.norm, &eps, w.lm_head()))
-            .map_err(err("head"))?;
+        let logits =
+            dispatch!(self.variant, head(&x, &w.norm, &eps, w.lm_head())).map_err(err("head"))?;
         Ok(logits.into_raw_vec_and_offset().0)
     }
 

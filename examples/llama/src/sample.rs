@@ -13,13 +13,25 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn greedy() -> Sampler {
-        Sampler { greedy: true, top_k: 0, top_p: 1.0, temperature: 1.0, state: 1 }
+        Sampler {
+            greedy: true,
+            top_k: 0,
+            top_p: 1.0,
+            temperature: 1.0,
+            state: 1,
+        }
     }
 
     pub fn new(top_k: usize, top_p: f32, temperature: f32, seed: u64) -> Sampler {
         // A zero state would stay zero.
         let state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        Sampler { greedy: false, top_k, top_p, temperature, state }
+        Sampler {
+            greedy: false,
+            top_k,
+            top_p,
+            temperature,
+            state,
+        }
     }
 
     /// A uniform number in [0, 1) (xorshift64*).
@@ -50,8 +62,10 @@ impl Sampler {
             order.truncate(self.top_k);
         }
         let max = logits[order[0]];
-        let mut probs: Vec<f32> =
-            order.iter().map(|&i| ((logits[i] - max) / self.temperature).exp()).collect();
+        let mut probs: Vec<f32> = order
+            .iter()
+            .map(|&i| ((logits[i] - max) / self.temperature).exp())
+            .collect();
         let sum: f32 = probs.iter().sum();
         probs.iter_mut().for_each(|p| *p /= sum);
         // top-p: the smallest prefix whose mass reaches p (at least one).

@@ -42,7 +42,8 @@ impl Weights {
         let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         // SAFETY: the file is only read; a checkpoint changed while it is
         // mapped is outside what this example guards against.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
         let st = SafeTensors::deserialize(&map).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut bytes = 0;
         let mut get = |name: &str, shape: &[usize]| -> Result<Tensor, String> {
@@ -67,7 +68,10 @@ impl Weights {
             Tensor::from_vec(&shape, data).map_err(|e| format!("tensor `{name}`: {e}"))
         };
         let (h, i, v) = (c.hidden_size, c.intermediate_size, c.vocab_size);
-        let (qd, kd) = (c.num_attention_heads * c.head_dim, c.num_key_value_heads * c.head_dim);
+        let (qd, kd) = (
+            c.num_attention_heads * c.head_dim,
+            c.num_key_value_heads * c.head_dim,
+        );
         let embed = get("model.embed_tokens.weight", &[v, h])?;
         let mut layers = Vec::new();
         for l in 0..c.num_hidden_layers {
@@ -90,6 +94,12 @@ impl Weights {
         } else {
             Some(get("lm_head.weight", &[v, h])?)
         };
-        Ok(Weights { embed, layers, norm, lm_head, bytes })
+        Ok(Weights {
+            embed,
+            layers,
+            norm,
+            lm_head,
+            bytes,
+        })
     }
 }
