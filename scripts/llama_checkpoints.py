@@ -3,7 +3,7 @@ with transformers' greedy continuations as the oracle for examples/llama.
 
     /work/venv/bin/python scripts/llama_checkpoints.py OUT_DIR [--fixture DIR]
 
-Writes OUT_DIR/{tiny,small,base100m}/ (`config.json` + `model.safetensors`,
+Writes OUT_DIR/{tiny,small,base}/ (`config.json` + `model.safetensors`,
 float32, from `LlamaForCausalLM(config).save_pretrained`) and beside each an
 `expected.json`: for each fixed prompt (token ids), the 64 ids transformers'
 greedy `generate` appends. `--fixture DIR` also writes the tiny checkpoint
@@ -45,9 +45,9 @@ SIZES = {
         rope_theta=500000.0,
         tie_word_embeddings=False,
     ),
-    # About 100M parameters, for throughput figures; tied embeddings (as
+    # 75M parameters (vocabulary 32000), for throughput figures; tied embeddings (as
     # Llama 3.2 1B).
-    "base100m": dict(
+    "base": dict(
         vocab_size=32000,
         hidden_size=768,
         intermediate_size=2048,
@@ -63,7 +63,7 @@ SIZES = {
 PROMPTS = {
     "tiny": [[1, 2, 3], [7], [200, 13, 99, 45, 0, 255, 17]],
     "small": [[1, 2, 3], [4000], [17, 402, 3391, 8, 8, 1024, 77, 2, 5, 600, 4095]],
-    "base100m": [[1, 2, 3], [31999, 5, 17, 12000]],
+    "base": [[1, 2, 3], [31999, 5, 17, 12000]],
 }
 
 
@@ -115,7 +115,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--fixture")
-    ap.add_argument("--sizes", default="tiny,small,base100m")
+    ap.add_argument("--sizes", default="tiny,small,base")
     args = ap.parse_args()
     for i, name in enumerate(args.sizes.split(",")):
         build(name, os.path.join(args.out, name), 1234 + i)

@@ -9,25 +9,41 @@
 //! (cached plus new) are symbolic. The number of layers is data: `main.rs`
 //! calls the one layer function in a loop. Each entry of `CONFIGS` is one
 //! Relax module, `llama_<name>`; `main.rs` picks the one whose dims equal
-//! the checkpoint's `config.json`.
+//! the checkpoint's `config.json`; `OUT_DIR/dispatch.rs` is the macro
+//! that calls a function of the module chosen by name.
 
 use std::fmt::Write as _;
 
-/// (name, hidden, heads, kv heads, head dim, intermediate, vocab, capacity).
-const CONFIGS: &[(&str, usize, usize, usize, usize, usize, usize, usize)] = &[
-    // scripts/llama_checkpoints.py's "tiny" (the committed test fixture).
-    ("tiny", 64, 4, 2, 16, 128, 256, 256),
-    // Its "small": grouped-query attention, 8 heads over 2 KV heads.
-    ("small", 512, 8, 2, 64, 1408, 4096, 512),
-    // Its "base100m".
-    ("base100m", 768, 12, 4, 64, 2048, 32000, 512),
-];
+mod configs {
+    include!("src/configs.rs");
+}
+use configs::CONFIGS;
 
 fn main() {
     let template = std::fs::read_to_string("src/model.rs.in").expect("src/model.rs.in");
     println!("cargo:rerun-if-changed=src/model.rs.in");
+    println!("cargo:rerun-if-changed=src/configs.rs");
     let mut out = String::new();
-    for &(name, h, nh, kv, d, i, v, cap) in CONFIGS {
+    // `dispatch!(name, f(args…))`: calls `f` of the module `llama_<name>`.
+    let mut dispatch = String::from(
+        "macro_rules! dispatch {\n    ($name:expr, $f:ident ( $($arg:expr),* $(,)? )) => {\n        match $name {\n",
+    );
+    for c in CONFIGS {
+        let (name, h, nh, kv, d, i, v, cap) = (
+            c.name,
+            c.hidden,
+            c.heads,
+            c.kv_heads,
+            c.head_dim,
+            c.intermediate,
+            c.vocab,
+            c.capacity,
+        );
+        writeln!(
+            dispatch,
+            "            {name:?} => crate::model::llama_{name}::$f($($arg),*),"
+        )
+        .unwrap();
         let text = template
             .replace("__NAME", name)
             .replace("__QD", &(nh * d).to_string())
@@ -43,7 +59,11 @@ fn main() {
             .replace("__CAP", &cap.to_string());
         writeln!(out, "{text}").unwrap();
     }
+    dispatch.push_str(
+        "            other => unreachable!(\"no compiled module {other}\"),\n        }\n    };\n}\n",
+    );
     let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(dir.join("dispatch.rs"), dispatch).unwrap();
     let path = dir.join("model.rs");
     std::fs::write(&path, out).unwrap();
     println!("cargo:rerun-if-env-changed=RELAX_AOT_NATIVE");

@@ -77,7 +77,11 @@ impl Config {
             .and_then(|v| v.as_u64())
             .map(|v| v as usize)
             .unwrap_or(hidden / heads.max(1));
-        if heads == 0 || kv_heads == 0 || heads % kv_heads != 0 || head_dim % 2 != 0 {
+        if heads == 0
+            || kv_heads == 0
+            || !heads.is_multiple_of(kv_heads)
+            || !head_dim.is_multiple_of(2)
+        {
             return Err(format!(
                 "{}: {heads} heads, {kv_heads} KV heads of dim {head_dim}: expected heads a multiple of KV heads and an even head dim",
                 path.display()

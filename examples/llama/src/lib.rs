@@ -27,38 +27,18 @@ pub use weights::{LayerWeights, Weights};
 /// Any error of this crate, as text naming what failed.
 pub type Error = String;
 
-/// The compiled module a checkpoint runs on: one per configuration of
-/// build.rs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    Tiny,
-    Small,
-    Base100m,
+mod configs {
+    include!("configs.rs");
 }
+pub use configs::{Compiled, CONFIGS};
 
-/// Calls `$f` of the module of `$variant` with the given arguments.
-macro_rules! dispatch {
-    ($variant:expr, $f:ident ( $($arg:expr),* $(,)? )) => {
-        match $variant {
-            Variant::Tiny => model::llama_tiny::$f($($arg),*),
-            Variant::Small => model::llama_small::$f($($arg),*),
-            Variant::Base100m => model::llama_base100m::$f($($arg),*),
-        }
-    };
-}
-
-/// The dims each module was compiled for (build.rs's `CONFIGS`):
-/// hidden, heads, KV heads, head dim, intermediate, vocab, capacity.
-const COMPILED: &[(Variant, [usize; 7])] = &[
-    (Variant::Tiny, [64, 4, 2, 16, 128, 256, 256]),
-    (Variant::Small, [512, 8, 2, 64, 1408, 4096, 512]),
-    (Variant::Base100m, [768, 12, 4, 64, 2048, 32000, 512]),
-];
+include!(concat!(env!("OUT_DIR"), "/dispatch.rs"));
 
 /// A loaded model and its caches.
 pub struct Llama {
     pub config: Config,
-    variant: Variant,
+    /// The name of the compiled module (`CONFIGS`) it runs on.
+    variant: &'static str,
     weights: Weights,
     caches: Vec<(Value, Value)>,
     /// Tokens in the caches.
@@ -84,15 +64,27 @@ impl Llama {
             config.intermediate_size,
             config.vocab_size,
         ];
-        let variant = COMPILED
+        let variant = CONFIGS
             .iter()
-            .find(|(_, c)| c[..6] == dims && config.max_position_embeddings <= c[6])
-            .map(|(v, _)| *v)
+            .find(|c| {
+                [c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.vocab] == dims
+                    && config.max_position_embeddings <= c.capacity
+            })
+            .map(|c| c.name)
             .ok_or_else(|| {
-                let compiled: Vec<String> =
-                    COMPILED.iter().map(|(v, c)| format!("{v:?} {c:?}")).collect();
+                let compiled: Vec<String> = CONFIGS
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {:?} up to {} positions",
+                            c.name,
+                            [c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.vocab],
+                            c.capacity
+                        )
+                    })
+                    .collect();
                 format!(
-                    "{}: no compiled module has this configuration: hidden, heads, kv heads, head dim, intermediate, vocab = {dims:?} with {} positions; compiled (…, cache rows): {}; add it to build.rs's CONFIGS and lib.rs's COMPILED",
+                    "{}: no compiled module has this configuration: hidden, heads, kv heads, head dim, intermediate, vocab = {dims:?} with {} positions; compiled: {}; add it to src/configs.rs",
                     dir.display(),
                     config.max_position_embeddings,
                     compiled.join(", ")
