@@ -1,0 +1,237 @@
+//! A Llama-architecture decoder (RMSNorm, rotary embeddings, grouped-query
+//! attention, SwiGLU MLP, tied or untied embeddings) whose computation is
+//! the relax DSL module of `src/model.rs.in`, compiled ahead of time by
+//! build.rs, one module per configuration.
+//!
+//! Rust holds what is data: the checkpoint's weights (read from
+//! `model.safetensors` through a memory map), one key and one value
+//! [`relax::Value::KvCache`] per layer, the loop over layers, the rotary
+//! tables (from `rope_theta`), the causal mask and the sampler.
+
+use relax::{ndarray, Tensor, Value};
+use std::path::Path;
+
+#[allow(clippy::all)]
+pub mod model {
+    include!(concat!(env!("OUT_DIR"), "/model.rs"));
+}
+
+pub mod config;
+pub mod sample;
+pub mod weights;
+
+pub use config::Config;
+pub use sample::Sampler;
+pub use weights::{LayerWeights, Weights};
+
+/// Any error of this crate, as text naming what failed.
+pub type Error = String;
+
+mod configs {
+    include!("configs.rs");
+}
+pub use configs::{Compiled, CONFIGS};
+
+include!(concat!(env!("OUT_DIR"), "/dispatch.rs"));
+
+/// A loaded model and its caches.
+pub struct Llama {
+    pub config: Config,
+    /// The name of the compiled module (`CONFIGS`) it runs on.
+    variant: &'static str,
+    weights: Weights,
+    caches: Vec<(Value, Value)>,
+    /// Tokens in the caches.
+    len: usize,
+    /// `inv_freq[j] = theta^(-2j/d)`, as transformers computes it.
+    inv_freq: Vec<f32>,
+}
+
+fn err(context: &str) -> impl Fn(relax::Error) -> Error + '_ {
+    move |e| format!("{context}: {e}")
+}
+
+impl Llama {
+    /// Loads `dir/config.json` and `dir/model.safetensors`; an error if no
+    /// compiled module has the checkpoint's dims.
+    pub fn load(dir: &Path) -> Result<Llama, Error> {
+        let config = Config::load(&dir.join("config.json"))?;
+        let dims = [
+            config.hidden_size,
+            config.num_attention_heads,
+            config.num_key_value_heads,
+            config.head_dim,
+            config.intermediate_size,
+            config.vocab_size,
+        ];
+        let variant = CONFIGS
+            .iter()
+            .find(|c| {
+                [c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.vocab] == dims
+                    && config.max_position_embeddings <= c.capacity
+            })
+            .map(|c| c.name)
+            .ok_or_else(|| {
+                let compiled: Vec<String> = CONFIGS
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {:?} up to {} positions",
+                            c.name,
+                            [c.hidden, c.heads, c.kv_heads, c.head_dim, c.intermediate, c.vocab],
+                            c.capacity
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{}: no compiled module has this configuration: hidden, heads, kv heads, head dim, intermediate, vocab = {dims:?} with {} positions; compiled: {}; add it to src/configs.rs",
+                    dir.display(),
+                    config.max_position_embeddings,
+                    compiled.join(", ")
+                )
+            })?;
+        let weights = Weights::load(&dir.join("model.safetensors"), &config)?;
+        let d = config.head_dim;
+        let inv_freq = (0..d / 2)
+            .map(|j| 1.0 / (config.rope_theta as f32).powf((2 * j) as f32 / d as f32))
+            .collect();
+        let mut llama = Llama {
+            config,
+            variant,
+            weights,
+            caches: Vec::new(),
+            len: 0,
+            inv_freq,
+        };
+        llama.reset()?;
+        Ok(llama)
+    }
+
+    /// Bytes of weights (all read for each decoded token).
+    pub fn weight_bytes(&self) -> usize {
+        self.weights.bytes
+    }
+
+    /// Empties the caches (new ones; the old ones are dropped).
+    pub fn reset(&mut self) -> Result<(), Error> {
+        let c = &self.config;
+        let zero = ndarray::Array3::<f32>::zeros((0, c.num_key_value_heads, c.head_dim));
+        self.caches = (0..c.num_hidden_layers)
+            .map(|_| {
+                let k = dispatch!(self.variant, new_cache(&zero)).map_err(err("new_cache"))?;
+                let v = dispatch!(self.variant, new_cache(&zero)).map_err(err("new_cache"))?;
+                Ok((k, v))
+            })
+            .collect::<Result<_, Error>>()?;
+        self.len = 0;
+        Ok(())
+    }
+
+    /// Runs `tokens` after the cached ones; the logits of the last one.
+    /// `prefill` is this on the prompt, `decode` on one token.
+    pub fn forward(&mut self, tokens: &[u32]) -> Result<Vec<f32>, Error> {
+        let n = tokens.len();
+        let c = &self.config;
+        if n == 0 {
+            return Err("forward: no tokens".into());
+        }
+        if let Some(&t) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
+            return Err(format!(
+                "token id {t} is not below the vocabulary size {}",
+                c.vocab_size
+            ));
+        }
+        let m = self.len + n;
+        if m > c.max_position_embeddings {
+            return Err(format!(
+                "{m} tokens exceed max_position_embeddings = {}",
+                c.max_position_embeddings
+            ));
+        }
+        let ids =
+            ndarray::Array2::from_shape_vec((1, n), tokens.iter().map(|&t| t as i32).collect())
+                .expect("shape");
+        let (cos, sin) = self.rotary(self.len, n);
+        let mask = ndarray::Array2::from_shape_fn((n, m), |(i, j)| {
+            if j <= self.len + i {
+                0.0f32
+            } else {
+                f32::NEG_INFINITY
+            }
+        });
+        let mask = Tensor::from_ndarray(&mask);
+        let eps = ndarray::arr0(c.rms_norm_eps as f32);
+        let scale = ndarray::arr0(1.0 / (c.head_dim as f32).sqrt());
+        let w = &self.weights;
+        let mut x = Tensor::from_ndarray(
+            &dispatch!(self.variant, embed(&ids, &w.embed)).map_err(err("embed"))?,
+        );
+        let total = [m as i64];
+        for (i, (l, (kc, vc))) in w.layers.iter().zip(&self.caches).enumerate() {
+            let y = dispatch!(
+                self.variant,
+                layer(
+                    &x,
+                    kc.clone(),
+                    vc.clone(),
+                    &total,
+                    &cos,
+                    &sin,
+                    &mask,
+                    &eps,
+                    &scale,
+                    &l.input_norm,
+                    &l.wq,
+                    &l.wk,
+                    &l.wv,
+                    &l.wo,
+                    &l.post_norm,
+                    &l.w_gate,
+                    &l.w_up,
+                    &l.w_down,
+                )
+            )
+            .map_err(|e| format!("layer {i}: {e}"))?;
+            x = Tensor::from_ndarray(&y);
+        }
+        self.len = m;
+        let logits =
+            dispatch!(self.variant, head(&x, &w.norm, &eps, w.lm_head())).map_err(err("head"))?;
+        Ok(logits.into_raw_vec_and_offset().0)
+    }
+
+    /// The rotary tables of positions `start..start + n`, `(n, head_dim)`
+    /// each: `cos(p·inv_freq)` twice over (transformers' layout).
+    fn rotary(&self, start: usize, n: usize) -> (Tensor, Tensor) {
+        let d = self.config.head_dim;
+        let angle = |i: usize, j: usize| (start + i) as f32 * self.inv_freq[j % (d / 2)];
+        let cos = ndarray::Array2::from_shape_fn((n, d), |(i, j)| angle(i, j).cos());
+        let sin = ndarray::Array2::from_shape_fn((n, d), |(i, j)| angle(i, j).sin());
+        (Tensor::from_ndarray(&cos), Tensor::from_ndarray(&sin))
+    }
+
+    /// Prefills `prompt` (emptying the caches first), then appends
+    /// `new_tokens` tokens chosen by `sampler`; returns them and the
+    /// seconds spent in prefill and in decode.
+    pub fn generate(
+        &mut self,
+        prompt: &[u32],
+        new_tokens: usize,
+        sampler: &mut Sampler,
+    ) -> Result<(Vec<u32>, f64, f64), Error> {
+        self.reset()?;
+        let start = std::time::Instant::now();
+        let mut logits = self.forward(prompt)?;
+        let prefill = start.elapsed().as_secs_f64();
+        let start = std::time::Instant::now();
+        let mut out = Vec::with_capacity(new_tokens);
+        for i in 0..new_tokens {
+            let t = sampler.next(&logits);
+            out.push(t);
+            if i + 1 < new_tokens {
+                logits = self.forward(&[t])?;
+            }
+        }
+        Ok((out, prefill, start.elapsed().as_secs_f64()))
+    }
+}

@@ -1,0 +1,105 @@
+//! The checkpoint's tensors, read from `model.safetensors` through a memory
+//! map, under the names transformers writes
+//! (`model.layers.0.self_attn.q_proj.weight`, …).
+//!
+//! [`relax::Tensor`] owns its buffer, so each tensor is copied once out of
+//! the map at load time (float32 only).
+
+use crate::Config;
+use relax::Tensor;
+use safetensors::{Dtype, SafeTensors};
+use std::path::Path;
+
+/// One decoder layer's weights, in transformers' `(out, in)` layout.
+pub struct LayerWeights {
+    pub input_norm: Tensor,
+    pub wq: Tensor,
+    pub wk: Tensor,
+    pub wv: Tensor,
+    pub wo: Tensor,
+    pub post_norm: Tensor,
+    pub w_gate: Tensor,
+    pub w_up: Tensor,
+    pub w_down: Tensor,
+}
+
+pub struct Weights {
+    pub embed: Tensor,
+    pub layers: Vec<LayerWeights>,
+    pub norm: Tensor,
+    /// `None` when the embeddings are tied.
+    lm_head: Option<Tensor>,
+    /// Bytes of weights read per generated token.
+    pub bytes: usize,
+}
+
+impl Weights {
+    pub fn lm_head(&self) -> &Tensor {
+        self.lm_head.as_ref().unwrap_or(&self.embed)
+    }
+
+    pub fn load(path: &Path, c: &Config) -> Result<Weights, String> {
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // SAFETY: the file is only read; a checkpoint changed while it is
+        // mapped is outside what this example guards against.
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        let st = SafeTensors::deserialize(&map).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut bytes = 0;
+        let mut get = |name: &str, shape: &[usize]| -> Result<Tensor, String> {
+            let t = st
+                .tensor(name)
+                .map_err(|e| format!("{}: tensor `{name}`: {e}", path.display()))?;
+            if t.dtype() != Dtype::F32 || t.shape() != shape {
+                return Err(format!(
+                    "{}: tensor `{name}`: expected F32 {shape:?}, found {:?} {:?}",
+                    path.display(),
+                    t.dtype(),
+                    t.shape()
+                ));
+            }
+            let data: Vec<f32> = t
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            bytes += data.len() * 4;
+            let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            Tensor::from_vec(&shape, data).map_err(|e| format!("tensor `{name}`: {e}"))
+        };
+        let (h, i, v) = (c.hidden_size, c.intermediate_size, c.vocab_size);
+        let (qd, kd) = (
+            c.num_attention_heads * c.head_dim,
+            c.num_key_value_heads * c.head_dim,
+        );
+        let embed = get("model.embed_tokens.weight", &[v, h])?;
+        let mut layers = Vec::new();
+        for l in 0..c.num_hidden_layers {
+            let p = format!("model.layers.{l}");
+            layers.push(LayerWeights {
+                input_norm: get(&format!("{p}.input_layernorm.weight"), &[h])?,
+                wq: get(&format!("{p}.self_attn.q_proj.weight"), &[qd, h])?,
+                wk: get(&format!("{p}.self_attn.k_proj.weight"), &[kd, h])?,
+                wv: get(&format!("{p}.self_attn.v_proj.weight"), &[kd, h])?,
+                wo: get(&format!("{p}.self_attn.o_proj.weight"), &[h, qd])?,
+                post_norm: get(&format!("{p}.post_attention_layernorm.weight"), &[h])?,
+                w_gate: get(&format!("{p}.mlp.gate_proj.weight"), &[i, h])?,
+                w_up: get(&format!("{p}.mlp.up_proj.weight"), &[i, h])?,
+                w_down: get(&format!("{p}.mlp.down_proj.weight"), &[h, i])?,
+            });
+        }
+        let norm = get("model.norm.weight", &[h])?;
+        let lm_head = if c.tie_word_embeddings {
+            None
+        } else {
+            Some(get("lm_head.weight", &[v, h])?)
+        };
+        Ok(Weights {
+            embed,
+            layers,
+            norm,
+            lm_head,
+            bytes,
+        })
+    }
+}

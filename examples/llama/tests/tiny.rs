@@ -1,0 +1,90 @@
+//! The committed tiny checkpoint (`tests/data/tiny`, written by
+//! `scripts/llama_checkpoints.py`): greedy generation reproduces
+//! transformers' 64 ids for each prompt.
+
+use llama::{Llama, Sampler};
+use std::path::Path;
+
+fn fixture() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny"))
+}
+
+fn ids(v: &serde_json::Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_u64().unwrap() as u32)
+        .collect()
+}
+
+#[test]
+fn greedy_generation_equals_transformers() {
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
+            .unwrap();
+    let mut model = Llama::load(fixture()).unwrap();
+    let cases = expected["greedy"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for case in cases {
+        let prompt = ids(&case["prompt"]);
+        let want = ids(&case["new_ids"]);
+        assert_eq!(want.len(), 64);
+        let (got, _, _) = model.generate(&prompt, 64, &mut Sampler::greedy()).unwrap();
+        assert_eq!(got, want, "prompt {prompt:?}");
+    }
+}
+
+#[test]
+fn decoding_token_by_token_equals_one_prefill() {
+    // The cache path (decode) and the prompt path (prefill) agree: the
+    // logits after prefilling [a, b, c] equal those after prefilling [a]
+    // and decoding b, then c.
+    let mut model = Llama::load(fixture()).unwrap();
+    let whole = model.forward(&[5, 6, 7]).unwrap();
+    model.reset().unwrap();
+    model.forward(&[5]).unwrap();
+    model.forward(&[6]).unwrap();
+    let stepwise = model.forward(&[7]).unwrap();
+    for (a, b) in whole.iter().zip(&stepwise) {
+        assert!((a - b).abs() <= 1e-4 * (1.0 + a.abs()), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn sampling_is_seeded() {
+    let mut model = Llama::load(fixture()).unwrap();
+    let mut run = |seed| {
+        let mut s = Sampler::new(20, 0.9, 1.0, seed);
+        model.generate(&[1, 2, 3], 16, &mut s).unwrap().0
+    };
+    let (a, b) = (run(11), run(11));
+    assert_eq!(a, b);
+    assert!(a.iter().all(|&t| t < 256));
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let mut model = Llama::load(fixture()).unwrap();
+    let e = model.forward(&[256]).unwrap_err();
+    assert!(e.contains("not below the vocabulary size 256"), "{e}");
+    model.reset().unwrap();
+    let e = model.forward(&vec![1; 257]).unwrap_err();
+    assert!(e.contains("exceed max_position_embeddings = 256"), "{e}");
+}
+
+#[test]
+fn a_configuration_no_module_was_compiled_for_is_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("llama-bad-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = std::fs::read_to_string(fixture().join("config.json"))
+        .unwrap()
+        .replace("\"hidden_size\": 64", "\"hidden_size\": 96");
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    let e = Llama::load(&dir).err().unwrap();
+    assert!(
+        e.contains("no compiled module has this configuration"),
+        "{e}"
+    );
+    assert!(e.contains("[96, 4, 2, 16, 128, 256]"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

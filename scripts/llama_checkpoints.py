@@ -1,0 +1,127 @@
+"""Random-weight Llama checkpoints, saved exactly as Hugging Face saves them,
+with transformers' greedy continuations as the oracle for examples/llama.
+
+    /work/venv/bin/python scripts/llama_checkpoints.py OUT_DIR [--fixture DIR]
+
+Writes OUT_DIR/{tiny,small,base}/ (`config.json` + `model.safetensors`,
+float32, from `LlamaForCausalLM(config).save_pretrained`) and beside each an
+`expected.json`: for each fixed prompt (token ids), the 64 ids transformers'
+greedy `generate` appends. `--fixture DIR` also writes the tiny checkpoint
+there (the committed test fixture of examples/llama). Weights are seeded, so
+a rerun reproduces the same files.
+"""
+
+import argparse
+import json
+import os
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+NEW_TOKENS = 64
+
+SIZES = {
+    # A CI fixture: a few hundred KB.
+    "tiny": dict(
+        vocab_size=256,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+    ),
+    # Grouped-query attention (8 heads share 2 KV heads), untied embeddings.
+    "small": dict(
+        vocab_size=4096,
+        hidden_size=512,
+        intermediate_size=1408,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        rope_theta=500000.0,
+        tie_word_embeddings=False,
+    ),
+    # 75M parameters (vocabulary 32000), for throughput figures; tied embeddings (as
+    # Llama 3.2 1B).
+    "base": dict(
+        vocab_size=32000,
+        hidden_size=768,
+        intermediate_size=2048,
+        num_hidden_layers=8,
+        num_attention_heads=12,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+    ),
+}
+
+PROMPTS = {
+    "tiny": [[1, 2, 3], [7], [200, 13, 99, 45, 0, 255, 17]],
+    "small": [[1, 2, 3], [4000], [17, 402, 3391, 8, 8, 1024, 77, 2, 5, 600, 4095]],
+    "base": [[1, 2, 3], [31999, 5, 17, 12000]],
+}
+
+
+def build(name, out, seed):
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        rms_norm_eps=1e-5,
+        hidden_act="silu",
+        attention_bias=False,
+        mlp_bias=False,
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+        torch_dtype="float32",
+        **SIZES[name],
+    )
+    model = LlamaForCausalLM(config).eval()
+    # The default init (std 0.02) makes a random model repeat one token
+    # forever; weights of std 1.6/sqrt(fan_in) give varied continuations
+    # with clear argmax winners.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0.0, 1.6 / p.shape[1] ** 0.5)
+            else:
+                p.uniform_(0.8, 1.2)
+    os.makedirs(out, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    cases = []
+    for prompt in PROMPTS[name]:
+        ids = torch.tensor([prompt], dtype=torch.long)
+        with torch.no_grad():
+            gen = model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=NEW_TOKENS,
+                min_new_tokens=NEW_TOKENS,
+                do_sample=False,
+                pad_token_id=0,
+            )
+        cases.append({"prompt": prompt, "new_ids": gen[0, len(prompt):].tolist()})
+    with open(os.path.join(out, "expected.json"), "w") as f:
+        json.dump({"new_tokens": NEW_TOKENS, "greedy": cases}, f, indent=1)
+        f.write("\n")
+    print(name, out, sum(p.numel() for p in model.parameters()), "parameters")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--fixture")
+    ap.add_argument("--sizes", default="tiny,small,base")
+    args = ap.parse_args()
+    for i, name in enumerate(args.sizes.split(",")):
+        build(name, os.path.join(args.out, name), 1234 + i)
+        if name == "tiny" and args.fixture:
+            build(name, args.fixture, 1234 + i)
+
+
+if __name__ == "__main__":
+    main()
