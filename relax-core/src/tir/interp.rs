@@ -23,7 +23,10 @@
 //!    sqrt rsqrt tanh sigmoid erf pow fabs abs floor ceil round nearbyint
 //!    trunc sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh fmod
 //!    if_then_else isnan isinf`, and on integers (and `bool`s) `bitwise_and
-//!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`. `round` is
+//!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`, and
+//!    `dpbusd(acc, a, b)` on `int32` (x86's `vpdpbusd`, one lane: `acc`
+//!    plus the dot product of `a`'s four bytes, unsigned, with `b`'s,
+//!    signed; [`dpbusd`]), the step of an int8 matrix product. `round` is
 //!    TVM's: half to even. `shift_right` is arithmetic on signed types and
 //!    logical on unsigned ones; a shift amount outside `[0, bits)` gives 0
 //!    (-1 for a right shift of a negative value), as NumPy and the reference
@@ -96,6 +99,7 @@ pub const INTRINSICS: &[&str] = &[
     "bitwise_not",
     "shift_left",
     "shift_right",
+    "dpbusd",
 ];
 
 /// The largest scratch buffer (`Allocate`, `alloc_buffers`) the interpreter
@@ -659,6 +663,9 @@ impl Machine {
             };
             return Ok(Val::I(r as i64));
         }
+        if name == "dpbusd" {
+            return self.dpbusd(e, args);
+        }
         if let Some(v) = self.bitwise(e, name, args)? {
             return Ok(v);
         }
@@ -724,6 +731,25 @@ impl Machine {
 }
 
 impl Machine {
+    /// `T.dpbusd(acc, a, b)` on `int32`: `acc` plus the dot product of the
+    /// four bytes of `a`, unsigned, with the four bytes of `b`, signed
+    /// (x86's `vpdpbusd`, one lane), wrapping.
+    fn dpbusd(&self, e: &PrimExpr, args: &[PrimExpr]) -> Result<Val, String> {
+        if args.len() != 3 || e.dtype() != DataType::i32() {
+            return Err(format!(
+                "T.dpbusd takes 3 int32 arguments and gives an int32, found `{e}`"
+            ));
+        }
+        let mut vals = [0i32; 3];
+        for (v, a) in vals.iter_mut().zip(args) {
+            match convert(self.eval(a)?, DataType::i32()) {
+                Val::I(i) => *v = i as i32,
+                Val::F(_) => return Err(format!("T.dpbusd of a float in `{e}`")),
+            }
+        }
+        Ok(Val::I(i64::from(dpbusd(vals[0], vals[1], vals[2]))))
+    }
+
     /// The bitwise intrinsics and shifts, on integers of the call's dtype;
     /// `None` for another intrinsic.
     fn bitwise(&self, e: &PrimExpr, name: &str, args: &[PrimExpr]) -> Result<Option<Val>, String> {
@@ -770,6 +796,15 @@ impl Machine {
         };
         Ok(Some(Val::I(wrap_int(r, dt))))
     }
+}
+
+/// One lane of `vpdpbusd`: `acc + Σ_t u8(a, t) · i8(b, t)` over the four
+/// bytes `t` of `a` and `b`, wrapping.
+pub fn dpbusd(acc: i32, a: i32, b: i32) -> i32 {
+    let (a, b) = (a.to_le_bytes(), b.to_le_bytes());
+    (0..4).fold(acc, |s, t| {
+        s.wrapping_add(i32::from(a[t]) * i32::from(b[t] as i8))
+    })
 }
 
 /// `v` converted to `dtype` (a `Cast`): floats rounded to its precision

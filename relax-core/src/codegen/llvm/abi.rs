@@ -258,12 +258,14 @@ fn reserved(symbol: &str) -> bool {
         || super::jit::is_host_symbol(symbol)
 }
 
-/// Adds the kernel `symbol` computing `func` to `module`.
+/// Adds the kernel `symbol` computing `func` to `module`, for a CPU with
+/// AVX512-VNNI when `vnni`.
 pub(super) fn emit_kernel<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     symbol: &str,
     func: &PrimFunc,
+    vnni: bool,
 ) -> Result<(), Error> {
     if symbol.is_empty() || symbol.contains('\0') {
         return Err(unsupported(format!("the kernel symbol {symbol:?}")));
@@ -300,6 +302,7 @@ pub(super) fn emit_kernel<'ctx>(
         impl_fn.add_attribute(AttributeLoc::Param(k as u32), noalias);
     }
     let mut g = FuncGen::new(ctx, module, impl_fn, symbol, FailMode::Return);
+    g.vnni = vnni;
     for (k, b) in buffers.iter().enumerate() {
         let p = nth_param(impl_fn, k)?.into_pointer_value();
         g.buffers.insert(b.id(), p);

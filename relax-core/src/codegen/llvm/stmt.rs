@@ -81,6 +81,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     pub heap: Vec<PointerValue<'ctx>>,
     /// The kernel's symbol, a prefix for outlined functions.
     pub symbol: String,
+    /// Whether the target CPU has AVX512-VNNI: `T.dpbusd` on 16 lanes is
+    /// then one `vpdpbusd` ([`super::intrinsics`]).
+    pub vnni: bool,
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -110,6 +113,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             fail,
             heap: Vec::new(),
             symbol: symbol.to_string(),
+            vnni: false,
         }
     }
 

@@ -38,6 +38,16 @@ pub(super) fn init() -> Result<(), Error> {
     .map_err(|e| internal(format!("the native target is not available: {e}")))
 }
 
+/// Whether the host CPU has AVX512-VNNI (`vpdpbusd`). The named CPU
+/// levels of ahead-of-time variants (`x86-64-v4` and below) do not.
+pub(super) fn host_vnni() -> bool {
+    init().is_ok()
+        && TargetMachine::get_host_cpu_features()
+            .to_string_lossy()
+            .split(',')
+            .any(|f| f == "+avx512vnni")
+}
+
 /// A target machine for the host triple: the host's CPU (`native`), else
 /// the CPU named `cpu` (an LLVM name such as `x86-64-v3`), else `generic`.
 pub(super) fn host_machine(native: bool, cpu: Option<&str>) -> Result<TargetMachine, Error> {
