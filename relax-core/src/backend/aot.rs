@@ -567,7 +567,19 @@ pub fn compile_module(
     prefix: &str,
     opts: &CodegenOptions,
 ) -> Result<CompiledModule, Error> {
-    let module = &lowered.module;
+    compile_ir_module(&lowered.module, prefix, &cpu_variants(opts.native_cpu))
+}
+
+/// Compiles `module` as `relax::build` does for [`Target::host()`], with
+/// the kernels emitted into one object file per CPU level of `variants`
+/// (best first) under symbols that start with `prefix` (plus each
+/// level's suffix). `relax compile` uses it with the one level it
+/// compiles for; [`compile_module`] with [`cpu_variants`].
+pub fn compile_ir_module(
+    module: &crate::ir::IRModule,
+    prefix: &str,
+    variants: &[CpuVariant],
+) -> Result<CompiledModule, Error> {
     well_formed(module).map_err(Error::Compile)?;
     // The host pipeline up to its loop schedules, which each CPU level
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
@@ -598,7 +610,7 @@ pub fn compile_module(
         });
     }
     let mut objects = Vec::new();
-    for variant in cpu_variants(opts.native_cpu) {
+    for variant in variants.iter().cloned() {
         let schedule = DefaultSchedule::for_cpu(variant.cpu);
         let renamed: Vec<(String, PrimFunc)> = funcs
             .iter()
@@ -608,7 +620,7 @@ pub fn compile_module(
             })
             .collect();
         let level_opts = CodegenOptions {
-            native_cpu: opts.native_cpu,
+            native_cpu: variant.cpu == "native",
             cpu: match variant.cpu {
                 "generic" | "native" => None,
                 level => Some(level.to_string()),
