@@ -38,6 +38,7 @@ mod archive;
 mod diagnostics;
 mod registry;
 mod scan;
+mod shared;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +47,7 @@ pub use archive::{write_archive, Member};
 pub use diagnostics::SourceError;
 pub use registry::{artifact_source, CpuVariant, KernelLink};
 pub use scan::{scan, DslItem};
+pub use shared::{link_shared, TRAMPOLINE_C};
 
 use super::{pipeline, vm, Target};
 use crate::analysis::well_formed;
