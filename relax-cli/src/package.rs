@@ -49,7 +49,9 @@ fn variant(cpu: Option<&str>) -> Result<CpuVariant, String> {
 /// level).
 pub fn compile(model: &Model, cpu: Option<&str>) -> Result<Package, String> {
     if !model.params.is_empty() {
-        return Err("a package keeps its weights in the executable; import without keep_params".into());
+        return Err(
+            "a package keeps its weights in the executable; import without keep_params".into(),
+        );
     }
     let variant = variant(cpu)?;
     let compiled = compile_ir_module(&model.module, PREFIX, std::slice::from_ref(&variant))

@@ -264,7 +264,9 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         let bytes = self.take(n, what)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| {
-            Error::Deserialize(format!("{what} at byte {at} is not UTF-8: the package is damaged"))
+            Error::Deserialize(format!(
+                "{what} at byte {at} is not UTF-8: the package is damaged"
+            ))
         })
     }
 

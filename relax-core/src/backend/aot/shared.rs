@@ -91,10 +91,7 @@ fn private_dir() -> Result<PathBuf, Error> {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     for n in 0..64 {
-        let dir = base.join(format!(
-            "relax-link-{}-{nanos:x}-{n}",
-            std::process::id()
-        ));
+        let dir = base.join(format!("relax-link-{}-{nanos:x}-{n}", std::process::id()));
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
