@@ -497,14 +497,29 @@ fn run(command: Command) -> Result<(), String> {
                     output.display()
                 ));
             }
+            let start = Instant::now();
             let mut m = model::read(&model, false)?;
+            let imported = start.elapsed();
             m.module = precision.apply(m.module)?;
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");
             spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+            let start = Instant::now();
             let compiled = package::compile(&m, cpu.as_deref());
+            let took = start.elapsed();
             spinner.finish_and_clear();
-            package::write(&output, &compiled?)
+            let compiled = compiled?;
+            let bytes = package::write(&output, &compiled)?;
+            outln!(
+                "{}: imported in {:.2} s, compiled in {:.2} s for {}; wrote {} ({:.1} MB)",
+                model.display(),
+                imported.as_secs_f64(),
+                took.as_secs_f64(),
+                compiled.cpu,
+                output.display(),
+                bytes as f64 / 1e6
+            );
+            Ok(())
         }
         Command::Run {
             model,

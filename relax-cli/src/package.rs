@@ -77,9 +77,11 @@ pub fn compile(model: &Model, cpu: Option<&str>) -> Result<Package, String> {
     })
 }
 
-/// Writes `package` to `path`.
-pub fn write(path: &Path, package: &Package) -> Result<(), String> {
-    std::fs::write(path, package.to_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+/// Writes `package` to `path`; returns its size in bytes.
+pub fn write(path: &Path, package: &Package) -> Result<usize, String> {
+    let bytes = package.to_bytes();
+    std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(bytes.len())
 }
 
 /// Reads and loads the package at `path`: the executable with its kernels,

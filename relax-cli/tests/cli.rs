@@ -637,7 +637,13 @@ fn a_compiled_package_runs_as_the_model_does() {
     let (dir, case) = setup("package");
     let model = case_dir().join("model.onnx");
     let model = model.to_str().unwrap();
-    ok(&relax(&["compile", model, "-o", "m.relax"], &dir));
+    let said = ok(&relax(&["compile", model, "-o", "m.relax"], &dir));
+    assert!(
+        said.contains(": imported in ")
+            && said.contains(" s, compiled in ")
+            && said.contains("wrote m.relax"),
+        "{said}"
+    );
     let from_model = ok(&relax(&["run", model, "--input", "v0=x.npy"], &dir));
     let from_package = ok(&relax(&["run", "m.relax", "--input", "v0=x.npy"], &dir));
     assert_eq!(from_model, from_package);
