@@ -6,6 +6,7 @@
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
+//!              [--time-passes]
 //! relax run    model.{onnx,py,relax} --input x=x.npy … [--output y.npy …] [--full] [--json]
 //!              [--precision f32|f16|bf16]
 //! relax bench  model.{onnx,py,relax} --input x=x.npy … [--runs 100] [--profile] [--json]
@@ -24,6 +25,9 @@
 //! `relax compile` writes a package (`model.relax`: the executable and its
 //! kernels' machine code in a shared library, for one CPU level) that `run`
 //! and `bench` load in milliseconds instead of compiling the model again.
+//! A spinner shows on a terminal while a model compiles; `--time-passes`
+//! (compile, run, bench) prints each pass's time and code generation's to
+//! stderr.
 //!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
@@ -39,12 +43,14 @@ mod summary;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use relax_core::backend::{build, Target};
+use relax_core::backend::{build_with, Target};
 use relax_core::ir::IRModule;
+use relax_core::transform::{PassContext, PassTimingInstrument};
 use relax_runtime::{Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One example per command, shown by `relax --help`.
 const EXAMPLES: &str = "\
@@ -118,6 +124,9 @@ enum Command {
         /// a CPU without it.
         #[arg(long)]
         cpu: Option<String>,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
@@ -147,6 +156,9 @@ enum Command {
         /// accumulating in f32; inputs and outputs keep their dtypes).
         #[arg(long, value_enum, default_value_t = Precision::F32)]
         precision: Precision,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
@@ -172,6 +184,9 @@ enum Command {
         /// Compute in this precision, as for `run`.
         #[arg(long, value_enum, default_value_t = Precision::F32)]
         precision: Precision,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -331,6 +346,59 @@ fn arguments(
     Ok(args)
 }
 
+/// The pass context of a build: with a [`PassTimingInstrument`] when
+/// `--time-passes` asks for the timings.
+struct Timing {
+    ctx: PassContext,
+    passes: Option<Arc<PassTimingInstrument>>,
+}
+
+impl Timing {
+    fn new(time_passes: bool) -> Self {
+        if !time_passes {
+            return Timing {
+                ctx: PassContext::new(),
+                passes: None,
+            };
+        }
+        let passes = Arc::new(PassTimingInstrument::new());
+        Timing {
+            ctx: PassContext::new().with_instrument(passes.clone()),
+            passes: Some(passes),
+        }
+    }
+
+    /// Prints, with `--time-passes`, every pass's time and what the rest
+    /// of a build of `total` took: VM code generation and LLVM, and `link`
+    /// (the C compiler, for a package).
+    fn report(&self, total: Duration, link: Option<Duration>) {
+        let Some(passes) = &self.passes else {
+            return;
+        };
+        let in_passes: Duration = passes
+            .timings()
+            .iter()
+            .filter(|t| t.depth == 0)
+            .map(|t| t.elapsed)
+            .sum();
+        let link_time = link.unwrap_or_default();
+        eprint!("pass timings:\n{}", passes.render());
+        eprintln!(
+            "passes: {:.3} s; code generation (VM code, kernel schedules, LLVM): {:.3} s{}; total {:.3} s",
+            in_passes.as_secs_f64(),
+            total
+                .saturating_sub(in_passes)
+                .saturating_sub(link_time)
+                .as_secs_f64(),
+            match link {
+                Some(l) => format!("; linking (cc): {:.3} s", l.as_secs_f64()),
+                None => String::new(),
+            },
+            total.as_secs_f64()
+        );
+    }
+}
+
 /// A model ready to call: its executable, the names of `main`'s
 /// parameters, the weights it takes after its inputs, the model file's
 /// input and output names, and how long compiling (or loading a package)
@@ -360,7 +428,12 @@ impl Prepared {
 /// Compiles the model at `path` for `target` in `precision`, or loads it
 /// when it is a package (`.relax`), which was compiled for its precision
 /// and target already.
-fn prepare(path: &Path, precision: Precision, interp: bool) -> Result<Prepared, String> {
+fn prepare(
+    path: &Path,
+    precision: Precision,
+    interp: bool,
+    time_passes: bool,
+) -> Result<Prepared, String> {
     if path.extension().and_then(|e| e.to_str()) == Some("relax") {
         if interp {
             return Err(format!(
@@ -376,6 +449,12 @@ fn prepare(path: &Path, precision: Precision, interp: bool) -> Result<Prepared, 
         }
         let start = Instant::now();
         let (exec, package) = package::load(path)?;
+        if time_passes {
+            eprintln!(
+                "no passes: the package was compiled already (loaded in {:.3} s)",
+                start.elapsed().as_secs_f64()
+            );
+        }
         let main = exec
             .function_index("main")
             .map(|i| exec.functions[i].params.clone())
@@ -405,8 +484,10 @@ fn prepare(path: &Path, precision: Precision, interp: bool) -> Result<Prepared, 
         .iter()
         .map(|p| p.name_hint().to_string())
         .collect();
+    let timing = Timing::new(time_passes);
     let start = Instant::now();
-    let exec = build_with_progress(&m.module, &target)?;
+    let exec = build_with_progress(&m.module, &target, &timing.ctx)?;
+    timing.report(start.elapsed(), None);
     Ok(Prepared {
         exec,
         main_params,
@@ -419,11 +500,15 @@ fn prepare(path: &Path, precision: Precision, interp: bool) -> Result<Prepared, 
 }
 
 /// Builds `module`, with a spinner on a terminal while LLVM compiles.
-fn build_with_progress(module: &IRModule, target: &Target) -> Result<Executable, String> {
+fn build_with_progress(
+    module: &IRModule,
+    target: &Target,
+    ctx: &PassContext,
+) -> Result<Executable, String> {
     let spinner = ProgressBar::new_spinner();
     spinner.set_message("compiling");
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let exec = build(module, target).map_err(|e| e.to_string());
+    let exec = build_with(module, target, ctx).map_err(|e| e.to_string());
     spinner.finish_and_clear();
     exec
 }
@@ -490,6 +575,7 @@ fn run(command: Command) -> Result<(), String> {
             output,
             precision,
             cpu,
+            time_passes,
         } => {
             if output.extension().and_then(|e| e.to_str()) != Some("relax") {
                 return Err(format!(
@@ -504,11 +590,13 @@ fn run(command: Command) -> Result<(), String> {
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");
             spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+            let timing = Timing::new(time_passes);
             let start = Instant::now();
-            let compiled = package::compile(&m, cpu.as_deref());
+            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx);
             let took = start.elapsed();
             spinner.finish_and_clear();
-            let compiled = compiled?;
+            let (compiled, linked) = compiled?;
+            timing.report(took, Some(linked));
             let bytes = package::write(&output, &compiled)?;
             outln!(
                 "{}: imported in {:.2} s, compiled in {:.2} s for {}; wrote {} ({:.1} MB)",
@@ -529,8 +617,9 @@ fn run(command: Command) -> Result<(), String> {
             full,
             json,
             precision,
+            time_passes,
         } => {
-            let m = prepare(&model, precision, interp)?;
+            let m = prepare(&model, precision, interp, time_passes)?;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(exec);
@@ -574,8 +663,9 @@ fn run(command: Command) -> Result<(), String> {
             top,
             json,
             precision,
+            time_passes,
         } => {
-            let m = prepare(&model, precision, false)?;
+            let m = prepare(&model, precision, false, time_passes)?;
             let compile = m.compile;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;

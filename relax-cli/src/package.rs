@@ -11,9 +11,11 @@
 
 use crate::model::Model;
 use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
+use relax_core::transform::PassContext;
 use relax_runtime::package::Package;
 use relax_runtime::Executable;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The symbol prefix of a package's kernels.
 const PREFIX: &str = "relax_pkg";
@@ -46,22 +48,28 @@ fn variant(cpu: Option<&str>) -> Result<CpuVariant, String> {
 }
 
 /// Compiles `model` into a package for `cpu` (or this machine's best
-/// level).
-pub fn compile(model: &Model, cpu: Option<&str>) -> Result<Package, String> {
+/// level), the passes run in `ctx`; also returns how long linking took.
+pub fn compile(
+    model: &Model,
+    cpu: Option<&str>,
+    ctx: &PassContext,
+) -> Result<(Package, Duration), String> {
     if !model.params.is_empty() {
         return Err(
             "a package keeps its weights in the executable; import without keep_params".into(),
         );
     }
     let variant = variant(cpu)?;
-    let compiled = compile_ir_module(&model.module, PREFIX, std::slice::from_ref(&variant))
+    let compiled = compile_ir_module(&model.module, PREFIX, std::slice::from_ref(&variant), ctx)
         .map_err(|e| e.to_string())?;
     let object = compiled
         .objects
         .first()
         .ok_or("the compiler emitted no object file")?;
+    let start = Instant::now();
     let library = link_shared(&object.object).map_err(|e| e.to_string())?;
-    Ok(Package {
+    let linked = start.elapsed();
+    let package = Package {
         arch: std::env::consts::ARCH.to_string(),
         os: std::env::consts::OS.to_string(),
         cpu: variant.cpu.to_string(),
@@ -74,7 +82,8 @@ pub fn compile(model: &Model, cpu: Option<&str>) -> Result<Package, String> {
             .collect(),
         executable: compiled.executable,
         library,
-    })
+    };
+    Ok((package, linked))
 }
 
 /// Writes `package` to `path`; returns its size in bytes.

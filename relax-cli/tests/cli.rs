@@ -655,6 +655,28 @@ fn a_compiled_package_runs_as_the_model_does() {
         ndarray::ArrayD::<f32>::read_npy(std::fs::File::open(dir.join("y.npy")).unwrap()).unwrap();
     let expected = case.data_sets[0].1[0].as_tensor().unwrap();
     compare(&Tensor::from_ndarray(&y), expected, 1e-3, 1e-4).unwrap();
+    let timed = relax(
+        &["compile", model, "-o", "timed.relax", "--time-passes"],
+        &dir,
+    );
+    ok(&timed);
+    let timings = text(&timed.stderr);
+    for needle in [
+        "pass timings:",
+        "LegalizeOps: ",
+        "FuseTIR: ",
+        "code generation (",
+        "linking (cc): ",
+    ] {
+        assert!(timings.contains(needle), "{needle}: {timings}");
+    }
+    let timed = relax(&["run", model, "-i", "x.npy", "--time-passes"], &dir);
+    ok(&timed);
+    assert!(
+        text(&timed.stderr).contains("FuseOps: "),
+        "{}",
+        text(&timed.stderr)
+    );
     let bench = ok(&relax(
         &["bench", "m.relax", "-i", "x.npy", "--runs", "3"],
         &dir,

@@ -569,24 +569,31 @@ pub fn compile_module(
     prefix: &str,
     opts: &CodegenOptions,
 ) -> Result<CompiledModule, Error> {
-    compile_ir_module(&lowered.module, prefix, &cpu_variants(opts.native_cpu))
+    compile_ir_module(
+        &lowered.module,
+        prefix,
+        &cpu_variants(opts.native_cpu),
+        &crate::transform::PassContext::new(),
+    )
 }
 
 /// Compiles `module` as `relax::build` does for [`Target::host()`], with
 /// the kernels emitted into one object file per CPU level of `variants`
 /// (best first) under symbols that start with `prefix` (plus each
-/// level's suffix). `relax compile` uses it with the one level it
-/// compiles for; [`compile_module`] with [`cpu_variants`].
+/// level's suffix), the pipeline run in `ctx` (whose instruments see
+/// every pass). `relax compile` uses it with the one level it compiles
+/// for; [`compile_module`] with [`cpu_variants`].
 pub fn compile_ir_module(
     module: &crate::ir::IRModule,
     prefix: &str,
     variants: &[CpuVariant],
+    ctx: &crate::transform::PassContext,
 ) -> Result<CompiledModule, Error> {
     well_formed(module).map_err(Error::Compile)?;
     // The host pipeline up to its loop schedules, which each CPU level
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
     // code does not depend on them.
-    let compiled = pipeline(&Target::tir_interpreter()).run(module.clone())?;
+    let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
     let mut kernels = Vec::new();
