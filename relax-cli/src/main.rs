@@ -448,7 +448,7 @@ fn prepare(
             ));
         }
         let start = Instant::now();
-        let (exec, package) = package::load(path)?;
+        let (exec, input_names, output_names) = package::load(path)?;
         if time_passes {
             eprintln!(
                 "no passes: the package was compiled already (loaded in {:.3} s)",
@@ -463,8 +463,8 @@ fn prepare(
             exec,
             main_params: main,
             params: Vec::new(),
-            input_names: package.input_names,
-            output_names: package.output_names,
+            input_names,
+            output_names,
             compile: start.elapsed(),
             loaded: true,
         });

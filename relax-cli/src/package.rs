@@ -12,7 +12,7 @@
 use crate::model::Model;
 use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
 use relax_core::transform::PassContext;
-use relax_runtime::package::Package;
+use relax_runtime::package::{Package, PackageRef};
 use relax_runtime::Executable;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -94,13 +94,12 @@ pub fn write(path: &Path, package: &Package) -> Result<usize, String> {
 }
 
 /// Reads and loads the package at `path`: the executable with its kernels,
-/// and the package (for its names).
-pub fn load(path: &Path) -> Result<(Executable, Package), String> {
+/// and the model's input and output names.
+pub fn load(path: &Path) -> Result<(Executable, Vec<String>, Vec<String>), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let package = Package::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    drop(bytes);
+    let package = PackageRef::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let exec = package
         .load()
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((exec, package))
+    Ok((exec, package.input_names, package.output_names))
 }

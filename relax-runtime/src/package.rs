@@ -13,11 +13,12 @@
 //!    [`checksum`] of them: the serialized executable
 //!    ([`Executable::to_bytes`]) and the shared library (ELF on Linux)
 //!    defining the kernels. Nothing follows.
-//! 2. Decoding ([`Package::from_bytes`]) trusts nothing: every length is
+//! 2. Decoding ([`PackageRef::parse`], in place; [`Package::from_bytes`])
+//!    trusts nothing: every length is
 //!    compared with the bytes left before anything is allocated, strings
 //!    must be UTF-8, and both checksums must match, so a truncated or
 //!    corrupted file is an [`Error::Deserialize`] before any of it is used.
-//! 3. Loading ([`Package::load`], Unix) first checks that the running
+//! 3. Loading ([`PackageRef::load`], Unix) first checks that the running
 //!    machine is the architecture and OS of the code and that its CPU has
 //!    the recorded level ([`crate::cpu::supports`]), then decodes the
 //!    executable, writes the library to a new private file (mode 0600,
@@ -69,22 +70,64 @@ pub struct Package {
     pub library: Vec<u8>,
 }
 
-/// A 64-bit checksum of `bytes` (FNV-1a over 8-byte words, then the tail
-/// bytes and the length), fast enough to check a model's weights at load.
+/// A 64-bit checksum of `bytes`: four FNV-1a-style lanes over the 8-byte
+/// words of each 32-byte block (independent, so the multiplies overlap),
+/// then the tail bytes, the lanes and the length folded into one. Fast
+/// enough (several GB/s) to check a model's weights at every load.
 pub fn checksum(bytes: &[u8]) -> u64 {
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(w);
-        h = (h ^ u64::from_le_bytes(word)).wrapping_mul(PRIME);
-        h ^= h >> 29;
+    let word = |w: &[u8]| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        u64::from_le_bytes(b)
+    };
+    let mix = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(PRIME);
+        h ^ (h >> 29)
+    };
+    let mut lanes: [u64; 4] = [
+        0xcbf2_9ce4_8422_2325,
+        0x8422_2325_cbf2_9ce4,
+        0x9e37_79b9_7f4a_7c15,
+        0x7f4a_7c15_9e37_79b9,
+    ];
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            *lane = mix(*lane, word(w));
+        }
     }
-    for &b in words.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+    let mut h = lanes[0];
+    for &lane in &lanes[1..] {
+        h = mix(h, lane);
     }
-    (h ^ bytes.len() as u64).wrapping_mul(PRIME)
+    for &b in blocks.remainder() {
+        h = mix(h, u64::from(b));
+    }
+    mix(h, bytes.len() as u64)
+}
+
+/// A package read in place: the header decoded, the two sections
+/// borrowed from the bytes (and checked by their checksums), so loading a
+/// large model copies its weights once, into the executable's tensors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageRef<'a> {
+    /// See [`Package::arch`].
+    pub arch: &'a str,
+    /// See [`Package::os`].
+    pub os: &'a str,
+    /// See [`Package::cpu`].
+    pub cpu: &'a str,
+    /// See [`Package::input_names`].
+    pub input_names: Vec<String>,
+    /// See [`Package::output_names`].
+    pub output_names: Vec<String>,
+    /// See [`Package::kernels`].
+    pub kernels: Vec<(String, String)>,
+    /// The serialized executable.
+    pub executable: &'a [u8],
+    /// The shared library.
+    pub library: &'a [u8],
 }
 
 impl Package {
@@ -122,6 +165,48 @@ impl Package {
     /// A package from bytes written by [`Package::to_bytes`]; malformed,
     /// truncated or damaged input is an [`Error::Deserialize`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Package, Error> {
+        let p = PackageRef::parse(bytes)?;
+        Ok(Package {
+            arch: p.arch.into(),
+            os: p.os.into(),
+            cpu: p.cpu.into(),
+            input_names: p.input_names,
+            output_names: p.output_names,
+            kernels: p.kernels,
+            executable: p.executable.to_vec(),
+            library: p.library.to_vec(),
+        })
+    }
+
+    /// This package, borrowed.
+    pub fn as_ref(&self) -> PackageRef<'_> {
+        PackageRef {
+            arch: &self.arch,
+            os: &self.os,
+            cpu: &self.cpu,
+            input_names: self.input_names.clone(),
+            output_names: self.output_names.clone(),
+            kernels: self.kernels.clone(),
+            executable: &self.executable,
+            library: &self.library,
+        }
+    }
+
+    /// See [`PackageRef::check_host`].
+    pub fn check_host(&self) -> Result<(), Error> {
+        self.as_ref().check_host()
+    }
+
+    /// See [`PackageRef::load`].
+    pub fn load(&self) -> Result<Executable, Error> {
+        self.as_ref().load()
+    }
+}
+
+impl<'a> PackageRef<'a> {
+    /// The package in `bytes` (written by [`Package::to_bytes`]); malformed,
+    /// truncated or damaged input is an [`Error::Deserialize`].
+    pub fn parse(bytes: &'a [u8]) -> Result<PackageRef<'a>, Error> {
         let mut r = Reader { bytes, pos: 0 };
         if r.take(MAGIC.len(), "the magic number")? != MAGIC {
             return Err(Error::Deserialize(
@@ -143,7 +228,10 @@ impl Package {
         let count = r.len(16, "the kernel table")?;
         let mut kernels = Vec::with_capacity(count);
         for _ in 0..count {
-            kernels.push((r.str("a kernel name")?, r.str("a kernel symbol")?));
+            kernels.push((
+                r.str("a kernel name")?.to_string(),
+                r.str("a kernel symbol")?.to_string(),
+            ));
         }
         let executable = r.section("the executable")?;
         let library = r.section("the library")?;
@@ -153,7 +241,7 @@ impl Package {
                 bytes.len() - r.pos
             )));
         }
-        Ok(Package {
+        Ok(PackageRef {
             arch,
             os,
             cpu,
@@ -175,7 +263,7 @@ impl Package {
                 self.arch, self.os
             )));
         }
-        if !crate::cpu::supports(&self.cpu) {
+        if !crate::cpu::supports(self.cpu) {
             return Err(Error::Unsupported(format!(
                 "the package was compiled for the CPU level `{}`, which this CPU lacks; compile the model on this machine (relax compile)",
                 self.cpu
@@ -189,7 +277,7 @@ impl Package {
     #[cfg(unix)]
     pub fn load(&self) -> Result<Executable, Error> {
         self.check_host()?;
-        let exec = Executable::from_bytes(&self.executable)?;
+        let exec = Executable::from_bytes(self.executable)?;
         if let Some(missing) = exec
             .natives
             .iter()
@@ -199,7 +287,7 @@ impl Package {
                 "the package's kernel table has no kernel `{missing}`, which its executable calls"
             )));
         }
-        let library = dynamic::load(&self.library, &self.kernels)?;
+        let library = dynamic::load(self.library, &self.kernels)?;
         Ok(exec.with_library(library))
     }
 
@@ -259,11 +347,11 @@ impl<'a> Reader<'a> {
         Ok(n as usize)
     }
 
-    fn str(&mut self, what: &str) -> Result<String, Error> {
+    fn str(&mut self, what: &str) -> Result<&'a str, Error> {
         let n = self.len(1, what)?;
         let at = self.pos;
         let bytes = self.take(n, what)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| {
+        std::str::from_utf8(bytes).map_err(|_| {
             Error::Deserialize(format!(
                 "{what} at byte {at} is not UTF-8: the package is damaged"
             ))
@@ -272,10 +360,10 @@ impl<'a> Reader<'a> {
 
     fn strs(&mut self, what: &str) -> Result<Vec<String>, Error> {
         let n = self.len(8, what)?;
-        (0..n).map(|_| self.str(what)).collect()
+        (0..n).map(|_| Ok(self.str(what)?.to_string())).collect()
     }
 
-    fn section(&mut self, what: &str) -> Result<Vec<u8>, Error> {
+    fn section(&mut self, what: &str) -> Result<&'a [u8], Error> {
         let n = self.len(1, what)?;
         let bytes = self.take(n, what)?;
         let sum = self.u64(what)?;
@@ -284,7 +372,7 @@ impl<'a> Reader<'a> {
                 "the checksum of {what} does not match: the package is damaged"
             )));
         }
-        Ok(bytes.to_vec())
+        Ok(bytes)
     }
 }
 
