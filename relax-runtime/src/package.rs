@@ -478,7 +478,7 @@ mod dynamic {
                 .open(&path);
             match file {
                 Ok(mut f) => {
-                    let written = f.write_all(bytes).and_then(|()| f.sync_data());
+                    let written = f.write_all(bytes);
                     if let Err(e) = written {
                         let _ = std::fs::remove_file(&path);
                         return Err(Error::Unsupported(format!(
