@@ -5,16 +5,19 @@ For each model folder that `scripts/export_torch.py` wrote (`DIR/<name>/
 model.onnx` with `model.onnx.data` and `test_data_set_<k>/` holding the
 input and PyTorch's output at one batch size and sequence length each):
 
-1. `relax run` (target/release/relax, `cargo build --release -p
-   relax-cli`) on each data set's input, written as `.npy`;
+1. `relax compile` (target/release/relax, `cargo build --release -p
+   relax-cli`) once into a package (`model.relax`), then `relax run` of
+   that one package on each data set's input, written as `.npy`: every
+   batch size and sequence length from one compiled executable;
 2. a throwaway crate whose build.rs compiles the model once with
    `aot::Builder::onnx` and whose `main` runs every data set through that
    one compiled module.
 
 Each output is compared with PyTorch's at the acceptance tolerance of the
 ONNX issue: |relax - torch| <= 1e-3 * |torch| + 1e-3 * std(torch). It
-prints, per model, the wall time of each `relax run` call (import,
-compile and run: `relax run` compiles on every call), the AOT build time
+prints, per model, the import and compile time `relax compile` reports,
+the wall time of each `relax run` call (loading the package and running
+it), the AOT build time
 (import and compile in build.rs), and pass or fail on each path:
 
     python3 scripts/check_exports.py DIR [NAME ...] [--relax BIN] [--no-aot]
@@ -123,7 +126,22 @@ def load_pb(path):
 
 
 def check_run(relax, folder, model, tmp):
+    """Compiles the model once with `relax compile`, then runs every data
+    set from the one package with `relax run`. Returns the compile step's
+    report (ok, text, seconds) and one (ok, text, seconds) per data set."""
     name = model.graph.input[0].name
+    package = os.path.join(tmp, "model.relax")
+    t = time.perf_counter()
+    done = subprocess.run(
+        [relax, "compile", os.path.join(folder, "model.onnx"), "-o", package],
+        capture_output=True,
+        text=True,
+    )
+    took = time.perf_counter() - t
+    if done.returncode != 0:
+        return (False, done.stderr.strip()[-300:], took), []
+    # `relax compile` says: "<model>: imported in A s, compiled in B s for <cpu>; wrote …".
+    compiled = (True, done.stdout.strip().split(": ", 1)[-1], took)
     results = []
     for ds in data_sets(folder):
         x = load_pb(os.path.join(ds, "input_0.pb"))
@@ -132,7 +150,7 @@ def check_run(relax, folder, model, tmp):
         np.save(xin, x)
         t = time.perf_counter()
         done = subprocess.run(
-            [relax, "run", os.path.join(folder, "model.onnx"), "--input", f"{name}={xin}", "--output", yout],
+            [relax, "run", package, "--input", f"{name}={xin}", "--output", yout],
             capture_output=True,
             text=True,
         )
@@ -142,7 +160,8 @@ def check_run(relax, folder, model, tmp):
             continue
         ok, worst = close(np.load(yout), want)
         results.append((ok, f"{os.path.basename(ds)} {list(x.shape)} max |diff| {worst:.2e}", took))
-    return results
+    os.remove(package)
+    return compiled, results
 
 
 def check_aot(folder, model, crate, target):
@@ -185,10 +204,11 @@ def main():
         for name in names:
             folder = os.path.abspath(os.path.join(root, name))
             model = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False)
-            run = check_run(relax, folder, model, tmp)
-            ok = all(r[0] for r in run)
+            compiled, run = check_run(relax, folder, model, tmp)
+            print(f"  compile    {'ok  ' if compiled[0] else 'FAIL'} {compiled[1]} (wall {compiled[2]:.1f} s)")
+            ok = compiled[0] and bool(run) and all(r[0] for r in run)
             for r in run:
-                print(f"  relax run  {'ok  ' if r[0] else 'FAIL'} {r[1]} (import + compile + run {r[2]:.1f} s)")
+                print(f"  relax run  {'ok  ' if r[0] else 'FAIL'} {r[1]} (load + run {r[2]:.2f} s)")
             if "--no-aot" not in sys.argv:
                 aot_ok, text, took = check_aot(folder, model, os.path.join(tmp, "crate"), target)
                 for line in text.splitlines():

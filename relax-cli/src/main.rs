@@ -5,9 +5,11 @@
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
-//! relax run    model.{onnx,py} --input x=x.npy … [--output y.npy …] [--full] [--json]
+//! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
+//!              [--time-passes]
+//! relax run    model.{onnx,py,relax} --input x=x.npy … [--output y.npy …] [--full] [--json]
 //!              [--precision f32|f16|bf16]
-//! relax bench  model.{onnx,py} --input x=x.npy … [--runs 100] [--profile] [--json]
+//! relax bench  model.{onnx,py,relax} --input x=x.npy … [--runs 100] [--profile] [--json]
 //!              [--precision f32|f16|bf16]
 //! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
@@ -20,6 +22,13 @@
 //! stderr with one `error: ` prefix and, where there is an obvious next step,
 //! a `hint: ` line, with exit status 1; nothing panics on bad input.
 //!
+//! `relax compile` writes a package (`model.relax`: the executable and its
+//! kernels' machine code in a shared library, for one CPU level) that `run`
+//! and `bench` load in milliseconds instead of compiling the model again.
+//! A spinner shows on a terminal while a model compiles; `--time-passes`
+//! (compile, run, bench) prints each pass's time and code generation's to
+//! stderr.
+//!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
@@ -28,17 +37,20 @@ mod dot;
 mod dsl;
 mod model;
 mod npy;
+mod package;
 mod passes;
 mod summary;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use relax_core::backend::{build, Target};
+use relax_core::backend::{build_with, Target};
 use relax_core::ir::IRModule;
+use relax_core::transform::{PassContext, PassTimingInstrument};
 use relax_runtime::{Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One example per command, shown by `relax --help`.
 const EXAMPLES: &str = "\
@@ -47,6 +59,8 @@ Examples:
   relax import resnet18.onnx -o resnet18.rs          ONNX to a relax::module! file
   relax check  resnet18.onnx                         well-formedness diagnostics
   relax print  resnet18.onnx --passes LegalizeOps,FuseOps
+  relax compile resnet18.onnx -o resnet18.relax     compile once, with native code
+  relax run    resnet18.relax --input input=x.npy    run without compiling again
   relax run    resnet18.onnx --input input=x.npy     outputs as numpy prints them
   relax run    resnet18.onnx -i x.npy -o y.npy       write the output to a .npy file
   relax run    resnet18.onnx -i x.npy --precision bf16  compute in bfloat16
@@ -58,7 +72,7 @@ Examples:
 #[command(
     name = "relax",
     version,
-    about = "Relax IR models: import, check, print, run, bench, draw",
+    about = "Relax IR models: import, check, print, compile, run, bench, draw",
     after_help = EXAMPLES
 )]
 struct Cli {
@@ -94,9 +108,30 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         passes: Vec<String>,
     },
+    /// Compile a model once into a package (`.relax`) with its native
+    /// code, which `run` and `bench` load without compiling.
+    Compile {
+        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
+        model: PathBuf,
+        /// The package to write (`model.relax`).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compute in this precision, as for `run`.
+        #[arg(long, value_enum, default_value_t = Precision::F32)]
+        precision: Precision,
+        /// The CPU level to compile for (x86-64-v4, x86-64-v3, generic);
+        /// by default the best this CPU has. The package refuses to run on
+        /// a CPU without it.
+        #[arg(long)]
+        cpu: Option<String>,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
+    },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
-        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
+        /// The model: ONNX (`.onnx`), TVMScript (`.py`) or a package
+        /// from `relax compile` (`.relax`).
         model: PathBuf,
         /// An input, `name=file.npy` (or just `file.npy`), in `main`'s
         /// parameter order; the name is the parameter's or, for an ONNX
@@ -121,10 +156,14 @@ enum Command {
         /// accumulating in f32; inputs and outputs keep their dtypes).
         #[arg(long, value_enum, default_value_t = Precision::F32)]
         precision: Precision,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
-        /// The model: ONNX (`.onnx`) or TVMScript (`.py`).
+        /// The model: ONNX (`.onnx`), TVMScript (`.py`) or a package
+        /// (`.relax`).
         model: PathBuf,
         /// An input, `name=file.npy` (or just `file.npy`), as for `run`.
         #[arg(short, long)]
@@ -145,6 +184,9 @@ enum Command {
         /// Compute in this precision, as for `run`.
         #[arg(long, value_enum, default_value_t = Precision::F32)]
         precision: Precision,
+        /// Print the time of every pass and of code generation to stderr.
+        #[arg(long)]
+        time_passes: bool,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -254,20 +296,14 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 /// must name the parameter at that position, by its name in `main` or in
 /// the model file: `gpu_0_data_0` or `gpu_0/data_0`), then the weights.
 fn arguments(
-    module: &IRModule,
+    main_params: &[String],
     inputs: &[String],
     params: &[Tensor],
     input_names: &[String],
 ) -> Result<Vec<Value>, String> {
-    let main = module
-        .get_relax("main")
-        .ok_or("the module has no Relax function `main`")?;
-    let expected = main.params.len() - params.len();
+    let expected = main_params.len().saturating_sub(params.len());
     if inputs.len() != expected {
-        let names: Vec<&str> = main.params[..expected]
-            .iter()
-            .map(|p| p.name_hint())
-            .collect();
+        let names: Vec<&str> = main_params[..expected].iter().map(String::as_str).collect();
         return Err(format!(
             "`main` takes {expected} input(s) ({}), and {} --input were given",
             names.join(", "),
@@ -280,7 +316,7 @@ fn arguments(
             Some((n, f)) => (Some(n), f),
             None => (None, spec.as_str()),
         };
-        let param = main.params[i].name_hint();
+        let param = main_params[i].as_str();
         let source = input_names.get(i).map(String::as_str).unwrap_or(param);
         if let Some(n) = name {
             if n != param && n != source {
@@ -294,7 +330,7 @@ fn arguments(
                         input_names
                             .get(j)
                             .map(String::as_str)
-                            .unwrap_or(main.params[j].name_hint())
+                            .unwrap_or(main_params[j].as_str())
                     })
                     .collect();
                 return Err(format!(
@@ -310,12 +346,169 @@ fn arguments(
     Ok(args)
 }
 
+/// The pass context of a build: with a [`PassTimingInstrument`] when
+/// `--time-passes` asks for the timings.
+struct Timing {
+    ctx: PassContext,
+    passes: Option<Arc<PassTimingInstrument>>,
+}
+
+impl Timing {
+    fn new(time_passes: bool) -> Self {
+        if !time_passes {
+            return Timing {
+                ctx: PassContext::new(),
+                passes: None,
+            };
+        }
+        let passes = Arc::new(PassTimingInstrument::new());
+        Timing {
+            ctx: PassContext::new().with_instrument(passes.clone()),
+            passes: Some(passes),
+        }
+    }
+
+    /// Prints, with `--time-passes`, every pass's time and what the rest
+    /// of a build of `total` took: VM code generation and LLVM, and `link`
+    /// (the C compiler, for a package).
+    fn report(&self, total: Duration, link: Option<Duration>) {
+        let Some(passes) = &self.passes else {
+            return;
+        };
+        let in_passes: Duration = passes
+            .timings()
+            .iter()
+            .filter(|t| t.depth == 0)
+            .map(|t| t.elapsed)
+            .sum();
+        let link_time = link.unwrap_or_default();
+        eprint!("pass timings:\n{}", passes.render());
+        eprintln!(
+            "passes: {:.3} s; code generation (VM code, kernel schedules, LLVM): {:.3} s{}; total {:.3} s",
+            in_passes.as_secs_f64(),
+            total
+                .saturating_sub(in_passes)
+                .saturating_sub(link_time)
+                .as_secs_f64(),
+            match link {
+                Some(l) => format!("; linking (cc): {:.3} s", l.as_secs_f64()),
+                None => String::new(),
+            },
+            total.as_secs_f64()
+        );
+    }
+}
+
+/// A model ready to call: its executable, the names of `main`'s
+/// parameters, the weights it takes after its inputs, the model file's
+/// input and output names, and how long compiling (or loading a package)
+/// took.
+struct Prepared {
+    exec: Executable,
+    main_params: Vec<String>,
+    params: Vec<Tensor>,
+    input_names: Vec<String>,
+    output_names: Vec<String>,
+    compile: std::time::Duration,
+    /// Whether it was loaded from a package (`compile` is the load time).
+    loaded: bool,
+}
+
+impl Prepared {
+    /// The name to show for output `i`.
+    fn output_name(&self, i: usize) -> String {
+        self.output_names
+            .get(i)
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .unwrap_or_else(|| format!("output {i}"))
+    }
+}
+
+/// Compiles the model at `path` for `target` in `precision`, or loads it
+/// when it is a package (`.relax`), which was compiled for its precision
+/// and target already.
+fn prepare(
+    path: &Path,
+    precision: Precision,
+    interp: bool,
+    time_passes: bool,
+) -> Result<Prepared, String> {
+    if path.extension().and_then(|e| e.to_str()) == Some("relax") {
+        if interp {
+            return Err(format!(
+                "{}: a package runs its compiled kernels; --interp takes the model (.onnx or .py)",
+                path.display()
+            ));
+        }
+        if precision != Precision::F32 {
+            return Err(format!(
+                "{}: a package's precision was chosen when it was compiled (relax compile --precision)",
+                path.display()
+            ));
+        }
+        let start = Instant::now();
+        let (exec, input_names, output_names) = package::load(path)?;
+        if time_passes {
+            eprintln!(
+                "no passes: the package was compiled already (loaded in {:.3} s)",
+                start.elapsed().as_secs_f64()
+            );
+        }
+        let main = exec
+            .function_index("main")
+            .map(|i| exec.functions[i].params.clone())
+            .ok_or("the package has no function `main`")?;
+        return Ok(Prepared {
+            exec,
+            main_params: main,
+            params: Vec::new(),
+            input_names,
+            output_names,
+            compile: start.elapsed(),
+            loaded: true,
+        });
+    }
+    let mut m = model::read(path, false)?;
+    m.module = precision.apply(m.module)?;
+    let target = if interp {
+        Target::interpreter()
+    } else {
+        Target::host()
+    };
+    let main_params = m
+        .module
+        .get_relax("main")
+        .ok_or("the module has no Relax function `main`")?
+        .params
+        .iter()
+        .map(|p| p.name_hint().to_string())
+        .collect();
+    let timing = Timing::new(time_passes);
+    let start = Instant::now();
+    let exec = build_with_progress(&m.module, &target, &timing.ctx)?;
+    timing.report(start.elapsed(), None);
+    Ok(Prepared {
+        exec,
+        main_params,
+        params: m.params,
+        input_names: m.input_names,
+        output_names: m.output_names,
+        compile: start.elapsed(),
+        loaded: false,
+    })
+}
+
 /// Builds `module`, with a spinner on a terminal while LLVM compiles.
-fn build_with_progress(module: &IRModule, target: &Target) -> Result<Executable, String> {
+fn build_with_progress(
+    module: &IRModule,
+    target: &Target,
+    ctx: &PassContext,
+) -> Result<Executable, String> {
     let spinner = ProgressBar::new_spinner();
     spinner.set_message("compiling");
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let exec = build(module, target).map_err(|e| e.to_string());
+    let exec = build_with(module, target, ctx).map_err(|e| e.to_string());
     spinner.finish_and_clear();
     exec
 }
@@ -377,6 +570,45 @@ fn run(command: Command) -> Result<(), String> {
             out!("{module}");
             Ok(())
         }
+        Command::Compile {
+            model,
+            output,
+            precision,
+            cpu,
+            time_passes,
+        } => {
+            if output.extension().and_then(|e| e.to_str()) != Some("relax") {
+                return Err(format!(
+                    "{}: `compile` writes a package, named `.relax`",
+                    output.display()
+                ));
+            }
+            let start = Instant::now();
+            let mut m = model::read(&model, false)?;
+            let imported = start.elapsed();
+            m.module = precision.apply(m.module)?;
+            let spinner = ProgressBar::new_spinner();
+            spinner.set_message("compiling");
+            spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+            let timing = Timing::new(time_passes);
+            let start = Instant::now();
+            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx);
+            let took = start.elapsed();
+            spinner.finish_and_clear();
+            let (compiled, linked) = compiled?;
+            timing.report(took, Some(linked));
+            let bytes = package::write(&output, &compiled)?;
+            outln!(
+                "{}: imported in {:.2} s, compiled in {:.2} s for {}; wrote {} ({:.1} MB)",
+                model.display(),
+                imported.as_secs_f64(),
+                took.as_secs_f64(),
+                compiled.cpu,
+                output.display(),
+                bytes as f64 / 1e6
+            );
+            Ok(())
+        }
         Command::Run {
             model,
             input,
@@ -385,17 +617,12 @@ fn run(command: Command) -> Result<(), String> {
             full,
             json,
             precision,
+            time_passes,
         } => {
-            let mut m = model::read(&model, false)?;
-            m.module = precision.apply(m.module)?;
-            let target = if interp {
-                Target::interpreter()
-            } else {
-                Target::host()
-            };
-            let exec = build_with_progress(&m.module, &target)?;
-            let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
-            let vm = VirtualMachine::new(&exec);
+            let m = prepare(&model, precision, interp, time_passes)?;
+            let exec = &m.exec;
+            let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
+            let vm = VirtualMachine::new(exec);
             let results = outputs(vm.call("main", &args).map_err(|e| e.to_string())?);
             if !output.is_empty() && output.len() != results.len() {
                 return Err(format!(
@@ -436,14 +663,13 @@ fn run(command: Command) -> Result<(), String> {
             top,
             json,
             precision,
+            time_passes,
         } => {
-            let mut m = model::read(&model, false)?;
-            m.module = precision.apply(m.module)?;
-            let start = Instant::now();
-            let exec = build_with_progress(&m.module, &Target::host())?;
-            let compile = start.elapsed();
-            let args = arguments(&m.module, &input, &m.params, &m.input_names)?;
-            let vm = VirtualMachine::new(&exec);
+            let m = prepare(&model, precision, false, time_passes)?;
+            let compile = m.compile;
+            let exec = &m.exec;
+            let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
+            let vm = VirtualMachine::new(exec);
             for _ in 0..3 {
                 vm.call("main", &args).map_err(|e| e.to_string())?;
             }
@@ -463,7 +689,7 @@ fn run(command: Command) -> Result<(), String> {
             times.sort_by(f64::total_cmp);
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             let kernels = if profile {
-                let vm = VirtualMachine::new(&exec).with_profiling();
+                let vm = VirtualMachine::new(exec).with_profiling();
                 for _ in 0..runs.max(1) {
                     vm.call("main", &args).map_err(|e| e.to_string())?;
                 }
@@ -488,7 +714,8 @@ fn run(command: Command) -> Result<(), String> {
                 let mut doc = serde_json::json!({
                     "model": model.display().to_string(),
                     "precision": precision.name(),
-                    "compile_s": compile.as_secs_f64(),
+                    "compile_s": if m.loaded { 0.0 } else { compile.as_secs_f64() },
+                    "load_s": if m.loaded { compile.as_secs_f64() } else { 0.0 },
                     "runs": times.len(),
                     "ms": {
                         "min": times[0],
@@ -507,13 +734,17 @@ fn run(command: Command) -> Result<(), String> {
                 return Ok(());
             }
             outln!(
-                "{}{}: compiled in {:.2?}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
+                "{}{}: {}; {} runs: min {:.3} ms, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, mean {:.3} ms",
                 model.display(),
                 match precision {
                     Precision::F32 => String::new(),
                     p => format!(" in {}", p.name()),
                 },
-                compile,
+                if m.loaded {
+                    format!("loaded in {compile:.2?}")
+                } else {
+                    format!("compiled in {compile:.2?}")
+                },
                 times.len(),
                 times[0],
                 percentile(&times, 0.5),

@@ -20,16 +20,6 @@ pub struct Model {
     pub output_names: Vec<String>,
 }
 
-impl Model {
-    /// The name to show for output `i`.
-    pub fn output_name(&self, i: usize) -> String {
-        self.output_names
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| format!("output {i}"))
-    }
-}
-
 /// Reads `path` by its extension.
 pub fn read(path: &Path, keep_params: bool) -> Result<Model, String> {
     match path.extension().and_then(|e| e.to_str()) {

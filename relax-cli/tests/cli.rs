@@ -616,3 +616,200 @@ fn the_command_line_explains_itself() {
         "{err}"
     );
 }
+
+/// The package's header: the offset and length of its CPU level string
+/// (after the magic, the version, the architecture and the OS).
+fn cpu_level_range(bytes: &[u8]) -> (usize, usize) {
+    let len_at = |pos: usize| u64::from_le_bytes(bytes[pos..pos + 8].try_into().unwrap()) as usize;
+    let mut pos = 12;
+    for _ in 0..2 {
+        pos += 8 + len_at(pos);
+    }
+    (pos + 8, len_at(pos))
+}
+
+/// `relax compile` writes a package that `run` and `bench` load without
+/// compiling: the same outputs as the model, its graph's input and output
+/// names kept; a damaged file or a CPU without the package's level is an
+/// error.
+#[test]
+fn a_compiled_package_runs_as_the_model_does() {
+    let (dir, case) = setup("package");
+    let model = case_dir().join("model.onnx");
+    let model = model.to_str().unwrap();
+    let said = ok(&relax(&["compile", model, "-o", "m.relax"], &dir));
+    assert!(
+        said.contains(": imported in ")
+            && said.contains(" s, compiled in ")
+            && said.contains("wrote m.relax"),
+        "{said}"
+    );
+    let from_model = ok(&relax(&["run", model, "--input", "v0=x.npy"], &dir));
+    let from_package = ok(&relax(&["run", "m.relax", "--input", "v0=x.npy"], &dir));
+    assert_eq!(from_model, from_package);
+    ok(&relax(
+        &["run", "m.relax", "-i", "x.npy", "-o", "y.npy"],
+        &dir,
+    ));
+    let y =
+        ndarray::ArrayD::<f32>::read_npy(std::fs::File::open(dir.join("y.npy")).unwrap()).unwrap();
+    let expected = case.data_sets[0].1[0].as_tensor().unwrap();
+    compare(&Tensor::from_ndarray(&y), expected, 1e-3, 1e-4).unwrap();
+    let timed = relax(
+        &["compile", model, "-o", "timed.relax", "--time-passes"],
+        &dir,
+    );
+    ok(&timed);
+    let timings = text(&timed.stderr);
+    for needle in [
+        "pass timings:",
+        "LegalizeOps: ",
+        "FuseTIR: ",
+        "code generation (",
+        "linking (cc): ",
+    ] {
+        assert!(timings.contains(needle), "{needle}: {timings}");
+    }
+    let timed = relax(&["run", model, "-i", "x.npy", "--time-passes"], &dir);
+    ok(&timed);
+    assert!(
+        text(&timed.stderr).contains("FuseOps: "),
+        "{}",
+        text(&timed.stderr)
+    );
+    let bench = ok(&relax(
+        &["bench", "m.relax", "-i", "x.npy", "--runs", "3"],
+        &dir,
+    ));
+    assert!(
+        bench.contains("loaded in") && bench.contains("3 runs"),
+        "{bench}"
+    );
+
+    // Every CPU runs the baseline level (without FMA: rounding differs).
+    ok(&relax(
+        &["compile", model, "-o", "generic.relax", "--cpu", "generic"],
+        &dir,
+    ));
+    ok(&relax(
+        &["run", "generic.relax", "-i", "x.npy", "-o", "y_generic.npy"],
+        &dir,
+    ));
+    let y =
+        ndarray::ArrayD::<f32>::read_npy(std::fs::File::open(dir.join("y_generic.npy")).unwrap())
+            .unwrap();
+    compare(&Tensor::from_ndarray(&y), expected, 1e-3, 1e-4).unwrap();
+    fails(
+        &relax(
+            &["compile", model, "-o", "m.relax", "--cpu", "pentium"],
+            &dir,
+        ),
+        "--cpu pentium is not a CPU level",
+    );
+    fails(
+        &relax(&["compile", model, "-o", "m.bin"], &dir),
+        "`compile` writes a package, named `.relax`",
+    );
+    fails(
+        &relax(&["run", "m.relax", "-i", "x.npy", "--interp"], &dir),
+        "--interp takes the model",
+    );
+
+    let bytes = std::fs::read(dir.join("m.relax")).unwrap();
+    for (name, damaged, needle) in [
+        (
+            "short.relax",
+            bytes[..bytes.len() / 2].to_vec(),
+            "truncated",
+        ),
+        ("empty.relax", Vec::new(), "truncated"),
+        (
+            "flipped.relax",
+            {
+                let mut b = bytes.clone();
+                let i = b.len() - 100;
+                b[i] ^= 1;
+                b
+            },
+            "checksum of the library does not match",
+        ),
+        (
+            "longer.relax",
+            [bytes.as_slice(), b"x"].concat(),
+            "unexpected bytes",
+        ),
+        ("model.relax", std::fs::read(model).unwrap(), "magic number"),
+        (
+            "future-cpu.relax",
+            {
+                let mut b = bytes.clone();
+                let (at, len) = cpu_level_range(&b);
+                b[at..at + len].fill(b'z');
+                b
+            },
+            "which this CPU lacks",
+        ),
+    ] {
+        std::fs::write(dir.join(name), damaged).unwrap();
+        fails(&relax(&["run", name, "-i", "x.npy"], &dir), needle);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One package runs every size of a symbolic dim, and keeps the graph's
+/// input names (`gpu_0/data_0`).
+#[test]
+fn a_package_keeps_symbolic_dims_and_input_names() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-package-sym-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("sym.py"),
+        r#"@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 3), dtype="float32")) -> R.Tensor(("n", 3), dtype="float32"):
+        n = T.int64()
+        y = R.nn.relu(x)
+        z = R.add(y, x)
+        return z
+"#,
+    )
+    .unwrap();
+    ok(&relax(&["compile", "sym.py", "-o", "sym.relax"], &dir));
+    for n in [1usize, 4] {
+        let x = ndarray::Array2::from_shape_fn((n, 3), |(i, j)| i as f32 - j as f32);
+        x.write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
+            .unwrap();
+        ok(&relax(
+            &["run", "sym.relax", "-i", "x=x.npy", "-o", "y.npy"],
+            &dir,
+        ));
+        let y = ndarray::Array2::<f32>::read_npy(std::fs::File::open(dir.join("y.npy")).unwrap())
+            .unwrap();
+        assert_eq!(y, x.mapv(|v| v.max(0.0) + v), "n = {n}");
+    }
+    write_named_external_model(&dir);
+    ndarray::arr1(&[-1.0f32, 2.0])
+        .write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
+        .unwrap();
+    ok(&relax(
+        &["compile", "model.onnx", "-o", "named.relax"],
+        &dir,
+    ));
+    // The package needs neither the model nor its external data.
+    std::fs::remove_file(dir.join("model.onnx.data")).unwrap();
+    let shown = ok(&relax(
+        &["run", "named.relax", "--input", "gpu_0/data_0=x.npy"],
+        &dir,
+    ));
+    assert!(shown.starts_with("out.1: float32[2]"), "{shown}");
+    assert!(
+        shown.contains("[10, 22]") || shown.contains("[10., 22.]"),
+        "{shown}"
+    );
+    fails(
+        &relax(&["run", "named.relax", "--input", "data=x.npy"], &dir),
+        "(the model's input `gpu_0/data_0`)",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

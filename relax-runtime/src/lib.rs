@@ -31,6 +31,7 @@ pub mod interop;
 pub mod kernels;
 pub mod kv_cache;
 pub mod native;
+pub mod package;
 pub mod packed;
 pub mod parallel;
 pub mod serialize;

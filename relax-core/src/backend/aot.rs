@@ -38,6 +38,7 @@ mod archive;
 mod diagnostics;
 mod registry;
 mod scan;
+mod shared;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +47,7 @@ pub use archive::{write_archive, Member};
 pub use diagnostics::SourceError;
 pub use registry::{artifact_source, CpuVariant, KernelLink};
 pub use scan::{scan, DslItem};
+pub use shared::{link_shared, TRAMPOLINE_C};
 
 use super::{pipeline, vm, Target};
 use crate::analysis::well_formed;
@@ -567,12 +569,31 @@ pub fn compile_module(
     prefix: &str,
     opts: &CodegenOptions,
 ) -> Result<CompiledModule, Error> {
-    let module = &lowered.module;
+    compile_ir_module(
+        &lowered.module,
+        prefix,
+        &cpu_variants(opts.native_cpu),
+        &crate::transform::PassContext::new(),
+    )
+}
+
+/// Compiles `module` as `relax::build` does for [`Target::host()`], with
+/// the kernels emitted into one object file per CPU level of `variants`
+/// (best first) under symbols that start with `prefix` (plus each
+/// level's suffix), the pipeline run in `ctx` (whose instruments see
+/// every pass). `relax compile` uses it with the one level it compiles
+/// for; [`compile_module`] with [`cpu_variants`].
+pub fn compile_ir_module(
+    module: &crate::ir::IRModule,
+    prefix: &str,
+    variants: &[CpuVariant],
+    ctx: &crate::transform::PassContext,
+) -> Result<CompiledModule, Error> {
     well_formed(module).map_err(Error::Compile)?;
     // The host pipeline up to its loop schedules, which each CPU level
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
     // code does not depend on them.
-    let compiled = pipeline(&Target::tir_interpreter()).run(module.clone())?;
+    let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
     let mut kernels = Vec::new();
@@ -598,7 +619,7 @@ pub fn compile_module(
         });
     }
     let mut objects = Vec::new();
-    for variant in cpu_variants(opts.native_cpu) {
+    for variant in variants.iter().cloned() {
         let schedule = DefaultSchedule::for_cpu(variant.cpu);
         let renamed: Vec<(String, PrimFunc)> = funcs
             .iter()
@@ -608,7 +629,7 @@ pub fn compile_module(
             })
             .collect();
         let level_opts = CodegenOptions {
-            native_cpu: opts.native_cpu,
+            native_cpu: variant.cpu == "native",
             cpu: match variant.cpu {
                 "generic" | "native" => None,
                 level => Some(level.to_string()),

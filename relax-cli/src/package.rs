@@ -1,0 +1,105 @@
+//! `relax compile`: a model compiled once into a package file
+//! (`model.relax`, see `relax_runtime::package`) that `relax run` and
+//! `relax bench` load without compiling.
+//!
+//! The kernels are compiled for one CPU level, the best this machine has
+//! (`relax_runtime::cpu::X86_64_LEVELS`) unless `--cpu` names another, with
+//! the same pipeline and schedules as an ahead-of-time build
+//! (`aot::compile_ir_module`), linked into a shared library by the system
+//! C compiler (`aot::link_shared`), and stored with the serialized
+//! executable and the model's input and output names.
+
+use crate::model::Model;
+use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
+use relax_core::transform::PassContext;
+use relax_runtime::package::{Package, PackageRef};
+use relax_runtime::Executable;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The symbol prefix of a package's kernels.
+const PREFIX: &str = "relax_pkg";
+
+/// The CPU levels `--cpu` takes: the architecture's, best first.
+pub fn levels() -> Vec<&'static str> {
+    cpu_variants(false).iter().map(|v| v.cpu).collect()
+}
+
+/// The level to compile for: `cpu`, or the best this CPU runs.
+fn variant(cpu: Option<&str>) -> Result<CpuVariant, String> {
+    let variants = cpu_variants(false);
+    match cpu {
+        Some(level) => variants
+            .iter()
+            .find(|v| v.cpu == level)
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "--cpu {level} is not a CPU level of this architecture (one of: {})",
+                    levels().join(", ")
+                )
+            }),
+        None => variants
+            .iter()
+            .find(|v| relax_runtime::cpu::supports(v.cpu))
+            .cloned()
+            .ok_or_else(|| "this CPU supports none of the CPU levels".to_string()),
+    }
+}
+
+/// Compiles `model` into a package for `cpu` (or this machine's best
+/// level), the passes run in `ctx`; also returns how long linking took.
+pub fn compile(
+    model: &Model,
+    cpu: Option<&str>,
+    ctx: &PassContext,
+) -> Result<(Package, Duration), String> {
+    if !model.params.is_empty() {
+        return Err(
+            "a package keeps its weights in the executable; import without keep_params".into(),
+        );
+    }
+    let variant = variant(cpu)?;
+    let compiled = compile_ir_module(&model.module, PREFIX, std::slice::from_ref(&variant), ctx)
+        .map_err(|e| e.to_string())?;
+    let object = compiled
+        .objects
+        .first()
+        .ok_or("the compiler emitted no object file")?;
+    let start = Instant::now();
+    let library = link_shared(&object.object).map_err(|e| e.to_string())?;
+    let linked = start.elapsed();
+    let package = Package {
+        arch: std::env::consts::ARCH.to_string(),
+        os: std::env::consts::OS.to_string(),
+        cpu: variant.cpu.to_string(),
+        input_names: model.input_names.clone(),
+        output_names: model.output_names.clone(),
+        kernels: compiled
+            .kernels
+            .iter()
+            .map(|k| (k.name.clone(), format!("{}{}", k.symbol, variant.suffix)))
+            .collect(),
+        executable: compiled.executable,
+        library,
+    };
+    Ok((package, linked))
+}
+
+/// Writes `package` to `path`; returns its size in bytes.
+pub fn write(path: &Path, package: &Package) -> Result<usize, String> {
+    let bytes = package.to_bytes();
+    std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(bytes.len())
+}
+
+/// Reads and loads the package at `path`: the executable with its kernels,
+/// and the model's input and output names.
+pub fn load(path: &Path) -> Result<(Executable, Vec<String>, Vec<String>), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let package = PackageRef::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let exec = package
+        .load()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((exec, package.input_names, package.output_names))
+}
