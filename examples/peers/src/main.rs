@@ -11,9 +11,11 @@
 //! over 4M floats; a three-op elementwise chain `relu((x + y) * z)` over 4M
 //! floats; a 4096×4096 transpose; the row and the column sums of a
 //! 4096×1024 matrix; square matrix products (`gemm_n`, n from 64 to 2048, one
-//! symbolic-shape module for all of them); two convolutions (`conv_resnet`:
+//! symbolic-shape module for all of them); three convolutions (`conv_resnet`:
 //! 1×64×56×56 with 64 filters of 3×3, padding 1; `conv_first`: 1×3×224×224
-//! with 64 filters of 7×7, stride 2, padding 3), against candle only
+//! with 64 filters of 7×7, stride 2, padding 3) and a depthwise one
+//! (`conv_depthwise`: 1×144×56×56, one 3×3 filter per channel, padding 1),
+//! against candle only
 //! (ndarray and numpy have no convolution). The Rust peers run in this process in interleaved rounds
 //! (`timing.rs`); numpy runs in a child process right after (`numpy.rs`).
 //! Each row prints every peer's median time per call, relax-rs' speed
@@ -377,14 +379,14 @@ fn gemm_row(vm: &relax::VirtualMachine, n: usize, rounds: usize) -> Row {
     }
 }
 
-/// A convolution of an `x` of shape `xs` with filters of shape `ws`
-/// (relax-rs' module `text`) against candle's `conv2d`.
+/// A convolution of an `x` of shape `xs` with filters of shape `ws` in
+/// `groups` groups (relax-rs' module `text`) against candle's `conv2d`.
 fn conv_row(
     name: &str,
     text: &str,
     xs: [usize; 4],
     ws: [usize; 4],
-    (padding, stride): (usize, usize),
+    (padding, stride, groups): (usize, usize, usize),
     rounds: usize,
 ) -> Row {
     let vm = relax_models::compile(text);
@@ -396,7 +398,7 @@ fn conv_row(
     let cx = CTensor::from_vec(xd, &xs[..], &Device::Cpu).expect("candle tensor");
     let cw = CTensor::from_vec(wd, &ws[..], &Device::Cpu).expect("candle tensor");
     let want = cx
-        .conv2d(&cw, padding, stride, 1, 1)
+        .conv2d(&cw, padding, stride, 1, groups)
         .expect("candle runs the convolution");
     let want: Vec<f32> = want.flatten_all().unwrap().to_vec1().unwrap();
     let got = vm
@@ -417,7 +419,7 @@ fn conv_row(
         black_box(vm.call("main", &args).expect("call"));
     };
     let mut c = || {
-        black_box(cx.conv2d(&cw, padding, stride, 1, 1).unwrap());
+        black_box(cx.conv2d(&cw, padding, stride, 1, groups).unwrap());
     };
     let out: usize = got.len();
     Row {
@@ -489,7 +491,7 @@ fn main() {
             relax_models::CONV_RESNET,
             [1, 64, 56, 56],
             [64, 64, 3, 3],
-            (1, 1),
+            (1, 1, 1),
             rounds,
         ));
     }
@@ -499,7 +501,17 @@ fn main() {
             relax_models::CONV_FIRST,
             [1, 3, 224, 224],
             [64, 3, 7, 7],
-            (3, 2),
+            (3, 2, 1),
+            rounds,
+        ));
+    }
+    if wanted("conv_depthwise") {
+        rows.push(conv_row(
+            "conv_depthwise",
+            relax_models::CONV_DEPTHWISE,
+            [1, 144, 56, 56],
+            [144, 1, 3, 3],
+            (1, 1, 144),
             rounds,
         ));
     }

@@ -148,6 +148,19 @@ class Module:
         return gv
 "#;
 
+/// A depthwise convolution (MobileNet v2's second block): 1×144×56×56,
+/// one 3×3 filter per channel, padding 1.
+pub const CONV_DEPTHWISE: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 144, 56, 56), dtype="float32"), w: R.Tensor((144, 1, 3, 3), dtype="float32")) -> R.Tensor((1, 144, 56, 56), dtype="float32"):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=144)
+            R.output(gv)
+        return gv
+"#;
+
 /// Parses and builds `text` for the host.
 pub fn compile(text: &str) -> VirtualMachine {
     let module: IRModule = text.parse().unwrap_or_else(|e| panic!("{e}"));

@@ -42,6 +42,12 @@ const WINDOW_MAX_STRIDE: i64 = 4;
 /// How far from each edge of the row the interior is looked for.
 const WINDOW_SEARCH: i64 = 64;
 
+/// The most taps (the product of the reduce extents) a tile unrolls: a
+/// depthwise convolution's 3 × 3 or 5 × 5 window (and a small pool's) runs
+/// as straight-line multiply-adds on the tile's accumulator registers,
+/// with no loop counters or branches between them.
+pub const WINDOW_UNROLL_MAX: i64 = 25;
+
 /// Where the window stays inside the input: output columns `[lo, hi)`
 /// of rows `rows` (`None`: every row), and the update simplified for them.
 pub(super) struct Window {
@@ -136,6 +142,19 @@ impl Nest {
     /// [`WINDOW_TILE`] and one shorter tile.
     fn window_tiles(&self, map: &HashMap<TirVar, PrimExpr>, start: i64, end: i64) -> Vec<Stmt> {
         let j = self.spatial.last().expect("a window has columns");
+        let taps = self
+            .reduce
+            .iter()
+            .try_fold(1i64, |acc, a| acc.checked_mul(a.extent.as_int()?));
+        let unroll = taps.is_some_and(|t| t <= WINDOW_UNROLL_MAX);
+        let tile = |j0: &PrimExpr, width: i64| {
+            let t = self.tile(map, None, j0, width);
+            if unroll {
+                unroll_serial(&t)
+            } else {
+                t
+            }
+        };
         let int = |v: i64| PrimExpr::int_of(j.loop_var.dtype(), v);
         let mut out = Vec::new();
         let tiles = (end - start).max(0) / WINDOW_TILE;
@@ -146,13 +165,13 @@ impl Nest {
                 1 => int(start),
                 _ => add(&int(start), &(PrimExpr::var(&jo) * int(WINDOW_TILE))),
             };
-            let tile = self.tile(map, None, &j0, WINDOW_TILE);
+            let tile = tile(&j0, WINDOW_TILE);
             out.push(loop_unless_once(&jo, int(tiles), ForKind::Serial, tile));
         }
         let rest = (end - start).max(0) % WINDOW_TILE;
         if rest > 0 {
             let j0 = int(start + tiles * WINDOW_TILE);
-            out.push(self.tile(map, None, &j0, rest));
+            out.push(tile(&j0, rest));
         }
         out
     }
@@ -207,5 +226,35 @@ impl Nest {
             let kind = parallel.then_some(ForKind::Parallel);
             nest(outer, row, kind)
         }
+    }
+}
+
+/// `s` with its serial loops (a window tile's tap loops: the tile's own
+/// column and row loops are unrolled or vectorized already) unrolled.
+fn unroll_serial(s: &Stmt) -> Stmt {
+    match s {
+        Stmt::For {
+            loop_var,
+            min,
+            extent,
+            kind,
+            body,
+        } => Stmt::For {
+            loop_var: loop_var.clone(),
+            min: min.clone(),
+            extent: extent.clone(),
+            kind: match kind {
+                ForKind::Serial => ForKind::Unrolled,
+                k => *k,
+            },
+            body: Box::new(unroll_serial(body)),
+        },
+        Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(unroll_serial).collect()),
+        Stmt::Block(b) => {
+            let mut b = (**b).clone();
+            b.body = Box::new(unroll_serial(&b.body));
+            Stmt::Block(Box::new(b))
+        }
+        other => other.clone(),
     }
 }

@@ -21,7 +21,8 @@
 //!    the lowest value (pool). A grouped NCHW/OIHW `conv2d` computes over
 //!    `(n, group, channel in group, h, w)` and a second stage lays the
 //!    groups out as channels, so each group is an implicit GEMM for
-//!    DefaultSchedule.
+//!    DefaultSchedule; a depthwise one (one filter per group) is the plain
+//!    NCHW reduction, a window reduction for DefaultSchedule.
 
 use super::statistical::{input_ndim, reduce_stage};
 use super::unary::{elementwise_as, sigmoid};
@@ -304,7 +305,7 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
         let rc = reduce_axis(cg.clone(), "rc");
         let ry = reduce_axis(kh, "ry");
         let rx = reduce_axis(kw, "rx");
-        let per_group = o.floordiv(groups);
+        let per_group = o.clone().floordiv(groups);
         let convert = |e: PrimExpr| {
             if out_dtype.is_void() {
                 e
@@ -318,7 +319,13 @@ fn conv2d(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
         } else {
             "T_conv2d".to_string()
         };
-        if groups > 1 && canonical && kernel_axes == [0, 1, 2, 3] {
+        // A depthwise convolution (one filter per group: MobileNet's,
+        // EfficientNet's) is no matrix product: each output channel reads
+        // its own input channels, so it stays one NCHW reduction, which
+        // DefaultSchedule runs as a window reduction (case 7) with the bias
+        // and activation after it as its epilogue.
+        let depthwise = o.as_int() == Some(groups);
+        if groups > 1 && !depthwise && canonical && kernel_axes == [0, 1, 2, 3] {
             // The group is an axis of its own, so each group's product is
             // an implicit GEMM (DefaultSchedule's case 6): the data does
             // not depend on the output channel within the group. A second
