@@ -1989,6 +1989,22 @@ fn resize_maps_by_scales_and_takes_a_roi_computed_at_run_time() {
         assert!((g - w).abs() < 1e-5, "{got:?} != {want:?}");
     }
 
+    // Scales computed at run time resize H and W only: a batch or
+    // channel scale that would change that axis fails the call, on both
+    // targets, instead of giving another shape than ONNX's.
+    let bytes = resize(
+        &["x", "", "s"],
+        vec![string_attr("mode", "nearest")],
+        vec![],
+        vec![f32_info("s", &[Dim::Value(4)])],
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let s = |v: [f32; 4]| Value::Tensor(Tensor::from_vec(&[4], v.to_vec()).unwrap());
+    let y = run_both(&imported.module, &[x(2), s([1.0, 1.0, 2.0, 0.5])]).unwrap();
+    assert_eq!(y[0].shape(), &[1, 1, 4, 2]);
+    let err = run_both(&imported.module, &[x(2), s([1.0, 3.0, 2.0, 2.0])]).unwrap_err();
+    assert!(err.contains("match_cast") || err.contains("match"), "{err}");
+
     let bytes = resize(
         &["x", "", "s"],
         vec![int_attr("antialias", 1)],

@@ -453,12 +453,53 @@ fn pick(cx: &mut Ctx, t: Expr, at: Vec<i64>, fill: f64) -> Result<Expr, Error> {
     )
 }
 
+/// The batch and channel dims ONNX's scales give, `floor(in · scale)`,
+/// matched at run time (a `match_cast`) against the input's: a run-time
+/// scale that would resize either axis fails the call instead of giving
+/// a result of another shape than ONNX's.
+fn check_outer_unscaled(
+    cx: &mut Ctx,
+    dims: &[PrimExpr],
+    axes: &[usize],
+    scales: &Expr,
+) -> Result<(), Error> {
+    let (at, outer): (Vec<i64>, Vec<PrimExpr>) = axes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &a)| a < 2)
+        .map(|(k, &a)| (k as i64, dims[a].clone()))
+        .unzip();
+    if at.is_empty() {
+        return Ok(());
+    }
+    let f64t = DataType::f64();
+    let at = Tensor::from_vec(&[at.len() as i64], at).map_err(|e| cx.error(e))?;
+    let picked = cx.call(
+        "relax.take",
+        vec![scales.clone(), Expr::constant(at)],
+        Attrs::from_pairs([("axis", AttrValue::Int(0))]),
+    )?;
+    let picked = cx.astype(picked, f64t)?;
+    let ins = cx.dims_tensor(outer.clone())?;
+    let ins = cx.astype(ins, f64t)?;
+    let exact = cx.op2("relax.multiply", ins, picked)?;
+    let sizes = cx.op1("relax.floor", exact)?;
+    let sizes = cx.astype(sizes, DataType::i64())?;
+    let sizes = cx.call("relax.tensor_to_shape", vec![sizes], Attrs::new())?;
+    cx.bb
+        .emit_match_cast(sizes, relax_core::ir::StructInfo::shape(outer))
+        .map_err(|e| cx.error(e))?;
+    Ok(())
+}
+
 /// The output height and width from scales computed at run time:
 /// `floor(in · (end - start) · scale)` per spatial axis (in `float64`, as
 /// ONNX's reference computes it), bound to fresh symbolic dims
 /// (`tensor_to_shape`, then a `match_cast`); and the scales of the two
-/// spatial axes as a tensor, to map coordinates by. The batch and channel
-/// scales are taken to be 1.
+/// spatial axes as a tensor, to map coordinates by. This op never resizes
+/// the batch and channel axes, so where their scales are listed
+/// [`check_outer_unscaled`] makes any scale that would change them an
+/// error when the model runs.
 fn runtime_scaled(
     cx: &mut Ctx,
     dims: &[PrimExpr],
@@ -474,6 +515,7 @@ fn runtime_scaled(
             relax_core::ir::struct_info::fmt_dims(&sdims)
         )));
     }
+    check_outer_unscaled(cx, dims, axes, &scales)?;
     let n = axes.len() as i64;
     let listed: Vec<bool> = [2usize, 3].iter().map(|a| axes.contains(a)).collect();
     let at: Vec<i64> = [2usize, 3]

@@ -52,14 +52,16 @@ const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 /// converges in at most about 35 terms.
 fn erf_series(x: f64) -> f64 {
     let x2 = x * x;
+    // The sum starts at the first term, not at 0, so that `erf(-0)` is
+    // `-0` (`0 + -0` would be `+0`), as C's `erf` and LLVM's code give.
+    let mut sum = x;
     let mut term = x;
-    let mut sum = 0.0;
     let mut n = 0.0;
     // The bound on iterations only guards against a non-finite input.
     for _ in 0..200 {
-        sum += term;
         n += 1.0;
         term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
         if term.abs() <= 1e-17 * sum.abs() {
             break;
         }
@@ -363,6 +365,8 @@ mod tests {
             assert!(((erfc(-x) - (1.0 + e)) / (1.0 + e)).abs() < 1e-15);
         }
         assert_eq!(erf(0.0), 0.0);
+        assert!(erf(-0.0).is_sign_negative(), "erf(-0) is -0");
+        assert!(erf(0.0).is_sign_positive());
         assert_eq!(erf(40.0), 1.0);
         assert_eq!(erfc(40.0), 0.0);
         assert!(erf(f64::NAN).is_nan());

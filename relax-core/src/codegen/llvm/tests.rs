@@ -521,12 +521,56 @@ fn exp_tanh_erf_and_friends() {
     );
 }
 
+/// Runs `C[i] = name(A[i])` on `float32` under each loop kind and checks
+/// every result against `want` (a `float64` reference, rounded): a NaN
+/// gives a NaN, and otherwise `ok(x, want, got, ulps)` holds, `ulps` being
+/// the distance in units of the last place. Returns each kind's results,
+/// for checks of particular elements.
+fn check_f32_unary(
+    name: &str,
+    xs: &[f32],
+    kinds: [ForKind; 2],
+    want: impl Fn(f64) -> f64,
+    ok: impl Fn(f32, f32, f32, i64) -> bool,
+) -> Vec<Vec<f32>> {
+    let n = xs.len() as i64;
+    let (a, c) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()));
+    let i = var("i");
+    let body = store(
+        &c,
+        vec![i.to_expr()],
+        PrimExpr::call(f32t(), name, vec![load(&a, &[&i])]),
+    );
+    let mut all = Vec::new();
+    for kind in kinds {
+        let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
+        let input = Tensor::from_vec(&[n], xs.to_vec()).unwrap();
+        let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
+        let got: Vec<f32> = got.iter().map(|&g| g as f32).collect();
+        for (&x, &g) in xs.iter().zip(&got) {
+            if x.is_nan() {
+                assert!(g.is_nan(), "{name}({x}) = {g}");
+                continue;
+            }
+            let w = want(x as f64) as f32;
+            let ulps = (g.to_bits() as i64 - w.to_bits() as i64).abs();
+            assert!(
+                ok(x, w, g, ulps),
+                "{kind:?} {name}({x}) = {g:e}, want {w:e} ({ulps} ulps)"
+            );
+        }
+        all.push(got);
+    }
+    all
+}
+
 /// `exp` of `float32` is inline vector code: within two ulps of the
 /// correctly rounded result over the whole range, scalar and vectorized,
 /// with exact specials (0 and `inf` at the ends, NaN through, `exp(0) = 1`).
 #[test]
 fn exp_f32_is_accurate_over_its_whole_range() {
     let mut xs: Vec<f32> = (0..4000).map(|i| -110.0 + i as f32 * 0.05).collect();
+    let zero_at = xs.len();
     xs.extend([
         0.0,
         -0.0,
@@ -542,31 +586,13 @@ fn exp_f32_is_accurate_over_its_whole_range() {
         f32::MAX,
         f32::MIN,
     ]);
-    let n = xs.len() as i64;
-    let (a, c) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()));
-    let i = var("i");
-    let body = store(
-        &c,
-        vec![i.to_expr()],
-        PrimExpr::call(f32t(), "exp", vec![load(&a, &[&i])]),
-    );
-    for kind in [ForKind::Serial, ForKind::Parallel] {
-        let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
-        let input = Tensor::from_vec(&[n], xs.clone()).unwrap();
-        let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
-        for (x, g) in xs.iter().zip(&got) {
-            let g = *g as f32;
-            let want = (*x as f64).exp() as f32;
-            if x.is_nan() {
-                assert!(g.is_nan(), "exp({x}) = {g}");
-                continue;
-            }
-            let ulps = (g.to_bits() as i64 - want.to_bits() as i64).abs();
-            // Subnormal results have fewer bits to be right in.
-            let ok = ulps <= 2 || (want < f32::MIN_POSITIVE && (g - want).abs() < 1e-44);
-            assert!(ok, "{kind:?} exp({x}) = {g:e}, want {want:e} ({ulps} ulps)");
-        }
-        assert_eq!(got[xs.len() - 13], 1.0);
+    // Subnormal results have fewer bits to be right in.
+    let ok = |_: f32, w: f32, g: f32, ulps: i64| {
+        ulps <= 2 || (w < f32::MIN_POSITIVE && (g - w).abs() < 1e-44)
+    };
+    let kinds = [ForKind::Serial, ForKind::Parallel];
+    for got in check_f32_unary("exp", &xs, kinds, f64::exp, ok) {
+        assert_eq!(got[zero_at], 1.0);
     }
 }
 
@@ -576,6 +602,7 @@ fn exp_f32_is_accurate_over_its_whole_range() {
 #[test]
 fn tanh_f32_is_accurate_on_both_branches() {
     let mut xs: Vec<f32> = (0..6001).map(|i| -15.0 + i as f32 * 0.005).collect();
+    let neg_zero_at = xs.len() + 1;
     xs.extend([
         0.0,
         -0.0,
@@ -591,42 +618,21 @@ fn tanh_f32_is_accurate_on_both_branches() {
         f32::NAN,
         f32::MAX,
     ]);
-    let n = xs.len() as i64;
-    let (a, c) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()));
-    let i = var("i");
-    let body = store(
-        &c,
-        vec![i.to_expr()],
-        PrimExpr::call(f32t(), "tanh", vec![load(&a, &[&i])]),
-    );
-    for kind in [ForKind::Serial, ForKind::Vectorized] {
-        let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
-        let input = Tensor::from_vec(&[n], xs.clone()).unwrap();
-        let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
-        for (x, g) in xs.iter().zip(&got) {
-            let g = *g as f32;
-            let want = (*x as f64).tanh() as f32;
-            if x.is_nan() {
-                assert!(g.is_nan(), "tanh({x}) = {g}");
-                continue;
-            }
-            let ulps = (g.to_bits() as i64 - want.to_bits() as i64).abs();
-            assert!(
-                ulps <= 4,
-                "{kind:?} tanh({x}) = {g:e}, want {want:e} ({ulps} ulps)"
-            );
-        }
-        let neg_zero = got[xs.len() - 12] as f32;
+    let kinds = [ForKind::Serial, ForKind::Vectorized];
+    for got in check_f32_unary("tanh", &xs, kinds, f64::tanh, |_, _, _, ulps| ulps <= 4) {
+        let neg_zero = got[neg_zero_at];
         assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
     }
 }
 
 /// `erf` of `float32` is inline vector code: within six ulps of the
 /// correctly rounded result on both sides of the branch at 1.5, ±1 from
-/// 3.92 on, and exact at the specials.
+/// 3.92 on, and exact at the specials (`erf(-0)` is `-0`, as the
+/// reference's).
 #[test]
 fn erf_f32_is_accurate_on_both_branches() {
     let mut xs: Vec<f32> = (0..6001).map(|i| -6.0 + i as f32 * 0.002).collect();
+    let neg_zero_at = xs.len() + 1;
     xs.extend([
         0.0,
         -0.0,
@@ -638,35 +644,10 @@ fn erf_f32_is_accurate_on_both_branches() {
         f32::NEG_INFINITY,
         f32::NAN,
     ]);
-    let n = xs.len() as i64;
-    let (a, c) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()));
-    let i = var("i");
-    let body = store(
-        &c,
-        vec![i.to_expr()],
-        PrimExpr::call(f32t(), "erf", vec![load(&a, &[&i])]),
-    );
     let erf = relax_runtime::kernels::activation::erf;
-    for kind in [ForKind::Serial, ForKind::Vectorized] {
-        let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
-        let input = Tensor::from_vec(&[n], xs.clone()).unwrap();
-        let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
-        for (x, g) in xs.iter().zip(&got) {
-            let g = *g as f32;
-            if x.is_nan() {
-                assert!(g.is_nan(), "erf({x}) = {g}");
-                continue;
-            }
-            let want = erf(*x as f64) as f32;
-            if g == want {
-                continue; // ±0 included: erf(-0) is -0, the reference's +0
-            }
-            let ulps = (g.to_bits() as i64 - want.to_bits() as i64).abs();
-            assert!(
-                ulps <= 6,
-                "{kind:?} erf({x}) = {g:e}, want {want:e} ({ulps} ulps)"
-            );
-        }
+    let kinds = [ForKind::Serial, ForKind::Vectorized];
+    for got in check_f32_unary("erf", &xs, kinds, erf, |_, _, _, ulps| ulps <= 6) {
+        assert!(got[neg_zero_at].is_sign_negative(), "erf(-0) is -0");
     }
 }
 
