@@ -1002,7 +1002,11 @@ fn a_kv_cache_module_prefills_and_decodes_like_attention_without_a_cache() {
             assert_close(&tensor_of(&out), &want, 1e-5);
         }
         assert_eq!((c.fill_count(), c.capacity()), (8, 8));
+        // The views (`kv`) read the storage in place and died with each
+        // call's registers: no append found one alive and copied the
+        // storage.
         assert_eq!(c.storage_ptr(), storage, "the cache was never reallocated");
+        assert!(!c.storage_is_shared(), "no view outlives its call");
 
         // A ninth row is past the capacity: an error naming both lengths.
         let one = Tensor::from(&Array2::<f32>::zeros((1, 4)));

@@ -11,9 +11,15 @@
 //! 3. Unlike TVM, appending past the reserved capacity does not reallocate:
 //!    it is an error naming the capacity and the requested length, so the
 //!    memory a model uses is fixed when its caches are created.
-//! 4. [`Tensor`] has no offset/length views of a buffer, so a view copies the
-//!    filled rows into a new tensor (`fill_count × row` elements; one
-//!    `memcpy`).
+//! 4. A view is the filled rows in place: a [`Tensor::create_view`] of the
+//!    storage's first `fill_count` rows, sharing its buffer (no copy; TVM's
+//!    `CreateView`). Tensors are immutable, so a write into rows a live
+//!    view could see never happens in place: while a view of the storage
+//!    is alive, appending or updating first moves the cache to a copy of
+//!    its storage (copy on write) and the view keeps the old rows. A model
+//!    drops its views before the next token's append (they live in the
+//!    registers of one call), so in steady state nothing is copied but the
+//!    appended rows.
 //!
 //! The builtins (names and argument order as TVM's `lm_support.cc`):
 //! - `vm.builtin.attention_kv_cache_create(init_data, reserve_shape,
@@ -101,7 +107,8 @@ impl AttentionKvCache {
         self.lock().storage.shape()[1..].to_vec()
     }
     /// The address of the storage's bytes (stays the same for the cache's
-    /// life: appends never reallocate).
+    /// life, unless a write happens while a view is alive: see the module
+    /// docs).
     pub fn storage_ptr(&self) -> *const u8 {
         self.lock().storage.as_bytes().as_ptr()
     }
@@ -118,7 +125,8 @@ impl AttentionKvCache {
         self.lock().write_rows(0, value, "update")
     }
 
-    /// The filled rows as a tensor of `shape` (a copy; see the module docs).
+    /// The filled rows as a tensor of `shape`, sharing the storage (no
+    /// copy; see the module docs).
     pub fn view(&self, shape: &[i64]) -> Result<Tensor, String> {
         let s = self.lock();
         let reserved = s.storage.shape();
@@ -132,9 +140,13 @@ impl AttentionKvCache {
                 fmt_shape(shape)
             ));
         }
-        let row_bytes = s.row_bytes();
-        let bytes = &s.storage.as_bytes()[..s.fill_count as usize * row_bytes];
-        Tensor::from_bytes(s.storage.dtype(), shape, bytes).map_err(|e| e.to_string())
+        s.storage.create_view(shape).map_err(|e| e.to_string())
+    }
+
+    /// Whether a view (or any other tensor) shares the storage: the next
+    /// append or update then copies it first (see the module docs).
+    pub fn storage_is_shared(&self) -> bool {
+        !self.lock().storage.is_unique()
     }
 
     /// Drops the last `n` rows.
@@ -226,10 +238,16 @@ impl State {
         let row_bytes = self.row_bytes();
         let src = value.as_bytes();
         let start = at as usize * row_bytes;
+        if !self.storage.is_unique() {
+            // A live view shares the storage: write into a copy instead.
+            let s = &self.storage;
+            self.storage = Tensor::from_bytes(s.dtype(), s.shape(), s.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
         let storage = self
             .storage
             .bytes_mut()
-            .ok_or("the cache's storage is shared (it never is)")?;
+            .ok_or("the cache's storage is shared after copying it")?;
         storage[start..start + src.len()].copy_from_slice(src);
         self.fill_count = end;
         Ok(())

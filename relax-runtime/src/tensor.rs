@@ -307,11 +307,17 @@ pub fn fmt_shape(shape: &[i64]) -> String {
 }
 
 /// A dense, immutable, shared n-dimensional array.
+///
+/// Its bytes are the first `len` of a shared buffer: all of it, except for
+/// a view ([`Tensor::create_view`]), which reads a prefix of a larger one
+/// (the filled rows of a KV cache's reserved storage) without copying.
 #[derive(Clone)]
 pub struct Tensor {
     dtype: DataType,
     shape: Arc<[i64]>,
     data: Arc<AlignedBuffer>,
+    /// The bytes of `shape` and `dtype`, at most the buffer's length.
+    len: usize,
 }
 
 impl Tensor {
@@ -364,6 +370,7 @@ impl Tensor {
             dtype,
             shape: shape.into(),
             data: Arc::new(buffer),
+            len: bytes,
         })
     }
 
@@ -411,7 +418,7 @@ impl Tensor {
     pub fn from_bytes(dtype: DataType, shape: &[i64], bytes: &[u8]) -> Result<Tensor, TensorError> {
         let mut t = Self::zeros(dtype, shape)?;
         let elem = dtype.size_in_bytes();
-        if bytes.len() != t.data.len {
+        if bytes.len() != t.len {
             return Err(TensorError::ShapeMismatch {
                 shape: shape.to_vec(),
                 elements: bytes.len() / elem.max(1),
@@ -438,6 +445,28 @@ impl Tensor {
             dtype: self.dtype,
             shape: shape.into(),
             data: self.data.clone(),
+            len: self.len,
+        })
+    }
+
+    /// A tensor of `shape` (this one's dtype) over this one's first bytes,
+    /// sharing the buffer: no copy (TVM's `NDArray::CreateView` at offset
+    /// 0). The first rows of a row-major tensor are such a prefix. An
+    /// `Err` when `shape` needs more bytes than this tensor has.
+    pub fn create_view(&self, shape: &[i64]) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape, self.dtype)?;
+        let bytes = n
+            .checked_mul(self.dtype.size_in_bytes())
+            .filter(|&b| b <= self.len)
+            .ok_or_else(|| TensorError::ShapeMismatch {
+                shape: shape.to_vec(),
+                elements: self.numel(),
+            })?;
+        Ok(Tensor {
+            dtype: self.dtype,
+            shape: shape.into(),
+            data: self.data.clone(),
+            len: bytes,
         })
     }
 
@@ -459,7 +488,7 @@ impl Tensor {
     }
     /// The raw row-major bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        self.data.as_bytes()
+        &self.data.as_bytes()[..self.len]
     }
     /// Whether no other tensor shares this one's buffer (so writing to it
     /// is invisible to anyone else).
@@ -470,7 +499,8 @@ impl Tensor {
     /// The raw bytes for writing, if this tensor's buffer is not shared
     /// (a freshly allocated output is not).
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
-        Arc::get_mut(&mut self.data).map(AlignedBuffer::as_bytes_mut)
+        let len = self.len;
+        Arc::get_mut(&mut self.data).map(|b| &mut b.as_bytes_mut()[..len])
     }
     /// The elements, if `T` is this tensor's element type.
     pub fn as_slice<T: Element>(&self) -> Result<&[T], TensorError> {
@@ -745,6 +775,35 @@ mod tests {
         assert_eq!(t.numel(), 0);
         assert!(t.view::<f32>().is_err());
         assert!(t.to_ndarray::<f32>().is_err());
+    }
+
+    #[test]
+    fn a_view_reads_a_prefix_of_the_buffer_in_place() {
+        let t = Tensor::from_vec(&[3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let v = t.create_view(&[2, 2]).unwrap();
+        assert_eq!(v.as_bytes().as_ptr(), t.as_bytes().as_ptr());
+        assert_eq!(v.as_bytes().len(), 16);
+        assert_eq!(v.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            v,
+            Tensor::from_vec(&[2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap()
+        );
+        assert!(!t.is_unique() && !v.is_unique());
+        // A view of a view, and an empty one.
+        let row = v.create_view(&[2]).unwrap();
+        assert_eq!(row.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+        assert_eq!(t.create_view(&[0, 2]).unwrap().numel(), 0);
+        // Its writable bytes, once unique, are its own length.
+        drop((t, row));
+        let mut v = v;
+        assert_eq!(v.bytes_mut().map(|b| b.len()), Some(16));
+        // More bytes than the tensor has is an error naming the shape.
+        let e = v.create_view(&[3, 2]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape (3, 2) needs 6 elements, but 4 were given"
+        );
+        assert!(v.create_view(&[-1]).is_err());
     }
 
     #[test]

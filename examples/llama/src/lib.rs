@@ -16,6 +16,7 @@ pub mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
 
+pub mod bandwidth;
 pub mod config;
 pub mod sample;
 pub mod weights;

@@ -1,6 +1,7 @@
 //! `llama <checkpoint dir> --prompt-ids 1,2,3 [--new-tokens 64] [--top-k K]
 //! [--top-p P] [--temperature T] [--seed S]`: generates and prints the new
-//! token ids and the prefill and decode throughput.
+//! token ids and the prefill and decode throughput, and decode's share of
+//! the bandwidth bound timed in the same run (`bandwidth.rs`).
 
 use llama::{Llama, Sampler};
 
@@ -57,5 +58,19 @@ fn run() -> Result<(), String> {
         new_tokens.saturating_sub(1) as f64 / decode,
         model.weight_bytes() as f64 / 1e6
     );
+    // The bound: each decoded token reads every weight once, no faster
+    // than a copy of as many bytes, timed now (the bandwidth of a shared
+    // machine moves from minute to minute).
+    let copy = llama::bandwidth::copy_seconds(model.weight_bytes(), 5);
+    if new_tokens > 1 {
+        let rate = new_tokens.saturating_sub(1) as f64 / decode;
+        eprintln!(
+            "bandwidth bound: {:.1} tokens/s (a copy of the weights' bytes in {:.3} ms, {:.1} GB/s); decode at {:.2} of it",
+            1.0 / copy,
+            copy * 1e3,
+            model.weight_bytes() as f64 / copy / 1e9,
+            rate * copy
+        );
+    }
     Ok(())
 }

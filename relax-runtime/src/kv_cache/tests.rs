@@ -154,3 +154,36 @@ fn a_cache_round_trips_through_the_value_encoding() {
     assert_eq!(view_f32(&copy, 2), view_f32(&cache, 2));
     assert!(AttentionKvCache::from_parts(rows(2, 0.0), 3).is_err());
 }
+
+#[test]
+fn a_view_shares_the_storage_and_a_write_under_a_live_view_copies_it() {
+    let cache = create_cache(5);
+    let Value::KvCache(c) = &cache else {
+        panic!("expected a cache, found {cache:?}")
+    };
+    let storage = c.storage_ptr();
+    call_packed(APPEND, &[cache.clone(), rows(2, 0.0).into()]).unwrap();
+    let view = call_packed(VIEW, &[cache.clone(), Value::shape(&[2, 2])]).unwrap();
+    let view = view.as_tensor().unwrap().clone();
+    // In place: the view's bytes are the storage's first rows.
+    assert_eq!(view.as_bytes().as_ptr(), storage);
+    assert_eq!(view.shape(), &[2, 2]);
+    assert_eq!(view.to_vec::<f32>().unwrap(), vec![0., 1., 2., 3.]);
+    assert!(c.storage_is_shared());
+    // An update under the live view writes into a copy: the view keeps
+    // its rows (tensors are immutable), the cache has the new ones.
+    call_packed(UPDATE, &[cache.clone(), rows(1, 7.0).into()]).unwrap();
+    assert_eq!(view.to_vec::<f32>().unwrap(), vec![0., 1., 2., 3.]);
+    assert_eq!(view_f32(&cache, 1), vec![7., 8.]);
+    assert_ne!(c.storage_ptr(), storage, "copied on write");
+    // With the view dropped, appends write in place again.
+    drop(view);
+    assert!(!c.storage_is_shared());
+    let moved = c.storage_ptr();
+    call_packed(APPEND, &[cache.clone(), rows(3, 20.0).into()]).unwrap();
+    assert_eq!(c.storage_ptr(), moved, "no copy without a live view");
+    assert_eq!(
+        view_f32(&cache, 4),
+        vec![7., 8., 20., 21., 22., 23., 24., 25.]
+    );
+}

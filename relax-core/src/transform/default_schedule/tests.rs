@@ -966,6 +966,37 @@ class Module:
         agree(transposed, &cases, 1e-5);
     }
 
+    /// A decoder's matrix-vector product `x · wᵀ` (one token, `n = 1`):
+    /// above [`PARALLEL_MIN_WORK`] (1061 · 1001 multiply-adds) the
+    /// columns of the rows left over from the blocks of [`dot::DOT_ROWS`]
+    /// run in parallel; one row, one block and a tail of one, and a tail
+    /// of three rows, at odd sizes (no multiple of the lanes).
+    #[test]
+    fn a_matrix_vector_product_runs_its_columns_in_parallel() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 1001), dtype="float32"), w: R.Tensor((1061, 1001), dtype="float32")) -> R.Tensor(("n", 1061), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            wt: R.Tensor((1001, 1061), dtype="float32") = R.permute_dims(w, axes=None)
+            y: R.Tensor((n, 1061), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            R.output(y)
+        return y
+"#;
+        let text_scheduled = scheduled(text, 512);
+        assert!(
+            text_scheduled.contains("T.parallel(1061)"),
+            "the columns of the leftover rows are not parallel:\n{text_scheduled}"
+        );
+        let cases: Vec<_> = [1, 5, 3]
+            .into_iter()
+            .map(|n| vec![vec![n, 1001], vec![1061, 1001]])
+            .collect();
+        agree(text, &cases, 1e-4);
+    }
+
     /// Case 5, the packed GEMM, compared with the reference kernels (the
     /// loop-level interpreter runs the unscheduled functions, so it is
     /// left out): slices of `k` (the partial result kept in the
