@@ -39,7 +39,7 @@ use relax_runtime::{DataType, Error};
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// `scalar`'s type with the lanes of `like` (scalar or vector).
-    fn shaped(
+    pub(super) fn shaped(
         &self,
         like: BasicValueEnum<'ctx>,
         scalar: BasicTypeEnum<'ctx>,
@@ -60,7 +60,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `op(x, c)` for the integer constant `c` of `x`'s type.
-    fn bin_c(
+    pub(super) fn bin_c(
         &mut self,
         op: Op,
         x: BasicValueEnum<'ctx>,
@@ -70,7 +70,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.bin(op, x, c)
     }
 
-    fn icmp_c(
+    pub(super) fn icmp_c(
         &mut self,
         pred: IntPredicate,
         x: BasicValueEnum<'ctx>,
