@@ -107,7 +107,8 @@ impl Nest {
     /// Case 4 of the module docs. With two or more spatial axes, rows of
     /// the second-to-last axis go [`DOT_ROWS`] at a time, sharing each
     /// load of the operand that does not depend on the row (a weight row
-    /// of `x · wᵀ`); the rows that do not fill a block go one by one.
+    /// of `x · wᵀ`); the rows that do not fill a block go one by one, each
+    /// with its columns in parallel when the row blocks are.
     pub(super) fn dot_reduction(&self, parallel: bool) -> Stmt {
         let n = self.spatial.len();
         if n < 2 {
@@ -143,7 +144,15 @@ impl Nest {
             map.insert(i.var.clone(), PrimExpr::var(&it));
             map.insert(j.var.clone(), PrimExpr::var(&jl));
             let block = self.dot_block(&map, None);
-            let inner = for_(&jl, zero(j), j.extent.clone(), ForKind::Serial, block);
+            // Without a batch, the rows left over (all of them for a
+            // single row: a decode step's `x · wᵀ`) run their columns in
+            // parallel, so the weight streams on every core.
+            let kind = if parallel && batch.is_empty() {
+                ForKind::Parallel
+            } else {
+                ForKind::Serial
+            };
+            let inner = for_(&jl, zero(j), j.extent.clone(), kind, block);
             body.push(for_(&it, full, rest, ForKind::Serial, inner));
         }
         let outer = (parallel && !batch.is_empty()).then_some(ForKind::Parallel);

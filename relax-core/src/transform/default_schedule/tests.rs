@@ -1830,6 +1830,27 @@ class Module:
     }
 
     /// `text` through the host pipeline for vectors of `bits`, printed.
+    /// A decode step's `x · wᵀ` (one row, 1100 outputs of 1037 terms):
+    /// the leftover row's columns run in parallel, and agree with the
+    /// reference kernels.
+    #[test]
+    fn a_single_row_dot_runs_its_columns_in_parallel() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 1037), dtype="float32"), w: R.Tensor((1100, 1037), dtype="float32")) -> R.Tensor((1, 1100), dtype="float32"):
+        with R.dataflow():
+            wt: R.Tensor((1037, 1100), dtype="float32") = R.permute_dims(w, axes=None)
+            y: R.Tensor((1, 1100), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            R.output(y)
+        return y
+"#;
+        let s = scheduled(text, 512);
+        assert!(s.contains("in T.parallel(1100)"), "{s}");
+        agree(text, &[vec![vec![1, 1037], vec![1100, 1037]]], 1e-5);
+    }
+
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();
