@@ -9,7 +9,7 @@
 
 use super::abi::emit_kernel;
 use super::diagnostics::new_context;
-use super::target::{host_bf16, host_machine, host_vnni, optimize};
+use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize};
 use super::types::internal;
 use super::CodegenOptions;
 use crate::tir::PrimFunc;
@@ -32,6 +32,7 @@ pub(super) fn compile(
             func,
             opts.native_cpu && vnni,
             opts.native_cpu && bf16,
+            opts.native_cpu && host_f16c(),
         )?;
     }
     let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
@@ -59,6 +60,7 @@ pub(super) fn ir_text(
             func,
             opts.native_cpu && vnni,
             opts.native_cpu && bf16,
+            opts.native_cpu && host_f16c(),
         )?;
     }
     if optimized {

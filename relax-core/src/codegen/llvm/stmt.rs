@@ -87,6 +87,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// Whether the target CPU has AVX512-BF16: `T.dpbf16ps` on 16 lanes
     /// is then one `vdpbf16ps` ([`super::dpbf16`]).
     pub bf16: bool,
+    /// Whether the target CPU has F16C: a `float16` load widens with
+    /// `fpext` (`vcvtph2ps`, [`super::half`]).
+    pub f16c: bool,
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -118,6 +121,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             symbol: symbol.to_string(),
             vnni: false,
             bf16: false,
+            f16c: false,
         }
     }
 

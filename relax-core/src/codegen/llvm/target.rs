@@ -58,6 +58,15 @@ pub(super) fn host_bf16() -> bool {
             .any(|f| f == "+avx512bf16")
 }
 
+/// Whether the host CPU has F16C (`vcvtph2ps`).
+pub(super) fn host_f16c() -> bool {
+    init().is_ok()
+        && TargetMachine::get_host_cpu_features()
+            .to_string_lossy()
+            .split(',')
+            .any(|f| f == "+f16c")
+}
+
 /// A target machine for the host triple: the host's CPU (`native`), else
 /// the CPU named `cpu` (an LLVM name such as `x86-64-v3`), else `generic`.
 pub(super) fn host_machine(native: bool, cpu: Option<&str>) -> Result<TargetMachine, Error> {
