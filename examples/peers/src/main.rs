@@ -561,4 +561,5 @@ fn main() {
     println!(" limit: the row's flops at the FMA peak or a plain copy of its bytes, whichever is longer;");
     println!(" of limit: the limit over relax-rs' time)");
     reduced::gemm_bf16_rows(rounds, &wanted);
+    reduced::gemv_f16_rows(rounds, &wanted);
 }

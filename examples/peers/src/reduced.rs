@@ -5,9 +5,14 @@
 //! GFLOPS, against the `vdpbf16ps` peak (a register-only loop of
 //! independent accumulators on every kernel thread, where the CPU has
 //! AVX512-BF16) and against relax-rs' `float32` GEMM of the same `n`
-//! timed in the same interleaved rounds.
+//! timed in the same interleaved rounds. `gemv_f16_n` (n = 2048, 4096,
+//! 8192): `y = x · Wᵀ` for one `float16` row `x` and a `float16` weight
+//! `W` of `n × n` (a decode step's linear layer, PyTorch's layout), sums in
+//! `float32`, in GB/s of `W` read, against a plain copy moving as many
+//! bytes (half read, half written, over the kernel threads) timed in the
+//! same interleaved rounds.
 
-use crate::{data, relax_models, timing};
+use crate::{data, limits, relax_models, timing};
 use relax::{Tensor, Value};
 use std::hint::black_box;
 
@@ -216,4 +221,77 @@ mod x86 {
             );
         }
     }
+}
+
+/// The sizes of the `gemv_f16_n` rows.
+const GEMV_SIZES: [usize; 3] = [2048, 4096, 8192];
+
+/// `y = x · Wᵀ`, `float16` `x` (`1 × n`) and `W` (`n × n`), `float32` sums.
+fn f16_gemv(n: usize) -> String {
+    format!(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, {n}), dtype="float16"), w: R.Tensor(({n}, {n}), dtype="float16")) -> R.Tensor((1, {n}), dtype="float32"):
+        with R.dataflow():
+            wt = R.permute_dims(w)
+            gv = R.matmul(x, wt, out_dtype="float32")
+            R.output(gv)
+        return gv
+"#
+    )
+}
+
+/// Prints the `gemv_f16_n` rows wanted.
+pub fn gemv_f16_rows(rounds: usize, wanted: &dyn Fn(&str) -> bool) {
+    let sizes: Vec<usize> = GEMV_SIZES
+        .into_iter()
+        .filter(|n| wanted(&format!("gemv_f16_{n}")))
+        .collect();
+    if sizes.is_empty() {
+        return;
+    }
+    println!(
+        "{:<15} {:>10} {:>10} {:>9} {:>9} {:>9}",
+        "", "gemv µs", "copy µs", "GB/s", "copy GB/s", "of copy"
+    );
+    for n in sizes {
+        let vm = relax_models::compile(&f16_gemv(n));
+        let (x, w) = (data(n, 50), data(n * n, 51));
+        let half = |v: &[f32]| -> Vec<half::f16> { v.iter().map(|&x| half::f16::from_f32(x)).collect() };
+        let (xh, wh) = (half(&x), half(&w));
+        let args: [Value; 2] = [
+            Tensor::from_slice(&[1, n as i64], &xh).expect("shape").into(),
+            Tensor::from_slice(&[n as i64, n as i64], &wh).expect("shape").into(),
+        ];
+        let got = vm.call("main", &args).expect("relax-rs runs the f16 GEMV");
+        let got = got.as_tensor().expect("a tensor").to_vec::<f32>().expect("f32");
+        for (j, g) in got.iter().enumerate().step_by(97) {
+            let want: f64 = (0..n)
+                .map(|k| f64::from(xh[k].to_f32()) * f64::from(wh[j * n + k].to_f32()))
+                .sum();
+            assert!(
+                (f64::from(*g) - want).abs() < 1e-4 * n as f64,
+                "row {j}: relax-rs {g}, want {want}"
+            );
+        }
+        let bytes = 2.0 * (n * n) as f64;
+        let mut copy = limits::Copy::new(&limits::Work { flops: 0.0, bytes });
+        let mut cp = || copy.run();
+        let mut r = || {
+            black_box(vm.call("main", &args).expect("call"));
+        };
+        let times = timing::interleaved(rounds, &mut [&mut r, &mut cp]);
+        println!(
+            "{:<15} {:>10.0} {:>10.0} {:>9.1} {:>9.1} {:>9.2}",
+            format!("gemv_f16_{n}"),
+            times[0] * 1e6,
+            times[1] * 1e6,
+            bytes / times[0] / 1e9,
+            bytes / times[1] / 1e9,
+            times[1] / times[0]
+        );
+    }
+    println!("(GB/s: the bytes of W over the GEMV's time; copy: a plain copy moving as many bytes, half read and half written, in the same rounds; of copy: the copy's time over the GEMV's)");
 }
