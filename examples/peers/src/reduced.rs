@@ -77,24 +77,39 @@ pub fn gemm_bf16_rows(rounds: usize, wanted: &dyn Fn(&str) -> bool) {
     for n in sizes {
         let vm = relax_models::compile(&bf16_matmul(n));
         let (a, b) = (data(n * n, 40), data(n * n, 41));
-        let round = |v: &[f32]| -> Vec<half::bf16> { v.iter().map(|&x| half::bf16::from_f32(x)).collect() };
+        let round =
+            |v: &[f32]| -> Vec<half::bf16> { v.iter().map(|&x| half::bf16::from_f32(x)).collect() };
         let (ah, bh) = (round(&a), round(&b));
         let t = |v: &[half::bf16]| -> Value {
-            Tensor::from_slice(&[n as i64, n as i64], v).expect("shape").into()
+            Tensor::from_slice(&[n as i64, n as i64], v)
+                .expect("shape")
+                .into()
         };
         let args = [t(&ah), t(&bh)];
         // The f32 GEMM of the bf16 values: the reference, and the f32 row.
         let widen = |v: &[half::bf16]| -> Vec<f32> { v.iter().map(|x| x.to_f32()).collect() };
         let (af, bf) = (widen(&ah), widen(&bh));
         let tf = |v: &[f32]| -> Value {
-            Tensor::from_slice(&[n as i64, n as i64], v).expect("shape").into()
+            Tensor::from_slice(&[n as i64, n as i64], v)
+                .expect("shape")
+                .into()
         };
         let f32_args = [tf(&af), tf(&bf)];
-        let got = vm.call("main", &args).expect("relax-rs runs the bf16 matmul");
-        let want = f32_vm.call("main", &f32_args).expect("relax-rs runs the f32 matmul");
+        let got = vm
+            .call("main", &args)
+            .expect("relax-rs runs the bf16 matmul");
+        let want = f32_vm
+            .call("main", &f32_args)
+            .expect("relax-rs runs the f32 matmul");
         let (got, want) = (
-            got.as_tensor().expect("a tensor").to_vec::<f32>().expect("f32"),
-            want.as_tensor().expect("a tensor").to_vec::<f32>().expect("f32"),
+            got.as_tensor()
+                .expect("a tensor")
+                .to_vec::<f32>()
+                .expect("f32"),
+            want.as_tensor()
+                .expect("a tensor")
+                .to_vec::<f32>()
+                .expect("f32"),
         );
         let err = got
             .iter()
@@ -259,14 +274,23 @@ pub fn gemv_f16_rows(rounds: usize, wanted: &dyn Fn(&str) -> bool) {
     for n in sizes {
         let vm = relax_models::compile(&f16_gemv(n));
         let (x, w) = (data(n, 50), data(n * n, 51));
-        let half = |v: &[f32]| -> Vec<half::f16> { v.iter().map(|&x| half::f16::from_f32(x)).collect() };
+        let half =
+            |v: &[f32]| -> Vec<half::f16> { v.iter().map(|&x| half::f16::from_f32(x)).collect() };
         let (xh, wh) = (half(&x), half(&w));
         let args: [Value; 2] = [
-            Tensor::from_slice(&[1, n as i64], &xh).expect("shape").into(),
-            Tensor::from_slice(&[n as i64, n as i64], &wh).expect("shape").into(),
+            Tensor::from_slice(&[1, n as i64], &xh)
+                .expect("shape")
+                .into(),
+            Tensor::from_slice(&[n as i64, n as i64], &wh)
+                .expect("shape")
+                .into(),
         ];
         let got = vm.call("main", &args).expect("relax-rs runs the f16 GEMV");
-        let got = got.as_tensor().expect("a tensor").to_vec::<f32>().expect("f32");
+        let got = got
+            .as_tensor()
+            .expect("a tensor")
+            .to_vec::<f32>()
+            .expect("f32");
         for (j, g) in got.iter().enumerate().step_by(97) {
             let want: f64 = (0..n)
                 .map(|k| f64::from(xh[k].to_f32()) * f64::from(wh[j * n + k].to_f32()))
