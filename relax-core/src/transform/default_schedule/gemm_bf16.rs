@@ -2,7 +2,9 @@
 //! Σ_k A(i, k) · B(k, j)` in `float32`, where both factors are `bfloat16`
 //! loads (a `matmul(a, b, out_dtype="float32")` of `bfloat16` tensors, as
 //! `ToMixedPrecision` writes it, legalizes to `f32(A[i, k]) · f32(B[k,
-//! j])`), `B` contiguous along `j`, every extent a constant. The register
+//! j])`) or casts to `bfloat16` (its `R.astype` of a `float32` operand,
+//! fused into the matmul), `B` contiguous along `j`, every extent a
+//! constant. The register
 //! tile steps through `k` two at a time with `T.dpbf16ps` (x86's
 //! `vdpbf16ps`: sixteen `float32` accumulators, each plus the two products
 //! of a pair of `bfloat16`), so the operands are first packed into 32-bit
@@ -84,15 +86,20 @@ struct Bf16Gemm<'a> {
     k: i64,
 }
 
-/// `e` as a `float32` expression when it is a `bfloat16` buffer load, bare
-/// or cast to `float32`.
+/// `e` as a `float32` expression when its value is exactly a `bfloat16`
+/// one: a `bfloat16` buffer load, or a cast to `bfloat16` (it rounds: an
+/// `R.astype` that `ToMixedPrecision` put before the matmul and fusion
+/// inlined), bare or cast to `float32`.
 fn bf16_load(e: &PrimExpr) -> Option<PrimExpr> {
     let inner = match e.kind() {
         PrimExprKind::Cast(x) if e.dtype() == DataType::f32() => x,
         _ => e,
     };
+    if inner.dtype() != DataType::bf16() {
+        return None;
+    }
     match inner.kind() {
-        PrimExprKind::BufferLoad(buf, _) if buf.dtype() == DataType::bf16() => {
+        PrimExprKind::BufferLoad(..) | PrimExprKind::Cast(_) => {
             Some(inner.clone().cast(DataType::f32()))
         }
         _ => None,

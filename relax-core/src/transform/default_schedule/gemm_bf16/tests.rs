@@ -181,3 +181,58 @@ fn the_compiled_bf16_gemm_matches_with_a_transposed_left_operand() {
         k,
     );
 }
+
+/// `ToMixedPrecision(bfloat16)` of a float32 matmul, through the whole
+/// pipeline: its `R.astype`s fuse into the matmul as casts to `bfloat16`,
+/// which the bf16 GEMM takes, and the result is the float32 one within
+/// bfloat16's precision.
+#[cfg(feature = "llvm")]
+#[test]
+fn a_mixed_precision_matmul_takes_the_bf16_gemm() {
+    use crate::backend::{build, Target};
+    use crate::transform::ToMixedPrecision;
+    use relax_runtime::{Value, VirtualMachine};
+    let (m, n, k) = (45i64, 133i64, 181i64);
+    let text = format!(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({m}, {k}), dtype="float32"), w: R.Tensor(({k}, {n}), dtype="float32")) -> R.Tensor(({m}, {n}), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor(({m}, {n}), dtype="float32") = R.matmul(x, w, out_dtype="void")
+            R.output(y)
+        return y
+"#
+    );
+    let module: IRModule = text.parse().unwrap();
+    let mixed = ToMixedPrecision::with_dtype(DataType::bf16())
+        .run(module.clone())
+        .unwrap();
+    let target = Target::host();
+    let lowered = crate::backend::pipeline(&target)
+        .run(mixed.clone())
+        .unwrap();
+    assert_eq!(
+        lowered.to_string().contains("T.dpbf16ps"),
+        DefaultSchedule::for_host().bf16(),
+        "{lowered}"
+    );
+    let f32_of = |v: Vec<half::bf16>| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let args: Vec<Value> = vec![
+        Tensor::from_slice(&[m, k], &f32_of(values(m * k, 5)))
+            .unwrap()
+            .into(),
+        Tensor::from_slice(&[k, n], &f32_of(values(k * n, 6)))
+            .unwrap()
+            .into(),
+    ];
+    let run = |m: &IRModule| {
+        let exec = build(m, &target).unwrap();
+        let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
+        out.as_tensor().unwrap().to_vec::<f32>().unwrap()
+    };
+    // The inputs are bfloat16 values: the casts are exact, only the order
+    // of the sums differs.
+    close(&run(&mixed), &run(&module), k);
+}
