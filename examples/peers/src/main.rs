@@ -30,6 +30,7 @@
 
 mod limits;
 mod numpy;
+mod reduced;
 mod relax_models;
 mod timing;
 
@@ -559,4 +560,6 @@ fn main() {
     println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster;");
     println!(" limit: the row's flops at the FMA peak or a plain copy of its bytes, whichever is longer;");
     println!(" of limit: the limit over relax-rs' time)");
+    reduced::gemm_bf16_rows(rounds, &wanted);
+    reduced::gemv_f16_rows(rounds, &wanted);
 }

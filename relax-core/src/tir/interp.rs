@@ -26,7 +26,12 @@
 //!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`, and
 //!    `dpbusd(acc, a, b)` on `int32` (x86's `vpdpbusd`, one lane: `acc`
 //!    plus the dot product of `a`'s four bytes, unsigned, with `b`'s,
-//!    signed; [`dpbusd`]), the step of an int8 matrix product. `round` is
+//!    signed; [`dpbusd`]), the step of an int8 matrix product;
+//!    `dpbf16ps(acc, a, b)`, `float32` from 32-bit words of two `bfloat16`
+//!    (x86's `vdpbf16ps`, one lane, with its DAZ/FTZ rounding;
+//!    [`dpbf16ps`]), the step of a `bfloat16` one; and `reinterpret(x)`,
+//!    `x`'s bits as the call's dtype (32 or 64 bits, [`reinterpretable`]).
+//!    `round` is
 //!    TVM's: half to even. `shift_right` is arithmetic on signed types and
 //!    logical on unsigned ones; a shift amount outside `[0, bits)` gives 0
 //!    (-1 for a right shift of a negative value), as NumPy and the reference
@@ -100,6 +105,8 @@ pub const INTRINSICS: &[&str] = &[
     "shift_left",
     "shift_right",
     "dpbusd",
+    "dpbf16ps",
+    "reinterpret",
 ];
 
 /// The largest scratch buffer (`Allocate`, `alloc_buffers`) the interpreter
@@ -666,6 +673,12 @@ impl Machine {
         if name == "dpbusd" {
             return self.dpbusd(e, args);
         }
+        if name == "dpbf16ps" {
+            return self.dpbf16ps(e, args);
+        }
+        if name == "reinterpret" {
+            return self.reinterpret(e, args);
+        }
         if let Some(v) = self.bitwise(e, name, args)? {
             return Ok(v);
         }
@@ -1065,6 +1078,9 @@ impl NativeLibrary for InterpreterLibrary {
         "the loop-level interpreter".into()
     }
 }
+
+mod bit_intrinsics;
+pub use bit_intrinsics::{dpbf16ps, reinterpretable};
 
 #[cfg(test)]
 mod tests;

@@ -74,6 +74,12 @@
 //!    tiles that accumulate one vector per 16 columns over the window
 //!    (`window.rs`); the other output axes are one parallel loop.
 //!
+//! 8. **`bfloat16` matrix products** on a CPU with AVX512-BF16
+//!    ([`DefaultSchedule::with_bf16`]): `float32` sums of products of two
+//!    `bfloat16` loads, with constant shapes, are packed into words of two
+//!    consecutive `k` and run on `vdpbf16ps` (`gemm_bf16.rs`), before
+//!    the cases above see them.
+//!
 //! The target: the pass is built for a vector register width
 //! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
 //! ahead-of-time CPU level, [`DefaultSchedule::with_vector_bits`]); only
@@ -100,6 +106,7 @@ mod conv;
 mod dot;
 mod epilogue;
 mod gemm;
+mod gemm_bf16;
 mod injective;
 mod nest;
 mod reduction;
@@ -157,12 +164,13 @@ pub const ROW_ACCUMULATOR: i64 = 128;
 #[derive(Clone, Copy, Debug)]
 pub struct DefaultSchedule {
     vector_bits: u32,
+    bf16: bool,
 }
 
 impl DefaultSchedule {
     /// Schedules for the CPU this process runs on (the JIT's target).
     pub fn for_host() -> Self {
-        Self::with_vector_bits(host_vector_bits())
+        Self::with_vector_bits(host_vector_bits()).with_bf16(host_bf16())
     }
 
     /// Schedules for the x86-64 level `cpu` (`x86-64-v4`: AVX-512,
@@ -175,13 +183,27 @@ impl DefaultSchedule {
             "native" => host_vector_bits(),
             _ => 128,
         })
+        .with_bf16(cpu == "native" && host_bf16())
     }
 
     /// Schedules for vector registers of `bits` (128, 256 or 512).
     pub fn with_vector_bits(bits: u32) -> Self {
         Self {
             vector_bits: bits.clamp(128, 512),
+            bf16: false,
         }
+    }
+
+    /// These schedules, for a CPU with AVX512-BF16 when `bf16`: a
+    /// `bfloat16` matrix product with 512-bit vectors is then a packed
+    /// GEMM on `vdpbf16ps` (`gemm_bf16.rs`).
+    pub fn with_bf16(self, bf16: bool) -> Self {
+        Self { bf16, ..self }
+    }
+
+    /// Whether the schedules use AVX512-BF16.
+    pub fn bf16(&self) -> bool {
+        self.bf16
     }
 
     /// The width of the vector registers scheduled for.
@@ -193,6 +215,18 @@ impl DefaultSchedule {
 impl Default for DefaultSchedule {
     fn default() -> Self {
         Self::for_host()
+    }
+}
+
+/// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`).
+fn host_bf16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -232,9 +266,13 @@ impl DefaultSchedule {
         if super::apply_schedule::is_scheduled(&func.attrs) {
             return func.clone();
         }
+        let body = match self.bf16 {
+            true => gemm_bf16::schedule_bf16_gemms(&func.body, self.vector_bits),
+            false => func.body.clone(),
+        };
         PrimFunc {
             params: func.params.clone(),
-            body: schedule_stmt(&func.body, self.vector_bits),
+            body: schedule_stmt(&body, self.vector_bits),
             attrs: func.attrs.clone(),
         }
     }

@@ -259,13 +259,16 @@ fn reserved(symbol: &str) -> bool {
 }
 
 /// Adds the kernel `symbol` computing `func` to `module`, for a CPU with
-/// AVX512-VNNI when `vnni`.
+/// AVX512-VNNI when `vnni`, with AVX512-BF16 when `bf16`, with F16C when
+/// `f16c`.
 pub(super) fn emit_kernel<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     symbol: &str,
     func: &PrimFunc,
     vnni: bool,
+    bf16: bool,
+    f16c: bool,
 ) -> Result<(), Error> {
     if symbol.is_empty() || symbol.contains('\0') {
         return Err(unsupported(format!("the kernel symbol {symbol:?}")));
@@ -303,6 +306,8 @@ pub(super) fn emit_kernel<'ctx>(
     }
     let mut g = FuncGen::new(ctx, module, impl_fn, symbol, FailMode::Return);
     g.vnni = vnni;
+    g.bf16 = bf16;
+    g.f16c = f16c;
     for (k, b) in buffers.iter().enumerate() {
         let p = nth_param(impl_fn, k)?.into_pointer_value();
         g.buffers.insert(b.id(), p);

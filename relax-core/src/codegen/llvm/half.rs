@@ -24,6 +24,13 @@
 //!    results below 2⁻¹⁴ shift the mantissa (with its leading one) right by
 //!    `126 - exponent` rounding to nearest even; 65520 and beyond is
 //!    infinity; NaN keeps its top payload bits and becomes quiet.
+//!
+//! One exception: where the target CPU has F16C (the host, for the JIT and
+//! native objects), `float16` → `float32` is LLVM's `fpext` of `half`
+//! lanes, one `vcvtph2ps` per vector, and only the other direction is bit
+//! manipulation. A signaling NaN then becomes quiet, as the interpreter's
+//! conversion (the `half` crate's) makes it.
+//!
 //! 5. `float64` and integers wider than 16 bits reach `float32` rounded to
 //!    odd first (through `double` for integers: `sitofp` to `double` is
 //!    exact up to 32 bits and rounds as the interpreter's `i64 as f64`
@@ -39,7 +46,7 @@ use relax_runtime::{DataType, Error};
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// `scalar`'s type with the lanes of `like` (scalar or vector).
-    fn shaped(
+    pub(super) fn shaped(
         &self,
         like: BasicValueEnum<'ctx>,
         scalar: BasicTypeEnum<'ctx>,
@@ -60,7 +67,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `op(x, c)` for the integer constant `c` of `x`'s type.
-    fn bin_c(
+    pub(super) fn bin_c(
         &mut self,
         op: Op,
         x: BasicValueEnum<'ctx>,
@@ -70,7 +77,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.bin(op, x, c)
     }
 
-    fn icmp_c(
+    pub(super) fn icmp_c(
         &mut self,
         pred: IntPredicate,
         x: BasicValueEnum<'ctx>,
@@ -89,6 +96,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     ) -> Result<BasicValueEnum<'ctx>, Error> {
         let i32t = self.shaped(bits, self.ctx.i32_type().into())?;
         let f32t = self.shaped(bits, self.ctx.f32_type().into())?;
+        if self.f16c && !dtype.is_bfloat() {
+            // `fpext` of `half` lanes: `vcvtph2ps` (exact; a signaling NaN
+            // becomes quiet, as `half`'s conversion makes it).
+            let ht = self.shaped(bits, self.ctx.f16_type().into())?;
+            let h = self.b.build_bit_cast(bits, ht, "hh").ll()?;
+            return self.b.build_cast(Op::FPExt, h, f32t, "hf").ll();
+        }
         let w = self.b.build_cast(Op::ZExt, bits, i32t, "hw").ll()?;
         if dtype.is_bfloat() {
             let top = self.bin_c(Op::Shl, w, 16)?;

@@ -18,6 +18,8 @@
 //! | `bitwise_and`, `bitwise_or`, `bitwise_xor`, `bitwise_not` | `and`, `or`, `xor`, `xor -1` (integers and `bool`s) |
 //! | `shift_left`, `shift_right` | `shl`, `ashr` (signed) or `lshr` (unsigned), the amount tested against the width: out of range gives 0, or the sign for `ashr` |
 //! | `dpbusd(acc, a, b)` on `int32` | `llvm.x86.avx512.vpdpbusd.512` for 16 lanes on a CPU with AVX512-VNNI; else per byte: `acc + Σ_t ((a >> 8t) & 255) · ((b << 24 - 8t) >> 24)` (logical, then arithmetic shifts), wrapping |
+//! | `dpbf16ps(acc, a, b)` on `float32` and two 32-bit words | `llvm.x86.avx512bf16.dpbf16ps.512` for 16 lanes on a CPU with AVX512-BF16; else its arithmetic lane by lane ([`super::dpbf16`]) |
+//! | `reinterpret(x)` | `bitcast` to the call's dtype, 32 or 64 bits ([`super::dpbf16`]) |
 //! | `if_then_else(c, t, f)` | a branch: only the chosen side is evaluated (see [`super::expr`]) |
 //!
 //! Arguments are converted to the call's dtype, which must be a float
@@ -83,7 +85,8 @@ fn arity(name: &str) -> Option<usize> {
         "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right" => {
             Some(2)
         }
-        "if_then_else" | "dpbusd" => Some(3),
+        "if_then_else" | "dpbusd" | "dpbf16ps" => Some(3),
+        "reinterpret" => Some(1),
         _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
     }
 }
@@ -122,6 +125,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         if name == "dpbusd" {
             return self.dpbusd(args, dtype);
+        }
+        if name == "dpbf16ps" {
+            return self.dpbf16ps(args, dtype);
+        }
+        if name == "reinterpret" {
+            return self.reinterpret(args, dtype);
         }
         if name.starts_with("bitwise_") || name.starts_with("shift_") {
             return self.bitwise(name, args, dtype);

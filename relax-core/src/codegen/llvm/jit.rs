@@ -15,7 +15,7 @@
 use super::abi::{emit_kernel, KernelSignature};
 use super::diagnostics::new_context;
 use super::parallel::PARALLEL_FOR;
-use super::target::{host_machine, host_vnni, optimize, LLVM_GLOBAL};
+use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize, LLVM_GLOBAL};
 use super::types::internal;
 use crate::tir::PrimFunc;
 use inkwell::context::Context;
@@ -205,7 +205,15 @@ fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, E
                 "LLVM code generation: the kernel symbol `{symbol}` is taken (by another kernel)"
             )));
         }
-        emit_kernel(ctx, &module, &jit_name(symbol), func, host_vnni())?;
+        emit_kernel(
+            ctx,
+            &module,
+            &jit_name(symbol),
+            func,
+            host_vnni(),
+            host_bf16(),
+            host_f16c(),
+        )?;
     }
     let tm = host_machine(true, None)?;
     optimize(&module, &tm, true)?;

@@ -86,6 +86,7 @@
 
 mod abi;
 mod diagnostics;
+mod dpbf16;
 mod expr;
 mod half;
 mod intrinsics;

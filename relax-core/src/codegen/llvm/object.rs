@@ -9,7 +9,7 @@
 
 use super::abi::emit_kernel;
 use super::diagnostics::new_context;
-use super::target::{host_machine, host_vnni, optimize};
+use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize};
 use super::types::internal;
 use super::CodegenOptions;
 use crate::tir::PrimFunc;
@@ -24,7 +24,16 @@ pub(super) fn compile(
     let ctx = new_context();
     let module = ctx.create_module("relax_aot");
     for (symbol, func) in funcs {
-        emit_kernel(&ctx, &module, symbol, func, opts.native_cpu && host_vnni())?;
+        let (vnni, bf16) = (host_vnni(), host_bf16());
+        emit_kernel(
+            &ctx,
+            &module,
+            symbol,
+            func,
+            opts.native_cpu && vnni,
+            opts.native_cpu && bf16,
+            opts.native_cpu && host_f16c(),
+        )?;
     }
     let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
     optimize(&module, &tm, opts.native_cpu)?;
@@ -43,7 +52,16 @@ pub(super) fn ir_text(
     let ctx = new_context();
     let module = ctx.create_module("relax_ir");
     for (symbol, func) in funcs {
-        emit_kernel(&ctx, &module, symbol, func, opts.native_cpu && host_vnni())?;
+        let (vnni, bf16) = (host_vnni(), host_bf16());
+        emit_kernel(
+            &ctx,
+            &module,
+            symbol,
+            func,
+            opts.native_cpu && vnni,
+            opts.native_cpu && bf16,
+            opts.native_cpu && host_f16c(),
+        )?;
     }
     if optimized {
         let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;

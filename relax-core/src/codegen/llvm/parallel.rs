@@ -172,6 +172,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let mut g = FuncGen::new(self.ctx, self.module, f, &self.symbol, placeholder);
             g.streaming = self.streaming.clone();
             g.vnni = self.vnni;
+            g.bf16 = self.bf16;
+            g.f16c = self.f16c;
             let param = |k: u32| {
                 f.get_nth_param(k)
                     .ok_or_else(|| internal("an outlined body without parameters"))

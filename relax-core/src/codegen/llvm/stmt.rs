@@ -84,6 +84,12 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// Whether the target CPU has AVX512-VNNI: `T.dpbusd` on 16 lanes is
     /// then one `vpdpbusd` ([`super::intrinsics`]).
     pub vnni: bool,
+    /// Whether the target CPU has AVX512-BF16: `T.dpbf16ps` on 16 lanes
+    /// is then one `vdpbf16ps` ([`super::dpbf16`]).
+    pub bf16: bool,
+    /// Whether the target CPU has F16C: a `float16` load widens with
+    /// `fpext` (`vcvtph2ps`, [`super::half`]).
+    pub f16c: bool,
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -114,6 +120,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             heap: Vec::new(),
             symbol: symbol.to_string(),
             vnni: false,
+            bf16: false,
+            f16c: false,
         }
     }
 

@@ -48,6 +48,25 @@ pub(super) fn host_vnni() -> bool {
             .any(|f| f == "+avx512vnni")
 }
 
+/// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`). No named CPU
+/// level of the ahead-of-time variants has it.
+pub(super) fn host_bf16() -> bool {
+    init().is_ok()
+        && TargetMachine::get_host_cpu_features()
+            .to_string_lossy()
+            .split(',')
+            .any(|f| f == "+avx512bf16")
+}
+
+/// Whether the host CPU has F16C (`vcvtph2ps`).
+pub(super) fn host_f16c() -> bool {
+    init().is_ok()
+        && TargetMachine::get_host_cpu_features()
+            .to_string_lossy()
+            .split(',')
+            .any(|f| f == "+f16c")
+}
+
 /// A target machine for the host triple: the host's CPU (`native`), else
 /// the CPU named `cpu` (an LLVM name such as `x86-64-v3`), else `generic`.
 pub(super) fn host_machine(native: bool, cpu: Option<&str>) -> Result<TargetMachine, Error> {

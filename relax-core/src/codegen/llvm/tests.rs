@@ -6,6 +6,7 @@ use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
 use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
 
+mod dpbf16;
 mod dpbusd;
 mod half;
 
