@@ -73,6 +73,11 @@
 //!    where the update, simplified, has neither, and each row runs in
 //!    tiles that accumulate one vector per 16 columns over the window
 //!    (`window.rs`); the other output axes are one parallel loop.
+//! 8. **Integer matrix products** of bytes into int32 (`R.matmul` of
+//!    `uint8`/`int8` operands with `out_dtype="int32"`) on a 512-bit
+//!    target: a packed GEMM whose inner step is `T.dpbusd` (`vpdpbusd`
+//!    with AVX512-VNNI) on words of four `k`, all four sign combinations
+//!    through offsets and row or column sums (`gemm_int8.rs`).
 //!
 //! The target: the pass is built for a vector register width
 //! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
@@ -100,6 +105,7 @@ mod conv;
 mod dot;
 mod epilogue;
 mod gemm;
+mod gemm_int8;
 mod injective;
 mod nest;
 mod reduction;
