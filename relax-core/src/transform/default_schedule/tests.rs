@@ -1828,15 +1828,14 @@ class Module:
         sb: &str,
         so: &str,
         epilogue: &str,
-        out: &str,
-        out_type: &str,
+        (out, out_dtype): (&str, &str),
     ) -> String {
         format!(
             r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(a: R.Tensor({sa}, dtype="{ta}"), b: R.Tensor({sb}, dtype="{tb}"), s: R.Tensor(({last},), dtype="float32")) -> {out_type}:
+    def main(a: R.Tensor({sa}, dtype="{ta}"), b: R.Tensor({sb}, dtype="{tb}"), s: R.Tensor(({last},), dtype="float32")) -> R.Tensor({so}, dtype="{out_dtype}"):
         with R.dataflow():
             mm: R.Tensor({so}, dtype="int32") = R.matmul(a, b, out_dtype="int32")
 {epilogue}            R.output({out})
@@ -1965,8 +1964,7 @@ class Module:
                     &format!("({k}, {n})"),
                     &format!("({m}, {n})"),
                     "",
-                    "mm",
-                    &format!(r#"R.Tensor(({m}, {n}), dtype="int32")"#),
+                    ("mm", "int32"),
                 );
                 if (m, k, n) == (7, 33, 67) {
                     let text = scheduled(&text, 512);
@@ -1988,8 +1986,7 @@ class Module:
             "(37, 45)",
             "(3, 13, 45)",
             "",
-            "mm",
-            r#"R.Tensor((3, 13, 45), dtype="int32")"#,
+            ("mm", "int32"),
         );
         let args = [
             bytes("int8", &[3, 13, 37], 4),
@@ -2013,8 +2010,7 @@ class Module:
                 &format!("({k}, {n})"),
                 &format!("({m}, {n})"),
                 dequantize,
-                "y",
-                &format!(r#"R.Tensor(({m}, {n}), dtype="float32")"#),
+                ("y", "float32"),
             );
             let fused = scheduled(&text, 512);
             assert!(fused.contains("T.dpbusd"), "{fused}");
@@ -2038,8 +2034,7 @@ class Module:
                 &format!("({k}, {n})"),
                 &format!("({m}, {n})"),
                 requantize,
-                "y",
-                &format!(r#"R.Tensor(({m}, {n}), dtype="int8")"#),
+                ("y", "int8"),
             );
             let args = [
                 bytes("int8", &[m, k], 10),
@@ -2061,8 +2056,7 @@ class Module:
             "(130, 33)",
             "(67, 33)",
             "",
-            "mm",
-            r#"R.Tensor((67, 33), dtype="int32")"#,
+            ("mm", "int32"),
         );
         let target = Target::host().with_vector_bits(512);
         let m: IRModule = text.parse().unwrap();
