@@ -1993,6 +1993,30 @@ class Module:
                 int8_agree(&text, &args, 0.0);
             }
         }
+        // Symbolic shapes: the serial and the parallel side of the
+        // run-time choice, `k` off a word.
+        let symbolic = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("m", "k"), dtype="int8"), b: R.Tensor(("k", "n"), dtype="uint8"), s: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("m", "n"), dtype="int32"):
+        m = T.int64()
+        k = T.int64()
+        n = T.int64()
+        with R.dataflow():
+            mm: R.Tensor((m, n), dtype="int32") = R.matmul(a, b, out_dtype="int32")
+            R.output(mm)
+        return mm
+"#;
+        assert!(scheduled(symbolic, 512).contains("T.dpbusd"));
+        for (m, k, n) in [(5, 37, 9), (70, 131, 121)] {
+            let args = [
+                bytes("int8", &[m, k], 13),
+                bytes("uint8", &[k, n], 14),
+                random(&[n], 15),
+            ];
+            int8_agree(symbolic, &args, 0.0);
+        }
         // A batch, the weight broadcast over it.
         let text = int8_module(
             "int8",
