@@ -139,6 +139,34 @@ pub fn measure() -> Limits {
     }
 }
 
+/// The int8 dot-product peak of all the kernel threads together, in
+/// operations per second (a multiply and an add per byte pair, as a GEMM's
+/// flops count them), and how it was measured: independent chains of
+/// `vpdpbusd` on registers (each 64 byte products on a 512-bit vector),
+/// where the CPU has AVX512-VNNI; `None` elsewhere.
+pub fn int8_peak() -> Option<(f64, String)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni") {
+            let threads = threads();
+            let secs = best(7, || {
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        // SAFETY: the features were detected above.
+                        s.spawn(|| black_box(unsafe { x86::vnni(ITERS) }));
+                    }
+                });
+            });
+            let ops = ITERS as f64 * CHAINS as f64 * 64.0 * 2.0 * threads as f64;
+            return Some((
+                ops / secs,
+                format!("AVX512-VNNI vpdpbusd peak on {threads} thread(s)"),
+            ));
+        }
+    }
+    None
+}
+
 /// One thread's FMA chains: independent accumulators, enough to cover the
 /// FMA latency on two ports.
 #[derive(Clone, Copy)]
@@ -220,6 +248,22 @@ mod x86 {
             }
         }
         acc.iter().map(|&x| _mm512_reduce_add_ps(x)).sum()
+    }
+
+    /// `CHAINS` independent `vpdpbusd` accumulators, `iters` steps each.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub unsafe fn vnni(iters: u64) -> i32 {
+        let a = _mm512_set1_epi32(std::hint::black_box(0x0101_0101));
+        let b = _mm512_set1_epi32(std::hint::black_box(0x01ff_0101));
+        let mut acc = [_mm512_setzero_si512(); CHAINS];
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm512_dpbusd_epi32(*x, a, b);
+            }
+        }
+        acc.iter()
+            .map(|&x| _mm512_reduce_add_epi32(x))
+            .fold(0, i32::wrapping_add)
     }
 
     #[target_feature(enable = "avx2,fma")]

@@ -16,7 +16,9 @@
 //! with 64 filters of 7×7, stride 2, padding 3) and a depthwise one
 //! (`conv_depthwise`: 1×144×56×56, one 3×3 filter per channel, padding 1),
 //! against candle only
-//! (ndarray and numpy have no convolution). The Rust peers run in this process in interleaved rounds
+//! (ndarray and numpy have no convolution); int8 matrix products
+//! (`gemm_int8_n`, `int8.rs`) against the int8 peak and relax-rs' float32
+//! GEMM. The Rust peers run in this process in interleaved rounds
 //! (`timing.rs`); numpy runs in a child process right after (`numpy.rs`).
 //! Each row prints every peer's median time per call, relax-rs' speed
 //! relative to the best peer (above 1.00 means relax-rs is faster), and the
@@ -28,6 +30,7 @@
 //! allocation included), with inputs converted to tensors once, as a
 //! serving loop would hold them.
 
+mod int8;
 mod limits;
 mod numpy;
 mod reduced;
@@ -516,6 +519,7 @@ fn main() {
             rounds,
         ));
     }
+    let int8_rows = int8::rows(rounds, &wanted);
     let limits = limits::measure();
     let numpy = numpy::times(rounds);
     let numpy_rows: BTreeMap<String, f64> = match &numpy {
@@ -560,6 +564,9 @@ fn main() {
     println!("(vs best peer: the best peer's time over relax-rs' time; above 1 means relax-rs is faster;");
     println!(" limit: the row's flops at the FMA peak or a plain copy of its bytes, whichever is longer;");
     println!(" of limit: the limit over relax-rs' time)");
+    if !int8_rows.is_empty() {
+        int8::print(&int8_rows, limits::int8_peak());
+    }
     reduced::gemm_bf16_rows(rounds, &wanted);
     reduced::gemv_f16_rows(rounds, &wanted);
 }

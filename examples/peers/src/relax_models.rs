@@ -124,6 +124,22 @@ class Module:
         return gv
 "#;
 
+/// An integer matrix product, `uint8 × int8 → int32` (the product the
+/// quantized importer and the QDQ rewrite emit), symbolic shapes.
+pub const MATMUL_INT8: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("m", "k"), dtype="uint8"), b: R.Tensor(("k", "n"), dtype="int8")) -> R.Tensor(("m", "n"), dtype="int32"):
+        m = T.int64()
+        k = T.int64()
+        n = T.int64()
+        with R.dataflow():
+            gv = R.matmul(a, b, out_dtype="int32")
+            R.output(gv)
+        return gv
+"#;
+
 /// A ResNet-style 3×3 convolution: 1×64×56×56, 64 filters, padding 1.
 pub const CONV_RESNET: &str = r#"
 @I.ir_module

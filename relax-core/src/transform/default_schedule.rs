@@ -73,8 +73,12 @@
 //!    where the update, simplified, has neither, and each row runs in
 //!    tiles that accumulate one vector per 16 columns over the window
 //!    (`window.rs`); the other output axes are one parallel loop.
-//!
-//! 8. **`bfloat16` matrix products** on a CPU with AVX512-BF16
+//! 8. **Integer matrix products** of bytes into int32 (`R.matmul` of
+//!    `uint8`/`int8` operands with `out_dtype="int32"`) on a 512-bit
+//!    target: a packed GEMM whose inner step is `T.dpbusd` (`vpdpbusd`
+//!    with AVX512-VNNI) on words of four `k`, all four sign combinations
+//!    through offsets and row or column sums (`gemm_int8.rs`).
+//! 9. **`bfloat16` matrix products** on a CPU with AVX512-BF16
 //!    ([`DefaultSchedule::with_bf16`]): `float32` sums of products of two
 //!    `bfloat16` loads, with constant shapes, are packed into words of two
 //!    consecutive `k` and run on `vdpbf16ps` (`gemm_bf16.rs`), before
@@ -107,6 +111,7 @@ mod dot;
 mod epilogue;
 mod gemm;
 mod gemm_bf16;
+mod gemm_int8;
 mod injective;
 mod nest;
 mod reduction;

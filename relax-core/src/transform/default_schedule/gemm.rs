@@ -258,39 +258,40 @@ pub(super) fn choice(cond: PrimExpr) -> Choice {
     }
 }
 
-/// Builds loops over the index dtype of one nest.
-struct Loops {
-    dtype: DataType,
-    an: Analyzer,
+/// Builds loops over the index dtype of one nest (also for the int8
+/// GEMM, `gemm_int8.rs`).
+pub(super) struct Loops {
+    pub(super) dtype: DataType,
+    pub(super) an: Analyzer,
     /// Columns of the register tile.
-    nr: i64,
+    pub(super) nr: i64,
 }
 
 impl Loops {
-    fn int(&self, v: i64) -> PrimExpr {
+    pub(super) fn int(&self, v: i64) -> PrimExpr {
         PrimExpr::int_of(self.dtype, v)
     }
 
-    fn simplify(&self, e: PrimExpr) -> PrimExpr {
+    pub(super) fn simplify(&self, e: PrimExpr) -> PrimExpr {
         self.an.simplify(&e)
     }
 
-    fn ceil_div_expr(&self, e: &PrimExpr, d: &PrimExpr) -> PrimExpr {
+    pub(super) fn ceil_div_expr(&self, e: &PrimExpr, d: &PrimExpr) -> PrimExpr {
         self.simplify((e.clone() + d.clone() - self.int(1)).floordiv(d.clone()))
     }
 
-    fn ceil_div(&self, e: &PrimExpr, d: i64) -> PrimExpr {
+    pub(super) fn ceil_div(&self, e: &PrimExpr, d: i64) -> PrimExpr {
         self.ceil_div_expr(e, &self.int(d))
     }
 
     /// `e` rounded up to a multiple of `d`.
-    fn round_up(&self, e: &PrimExpr, d: i64) -> PrimExpr {
+    pub(super) fn round_up(&self, e: &PrimExpr, d: i64) -> PrimExpr {
         self.simplify(self.ceil_div(e, d) * self.int(d))
     }
 
     /// A loop `name` over `[0, extent)` around `body(var)`; just `body(0)`
     /// when the extent is 1.
-    fn count(
+    pub(super) fn count(
         &self,
         name: &str,
         extent: PrimExpr,
@@ -307,7 +308,12 @@ impl Loops {
 
     /// `body(value)`, with `value` bound to a variable `name` first
     /// (`LetStmt`) unless it is a constant or a variable.
-    fn bind(&self, name: &str, value: PrimExpr, body: impl FnOnce(PrimExpr) -> Stmt) -> Stmt {
+    pub(super) fn bind(
+        &self,
+        name: &str,
+        value: PrimExpr,
+        body: impl FnOnce(PrimExpr) -> Stmt,
+    ) -> Stmt {
         let value = self.simplify(value);
         if value.as_int().is_some() || value.as_var().is_some() {
             return body(value);
@@ -321,7 +327,7 @@ impl Loops {
     }
 
     /// A loop `name` over `[min, min + extent)` around `body(var)`.
-    fn range(
+    pub(super) fn range(
         &self,
         name: &str,
         min: PrimExpr,
@@ -336,7 +342,7 @@ impl Loops {
 
     /// The register tile's columns around `body(column)`: one vectorized
     /// loop, or unrolled vectors of [`VECTOR_LANES`] when wider.
-    fn tile_columns(&self, body: impl FnOnce(PrimExpr) -> Stmt) -> Stmt {
+    pub(super) fn tile_columns(&self, body: impl FnOnce(PrimExpr) -> Stmt) -> Stmt {
         if self.nr <= VECTOR_LANES {
             return self.range(
                 "c",
@@ -368,7 +374,7 @@ impl Loops {
     }
 
     /// The register tile: unrolled rows around [`Loops::tile_columns`].
-    fn tile(&self, body: impl FnOnce(PrimExpr, PrimExpr) -> Stmt) -> Stmt {
+    pub(super) fn tile(&self, body: impl FnOnce(PrimExpr, PrimExpr) -> Stmt) -> Stmt {
         self.range(
             "r",
             self.int(0),
@@ -383,7 +389,7 @@ impl Loops {
 /// takes the statements after it into its body: a `LetStmt`'s scope runs
 /// to the end of its block in TVMScript text, so this is the form that
 /// prints and parses back as itself.
-fn let_seq(mut stmts: Vec<Stmt>) -> Stmt {
+pub(super) fn let_seq(mut stmts: Vec<Stmt>) -> Stmt {
     let at = stmts
         .iter()
         .position(|s| matches!(s, Stmt::LetStmt { .. }))
@@ -404,7 +410,7 @@ fn let_seq(mut stmts: Vec<Stmt>) -> Stmt {
 }
 
 /// A block that only scopes `buffers`.
-fn scope(name: &str, buffers: Vec<Buffer>, body: Stmt) -> Stmt {
+pub(super) fn scope(name: &str, buffers: Vec<Buffer>, body: Stmt) -> Stmt {
     Stmt::Block(Box::new(Block {
         name: name.to_string(),
         iter_vars: vec![],

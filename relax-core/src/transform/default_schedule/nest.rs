@@ -221,10 +221,14 @@ impl Nest {
             })
     }
 
-    /// The nest scheduled: a large matrix product packed (case 5, which
+    /// The nest scheduled: an int8 matrix product packed for `T.dpbusd`
+    /// (case 8), a large matrix product packed (case 5, which
     /// always runs in parallel), anything else in place, in parallel when
     /// the work is large enough; decided at run time when symbolic.
     pub(super) fn schedule(&self) -> Stmt {
+        if let Some(gemm) = self.gemm_int8() {
+            return gemm.schedule();
+        }
         if let Some(gemm) = self.gemm() {
             match gemm.when() {
                 Ok(true) => return gemm.packed(),

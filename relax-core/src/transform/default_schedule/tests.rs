@@ -1849,6 +1849,307 @@ class Module:
         }
     }
 
+    /// An int8 `R.matmul` (`out_dtype="int32"`) of operands of dtypes `ta`
+    /// and `tb` with shapes `sa`, `sb`, returning its output `out`
+    /// (`out_shape`) after `epilogue` (bindings reading `mm`).
+    fn int8_module(
+        ta: &str,
+        tb: &str,
+        sa: &str,
+        sb: &str,
+        so: &str,
+        epilogue: &str,
+        (out, out_dtype): (&str, &str),
+    ) -> String {
+        format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor({sa}, dtype="{ta}"), b: R.Tensor({sb}, dtype="{tb}"), s: R.Tensor(({last},), dtype="float32")) -> R.Tensor({so}, dtype="{out_dtype}"):
+        with R.dataflow():
+            mm: R.Tensor({so}, dtype="int32") = R.matmul(a, b, out_dtype="int32")
+{epilogue}            R.output({out})
+        return {out}
+"#,
+            last = so
+                .trim_matches(|c| c == '(' || c == ')')
+                .rsplit(',')
+                .next()
+                .unwrap()
+                .trim(),
+        )
+    }
+
+    /// Bytes of `dtype` with every extreme (0, 127, -128 or 128, 255 / -1)
+    /// first, then pseudo-random ones.
+    fn bytes(dtype: &str, shape: &[i64], seed: u64) -> Value {
+        let n: i64 = shape.iter().product();
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let raw: Vec<u8> = (0..n as usize)
+            .map(
+                |k| match [0u8, 127, 128, 255, 1, 254].get((k + seed as usize) % 11) {
+                    Some(&v) => v,
+                    None => {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        (s >> 24) as u8
+                    }
+                },
+            )
+            .collect();
+        let t = match dtype {
+            "uint8" => Tensor::from_vec(shape, raw).unwrap(),
+            _ => Tensor::from_vec(shape, raw.into_iter().map(|v| v as i8).collect::<Vec<i8>>())
+                .unwrap(),
+        };
+        t.into()
+    }
+
+    /// The most multiply-adds of an int8 product run on the loop-level
+    /// interpreter.
+    const INT8_INTERPRETED: i64 = 600_000;
+
+    /// The results of `text` on the reference kernels, the unscheduled
+    /// functions (loop-level interpreter) and the scheduled ones (the
+    /// interpreter, which checks every access, and LLVM), all for 512-bit
+    /// vectors: equal. The interpreter runs products of up to
+    /// [`INT8_INTERPRETED`] multiply-adds.
+    fn int8_agree(text: &str, args: &[Value], tol: f32) {
+        let m: IRModule = text.parse().unwrap();
+        let mut targets = vec![
+            ("reference kernels", Target::interpreter()),
+            ("scheduled, LLVM", Target::host().with_vector_bits(512)),
+        ];
+        // The loop-level interpreter is slow: products of up to
+        // INT8_INTERPRETED multiply-adds.
+        let size = |v: &Value| v.as_tensor().unwrap().shape().iter().product::<i64>();
+        let (a, b) = (size(&args[0]), size(&args[1]));
+        let k = args[1].as_tensor().unwrap().shape()[0];
+        if a * b / k <= INT8_INTERPRETED {
+            targets.push(("unscheduled", Target::tir_interpreter()));
+            targets.push((
+                "scheduled, interpreted",
+                Target::tir_interpreter().with_vector_bits(512),
+            ));
+        }
+        let mut results = Vec::new();
+        for (name, target) in targets {
+            let exec = build(&m, &target).unwrap();
+            let out = VirtualMachine::new(&exec).call("main", args).unwrap();
+            let t = out.as_tensor().unwrap().clone();
+            let v: Vec<f64> = match t.dtype().code() {
+                relax_runtime::TypeCode::Float => t
+                    .to_vec::<f32>()
+                    .unwrap()
+                    .into_iter()
+                    .map(f64::from)
+                    .collect(),
+                _ if t.dtype().bits() == 8 => t
+                    .to_vec::<i8>()
+                    .unwrap()
+                    .into_iter()
+                    .map(f64::from)
+                    .collect(),
+                _ => t
+                    .to_vec::<i32>()
+                    .unwrap()
+                    .into_iter()
+                    .map(f64::from)
+                    .collect(),
+            };
+            results.push((name, v));
+        }
+        let (_, want) = &results[0];
+        let scale = want.iter().fold(1f64, |m, v| m.max(v.abs()));
+        for (name, got) in &results[1..] {
+            assert_eq!(got.len(), want.len());
+            for (k, (g, w)) in got.iter().zip(want).enumerate() {
+                assert!(
+                    (g - w).abs() <= f64::from(tol) * scale,
+                    "{name}, element {k}: {g} vs {w}"
+                );
+            }
+        }
+    }
+
+    /// Case 8, the int8 GEMM on `T.dpbusd`: every sign combination, at
+    /// odd sizes (tile tails of rows, columns and words of `k`), with two
+    /// slices of `k`, two B panels, the parallel row chunks and a batch,
+    /// against the reference kernels and the unscheduled function; the
+    /// packed loops run on the interpreter too (bounds-checked), except
+    /// the parallel product (too slow there).
+    #[test]
+    fn int8_gemm() {
+        let sizes: &[(i64, i64, i64)] = &[
+            (1, 1, 1),
+            (7, 33, 67),
+            (33, 67, 7),
+            (130, 7, 33),
+            (67, 130, 130),
+            (7, 2051, 33),
+            (3, 5, 1030),
+        ];
+        let combos = [
+            ("uint8", "int8"),
+            ("int8", "int8"),
+            ("uint8", "uint8"),
+            ("int8", "uint8"),
+        ];
+        for (c, (ta, tb)) in combos.into_iter().enumerate() {
+            // The large sizes (the parallel chunks, two slices of `k`, two
+            // panels) for the combinations without and with both
+            // corrections: the interpreter is slow.
+            let sizes = if c % 3 == 0 { sizes } else { &sizes[..4] };
+            for &(m, k, n) in sizes {
+                let text = int8_module(
+                    ta,
+                    tb,
+                    &format!("({m}, {k})"),
+                    &format!("({k}, {n})"),
+                    &format!("({m}, {n})"),
+                    "",
+                    ("mm", "int32"),
+                );
+                if (m, k, n) == (7, 33, 67) {
+                    let text = scheduled(&text, 512);
+                    assert!(text.contains("T.dpbusd"), "{text}");
+                }
+                let args = [
+                    bytes(ta, &[m, k], 1),
+                    bytes(tb, &[k, n], 2),
+                    random(&[n], 3),
+                ];
+                int8_agree(&text, &args, 0.0);
+            }
+        }
+        // Symbolic shapes: the serial and the parallel side of the
+        // run-time choice, `k` off a word.
+        let symbolic = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("m", "k"), dtype="int8"), b: R.Tensor(("k", "n"), dtype="uint8"), s: R.Tensor(("n",), dtype="float32")) -> R.Tensor(("m", "n"), dtype="int32"):
+        m = T.int64()
+        k = T.int64()
+        n = T.int64()
+        with R.dataflow():
+            mm: R.Tensor((m, n), dtype="int32") = R.matmul(a, b, out_dtype="int32")
+            R.output(mm)
+        return mm
+"#;
+        assert!(scheduled(symbolic, 512).contains("T.dpbusd"));
+        for (m, k, n) in [(5, 37, 9), (70, 131, 121)] {
+            let args = [
+                bytes("int8", &[m, k], 13),
+                bytes("uint8", &[k, n], 14),
+                random(&[n], 15),
+            ];
+            int8_agree(symbolic, &args, 0.0);
+        }
+        // A batch, the weight broadcast over it.
+        let text = int8_module(
+            "int8",
+            "uint8",
+            "(3, 13, 37)",
+            "(37, 45)",
+            "(3, 13, 45)",
+            "",
+            ("mm", "int32"),
+        );
+        let args = [
+            bytes("int8", &[3, 13, 37], 4),
+            bytes("uint8", &[37, 45], 5),
+            random(&[45], 6),
+        ];
+        int8_agree(&text, &args, 0.0);
+    }
+
+    /// The int8 GEMM's fused epilogues: dequantization (a cast to float
+    /// and a scale per column) with a bias, and a requantization to int8.
+    #[test]
+    fn int8_gemm_epilogues() {
+        let dequantize =
+            "            f = R.astype(mm, dtype=\"float32\")\n            y = R.multiply(f, s)\n";
+        for (m, k, n) in [(7, 33, 67), (67, 130, 130)] {
+            let text = int8_module(
+                "uint8",
+                "int8",
+                &format!("({m}, {k})"),
+                &format!("({k}, {n})"),
+                &format!("({m}, {n})"),
+                dequantize,
+                ("y", "float32"),
+            );
+            let fused = scheduled(&text, 512);
+            assert!(fused.contains("T.dpbusd"), "{fused}");
+            // The int32 product is never stored: the epilogue runs on the
+            // accumulators.
+            assert!(
+                !fused.contains("T.alloc_buffer(({m}, {n}), \"int32\")"),
+                "{fused}"
+            );
+            let args = [
+                bytes("uint8", &[m, k], 7),
+                bytes("int8", &[k, n], 8),
+                random(&[n], 9),
+            ];
+            int8_agree(&text, &args, 1e-6);
+            let requantize = "            f = R.astype(mm, dtype=\"float32\")\n            g = R.multiply(f, R.const(0.001, \"float32\"))\n            g1 = R.maximum(g, R.const(-128.0, \"float32\"))\n            h = R.minimum(g1, R.const(127.0, \"float32\"))\n            y = R.astype(h, dtype=\"int8\")\n";
+            let text = int8_module(
+                "int8",
+                "int8",
+                &format!("({m}, {k})"),
+                &format!("({k}, {n})"),
+                &format!("({m}, {n})"),
+                requantize,
+                ("y", "int8"),
+            );
+            let args = [
+                bytes("int8", &[m, k], 10),
+                bytes("int8", &[k, n], 11),
+                random(&[n], 12),
+            ];
+            int8_agree(&text, &args, 0.0);
+        }
+    }
+
+    /// The int8 GEMM's inner step is `vpdpbusd` where the CPU has
+    /// AVX512-VNNI.
+    #[test]
+    fn int8_gemm_is_vpdpbusd_where_the_cpu_has_vnni() {
+        let text = int8_module(
+            "uint8",
+            "int8",
+            "(67, 130)",
+            "(130, 33)",
+            "(67, 33)",
+            "",
+            ("mm", "int32"),
+        );
+        let target = Target::host().with_vector_bits(512);
+        let m: IRModule = text.parse().unwrap();
+        let lowered = crate::transform::Pass::run(&crate::backend::pipeline(&target), m).unwrap();
+        let funcs: Vec<(String, crate::tir::PrimFunc)> = lowered
+            .functions()
+            .filter_map(|(gv, f)| match f {
+                crate::ir::BaseFunc::Prim(pf) => Some((gv.name_hint().to_string(), pf.clone())),
+                _ => None,
+            })
+            .collect();
+        let native = crate::codegen::llvm::CodegenOptions {
+            native_cpu: true,
+            cpu: None,
+        };
+        let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &native, false).unwrap();
+        #[cfg(target_arch = "x86_64")]
+        let vnni = std::is_x86_feature_detected!("avx512vnni");
+        #[cfg(not(target_arch = "x86_64"))]
+        let vnni = false;
+        assert_eq!(ir.contains("llvm.x86.avx512.vpdpbusd.512"), vnni);
+    }
+
     /// `text` gets the packed schedule and agrees with the reference
     /// kernels on `cases`, for each vector width.
     fn packed(text: &str, cases: &[Vec<Vec<i64>>]) {
