@@ -164,8 +164,9 @@ pub struct AotArtifact {
 
 /// The kernels of an [`AotArtifact`] compiled for one CPU level.
 pub struct AotVariant {
-    /// The level, as [`relax_runtime::cpu`] names it: `x86-64-v4`,
-    /// `x86-64-v3`, `generic`, or `native` (the build machine's CPU).
+    /// The level, as [`relax_runtime::cpu`] names it:
+    /// `x86-64-v4-vnni-bf16`, `x86-64-v4`, `x86-64-v3`, `generic`, or
+    /// `native` (the build machine's CPU).
     pub cpu: &'static str,
     /// Each native kernel the executable calls: its name in the executable
     /// and its compiled function.

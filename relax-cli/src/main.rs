@@ -119,7 +119,8 @@ enum Command {
         /// Compute in this precision, as for `run`.
         #[arg(long, value_enum, default_value_t = Precision::F32)]
         precision: Precision,
-        /// The CPU level to compile for (x86-64-v4, x86-64-v3, generic);
+        /// The CPU level to compile for (x86-64-v4-vnni-bf16, x86-64-v4,
+        /// x86-64-v3, generic);
         /// by default the best this CPU has. The package refuses to run on
         /// a CPU without it.
         #[arg(long)]

@@ -10,13 +10,18 @@
 //! |---|---|
 //! | `generic` | the architecture's baseline (x86-64: SSE2); always runs |
 //! | `x86-64-v3` | AVX2, FMA, BMI1/2, LZCNT, MOVBE, F16C |
+//! | `x86-64-v4-vnni-bf16` | v4 + AVX512-VNNI (`vpdpbusd`, the int8 GEMM) and AVX512-BF16 (`vdpbf16ps`, the bfloat16 GEMM): AMD Zen 4, Intel Cooper Lake and Sapphire Rapids; LLVM's `x86-64-v4` with those two features |
 //! | `x86-64-v4` | v3 + AVX-512 F, BW, CD, DQ, VL |
 //! | `native` | the build machine's own CPU (`Builder::native_cpu`): the user chose it, so it is taken as supported |
 //!
 //! An unknown level is never supported.
 
 /// The levels an x86-64 AOT build emits, best first.
-pub const X86_64_LEVELS: &[&str] = &["x86-64-v4", "x86-64-v3", "generic"];
+pub const X86_64_LEVELS: &[&str] = &[V4_VNNI_BF16, "x86-64-v4", "x86-64-v3", "generic"];
+
+/// The level of `x86-64-v4` with AVX512-VNNI and AVX512-BF16 (the integer
+/// and bfloat16 dot-product instructions).
+pub const V4_VNNI_BF16: &str = "x86-64-v4-vnni-bf16";
 
 /// Whether this CPU can run code compiled for `level`.
 pub fn supports(level: &str) -> bool {
@@ -24,6 +29,7 @@ pub fn supports(level: &str) -> bool {
         "generic" | "native" => true,
         "x86-64-v3" => has_v3(),
         "x86-64-v4" => has_v3() && has_v4_extras(),
+        V4_VNNI_BF16 => has_v3() && has_v4_extras() && has_vnni_bf16(),
         _ => false,
     }
 }
@@ -53,8 +59,19 @@ fn has_v4_extras() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vl")
 }
 
+#[cfg(target_arch = "x86_64")]
+fn has_vnni_bf16() -> bool {
+    std::arch::is_x86_feature_detected!("avx512vnni")
+        && std::arch::is_x86_feature_detected!("avx512bf16")
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 fn has_v3() -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_vnni_bf16() -> bool {
     false
 }
 
@@ -79,6 +96,9 @@ mod tests {
     #[test]
     fn levels_are_nested() {
         // A CPU with v4 has v3: the best level is never worse than v3 then.
+        if supports(V4_VNNI_BF16) {
+            assert!(supports("x86-64-v4"));
+        }
         if supports("x86-64-v4") {
             assert!(supports("x86-64-v3"));
         }

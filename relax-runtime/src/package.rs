@@ -6,7 +6,8 @@
 //!    `RELAXPKG`, a `u32` format version ([`FORMAT_VERSION`]), then the
 //!    header strings: the architecture and OS the code is for
 //!    (`std::env::consts::ARCH`/`OS`), the CPU level it was compiled for
-//!    ([`crate::cpu`]: `x86-64-v4`, `x86-64-v3`, `generic`), the model's
+//!    ([`crate::cpu`]: `x86-64-v4-vnni-bf16`, `x86-64-v4`, `x86-64-v3`,
+//!    `generic`), the model's
 //!    input and output names, and the kernel table (each native kernel's
 //!    name in the executable and its symbol in the library). Then two
 //!    sections, each a `u64` length, the bytes and a `u64`

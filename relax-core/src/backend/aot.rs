@@ -13,12 +13,14 @@
 //!    VM code generation, and object files from the LLVM back end, one per
 //!    module and CPU level ([`cpu_variants`]): on x86-64 every kernel is
 //!    scheduled (`DefaultSchedule::for_cpu`: register tiles for the
-//!    level's vector width) and compiled for `x86-64-v4` (AVX-512),
-//!    `x86-64-v3` (AVX2, FMA) and the `generic` baseline, and the executable picks the best level the
+//!    level's vector width) and compiled for `x86-64-v4-vnni-bf16`
+//!    (AVX-512 with the int8 and bfloat16 dot products), `x86-64-v4`
+//!    (AVX-512), `x86-64-v3` (AVX2, FMA) and the `generic` baseline, and
+//!    the executable picks the best level the
 //!    running CPU supports when it loads (`relax_runtime::cpu`); with
 //!    [`Builder::native_cpu`] there is one variant, for the build
 //!    machine's CPU. Each kernel's symbol is made unique across crates and
-//!    modules: `relax_<crate>_<lib>_<module>_<kernel>`, plus `_v4`/`_v3`
+//!    modules: `relax_<crate>_<lib>_<module>_<kernel>`, plus `_v4x`/`_v4`/`_v3`
 //!    for those levels;
 //! 4. writes to OUT_DIR the static library `lib<lib>.a` (one member per
 //!    module, see [`write_archive`]), each module's serialized
@@ -547,6 +549,7 @@ pub fn cpu_variants(native_cpu: bool) -> Vec<CpuVariant> {
             .map(|&cpu| CpuVariant {
                 cpu,
                 suffix: match cpu {
+                    relax_runtime::cpu::V4_VNNI_BF16 => "_v4x",
                     "x86-64-v4" => "_v4",
                     "x86-64-v3" => "_v3",
                     _ => "",

@@ -178,17 +178,20 @@ impl DefaultSchedule {
         Self::with_vector_bits(host_vector_bits()).with_bf16(host_bf16())
     }
 
-    /// Schedules for the x86-64 level `cpu` (`x86-64-v4`: AVX-512,
-    /// `x86-64-v3`: AVX2; anything else: 128-bit SSE2), as the
-    /// ahead-of-time variants are compiled.
+    /// Schedules for the x86-64 level `cpu` (`x86-64-v4-vnni-bf16`:
+    /// AVX-512 with the bfloat16 GEMM, `x86-64-v4`: AVX-512, `x86-64-v3`:
+    /// AVX2; anything else: 128-bit SSE2), as the ahead-of-time variants
+    /// are compiled.
     pub fn for_cpu(cpu: &str) -> Self {
+        let dl = cpu == relax_runtime::cpu::V4_VNNI_BF16;
         Self::with_vector_bits(match cpu {
             "x86-64-v4" => 512,
+            _ if dl => 512,
             "x86-64-v3" => 256,
             "native" => host_vector_bits(),
             _ => 128,
         })
-        .with_bf16(cpu == "native" && host_bf16())
+        .with_bf16(dl || (cpu == "native" && host_bf16()))
     }
 
     /// Schedules for vector registers of `bits` (128, 256 or 512).

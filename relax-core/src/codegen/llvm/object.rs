@@ -2,14 +2,16 @@
 //!
 //! The module is built and optimized as for the JIT, for the host triple
 //! with CPU `generic`, the CPU level `opts.cpu`, or the host's (with
-//! `native_cpu`), and written as
+//! `native_cpu`), using the instructions that CPU guarantees (the
+//! dot-product intrinsics, F16C conversions: `target::cpu_extras`), and
+//! written as
 //! position-independent object code. Its undefined symbols are
 //! `relax_parallel_for` (linked from relax-runtime), `malloc`/`free` and
 //! libm functions (`-lm`).
 
 use super::abi::emit_kernel;
 use super::diagnostics::new_context;
-use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize};
+use super::target::{cpu_extras, host_machine, optimize};
 use super::types::internal;
 use super::CodegenOptions;
 use crate::tir::PrimFunc;
@@ -23,16 +25,16 @@ pub(super) fn compile(
 ) -> Result<Vec<u8>, Error> {
     let ctx = new_context();
     let module = ctx.create_module("relax_aot");
+    let extras = cpu_extras(opts);
     for (symbol, func) in funcs {
-        let (vnni, bf16) = (host_vnni(), host_bf16());
         emit_kernel(
             &ctx,
             &module,
             symbol,
             func,
-            opts.native_cpu && vnni,
-            opts.native_cpu && bf16,
-            opts.native_cpu && host_f16c(),
+            extras.vnni,
+            extras.bf16,
+            extras.f16c,
         )?;
     }
     let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
@@ -51,16 +53,16 @@ pub(super) fn ir_text(
 ) -> Result<String, Error> {
     let ctx = new_context();
     let module = ctx.create_module("relax_ir");
+    let extras = cpu_extras(opts);
     for (symbol, func) in funcs {
-        let (vnni, bf16) = (host_vnni(), host_bf16());
         emit_kernel(
             &ctx,
             &module,
             symbol,
             func,
-            opts.native_cpu && vnni,
-            opts.native_cpu && bf16,
-            opts.native_cpu && host_f16c(),
+            extras.vnni,
+            extras.bf16,
+            extras.f16c,
         )?;
     }
     if optimized {

@@ -38,8 +38,48 @@ pub(super) fn init() -> Result<(), Error> {
     .map_err(|e| internal(format!("the native target is not available: {e}")))
 }
 
-/// Whether the host CPU has AVX512-VNNI (`vpdpbusd`). The named CPU
-/// levels of ahead-of-time variants (`x86-64-v4` and below) do not.
+/// The LLVM CPU and feature string of a CPU level of `relax_runtime::cpu`:
+/// LLVM names every level but `x86-64-v4-vnni-bf16`, which is `x86-64-v4`
+/// with the two dot-product features.
+pub(super) fn llvm_cpu(level: &str) -> (&str, &str) {
+    if level == relax_runtime::cpu::V4_VNNI_BF16 {
+        ("x86-64-v4", "+avx512vnni,+avx512bf16")
+    } else {
+        (level, "")
+    }
+}
+
+/// The instructions beyond a level's baseline that kernels for `opts` may
+/// use: the host's with `native_cpu`, else what the named level
+/// guarantees (F16C from `x86-64-v3` on, VNNI and BF16 at
+/// `x86-64-v4-vnni-bf16`).
+pub(super) fn cpu_extras(opts: &super::CodegenOptions) -> CpuExtras {
+    if opts.native_cpu {
+        return CpuExtras {
+            vnni: host_vnni(),
+            bf16: host_bf16(),
+            f16c: host_f16c(),
+        };
+    }
+    let level = opts.cpu.as_deref().unwrap_or("generic");
+    let dl = level == relax_runtime::cpu::V4_VNNI_BF16;
+    CpuExtras {
+        vnni: dl,
+        bf16: dl,
+        f16c: dl || matches!(level, "x86-64-v4" | "x86-64-v3"),
+    }
+}
+
+/// See [`cpu_extras`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct CpuExtras {
+    pub vnni: bool,
+    pub bf16: bool,
+    pub f16c: bool,
+}
+
+/// Whether the host CPU has AVX512-VNNI (`vpdpbusd`). Of the named CPU
+/// levels, only `x86-64-v4-vnni-bf16` guarantees it ([`cpu_extras`]).
 pub(super) fn host_vnni() -> bool {
     init().is_ok()
         && TargetMachine::get_host_cpu_features()
@@ -48,8 +88,8 @@ pub(super) fn host_vnni() -> bool {
             .any(|f| f == "+avx512vnni")
 }
 
-/// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`). No named CPU
-/// level of the ahead-of-time variants has it.
+/// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`). Of the named CPU
+/// levels, only `x86-64-v4-vnni-bf16` guarantees it ([`cpu_extras`]).
 pub(super) fn host_bf16() -> bool {
     init().is_ok()
         && TargetMachine::get_host_cpu_features()
@@ -79,7 +119,9 @@ pub(super) fn host_machine(native: bool, cpu: Option<&str>) -> Result<TargetMach
             TargetMachine::get_host_cpu_features().to_string(),
         )
     } else {
-        (cpu.unwrap_or("generic").to_string(), String::new())
+        let level = cpu.unwrap_or("generic");
+        let (cpu, features) = llvm_cpu(level);
+        (cpu.to_string(), features.to_string())
     };
     target
         .create_target_machine(

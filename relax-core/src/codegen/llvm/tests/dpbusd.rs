@@ -93,8 +93,22 @@ fn dpbusd_is_one_vpdpbusd_per_vector_step_where_the_cpu_has_vnni() {
         crate::codegen::llvm::target::host_vnni(),
         "{ir}"
     );
-    // A named CPU level has no VNNI: the per-byte code.
-    let generic = crate::codegen::llvm::CodegenOptions::default();
-    let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &generic, false).unwrap();
-    assert!(!ir.contains("vpdpbusd"));
+    // Of the named CPU levels, only x86-64-v4-vnni-bf16 has VNNI; the
+    // others get the per-byte code. Its object builds on any host.
+    let level = |cpu: &str| crate::codegen::llvm::CodegenOptions {
+        native_cpu: false,
+        cpu: Some(cpu.to_string()),
+    };
+    for (cpu, vnni) in [
+        (relax_runtime::cpu::V4_VNNI_BF16, true),
+        ("x86-64-v4", false),
+        ("x86-64-v3", false),
+        ("generic", false),
+    ] {
+        let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &level(cpu), true).unwrap();
+        assert_eq!(ir.contains("llvm.x86.avx512.vpdpbusd.512"), vnni, "{cpu}");
+    }
+    let object =
+        crate::codegen::llvm::emit_object(&funcs, &level(relax_runtime::cpu::V4_VNNI_BF16));
+    assert!(!object.unwrap().is_empty());
 }
