@@ -32,6 +32,11 @@
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
+//!
+//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger`: a
+//! quantized model's (QDQ) matmuls of dequantized 8-bit tensors become
+//! `int32` matmuls of the 8-bit tensors, rescaled once (exact integer
+//! products; only that rescale rounds).
 
 mod dot;
 mod dsl;
@@ -470,6 +475,7 @@ fn prepare(
         });
     }
     let mut m = model::read(path, false)?;
+    m.module = passes::run("FakeQuantizationToInteger", m.module)?;
     m.module = precision.apply(m.module)?;
     let target = if interp {
         Target::interpreter()
@@ -586,6 +592,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             let mut m = model::read(&model, false)?;
             let imported = start.elapsed();
+            m.module = passes::run("FakeQuantizationToInteger", m.module)?;
             m.module = precision.apply(m.module)?;
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");

@@ -23,7 +23,17 @@
 //!    operands; `int32` wraps, and the exact result fits), so only the
 //!    final rescale rounds, and the result is within rounding of the float
 //!    path `Σ_k ((xq - zx)·sx)·((wq - zw)·sw)`.
-//! 3. Whatever consumed the float result (a bias `add`, a `quantize`) is
+//! 3. `conv2d` (NCHW, OIHW) the same way:
+//!    `conv2d(dequantize(xq, sx, zx), dequantize(wq, sw, zw))`, the weight
+//!    per tensor or per output channel (axis 0), becomes the `int32`
+//!    `conv2d` of the 8-bit tensors (same strides, dilation, groups) minus
+//!    `zw · conv2d(xq, ones)` (each window's input sum, per group) and
+//!    `zx · Σ_{c,kh,kw} (wq - zw)` per output channel. The float path pads
+//!    the dequantized input with 0, which is `zx` in the 8-bit input: with a
+//!    nonzero `zx` and padding, the input is padded with `zx` by `nn.pad`
+//!    (so `zx` must then be a constant) and the convolutions have none.
+//!    The rescale multiplies by `sx · sw`, `sw` laid along the channels.
+//! 4. Whatever consumed the float result (a bias `add`, a `quantize`) is
 //!    unchanged. Anything else (wider integers, per-axis activation scales,
 //!    rank-1 operands, mixed float types) is left as it is.
 //!
@@ -32,9 +42,10 @@
 //! `MatMulInteger` builds the same form with [`integer_matmul`].
 
 use super::Pass;
-use crate::dpl::{is_op, rewrite_call, wildcard, Bindings, Match, Pattern};
+use crate::dpl::{is_op, rewrite_calls, wildcard, Bindings, Match, Pattern};
 use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, TensorStructInfo};
-use crate::op::infer::{attr_dtype, attr_int};
+use crate::op::infer::{attr_dtype, attr_int, attr_ints};
+use relax_runtime::Tensor;
 use relax_runtime::{DataType, Error};
 
 /// The pass. See the module docs.
@@ -48,6 +59,7 @@ impl Pass for FakeQuantizationToInteger {
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         let rule = MatmulRule::new()?;
+        let conv = ConvRule::new()?;
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
@@ -55,14 +67,15 @@ impl Pass for FakeQuantizationToInteger {
             // (a match records the variables); the rewrite replaces only
             // matmul bindings, so these stay valid through its rounds.
             let bindings = Bindings::of_function(func);
-            let new = rewrite_call(
-                &rule.pattern,
-                |orig, m| {
-                    rule.rewrite(orig, m, &bindings)
-                        .unwrap_or_else(|| orig.clone())
-                },
-                func,
-            )?;
+            let matmul = |orig: &Expr, m: &Match| {
+                rule.rewrite(orig, m, &bindings)
+                    .unwrap_or_else(|| orig.clone())
+            };
+            let conv2d = |orig: &Expr, m: &Match| {
+                conv.rewrite(orig, m, &bindings)
+                    .unwrap_or_else(|| orig.clone())
+            };
+            let new = rewrite_calls(&[(&rule.pattern, &matmul), (&conv.pattern, &conv2d)], func)?;
             out.add(gv.clone(), new);
         }
         Ok(out)
@@ -132,6 +145,169 @@ impl MatmulRule {
             vec![astype(acc, fx), scale],
             Attrs::new(),
         ))
+    }
+}
+
+/// The `conv2d` pattern (module docs, item 3) and the sub-patterns the
+/// rewrite reads.
+struct ConvRule {
+    pattern: Pattern,
+    x: Pattern,
+    w: Pattern,
+}
+
+impl ConvRule {
+    fn new() -> Result<ConvRule, Error> {
+        let deq = || -> Result<Pattern, Error> {
+            Ok(is_op("relax.dequantize")?.call([wildcard(), wildcard(), wildcard()]))
+        };
+        let (x, w) = (deq()?, deq()?);
+        let pattern = is_op("relax.nn.conv2d")?.call([x.clone(), w.clone()]);
+        Ok(ConvRule { pattern, x, w })
+    }
+
+    /// The integer form of a match (module docs, item 3), or `None`.
+    fn rewrite(&self, orig: &Expr, m: &Match, bindings: &Bindings) -> Option<Expr> {
+        let conv = orig.as_call()?;
+        let (x, w) = (
+            call_of(m.get(&self.x)?, bindings)?,
+            call_of(m.get(&self.w)?, bindings)?,
+        );
+        if x.args.len() != 3 || w.args.len() != 3 {
+            return None;
+        }
+        let attrs = crate::op::lookup("relax.nn.conv2d")?
+            .normalize_attrs(&conv.attrs)
+            .ok()?;
+        let layout = |k: &str| attrs.get(k).and_then(AttrValue::as_str).map(str::to_string);
+        if layout("data_layout")? != "NCHW"
+            || layout("kernel_layout")? != "OIHW"
+            || layout("out_layout")? != "NCHW"
+        {
+            return None;
+        }
+        let (fx, fw) = (dequantized_type(x)?, dequantized_type(w)?);
+        let out = attr_dtype(conv, "out_dtype");
+        if fx != fw || !(out.is_void() || out == fx) {
+            return None;
+        }
+        let (xq, sx, zx) = (&x.args[0], &x.args[1], &x.args[2]);
+        let (wq, sw, zw) = (&w.args[0], &w.args[1], &w.args[2]);
+        let (xt, wt) = (eight_bit(xq)?, eight_bit(wq)?);
+        if xt.ndim != 4 || wt.ndim != 4 || rank(sx)? != 0 || rank(zx)? != 0 {
+            return None;
+        }
+        // The weight: per tensor, or per output channel (axis 0).
+        let per_channel = rank(sw)? > 0 || rank(zw)? > 0;
+        if per_channel && attr_int(w, "axis").unwrap_or(-1) != 0 {
+            return None;
+        }
+        let (zx32, zw32) = (int32_zero_point(zx)?, int32_zero_point(zw)?);
+        let i32t = DataType::i32();
+        let call = |op: &str, args: Vec<Expr>, attrs: Attrs| Expr::call_op(op, args, attrs);
+        let mul = |a: Expr, b: Expr| call("relax.multiply", vec![a, b], Attrs::new());
+        let sub = |a: Expr, b: Expr| call("relax.subtract", vec![a, b], Attrs::new());
+        // A per-channel parameter laid along `axis` of a 4-d tensor.
+        let along = |p: Expr, axis: i64| {
+            let others: Vec<AttrValue> =
+                (0..4).filter(|&a| a != axis).map(AttrValue::Int).collect();
+            call(
+                "relax.expand_dims",
+                vec![p],
+                Attrs::from_pairs([("axis", AttrValue::Array(others))]),
+            )
+        };
+        let per_channel_zw = rank(zw)? > 0;
+        let zw_along = |axis: i64| {
+            zw32.clone()
+                .map(|z| if per_channel_zw { along(z, axis) } else { z })
+        };
+        // The float path pads the dequantized input with 0, which is the
+        // zero point of the 8-bit input: pad with it explicitly.
+        let padding = attr_ints(conv, "padding").unwrap_or_else(|| vec![0; 4]);
+        let (mut data, mut conv_attrs) = (
+            xq.clone(),
+            attrs.with("out_dtype", AttrValue::DataType(i32t)),
+        );
+        if zx32.is_some() && padding.iter().any(|&p| p != 0) {
+            let ExprKind::Constant(t) = zx.kind() else {
+                return None;
+            };
+            let value = *t.to_f64_vec().first()?;
+            let [top, left, bottom, right] = padding[..] else {
+                return None;
+            };
+            let width = [0, 0, 0, 0, top, bottom, left, right].map(AttrValue::Int);
+            data = call(
+                "relax.nn.pad",
+                vec![data],
+                Attrs::from_pairs([
+                    ("pad_width", AttrValue::Array(width.to_vec())),
+                    ("pad_value", AttrValue::Float(value)),
+                    ("pad_mode", AttrValue::Str("constant".into())),
+                ]),
+            );
+            conv_attrs = conv_attrs.with("padding", AttrValue::Array(vec![AttrValue::Int(0); 4]));
+        }
+        let mut acc = call(
+            "relax.nn.conv2d",
+            vec![data.clone(), wq.clone()],
+            conv_attrs.clone(),
+        );
+        if let Some(zw4) = zw_along(1) {
+            // zw · Σ over each window of the input: a conv with ones of
+            // the weight's shape.
+            let dims: Vec<i64> = wt
+                .shape_values()?
+                .iter()
+                .map(|d| d.as_int())
+                .collect::<Option<_>>()?;
+            let n: i64 = dims.iter().product();
+            let ones = Tensor::from_vec(&dims, vec![1i32; usize::try_from(n).ok()?]).ok()?;
+            let sums = call(
+                "relax.nn.conv2d",
+                vec![astype(data, i32t), Expr::constant(ones)],
+                conv_attrs,
+            );
+            acc = sub(acc, mul(sums, zw4));
+        }
+        if let Some(zx) = zx32 {
+            // zx · Σ_{c, kh, kw} (wq - zw) per output channel, as (1, O, 1, 1).
+            let mut w32 = astype(wq.clone(), i32t);
+            if let Some(zw0) = zw_along(0) {
+                w32 = sub(w32, zw0);
+            }
+            let sums = call(
+                "relax.sum",
+                vec![w32],
+                Attrs::from_pairs([
+                    (
+                        "axis",
+                        AttrValue::Array([1, 2, 3].map(AttrValue::Int).to_vec()),
+                    ),
+                    ("keepdims", AttrValue::Bool(true)),
+                ]),
+            );
+            let cols = call(
+                "relax.permute_dims",
+                vec![sums],
+                Attrs::from_pairs([(
+                    "axes",
+                    AttrValue::Array([1, 0, 2, 3].map(AttrValue::Int).to_vec()),
+                )]),
+            );
+            acc = sub(acc, mul(zx, cols));
+        }
+        let sw4 = if rank(sw)? > 0 {
+            along(sw.clone(), 1)
+        } else {
+            sw.clone()
+        };
+        let mut scale = mul(sx.clone(), sw4);
+        if tensor(sx)?.dtype != fx {
+            scale = astype(scale, fx);
+        }
+        Some(mul(astype(acc, fx), scale))
     }
 }
 

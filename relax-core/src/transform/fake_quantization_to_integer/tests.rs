@@ -312,3 +312,125 @@ fn the_integer_form_computes_the_float_path_on_the_interpreters() {
 fn the_integer_form_computes_the_float_path_on_llvm() {
     numeric(&[crate::backend::Target::host()]);
 }
+
+/// A QDQ convolution as `quantize_static` writes it (`int8` activations
+/// with a zero point, weights per output channel with zero point 0), no
+/// padding: the integer `conv2d` and the constant-foldable weight sums.
+#[test]
+fn conv2d_with_per_channel_weights() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((1, 3, 6, 6), "int8"), wq: R.Tensor((4, 3, 3, 3), "int8"), sw: R.Tensor((4,), "float32")) -> R.Tensor((1, 4, 4, 4), "float32"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const(0.1, "float32"), R.const(-3, "int8"), axis=-1, out_dtype="float32")
+            w = R.dequantize(wq, sw, R.const(0, "int8"), axis=0, out_dtype="float32")
+            gv = R.nn.conv2d(x, w)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((1, 3, 6, 6), dtype="int8"), wq: R.Tensor((4, 3, 3, 3), dtype="int8"), sw: R.Tensor((4,), dtype="float32")) -> R.Tensor((1, 4, 4, 4), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((1, 4, 4, 4), dtype="int32") = R.nn.conv2d(xq, wq, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="int32")
+            lv1: R.Tensor((4, 3, 3, 3), dtype="int32") = R.astype(wq, dtype="int32")
+            lv2: R.Tensor((4, 1, 1, 1), dtype="int32") = R.sum(lv1, axis=[1, 2, 3], keepdims=True)
+            lv3: R.Tensor((1, 4, 1, 1), dtype="int32") = R.permute_dims(lv2, axes=[1, 0, 2, 3])
+            lv4: R.Tensor((1, 4, 1, 1), dtype="int32") = R.multiply(R.const(-3, "int32"), lv3)
+            lv5: R.Tensor((1, 4, 4, 4), dtype="int32") = R.subtract(lv, lv4)
+            lv6: R.Tensor((1, 4, 4, 4), dtype="float32") = R.astype(lv5, dtype="float32")
+            lv7: R.Tensor((1, 4, 1, 1), dtype="float32") = R.expand_dims(sw, axis=[0, 2, 3])
+            lv8: R.Tensor((1, 4, 1, 1), dtype="float32") = R.multiply(R.const(0.1, "float32"), lv7)
+            gv: R.Tensor((1, 4, 4, 4), dtype="float32") = R.multiply(lv6, lv8)
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger, before, expected);
+}
+
+/// A padded, strided, grouped convolution with every zero point nonzero
+/// (the activation's a constant, the weight's per output channel), at odd
+/// sizes: the integer form against the float path on `targets`.
+fn conv_numeric(targets: &[crate::backend::Target]) {
+    use crate::backend::build;
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let module = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((2, 4, 9, 7), "uint8"), wq: R.Tensor((6, 2, 3, 3), "int8"), sw: R.Tensor((6,), "float32"), zw: R.Tensor((6,), "int8")) -> R.Tensor((2, 6, 5, 4), "float32"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const(0.031, "float32"), R.const(77, "uint8"), axis=-1, out_dtype="float32")
+            w = R.dequantize(wq, sw, zw, axis=0, out_dtype="float32")
+            gv = R.nn.conv2d(x, w, strides=[2, 2], padding=[1, 1, 1, 2], groups=2)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let mut seed = 0x7f4a_7c15u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let xq: Vec<u8> = (0..2 * 4 * 9 * 7).map(|_| next() as u8).collect();
+    let wq: Vec<i8> = (0..6 * 2 * 9).map(|_| next() as i8).collect();
+    let sw: Vec<f32> = (0..6).map(|_| (next() % 100 + 1) as f32 * 1e-3).collect();
+    let zw: Vec<i8> = (0..6).map(|_| (next() % 11) as i8 - 5).collect();
+    let args = vec![
+        Value::Tensor(Tensor::from_vec(&[2, 4, 9, 7], xq).unwrap()),
+        Value::Tensor(Tensor::from_vec(&[6, 2, 3, 3], wq).unwrap()),
+        Value::Tensor(Tensor::from_vec(&[6], sw).unwrap()),
+        Value::Tensor(Tensor::from_vec(&[6], zw).unwrap()),
+    ];
+    let run = |m: &IRModule, t: &crate::backend::Target| {
+        let exec = build(m, t).unwrap();
+        let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
+        out.as_tensor().unwrap().to_vec::<f32>().unwrap()
+    };
+    let want = run(&module, &crate::backend::Target::interpreter());
+    let integer = FakeQuantizationToInteger.run(module).unwrap();
+    let text = integer.to_string();
+    assert!(
+        text.contains("R.nn.pad") && !text.contains("R.dequantize"),
+        "{text}"
+    );
+    let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
+    for t in targets {
+        let got = run(&integer, t);
+        assert_eq!(got.len(), want.len());
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| (g - w).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            worst <= 1e-5 * scale,
+            "{t:?}: max difference {worst} (scale {scale})\n{text}"
+        );
+    }
+}
+
+#[test]
+fn the_integer_conv2d_computes_the_float_path_on_the_interpreters() {
+    conv_numeric(&[
+        crate::backend::Target::interpreter(),
+        crate::backend::Target::tir_interpreter(),
+    ]);
+}
+
+#[cfg(feature = "llvm")]
+#[test]
+fn the_integer_conv2d_computes_the_float_path_on_llvm() {
+    conv_numeric(&[crate::backend::Target::host()]);
+}
