@@ -33,10 +33,13 @@
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
 //!
-//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger`: a
-//! quantized model's (QDQ) matmuls of dequantized 8-bit tensors become
-//! `int32` matmuls of the 8-bit tensors, rescaled once (exact integer
-//! products; only that rescale rounds).
+//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger` on
+//! matmuls: a quantized model's (QDQ) matmuls of dequantized 8-bit tensors
+//! become `int32` matmuls of the 8-bit tensors, rescaled once (exact
+//! integer products; only that rescale rounds). Convolutions keep the
+//! float path here until the `int32` `conv2d` of 8-bit tensors has a
+//! schedule (`relax print --passes FakeQuantizationToInteger` rewrites
+//! both).
 
 mod dot;
 mod dsl;
@@ -252,6 +255,15 @@ impl Precision {
         let module = passes::run("ConvertToDataflow", module)?;
         passes::run(&format!("ToMixedPrecision({dtype})"), module)
     }
+}
+
+/// `module` with the matmuls of dequantized 8-bit tensors as `int32`
+/// matmuls of the 8-bit tensors (module docs).
+fn integer_matmuls(module: IRModule) -> Result<IRModule, String> {
+    use relax_core::transform::{FakeQuantizationToInteger, Pass};
+    FakeQuantizationToInteger::matmul_only()
+        .run(module)
+        .map_err(|e| format!("FakeQuantizationToInteger: {e}"))
 }
 
 /// The error `out!` gives when stdout is a pipe whose reader has gone
@@ -475,7 +487,7 @@ fn prepare(
         });
     }
     let mut m = model::read(path, false)?;
-    m.module = passes::run("FakeQuantizationToInteger", m.module)?;
+    m.module = integer_matmuls(m.module)?;
     m.module = precision.apply(m.module)?;
     let target = if interp {
         Target::interpreter()
@@ -592,7 +604,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             let mut m = model::read(&model, false)?;
             let imported = start.elapsed();
-            m.module = passes::run("FakeQuantizationToInteger", m.module)?;
+            m.module = integer_matmuls(m.module)?;
             m.module = precision.apply(m.module)?;
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");

@@ -83,7 +83,7 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "InlinePrivateFunctions" => Box::new(InlinePrivateFunctions),
         "DecomposeOpsForInference" => Box::new(DecomposeOpsForInference::new()),
         "LiftTransformParams" => Box::new(LiftTransformParams),
-        "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger),
+        "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::new()),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",

@@ -33,6 +33,7 @@
 //!    nonzero `zx` and padding, the input is padded with `zx` by `nn.pad`
 //!    (so `zx` must then be a constant) and the convolutions have none.
 //!    The rescale multiplies by `sx · sw`, `sw` laid along the channels.
+//!    `FakeQuantizationToInteger::matmul_only()` leaves convolutions alone.
 //! 4. Whatever consumed the float result (a bias `add`, a `quantize`) is
 //!    unchanged. Anything else (wider integers, per-axis activation scales,
 //!    rank-1 operands, mixed float types) is left as it is.
@@ -49,8 +50,31 @@ use relax_runtime::Tensor;
 use relax_runtime::{DataType, Error};
 
 /// The pass. See the module docs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FakeQuantizationToInteger;
+#[derive(Clone, Copy, Debug)]
+pub struct FakeQuantizationToInteger {
+    /// Whether `conv2d` is rewritten too (item 3).
+    conv2d: bool,
+}
+
+impl Default for FakeQuantizationToInteger {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeQuantizationToInteger {
+    /// The pass over matmuls and convolutions.
+    pub fn new() -> Self {
+        FakeQuantizationToInteger { conv2d: true }
+    }
+
+    /// The pass over matmuls only (convolutions keep the float path), as
+    /// `relax run` and `relax compile` run it while the `int32` `conv2d`
+    /// of 8-bit tensors has no schedule of its own.
+    pub fn matmul_only() -> Self {
+        FakeQuantizationToInteger { conv2d: false }
+    }
+}
 
 impl Pass for FakeQuantizationToInteger {
     fn name(&self) -> &str {
@@ -75,7 +99,12 @@ impl Pass for FakeQuantizationToInteger {
                 conv.rewrite(orig, m, &bindings)
                     .unwrap_or_else(|| orig.clone())
             };
-            let new = rewrite_calls(&[(&rule.pattern, &matmul), (&conv.pattern, &conv2d)], func)?;
+            let rules: &[crate::dpl::Rule<'_>] = if self.conv2d {
+                &[(&rule.pattern, &matmul), (&conv.pattern, &conv2d)]
+            } else {
+                &[(&rule.pattern, &matmul)]
+            };
+            let new = rewrite_calls(rules, func)?;
             out.add(gv.clone(), new);
         }
         Ok(out)

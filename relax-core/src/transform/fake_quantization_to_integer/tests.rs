@@ -46,7 +46,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger, parse(DENSE), expected);
+    assert_pass(&FakeQuantizationToInteger::new(), parse(DENSE), expected);
 }
 
 /// Zero points that are not constants (here parameters) keep both
@@ -94,7 +94,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger, before, expected);
+    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
 }
 
 /// A weight quantized per output channel (its last axis): the scales
@@ -136,7 +136,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger, before, expected);
+    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
 }
 
 /// What the pass leaves alone: a per-axis scale on the weight's input
@@ -183,7 +183,7 @@ class Module:
         return gv
 "#
         ));
-        assert_pass(&FakeQuantizationToInteger, m.clone(), m);
+        assert_pass(&FakeQuantizationToInteger::new(), m.clone(), m);
     }
 }
 
@@ -264,8 +264,8 @@ fn numeric(targets: &[crate::backend::Target]) {
     )
     .run(module.clone())
     .unwrap();
-    let integer = FakeQuantizationToInteger.run(module).unwrap();
-    let integer_bound = FakeQuantizationToInteger.run(bound).unwrap();
+    let integer = FakeQuantizationToInteger::new().run(module).unwrap();
+    let integer_bound = FakeQuantizationToInteger::new().run(bound).unwrap();
     for m in [&integer, &integer_bound] {
         let text = m.to_string();
         assert!(text.contains("out_dtype=\"int32\""), "{text}");
@@ -353,7 +353,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger, before, expected);
+    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
 }
 
 /// A padded, strided, grouped convolution with every zero point nonzero
@@ -399,7 +399,7 @@ class Module:
         out.as_tensor().unwrap().to_vec::<f32>().unwrap()
     };
     let want = run(&module, &crate::backend::Target::interpreter());
-    let integer = FakeQuantizationToInteger.run(module).unwrap();
+    let integer = FakeQuantizationToInteger::new().run(module).unwrap();
     let text = integer.to_string();
     assert!(
         text.contains("R.nn.pad") && !text.contains("R.dequantize"),
@@ -433,4 +433,24 @@ fn the_integer_conv2d_computes_the_float_path_on_the_interpreters() {
 #[test]
 fn the_integer_conv2d_computes_the_float_path_on_llvm() {
     conv_numeric(&[crate::backend::Target::host()]);
+}
+
+/// `matmul_only()` leaves a QDQ convolution as it is.
+#[test]
+fn matmul_only_leaves_convolutions_alone() {
+    let m = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((1, 3, 6, 6), "int8"), wq: R.Tensor((4, 3, 3, 3), "int8")) -> R.Tensor((1, 4, 4, 4), "float32"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const(0.1, "float32"), R.const(-3, "int8"), axis=-1, out_dtype="float32")
+            w = R.dequantize(wq, R.const(0.2, "float32"), R.const(0, "int8"), axis=0, out_dtype="float32")
+            gv = R.nn.conv2d(x, w)
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::matmul_only(), m.clone(), m);
 }
