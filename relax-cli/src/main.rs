@@ -32,6 +32,14 @@
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
+//!
+//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger` on
+//! matmuls: a quantized model's (QDQ) matmuls of dequantized 8-bit tensors
+//! become `int32` matmuls of the 8-bit tensors, rescaled once (exact
+//! integer products; only that rescale rounds). Convolutions keep the
+//! float path here until the `int32` `conv2d` of 8-bit tensors has a
+//! schedule (`relax print --passes FakeQuantizationToInteger` rewrites
+//! both).
 
 mod dot;
 mod dsl;
@@ -248,6 +256,15 @@ impl Precision {
         let module = passes::run("ConvertToDataflow", module)?;
         passes::run(&format!("ToMixedPrecision({dtype})"), module)
     }
+}
+
+/// `module` with the matmuls of dequantized 8-bit tensors as `int32`
+/// matmuls of the 8-bit tensors (module docs).
+fn integer_matmuls(module: IRModule) -> Result<IRModule, String> {
+    use relax_core::transform::{FakeQuantizationToInteger, Pass};
+    FakeQuantizationToInteger::matmul_only()
+        .run(module)
+        .map_err(|e| format!("FakeQuantizationToInteger: {e}"))
 }
 
 /// The error `out!` gives when stdout is a pipe whose reader has gone
@@ -471,6 +488,7 @@ fn prepare(
         });
     }
     let mut m = model::read(path, false)?;
+    m.module = integer_matmuls(m.module)?;
     m.module = precision.apply(m.module)?;
     let target = if interp {
         Target::interpreter()
@@ -587,6 +605,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             let mut m = model::read(&model, false)?;
             let imported = start.elapsed();
+            m.module = integer_matmuls(m.module)?;
             m.module = precision.apply(m.module)?;
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");

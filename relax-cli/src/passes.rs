@@ -7,9 +7,9 @@
 use relax_core::ir::IRModule;
 use relax_core::transform::{
     AnnotateTIROpPattern, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination,
-    DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr, FoldConstant, FuseOps,
-    FuseTIR, InlinePrivateFunctions, LambdaLift, LegalizeOps, LiftTransformParams, Pass,
-    ToMixedPrecision, ToNonDataflow,
+    DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr, FakeQuantizationToInteger,
+    FoldConstant, FuseOps, FuseTIR, InlinePrivateFunctions, LambdaLift, LegalizeOps,
+    LiftTransformParams, Pass, ToMixedPrecision, ToNonDataflow,
 };
 use relax_runtime::DataType;
 
@@ -30,6 +30,7 @@ pub const NAMES: &[&str] = &[
     "InlinePrivateFunctions",
     "DecomposeOpsForInference",
     "LiftTransformParams",
+    "FakeQuantizationToInteger",
     "ToMixedPrecision(float16|bfloat16)",
 ];
 
@@ -82,6 +83,7 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "InlinePrivateFunctions" => Box::new(InlinePrivateFunctions),
         "DecomposeOpsForInference" => Box::new(DecomposeOpsForInference::new()),
         "LiftTransformParams" => Box::new(LiftTransformParams),
+        "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::new()),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",

@@ -2016,3 +2016,158 @@ fn resize_maps_by_scales_and_takes_a_roi_computed_at_run_time() {
         "antialias = 1 applies to the linear and cubic modes",
     );
 }
+
+/// An 8-bit initializer (`uint8` or `int8`, stored in `int32_data`).
+fn int8_init(
+    name: &str,
+    elem: tensor_proto::DataType,
+    dims: &[i64],
+    data: Vec<i32>,
+) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(elem as i32),
+        int32_data: data,
+        ..Default::default()
+    }
+}
+
+/// A fixed xorshift sequence for the quantized cases.
+fn xorshift(seed: u32) -> impl FnMut() -> u32 {
+    let mut s = seed;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    }
+}
+
+/// `MatMulInteger` of 8-bit tensors (what onnxruntime's `quantize_dynamic`
+/// writes) is an `int32` matmul of the 8-bit tensors themselves, not of
+/// widened copies, plus the zero-point corrections (a run-time activation
+/// zero point, constant per-column weight zero points): the exact
+/// product on both targets, at sizes that are not multiples of a tile.
+#[test]
+fn matmul_integer_multiplies_the_8bit_tensors_into_int32() {
+    use tensor_proto::DataType as D;
+    let (m, k, n) = (3usize, 37usize, 19usize);
+    let mut next = xorshift(0x1234_5679);
+    let b: Vec<i32> = (0..k * n).map(|_| next() as u8 as i8 as i32).collect();
+    let bz: Vec<i32> = (0..n).map(|_| (next() % 9) as i32 - 4).collect();
+    let bytes = model(
+        13,
+        GraphProto {
+            name: Some("mmi".into()),
+            node: vec![node(
+                "MatMulInteger",
+                &["a", "b", "az", "bz"],
+                &["y"],
+                vec![],
+            )],
+            initializer: vec![
+                int8_init("b", D::Int8, &[k as i64, n as i64], b.clone()),
+                int8_init("bz", D::Int8, &[n as i64], bz.clone()),
+            ],
+            input: vec![
+                value_info("a", D::Uint8, &[Dim::Value(m as i64), Dim::Value(k as i64)]),
+                value_info("az", D::Uint8, &[]),
+            ],
+            output: vec![value_info("y", D::Int32, &[])],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let text = imported.module.to_string();
+    assert!(
+        text.contains("R.matmul(a, metadata[\"relax.expr.Constant\"][0], out_dtype=\"int32\")"),
+        "{text}"
+    );
+    let a: Vec<u8> = (0..m * k).map(|_| next() as u8).collect();
+    let az = 117u8;
+    let mut want = vec![0i32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..k)
+                .map(|p| (i32::from(a[i * k + p]) - i32::from(az)) * (b[p * n + j] - bz[j]))
+                .sum();
+        }
+    }
+    let args = [
+        Value::Tensor(Tensor::from_vec(&[m as i64, k as i64], a).unwrap()),
+        Value::Tensor(Tensor::scalar(az)),
+    ];
+    for target in [Target::host(), Target::interpreter()] {
+        let exec = build(&imported.module, &target).unwrap();
+        let y = outputs(VirtualMachine::new(&exec).call("main", &args).unwrap());
+        assert_eq!(y[0].to_vec::<i32>().unwrap(), want, "{target:?}");
+    }
+}
+
+/// A QDQ `MatMul` (onnxruntime's `quantize_static`: the activation
+/// quantized and dequantized, an `int8` weight dequantized per output
+/// channel) keeps the weight's `dequantize` at import, so that
+/// `FakeQuantizationToInteger` turns the matmul into an `int32` matmul of
+/// the 8-bit tensors; its output is the float path's within rounding.
+#[test]
+fn a_qdq_matmul_becomes_an_integer_matmul() {
+    use relax_core::transform::{FakeQuantizationToInteger, Pass};
+    use tensor_proto::DataType as D;
+    let (m, k, n) = (5usize, 33usize, 7usize);
+    let mut next = xorshift(0x0bad_cafe);
+    let w: Vec<i32> = (0..k * n).map(|_| next() as u8 as i8 as i32).collect();
+    let sw: Vec<f32> = (0..n).map(|_| (next() % 50 + 1) as f32 * 1e-3).collect();
+    let bytes = model(
+        13,
+        GraphProto {
+            name: Some("qdq".into()),
+            node: vec![
+                node("QuantizeLinear", &["x", "sx", "zx"], &["xq"], vec![]),
+                node("DequantizeLinear", &["xq", "sx", "zx"], &["xd"], vec![]),
+                node(
+                    "DequantizeLinear",
+                    &["w", "sw", "zw"],
+                    &["wd"],
+                    vec![int_attr("axis", 1)],
+                ),
+                node("MatMul", &["xd", "wd"], &["y"], vec![]),
+            ],
+            initializer: vec![
+                f32_init("sx", &[], vec![0.02]),
+                int8_init("zx", D::Uint8, &[], vec![100]),
+                int8_init("w", D::Int8, &[k as i64, n as i64], w),
+                f32_init("sw", &[n as i64], sw),
+                int8_init("zw", D::Int8, &[n as i64], vec![0; n]),
+            ],
+            input: vec![f32_info("x", &[Dim::Value(m as i64), Dim::Value(k as i64)])],
+            output: vec![f32_info("y", &[])],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let text = imported.module.to_string();
+    assert_eq!(text.matches("R.dequantize(").count(), 2, "{text}");
+    let integer = FakeQuantizationToInteger::new()
+        .run(imported.module.clone())
+        .unwrap();
+    let text = integer.to_string();
+    assert!(
+        text.contains("out_dtype=\"int32\"") && !text.contains("R.dequantize("),
+        "{text}"
+    );
+    let x: Vec<f32> = (0..m * k)
+        .map(|_| (next() % 1000) as f32 / 200.0 - 2.0)
+        .collect();
+    let args = vec![Value::Tensor(
+        Tensor::from_vec(&[m as i64, k as i64], x).unwrap(),
+    )];
+    let want = run(&imported.module, args.clone())[0]
+        .to_vec::<f32>()
+        .unwrap();
+    let got = run(&integer, args)[0].to_vec::<f32>().unwrap();
+    let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5 * scale, "{g} vs {w} (scale {scale})");
+    }
+}

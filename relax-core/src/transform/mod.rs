@@ -24,6 +24,7 @@
 //! | `default_schedule.rs`, `default_schedule/` | `DefaultSchedule`: CPU loop schedules (injective and transposes, reductions, the packed GEMM, convolutions as implicit GEMMs, dot products, epilogues, row reductions, pooling windows) |
 //! | `apply_schedule.rs` | `ApplySchedule`: a user's own `tir::schedule::Schedule` for named PrimFuncs, marked `tir.is_scheduled` so that `DefaultSchedule` keeps it |
 //! | `to_mixed_precision.rs`, `to_mixed_precision/` | `ToMixedPrecision`: float32 computation in float16/bfloat16 with float32 accumulation; the op policies, the backward analysis |
+//! | `fake_quantization_to_integer.rs` | `FakeQuantizationToInteger`: a matmul of dequantized 8-bit tensors as an `int32` matmul of the 8-bit tensors, zero-point corrections and one rescale |
 //! | `pass_context.rs`, `instrument.rs` | `PassContext` and the instruments |
 
 pub mod annotate_tir_op_pattern;
@@ -36,6 +37,7 @@ pub mod dead_code_elimination;
 pub mod decompose_ops;
 pub mod default_schedule;
 pub mod eliminate_common_subexpr;
+pub mod fake_quantization_to_integer;
 pub mod fold_constant;
 pub mod fuse_ops;
 pub mod fuse_ops_by_pattern;
@@ -66,6 +68,7 @@ pub use dead_code_elimination::DeadCodeElimination;
 pub use decompose_ops::DecomposeOpsForInference;
 pub use default_schedule::DefaultSchedule;
 pub use eliminate_common_subexpr::EliminateCommonSubexpr;
+pub use fake_quantization_to_integer::FakeQuantizationToInteger;
 pub use fold_constant::FoldConstant;
 pub use fuse_ops::FuseOps;
 pub use fuse_ops_by_pattern::{FuseOpsByPattern, FusionPattern};

@@ -11,15 +11,24 @@
 //!    input's length, and the op runs on the flattened tensors, one scale
 //!    per element. The zero point defaults to 0 of the output type
 //!    (`uint8`, or the `output_dtype` attribute); the dequantized type is
-//!    the scale's (or `output_dtype`).
+//!    the scale's (or `output_dtype`). A `dequantize` of a constant is
+//!    kept (not folded at import) for `FakeQuantizationToInteger`.
 //! 2. `DynamicQuantizeLinear` is ONNX's function: the range `[min(0,
 //!    min x), max(0, max x)]` over 255 steps (a scale of 1/255 when the range
 //!    is empty), the zero point `round(clamp(-min / scale, 0, 255))`, and
 //!    `quantize` into `uint8`.
-//! 3. `MatMulInteger` is exact integer arithmetic: both inputs in `int32`
-//!    minus their zero points (a scalar, or one per row of `A` and per
-//!    column of `B`), then an `int32` `matmul`.
-//! 4. `QLinearMatMul` is the same integer product, scaled as the ONNX
+//! 3. `MatMulInteger` is exact integer arithmetic. With 8-bit inputs of
+//!    rank at least 2 (what ONNX allows, and what onnxruntime's
+//!    `quantize_dynamic` writes) it is an `int32` `matmul` of the 8-bit
+//!    tensors themselves (`out_dtype="int32"`, the form the VNNI kernels
+//!    take) minus the zero-point corrections that
+//!    `FakeQuantizationToInteger` builds (its `integer_matmul`; a zero
+//!    point that is absent or a constant 0 has none, and those of a
+//!    constant `B` fold at import). Otherwise both inputs in `int32` minus
+//!    their zero points (a scalar, or one per row of `A` and per column of
+//!    `B`), then an `int32` `matmul`.
+//! 4. `QLinearMatMul` is the same integer product (the 8-bit form too),
+//!    scaled as the ONNX
 //!    reference does: the product in `float64` times `a_scale · b_scale /
 //!    y_scale` (computed in the scales' type), then `quantize` with scale
 //!    1 and the output's zero point.
@@ -32,6 +41,7 @@
 
 use super::{product, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
+use relax_core::transform::fake_quantization_to_integer::{integer_matmul, is_constant_zero};
 use relax_runtime::{DataType, Error};
 
 /// A `quantize` or `dequantize` call of `x` with the node's scale
@@ -58,7 +68,7 @@ fn qdq(cx: &mut Ctx, op: &str, x: Expr, zero: Expr, out: DataType) -> Result<Exp
     if per_tensor {
         let scale = scalar_of(cx, scale)?;
         let zp = scalar_of(cx, zp)?;
-        return cx.call(op, vec![x, scale, zp], attrs(-1));
+        return qdq_call(cx, op, vec![x, scale, zp], attrs(-1));
     }
     let a = super::normalize_axes(cx, &[axis], ndim)?[0];
     if block <= 0 {
@@ -68,7 +78,7 @@ fn qdq(cx: &mut Ctx, op: &str, x: Expr, zero: Expr, out: DataType) -> Result<Exp
                 sdims.len()
             )));
         }
-        return cx.call(op, vec![x, scale, zp], attrs(a as i64));
+        return qdq_call(cx, op, vec![x, scale, zp], attrs(a as i64));
     }
     if sdims.len() != ndim {
         return Err(cx.error(format!(
@@ -100,6 +110,21 @@ fn qdq(cx: &mut Ctx, op: &str, x: Expr, zero: Expr, out: DataType) -> Result<Exp
     let (x, scale, zp) = (flat(cx, x)?, flat(cx, scale)?, flat(cx, zp)?);
     let y = cx.call(op, vec![x, scale, zp], attrs(0))?;
     cx.call("relax.reshape", vec![y, shape(dims)], Attrs::new())
+}
+
+/// The `quantize` or `dequantize` call: a `dequantize` of a constant (a
+/// quantized weight) is emitted, not folded, so that
+/// `FakeQuantizationToInteger` sees the 8-bit weight (the build's
+/// `FoldConstant` folds what it leaves).
+fn qdq_call(cx: &mut Ctx, op: &str, args: Vec<Expr>, attrs: Attrs) -> Result<Expr, Error> {
+    if op != "relax.dequantize" {
+        return cx.call(op, args, attrs);
+    }
+    let info = relax_core::op::lookup(op)
+        .ok_or_else(|| cx.error(format!("`{op}` is not a registered op")))?;
+    let call = info.call(args, &attrs).map_err(|d| cx.error(d.message))?;
+    let var = cx.bb.emit(call).map_err(|e| cx.error(e))?;
+    Ok(Expr::var(&var))
 }
 
 /// The default zero point: a scalar 0 of `dtype`.
@@ -294,16 +319,50 @@ fn per_row_or_column(cx: &mut Ctx, p: Expr, dims: &[PrimExpr], rows: bool) -> Re
 
 pub fn mat_mul_integer(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(&[])?;
-    let a = centered(cx, 0, 2, true)?;
-    let b = centered(cx, 1, 3, false)?;
-    Ok(vec![cx.op2("relax.matmul", a, b)?])
+    Ok(vec![exact_product(cx, (0, 2), (1, 3))?])
+}
+
+/// `Σ_k (a - a_zp)(b - b_zp)` in `int32` of the inputs `a.0` and `b.0`
+/// with zero point inputs `a.1` and `b.1` (module docs, item 3).
+fn exact_product(cx: &mut Ctx, a: (usize, usize), b: (usize, usize)) -> Result<Expr, Error> {
+    let (ai, bi) = (cx.input(a.0)?, cx.input(b.0)?);
+    let ((adims, adt), (bdims, bdt)) = (cx.tensor(&ai)?, cx.tensor(&bi)?);
+    let eight_bit = |d: DataType| d.is_integer() && !d.is_bool() && d.bits() == 8;
+    if eight_bit(adt) && eight_bit(bdt) && adims.len() >= 2 && bdims.len() >= 2 {
+        // The 8-bit tensors themselves into an int32 matmul, and the zero
+        // point corrections (FakeQuantizationToInteger's form).
+        let za = int32_zero_point(cx, a.1, &adims, true)?;
+        let zb = int32_zero_point(cx, b.1, &bdims, false)?;
+        let mut make = |op: &str, args: Vec<Expr>, attrs: Attrs| cx.call(op, args, attrs);
+        return integer_matmul(&mut make, ai, za, bi, zb);
+    }
+    let ca = centered(cx, a.0, a.1, true)?;
+    let cb = centered(cx, b.0, b.1, false)?;
+    cx.op2("relax.matmul", ca, cb)
+}
+
+/// The zero point input `zp_input` of a matrix of dims `dims` in `int32`,
+/// shaped to broadcast against the product (a scalar, per row `(m, 1)` or
+/// per column), or `None` when it is absent or a constant 0.
+fn int32_zero_point(
+    cx: &mut Ctx,
+    zp_input: usize,
+    dims: &[PrimExpr],
+    rows: bool,
+) -> Result<Option<Expr>, Error> {
+    let Some(zp) = cx.opt_input(zp_input)? else {
+        return Ok(None);
+    };
+    if is_constant_zero(&zp) {
+        return Ok(None);
+    }
+    let zp = per_row_or_column(cx, zp, dims, rows)?;
+    Ok(Some(cx.astype(zp, DataType::i32())?))
 }
 
 pub fn q_linear_mat_mul(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(&[])?;
-    let a = centered(cx, 0, 2, true)?;
-    let b = centered(cx, 3, 5, false)?;
-    let c = cx.op2("relax.matmul", a, b)?;
+    let c = exact_product(cx, (0, 2), (3, 5))?;
     let (adims, _) = {
         let a = cx.input(0)?;
         cx.tensor(&a)?
