@@ -11,10 +11,17 @@
 //! 3. `Select` whose sides read memory, and `T.if_then_else`, branch so
 //!    that only the chosen side runs (a guarded out-of-range access must not
 //!    fault); other `Select`s are LLVM `select`s.
-//! 4. A float `a * b + c` (either side of the add) is `llvm.fmuladd`:
-//!    one FMA where the target has it, a rounded multiply and add where it
-//!    does not. Results may differ from the interpreter's in the last bit,
-//!    which is why numerical comparisons use a tolerance.
+//! 4. A float update `C[i] = a * b + C[i]` (either side of the add, `C[i]`
+//!    the element the store writes: a sum's running value, in a register
+//!    tile or the output) is `llvm.fmuladd`: one FMA where the target has
+//!    it, a rounded multiply and add where it does not. Sums may differ
+//!    from the interpreter's in the last bits (their order differs too),
+//!    which is why numerical comparisons of reductions use a tolerance.
+//!    Every other `a * b + c` (a dequantization's `acc · scale + bias`, a
+//!    normalization's `x̂ · γ + β`) rounds the product and the sum apart,
+//!    as the interpreter and onnxruntime's separate ops do: a contracted
+//!    rounding there would differ by one ulp, and a requantization that
+//!    follows can turn that ulp into a whole quantization step.
 //! 5. Integer `Div`/`Mod` are floor division/modulo. A zero divisor acts as
 //!    1 and a signed divisor of -1 is handled apart, so no input traps
 //!    (x86 faults on both).
@@ -112,8 +119,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 }
             }
             K::Add(a, b) if d.is_float() => match (a.kind(), b.kind()) {
-                (K::Mul(x, y), _) if a.dtype() == d => self.mul_add(d, x, y, b),
-                (_, K::Mul(x, y)) if b.dtype() == d => self.mul_add(d, x, y, a),
+                (K::Mul(x, y), _) if a.dtype() == d && self.is_accumulator(b) => {
+                    self.mul_add(d, x, y, b)
+                }
+                (_, K::Mul(x, y)) if b.dtype() == d && self.is_accumulator(a) => {
+                    self.mul_add(d, x, y, a)
+                }
                 _ => self.arith(d, a, b, Op::Add, Op::FAdd),
             },
             K::Add(a, b) => self.arith(d, a, b, Op::Add, Op::FAdd),
@@ -194,6 +205,17 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let x = self.expr_as(a, d)?;
         let y = self.expr_as(b, d)?;
         self.broadcast2(x, y)
+    }
+
+    /// Whether `e` reads the element the current store writes (a sum's
+    /// running value: item 4 of the module docs).
+    fn is_accumulator(&self, e: &PrimExpr) -> bool {
+        match (e.kind(), &self.accumulator) {
+            (PrimExprKind::BufferLoad(buffer, indices), Some((target, at))) => {
+                buffer == target && indices == at
+            }
+            _ => false,
+        }
     }
 
     /// `x * y + z` as `llvm.fmuladd` (item 4 of the module docs).

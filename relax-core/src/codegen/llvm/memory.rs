@@ -253,7 +253,10 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let dtype = buffer.dtype();
         let elem_ty = memory_type(self.ctx, dtype)?;
         let align = dtype.size_in_bytes().max(1) as u32;
-        let mut v = self.expr_as(value, dtype)?;
+        let outer = self.accumulator.replace((buffer.clone(), indices.to_vec()));
+        let v = self.expr_as(value, dtype);
+        self.accumulator = outer;
+        let mut v = v?;
         if dtype.is_bool() {
             let target = match lanes_of(v) {
                 Some(n) => vec_type(elem_ty, n)?.as_basic_type_enum(),

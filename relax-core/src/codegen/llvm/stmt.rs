@@ -90,6 +90,10 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// Whether the target CPU has F16C: a `float16` load widens with
     /// `fpext` (`vcvtph2ps`, [`super::half`]).
     pub f16c: bool,
+    /// The element the store being emitted writes (buffer and indices):
+    /// only an update of it, `x * y + it`, is contracted into one
+    /// `llvm.fmuladd` (item 4 of [`super::expr`]'s docs).
+    pub accumulator: Option<(Buffer, Vec<PrimExpr>)>,
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -122,6 +126,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             vnni: false,
             bf16: false,
             f16c: false,
+            accumulator: None,
         }
     }
 

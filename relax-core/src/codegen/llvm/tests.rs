@@ -522,6 +522,57 @@ fn exp_tanh_erf_and_friends() {
     );
 }
 
+/// Only a sum's update `C[i] = C[i] + a * b` is one `fmuladd`: an
+/// elementwise `a * s + b` (a dequantization's scale and bias) rounds the
+/// product and the sum apart, bit for bit as two float32 operations, on
+/// serial and vectorized loops.
+#[test]
+fn only_an_accumulation_contracts_into_fmuladd() {
+    let n = 257i64;
+    let (a, sc, b, c) = (
+        buf("A", &[n], f32t()),
+        buf("S", &[1], f32t()),
+        buf("B", &[n], f32t()),
+        buf("C", &[n], f32t()),
+    );
+    let (i, z) = (var("i"), var("z"));
+    let scale = PrimExpr::load(&sc, vec![PrimExpr::int(0)]);
+    let value = load(&a, &[&i]) * scale + load(&b, &[&i]);
+    let body = store(&c, vec![i.to_expr()], value);
+    // Values whose products need more than float32's bits.
+    let xs: Vec<f32> = (0..n).map(|k| 1.0 + k as f32 * 0.123_456_79).collect();
+    let bs: Vec<f32> = (0..n).map(|k| -(k as f32) * 0.987_654_3).collect();
+    let s = 0.333_333_34f32;
+    let want: Vec<f32> = xs.iter().zip(&bs).map(|(x, b)| x * s + b).collect();
+    let opts = CodegenOptions::default();
+    for kind in [ForKind::Serial, ForKind::Vectorized] {
+        let f = func(
+            vec![bp(&a), bp(&sc), bp(&b), bp(&c)],
+            for_(&i, n, kind, body.clone()),
+        );
+        let ir = super::emit_llvm_ir(&[("k".to_string(), f.clone())], &opts, false).unwrap();
+        assert!(!ir.contains("fmuladd"), "{kind:?}: {ir}");
+        let inputs = [
+            Tensor::from_vec(&[n], xs.clone()).unwrap(),
+            Tensor::from_vec(&[1], vec![s]).unwrap(),
+            Tensor::from_vec(&[n], bs.clone()).unwrap(),
+        ];
+        let got = run(f, &inputs, &[(f32t(), vec![n])], &[])[0]
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(got, want, "{kind:?}");
+    }
+    // C[0] = C[0] + A[z] * B[z]: the running sum is one fmuladd a step.
+    let zero = vec![PrimExpr::int(0)];
+    let update = PrimExpr::load(&c, zero.clone()) + load(&a, &[&z]) * load(&b, &[&z]);
+    let sum = func(
+        vec![bp(&a), bp(&b), bp(&c)],
+        serial(&z, n, store(&c, zero, update)),
+    );
+    let ir = super::emit_llvm_ir(&[("k".to_string(), sum)], &opts, false).unwrap();
+    assert!(ir.contains("llvm.fmuladd"), "{ir}");
+}
+
 /// Runs `C[i] = name(A[i])` on `float32` under each loop kind and checks
 /// every result against `want` (a `float64` reference, rounded): a NaN
 /// gives a NaN, and otherwise `ok(x, want, got, ulps)` holds, `ulps` being
