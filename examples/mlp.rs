@@ -115,7 +115,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{module}");
 
     banner("2. After LegalizeOps and AnnotateTIROpPattern");
-    let legal = AnnotateTIROpPattern.run(LegalizeOps::new().run(module.clone())?)?;
+    let legal = AnnotateTIROpPattern.run(LegalizeOps::default().run(module.clone())?)?;
     println!("{legal}");
 
     banner("3. After FuseOps: each group of bindings a primitive function");
@@ -130,7 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     banner("4. After FuseTIR: each primitive function one PrimFunc");
-    let merged = DeadCodeElimination::new().run(FuseTIR.run(fused)?)?;
+    let merged = DeadCodeElimination::default().run(FuseTIR.run(fused)?)?;
     println!("{merged}");
 
     banner("5. Built for the host CPU through LLVM");

@@ -88,9 +88,9 @@ fn main() -> Result<(), Error> {
         Value::Tensor(Tensor::from_vec(&[big_n, big_n], b)?),
     ];
 
-    let legalized = LegalizeOps::new().run(module(big_n))?;
+    let legalized = LegalizeOps::default().run(module(big_n))?;
     let mut trace = String::new();
-    let hand = ApplySchedule::new().func("matmul", by_hand);
+    let hand = ApplySchedule::default().func("matmul", by_hand);
     let scheduled = hand.run(legalized.clone())?;
     {
         // The same steps on a schedule of our own, for its trace.

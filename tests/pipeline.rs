@@ -346,7 +346,7 @@ fn the_passes_compose_by_hand_as_build_runs_them() {
     assert!(matches!(b[0].value().kind(), ExprKind::Constant(_)));
     // ...so DeadCodeElimination removes the binding of `w` and keeps the
     // PrimFunc `main` still calls.
-    let cleaned = DeadCodeElimination::new().run(folded).unwrap();
+    let cleaned = DeadCodeElimination::default().run(folded).unwrap();
     assert_eq!(bindings(&cleaned).len(), 2);
     assert!(cleaned.get("scale_rows").is_some());
 }

@@ -69,21 +69,21 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
             Box::new(ToMixedPrecision::with_dtype(dtype))
         }
         "LambdaLift" => Box::new(LambdaLift),
-        "LegalizeOps" => Box::new(LegalizeOps::new()),
+        "LegalizeOps" => Box::new(LegalizeOps::default()),
         "AnnotateTIROpPattern" => Box::new(AnnotateTIROpPattern),
         "FoldConstant" => Box::new(FoldConstant),
         "FuseOps" => Box::new(FuseOps::default()),
         "FuseTIR" => Box::new(FuseTIR),
-        "DeadCodeElimination" => Box::new(DeadCodeElimination::new()),
+        "DeadCodeElimination" => Box::new(DeadCodeElimination::default()),
         "DefaultSchedule" => Box::new(DefaultSchedule::for_host()),
         "CanonicalizeBindings" => Box::new(CanonicalizeBindings),
         "EliminateCommonSubexpr" => Box::new(EliminateCommonSubexpr::default()),
         "ConvertToDataflow" => Box::new(ConvertToDataflow::default()),
         "ToNonDataflow" => Box::new(ToNonDataflow),
         "InlinePrivateFunctions" => Box::new(InlinePrivateFunctions),
-        "DecomposeOpsForInference" => Box::new(DecomposeOpsForInference::new()),
+        "DecomposeOpsForInference" => Box::new(DecomposeOpsForInference::default()),
         "LiftTransformParams" => Box::new(LiftTransformParams),
-        "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::new()),
+        "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::default()),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",

@@ -2148,7 +2148,7 @@ fn a_qdq_matmul_becomes_an_integer_matmul() {
     let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
     let text = imported.module.to_string();
     assert_eq!(text.matches("R.dequantize(").count(), 2, "{text}");
-    let integer = FakeQuantizationToInteger::new()
+    let integer = FakeQuantizationToInteger::default()
         .run(imported.module.clone())
         .unwrap();
     let text = integer.to_string();

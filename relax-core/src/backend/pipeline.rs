@@ -31,16 +31,16 @@ pub fn pipeline(target: &Target) -> Sequential {
         return Sequential::new()
             .with(LambdaLift)
             .with(FoldConstant)
-            .with(DeadCodeElimination::new());
+            .with(DeadCodeElimination::default());
     }
     let passes = Sequential::new()
         .with(LambdaLift)
-        .with(LegalizeOps::new())
+        .with(LegalizeOps::default())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(FuseOps::default())
         .with(FuseTIR)
-        .with(DeadCodeElimination::new());
+        .with(DeadCodeElimination::default());
     match (target.kind, target.vector_bits) {
         (TargetKind::Host, Some(bits)) | (TargetKind::TirInterpreter, Some(bits)) => {
             passes.with(DefaultSchedule::with_vector_bits(bits))

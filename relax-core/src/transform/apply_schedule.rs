@@ -54,11 +54,6 @@ impl fmt::Debug for ApplySchedule {
 }
 
 impl ApplySchedule {
-    /// No rules yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Schedules the PrimFunc named `name` with `rule`.
     pub fn func(
         mut self,

@@ -146,7 +146,7 @@ class Module:
             .run(m)
             .unwrap();
         // As in the build pipeline: fold, then drop what became unused.
-        let folded = DeadCodeElimination::new()
+        let folded = DeadCodeElimination::default()
             .run(FoldConstant.run(bound).unwrap())
             .unwrap();
         let wt = Tensor::from_vec(&[2, 3], vec![1.0f32, 3.0, 5.0, 2.0, 4.0, 6.0]).unwrap();

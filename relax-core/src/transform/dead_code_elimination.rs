@@ -32,11 +32,6 @@ pub struct DeadCodeElimination {
 }
 
 impl DeadCodeElimination {
-    /// The pass with the public functions as entries.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The pass with `names` as the entry functions instead of the public
     /// ones (a name the module does not define is an error when it runs).
     pub fn with_entry_functions<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
@@ -214,7 +209,7 @@ class Module:
             R.output(b)
         return b
 "#;
-        check(DeadCodeElimination::new(), BEFORE, expected);
+        check(DeadCodeElimination::default(), BEFORE, expected);
     }
 
     #[test]
@@ -261,7 +256,7 @@ class Module:
         y = R.multiply(x, x)
         return y
 "#;
-        check(DeadCodeElimination::new(), before, expected);
+        check(DeadCodeElimination::default(), before, expected);
     }
 
     #[test]
@@ -277,6 +272,6 @@ class Module:
             R.output(y)
         return y
 "#;
-        check(DeadCodeElimination::new(), text, text);
+        check(DeadCodeElimination::default(), text, text);
     }
 }

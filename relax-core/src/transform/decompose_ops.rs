@@ -34,11 +34,6 @@ pub struct DecomposeOpsForInference {
 }
 
 impl DecomposeOpsForInference {
-    /// The pass over every function.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The pass over the function named `name` only.
     pub fn function(name: &str) -> Self {
         DecomposeOpsForInference {

@@ -56,18 +56,14 @@ pub struct FakeQuantizationToInteger {
     conv2d: bool,
 }
 
+/// The pass over matmuls and convolutions.
 impl Default for FakeQuantizationToInteger {
     fn default() -> Self {
-        Self::new()
+        FakeQuantizationToInteger { conv2d: true }
     }
 }
 
 impl FakeQuantizationToInteger {
-    /// The pass over matmuls and convolutions.
-    pub fn new() -> Self {
-        FakeQuantizationToInteger { conv2d: true }
-    }
-
     /// The pass over matmuls only (convolutions keep the float path), as
     /// `relax run` and `relax compile` run it while the `int32` `conv2d`
     /// of 8-bit tensors has no schedule of its own.

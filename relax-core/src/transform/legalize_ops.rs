@@ -54,18 +54,15 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.memory.view",
 ];
 
-/// The pass. See the module docs.
+/// The pass. See the module docs. `LegalizeOps::default()` has relu
+/// propagate NaN (item 5); every pass without arguments is made with
+/// `default()`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LegalizeOps {
     tvm_relu: bool,
 }
 
 impl LegalizeOps {
-    /// The pass, relu propagating NaN (module docs, item 5).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// With `on`, `nn.relu` legalizes to TVM's `T.max(x, 0)`, which gives 0
     /// for NaN (module docs, item 5).
     pub fn tvm_relu(mut self, on: bool) -> Self {
@@ -134,7 +131,7 @@ fn known(s: &StructInfo, dims: bool, result: bool) -> bool {
 /// The legalized form of `expr` if it is a call the pass rewrites (see the
 /// module docs), `None` if it is left alone.
 pub fn legalize_call(bb: &mut BlockBuilder, expr: &Expr) -> Result<Option<Expr>, Error> {
-    legalize_call_with(bb, expr, &LegalizeOps::new())
+    legalize_call_with(bb, expr, &LegalizeOps::default())
 }
 
 /// [`legalize_call`] with the pass's options.

@@ -148,8 +148,8 @@ class Module:
 
     fn pipeline() -> Sequential {
         Sequential::new()
-            .with(LegalizeOps::new())
-            .with(DeadCodeElimination::new())
+            .with(LegalizeOps::default())
+            .with(DeadCodeElimination::default())
     }
 
     #[test]
@@ -213,7 +213,7 @@ class Module:
     fn a_disabled_pass_is_skipped() {
         let ctx = PassContext::new().disable("LegalizeOps");
         let after = pipeline().run_in(module(), &ctx).unwrap();
-        let expected = DeadCodeElimination::new().run(module()).unwrap();
+        let expected = DeadCodeElimination::default().run(module()).unwrap();
         assert!(structural_equal(&after, &expected), "{after}");
         assert!(!after.to_string().contains("call_tir"), "{after}");
     }
@@ -233,7 +233,7 @@ class Module:
     fn an_instrument_can_veto_a_pass() {
         let ctx = PassContext::new().with_instrument(Arc::new(NoDce));
         let after = pipeline().run_in(module(), &ctx).unwrap();
-        let expected = LegalizeOps::new().run(module()).unwrap();
+        let expected = LegalizeOps::default().run(module()).unwrap();
         assert!(structural_equal(&after, &expected), "{after}");
     }
 
@@ -252,7 +252,7 @@ class Module:
         let timing = Arc::new(PassTimingInstrument::new());
         let ctx = PassContext::new().with_instrument(timing.clone());
         let err = Sequential::new()
-            .with(LegalizeOps::new())
+            .with(LegalizeOps::default())
             .with(Panics)
             .run_in(module(), &ctx)
             .unwrap_err();

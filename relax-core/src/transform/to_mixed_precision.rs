@@ -61,18 +61,14 @@ pub struct ToMixedPrecision {
     input_names: Vec<String>,
 }
 
+/// `float16`, accumulating in `float32` (TVM's defaults).
 impl Default for ToMixedPrecision {
     fn default() -> Self {
-        Self::new()
+        Self::with_dtype(DataType::f16())
     }
 }
 
 impl ToMixedPrecision {
-    /// `float16`, accumulating in `float32` (TVM's defaults).
-    pub fn new() -> Self {
-        Self::with_dtype(DataType::f16())
-    }
-
     /// Computing in `dtype` (`float16` or `bfloat16`; another dtype is an
     /// error when the pass runs), accumulating in `float32`.
     pub fn with_dtype(dtype: DataType) -> Self {

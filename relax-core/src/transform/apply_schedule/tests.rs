@@ -21,13 +21,13 @@ class Module:
 
 fn legalized() -> IRModule {
     let m: IRModule = MODULE.parse().unwrap();
-    LegalizeOps::new().run(m).unwrap()
+    LegalizeOps::default().run(m).unwrap()
 }
 
 /// A hand schedule of the legalized matmul: rows split by 8, the outer
 /// rows parallel, the column loop vectorized.
 fn by_hand() -> ApplySchedule {
-    ApplySchedule::new().func("matmul", |s| {
+    ApplySchedule::default().func("matmul", |s| {
         let b = s.get_block("T_matmul")?;
         let [i, j, k] = s.get_loops(b)?[..] else {
             unreachable!("three loops")
@@ -93,7 +93,7 @@ fn the_users_schedule_survives_the_pipeline_and_computes_the_same() {
 
 #[test]
 fn unknown_names_and_failed_steps_are_errors_naming_them() {
-    let e = ApplySchedule::new()
+    let e = ApplySchedule::default()
         .func("matmull", |_| Ok(()))
         .run(legalized())
         .unwrap_err()
@@ -102,7 +102,7 @@ fn unknown_names_and_failed_steps_are_errors_naming_them() {
         e.contains("no PrimFunc named `matmull`; its PrimFuncs are: matmul, relu"),
         "{e}"
     );
-    let e = ApplySchedule::new()
+    let e = ApplySchedule::default()
         .func("relu", |s| s.get_block("T_matmul").map(|_| ()))
         .run(legalized())
         .unwrap_err()

@@ -70,7 +70,7 @@ fn batch_norm_in_every_function_and_only_the_named_one() {
         decomposed("main"),
         decomposed("main1")
     ));
-    assert_pass(&DecomposeOpsForInference::new(), both.clone(), expected);
+    assert_pass(&DecomposeOpsForInference::default(), both.clone(), expected);
     // Named: `main1` keeps its batch_norm.
     let got = DecomposeOpsForInference::function("main")
         .run(both)
@@ -83,7 +83,7 @@ fn batch_norm_in_every_function_and_only_the_named_one() {
 fn batch_norm_without_scale_or_center_and_in_training_mode() {
     // `scale=False, center=False`: no multiply, no add. The training flag
     // does not matter: the pass is for inference.
-    let got = DecomposeOpsForInference::new()
+    let got = DecomposeOpsForInference::default()
         .run(before(
             &["main"],
             "center=False, scale=False, training=True",
@@ -110,7 +110,7 @@ class Module:
         return bn
 "#,
     );
-    assert_pass(&DecomposeOpsForInference::new(), m.clone(), m);
+    assert_pass(&DecomposeOpsForInference::default(), m.clone(), m);
 }
 
 /// The decomposed module computes what `batch_norm(…, training=False)`
@@ -133,7 +133,7 @@ class Module:
         return gv
 "#,
     );
-    let decomposed = DecomposeOpsForInference::new().run(m.clone()).unwrap();
+    let decomposed = DecomposeOpsForInference::default().run(m.clone()).unwrap();
     assert!(!decomposed.to_string().contains("batch_norm"));
     let t = |shape: &[i64], data: Vec<f64>| Value::Tensor(Tensor::from_vec(shape, data).unwrap());
     let args = [

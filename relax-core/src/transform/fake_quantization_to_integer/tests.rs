@@ -46,7 +46,11 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger::new(), parse(DENSE), expected);
+    assert_pass(
+        &FakeQuantizationToInteger::default(),
+        parse(DENSE),
+        expected,
+    );
 }
 
 /// Zero points that are not constants (here parameters) keep both
@@ -94,7 +98,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
 }
 
 /// A weight quantized per output channel (its last axis): the scales
@@ -136,7 +140,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
 }
 
 /// What the pass leaves alone: a per-axis scale on the weight's input
@@ -183,7 +187,7 @@ class Module:
         return gv
 "#
         ));
-        assert_pass(&FakeQuantizationToInteger::new(), m.clone(), m);
+        assert_pass(&FakeQuantizationToInteger::default(), m.clone(), m);
     }
 }
 
@@ -264,8 +268,8 @@ fn numeric(targets: &[crate::backend::Target]) {
     )
     .run(module.clone())
     .unwrap();
-    let integer = FakeQuantizationToInteger::new().run(module).unwrap();
-    let integer_bound = FakeQuantizationToInteger::new().run(bound).unwrap();
+    let integer = FakeQuantizationToInteger::default().run(module).unwrap();
+    let integer_bound = FakeQuantizationToInteger::default().run(bound).unwrap();
     for m in [&integer, &integer_bound] {
         let text = m.to_string();
         assert!(text.contains("out_dtype=\"int32\""), "{text}");
@@ -353,7 +357,7 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&FakeQuantizationToInteger::new(), before, expected);
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
 }
 
 /// A padded, strided, grouped convolution with every zero point nonzero
@@ -399,7 +403,7 @@ class Module:
         out.as_tensor().unwrap().to_vec::<f32>().unwrap()
     };
     let want = run(&module, &crate::backend::Target::interpreter());
-    let integer = FakeQuantizationToInteger::new().run(module).unwrap();
+    let integer = FakeQuantizationToInteger::default().run(module).unwrap();
     let text = integer.to_string();
     assert!(
         text.contains("R.nn.pad") && !text.contains("R.dequantize"),

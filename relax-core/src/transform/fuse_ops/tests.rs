@@ -271,7 +271,7 @@ class Module:
 "#;
     let m = module(text);
     let legal = AnnotateTIROpPattern
-        .run(LegalizeOps::new().run(m.clone()).unwrap())
+        .run(LegalizeOps::default().run(m.clone()).unwrap())
         .unwrap();
     let fused = FuseOps::default().run(legal.clone()).unwrap();
     crate::analysis::well_formed(&fused).unwrap_or_else(|e| panic!("{e:?}\n{fused}"));

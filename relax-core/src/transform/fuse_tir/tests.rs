@@ -14,7 +14,7 @@ fn module(text: &str) -> IRModule {
 /// LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR.
 fn fuse(m: &IRModule) -> IRModule {
     let m = AnnotateTIROpPattern
-        .run(LegalizeOps::new().run(m.clone()).unwrap())
+        .run(LegalizeOps::default().run(m.clone()).unwrap())
         .unwrap();
     let m = FuseOps::default().run(m).unwrap();
     let m = FuseTIR.run(m).unwrap();

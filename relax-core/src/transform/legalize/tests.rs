@@ -1176,7 +1176,7 @@ fn legalized_modules_are_well_formed_with_the_calls_shapes() {
     let (n, m) = (TirVar::new("n"), TirVar::new("m"));
     for c in cases(&n.to_expr(), &m.to_expr()) {
         let (module, out) = build(&c, Some((&n, &m)));
-        let legal = LegalizeOps::new()
+        let legal = LegalizeOps::default()
             .run(module)
             .unwrap_or_else(|e| panic!("{}: {e}", c.op));
         if let Err(ds) = well_formed(&legal) {
@@ -1229,7 +1229,7 @@ fn symbolic_dims_stay_symbolic() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps::new().run(module).unwrap();
+    let legal = LegalizeOps::default().run(module).unwrap();
     let text = legal.to_string();
     assert!(
         text.contains("R.call_tir(cls.add, (x0, x1), out_ty=R.Tensor((n, 4), dtype=\"float32\"))"),
@@ -1259,7 +1259,7 @@ fn a_dim_only_in_an_expression_is_passed_as_tir_vars() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps::new().run(module).unwrap();
+    let legal = LegalizeOps::default().run(module).unwrap();
     well_formed(&legal).unwrap();
     let f = prim_funcs(&legal, "relax.full")[0];
     assert!(matches!(f.params.last(), Some(PrimFuncParam::Scalar(v)) if v.name() == "n"));
@@ -1292,7 +1292,7 @@ fn calls_with_unknown_shapes_are_left_alone() {
         })
     })
     .unwrap();
-    let legal = LegalizeOps::new().run(bb.finalize().unwrap()).unwrap();
+    let legal = LegalizeOps::default().run(bb.finalize().unwrap()).unwrap();
     well_formed(&legal).unwrap();
     let mut calls = op_calls(&legal);
     calls.sort();
@@ -1358,14 +1358,14 @@ fn legalize_ops_matches_tvm_0_27() {
         fixtures += 1;
         // relu as TVM writes it; by default NaN propagates instead.
         let ours = without(
-            LegalizeOps::new()
+            LegalizeOps::default()
                 .tvm_relu(true)
                 .run(read(name, "before"))
                 .unwrap(),
             LEGALIZED_FROM,
         );
         if name == "relu" {
-            let default = LegalizeOps::new().run(read(name, "before")).unwrap();
+            let default = LegalizeOps::default().run(read(name, "before")).unwrap();
             let default = without(default, LEGALIZED_FROM);
             assert!(crate::ir::structural_equal::structural_equal_report(&default, &ours).is_err());
         }
@@ -1405,7 +1405,7 @@ fn annotate_tir_op_pattern_uses_the_op_or_the_blocks() {
     for (op, registered, analysed) in expect {
         let c = all.iter().find(|c| c.op == op).unwrap();
         let (module, _) = build(c, Some((&n, &m)));
-        let legal = LegalizeOps::new().run(module).unwrap();
+        let legal = LegalizeOps::default().run(module).unwrap();
         let annotated = AnnotateTIROpPattern.run(legal).unwrap();
         let f = prim_funcs(&annotated, op)[0];
         assert_eq!(
@@ -1497,7 +1497,7 @@ fn legalized_prim_funcs_compute_what_the_reference_kernels_compute() {
     let mut failures = Vec::new();
     for c in cases(&n, &m) {
         let (module, out) = build(&c, None);
-        let legal = LegalizeOps::new().run(module).unwrap();
+        let legal = LegalizeOps::default().run(module).unwrap();
         let f = prim_funcs(&legal, c.op)[0];
         // Inputs: the tensor arguments, tuple fields flattened, in order.
         let mut inputs = Vec::new();
@@ -1726,7 +1726,7 @@ class Module:
     .unwrap();
     let x = Value::Tensor(Tensor::from_vec(&[3], vec![-1.0f32, f32::NAN, 2.0]).unwrap());
     for (tvm, middle) in [(true, Some(0.0)), (false, None)] {
-        let legal = LegalizeOps::new()
+        let legal = LegalizeOps::default()
             .tvm_relu(tvm)
             .run(module.clone())
             .unwrap();
@@ -1965,7 +1965,7 @@ class Module:
     let x = Value::Tensor(x);
     let want = half::f16::from_f64(1.0 / 2049.0);
     assert_eq!(want.to_f64(), 2f64.powi(-11) - 2f64.powi(-22));
-    let legal = LegalizeOps::new().run(module.clone()).unwrap();
+    let legal = LegalizeOps::default().run(module.clone()).unwrap();
     let mut runs = vec![
         (module, Target::interpreter()),
         (legal.clone(), Target::tir_interpreter()),
@@ -2014,7 +2014,7 @@ class Module:
 "#
         );
         let m: IRModule = text.parse().unwrap();
-        let legalized = LegalizeOps::new().run(m.clone()).unwrap().to_string();
+        let legalized = LegalizeOps::default().run(m.clone()).unwrap().to_string();
         assert_eq!(
             !legalized.contains("T.pow("),
             multiplied,

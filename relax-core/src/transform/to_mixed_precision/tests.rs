@@ -638,7 +638,7 @@ class Module:
         return C
 "#,
     );
-    assert_pass(&ToMixedPrecision::new(), m.clone(), m);
+    assert_pass(&ToMixedPrecision::default(), m.clone(), m);
 }
 
 /// TVM's `test_dynamic_strided_slice` with `take`, a `Never` op reading an
@@ -940,5 +940,5 @@ class Module:
         return gv
 "#,
     );
-    assert_pass(&ToMixedPrecision::new(), m.clone(), m);
+    assert_pass(&ToMixedPrecision::default(), m.clone(), m);
 }
