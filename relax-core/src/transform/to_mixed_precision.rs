@@ -29,7 +29,7 @@
 //! 5. Only `float32` and mixed-dtype tensors are ever cast; `float64`,
 //!    integer and bool tensors are left as they are. Only bindings inside
 //!    dataflow blocks are rewritten.
-//! 6. The mixed dtype is `float16` ([`ToMixedPrecision::new`], TVM's only
+//! 6. The mixed dtype is `float16` ([`ToMixedPrecision::default`], TVM's only
 //!    choice) or `bfloat16` ([`ToMixedPrecision::with_dtype`]);
 //!    [`ToMixedPrecision::out_dtype`] is `float32` or the mixed dtype;
 //!    [`ToMixedPrecision::input_names`] (TVM's `fp16_input_names`) makes the
