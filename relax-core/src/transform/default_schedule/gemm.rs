@@ -895,9 +895,7 @@ impl Gemm<'_> {
     }
 
     /// The store of one element `(i0 + r, j0 + c)` of a tile whose sum over
-    /// the current `k` slice is `sum`: added to the init on the first
-    /// slice, else to the partial result in `C`; through the epilogue on
-    /// the last slice.
+    /// the current `k` slice is `sum` ([`tile_store`]).
     #[allow(clippy::too_many_arguments)]
     fn write_back(
         &self,
@@ -909,41 +907,60 @@ impl Gemm<'_> {
         first: &Choice,
         last: &Choice,
     ) -> Stmt {
-        let nest = self.nest;
         let (i, j, _) = self.axes();
-        let mut map = base.clone();
-        map.insert(i.var.clone(), (tile.i0.clone() + r).cast(i.var.dtype()));
-        map.insert(j.var.clone(), (tile.j0.clone() + c).cast(j.var.dtype()));
-        let indices: Vec<PrimExpr> = nest
-            .indices
-            .iter()
-            .map(|e| e.substitute_map(&map))
-            .collect();
-        let init = nest
-            .init
-            .as_ref()
-            .expect("a GEMM has an init")
-            .substitute_map(&map);
-        let partial = PrimExpr::load(&nest.buffer, indices.clone());
-        let start = match first {
-            Ok(true) => init,
-            Ok(false) => partial,
-            Err(cond) => PrimExpr::select(cond.clone(), init, partial),
-        };
-        let value = match start.kind() {
-            PrimExprKind::FloatImm(z) if *z == 0.0 => sum,
-            _ => start + sum,
-        };
-        branch(
-            last,
-            || nest.final_store(&map, value.clone()),
-            || Stmt::BufferStore {
-                buffer: nest.buffer.clone(),
-                value: value.clone(),
-                indices: indices.clone(),
-            },
-        )
+        let at = (&tile.i0, &tile.j0, r, c);
+        tile_store(self.nest, (i, j), base, at, sum, first, last)
     }
+}
+
+/// The store of one element `(i0 + r, j0 + c)` of a packed product's tile
+/// (rows `i`, columns `j` of `nest`) whose sum over the current `k` slice
+/// is `sum`: added to the init on the first slice, else to the partial
+/// result in `C`; through the epilogue on the last slice. The float and
+/// the int8 GEMM share it.
+pub(super) fn tile_store(
+    nest: &Nest,
+    (i, j): (&Axis, &Axis),
+    base: &HashMap<TirVar, PrimExpr>,
+    (i0, j0, r, c): (&PrimExpr, &PrimExpr, PrimExpr, PrimExpr),
+    sum: PrimExpr,
+    first: &Choice,
+    last: &Choice,
+) -> Stmt {
+    let mut map = base.clone();
+    map.insert(i.var.clone(), (i0.clone() + r).cast(i.var.dtype()));
+    map.insert(j.var.clone(), (j0.clone() + c).cast(j.var.dtype()));
+    let indices: Vec<PrimExpr> = nest
+        .indices
+        .iter()
+        .map(|e| e.substitute_map(&map))
+        .collect();
+    let init = nest
+        .init
+        .as_ref()
+        .expect("a GEMM has an init")
+        .substitute_map(&map);
+    let partial = PrimExpr::load(&nest.buffer, indices.clone());
+    let start = match first {
+        Ok(true) => init,
+        Ok(false) => partial,
+        Err(cond) => PrimExpr::select(cond.clone(), init, partial),
+    };
+    let zero = match start.kind() {
+        PrimExprKind::FloatImm(z) => *z == 0.0,
+        PrimExprKind::IntImm(z) => *z == 0,
+        _ => false,
+    };
+    let value = if zero { sum } else { start + sum };
+    branch(
+        last,
+        || nest.final_store(&map, value.clone()),
+        || Stmt::BufferStore {
+            buffer: nest.buffer.clone(),
+            value: value.clone(),
+            indices: indices.clone(),
+        },
+    )
 }
 
 /// One slice of `k` (`kc .. kc + kl`) of one B panel (columns

@@ -34,7 +34,7 @@
 //! fallback of the LLVM back end is exact but slower than the `float32`
 //! GEMM, which every other target keeps.
 
-use super::gemm::GEMM_MIN_ROWS;
+use super::gemm::{scope, GEMM_MIN_ROWS};
 use super::nest::{Axis, Nest};
 use super::util::*;
 use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
@@ -480,20 +480,6 @@ impl<'a> Bf16Gemm<'a> {
             indices,
         }
     }
-}
-
-/// A block that only scopes `buffers`.
-fn scope(name: &str, buffers: Vec<Buffer>, body: Stmt) -> Stmt {
-    Stmt::Block(Box::new(Block {
-        name: name.to_string(),
-        iter_vars: vec![],
-        iter_values: vec![],
-        reads: vec![],
-        writes: vec![],
-        init: None,
-        body: Box::new(body),
-        alloc_buffers: buffers,
-    }))
 }
 
 /// Serial loops over the batch axes around `body`.

@@ -56,7 +56,7 @@
 //!
 //! [`DefaultSchedule`]: super::DefaultSchedule
 
-use super::gemm::{branch, choice, let_seq, scope, Choice, Loops};
+use super::gemm::{branch, choice, let_seq, scope, tile_store, Choice, Loops};
 use super::nest::Nest;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
@@ -712,40 +712,9 @@ impl GemmInt8<'_> {
         if alpha != 0 && beta != 0 {
             sum = sum - sl.kl.clone().cast(i32t) * int(alpha * beta);
         }
-        let nest = self.nest;
         let (i, j, _) = self.axes();
-        let mut map = base.clone();
-        map.insert(i.var.clone(), (tile.i0.clone() + r).cast(i.var.dtype()));
-        map.insert(j.var.clone(), (tile.j0.clone() + c).cast(j.var.dtype()));
-        let indices: Vec<PrimExpr> = nest
-            .indices
-            .iter()
-            .map(|e| e.substitute_map(&map))
-            .collect();
-        let init = nest
-            .init
-            .as_ref()
-            .expect("a GEMM has an init")
-            .substitute_map(&map);
-        let partial = PrimExpr::load(&nest.buffer, indices.clone());
-        let start = match first {
-            Ok(true) => init,
-            Ok(false) => partial,
-            Err(cond) => PrimExpr::select(cond.clone(), init, partial),
-        };
-        let value = match start.as_int() {
-            Some(0) => sum,
-            _ => start + sum,
-        };
-        branch(
-            last,
-            || nest.final_store(&map, value.clone()),
-            || Stmt::BufferStore {
-                buffer: nest.buffer.clone(),
-                value: value.clone(),
-                indices: indices.clone(),
-            },
-        )
+        let at = (&tile.i0, &tile.j0, r, c);
+        tile_store(self.nest, (i, j), base, at, sum, first, last)
     }
 }
 
