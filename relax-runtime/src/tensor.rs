@@ -1,7 +1,11 @@
 //! The runtime tensor: a dtype, a shape and a 64-byte-aligned contiguous buffer.
 //!
 //! 1. The buffer is row-major (C order) and contiguous; its start is aligned to
-//!    64 bytes so kernels may use aligned vector loads.
+//!    64 bytes so kernels may use aligned vector loads. The exception is a
+//!    tensor over external bytes ([`Tensor::from_external`], the weights of a
+//!    memory-mapped checkpoint): it is aligned to its element only, and it
+//!    is never written (it is never unique, so nothing takes it as an
+//!    output); generated code reads inputs at element alignment.
 //! 2. A tensor is immutable once built and cheap to clone (the buffer is shared
 //!    through an `Arc`), so it can sit in a `Constant` of a `static` module.
 //! 3. `bool` elements take one byte each (0 or 1).
@@ -66,6 +70,10 @@ struct AlignedBuffer {
     /// The budget to give the bytes back to (a trait object: tensors sit
     /// in hashed IR nodes, and their identity never depends on it).
     budget: Option<Arc<dyn Release>>,
+    /// For bytes this buffer does not own ([`Tensor::from_external`]): what
+    /// keeps them alive (a memory map, say). `base` then points into it,
+    /// nothing is freed on drop, and the bytes are never written.
+    external: Option<Arc<dyn Send + Sync>>,
 }
 
 // SAFETY: the buffer owns its allocation exclusively (like a `Vec<u8>`);
@@ -94,6 +102,9 @@ impl Clone for AlignedBuffer {
 
 impl Drop for AlignedBuffer {
     fn drop(&mut self) {
+        if self.external.is_some() {
+            return;
+        }
         if let Some(b) = &self.budget {
             b.release(self.len);
         }
@@ -130,6 +141,7 @@ impl AlignedBuffer {
             offset,
             len,
             budget: None,
+            external: None,
         })
     }
     fn as_bytes(&self) -> &[u8] {
@@ -137,7 +149,11 @@ impl AlignedBuffer {
         // written bytes (`layout` reserves `ALIGN >= offset` extra).
         unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(self.offset), self.len) }
     }
+    /// Only for owned buffers: the callers are `Tensor`'s constructors,
+    /// which write fresh buffers, and [`Tensor::bytes_mut`], which refuses
+    /// external ones.
     fn as_bytes_mut(&mut self) -> &mut [u8] {
+        debug_assert!(self.external.is_none(), "external bytes are read-only");
         // SAFETY: as above, and `&mut self` is the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(self.offset), self.len) }
     }
@@ -182,6 +198,19 @@ pub enum TensorError {
         bytes: usize,
         /// Why (the system, or the budget and what it had left).
         reason: String,
+    },
+    /// External bytes ([`Tensor::from_external`]) that cannot hold the
+    /// tensor: a range outside its owner's bytes, of another length than
+    /// the shape needs, or not aligned to the element's size.
+    ExternalBytes {
+        /// The requested shape.
+        shape: Vec<i64>,
+        /// The dtype.
+        dtype: DataType,
+        /// The byte range asked for.
+        range: std::ops::Range<usize>,
+        /// How many bytes the owner holds.
+        owner_len: usize,
     },
 }
 
@@ -284,6 +313,21 @@ impl fmt::Display for TensorError {
                 f,
                 "cannot allocate a {dtype} tensor of shape {} ({bytes} bytes): {reason}",
                 fmt_shape(shape)
+            ),
+            TensorError::ExternalBytes {
+                shape,
+                dtype,
+                range,
+                owner_len,
+            } => write!(
+                f,
+                "bytes {}..{} of {owner_len} cannot hold a {dtype} tensor of shape {}: \
+                 it needs exactly its elements' bytes, inside the owner, at an address \
+                 that is a multiple of {} bytes",
+                range.start,
+                range.end,
+                fmt_shape(shape),
+                dtype.size_in_bytes().max(1)
             ),
         }
     }
@@ -491,16 +535,83 @@ impl Tensor {
         &self.data.as_bytes()[..self.len]
     }
     /// Whether no other tensor shares this one's buffer (so writing to it
-    /// is invisible to anyone else).
+    /// is invisible to anyone else). A tensor over external bytes
+    /// ([`Tensor::from_external`]) is never unique: its bytes are shared
+    /// with their owner.
     pub fn is_unique(&self) -> bool {
-        Arc::strong_count(&self.data) == 1 && Arc::weak_count(&self.data) == 0
+        self.data.external.is_none()
+            && Arc::strong_count(&self.data) == 1
+            && Arc::weak_count(&self.data) == 0
     }
 
     /// The raw bytes for writing, if this tensor's buffer is not shared
-    /// (a freshly allocated output is not).
+    /// (a freshly allocated output is not; external bytes always are).
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         let len = self.len;
+        if self.data.external.is_some() {
+            return None;
+        }
         Arc::get_mut(&mut self.data).map(|b| &mut b.as_bytes_mut()[..len])
+    }
+
+    /// A tensor over `range` of the bytes `owner` holds, without copying
+    /// them: the weights of a memory-mapped checkpoint become tensors that
+    /// read the page cache in place. The tensor keeps `owner` alive; it is
+    /// read-only (never [`unique`](Self::is_unique)), and a copy of it
+    /// (`clone` of the buffer, as copy-on-write does) is an ordinary owned
+    /// tensor. An `Err` when `range` is outside the owner's bytes, does not
+    /// hold exactly the elements of `shape`, or does not start at a
+    /// multiple of the element's size in memory.
+    ///
+    /// # Safety
+    /// `owner.as_ref()` must return the same bytes, at the same address,
+    /// for as long as `owner` lives, and nothing may write them meanwhile
+    /// (a `Vec<u8>` or `Box<[u8]>` never moved out of its `Arc`, or a
+    /// read-only memory map of a file no one changes).
+    pub unsafe fn from_external<O: AsRef<[u8]> + Send + Sync + 'static>(
+        dtype: DataType,
+        shape: &[i64],
+        owner: Arc<O>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Tensor, TensorError> {
+        let n = checked_numel(shape, dtype)?;
+        if dtype.is_void() || dtype.lanes() != 1 {
+            return Err(TensorError::UnsupportedDType(dtype));
+        }
+        let elem = dtype.size_in_bytes().max(1);
+        let bytes = (*owner).as_ref();
+        let want = n.checked_mul(elem);
+        let data = bytes.get(range.clone());
+        let (Some(want), Some(data)) = (want, data) else {
+            return Err(TensorError::ExternalBytes {
+                shape: shape.to_vec(),
+                dtype,
+                range,
+                owner_len: bytes.len(),
+            });
+        };
+        if data.len() != want || !(data.as_ptr() as usize).is_multiple_of(elem) {
+            return Err(TensorError::ExternalBytes {
+                shape: shape.to_vec(),
+                dtype,
+                range,
+                owner_len: bytes.len(),
+            });
+        }
+        let base = std::ptr::NonNull::new(data.as_ptr() as *mut u8)
+            .unwrap_or(std::ptr::NonNull::dangling());
+        Ok(Tensor {
+            dtype,
+            shape: shape.into(),
+            data: Arc::new(AlignedBuffer {
+                base,
+                offset: 0,
+                len: want,
+                budget: None,
+                external: Some(owner as Arc<dyn Send + Sync>),
+            }),
+            len: want,
+        })
     }
     /// The elements, if `T` is this tensor's element type.
     pub fn as_slice<T: Element>(&self) -> Result<&[T], TensorError> {
@@ -511,7 +622,8 @@ impl Tensor {
             });
         }
         let bytes = self.as_bytes();
-        // SAFETY: the buffer is 64-byte aligned, holds numel elements of T, and
+        // SAFETY: the buffer is aligned to T (64 bytes, or T's size for
+        // external bytes, checked by `from_external`), holds numel elements of T, and
         // was written with values of T.
         Ok(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const T, self.numel()) })
     }
@@ -775,6 +887,52 @@ mod tests {
         assert_eq!(t.numel(), 0);
         assert!(t.view::<f32>().is_err());
         assert!(t.to_ndarray::<f32>().is_err());
+    }
+
+    #[test]
+    fn an_external_tensor_reads_its_owners_bytes_in_place_and_is_never_written() {
+        let words: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let mut owner = vec![0u8; 4];
+        owner.extend(words);
+        let owner = Arc::new(owner);
+        // SAFETY: the Vec stays in its Arc, unchanged.
+        let mut t =
+            unsafe { Tensor::from_external(DataType::f32(), &[2, 2], owner.clone(), 8..24) }
+                .unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(t.as_bytes().as_ptr(), owner[8..].as_ptr());
+        assert!(!t.is_unique());
+        assert!(t.bytes_mut().is_none());
+        // A copy of the buffer (copy-on-write) is owned and writable.
+        let mut owned = Tensor {
+            data: Arc::new((*t.data).clone()),
+            ..t.clone()
+        };
+        assert!(owned.bytes_mut().is_some());
+        assert_eq!(owned, t);
+        // The owner lives as long as the tensor does.
+        drop(owned);
+        assert_eq!(Arc::strong_count(&owner), 2);
+        drop(t);
+        assert_eq!(Arc::strong_count(&owner), 1);
+        // Out of range, the wrong length, or misaligned: an Err naming it.
+        for range in [20..36, 8..20, 6..22] {
+            // SAFETY: as above.
+            let e = unsafe {
+                Tensor::from_external(DataType::f32(), &[2, 2], owner.clone(), range.clone())
+            }
+            .unwrap_err();
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "bytes {}..{} of 24 cannot hold a float32 tensor of shape (2, 2)",
+                    range.start, range.end
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]
