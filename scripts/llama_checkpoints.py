@@ -9,13 +9,24 @@ float32, from `LlamaForCausalLM(config).save_pretrained`) and beside each an
 greedy `generate` appends. `--fixture DIR` also writes the tiny checkpoint
 there (the committed test fixture of examples/llama). Weights are seeded, so
 a rerun reproduces the same files.
+
+Each checkpoint also gets a `tokenizer.json`: a byte-level BPE (the kind
+Llama 3 and GPT-2 use) trained by Hugging Face's `tokenizers` on the
+docstrings of a fixed list of standard-library modules, with at most the
+model's vocabulary. `expected.json`'s `text` cases record, for fixed text
+prompts, the ids the tokenizer gives, the 64 greedy ids, and their decoded
+text, so the Rust side checks its tokenizer and generation together.
 """
 
 import argparse
 import json
 import os
 
+import importlib
+import inspect
+
 import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM
 
 NEW_TOKENS = 64
@@ -67,6 +78,40 @@ PROMPTS = {
 }
 
 
+TEXT_PROMPTS = ["The quick brown fox", "Return the number of items in a sequence."]
+
+# The tokenizer's training text: docstrings of the standard library, which
+# the interpreter carries (no download), in a fixed order.
+CORPUS_MODULES = [
+    "argparse", "collections", "csv", "datetime", "decimal", "fractions", "functools",
+    "heapq", "itertools", "json", "logging", "os", "pathlib", "random", "re", "shutil",
+    "statistics", "string", "textwrap", "typing", "unittest", "urllib.parse", "zipfile",
+]
+
+
+def corpus():
+    for name in CORPUS_MODULES:
+        module = importlib.import_module(name)
+        yield inspect.getdoc(module) or ""
+        for _, obj in sorted(vars(module).items()):
+            doc = inspect.getdoc(obj) if callable(obj) else None
+            if doc:
+                yield doc
+
+
+def train_tokenizer(vocab_size):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus(), trainer=trainer)
+    return tok
+
+
 def build(name, out, seed):
     torch.manual_seed(seed)
     config = LlamaConfig(
@@ -105,8 +150,27 @@ def build(name, out, seed):
                 pad_token_id=0,
             )
         cases.append({"prompt": prompt, "new_ids": gen[0, len(prompt):].tolist()})
+    tok = train_tokenizer(config.vocab_size)
+    tok.save(os.path.join(out, "tokenizer.json"))
+    text_cases = []
+    for text in TEXT_PROMPTS:
+        prompt = tok.encode(text).ids
+        ids = torch.tensor([prompt], dtype=torch.long)
+        with torch.no_grad():
+            gen = model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=NEW_TOKENS,
+                min_new_tokens=NEW_TOKENS,
+                do_sample=False,
+                pad_token_id=0,
+            )
+        new_ids = gen[0, len(prompt):].tolist()
+        text_cases.append(
+            {"text": text, "prompt": prompt, "new_ids": new_ids, "new_text": tok.decode(new_ids)}
+        )
     with open(os.path.join(out, "expected.json"), "w") as f:
-        json.dump({"new_tokens": NEW_TOKENS, "greedy": cases}, f, indent=1)
+        json.dump({"new_tokens": NEW_TOKENS, "greedy": cases, "text": text_cases}, f, indent=1)
         f.write("\n")
     print(name, out, sum(p.numel() for p in model.parameters()), "parameters")
 

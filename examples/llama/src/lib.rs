@@ -19,10 +19,12 @@ pub mod model {
 pub mod bandwidth;
 pub mod config;
 pub mod sample;
+pub mod tokenizer;
 pub mod weights;
 
 pub use config::Config;
 pub use sample::Sampler;
+pub use tokenizer::Tokenizer;
 pub use weights::{LayerWeights, Weights};
 
 /// Any error of this crate, as text naming what failed.
@@ -46,6 +48,8 @@ pub struct Llama {
     len: usize,
     /// `inv_freq[j] = theta^(-2j/d)`, as transformers computes it.
     inv_freq: Vec<f32>,
+    /// The checkpoint's `tokenizer.json`, when it has one.
+    pub tokenizer: Option<Tokenizer>,
 }
 
 fn err(context: &str) -> impl Fn(relax::Error) -> Error + '_ {
@@ -53,8 +57,9 @@ fn err(context: &str) -> impl Fn(relax::Error) -> Error + '_ {
 }
 
 impl Llama {
-    /// Loads `dir/config.json` and `dir/model.safetensors`; an error if no
-    /// compiled module has the checkpoint's dims.
+    /// Loads `dir/config.json`, `dir/model.safetensors` and, when present,
+    /// `dir/tokenizer.json`; an error if no compiled module has the
+    /// checkpoint's dims.
     pub fn load(dir: &Path) -> Result<Llama, Error> {
         let config = Config::load(&dir.join("config.json"))?;
         let dims = [
@@ -92,6 +97,7 @@ impl Llama {
                 )
             })?;
         let weights = Weights::load(&dir.join("model.safetensors"), &config)?;
+        let tokenizer = Tokenizer::load(dir)?;
         let d = config.head_dim;
         let inv_freq = (0..d / 2)
             .map(|j| 1.0 / (config.rope_theta as f32).powf((2 * j) as f32 / d as f32))
@@ -103,6 +109,7 @@ impl Llama {
             caches: Vec::new(),
             len: 0,
             inv_freq,
+            tokenizer,
         };
         llama.reset()?;
         Ok(llama)

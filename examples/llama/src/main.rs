@@ -1,7 +1,16 @@
-//! `llama <checkpoint dir> --prompt-ids 1,2,3 [--new-tokens 64] [--top-k K]
-//! [--top-p P] [--temperature T] [--seed S]`: generates and prints the new
-//! token ids and the prefill and decode throughput, and decode's share of
-//! the bandwidth bound timed in the same run (`bandwidth.rs`).
+//! `llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens 64]
+//! [--top-k K] [--top-p P] [--temperature T] [--seed S]`: generates and
+//! prints the new token ids (and their text, when the checkpoint has a
+//! `tokenizer.json`), the prefill and decode throughput, and decode's share
+//! of the bandwidth bound timed in the same run (`bandwidth.rs`).
+//!
+//! `--prompt` needs the checkpoint's `tokenizer.json`; `--prompt-ids` runs
+//! on any checkpoint.
+//!
+//! `llama <checkpoint dir> --check` instead replays the checkpoint's
+//! `expected.json` (written by `scripts/llama_checkpoints.py`: transformers'
+//! greedy ids for each prompt, and for text prompts the tokenizer's ids and
+//! the decoded text) and says which prompts match.
 
 use llama::{Llama, Sampler};
 
@@ -14,8 +23,13 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().ok_or("usage: llama <checkpoint dir> --prompt-ids 1,2,3 [--new-tokens N] [--top-k K] [--top-p P] [--temperature T] [--seed S]")?;
-    let (mut prompt, mut new_tokens) = (None, 64usize);
+    let dir = args.next().ok_or("usage: llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens N] [--top-k K] [--top-p P] [--temperature T] [--seed S], or llama <checkpoint dir> --check")?;
+    let rest: Vec<String> = args.collect();
+    if rest == ["--check"] {
+        return check(std::path::Path::new(&dir));
+    }
+    let mut args = rest.into_iter();
+    let (mut prompt, mut text, mut new_tokens) = (None, None, 64usize);
     let (mut top_k, mut top_p, mut temperature, mut seed) = (None, None, 1.0f32, 0u64);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -30,6 +44,7 @@ fn run() -> Result<(), String> {
                         .map_err(|e| bad(&e))?,
                 )
             }
+            "--prompt" => text = Some(value),
             "--new-tokens" => new_tokens = value.parse().map_err(|e| bad(&e))?,
             "--top-k" => top_k = Some(value.parse().map_err(|e| bad(&e))?),
             "--top-p" => top_p = Some(value.parse().map_err(|e| bad(&e))?),
@@ -38,16 +53,29 @@ fn run() -> Result<(), String> {
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
-    let prompt = prompt.ok_or("--prompt-ids is required")?;
     let mut model = Llama::load(std::path::Path::new(&dir))?;
+    let prompt = match (prompt, &text, &model.tokenizer) {
+        (Some(_), Some(_), _) => return Err("give --prompt or --prompt-ids, not both".into()),
+        (Some(ids), None, _) => ids,
+        (None, Some(text), Some(tok)) => tok.encode(text)?,
+        (None, Some(_), None) => {
+            return Err(format!(
+                "--prompt needs {dir}/tokenizer.json, which is missing: give --prompt-ids"
+            ))
+        }
+        (None, None, _) => return Err("--prompt or --prompt-ids is required".into()),
+    };
     let mut sampler = if top_k.is_some() || top_p.is_some() {
         Sampler::new(top_k.unwrap_or(0), top_p.unwrap_or(1.0), temperature, seed)
     } else {
         Sampler::greedy()
     };
     let (ids, prefill, decode) = model.generate(&prompt, new_tokens, &mut sampler)?;
-    let text: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
-    println!("{}", text.join(","));
+    let id_text: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
+    println!("{}", id_text.join(","));
+    if let Some(tok) = &model.tokenizer {
+        println!("{}", tok.decode(&ids)?);
+    }
     eprintln!(
         "prefill: {} tokens in {:.3} ms ({:.1} tokens/s); decode: {} tokens in {:.3} ms ({:.1} tokens/s); weights {:.1} MB",
         prompt.len(),
@@ -73,4 +101,55 @@ fn run() -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// `--check`: every prompt of `dir/expected.json` against transformers'
+/// recorded output; an `Err` when any differs.
+fn check(dir: &std::path::Path) -> Result<(), String> {
+    let path = dir.join("expected.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let expected: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ids = |v: &serde_json::Value| -> Result<Vec<u32>, String> {
+        v.as_array()
+            .and_then(|a| a.iter().map(|t| t.as_u64().map(|t| t as u32)).collect())
+            .ok_or_else(|| format!("{}: expected a list of ids, found {v}", path.display()))
+    };
+    let mut model = Llama::load(dir)?;
+    let (mut matched, mut total) = (0, 0);
+    let none = Vec::new();
+    for (kind, cases) in [("ids", &expected["greedy"]), ("text", &expected["text"])] {
+        for case in cases.as_array().unwrap_or(&none) {
+            total += 1;
+            let mut prompt = ids(&case["prompt"])?;
+            let mut ok = true;
+            if let (Some(text), Some(tok)) = (case["text"].as_str(), &model.tokenizer) {
+                let encoded = tok.encode(text)?;
+                ok &= encoded == prompt;
+                prompt = encoded;
+            }
+            let want = ids(&case["new_ids"])?;
+            let (got, _, _) = model.generate(&prompt, want.len(), &mut Sampler::greedy())?;
+            ok &= got == want;
+            if let (Some(text), Some(tok)) = (case["new_text"].as_str(), &model.tokenizer) {
+                ok &= tok.decode(&got)? == text;
+            }
+            let first_diff = got.iter().zip(&want).position(|(a, b)| a != b);
+            println!(
+                "{kind} prompt {prompt:?}: {}",
+                match (ok, first_diff) {
+                    (true, _) => format!("{} ids match", want.len()),
+                    (false, Some(i)) => format!("differs from step {i}"),
+                    (false, None) => "the tokenizer's ids or text differ".into(),
+                }
+            );
+            matched += usize::from(ok);
+        }
+    }
+    println!("{matched} of {total} prompts match transformers");
+    if matched == total {
+        Ok(())
+    } else {
+        Err(format!("{} prompts differ", total - matched))
+    }
 }

@@ -2,8 +2,10 @@
 //! map, under the names transformers writes
 //! (`model.layers.0.self_attn.q_proj.weight`, …).
 //!
-//! [`relax::Tensor`] owns its buffer, so each tensor is copied once out of
-//! the map at load time (float32 only).
+//! Each float32 tensor reads the map in place ([`relax::Tensor::from_external`]
+//! keeps the map alive): nothing is copied at load, and the page cache is
+//! the only copy of the weights in memory. A tensor that the file stores at
+//! an address that is not a multiple of 4 is copied out instead.
 
 use crate::Config;
 use relax::Tensor;
@@ -31,6 +33,9 @@ pub struct Weights {
     lm_head: Option<Tensor>,
     /// Bytes of weights read per generated token.
     pub bytes: usize,
+    /// Of those, the bytes copied out of the map at load (tensors stored at
+    /// an address that is not a multiple of 4); the rest are read in place.
+    pub copied_bytes: usize,
 }
 
 impl Weights {
@@ -42,10 +47,12 @@ impl Weights {
         let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         // SAFETY: the file is only read; a checkpoint changed while it is
         // mapped is outside what this example guards against.
-        let map =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        let map = std::sync::Arc::new(
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?,
+        );
         let st = SafeTensors::deserialize(&map).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut bytes = 0;
+        let mut copied_bytes = 0;
         let mut get = |name: &str, shape: &[usize]| -> Result<Tensor, String> {
             let t = st
                 .tensor(name)
@@ -58,14 +65,25 @@ impl Weights {
                     t.shape()
                 ));
             }
-            let data: Vec<f32> = t
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            bytes += data.len() * 4;
+            bytes += t.data().len();
             let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-            Tensor::from_vec(&shape, data).map_err(|e| format!("tensor `{name}`: {e}"))
+            let start = t.data().as_ptr() as usize - map.as_ptr() as usize;
+            let range = start..start + t.data().len();
+            if (t.data().as_ptr() as usize).is_multiple_of(4) {
+                // SAFETY: the map is read-only and lives in its Arc, which the
+                // tensor keeps; the file changing while mapped is outside what
+                // this example guards against (as for `Mmap::map` above).
+                unsafe { Tensor::from_external(relax::DataType::f32(), &shape, map.clone(), range) }
+                    .map_err(|e| format!("tensor `{name}`: {e}"))
+            } else {
+                copied_bytes += t.data().len();
+                let data: Vec<f32> = t
+                    .data()
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                Tensor::from_vec(&shape, data).map_err(|e| format!("tensor `{name}`: {e}"))
+            }
         };
         let (h, i, v) = (c.hidden_size, c.intermediate_size, c.vocab_size);
         let (qd, kd) = (
@@ -100,6 +118,7 @@ impl Weights {
             norm,
             lm_head,
             bytes,
+            copied_bytes,
         })
     }
 }

@@ -35,6 +35,17 @@ fn greedy_generation_equals_transformers() {
 }
 
 #[test]
+fn the_weights_are_read_in_place_from_the_memory_map() {
+    let config = llama::Config::load(&fixture().join("config.json")).unwrap();
+    let w = llama::Weights::load(&fixture().join("model.safetensors"), &config).unwrap();
+    assert!(w.bytes > 0);
+    assert_eq!(w.copied_bytes, 0);
+    // A mapped tensor is shared with the map: never unique, never written.
+    assert!(!w.embed.is_unique());
+    assert!(!w.layers[0].wq.is_unique());
+}
+
+#[test]
 fn decoding_token_by_token_equals_one_prefill() {
     // The cache path (decode) and the prompt path (prefill) agree: the
     // logits after prefilling [a, b, c] equal those after prefilling [a]
@@ -87,4 +98,32 @@ fn a_configuration_no_module_was_compiled_for_is_a_clear_error() {
     );
     assert!(e.contains("[96, 4, 2, 16, 128, 256]"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn text_prompts_tokenize_and_generate_as_in_transformers() {
+    // `expected.json`'s `text` cases: the ids Hugging Face's tokenizer gave
+    // each prompt, transformers' 64 greedy ids, and their decoded text.
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
+            .unwrap();
+    let mut model = Llama::load(fixture()).unwrap();
+    let cases = expected["text"].as_array().unwrap();
+    assert_eq!(cases.len(), 2);
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        let tok = model
+            .tokenizer
+            .as_ref()
+            .expect("the fixture has tokenizer.json");
+        let prompt = tok.encode(text).unwrap();
+        assert_eq!(prompt, ids(&case["prompt"]), "{text:?}");
+        let (got, _, _) = model.generate(&prompt, 64, &mut Sampler::greedy()).unwrap();
+        assert_eq!(got, ids(&case["new_ids"]), "{text:?}");
+        let tok = model.tokenizer.as_ref().unwrap();
+        assert_eq!(
+            tok.decode(&got).unwrap(),
+            case["new_text"].as_str().unwrap()
+        );
+    }
 }
