@@ -29,7 +29,9 @@ use crate::analysis::struct_info_analysis::{
 use crate::arith::Analyzer;
 use crate::ir::expr::{Binding, ExprKind, MatchCast, VarBinding};
 use crate::ir::struct_info::StructInfoKind;
-use crate::ir::{structural_equal, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
+use crate::ir::{
+    structural_equal, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar,
+};
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 use std::collections::{HashMap, HashSet};
@@ -95,8 +97,8 @@ fn refined_result(func: &Function) -> Option<Function> {
     for v in &defined {
         analyzer.mark_non_negative(v);
     }
-    let refines = struct_info_base_check(&func.ret_struct_info, &derived, &analyzer)
-        == BaseCheckResult::Pass;
+    let refines =
+        struct_info_base_check(&func.ret_struct_info, &derived, &analyzer) == BaseCheckResult::Pass;
     if !refines || structural_equal(&derived, &func.ret_struct_info) {
         return None;
     }

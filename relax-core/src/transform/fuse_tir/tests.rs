@@ -541,6 +541,10 @@ class Module:
     names.sort_unstable();
     assert_eq!(names, ["fused_add_exp", "main"], "{after}");
     for target in targets() {
-        same_numbers(&alone, &[tensor(&[10, 20], 0.2), tensor(&[10, 20], 0.4)], &target);
+        same_numbers(
+            &alone,
+            &[tensor(&[10, 20], 0.2), tensor(&[10, 20], 0.4)],
+            &target,
+        );
     }
 }
