@@ -280,16 +280,21 @@ impl Lowerer<'_> {
                 ),
             );
         }
+        let mut storage_scope = "global".to_string();
         if let Some(s) = mem_scope {
-            if !matches!(&s.kind, SK::Str(v) if v == "global") {
-                self.error(
+            match &s.kind {
+                SK::Str(v) if scope.is_some() && crate::tir::schedule::set_scope::valid_scope(v) => {
+                    storage_scope = v.clone()
+                }
+                SK::Str(v) if v == "global" => {}
+                _ => self.error(
                     "unsupported-syntax",
                     s.span,
                     format!(
-                        "expected the memory scope \"global\" (the only one), found {}",
+                        "expected a storage scope (\"global\", \"local\", \"shared\", …; a parameter's is \"global\"), found {}",
                         s.describe()
                     ),
-                );
+                ),
             }
         }
         let dtype = match dtype {
@@ -344,7 +349,12 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        Some(Buffer::with_strides(name, dims, dtype, strides))
+        let b = Buffer::with_strides(name, dims, dtype, strides);
+        Some(if storage_scope == "global" {
+            b
+        } else {
+            b.with_scope(&storage_scope)
+        })
     }
 
     /// Declares `n = T.int64()` variables of a prim_func body.

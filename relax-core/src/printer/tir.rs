@@ -214,6 +214,9 @@ impl Printer {
         if !b.strides().is_empty() {
             args.push(format!("strides={}", self.tir_tuple(b.strides())));
         }
+        if b.scope() != "global" {
+            args.push(format!("scope={}", quote(b.scope())));
+        }
         self.line(&format!("{name} = T.alloc_buffer({})", args.join(", ")));
     }
 

@@ -5,6 +5,11 @@
 //! 2. Identity is a unique id, like a variable's: two buffers with the same
 //!    name and shape are different buffers.
 //! 3. Buffers are immutable and shared through `Arc`.
+//! 4. A buffer has a storage scope (TVM's `Buffer.scope()`): `"global"`
+//!    (main memory, the default) or a narrower one a schedule asks for
+//!    (`"local"`, `"shared"`, …, [`Buffer::with_scope`]). The CPU back end
+//!    and the interpreter place every scope in main memory; the scope is
+//!    kept, printed and compared as TVM does.
 
 use crate::ir::prim_expr::{fresh_id, PrimExpr};
 use relax_runtime::DataType;
@@ -18,6 +23,7 @@ struct BufferNode {
     dtype: DataType,
     shape: Vec<PrimExpr>,
     strides: Vec<PrimExpr>,
+    scope: String,
 }
 
 /// A buffer. See the module docs.
@@ -42,7 +48,24 @@ impl Buffer {
             dtype,
             shape,
             strides,
+            scope: "global".to_string(),
         }))
+    }
+    /// A new buffer like this one (name, dtype, shape, strides) in the
+    /// storage scope `scope`: a different buffer, by identity.
+    pub fn with_scope(&self, scope: &str) -> Self {
+        Buffer(Arc::new(BufferNode {
+            id: fresh_id(),
+            name: self.0.name.clone(),
+            dtype: self.0.dtype,
+            shape: self.0.shape.clone(),
+            strides: self.0.strides.clone(),
+            scope: scope.to_string(),
+        }))
+    }
+    /// The storage scope (`"global"` unless set).
+    pub fn scope(&self) -> &str {
+        &self.0.scope
     }
     /// The identity.
     pub fn id(&self) -> u64 {

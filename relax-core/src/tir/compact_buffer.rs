@@ -208,6 +208,11 @@ fn rewrite_at(s: &Stmt, x: &Buffer) -> Option<Stmt> {
         return None;
     }
     let compacted = Buffer::new(x.name(), extents, x.dtype());
+    let compacted = if x.scope() == "global" {
+        compacted
+    } else {
+        compacted.with_scope(x.scope())
+    };
     let shift = Shift {
         from: x,
         to: &compacted,

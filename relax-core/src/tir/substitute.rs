@@ -54,6 +54,11 @@ impl Substitute {
             return self.buffer(b);
         }
         let new = Buffer::with_strides(b.name(), shape, b.dtype(), strides);
+        let new = if b.scope() == "global" {
+            new
+        } else {
+            new.with_scope(b.scope())
+        };
         self.buffers.insert(b.id(), new.clone());
         new
     }

@@ -8,16 +8,33 @@
 //!    is such a binding too.
 //! 3. A field of a tuple built in the same function (`t = (a, b); c = t[0]`)
 //!    is the field itself (`c` becomes an alias of `a`, then rule 1).
+//! 4. **Redundant symbolic variables.** A `match_cast` that defines a
+//!    symbolic variable where its value's StructInfo already has a known
+//!    expression (`z = R.match_cast(x, R.Tensor((o, p)))` with `x` of
+//!    shape `(m, n)`) gives that variable nothing new: `o` is `m` and `p`
+//!    is `n` throughout the function ([`BindSymbolicVars`]), after which
+//!    the `match_cast` is trivial and rule 2 removes it (TVM's
+//!    `test_replace_symbolic_variable_and_remove_match_cast`). A variable
+//!    whose position in the value is unknown (`R.Tensor(ndim=2)`) stays,
+//!    with its `match_cast` (TVM's `test_change_shape`).
 //!
 //! Bindings left unused are kept (`DeadCodeElimination` removes them).
 //! Not done yet (TVM does it): turning block outputs that are used only
 //! inside the block into dataflow variables.
 
-use super::Pass;
+use super::{BindSymbolicVars, Pass};
+use crate::analysis::struct_info_analysis::{
+    erase_to_well_defined, struct_info_base_check, BaseCheckResult,
+};
+use crate::arith::Analyzer;
 use crate::ir::expr::{Binding, ExprKind, MatchCast, VarBinding};
-use crate::ir::{structural_equal, Expr, IRModule};
+use crate::ir::struct_info::StructInfoKind;
+use crate::ir::{
+    structural_equal, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar,
+};
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
+use std::collections::{HashMap, HashSet};
 
 /// The pass. See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,10 +46,148 @@ impl Pass for CanonicalizeBindings {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        let mut module = module;
+        let relax: Vec<_> = module
+            .functions()
+            .filter_map(|(gv, f)| match f {
+                BaseFunc::Relax(func) => Some((gv.clone(), func.clone())),
+                BaseFunc::Prim(_) => None,
+            })
+            .collect();
+        let mut rebound = Vec::new();
+        for (gv, func) in relax {
+            let redundant = redundant_symbolic_vars(&func);
+            if redundant.is_empty() {
+                continue;
+            }
+            if let Some(new) = BindSymbolicVars::new(redundant).bind_function(&func)? {
+                module.add(gv.clone(), new);
+                rebound.push(gv);
+            }
+        }
         let mut m = Canonicalizer {
             state: MutatorState::with_module(&module),
         };
-        mutate_module(&mut m, &module)
+        let mut out = mutate_module(&mut m, &module)?;
+        for gv in rebound {
+            if let Some(f) = out.get_relax(gv.name_hint()).and_then(refined_result) {
+                out.add(gv, f);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Rule 4's last step: a result StructInfo that was erased because it
+/// mentioned a replaced variable (`R.Tensor(ndim=2)` for `(o, p)`) is the
+/// body's, now in the parameters' variables (`R.Tensor((m, n))`), as TVM's
+/// parser derives it for the expected module.
+fn refined_result(func: &Function) -> Option<Function> {
+    let body = func.body.struct_info()?;
+    let defined: HashSet<TirVar> = func
+        .params
+        .iter()
+        .filter_map(|p| p.struct_info())
+        .flat_map(|s| s.definable_tir_vars())
+        .collect();
+    let derived = erase_to_well_defined(body, &HashMap::new(), &HashMap::new(), &|v| {
+        defined.contains(v)
+    });
+    let mut analyzer = Analyzer::new();
+    for v in &defined {
+        analyzer.mark_non_negative(v);
+    }
+    let refines =
+        struct_info_base_check(&func.ret_struct_info, &derived, &analyzer) == BaseCheckResult::Pass;
+    if !refines || structural_equal(&derived, &func.ret_struct_info) {
+        return None;
+    }
+    Some(Function {
+        ret_struct_info: derived,
+        ..func.clone()
+    })
+}
+
+/// Rule 4: each symbolic variable a top-level `match_cast` of `func`
+/// defines where its value's StructInfo has a known expression in
+/// variables defined before, with that expression; in binding order.
+fn redundant_symbolic_vars(func: &Function) -> Vec<(TirVar, PrimExpr)> {
+    let mut defined: HashSet<TirVar> = func
+        .params
+        .iter()
+        .filter_map(|p| p.struct_info())
+        .flat_map(|s| s.definable_tir_vars())
+        .collect();
+    let mut out = Vec::new();
+    let Some(seq) = func.body.as_seq() else {
+        return out;
+    };
+    for b in seq.blocks.iter().flat_map(|b| &b.bindings) {
+        let Binding::MatchCast(mc) = b else { continue };
+        let Some(value) = mc.value.struct_info() else {
+            continue;
+        };
+        let new: HashSet<TirVar> = mc
+            .struct_info
+            .definable_tir_vars()
+            .into_iter()
+            .filter(|v| !defined.contains(v))
+            .collect();
+        let mut found = Vec::new();
+        known_values(&mc.struct_info, value, &new, &mut found);
+        for (v, e) in found {
+            let known = e.free_vars().iter().all(|u| defined.contains(u));
+            if known && !out.iter().any(|(w, _): &(TirVar, PrimExpr)| *w == v) {
+                out.push((v, e));
+            }
+        }
+        defined.extend(new);
+    }
+    out
+}
+
+/// The pairs (variable of `new` standing alone in `target`, the expression
+/// at the same position of `value`).
+fn known_values(
+    target: &StructInfo,
+    value: &StructInfo,
+    new: &HashSet<TirVar>,
+    out: &mut Vec<(TirVar, PrimExpr)>,
+) {
+    let mut pair = |t: &[PrimExpr], v: &[PrimExpr]| {
+        if t.len() != v.len() {
+            return;
+        }
+        for (t, v) in t.iter().zip(v) {
+            if let Some(var) = t.as_var() {
+                if new.contains(var) && !out.iter().any(|(w, _)| w == var) {
+                    out.push((var.clone(), v.clone()));
+                }
+            }
+        }
+    };
+    match (target.kind(), value.kind()) {
+        (StructInfoKind::Tensor(t), StructInfoKind::Tensor(v)) => {
+            if let (Some(t), Some(v)) = (t.shape_values(), v.shape_values()) {
+                pair(t, v);
+            }
+        }
+        (StructInfoKind::Shape(t), StructInfoKind::Shape(v)) => {
+            if let (Some(t), Some(v)) = (&t.values, &v.values) {
+                pair(t, v);
+            }
+        }
+        (StructInfoKind::Prim(t), StructInfoKind::Prim(v)) => {
+            if let (Some(t), Some(v)) = (&t.value, &v.value) {
+                pair(std::slice::from_ref(t), std::slice::from_ref(v));
+            }
+        }
+        (StructInfoKind::Tuple(t), StructInfoKind::Tuple(v)) if t.len() == v.len() => {
+            for (t, v) in t.iter().zip(v) {
+                known_values(t, v, new, out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -190,6 +345,132 @@ class Module:
         t = (x, y)
         c = R.add(y, x)
         return c
+"#,
+        );
+    }
+
+    /// TVM's `test_change_shape`: the input's shape is unknown, so `o` and
+    /// `p` cannot be expressed in earlier variables and the `match_cast`
+    /// stays; only the aliases fold.
+    #[test]
+    fn a_match_cast_defining_new_dims_of_an_unknown_shape_stays() {
+        check(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(ndim=2)):
+        y = x
+        o = T.int64()
+        p = T.int64()
+        z = R.match_cast(x, R.Tensor((o, p)))
+        w = z
+        q = R.add(w, y)
+        return R.add(q, w)
+"#,
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(ndim=2)):
+        o = T.int64()
+        p = T.int64()
+        z = R.match_cast(x, R.Tensor((o, p)))
+        q = R.add(z, x)
+        return R.add(q, z)
+"#,
+        );
+    }
+
+    /// TVM's `test_replace_symbolic_variable_and_remove_match_cast`: `o`
+    /// and `p` are `m` and `n`; replaced, the `match_cast` is trivial and
+    /// goes.
+    #[test]
+    fn redundant_symbolic_vars_of_a_match_cast_are_replaced_and_it_goes() {
+        check(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("m", "n"))):
+        y = x
+        o = T.int64()
+        p = T.int64()
+        z = R.match_cast(x, R.Tensor((o, p)))
+        w = z
+        q = R.add(w, y)
+        return R.add(q, w)
+"#,
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("m", "n"))):
+        m = T.int64()
+        n = T.int64()
+        q: R.Tensor((m, n)) = R.add(x, x)
+        return R.add(q, x)
+"#,
+        );
+    }
+
+    /// TVM's `test_replace_symbolic_variable_and_remove_match_cast_of_tuple`,
+    /// with the tuple fields bound to variables (this crate's normal form
+    /// binds a `TupleGetItem` argument that a rewritten call takes; TVM's
+    /// keeps `R.add(x[0], x[0])`).
+    #[test]
+    fn redundant_symbolic_vars_of_a_tuple_match_cast_are_replaced() {
+        check(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tuple(R.Tensor(("m", "n")))):
+        y = x
+        o = T.int64()
+        p = T.int64()
+        z = R.match_cast(x, R.Tuple(R.Tensor((o, p))))
+        w = z
+        a = w[0]
+        b = y[0]
+        q = R.add(a, b)
+        return R.add(q, a)
+"#,
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tuple(R.Tensor(("m", "n")))):
+        a = x[0]
+        b = x[0]
+        q = R.add(a, b)
+        return R.add(q, a)
+"#,
+        );
+    }
+
+    /// A dim known as a constant: `k` is 8, and an annotation written in
+    /// `k` (the result's) follows.
+    #[test]
+    fn a_match_cast_to_a_constant_dim_is_replaced_in_annotations() {
+        check(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+        k = T.int64()
+        z = R.match_cast(x, R.Tensor((k,), dtype="float32"))
+        q: R.Tensor((k,), dtype="float32") = R.add(z, z)
+        return q
+"#,
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+        q: R.Tensor((8,), dtype="float32") = R.add(x, x)
+        return q
 "#,
         );
     }

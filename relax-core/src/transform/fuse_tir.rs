@@ -40,15 +40,20 @@
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
 //!    lifted constants (several `out_sinfo` for a tuple result); the
-//!    primitive function is removed, and `DeadCodeElimination`
-//!    removes the PrimFuncs no longer called.
+//!    primitive function is removed.
+//! 5. **Cleanup.** The pass ends, as TVM's does, with
+//!    [`DeadCodeElimination`]: the PrimFuncs the fused functions called,
+//!    which nothing calls any more, leave the module (as do unused pure
+//!    bindings and functions no public function reaches). Running FuseTIR
+//!    alone gives TVM's module: the fused PrimFuncs and the rewritten
+//!    callers only.
 //!
 //! The fused PrimFunc computes what the chain of calls computed, on every
 //! target: `fuse_tir/tests.rs` compares both on the loop-level interpreter
 //! and through LLVM.
 
 use super::fuse_ops::PRIMITIVE;
-use super::Pass;
+use super::{DeadCodeElimination, Pass};
 use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
 use crate::ir::{Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
 use crate::tir::compute_inline::compute_inline;
@@ -83,8 +88,9 @@ impl Pass for FuseTIR {
                 );
             }
         }
+        let cleanup = DeadCodeElimination::default();
         if fused.is_empty() {
-            return Ok(module);
+            return cleanup.run(module);
         }
         let mut out = module.clone();
         for (gv, f) in module.functions() {
@@ -100,7 +106,7 @@ impl Pass for FuseTIR {
         for f in fused.into_values() {
             out.add(f.gv, f.func);
         }
-        Ok(out)
+        cleanup.run(out)
     }
 }
 

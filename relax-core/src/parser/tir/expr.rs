@@ -340,6 +340,10 @@ impl Lowerer<'_> {
         let n = match name {
             "pow" | "atan2" | "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor"
             | "shift_left" | "shift_right" => 2,
+            // The dot-product steps: `T.dpbusd(acc, a, b)` (int32 words),
+            // `T.dpbf16ps(acc, a, b)` (a float32 accumulator); the result
+            // has the accumulator's dtype.
+            "dpbusd" | "dpbf16ps" => 3,
             _ => 1,
         };
         if !c.arity(self, n) {

@@ -35,9 +35,14 @@
 //! | [`reverse_compute_at`] | `reverse_compute_at` |
 //! | [`cache`] | `cache_read`, `cache_write` |
 //! | [`reduction`] | `decompose_reduction` |
+//! | [`blockize`] | `blockize` |
+//! | [`tensor_intrin`] | `TensorIntrin`: the registry of tensor intrinsics (`dot_16x4_vnni`) |
+//! | [`tensorize`] | `tensorize` |
+//! | [`set_scope`] | `set_scope` |
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
 
+pub mod blockize;
 pub mod cache;
 pub mod compute_at;
 pub mod for_kind;
@@ -48,12 +53,16 @@ pub mod reduction;
 pub mod reverse_compute_at;
 pub mod reverse_inline;
 pub mod sampling;
+pub mod set_scope;
+pub mod tensor_intrin;
+pub mod tensorize;
 pub mod trace;
 pub mod tree;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use tensor_intrin::TensorIntrin;
 pub use trace::{Instruction, Trace};
 
 use super::PrimFunc;

@@ -1333,3 +1333,7 @@ pub(crate) fn matmul_of(m: i64, n: i64, k: i64) -> PrimFunc {
         ),
     )
 }
+
+mod blockize;
+mod set_scope;
+mod tensorize;

@@ -140,6 +140,31 @@ pub enum Instruction {
         /// The value handles made.
         outs: Vec<usize>,
     },
+    /// `blockize(loop, preserve_unit_iters)`.
+    Blockize {
+        /// The loop whose subtree becomes a block.
+        loop_rv: usize,
+        /// Whether outer variables bound to unit loops keep their loop.
+        preserve_unit_iters: bool,
+        /// The outer block made.
+        out: usize,
+    },
+    /// `tensorize(block, intrin)`.
+    Tensorize {
+        /// The block whose body the intrinsic's implementation replaces.
+        block: usize,
+        /// The registered intrinsic's name.
+        intrin: String,
+    },
+    /// `set_scope(block, buffer_index, storage_scope)`.
+    SetScope {
+        /// The block writing the buffer.
+        block: usize,
+        /// Which of its written buffers.
+        buffer_index: usize,
+        /// The new storage scope.
+        storage_scope: String,
+    },
 }
 
 /// The steps of a schedule. See the module docs.
@@ -168,6 +193,7 @@ impl Trace {
             match inst {
                 Instruction::GetBlock { out, .. }
                 | Instruction::DecomposeReduction { out, .. }
+                | Instruction::Blockize { out, .. }
                 | Instruction::CacheWrite { out, .. }
                 | Instruction::CacheRead { out, .. } => {
                     m.insert(*out, 'b');
@@ -295,6 +321,28 @@ impl Trace {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+                Instruction::Blockize {
+                    loop_rv,
+                    preserve_unit_iters,
+                    out,
+                } => format!(
+                    "{} = sch.blockize(target={}, preserve_unit_iters={})",
+                    n(*out),
+                    n(*loop_rv),
+                    py_bool(*preserve_unit_iters)
+                ),
+                Instruction::Tensorize { block, intrin } => format!(
+                    "sch.tensorize(block_or_loop={}, tensor_intrin={intrin:?}, preserve_unit_iters=True)",
+                    n(*block)
+                ),
+                Instruction::SetScope {
+                    block,
+                    buffer_index,
+                    storage_scope,
+                } => format!(
+                    "sch.set_scope(block={}, buffer_index={buffer_index}, storage_scope={storage_scope:?})",
+                    n(*block)
+                ),
             };
             out.push_str(&line);
             out.push('\n');
@@ -406,6 +454,26 @@ impl Trace {
                         )
                     )
                 ),
+                Instruction::Blockize {
+                    loop_rv,
+                    preserve_unit_iters,
+                    out,
+                } => format!(
+                    "let {} = sch.blockize({}, {preserve_unit_iters})?;",
+                    n(*out),
+                    n(*loop_rv)
+                ),
+                Instruction::Tensorize { block, intrin } => {
+                    format!("sch.tensorize({}, {intrin:?})?;", n(*block))
+                }
+                Instruction::SetScope {
+                    block,
+                    buffer_index,
+                    storage_scope,
+                } => format!(
+                    "sch.set_scope({}, {buffer_index}, {storage_scope:?})?;",
+                    n(*block)
+                ),
             };
             out.push_str(&line);
             out.push('\n');
@@ -515,8 +583,33 @@ impl Trace {
                     )?;
                     map.extend(outs.iter().zip(&idx).map(|(o, i)| (*o, *i)));
                 }
+                Instruction::Blockize {
+                    loop_rv,
+                    preserve_unit_iters,
+                    out,
+                } => {
+                    let nb = sch.blockize(lp(&map, *loop_rv)?, *preserve_unit_iters)?;
+                    map.insert(*out, nb.0);
+                }
+                Instruction::Tensorize { block: b, intrin } => {
+                    sch.tensorize(block(&map, *b)?, intrin)?
+                }
+                Instruction::SetScope {
+                    block: b,
+                    buffer_index,
+                    storage_scope,
+                } => sch.set_scope(block(&map, *b)?, *buffer_index, storage_scope)?,
             }
         }
         Ok(())
+    }
+}
+
+/// `True` or `False`.
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
     }
 }

@@ -481,3 +481,70 @@ fn constants_of_a_fused_group_are_lifted_to_parameters() {
         same_numbers(&bound_text, &x, &target);
     }
 }
+
+/// TVM's `test_simple` (test_transform_fuse_tir.py), FuseTIR alone: the
+/// PrimFuncs the primitive function called leave the module, which holds
+/// the fused PrimFunc and `main` only; a PrimFunc `main` still calls
+/// directly (`exp`, here) stays.
+#[test]
+fn the_fused_prim_funcs_leave_the_module_as_in_tvm() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add(A: T.Buffer((T.int64(10), T.int64(20)), "float32"), B: T.Buffer((T.int64(10), T.int64(20)), "float32"), C: T.Buffer((T.int64(10), T.int64(20)), "float32")):
+        for i, j in T.grid(T.int64(10), T.int64(20)):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + B[vi, vj]
+
+    @T.prim_func(private=True)
+    def exp(A: T.Buffer((T.int64(10), T.int64(20)), "float32"), B: T.Buffer((T.int64(10), T.int64(20)), "float32")):
+        for i, j in T.grid(T.int64(10), T.int64(20)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.exp(A[vi, vj])
+
+    @R.function(private=True)
+    def fused_add_exp(x: R.Tensor((10, 20), dtype="float32"), p0: R.Tensor((10, 20), dtype="float32")) -> R.Tensor((10, 20), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.add, (x, p0), out_sinfo=R.Tensor((10, 20), dtype="float32"))
+            gv = R.call_tir(cls.exp, (lv,), out_sinfo=R.Tensor((10, 20), dtype="float32"))
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main(x: R.Tensor((10, 20), dtype="float32"), p0: R.Tensor((10, 20), dtype="float32")) -> R.Tensor((10, 20), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            a = cls.fused_add_exp(x, p0)
+            gv = R.call_tir(cls.exp, (a,), out_sinfo=R.Tensor((10, 20), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let before = module(text);
+    let after = FuseTIR.run(before.clone()).unwrap();
+    crate::analysis::well_formed(&after).unwrap_or_else(|e| panic!("{e:?}\n{after}"));
+    let mut names: Vec<&str> = after.functions().map(|(gv, _)| gv.name_hint()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["exp", "fused_add_exp", "main"], "{after}");
+    assert!(prim(&after, "fused_add_exp").params.len() == 3, "{after}");
+    // Without `main`'s direct call, `exp` goes too.
+    let alone = text.replace(
+        "gv = R.call_tir(cls.exp, (a,), out_sinfo=R.Tensor((10, 20), dtype=\"float32\"))",
+        "gv = a",
+    );
+    let after = FuseTIR.run(module(&alone)).unwrap();
+    let mut names: Vec<&str> = after.functions().map(|(gv, _)| gv.name_hint()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["fused_add_exp", "main"], "{after}");
+    for target in targets() {
+        same_numbers(
+            &alone,
+            &[tensor(&[10, 20], 0.2), tensor(&[10, 20], 0.4)],
+            &target,
+        );
+    }
+}

@@ -103,6 +103,7 @@ impl Comparer {
     /// The strides of a buffer definition (dtype and shape compared by the
     /// caller), then the mapping `a ↦ b`.
     pub(super) fn def_buffer_rest(&mut self, a: &Buffer, b: &Buffer) -> Outcome {
+        self.same("scope", a.scope(), b.scope())?;
         let (sa, sb) = (a.strides(), b.strides());
         self.count("number of strides", sa.len(), sb.len())?;
         for (j, (x, y)) in sa.iter().zip(sb).enumerate() {

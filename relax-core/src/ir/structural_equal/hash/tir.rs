@@ -37,6 +37,7 @@ impl HashWalker {
 
     /// The strides of a buffer definition, then its number.
     pub(super) fn def_buffer_rest(&mut self, b: &Buffer) {
+        self.put(&b.scope());
         self.len(b.strides().len());
         for s in b.strides() {
             self.prim_expr(s);
