@@ -13,11 +13,16 @@
 //! im2col matrix is materialised), and the output rows run in parallel,
 //! each packing its own panels.
 //!
-//! When the output rows are narrower than the register tile (a 7 × 7
-//! layer against tiles of 32 columns) and the convolution has many filters
-//! and few groups, the row axis joins `ow` as one axis of the GEMM: a tile
-//! then spans several output rows, and the filters, the GEMM's rows, are
-//! packed once and run in parallel chunks.
+//! Output rows fold into the GEMM's columns when that fills the register
+//! tiles better ([`rows_per_product`]): when they are narrower than the
+//! tile (a 7 × 7 layer against tiles of 32 columns) and the convolution
+//! has many filters and few groups, the whole image is one product whose
+//! filters run in parallel chunks; otherwise groups of rows dividing the
+//! height (ResNet's 56-wide rows by four: 224 = 7 × 32 columns) are each
+//! one product of the batch. A tile then spans several output rows; the
+//! pack and the write-back split the division of a lane's column by the
+//! row width into one scalar division and a carry per lane
+//! ([`super::gemm::split_lane_divisions`]).
 //!
 //! The nest qualifies when it has at least two reduce axes, a float update
 //! `C[..] + x · y` (and an init), and for its innermost spatial axis `j`
