@@ -36,6 +36,16 @@
 //!    fuse into a comm-reduce). Nodes without a value (the block's inputs)
 //!    are never in a group with others.
 //!
+//! A group has a pattern kind too, the largest of its members' (TVM's
+//! `CombinePattern`), and the rules read the kinds of groups, not of
+//! single nodes: the node fusing (its group's kind, so `conv2d → add(bias)`
+//! fuses on as an out-elementwise-fusable group), the nodes between and
+//! `d`'s group. So a group holds at most one out-elementwise-fusable op,
+//! as in TVM: ResNet's residual `add` of a downsampling block takes the
+//! epilogue of one of its two convolutions (the 1 × 1 downsample or the
+//! 3 × 3), never both, where a group of two convolutions ran them as one
+//! kernel with neither's epilogue on its accumulators.
+//!
 //! A fusion is refused when the merged group would have more than
 //! `max_group_size` nodes (TVM's `kMaxFusedOps`, 256 by default).
 //! The "relation" of a node to `d` is the largest edge kind on the paths
@@ -56,6 +66,9 @@ pub const DEFAULT_MAX_GROUP_SIZE: usize = 256;
 pub struct GraphPartitioner {
     parent: Vec<usize>,
     size: Vec<usize>,
+    /// The pattern kind of each group, at its root: the largest of its
+    /// members' kinds.
+    pattern: Vec<OpPatternKind>,
     max_group_size: usize,
 }
 
@@ -127,6 +140,7 @@ impl GraphPartitioner {
         let mut p = GraphPartitioner {
             parent: (0..n).collect(),
             size: vec![1; n],
+            pattern: kinds.to_vec(),
             max_group_size: max_group_size.max(1),
         };
         use OpPatternKind as K;
@@ -135,35 +149,40 @@ impl GraphPartitioner {
                 if graph.nodes[i].value.is_none() {
                     continue;
                 }
-                let kind = kinds[i];
                 let Some(d) = tree.parent(i) else { continue };
                 if p.find(i) == p.find(d) {
                     continue;
                 }
+                // The kinds of the groups: of the node's, of `d`'s and of
+                // those of the nodes between (see the module docs).
+                let kind = p.group_pattern(i);
+                let sink = p.group_pattern(d);
                 let between = graph.nodes_on_paths(i, d);
+                let between_kinds: Vec<OpPatternKind> =
+                    between.iter().map(|&b| p.group_pattern(b)).collect();
                 let relation = relation(graph, kinds, i, &between, d);
                 let all_between =
-                    |ok: &dyn Fn(OpPatternKind) -> bool| between.iter().all(|&b| ok(kinds[b]));
+                    |ok: &dyn Fn(OpPatternKind) -> bool| between_kinds.iter().all(|&k| ok(k));
                 let fuse = match kind {
                     K::OutEWiseFusable => {
                         phase == 0
                             && relation == K::ElemWise
                             && all_between(&|k| rank(k) <= rank(K::Broadcast))
-                            && rank(kinds[d]) <= rank(K::Broadcast)
+                            && rank(sink) <= rank(K::Broadcast)
                     }
                     K::ElemWise | K::Broadcast => {
                         (rank(relation) <= rank(K::Injective) || relation == K::CommReduce)
                             && all_between(&|k| rank(k) <= rank(K::Injective))
-                            && (rank(kinds[d]) <= rank(K::Broadcast)
-                                || kinds[d] == K::CommReduce
-                                || kinds[d] == K::OutEWiseFusable)
+                            && (rank(sink) <= rank(K::Broadcast)
+                                || sink == K::CommReduce
+                                || sink == K::OutEWiseFusable)
                     }
                     K::Injective => {
                         phase == 1
                             && ((rank(relation) <= rank(K::Injective)
                                 && all_between(&|k| rank(k) <= rank(K::Injective)))
                                 || (between.is_empty()
-                                    && kinds[d] == K::OutEWiseFusable
+                                    && sink == K::OutEWiseFusable
                                     && graph.nodes[i]
                                         .inputs
                                         .iter()
@@ -202,6 +221,12 @@ impl GraphPartitioner {
         x
     }
 
+    /// The pattern kind of `x`'s group.
+    fn group_pattern(&mut self, x: usize) -> OpPatternKind {
+        let root = self.find(x);
+        self.pattern[root]
+    }
+
     fn union(&mut self, a: usize, b: usize) {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra != rb {
@@ -210,6 +235,9 @@ impl GraphPartitioner {
             let (keep, gone) = if ra > rb { (ra, rb) } else { (rb, ra) };
             self.parent[gone] = keep;
             self.size[keep] += self.size[gone];
+            if rank(self.pattern[gone]) > rank(self.pattern[keep]) {
+                self.pattern[keep] = self.pattern[gone];
+            }
         }
     }
 
@@ -308,6 +336,41 @@ class Module:
         assert_eq!(
             groups_of(text, &by_op),
             [vec!["s0", "s1", "s2"], vec!["c", "y"]]
+        );
+    }
+
+    /// ResNet's downsampling block: the residual `add` joins two
+    /// convolutions with their biases. The first one to reach it (the
+    /// 1 × 1 downsample, earlier in the block) takes it with the `relu`;
+    /// the 3 × 3 keeps its bias alone, as TVM's `FuseOps` groups it (a
+    /// group holds one out-elementwise-fusable op).
+    #[test]
+    fn two_convolutions_never_share_a_group() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 8, 6, 6), dtype="float32"), wd: R.Tensor((16, 8, 1, 1), dtype="float32"), bd: R.Tensor((1, 16, 1, 1), dtype="float32"), wa: R.Tensor((16, 8, 3, 3), dtype="float32"), ba: R.Tensor((1, 16, 1, 1), dtype="float32"), wb: R.Tensor((16, 16, 3, 3), dtype="float32"), bb: R.Tensor((1, 16, 1, 1), dtype="float32")) -> R.Tensor((1, 16, 3, 3), dtype="float32"):
+        with R.dataflow():
+            d = R.nn.conv2d(x, wd, strides=[2, 2])
+            db = R.add(d, bd)
+            a = R.nn.conv2d(x, wa, strides=[2, 2], padding=[1, 1, 1, 1])
+            ab = R.add(a, ba)
+            ar = R.nn.relu(ab)
+            b = R.nn.conv2d(ar, wb, padding=[1, 1, 1, 1])
+            bb2 = R.add(b, bb)
+            s = R.add(bb2, db)
+            y = R.nn.relu(s)
+            R.output(y)
+        return y
+"#;
+        assert_eq!(
+            groups_of(text, &by_op),
+            [
+                vec!["a", "ab", "ar"],
+                vec!["b", "bb2"],
+                vec!["d", "db", "s", "y"]
+            ]
         );
     }
 

@@ -13,11 +13,16 @@
 //! im2col matrix is materialised), and the output rows run in parallel,
 //! each packing its own panels.
 //!
-//! When the output rows are narrower than the register tile (a 7 × 7
-//! layer against tiles of 32 columns) and the convolution has many filters
-//! and few groups, the row axis joins `ow` as one axis of the GEMM: a tile
-//! then spans several output rows, and the filters, the GEMM's rows, are
-//! packed once and run in parallel chunks.
+//! Output rows fold into the GEMM's columns when that fills the register
+//! tiles better ([`rows_per_product`]): when they are narrower than the
+//! tile (a 7 × 7 layer against tiles of 32 columns) and the convolution
+//! has many filters and few groups, the whole image is one product whose
+//! filters run in parallel chunks; otherwise groups of rows dividing the
+//! height (ResNet's 56-wide rows by four: 224 = 7 × 32 columns) are each
+//! one product of the batch. A tile then spans several output rows; the
+//! pack and the write-back split the division of a lane's column by the
+//! row width into one scalar division and a carry per lane
+//! ([`super::gemm::split_lane_divisions`]).
 //!
 //! The nest qualifies when it has at least two reduce axes, a float update
 //! `C[..] + x · y` (and an init), and for its innermost spatial axis `j`
@@ -66,52 +71,60 @@ impl Nest {
             .rposition(|s| uses_var(a, &s.var) && !uses_var(b, &s.var))?;
         let mut spatial: Vec<Axis> = self.spatial[..n - 1].to_vec();
         let i = spatial.remove(at);
-        // Output rows narrower than the register tile (ResNet's 7 x 7
-        // layers filled 7 of its 32 columns): the row axis `r` before `j`,
-        // read by `B` only, joins `j` as `jr = r · J + j`, so a tile spans
-        // several rows (`r = jr // J`, `j = jr % J`; the back end puts the
-        // flat offset back together), when the other batch axes (image,
-        // group) have at most [`FUSED_ROWS_MAX_BATCH`] values. The
-        // filters are then packed once per product, where a batch of
-        // output rows packed them for each row. A convolution of many
-        // groups (ShuffleNet's depthwise ones) keeps its batch of (group,
-        // row) products: fusing their rows made them six times slower.
-        // A symbolic extent (an exported model's `batch`) counts as one
-        // image, the inference batch: with ResNet-18's batch symbolic its
-        // 7 x 7 layers kept a product per row and ran three times slower.
+        // Output rows fold into the GEMM's columns (see
+        // [`rows_per_product`]): the row axis `r` before `j`, read by `B`
+        // only, is cut into `r = ro · g + jr // J` and `jr = ri · J + j`
+        // joins `j` (`j = jr % J`; the back end puts the flat offset back
+        // together), so a tile spans several rows, when the other batch
+        // axes (image, group) have at most [`FUSED_ROWS_MAX_BATCH`]
+        // values. A convolution of many groups (ShuffleNet's depthwise
+        // ones) keeps its batch of (group, row) products: fusing their rows
+        // made them six times slower. A symbolic extent (an exported
+        // model's `batch`) counts as one image, the inference batch: with
+        // ResNet-18's batch symbolic its 7 x 7 layers kept a product per
+        // row and ran three times slower.
         let few = |axes: &[Axis]| static_product(axes).is_some_and(|n| n <= FUSED_ROWS_MAX_BATCH);
         let one_product = !spatial.is_empty() && few(&spatial[..spatial.len() - 1]);
         let nr = self.gemm_nr();
         let mut rows_map = HashMap::new();
-        let fused_row = match (j.extent.as_int(), spatial.last()) {
-            (Some(jw), Some(r))
-                if jw < nr
-                    && one_product
-                    && i.extent
-                        .as_int()
-                        .is_some_and(|m| m >= FUSED_ROWS_MIN_FILTERS)
-                    && r.extent.as_int().is_some()
-                    && uses_var(b, &r.var)
-                    && !uses_var(a, &r.var) =>
-            {
-                let r = spatial.pop().expect("checked");
-                let jdt = j.var.dtype();
-                let jr = TirVar::with_dtype(format!("{}_{}", r.var.name(), j.var.name()), jdt);
-                let w = PrimExpr::int_of(jdt, jw);
-                rows_map.insert(
-                    r.var.clone(),
-                    PrimExpr::var(&jr).floordiv(w.clone()).cast(r.var.dtype()),
-                );
-                rows_map.insert(j.var.clone(), PrimExpr::var(&jr).floormod(w));
-                let extent = PrimExpr::int_of(jdt, r.extent.as_int().expect("checked") * jw);
-                Some(Axis {
-                    var: jr.clone(),
-                    loop_var: fresh(&jr, ""),
-                    extent,
-                })
+        let fold = match (j.extent.as_int(), spatial.last()) {
+            (Some(jw), Some(r)) if one_product && uses_var(b, &r.var) && !uses_var(a, &r.var) => {
+                let others = static_product(&spatial[..spatial.len() - 1]).unwrap_or(1);
+                r.extent
+                    .as_int()
+                    .and_then(|h| rows_per_product(jw, h, others, nr, i.extent.as_int()))
+                    .map(|g| (jw, g))
             }
             _ => None,
         };
+        let fused_row = fold.map(|(jw, g)| {
+            let r = spatial.pop().expect("checked");
+            let h = r.extent.as_int().expect("checked");
+            let jdt = j.var.dtype();
+            let rdt = r.var.dtype();
+            let jr = TirVar::with_dtype(format!("{}_{}", r.var.name(), j.var.name()), jdt);
+            let w = PrimExpr::int_of(jdt, jw);
+            let within = PrimExpr::var(&jr).floordiv(w.clone()).cast(rdt);
+            let row = if g == h {
+                within
+            } else {
+                // Products of `g` rows: `ro` stays in the batch.
+                let ro = TirVar::with_dtype(format!("{}_o", r.var.name()), rdt);
+                spatial.push(Axis {
+                    var: ro.clone(),
+                    loop_var: fresh(&ro, ""),
+                    extent: PrimExpr::int_of(rdt, h / g),
+                });
+                PrimExpr::var(&ro) * PrimExpr::int_of(rdt, g) + within
+            };
+            rows_map.insert(r.var.clone(), row);
+            rows_map.insert(j.var.clone(), PrimExpr::var(&jr).floormod(w));
+            Axis {
+                var: jr.clone(),
+                loop_var: fresh(&jr, ""),
+                extent: PrimExpr::int_of(jdt, g * jw),
+            }
+        });
         spatial.push(i);
         spatial.push(fused_row.unwrap_or_else(|| j.clone()));
 
@@ -198,10 +211,88 @@ impl Nest {
     }
 }
 
+/// How many output rows (of `height`, each `width` wide) one product of an
+/// implicit GEMM spans, when more than one: its columns are then `g`
+/// rows, so a register tile of `nr` columns spans rows. `others` is the
+/// number of products of the other batch axes, `filters` the GEMM's rows.
+///
+/// - Rows narrower than the tile of a convolution of many filters (ResNet's
+///   7 x 7 layers filled 7 of its 32 columns): the whole image is one
+///   product, whose filters run in parallel chunks.
+/// - Otherwise `g` divides `height`, leaves at least two products for the
+///   thread pool (a batch of products runs in parallel) and at most
+///   [`FOLD_MAX_COLUMNS`] columns, and is the first that maximizes the
+///   fraction of the tiles' columns holding outputs times the balance of
+///   the products over pairs of threads: ResNet's 56-wide rows filled 56
+///   of 64 columns, four rows fill 224 = 7 × 32; the stem's 112-wide rows
+///   go by two. `None` when one row per product is as good.
+fn rows_per_product(
+    width: i64,
+    height: i64,
+    others: i64,
+    nr: i64,
+    filters: Option<i64>,
+) -> Option<i64> {
+    if width <= 0 || height <= 1 || nr <= 0 {
+        return None;
+    }
+    if width < nr && filters.is_some_and(|m| m >= FUSED_ROWS_MIN_FILTERS) {
+        return Some(height);
+    }
+    let score = |g: i64| {
+        let cols = g * width;
+        let filled = cols as f64 / ((cols + nr - 1) / nr * nr) as f64;
+        let products = others.max(1) * (height / g);
+        let balance = products as f64 / ((products + 1) / 2 * 2) as f64;
+        filled * balance
+    };
+    let mut best = (1, score(1));
+    for g in 2..=height {
+        if height % g != 0 || g * width > FOLD_MAX_COLUMNS || others.max(1) * (height / g) < 2 {
+            continue;
+        }
+        let s = score(g);
+        if s > best.1 + 1e-9 {
+            best = (g, s);
+        }
+    }
+    (best.0 > 1).then_some(best.0)
+}
+
+/// The most columns (output rows times their width) one product of an
+/// implicit GEMM folds: one B panel of [`super::gemm::WINDOW_BLOCKING`].
+const FOLD_MAX_COLUMNS: i64 = 512;
+
 /// The product of the static extents of `axes`, a symbolic one counting
 /// as one; `None` on overflow.
 fn static_product(axes: &[Axis]) -> Option<i64> {
     axes.iter().try_fold(1i64, |acc, x| {
         acc.checked_mul(x.extent.as_int().unwrap_or(1))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rows_per_product;
+
+    /// The rows per product chosen for the layers of ResNet and MobileNet
+    /// with tiles of 32 columns.
+    #[test]
+    fn rows_fold_to_fill_the_tiles() {
+        // 56 x 56 with 64 filters: four rows, 224 columns, 14 products.
+        assert_eq!(rows_per_product(56, 56, 1, 32, Some(64)), Some(4));
+        // The stem's 112-wide rows: two.
+        assert_eq!(rows_per_product(112, 112, 1, 32, Some(64)), Some(2));
+        // Narrow rows, many filters: the whole image.
+        assert_eq!(rows_per_product(7, 7, 1, 32, Some(512)), Some(7));
+        assert_eq!(rows_per_product(28, 28, 1, 32, Some(128)), Some(28));
+        // Narrow rows, few filters: two products at least.
+        assert_eq!(rows_per_product(14, 14, 1, 32, Some(64)), Some(2));
+        assert_eq!(rows_per_product(7, 7, 1, 32, Some(32)), None);
+        // Rows filling whole tiles stay one per product.
+        assert_eq!(rows_per_product(64, 64, 1, 32, Some(64)), None);
+        // Degenerate extents.
+        assert_eq!(rows_per_product(0, 8, 1, 32, None), None);
+        assert_eq!(rows_per_product(20, 1, 1, 32, None), None);
+    }
 }

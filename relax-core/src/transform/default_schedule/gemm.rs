@@ -55,7 +55,7 @@ use super::util::*;
 use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
-use crate::tir::affine::guarded_load_in;
+use crate::tir::affine::{guarded_load_in, maskable};
 use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
@@ -730,7 +730,12 @@ impl Gemm<'_> {
                     let col = lp.simplify(kc.clone() + q.clone());
                     map.insert(row_axis.var.clone(), row.cast(row_axis.var.dtype()));
                     map.insert(k.var.clone(), col.cast(k.var.dtype()));
-                    factor.substitute_map(&map)
+                    let value = factor.substitute_map(&map);
+                    // A row of the pack is lanes `r < width` of one tile.
+                    match r.as_var() {
+                        Some(lane) => split_lane_divisions(&value, lane, width),
+                        None => value,
+                    }
                 };
                 Stmt::BufferStore {
                     buffer: pack.clone(),
@@ -929,12 +934,26 @@ pub(super) fn tile_store(
 ) -> Stmt {
     let mut map = base.clone();
     map.insert(i.var.clone(), (i0.clone() + r).cast(i.var.dtype()));
-    map.insert(j.var.clone(), (j0.clone() + c).cast(j.var.dtype()));
+    map.insert(j.var.clone(), (j0.clone() + c.clone()).cast(j.var.dtype()));
+    // The lanes of a float tile's column `c` (`< nr`): divisions of the
+    // column by an output row's width (folded rows, `conv.rs`) split into
+    // a carry per lane.
+    let lanes: Vec<TirVar> = if nest.buffer.dtype().is_float() {
+        c.free_vars()
+            .into_iter()
+            .filter(|v| linear_coeff(&c, v) == Some(1))
+            .collect()
+    } else {
+        vec![]
+    };
+    let nr = nest.gemm_nr();
+    let lanes_ref = &lanes;
     let indices: Vec<PrimExpr> = nest
         .indices
         .iter()
         .map(|e| e.substitute_map(&map))
         .collect();
+    let indices = split_indices(&nest.buffer, indices, &lanes, nr);
     let init = nest
         .init
         .as_ref()
@@ -954,13 +973,105 @@ pub(super) fn tile_store(
     let value = if zero { sum } else { start + sum };
     branch(
         last,
-        || nest.final_store(&map, value.clone()),
+        || split_store(nest.final_store(&map, value.clone()), lanes_ref, nr),
         || Stmt::BufferStore {
             buffer: nest.buffer.clone(),
             value: value.clone(),
             indices: indices.clone(),
         },
     )
+}
+
+/// `store` (a `BufferStore`) with [`split_lane_divisions`] applied to its
+/// value and, unless they are contiguous in the lanes, its indices.
+fn split_store(store: Stmt, lanes: &[TirVar], bound: i64) -> Stmt {
+    match store {
+        Stmt::BufferStore {
+            buffer,
+            value,
+            indices,
+        } => {
+            let value = lanes
+                .iter()
+                .fold(value, |e, lane| split_lane_divisions(&e, lane, bound));
+            let indices = split_indices(&buffer, indices, lanes, bound);
+            Stmt::BufferStore {
+                buffer,
+                value,
+                indices,
+            }
+        }
+        other => other,
+    }
+}
+
+/// `indices` into `buffer` with [`split_lane_divisions`] applied, unless
+/// their flat offset is affine in each lane (a vector access as it is).
+fn split_indices(
+    buffer: &Buffer,
+    indices: Vec<PrimExpr>,
+    lanes: &[TirVar],
+    bound: i64,
+) -> Vec<PrimExpr> {
+    let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
+    if lanes.iter().all(|l| linear_coeff(&offset, l).is_some()) {
+        return indices;
+    }
+    indices
+        .into_iter()
+        .map(|e| {
+            lanes
+                .iter()
+                .fold(e, |e, lane| split_lane_divisions(&e, lane, bound))
+        })
+        .collect()
+}
+
+/// `e` with each `a // w` and `a % w` (`w` a constant of at least
+/// `lanes`) whose `a` is `b + lane`, `lane` in `[0, lanes)`, split into
+/// `b`'s part and a carry: `b // w + (b % w + lane >= w)` and
+/// `b % w + lane - (w if it carried)`. The lanes of a vector then share
+/// one scalar division and each compare and select, where a division per
+/// lane (no vector instruction divides 64-bit integers) made a tile of
+/// folded output rows (`conv.rs`: `jr // J`, `jr % J`) three times
+/// slower to gather than a row's.
+///
+/// A load whose flat offset is affine in `lane` (a vector load as it is:
+/// the folded rows of a stride-1 window, `(jr // J) · J + jr % J = jr`),
+/// or a `Select` read as a masked load, is left as it is.
+pub(super) fn split_lane_divisions(e: &PrimExpr, lane: &TirVar, lanes: i64) -> PrimExpr {
+    match e.kind() {
+        PrimExprKind::BufferLoad(buf, idx)
+            if linear_coeff(&Analyzer::new().simplify(&buf.offset_of(idx)), lane).is_some() =>
+        {
+            return e.clone()
+        }
+        PrimExprKind::Select(c, t, _) if maskable(c, t, lane) => return e.clone(),
+        _ => {}
+    }
+    let e = e.map_children(|x| split_lane_divisions(x, lane, lanes));
+    let (a, w, div) = match e.kind() {
+        PrimExprKind::Div(a, w) => (a, w, true),
+        PrimExprKind::Mod(a, w) => (a, w, false),
+        _ => return e,
+    };
+    if !w.as_int().is_some_and(|w| w >= lanes && w > 0) || linear_coeff(a, lane) != Some(1) {
+        return e;
+    }
+    let an = Analyzer::new();
+    let at_zero = HashMap::from([(lane.clone(), PrimExpr::int_of(lane.dtype(), 0))]);
+    let b = an.simplify(&a.substitute_map(&at_zero));
+    let offset = an.simplify(&(a.clone() - b.clone()));
+    let dt = a.dtype();
+    let m = b.clone().floormod(w.clone());
+    let sum = m + offset;
+    let carry = sum.clone().ge(w.clone());
+    if div {
+        b.floordiv(w.clone())
+            + PrimExpr::select(carry, PrimExpr::int_of(dt, 1), PrimExpr::int_of(dt, 0))
+    } else {
+        PrimExpr::select(carry, sum.clone() - w.clone(), sum)
+    }
 }
 
 /// One slice of `k` (`kc .. kc + kl`) of one B panel (columns
@@ -997,4 +1108,35 @@ struct Tile {
     jt: PrimExpr,
     i0: PrimExpr,
     j0: PrimExpr,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_lane_divisions;
+    use crate::ir::prim_expr::{PrimExpr, TirVar};
+    use relax_runtime::DataType;
+    use std::collections::HashMap;
+
+    /// The split divisions give the divisions' values for every lane and
+    /// every base, negative ones included, and leave a divisor smaller
+    /// than the lanes alone.
+    #[test]
+    fn split_lane_divisions_keep_the_values() {
+        let i64t = DataType::i64();
+        let (b, l) = (TirVar::with_dtype("b", i64t), TirVar::with_dtype("l", i64t));
+        for w in [7, 16, 20, 56] {
+            let a = PrimExpr::var(&b) * PrimExpr::int_of(i64t, 3) + PrimExpr::var(&l);
+            let e = a.clone().floordiv(PrimExpr::int_of(i64t, w)) * PrimExpr::int_of(i64t, 100)
+                + a.floormod(PrimExpr::int_of(i64t, w));
+            let lanes = 16;
+            let split = split_lane_divisions(&e, &l, lanes);
+            assert_eq!(split == e, w < lanes, "{split}");
+            for bv in -40..40 {
+                for lv in 0..lanes {
+                    let env = HashMap::from([(b.clone(), bv), (l.clone(), lv)]);
+                    assert_eq!(split.eval(&env).unwrap(), e.eval(&env).unwrap(), "{split}");
+                }
+            }
+        }
+    }
 }

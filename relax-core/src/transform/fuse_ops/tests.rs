@@ -142,6 +142,76 @@ fn opaque_calls_split_groups_and_names_stay_unique() {
     check(&before, &expected);
 }
 
+/// Two matrix products meeting in a residual `add` (ResNet's downsampling
+/// block, with matmuls for its convolutions): the first product's group,
+/// `matmul → add(bias)`, takes the residual add and the relu; the second
+/// keeps its bias alone. One group never holds two out-elementwise-fusable
+/// ops (TVM's rule); they were one `fused_matmul_add_matmul_add_add2_relu`.
+#[test]
+fn two_matrix_products_meeting_in_an_add_stay_in_two_groups() {
+    let before = with_kernels(
+        r#"
+    @T.prim_func(private=True)
+    def add2(A: T.Buffer((2, 4), "float32"), B: T.Buffer((2, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((8, 4), dtype="float32"), v: R.Tensor((8, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            m1 = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            a1 = R.call_tir(cls.add, (m1, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            m2 = R.call_tir(cls.matmul, (x, v), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            a2 = R.call_tir(cls.add, (m2, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            s = R.call_tir(cls.add2, (a2, a1), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (s,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = with_kernels(
+        r#"
+    @T.prim_func(private=True)
+    def add2(A: T.Buffer((2, 4), "float32"), B: T.Buffer((2, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        T.evaluate(0)
+
+    @R.function(private=True)
+    def fused_matmul_add(x: R.Tensor((2, 8), dtype="float32"), v: R.Tensor((8, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            m2 = R.call_tir(cls.matmul, (x, v), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            a2 = R.call_tir(cls.add, (m2, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(a2)
+        return a2
+
+    @R.function(private=True)
+    def fused_matmul_add_add2_relu(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((8, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32"), a2: R.Tensor((2, 4), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            m1 = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            a1 = R.call_tir(cls.add, (m1, b), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            s = R.call_tir(cls.add2, (a2, a1), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.relu, (s,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((8, 4), dtype="float32"), v: R.Tensor((8, 4), dtype="float32"), b: R.Tensor((4,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            a2 = cls.fused_matmul_add(x, v, b)
+            gv = cls.fused_matmul_add_add2_relu(x, w, b, a2)
+            R.output(gv)
+        return gv
+"#,
+    );
+    check(&before, &expected);
+}
+
 #[test]
 fn nothing_fuses_outside_a_dataflow_block_or_across_an_output() {
     let before = with_kernels(
