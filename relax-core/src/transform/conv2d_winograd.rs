@@ -1,0 +1,344 @@
+//! `Conv2dWinograd`: 3 × 3 convolutions by Winograd's minimal filtering
+//! algorithm F(m × m, 3 × 3) (TVM's `conv2d_winograd_nchw` and Relay's
+//! `contrib_conv2d_winograd_weight_transform` /
+//! `contrib_conv2d_winograd_without_weight_transform`, as one Relax
+//! rewrite).
+//!
+//! 1. What is rewritten: `R.nn.conv2d` in `float32` with NCHW data, OIHW
+//!    weights and NCHW output, a 3 × 3 kernel, strides and dilation 1,
+//!    groups 1, constant padding, constant channels and image size (the
+//!    batch may be symbolic) and a constant weight, when the layer is one
+//!    where Winograd wins ([`Conv2dWinograd::tile_for`]; or always, with
+//!    the tile given by [`Conv2dWinograd::with_tile`]).
+//! 2. Into what, for output tiles of side `m` and `α = m + 2`
+//!    (`conv2d_winograd/matrices.rs` holds `G`, `Bᵀ`, `Aᵀ`):
+//!    - the weight transform `U = G g Gᵀ` as Relax ops on the constant
+//!      weight: `matmul(G, g)`, `matmul(·, Gᵀ)`, a reshape to
+//!      `(O, C, α²)` and `permute_dims` to `(α², O, C)`; `FoldConstant`
+//!      evaluates them at compile time, so no call pays for them;
+//!    - the input transform `V = Bᵀ d B` of every tile, a `call_tir` of a
+//!      scheduled PrimFunc `winograd_input_transform` giving
+//!      `(α², C, N · TH · TW)`;
+//!    - one `R.matmul(U, V)`: α² matrix products `(O, C) × (C, tiles)`,
+//!      which `DefaultSchedule` runs as its packed GEMM;
+//!    - the output transform `Y = Aᵀ M A`, cropped to the output, a
+//!      `call_tir` of `winograd_output_transform`.
+//!
+//!    The transforms' loops are written scheduled (`conv2d_winograd/
+//!    transforms.rs`); `DefaultSchedule` leaves them as they are.
+//! 3. The epilogue: where the convolution's only use is `R.add` of a
+//!    constant per-channel bias (`(1, O, 1, 1)`, `(O, 1, 1)`), then
+//!    possibly `R.add` of a tensor of the output's shape (a residual),
+//!    then possibly `R.nn.relu`, each the only use of the one before, the
+//!    output transform computes them too and the last of them is bound to
+//!    its result (the others are left for `DeadCodeElimination`). Fusion
+//!    cannot do this for it: the output transform is an opaque PrimFunc.
+//! 4. Accuracy: F(2, 3)'s constants are ±1 and ½, so its results are as
+//!    close to the direct convolution's as two summation orders are;
+//!    F(4, 3) multiplies by up to 8 and divides by 24, which costs about
+//!    one decimal digit in `float32` (the tests bound both).
+//!
+//! The pass runs before `LegalizeOps`; `build` runs it followed by
+//! `FoldConstant` for `Target::host()` (see `backend/pipeline.rs`).
+
+#[path = "conv2d_winograd/matrices.rs"]
+pub mod matrices;
+#[path = "conv2d_winograd/transforms.rs"]
+pub mod transforms;
+
+use super::Pass;
+use crate::block_builder::BlockBuilder;
+use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, PrimExpr, StructInfo};
+use crate::mutator::{ExprMutator, MutatorState};
+use crate::op::infer::{attr, attr_ints};
+use matrices::Matrices;
+use relax_runtime::{DataType, Error, Tensor};
+use transforms::{Epilogue, Geometry};
+
+/// The pass. See the module docs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Conv2dWinograd {
+    /// The output tile's side for every eligible layer; `None`: the rule of
+    /// [`Conv2dWinograd::tile_for`].
+    tile: Option<i64>,
+}
+
+impl Conv2dWinograd {
+    /// Rewrites every eligible convolution (module docs, item 1) with
+    /// output tiles of side `m` (2 or 4), whatever its sizes.
+    pub fn with_tile(m: i64) -> Result<Self, Error> {
+        if matrices::for_tile(m).is_none() {
+            return Err(Error::Unsupported(format!(
+                "Conv2dWinograd: the output tile must be 2 or 4, found {m}"
+            )));
+        }
+        Ok(Conv2dWinograd { tile: Some(m) })
+    }
+
+    /// The output tile for a layer of these sizes, or `None` when the
+    /// direct convolution is faster: measured on ResNet-18's and the other
+    /// exports' 3 × 3 layers (see the tests' module docs for the figures).
+    pub fn tile_for(c_in: i64, c_out: i64, out_h: i64, out_w: i64) -> Option<i64> {
+        // The transforms cost O(C · tiles) against the products'
+        // O(O · C · tiles): narrow layers gain little, and tiny images
+        // waste most of a tile.
+        if c_in < 32 || c_out < 32 || out_h < 6 || out_w < 6 {
+            return None;
+        }
+        Some(2)
+    }
+}
+
+impl Pass for Conv2dWinograd {
+    fn name(&self) -> &str {
+        "Conv2dWinograd"
+    }
+
+    fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        let mut m = Rewriter {
+            state: MutatorState::with_module(&module),
+            tile: self.tile,
+        };
+        let mut out = module.clone();
+        for (gv, f) in module.functions() {
+            let Some(func) = f.as_relax() else { continue };
+            let new = m.visit_expr(&Expr::function(func.clone()));
+            if let Some(nf) = new.as_function() {
+                out.add(gv.clone(), nf.clone());
+            }
+        }
+        let errors = m.builder().take_errors();
+        if !errors.is_empty() {
+            return Err(Error::Compile(errors));
+        }
+        // The builder's module holds the transforms' PrimFuncs.
+        for (gv, f) in m.builder().get().functions() {
+            if out.get(gv.name_hint()).is_none() {
+                out.add(gv.clone(), f.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct Rewriter {
+    state: MutatorState,
+    tile: Option<i64>,
+}
+
+impl ExprMutator for Rewriter {
+    fn state(&mut self) -> &mut MutatorState {
+        &mut self.state
+    }
+
+    fn visit_call(&mut self, expr: &Expr, _call: &Call) -> Expr {
+        let e = self.visit_expr_post_order(expr);
+        let Some(call) = e.as_call() else { return e };
+        if e.call_op_name() != Some("relax.nn.conv2d") {
+            return e;
+        }
+        let Some(conv) = Eligible::of(call, self.tile) else {
+            return e;
+        };
+        match conv.rewrite(self.builder(), Epilogue::default(), &[]) {
+            Ok(new) => new,
+            Err(err) => {
+                self.builder().report(err);
+                e
+            }
+        }
+    }
+}
+
+/// A convolution the pass rewrites, with what it needs to know.
+struct Eligible {
+    data: Expr,
+    weight: Tensor,
+    batch: PrimExpr,
+    geo: Geometry,
+    mats: Matrices,
+}
+
+fn ints_are(call: &Call, name: &str, want: i64) -> bool {
+    match attr_ints(call, name) {
+        Some(v) => !v.is_empty() && v.iter().all(|&x| x == want),
+        None => attr(call, name).is_none(),
+    }
+}
+
+fn str_is(call: &Call, name: &str, want: &str) -> bool {
+    match attr(call, name) {
+        Some(AttrValue::Str(s)) => s == want,
+        None => true,
+        Some(_) => false,
+    }
+}
+
+impl Eligible {
+    /// `call` (a `conv2d`) when the pass rewrites it. See the module docs.
+    fn of(call: &Call, tile: Option<i64>) -> Option<Eligible> {
+        if !(ints_are(call, "strides", 1) && ints_are(call, "dilation", 1)) {
+            return None;
+        }
+        if crate::op::infer::attr_int(call, "groups").unwrap_or(1) != 1 {
+            return None;
+        }
+        if !(str_is(call, "data_layout", "NCHW")
+            && str_is(call, "kernel_layout", "OIHW")
+            && str_is(call, "out_layout", "NCHW"))
+        {
+            return None;
+        }
+        let out_dtype = crate::op::infer::attr_dtype(call, "out_dtype");
+        if !(out_dtype.is_void() || out_dtype == DataType::f32()) {
+            return None;
+        }
+        let [data, weight] = &call.args[..] else {
+            return None;
+        };
+        let ExprKind::Constant(weight) = weight.kind() else {
+            return None;
+        };
+        if weight.dtype() != DataType::f32() {
+            return None;
+        }
+        let &[c_out, c_in, 3, 3] = weight.shape() else {
+            return None;
+        };
+        let sinfo = data.struct_info()?.as_tensor()?;
+        if sinfo.dtype != DataType::f32() {
+            return None;
+        }
+        let dims = sinfo.shape_values()?;
+        let [batch, c, h, w] = dims else { return None };
+        if batch.as_int().is_none() && batch.as_var().is_none() {
+            return None;
+        }
+        let (c, h, w) = (c.as_int()?, h.as_int()?, w.as_int()?);
+        if c != c_in {
+            return None;
+        }
+        let pad = crate::op::nn::padding4(call).ok()?;
+        let pad = [
+            pad[0].as_int()?,
+            pad[1].as_int()?,
+            pad[2].as_int()?,
+            pad[3].as_int()?,
+        ];
+        if pad.iter().any(|&p| !(0..=2).contains(&p)) {
+            return None;
+        }
+        let mut geo = Geometry {
+            c_in,
+            c_out,
+            h,
+            w,
+            pad,
+            m: 2,
+        };
+        if geo.out_h() < 1 || geo.out_w() < 1 {
+            return None;
+        }
+        geo.m = match tile {
+            Some(m) => m,
+            None => Conv2dWinograd::tile_for(c_in, c_out, geo.out_h(), geo.out_w())?,
+        };
+        Some(Eligible {
+            data: data.clone(),
+            weight: weight.clone(),
+            batch: batch.clone(),
+            geo,
+            mats: matrices::for_tile(geo.m)?,
+        })
+    }
+
+    /// The rewritten computation; `extra` are the epilogue's tensor
+    /// arguments (the bias as `(O,)`, then the residual).
+    fn rewrite(
+        &self,
+        bb: &mut BlockBuilder,
+        epilogue: Epilogue,
+        extra: &[Expr],
+    ) -> Result<Expr, Error> {
+        let (geo, mats) = (&self.geo, &self.mats);
+        let alpha = geo.alpha();
+        let f32 = DataType::f32();
+        let op = |bb: &mut BlockBuilder, name: &str, args: Vec<Expr>, attrs: Attrs| {
+            let info = crate::op::lookup(name)
+                .ok_or_else(|| Error::Unsupported(format!("{name} is not registered")))?;
+            let call = info
+                .call(args, &attrs)
+                .map_err(|d| Error::Compile(vec![d]))?;
+            Ok::<Expr, Error>(bb.emit(call)?.into())
+        };
+        // U = G g Gᵀ, as (α², O, C).
+        let a = alpha as usize;
+        let g: Vec<f32> = (0..a * 3).map(|x| mats.g(x / 3, x % 3) as f32).collect();
+        let gt: Vec<f32> = (0..3 * a).map(|x| mats.g(x % a, x / a) as f32).collect();
+        let g = Expr::constant(Tensor::from_vec(&[alpha, 3], g).map_err(tensor_error)?);
+        let gt = Expr::constant(Tensor::from_vec(&[3, alpha], gt).map_err(tensor_error)?);
+        let w = Expr::constant(self.weight.clone());
+        let gw = op(bb, "relax.matmul", vec![g, w], Attrs::new())?;
+        let gwg = op(bb, "relax.matmul", vec![gw, gt], Attrs::new())?;
+        let shape = Expr::shape(vec![
+            geo.c_out.into(),
+            geo.c_in.into(),
+            (alpha * alpha).into(),
+        ]);
+        let flat = op(bb, "relax.reshape", vec![gwg, shape], Attrs::new())?;
+        let axes = AttrValue::Array([2, 0, 1].map(AttrValue::Int).to_vec());
+        let u = op(
+            bb,
+            "relax.permute_dims",
+            vec![flat],
+            Attrs::from_pairs([("axes", axes)]),
+        )?;
+
+        let tiles = self.batch.clone() * (geo.tiles_h() * geo.tiles_w());
+        let own_batch = transforms::batch_dim(&self.batch);
+        let input = transforms::input_transform(geo, mats, &own_batch);
+        let gv = bb.add_func(input, "winograd_input_transform");
+        let v_sinfo = StructInfo::tensor(vec![(alpha * alpha).into(), geo.c_in.into(), tiles], f32);
+        let v = call_tir(bb, gv, vec![self.data.clone()], v_sinfo)?;
+        let prod = op(bb, "relax.matmul", vec![u, v], Attrs::new())?;
+
+        let output = transforms::output_transform(geo, mats, &own_batch, epilogue);
+        let gv = bb.add_func(output, "winograd_output_transform");
+        let y_sinfo = StructInfo::tensor(
+            vec![
+                self.batch.clone(),
+                geo.c_out.into(),
+                geo.out_h().into(),
+                geo.out_w().into(),
+            ],
+            f32,
+        );
+        let mut args = vec![prod];
+        args.extend(extra.iter().cloned());
+        call_tir(bb, gv, args, y_sinfo)
+    }
+}
+
+fn tensor_error(e: relax_runtime::TensorError) -> Error {
+    Error::Unsupported(format!("Conv2dWinograd: a transform matrix: {e}"))
+}
+
+fn call_tir(
+    bb: &mut BlockBuilder,
+    gv: crate::ir::GlobalVar,
+    args: Vec<Expr>,
+    out: StructInfo,
+) -> Result<Expr, Error> {
+    let call = Expr::call_full(
+        Expr::op("relax.call_tir"),
+        vec![Expr::global_var(gv), Expr::tuple(args)],
+        Attrs::new(),
+        vec![out],
+    );
+    let call = bb.normalize(call)?;
+    Ok(bb.emit(call)?.into())
+}
+
+#[cfg(test)]
+#[path = "conv2d_winograd/tests.rs"]
+mod tests;
