@@ -378,3 +378,115 @@ fn a_symbolic_batch_is_rewritten() {
         1e-5,
     );
 }
+
+fn with_epilogue(bias: bool, residual: bool, relu: bool) -> Epilogue {
+    Epilogue {
+        bias,
+        residual,
+        relu,
+    }
+}
+
+#[test]
+fn the_bias_the_residual_and_relu_are_computed_by_the_output_transform() {
+    for (epilogue, params) in [
+        (with_epilogue(true, false, false), 3),
+        (with_epilogue(true, false, true), 3),
+        (with_epilogue(true, true, true), 4),
+        (with_epilogue(false, true, true), 3),
+        (with_epilogue(false, false, true), 2),
+    ] {
+        let case = Case {
+            epilogue,
+            ..Case::new(5, 7, 9, 11, 1)
+        };
+        let m = rewritten(&case, 2);
+        assert_eq!(
+            calls(&m),
+            [
+                "matmul",
+                "matmul",
+                "reshape",
+                "permute_dims",
+                "winograd_input_transform",
+                "matmul",
+                "winograd_output_transform"
+            ],
+            "{epilogue:?}"
+        );
+        let Some(BaseFunc::Prim(f)) = m.get("winograd_output_transform") else {
+            panic!("no output transform")
+        };
+        assert_eq!(f.params.len(), params, "{epilogue:?}");
+        check(&case, 2, 1e-5);
+        check(&case, 4, 1e-4);
+    }
+}
+
+/// A value used twice ends the chain: the bias add is absorbed (the
+/// convolution has one use), the relu after it (the add has two) is not.
+#[test]
+fn a_value_with_other_uses_ends_the_chain() {
+    let case = Case {
+        epilogue: with_epilogue(true, false, false),
+        ..Case::new(4, 6, 7, 7, 1)
+    };
+    let before = case.module();
+    // main returns (add, relu(add)): the add has two uses.
+    let main = before.get_relax("main").unwrap();
+    let seq = main.body.as_seq().unwrap();
+    let mut bb = BlockBuilder::new();
+    let params = main.params.clone();
+    let conv = seq.blocks[0].bindings[0].value().clone();
+    let conv_var = seq.blocks[0].bindings[0].var().clone();
+    let add = seq.blocks[0].bindings[1].value().clone();
+    bb.function("main", params, |bb| {
+        bb.dataflow(|bb| {
+            let c = bb.emit(conv)?;
+            let add = crate::mutator::replace_vars(
+                &add,
+                &[(conv_var.clone(), Expr::var(&c))].into_iter().collect(),
+                &IRModule::new(),
+            )?;
+            let a = bb.emit(add)?;
+            let relu = crate::op::lookup("relax.nn.relu")
+                .unwrap()
+                .call(vec![Expr::var(&a)], &Attrs::new())
+                .unwrap();
+            let r = bb.emit(relu)?;
+            let out = bb.emit_output(Expr::tuple(vec![Expr::var(&a), Expr::var(&r)]))?;
+            Ok(Expr::var(&out))
+        })
+    })
+    .unwrap();
+    let m = Conv2dWinograd::with_tile(2)
+        .unwrap()
+        .run(bb.finalize().unwrap())
+        .unwrap();
+    let names = calls(&m);
+    assert_eq!(
+        names[names.len() - 2..],
+        ["winograd_output_transform", "nn.relu"]
+    );
+    let Some(BaseFunc::Prim(f)) = m.get("winograd_output_transform") else {
+        panic!("no output transform")
+    };
+    assert_eq!(f.params.len(), 3);
+}
+
+#[test]
+fn the_default_rule_picks_the_tile_by_image_and_channels() {
+    assert_eq!(Conv2dWinograd::tile_for(64, 64, 56, 56), Some(4));
+    assert_eq!(Conv2dWinograd::tile_for(256, 256, 14, 14), Some(4));
+    assert_eq!(Conv2dWinograd::tile_for(512, 512, 7, 7), Some(2));
+    assert_eq!(Conv2dWinograd::tile_for(8, 64, 56, 56), None);
+    assert_eq!(Conv2dWinograd::tile_for(64, 64, 5, 5), None);
+    // Too narrow for the default rule: left alone.
+    let before = Case::new(5, 7, 9, 11, 1).module();
+    let after = Conv2dWinograd::default().run(before.clone()).unwrap();
+    assert!(crate::ir::structural_equal(&before, &after));
+    // Wide enough: F(2, 3) on 7 × 7.
+    let case = Case::new(16, 17, 7, 7, 1);
+    let after = Conv2dWinograd::default().run(case.module()).unwrap();
+    assert!(calls(&after).contains(&"winograd_output_transform".to_string()));
+}
