@@ -4,19 +4,21 @@
 //! entries constants of the code (zero entries skipped, so F(2, 3)'s
 //! input transform is additions only).
 //!
-//! The layout: a tile `(th, tw)` of image `n` is column
-//! `t = (n · TH + th) · TW + tw` of the transformed operands, so the
-//! product over each transform point `p = i · α + j` is a matrix product
-//! `(O, C) × (C, N · TH · TW)`.
+//! The layout: a tile `(th, tw)` is column `t = th · TW + tw` of the
+//! transformed operands `V[n, p, c, t]` and `M[n, p, o, t]`, so the
+//! product over each image `n` and transform point `p = i · α + j` is a
+//! matrix product `(O, C) × (C, TH · TW)` of constant shape; a symbolic
+//! batch stays an outer (batch) dim of that product, which keeps its
+//! constant-shape schedule.
 //!
-//! **Input transform** `V[p, c, t] = (Bᵀ d B)[i, j]`, where `d` is the
+//! **Input transform** `V[n, p, c, t] = (Bᵀ d B)[i, j]`, where `d` is the
 //! α × α window of channel `c` at rows `th · m - pad_top + a` and columns
 //! `tw · m - pad_left + b` (zero outside the image). One parallel
 //! iteration per `(n, c, th)`:
 //!
 //! ```text
 //! row[i, x] = Σ_a Bᵀ[i, a] · data[n, c, th·m - pad_top + a, x - pad_left]   (rows inside, x inside)
-//! V[i·α + j, c, t0 + tw] = Σ_b Bᵀ[j, b] · row[i, tw·m + b]                   (a stride-m load)
+//! V[n, i·α + j, c, th·TW + tw] = Σ_b Bᵀ[j, b] · row[i, tw·m + b]              (a stride-m load)
 //! ```
 //!
 //! The row transform accumulates into a zeroed stack buffer one image row
@@ -28,7 +30,7 @@
 //! cropped to the output: one parallel iteration per `(n, o, th)`:
 //!
 //! ```text
-//! z[r, j, tw] = Σ_i Aᵀ[r, i] · M[i·α + j, o, t0 + tw]
+//! z[r, j, tw] = Σ_i Aᵀ[r, i] · M[n, i·α + j, o, th·TW + tw]
 //! y[n, o, th·m + r, tw·m + s] = epilogue(Σ_j Aᵀ[s, j] · z[r, j, tw])   (tw·m + s < W_out)
 //! ```
 //!
@@ -159,7 +161,7 @@ pub fn batch_dim(batch: &PrimExpr) -> PrimExpr {
     }
 }
 
-/// The input transform: `data (N, C, H, W)` to `V (α², C, N·TH·TW)`.
+/// The input transform: `data (N, C, H, W)` to `V (N, α², C, TH·TW)`.
 /// `batch` is the PrimFunc's batch dim ([`batch_dim`]). See the module
 /// docs.
 pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> PrimFunc {
@@ -173,8 +175,12 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
         vec![batch.clone(), c_in.into(), h.into(), w.into()],
         f32,
     );
-    let tiles = batch.clone() * (th_n * tw_n);
-    let v = Buffer::new("V", vec![(alpha * alpha).into(), c_in.into(), tiles], f32);
+    let tiles = PrimExpr::int(th_n * tw_n);
+    let v = Buffer::new(
+        "V",
+        vec![batch.clone(), (alpha * alpha).into(), c_in.into(), tiles],
+        f32,
+    );
     // The row transform's columns: every column any tile reads.
     let width = (tw_n - 1) * m + alpha;
     let row = Buffer::new("row", vec![alpha.into(), width.into()], f32);
@@ -184,7 +190,7 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
     let n = fe.clone().floordiv(c_in * th_n);
     let c = fe.clone().floordiv(th_n).floormod(c_in);
     let th = fe.clone().floormod(th_n);
-    let t0 = (n.clone() * th_n + th.clone()) * tw_n;
+    let t0 = th.clone() * tw_n;
 
     let mut stmts = Vec::new();
     for i in 0..alpha {
@@ -242,7 +248,12 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
                 let at = vec![PrimExpr::int(i), twe.clone() * m + b];
                 (mats.bt(j as usize, b as usize), load(&row, at))
             }));
-            let at = vec![PrimExpr::int(i * alpha + j), c.clone(), t0.clone() + twe];
+            let at = vec![
+                n.clone(),
+                PrimExpr::int(i * alpha + j),
+                c.clone(),
+                t0.clone() + twe,
+            ];
             stmts.push(for_(&tw, tw_n, ForKind::Vectorized, store(&v, at, value)));
         }
     }
@@ -261,7 +272,7 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
     )
 }
 
-/// The output transform: `M (α², O, N·TH·TW)` (then `bias (O,)` and a
+/// The output transform: `M (N, α², O, TH·TW)` (then `bias (O,)` and a
 /// residual `(N, O, H_out, W_out)` as `epilogue` asks) to
 /// `y (N, O, H_out, W_out)`. See the module docs.
 pub fn output_transform(
@@ -274,8 +285,12 @@ pub fn output_transform(
     let (m, alpha) = (geo.m, geo.alpha());
     let (th_n, tw_n) = (geo.tiles_h(), geo.tiles_w());
     let (c_out, ho, wo) = (geo.c_out, geo.out_h(), geo.out_w());
-    let tiles = batch.clone() * (th_n * tw_n);
-    let mbuf = Buffer::new("M", vec![(alpha * alpha).into(), c_out.into(), tiles], f32);
+    let tiles = PrimExpr::int(th_n * tw_n);
+    let mbuf = Buffer::new(
+        "M",
+        vec![batch.clone(), (alpha * alpha).into(), c_out.into(), tiles],
+        f32,
+    );
     let out_shape = vec![batch.clone(), c_out.into(), ho.into(), wo.into()];
     let bias = Buffer::new("bias", vec![c_out.into()], f32);
     let residual = Buffer::new("residual", out_shape.clone(), f32);
@@ -287,7 +302,7 @@ pub fn output_transform(
     let n = fe.clone().floordiv(c_out * th_n);
     let o = fe.clone().floordiv(th_n).floormod(c_out);
     let th = fe.clone().floormod(th_n);
-    let t0 = (n.clone() * th_n + th.clone()) * tw_n;
+    let t0 = th.clone() * tw_n;
 
     let mut stmts = Vec::new();
     for r in 0..m {
@@ -296,6 +311,7 @@ pub fn output_transform(
             let twe = PrimExpr::var(&tw);
             let value = combination((0..alpha).map(|i| {
                 let at = vec![
+                    n.clone(),
                     PrimExpr::int(i * alpha + j),
                     o.clone(),
                     t0.clone() + twe.clone(),
