@@ -109,13 +109,13 @@ fn combination(terms: impl IntoIterator<Item = (f64, PrimExpr)>) -> PrimExpr {
         if c == 0.0 {
             continue;
         }
-        sum = Some(match (sum, c) {
-            (None, c) if c == 1.0 => e,
-            (None, c) if c == -1.0 => -e,
-            (None, c) => f32c(c) * e,
-            (Some(s), c) if c == 1.0 => s + e,
-            (Some(s), c) if c == -1.0 => s - e,
-            (Some(s), c) => s + f32c(c) * e,
+        sum = Some(match sum {
+            None if c == 1.0 => e,
+            None if c == -1.0 => -e,
+            None => f32c(c) * e,
+            Some(s) if c == 1.0 => s + e,
+            Some(s) if c == -1.0 => s - e,
+            Some(s) => s + f32c(c) * e,
         });
     }
     sum.unwrap_or_else(|| f32c(0.0))
