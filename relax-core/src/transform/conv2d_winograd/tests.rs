@@ -252,7 +252,7 @@ fn emits_the_weight_transform_the_product_and_the_tile_transforms() {
     assert_eq!(
         calls(&m),
         [
-            "matmul",
+            "reshape",
             "matmul",
             "reshape",
             "permute_dims",
@@ -404,7 +404,7 @@ fn the_bias_the_residual_and_relu_are_computed_by_the_output_transform() {
         assert_eq!(
             calls(&m),
             [
-                "matmul",
+                "reshape",
                 "matmul",
                 "reshape",
                 "permute_dims",
