@@ -47,7 +47,7 @@
 //!    (PyTorch's export, random weights) against onnxruntime the logits'
 //!    largest error relative to the largest logit is 8.9e-7 with direct
 //!    convolutions, 8.1e-7 with F(2, 3) everywhere, 1.0e-6 with F(4, 3)
-//!    everywhere and 1.1e-6 with the default rule (the top class
+//!    everywhere and 8.1e-7 with the default rule (the top class
 //!    unchanged).
 //!
 //! The pass runs before `LegalizeOps`; `build` runs it followed by
