@@ -27,7 +27,8 @@
 //! and `bench` load in milliseconds instead of compiling the model again.
 //! A spinner shows on a terminal while a model compiles; `--time-passes`
 //! (compile, run, bench) prints each pass's time and code generation's to
-//! stderr.
+//! stderr. `RELAX_DISABLED_PASSES=Conv2dWinograd,…` skips those passes of
+//! the build pipeline (TVM's `disabled_pass`), to measure what one gains.
 //!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
@@ -373,15 +374,18 @@ struct Timing {
 
 impl Timing {
     fn new(time_passes: bool) -> Self {
+        let mut ctx = PassContext::new();
+        if let Ok(names) = std::env::var("RELAX_DISABLED_PASSES") {
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                ctx = ctx.disable(name);
+            }
+        }
         if !time_passes {
-            return Timing {
-                ctx: PassContext::new(),
-                passes: None,
-            };
+            return Timing { ctx, passes: None };
         }
         let passes = Arc::new(PassTimingInstrument::new());
         Timing {
-            ctx: PassContext::new().with_instrument(passes.clone()),
+            ctx: ctx.with_instrument(passes.clone()),
             passes: Some(passes),
         }
     }

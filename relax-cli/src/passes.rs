@@ -6,10 +6,10 @@
 
 use relax_core::ir::IRModule;
 use relax_core::transform::{
-    AnnotateTIROpPattern, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination,
-    DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr, FakeQuantizationToInteger,
-    FoldConstant, FuseOps, FuseTIR, InlinePrivateFunctions, LambdaLift, LegalizeOps,
-    LiftTransformParams, Pass, ToMixedPrecision, ToNonDataflow,
+    AnnotateTIROpPattern, CanonicalizeBindings, Conv2dWinograd, ConvertToDataflow,
+    DeadCodeElimination, DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr,
+    FakeQuantizationToInteger, FoldConstant, FuseOps, FuseTIR, InlinePrivateFunctions, LambdaLift,
+    LegalizeOps, LiftTransformParams, Pass, ToMixedPrecision, ToNonDataflow,
 };
 use relax_runtime::DataType;
 
@@ -31,6 +31,7 @@ pub const NAMES: &[&str] = &[
     "DecomposeOpsForInference",
     "LiftTransformParams",
     "FakeQuantizationToInteger",
+    "Conv2dWinograd",
     "ToMixedPrecision(float16|bfloat16)",
 ];
 
@@ -84,6 +85,7 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "DecomposeOpsForInference" => Box::new(DecomposeOpsForInference::default()),
         "LiftTransformParams" => Box::new(LiftTransformParams),
         "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::default()),
+        "Conv2dWinograd" => Box::new(Conv2dWinograd::default()),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",

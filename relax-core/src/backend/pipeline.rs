@@ -3,26 +3,29 @@
 //!
 //! 0. [`LambdaLift`]: local functions into module-level private ones (the
 //!    VM runs module-level functions only);
-//! 1. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
-//! 2. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
-//! 3. [`FoldConstant`]: calls on constants evaluated at compile time (op
+//! 1. For `Target::host()`: [`Conv2dWinograd`], then [`FoldConstant`]
+//!    (which folds its weight transforms into constants on the reference
+//!    kernels): the stride-1 3 × 3 convolutions where Winograd wins;
+//! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
+//! 3. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
+//! 4. [`FoldConstant`]: calls on constants evaluated at compile time (op
 //!    calls on the reference kernels, `call_tir` on the loop-level
 //!    interpreter);
-//! 4. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
+//! 5. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
 //!    functions, each then one PrimFunc);
-//! 5. [`DeadCodeElimination`]: unused bindings and unreachable functions
+//! 6. [`DeadCodeElimination`]: unused bindings and unreachable functions
 //!    (the PrimFuncs of calls that folding or fusion removed go here);
-//! 6. [`DefaultSchedule`] (`Target::host()`, and the loop-level
+//! 7. [`DefaultSchedule`] (`Target::host()`, and the loop-level
 //!    interpreter when given a vector width): CPU loop schedules
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
-//! `Target::interpreter()` is the oracle and runs steps 0, 3 and 5 only: its
+//! `Target::interpreter()` is the oracle and runs steps 0, 4 and 6 only: its
 //! op calls stay op calls, run on the reference kernels.
 
 use super::{Target, TargetKind};
 use crate::transform::{
-    AnnotateTIROpPattern, DeadCodeElimination, DefaultSchedule, FoldConstant, FuseOps, FuseTIR,
-    LambdaLift, LegalizeOps, Sequential,
+    AnnotateTIROpPattern, Conv2dWinograd, DeadCodeElimination, DefaultSchedule, FoldConstant,
+    FuseOps, FuseTIR, LambdaLift, LegalizeOps, Sequential,
 };
 
 /// The passes `build` runs for `target`, in order. See the module docs.
@@ -33,8 +36,11 @@ pub fn pipeline(target: &Target) -> Sequential {
             .with(FoldConstant)
             .with(DeadCodeElimination::default());
     }
-    let passes = Sequential::new()
-        .with(LambdaLift)
+    let mut passes = Sequential::new().with(LambdaLift);
+    if target.kind == TargetKind::Host {
+        passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
+    }
+    let passes = passes
         .with(LegalizeOps::default())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
