@@ -346,7 +346,11 @@ impl IntegerConv2d<'_> {
             )?;
             conv_attrs = conv_attrs.with("padding", AttrValue::Array(vec![AttrValue::Int(0); 4]));
         }
-        let mut acc = make("relax.nn.conv2d", vec![data.clone(), wq.clone()], conv_attrs.clone())?;
+        let mut acc = make(
+            "relax.nn.conv2d",
+            vec![data.clone(), wq.clone()],
+            conv_attrs.clone(),
+        )?;
         if let Some(zw4) = zw_along(make, 1)? {
             // zw · Σ over each window of the input: a conv with ones of
             // the weight's shape.
@@ -383,7 +387,11 @@ impl IntegerConv2d<'_> {
             let n = usize::try_from(shape.iter().product::<i64>())
                 .map_err(|_| fail("has a negative image dim"))?;
             let ones = Tensor::from_vec(&shape, vec![1i32; n])?;
-            make("relax.nn.conv2d", vec![Expr::constant(ones), w32], conv_attrs)?
+            make(
+                "relax.nn.conv2d",
+                vec![Expr::constant(ones), w32],
+                conv_attrs,
+            )?
         } else {
             // zx · Σ_{c, kh, kw} (wq - zw) per output channel, (1, O, 1, 1).
             let sums = make(

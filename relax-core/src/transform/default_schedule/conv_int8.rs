@@ -107,17 +107,15 @@ impl Nest {
             .rposition(|s| uses_var(&a, &s.var) && !uses_var(&b, &s.var))?;
         let mut spatial: Vec<Axis> = self.spatial[..n - 1].to_vec();
         let i = spatial.remove(at);
-        let few = |axes: &[Axis]| {
-            static_product(axes).is_some_and(|p| p <= I8_FUSED_ROWS_MAX_BATCH)
-        };
+        let few =
+            |axes: &[Axis]| static_product(axes).is_some_and(|p| p <= I8_FUSED_ROWS_MAX_BATCH);
         let one_product = !spatial.is_empty() && few(&spatial[..spatial.len() - 1]);
         let mut rows_map = HashMap::new();
         let fused_row = match (j.extent.as_int(), spatial.last()) {
             (Some(jw), Some(r))
                 if jw < I8_NR
                     && one_product
-                    && i
-                        .extent
+                    && i.extent
                         .as_int()
                         .is_some_and(|m| m >= I8_FUSED_ROWS_MIN_FILTERS)
                     && r.extent.as_int().is_some()

@@ -2159,17 +2159,59 @@ class Module:
     fn int8_conv2d() {
         // (x, w, attrs, out, interpreted)
         let cases: &[([i64; 4], [i64; 4], &str, [i64; 4], bool)] = &[
-            ([1, 5, 9, 11], [7, 5, 3, 3], ", padding=[1, 1, 1, 1]", [1, 7, 9, 11], true),
+            (
+                [1, 5, 9, 11],
+                [7, 5, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 7, 9, 11],
+                true,
+            ),
             ([2, 13, 6, 5], [9, 13, 1, 1], "", [2, 9, 6, 5], true),
-            ([1, 3, 17, 19], [5, 3, 7, 7], ", strides=[2, 2], padding=[3, 3, 3, 3]", [1, 5, 9, 10], true),
-            ([1, 7, 10, 9], [11, 7, 3, 3], ", strides=[2, 2], padding=[1, 1, 1, 1]", [1, 11, 5, 5], true),
+            (
+                [1, 3, 17, 19],
+                [5, 3, 7, 7],
+                ", strides=[2, 2], padding=[3, 3, 3, 3]",
+                [1, 5, 9, 10],
+                true,
+            ),
+            (
+                [1, 7, 10, 9],
+                [11, 7, 3, 3],
+                ", strides=[2, 2], padding=[1, 1, 1, 1]",
+                [1, 11, 5, 5],
+                true,
+            ),
             // Narrow rows fused into one axis with the filters in chunks.
-            ([1, 9, 5, 5], [97, 9, 3, 3], ", padding=[1, 1, 1, 1]", [1, 97, 5, 5], true),
+            (
+                [1, 9, 5, 5],
+                [97, 9, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 97, 5, 5],
+                true,
+            ),
             // Two slices of `k` (2070 > I8_KC), filters packed once.
-            ([1, 230, 4, 3], [5, 230, 3, 3], ", padding=[1, 1, 1, 1]", [1, 5, 4, 3], true),
+            (
+                [1, 230, 4, 3],
+                [5, 230, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 5, 4, 3],
+                true,
+            ),
             // Large enough for the thread pool.
-            ([1, 19, 20, 21], [33, 19, 3, 3], ", padding=[1, 1, 1, 1]", [1, 33, 20, 21], false),
-            ([1, 67, 7, 7], [129, 67, 3, 3], ", padding=[1, 1, 1, 1]", [1, 129, 7, 7], false),
+            (
+                [1, 19, 20, 21],
+                [33, 19, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 33, 20, 21],
+                false,
+            ),
+            (
+                [1, 67, 7, 7],
+                [129, 67, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 129, 7, 7],
+                false,
+            ),
         ];
         let combos = [
             ("uint8", "int8"),
@@ -2180,7 +2222,10 @@ class Module:
         let shape = |s: &[i64]| {
             format!(
                 "({})",
-                s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                s.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         };
         for (c, (tx, tw)) in combos.into_iter().enumerate() {
