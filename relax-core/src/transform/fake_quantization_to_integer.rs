@@ -69,9 +69,9 @@ impl Default for FakeQuantizationToInteger {
 }
 
 impl FakeQuantizationToInteger {
-    /// The pass over matmuls only (convolutions keep the float path), as
-    /// `relax run` and `relax compile` run it while the `int32` `conv2d`
-    /// of 8-bit tensors has no schedule of its own.
+    /// The pass over matmuls only (convolutions keep the float path):
+    /// for a target without the int8 convolution's schedule (it is
+    /// `DefaultSchedule`'s on 512-bit vectors, `conv_int8.rs`).
     pub fn matmul_only() -> Self {
         FakeQuantizationToInteger { conv2d: false }
     }

@@ -84,6 +84,7 @@ impl Nest {
         };
         // The filters are the same for every output row: pack them once.
         gemm.a_once = many && gemm.a_packs_once();
+        gemm.implicit = true;
         Some(gemm.schedule())
     }
 

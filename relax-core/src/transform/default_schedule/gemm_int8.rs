@@ -105,6 +105,10 @@ pub(super) struct GemmInt8<'a> {
     /// Whether all of `A` is packed once, before the batch loop (it reads
     /// no batch variable: a convolution's filters), with its row sums.
     pub(super) a_once: bool,
+    /// Whether the product is an implicit GEMM (`conv_int8.rs`): `A`'s
+    /// `k` is decoded into several axes, so its pack and sums take each
+    /// `k` once for all rows.
+    pub(super) implicit: bool,
 }
 
 /// Which loop of the packed int8 product runs in parallel when there is
@@ -159,6 +163,7 @@ impl Nest {
             unsigned_b,
             parallel: Int8Parallel::Chunks,
             a_once: false,
+            implicit: false,
         })
     }
 
@@ -265,6 +270,7 @@ impl GemmInt8<'_> {
                     .expect("the same nest is an int8 GEMM");
                 serial.parallel = self.parallel;
                 serial.a_once = self.a_once;
+                serial.implicit = self.implicit;
                 Stmt::IfThenElse {
                     cond,
                     then_case: Box::new(self.packed(true)),
@@ -614,8 +620,10 @@ impl GemmInt8<'_> {
         };
         let i32t = DataType::i32();
         // B is read along its columns in vectors (rows innermost); A along
-        // `k` (the words of one row innermost).
-        let rows_inner = matches!(side, Side::B);
+        // `k` (the words of one row innermost), except an A whose `k` is
+        // decoded into several axes (a convolution's filters): its rows
+        // innermost share one decoding of each word's `k`.
+        let rows_inner = matches!(side, Side::B) || self.implicit;
         let full_words = lp.simplify(sl.kl.clone().floordiv(lp.int(4)));
         let tail = choice(sl.kl.clone().floormod(lp.int(4)).gt(lp.int(0)));
         let fill = |t: PrimExpr, r0: PrimExpr, rn: PrimExpr, zero: bool| {
@@ -641,10 +649,9 @@ impl GemmInt8<'_> {
                 }
             };
             let rows = |q: PrimExpr, guard: bool| {
-                let kind = if rows_inner {
-                    ForKind::Vectorized
-                } else {
-                    ForKind::Serial
+                let kind = match side {
+                    Side::B => ForKind::Vectorized,
+                    Side::A => ForKind::Serial,
                 };
                 lp.range("r", r0.clone(), rn.clone(), kind, |r| store(r, q, guard))
             };
@@ -728,6 +735,28 @@ impl GemmInt8<'_> {
                 });
                 let add = lp.range("q", lp.int(0), sl.kl.clone(), ForKind::Serial, |q| {
                     lp.range("r", lp.int(0), len.clone(), ForKind::Vectorized, |r| {
+                        let k = lp.simplify(sl.kc.clone() + q);
+                        Stmt::BufferStore {
+                            buffer: sums.clone(),
+                            value: PrimExpr::load(sums, vec![r.clone()])
+                                + self.operand(side, base, at(&r), k),
+                            indices: vec![r],
+                        }
+                    })
+                });
+                seq(vec![init, add])
+            }
+            // A decoded from several axes: each `k` once for all rows.
+            Side::A if self.implicit => {
+                let init = lp.range("r", lp.int(0), len.clone(), ForKind::Serial, |r| {
+                    Stmt::BufferStore {
+                        buffer: sums.clone(),
+                        value: PrimExpr::int_of(i32t, 0),
+                        indices: vec![r],
+                    }
+                });
+                let add = lp.range("q", lp.int(0), sl.kl.clone(), ForKind::Serial, |q| {
+                    lp.range("r", lp.int(0), len.clone(), ForKind::Serial, |r| {
                         let k = lp.simplify(sl.kc.clone() + q);
                         Stmt::BufferStore {
                             buffer: sums.clone(),

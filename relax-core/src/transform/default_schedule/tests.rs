@@ -2158,7 +2158,8 @@ class Module:
     #[test]
     fn int8_conv2d() {
         // (x, w, attrs, out, interpreted)
-        let cases: &[([i64; 4], [i64; 4], &str, [i64; 4], bool)] = &[
+        type Case = ([i64; 4], [i64; 4], &'static str, [i64; 4], bool);
+        let cases: &[Case] = &[
             (
                 [1, 5, 9, 11],
                 [7, 5, 3, 3],
