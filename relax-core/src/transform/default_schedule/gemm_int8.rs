@@ -258,7 +258,22 @@ impl GemmInt8<'_> {
             let n = nest.spatial.len();
             work = work * fused_extent(&nest.spatial[..n - 2], idt);
         }
-        let parallel = choice(work.ge(PrimExpr::int_of(idt, PARALLEL_MIN_WORK)));
+        // A symbolic extent is 0 (no work at all, which a parallel loop
+        // does as well) or at least 1: when the static extents' product
+        // is enough, the parallel version is the only one (a convolution
+        // over a symbolic batch of images compiles once, not twice).
+        let n = nest.spatial.len();
+        let counted = match self.parallel {
+            Int8Parallel::Batch => &nest.spatial[..],
+            Int8Parallel::Chunks => &nest.spatial[n - 2..],
+        };
+        let static_work = counted.iter().chain(&nest.reduce).try_fold(1i64, |acc, a| {
+            acc.checked_mul(a.extent.as_int().unwrap_or(1))
+        });
+        let parallel = match static_work {
+            Some(w) if w >= PARALLEL_MIN_WORK => Ok(true),
+            _ => choice(work.ge(PrimExpr::int_of(idt, PARALLEL_MIN_WORK))),
+        };
         match parallel {
             Ok(p) => self.packed(p),
             Err(cond) => {

@@ -2282,7 +2282,7 @@ class Module:
             "        n = T.int64()\n        h = T.int64()\n",
         );
         assert!(scheduled(&text, 512).contains("T.dpbusd"));
-        for (n, h) in [(1, 5), (3, 7), (4, 41)] {
+        for (n, h) in [(1, 5), (3, 7), (4, 100)] {
             let args = [
                 bytes("uint8", &[n, 5, h, 9], 7),
                 bytes("int8", &[7, 5, 3, 3], 8),
