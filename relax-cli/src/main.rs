@@ -34,13 +34,11 @@
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
 //!
-//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger` on
-//! matmuls: a quantized model's (QDQ) matmuls of dequantized 8-bit tensors
-//! become `int32` matmuls of the 8-bit tensors, rescaled once (exact
-//! integer products; only that rescale rounds). Convolutions keep the
-//! float path here until the `int32` `conv2d` of 8-bit tensors has a
-//! schedule (`relax print --passes FakeQuantizationToInteger` rewrites
-//! both).
+//! `run`, `bench` and `compile` first run `FakeQuantizationToInteger`: a
+//! quantized model's (QDQ) matmuls and convolutions of dequantized 8-bit
+//! tensors become `int32` matmuls and convolutions of the 8-bit tensors,
+//! rescaled once (exact integer products; only that rescale rounds),
+//! which run on the `vpdpbusd` kernels.
 
 mod dot;
 mod dsl;
@@ -259,11 +257,11 @@ impl Precision {
     }
 }
 
-/// `module` with the matmuls of dequantized 8-bit tensors as `int32`
-/// matmuls of the 8-bit tensors (module docs).
-fn integer_matmuls(module: IRModule) -> Result<IRModule, String> {
+/// `module` with the matmuls and convolutions of dequantized 8-bit
+/// tensors as `int32` ones of the 8-bit tensors (module docs).
+fn integer_products(module: IRModule) -> Result<IRModule, String> {
     use relax_core::transform::{FakeQuantizationToInteger, Pass};
-    FakeQuantizationToInteger::matmul_only()
+    FakeQuantizationToInteger::default()
         .run(module)
         .map_err(|e| format!("FakeQuantizationToInteger: {e}"))
 }
@@ -492,7 +490,7 @@ fn prepare(
         });
     }
     let mut m = model::read(path, false)?;
-    m.module = integer_matmuls(m.module)?;
+    m.module = integer_products(m.module)?;
     m.module = precision.apply(m.module)?;
     let target = if interp {
         Target::interpreter()
@@ -609,7 +607,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             let mut m = model::read(&model, false)?;
             let imported = start.elapsed();
-            m.module = integer_matmuls(m.module)?;
+            m.module = integer_products(m.module)?;
             m.module = precision.apply(m.module)?;
             let spinner = ProgressBar::new_spinner();
             spinner.set_message("compiling");

@@ -83,6 +83,10 @@
 //!    `bfloat16` loads, with constant shapes, are packed into words of two
 //!    consecutive `k` and run on `vdpbf16ps` (`gemm_bf16.rs`), before
 //!    the cases above see them.
+//! 10. **Integer convolutions** of bytes into int32 (`R.nn.conv2d` of
+//!     `uint8`/`int8` tensors with `out_dtype="int32"`) on a 512-bit
+//!     target: case 6's implicit GEMM on case 8's `T.dpbusd` kernel, the
+//!     filters packed once, the output rows in parallel (`conv_int8.rs`).
 //!
 //! The target: the pass is built for a vector register width
 //! ([`DefaultSchedule::for_host`], [`DefaultSchedule::for_cpu`] for an
@@ -107,6 +111,7 @@
 //! (`benches/matmul_mlp.rs` and the peers benchmark measure them).
 
 mod conv;
+mod conv_int8;
 mod dot;
 mod epilogue;
 mod gemm;

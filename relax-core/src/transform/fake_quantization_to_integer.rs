@@ -30,8 +30,13 @@
 //!    `zw · conv2d(xq, ones)` (each window's input sum, per group) and
 //!    `zx · Σ_{c,kh,kw} (wq - zw)` per output channel. The float path pads
 //!    the dequantized input with 0, which is `zx` in the 8-bit input: with a
-//!    nonzero `zx` and padding, the input is padded with `zx` by `nn.pad`
-//!    (so `zx` must then be a constant) and the convolutions have none.
+//!    nonzero constant `zx` and padding, the input is padded with `zx` by
+//!    `nn.pad` and the convolutions have none; a `zx` known only at run
+//!    time keeps the zero padding, and its term is `zx · conv2d(1, wq -
+//!    zw)` (the weight summed over the taps inside the image at each
+//!    output position, a constant for a constant weight) instead of the
+//!    per-channel sums. [`IntegerConv2d`] builds this form, for the ONNX
+//!    importer's `ConvInteger` and `QLinearConv` too.
 //!    The rescale multiplies by `sx · sw`, `sw` laid along the channels.
 //!    `FakeQuantizationToInteger::matmul_only()` leaves convolutions alone.
 //! 4. Whatever consumed the float result (a bias `add`, a `quantize`) is
@@ -44,8 +49,8 @@
 
 use super::Pass;
 use crate::dpl::{is_op, rewrite_calls, wildcard, Bindings, Match, Pattern};
-use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, TensorStructInfo};
-use crate::op::infer::{attr_dtype, attr_int, attr_ints};
+use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, PrimExpr, TensorStructInfo};
+use crate::op::infer::{attr_dtype, attr_int};
 use relax_runtime::Tensor;
 use relax_runtime::{DataType, Error};
 
@@ -64,9 +69,9 @@ impl Default for FakeQuantizationToInteger {
 }
 
 impl FakeQuantizationToInteger {
-    /// The pass over matmuls only (convolutions keep the float path), as
-    /// `relax run` and `relax compile` run it while the `int32` `conv2d`
-    /// of 8-bit tensors has no schedule of its own.
+    /// The pass over matmuls only (convolutions keep the float path):
+    /// for a target without the int8 convolution's schedule (it is
+    /// `DefaultSchedule`'s on 512-bit vectors, `conv_int8.rs`).
     pub fn matmul_only() -> Self {
         FakeQuantizationToInteger { conv2d: false }
     }
@@ -228,42 +233,109 @@ impl ConvRule {
             return None;
         }
         let (zx32, zw32) = (int32_zero_point(zx)?, int32_zero_point(zw)?);
+        let dims: Vec<i64> = wt
+            .shape_values()?
+            .iter()
+            .map(|d| d.as_int())
+            .collect::<Option<_>>()?;
+        let x_dims = xt.shape_values()?.to_vec();
+        let mut nest = |op: &str, args: Vec<Expr>, attrs: Attrs| Ok(Expr::call_op(op, args, attrs));
+        let conv = IntegerConv2d {
+            x_dims: &x_dims,
+            w_dims: &dims,
+            attrs,
+            per_channel_zw: rank(zw)? > 0,
+        };
+        let acc = conv
+            .build(&mut nest, xq.clone(), zx32, wq.clone(), zw32)
+            .ok()?;
+        let mul = |a: Expr, b: Expr| Expr::call_op("relax.multiply", vec![a, b], Attrs::new());
+        let sw4 = if rank(sw)? > 0 {
+            along(&mut nest, sw.clone(), 1).ok()?
+        } else {
+            sw.clone()
+        };
+        let mut scale = mul(sx.clone(), sw4);
+        if tensor(sx)?.dtype != fx {
+            scale = astype(scale, fx);
+        }
+        Some(mul(astype(acc, fx), scale))
+    }
+}
+
+/// A per-channel parameter `p` (1-d) laid along `axis` of a 4-d tensor.
+fn along(make: &mut MakeCall<'_>, p: Expr, axis: i64) -> Result<Expr, Error> {
+    let others: Vec<AttrValue> = (0..4).filter(|&a| a != axis).map(AttrValue::Int).collect();
+    make(
+        "relax.expand_dims",
+        vec![p],
+        Attrs::from_pairs([("axis", AttrValue::Array(others))]),
+    )
+}
+
+/// An `int32` `conv2d` of 8-bit tensors with their zero points (module
+/// docs, item 3), shared by the pass and the ONNX importer's
+/// `ConvInteger` and `QLinearConv`.
+pub struct IntegerConv2d<'a> {
+    /// The input's dims (NCHW).
+    pub x_dims: &'a [PrimExpr],
+    /// The weight's dims (OIHW), known.
+    pub w_dims: &'a [i64],
+    /// The convolution's attributes, normalized (NCHW, OIHW, NCHW).
+    pub attrs: Attrs,
+    /// Whether the weight's zero point is 1-d, one per output channel
+    /// (else a scalar).
+    pub per_channel_zw: bool,
+}
+
+impl IntegerConv2d<'_> {
+    /// `Σ (xq - zx)·(wq - zw)` over each window, in `int32`, as the `int32`
+    /// `conv2d` of `xq` and `wq` minus the zero-point corrections. `zx` and
+    /// `zw` are `int32` zero points (`None`: 0). The float path pads the
+    /// dequantized input with 0, which is `zx` in the 8-bit input: a
+    /// constant `zx` is padded explicitly (`nn.pad`), and the convolutions
+    /// have no padding; any other keeps the zero padding and subtracts
+    /// `zx · conv2d(1, wq - zw)`, the weight summed over the taps inside
+    /// the image at each output position (constant for a constant weight
+    /// and known image dims, folded once).
+    pub fn build(
+        &self,
+        make: &mut MakeCall<'_>,
+        xq: Expr,
+        zx: Option<Expr>,
+        wq: Expr,
+        zw: Option<Expr>,
+    ) -> Result<Expr, Error> {
         let i32t = DataType::i32();
-        let call = |op: &str, args: Vec<Expr>, attrs: Attrs| Expr::call_op(op, args, attrs);
-        let mul = |a: Expr, b: Expr| call("relax.multiply", vec![a, b], Attrs::new());
-        let sub = |a: Expr, b: Expr| call("relax.subtract", vec![a, b], Attrs::new());
-        // A per-channel parameter laid along `axis` of a 4-d tensor.
-        let along = |p: Expr, axis: i64| {
-            let others: Vec<AttrValue> =
-                (0..4).filter(|&a| a != axis).map(AttrValue::Int).collect();
-            call(
-                "relax.expand_dims",
-                vec![p],
-                Attrs::from_pairs([("axis", AttrValue::Array(others))]),
-            )
+        let fail = |what: &str| Error::Unsupported(format!("an integer conv2d {what}"));
+        let padding = match self.attrs.get("padding") {
+            Some(AttrValue::Array(v)) => v.iter().filter_map(AttrValue::as_int).collect(),
+            _ => vec![0; 4],
         };
-        let per_channel_zw = rank(zw)? > 0;
-        let zw_along = |axis: i64| {
-            zw32.clone()
-                .map(|z| if per_channel_zw { along(z, axis) } else { z })
+        let padded = padding.iter().any(|&p| p != 0);
+        let dtype = |d: DataType| Attrs::from_pairs([("dtype", AttrValue::DataType(d))]);
+        let zw_along = |make: &mut MakeCall<'_>, axis: i64| -> Result<Option<Expr>, Error> {
+            match &zw {
+                Some(z) if self.per_channel_zw => Ok(Some(along(make, z.clone(), axis)?)),
+                other => Ok(other.clone()),
+            }
         };
-        // The float path pads the dequantized input with 0, which is the
-        // zero point of the 8-bit input: pad with it explicitly.
-        let padding = attr_ints(conv, "padding").unwrap_or_else(|| vec![0; 4]);
         let (mut data, mut conv_attrs) = (
             xq.clone(),
-            attrs.with("out_dtype", AttrValue::DataType(i32t)),
+            self.attrs
+                .clone()
+                .with("out_dtype", AttrValue::DataType(i32t)),
         );
-        if zx32.is_some() && padding.iter().any(|&p| p != 0) {
-            let ExprKind::Constant(t) = zx.kind() else {
-                return None;
-            };
-            let value = *t.to_f64_vec().first()?;
+        let zx_constant = zx.as_ref().and_then(|z| match z.kind() {
+            ExprKind::Constant(t) => t.to_f64_vec().first().copied(),
+            _ => None,
+        });
+        if let (Some(value), true) = (zx_constant, padded) {
             let [top, left, bottom, right] = padding[..] else {
-                return None;
+                return Err(fail("needs four paddings"));
             };
             let width = [0, 0, 0, 0, top, bottom, left, right].map(AttrValue::Int);
-            data = call(
+            data = make(
                 "relax.nn.pad",
                 vec![data],
                 Attrs::from_pairs([
@@ -271,38 +343,58 @@ impl ConvRule {
                     ("pad_value", AttrValue::Float(value)),
                     ("pad_mode", AttrValue::Str("constant".into())),
                 ]),
-            );
+            )?;
             conv_attrs = conv_attrs.with("padding", AttrValue::Array(vec![AttrValue::Int(0); 4]));
         }
-        let mut acc = call(
+        let mut acc = make(
             "relax.nn.conv2d",
             vec![data.clone(), wq.clone()],
             conv_attrs.clone(),
-        );
-        if let Some(zw4) = zw_along(1) {
+        )?;
+        if let Some(zw4) = zw_along(make, 1)? {
             // zw · Σ over each window of the input: a conv with ones of
             // the weight's shape.
-            let dims: Vec<i64> = wt
-                .shape_values()?
-                .iter()
-                .map(|d| d.as_int())
-                .collect::<Option<_>>()?;
-            let n: i64 = dims.iter().product();
-            let ones = Tensor::from_vec(&dims, vec![1i32; usize::try_from(n).ok()?]).ok()?;
-            let sums = call(
+            let n: i64 = self.w_dims.iter().product();
+            let n = usize::try_from(n).map_err(|_| fail("has a negative weight dim"))?;
+            let ones = Tensor::from_vec(self.w_dims, vec![1i32; n])?;
+            let x32 = make("relax.astype", vec![data], dtype(i32t))?;
+            let sums = make(
                 "relax.nn.conv2d",
-                vec![astype(data, i32t), Expr::constant(ones)],
-                conv_attrs,
-            );
-            acc = sub(acc, mul(sums, zw4));
+                vec![x32, Expr::constant(ones)],
+                conv_attrs.clone(),
+            )?;
+            let term = make("relax.multiply", vec![sums, zw4], Attrs::new())?;
+            acc = make("relax.subtract", vec![acc, term], Attrs::new())?;
         }
-        if let Some(zx) = zx32 {
-            // zx · Σ_{c, kh, kw} (wq - zw) per output channel, as (1, O, 1, 1).
-            let mut w32 = astype(wq.clone(), i32t);
-            if let Some(zw0) = zw_along(0) {
-                w32 = sub(w32, zw0);
-            }
-            let sums = call(
+        let Some(zx) = zx else {
+            return Ok(acc);
+        };
+        let mut w32 = make("relax.astype", vec![wq], dtype(i32t))?;
+        if let Some(zw0) = zw_along(make, 0)? {
+            w32 = make("relax.subtract", vec![w32, zw0], Attrs::new())?;
+        }
+        let cols = if padded && zx_constant.is_none() {
+            // zx · Σ over the taps inside the image of (wq - zw): a conv of
+            // ones of one image's shape, zero padded.
+            let dims: Vec<i64> = self
+                .x_dims
+                .iter()
+                .skip(1)
+                .map(|d| d.as_int())
+                .collect::<Option<_>>()
+                .ok_or_else(|| fail("with a run-time zero point needs the image's dims"))?;
+            let shape = [vec![1], dims].concat();
+            let n = usize::try_from(shape.iter().product::<i64>())
+                .map_err(|_| fail("has a negative image dim"))?;
+            let ones = Tensor::from_vec(&shape, vec![1i32; n])?;
+            make(
+                "relax.nn.conv2d",
+                vec![Expr::constant(ones), w32],
+                conv_attrs,
+            )?
+        } else {
+            // zx · Σ_{c, kh, kw} (wq - zw) per output channel, (1, O, 1, 1).
+            let sums = make(
                 "relax.sum",
                 vec![w32],
                 Attrs::from_pairs([
@@ -312,27 +404,18 @@ impl ConvRule {
                     ),
                     ("keepdims", AttrValue::Bool(true)),
                 ]),
-            );
-            let cols = call(
+            )?;
+            make(
                 "relax.permute_dims",
                 vec![sums],
                 Attrs::from_pairs([(
                     "axes",
                     AttrValue::Array([1, 0, 2, 3].map(AttrValue::Int).to_vec()),
                 )]),
-            );
-            acc = sub(acc, mul(zx, cols));
-        }
-        let sw4 = if rank(sw)? > 0 {
-            along(sw.clone(), 1)
-        } else {
-            sw.clone()
+            )?
         };
-        let mut scale = mul(sx.clone(), sw4);
-        if tensor(sx)?.dtype != fx {
-            scale = astype(scale, fx);
-        }
-        Some(mul(astype(acc, fx), scale))
+        let term = make("relax.multiply", vec![zx, cols], Attrs::new())?;
+        make("relax.subtract", vec![acc, term], Attrs::new())
     }
 }
 

@@ -211,14 +211,7 @@ pub fn conv_of(cx: &mut Ctx, x: Expr, w: Expr, bias: Option<Expr>) -> Result<Vec
     }
     let mut win = window(cx, &x, &kernel)?;
     let group = cx.node.int_or("group", 1)?;
-    let attrs = |win: Window| {
-        Attrs::from_pairs([
-            ("strides", ints(win.strides)),
-            ("padding", ints(win.pads)),
-            ("dilation", ints(win.dilations)),
-            ("groups", AttrValue::Int(group)),
-        ])
-    };
+    let attrs = |win: Window| conv_attrs(win, group);
     let mut y = if k == 3 {
         let (mut depth, plane) = split_depth(&win);
         depth.kernel = kernel[0];
@@ -237,6 +230,43 @@ pub fn conv_of(cx: &mut Ctx, x: Expr, w: Expr, bias: Option<Expr>) -> Result<Vec
         y = from_2d(cx, y)?;
     }
     Ok(vec![y])
+}
+
+/// A convolution's attributes for `relax.nn.conv2d` (or a plane of
+/// `conv3d`).
+fn conv_attrs(win: Window, group: i64) -> Attrs {
+    Attrs::from_pairs([
+        ("strides", ints(win.strides)),
+        ("padding", ints(win.pads)),
+        ("dilation", ints(win.dilations)),
+        ("groups", AttrValue::Int(group)),
+    ])
+}
+
+/// The `relax.nn.conv2d` attributes of this node's convolution of `x` by
+/// `w` (`Conv`'s attributes, as [`conv_of`] reads them), or `None` when it
+/// is not 2-d.
+pub fn conv2d_attrs(cx: &Ctx, x: &Expr, w: &Expr) -> Result<Option<Attrs>, Error> {
+    if spatial_rank(cx, x)? != 2 {
+        return Ok(None);
+    }
+    let w_dims = cx.static_dims(w)?;
+    if w_dims.len() != 4 {
+        return Err(cx.error(format!(
+            "the weight has rank {}, and a 2-d convolution needs 4",
+            w_dims.len()
+        )));
+    }
+    let kernel = cx
+        .node
+        .ints("kernel_shape")?
+        .unwrap_or_else(|| w_dims[2..].to_vec());
+    if kernel.len() != 2 {
+        return Err(cx.error(format!("kernel_shape {kernel:?} must have 2 values")));
+    }
+    let win = window(cx, x, &kernel)?;
+    let group = cx.node.int_or("group", 1)?;
+    Ok(Some(conv_attrs(win, group)))
 }
 
 pub fn conv_transpose(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {

@@ -41,7 +41,9 @@
 
 use super::{product, shape, Ctx};
 use relax_core::ir::{AttrValue, Attrs, Expr, PrimExpr};
-use relax_core::transform::fake_quantization_to_integer::{integer_matmul, is_constant_zero};
+use relax_core::transform::fake_quantization_to_integer::{
+    integer_matmul, is_constant_zero, IntegerConv2d,
+};
 use relax_runtime::{DataType, Error};
 
 /// A `quantize` or `dequantize` call of `x` with the node's scale
@@ -477,20 +479,102 @@ const CONV_ATTRS: &[&str] = &[
 
 pub fn conv_integer(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(CONV_ATTRS)?;
+    if let Some(acc) = integer_conv2d(cx, (0, 2), (1, 3))? {
+        return Ok(vec![acc]);
+    }
     let x = centered_per_channel(cx, 0, 2, false)?;
     let w = centered_per_channel(cx, 1, 3, true)?;
     super::nn::conv_of(cx, x, w, None)
 }
 
+/// The exact `int32` convolution of the 8-bit input `x.0` and weight
+/// `w.0` with zero point inputs `x.1` and `w.1` in
+/// `FakeQuantizationToInteger`'s form ([`IntegerConv2d`]: an `int32`
+/// `conv2d` of the 8-bit tensors themselves, which runs on the `vpdpbusd`
+/// kernel, minus the zero-point corrections), when the convolution is 2-d
+/// and both tensors are 8-bit with known weight dims; else `None`.
+fn integer_conv2d(
+    cx: &mut Ctx,
+    x: (usize, usize),
+    w: (usize, usize),
+) -> Result<Option<Expr>, Error> {
+    let (xi, wi) = (cx.input(x.0)?, cx.input(w.0)?);
+    let ((xdims, xdt), (wdims, wdt)) = (cx.tensor(&xi)?, cx.tensor(&wi)?);
+    let eight_bit = |d: DataType| d.is_integer() && !d.is_bool() && d.bits() == 8;
+    let w_dims: Option<Vec<i64>> = wdims.iter().map(|d| d.as_int()).collect();
+    let (Some(w_dims), true) = (w_dims, eight_bit(xdt) && eight_bit(wdt)) else {
+        return Ok(None);
+    };
+    let Some(attrs) = super::nn::conv2d_attrs(cx, &xi, &wi)? else {
+        return Ok(None);
+    };
+    let zx = match cx.opt_input(x.1)? {
+        Some(z) if !is_constant_zero(&z) => {
+            let z = scalar_of(cx, z)?;
+            Some(cx.astype(z, DataType::i32())?)
+        }
+        _ => None,
+    };
+    let (zw, per_channel_zw) = match cx.opt_input(w.1)? {
+        Some(z) if !is_constant_zero(&z) => {
+            let (zdims, _) = cx.tensor(&z)?;
+            let z = if zdims.iter().all(|d| d.as_int() == Some(1)) {
+                scalar_of(cx, z)?
+            } else if zdims.len() == 1 {
+                z
+            } else {
+                return Err(cx.error(format!(
+                    "the weight's zero point must be a scalar or 1-d (per output channel), found rank {}",
+                    zdims.len()
+                )));
+            };
+            let per_channel = !cx.tensor(&z)?.0.is_empty();
+            (Some(cx.astype(z, DataType::i32())?), per_channel)
+        }
+        _ => (None, false),
+    };
+    let conv = IntegerConv2d {
+        x_dims: &xdims,
+        w_dims: &w_dims,
+        attrs,
+        per_channel_zw,
+    };
+    let mut make = |op: &str, args: Vec<Expr>, attrs: Attrs| cx.call(op, args, attrs);
+    conv.build(&mut make, xi, zx, wi, zw).map(Some)
+}
+
 pub fn q_linear_conv(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     cx.node.only_attrs(CONV_ATTRS)?;
-    let x = centered_per_channel(cx, 0, 2, false)?;
-    let w = centered_per_channel(cx, 3, 5, true)?;
-    let bias = match cx.opt_input(8)? {
-        Some(b) => Some(cx.astype(b, DataType::i32())?),
-        None => None,
+    let acc = match integer_conv2d(cx, (0, 2), (3, 5))? {
+        Some(acc) => match cx.opt_input(8)? {
+            Some(b) => {
+                let b = cx.astype(b, DataType::i32())?;
+                let (bdims, _) = cx.tensor(&b)?;
+                let b = per_channel(
+                    cx,
+                    b,
+                    &[
+                        PrimExpr::int(1),
+                        bdims[0].clone(),
+                        PrimExpr::int(1),
+                        PrimExpr::int(1),
+                    ],
+                    1,
+                )?;
+                cx.op2("relax.add", acc, b)?
+            }
+            None => acc,
+        },
+        None => {
+            let x = centered_per_channel(cx, 0, 2, false)?;
+            let w = centered_per_channel(cx, 3, 5, true)?;
+            let bias = match cx.opt_input(8)? {
+                Some(b) => Some(cx.astype(b, DataType::i32())?),
+                None => None,
+            };
+            super::nn::conv_of(cx, x, w, bias)?.remove(0)
+        }
     };
-    let acc = super::nn::conv_of(cx, x, w, bias)?.remove(0);
     let (ydims, _) = cx.tensor(&acc)?;
     let x_scale = cx.input(1)?;
     let x_scale = scalar_of(cx, x_scale)?;

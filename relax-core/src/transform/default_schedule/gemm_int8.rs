@@ -10,10 +10,10 @@
 //!   for kc in K by kc:
 //!     B_pack[jt, q, c] = word(B'(kc + 4q + t, jc + jt·NR + c), t = 0..3)
 //!                          zero past K and N
-//!     B_sum[c] = Σ_k B'(kc + k, jc + c)              (A signed only)
+//!     B_sum[c] = Σ_k B'(kc + k, jc + c)              (A offset only)
 //!     for ic in M by a chunk of at most mc rows (Parallel):
 //!       A_pack[it, q, r] = word(A'(ic + it·MR + r, kc + 4q + t))
-//!       A_sum[r] = Σ_k A'(ic + r, kc + k)             (B unsigned only)
+//!       A_sum[r] = Σ_k A'(ic + r, kc + k)             (B offset only)
 //!       for jt, it:                                   one MR × NR tile
 //!         acc = 0
 //!         for q: acc[r, c] = T.dpbusd(acc[r, c], A_pack[it, q, r], B_pack[jt, q, c])
@@ -31,19 +31,22 @@
 //! through a copy, as in `gemm.rs`.
 //!
 //! `vpdpbusd` multiplies unsigned bytes of its first operand by signed
-//! bytes of its second. The packs hold `A' = A + α` (unsigned) and
-//! `B' = B - β` (signed), with `α = 128` when `A` is `int8` (else 0) and
-//! `β = 128` when `B` is `uint8` (else 0), byte for byte an `xor 0x80`.
-//! Then
+//! bytes of its second; either pack may be the unsigned operand (the
+//! broadcast `A` word or the `B` vector: lane by lane it is the same
+//! product). The packs hold `A' = A + a_off` and `B' = B + b_off`, the
+//! offset 128 that makes an `int8` operand unsigned (`xor 0x80`), -128
+//! for a `uint8` one that must be signed, else 0. Then
 //!
 //! ```text
-//! Σ_k A·B = Σ_k A'·B' + β·Σ_k A' - α·Σ_k B' - α·β·K
+//! Σ_k A·B = Σ_k A'·B' - b_off·Σ_k A' - a_off·Σ_k B' + a_off·b_off·K
 //! ```
 //!
-//! so all four sign combinations run on `vpdpbusd`: `u8 × s8` needs no
-//! correction, `s8 × s8` the column sums of `B` (taken in a pass over the
-//! slice of B next to its pack), `u8 × u8` the row sums of `A` (next to
-//! its pack), `s8 × u8` both. The padding words are zero in the packs and
+//! so all four sign combinations run on `vpdpbusd`: `u8 × s8` (A
+//! unsigned) and `s8 × u8` (B unsigned) need no correction; `s8 × s8` and
+//! `u8 × u8` offset one operand, A (then the column sums of `B`, taken in
+//! a pass over the slice of B next to its pack) or, for an implicit GEMM
+//! ([`Nest::gemm_int8_oriented`], `conv_int8.rs`), B (then the row sums of
+//! `A`, next to its pack). The padding words are zero in the packs and
 //! in the sums, and `K` is the slice's true depth, so the corrections are
 //! exact. Every sum is int32 and wraps, as the unscheduled nest does.
 //!
@@ -80,6 +83,10 @@ pub const I8_NC: i64 = 1024;
 /// The fewest row chunks when they run in parallel (an even number).
 pub const I8_MIN_CHUNKS: i64 = 4;
 
+/// The largest `A` (bytes, padded to whole tiles and words) packed once
+/// for a whole batch ([`GemmInt8::a_once`]): ResNet-50's largest filters.
+pub const I8_A_ONCE_MAX: i64 = 4 << 20;
+
 /// The vector width (bits) the schedule is chosen for.
 const I8_VECTOR_BITS: u32 = 512;
 
@@ -90,6 +97,29 @@ pub(super) struct GemmInt8<'a> {
     a: PrimExpr,
     /// The byte operand free of `i`: `B(k, j)`.
     b: PrimExpr,
+    /// Whether `B` is the unsigned operand of `T.dpbusd` (its vector
+    /// operand is then the first): a `s8 × u8` product needs no correction.
+    unsigned_b: bool,
+    /// Which loop runs on the thread pool when the product is large.
+    pub(super) parallel: Int8Parallel,
+    /// Whether all of `A` is packed once, before the batch loop (it reads
+    /// no batch variable: a convolution's filters), with its row sums.
+    pub(super) a_once: bool,
+    /// Whether the product is an implicit GEMM (`conv_int8.rs`): `A`'s
+    /// `k` is decoded into several axes, so its pack and sums take each
+    /// `k` once for all rows.
+    pub(super) implicit: bool,
+}
+
+/// Which loop of the packed int8 product runs in parallel when there is
+/// enough work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Int8Parallel {
+    /// The row chunks of each product.
+    Chunks,
+    /// The batch, fused into one loop, each iteration packing its own B
+    /// panels (a convolution's output rows).
+    Batch,
 }
 
 impl Nest {
@@ -98,13 +128,53 @@ impl Nest {
     /// `x` and `y` are bytes, one free of `j` and the other of `i`,
     /// neither reading `C`, and an init; on a 512-bit target.
     pub(super) fn gemm_int8(&self) -> Option<GemmInt8<'_>> {
+        self.gemm_int8_oriented(false)
+    }
+
+    /// [`Nest::gemm_int8`]; when both operands have the same sign, `B` is
+    /// the unsigned operand of `T.dpbusd` if `prefer_unsigned_b` (the sign
+    /// correction is then `A`'s row sums), else `A` is (`B`'s column sums).
+    pub(super) fn gemm_int8_oriented(&self, prefer_unsigned_b: bool) -> Option<GemmInt8<'_>> {
         let n = self.spatial.len();
+        if self.vector_bits < I8_VECTOR_BITS || self.reduce.len() != 1 || n < 2 {
+            return None;
+        }
+        let (x, y) = self.byte_product()?;
+        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
+        let free = |e: &PrimExpr, v: &TirVar| !uses_var(e, v);
+        let (a, b) = if free(&x, &j.var) && free(&y, &i.var) {
+            (x, y)
+        } else if free(&y, &j.var) && free(&x, &i.var) {
+            (y, x)
+        } else {
+            return None;
+        };
+        // `vpdpbusd` multiplies unsigned bytes by signed ones: `u8 × s8`
+        // and `s8 × u8` need no correction in the right orientation.
+        let unsigned_b = match (a.dtype().is_uint(), b.dtype().is_uint()) {
+            (true, false) => false,
+            (false, true) => true,
+            _ => prefer_unsigned_b,
+        };
+        Some(GemmInt8 {
+            nest: self,
+            a,
+            b,
+            unsigned_b,
+            parallel: Int8Parallel::Chunks,
+            a_once: false,
+            implicit: false,
+        })
+    }
+
+    /// The two byte factors `(x, y)` of an int32 reduction whose update is
+    /// `C[..] + i32(x) · i32(y)` (`C` the output at the store's indices,
+    /// read nowhere else) with an init. A factor read through a padding
+    /// test, `select(inside, i32(x), 0)`, is the byte `select(inside, x,
+    /// 0)`.
+    pub(super) fn byte_product(&self) -> Option<(PrimExpr, PrimExpr)> {
         let dt = self.buffer.dtype();
-        if self.vector_bits < I8_VECTOR_BITS
-            || self.reduce.len() != 1
-            || n < 2
-            || dt != DataType::i32()
-        {
+        if dt != DataType::i32() {
             return None;
         }
         self.init.as_ref()?;
@@ -125,19 +195,29 @@ impl Nest {
         }
         let byte = |e: &PrimExpr| match e.kind() {
             PrimExprKind::Cast(v) if e.dtype() == dt && is_byte(v.dtype()) => Some(v.clone()),
+            PrimExprKind::Select(c, t, f) if e.dtype() == dt && f.as_int() == Some(0) => {
+                match t.kind() {
+                    PrimExprKind::Cast(v) if is_byte(v.dtype()) => Some(PrimExpr::select(
+                        c.clone(),
+                        v.clone(),
+                        PrimExpr::int_of(v.dtype(), 0),
+                    )),
+                    _ => None,
+                }
+            }
             _ => None,
         };
-        let (x, y) = (byte(x)?, byte(y)?);
-        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
-        let free = |e: &PrimExpr, v: &TirVar| !uses_var(e, v);
-        let (a, b) = if free(&x, &j.var) && free(&y, &i.var) {
-            (x, y)
-        } else if free(&y, &j.var) && free(&x, &i.var) {
-            (y, x)
-        } else {
-            return None;
-        };
-        Some(GemmInt8 { nest: self, a, b })
+        Some((byte(x)?, byte(y)?))
+    }
+}
+
+/// The offset that makes a byte of `dtype` unsigned (`unsigned`: +128 for
+/// `int8`) or signed (-128 for `uint8`); 0 when it already is.
+fn offset(dtype: DataType, unsigned: bool) -> i64 {
+    match (unsigned, dtype.is_uint()) {
+        (true, false) => 128,
+        (false, true) => -128,
+        _ => 0,
     }
 }
 
@@ -147,22 +227,16 @@ fn is_byte(d: DataType) -> bool {
 }
 
 impl GemmInt8<'_> {
-    /// `α`: what `A` is offset by to be unsigned (128 for `int8`).
-    fn alpha(&self) -> i64 {
-        if self.a.dtype().is_int() {
-            128
-        } else {
-            0
-        }
+    /// What `A` is offset by in its pack: to be unsigned (+128 for an
+    /// `int8` A when it is the unsigned operand), or signed (-128 for a
+    /// `uint8` A when `B` is the unsigned one); else 0.
+    fn a_off(&self) -> i64 {
+        offset(self.a.dtype(), !self.unsigned_b)
     }
 
-    /// `β`: what `B` is offset by to be signed (128 for `uint8`).
-    fn beta(&self) -> i64 {
-        if self.b.dtype().is_uint() {
-            128
-        } else {
-            0
-        }
+    /// What `B` is offset by in its pack ([`GemmInt8::a_off`]'s rule).
+    fn b_off(&self) -> i64 {
+        offset(self.b.dtype(), self.unsigned_b)
     }
 
     fn axes(&self) -> (&super::nest::Axis, &super::nest::Axis, &super::nest::Axis) {
@@ -171,39 +245,77 @@ impl GemmInt8<'_> {
         (&s[n - 2], &s[n - 1], &self.nest.reduce[0])
     }
 
-    /// The schedule: packed, with the row chunks in parallel when the
-    /// product is large enough (both versions when that is known only at
-    /// run time).
+    /// The schedule: packed, in parallel ([`GemmInt8::parallel`]) when
+    /// the product is large enough (both versions when that is known only
+    /// at run time).
     pub(super) fn schedule(&self) -> Stmt {
+        let nest = self.nest;
         let (i, j, k) = self.axes();
-        let idt = self.nest.index_dtype();
-        let work =
+        let idt = nest.index_dtype();
+        let mut work =
             i.extent.clone().cast(idt) * j.extent.clone().cast(idt) * k.extent.clone().cast(idt);
-        let parallel = choice(work.ge(PrimExpr::int_of(idt, PARALLEL_MIN_WORK)));
+        if self.parallel == Int8Parallel::Batch {
+            let n = nest.spatial.len();
+            work = work * fused_extent(&nest.spatial[..n - 2], idt);
+        }
+        // A symbolic extent is 0 (no work at all, which a parallel loop
+        // does as well) or at least 1: when the static extents' product
+        // is enough, the parallel version is the only one (a convolution
+        // over a symbolic batch of images compiles once, not twice).
+        let n = nest.spatial.len();
+        let counted = match self.parallel {
+            Int8Parallel::Batch => &nest.spatial[..],
+            Int8Parallel::Chunks => &nest.spatial[n - 2..],
+        };
+        let static_work = counted.iter().chain(&nest.reduce).try_fold(1i64, |acc, a| {
+            acc.checked_mul(a.extent.as_int().unwrap_or(1))
+        });
+        let parallel = match static_work {
+            Some(w) if w >= PARALLEL_MIN_WORK => Ok(true),
+            _ => choice(work.ge(PrimExpr::int_of(idt, PARALLEL_MIN_WORK))),
+        };
         match parallel {
             Ok(p) => self.packed(p),
             Err(cond) => {
                 // Every loop binds its own variable: the serial version
                 // runs over new batch loops.
-                let serial_nest = self.nest.with_new_loops();
-                let serial = serial_nest
-                    .gemm_int8()
-                    .expect("the same nest is an int8 GEMM")
-                    .packed(false);
+                let serial_nest = nest.with_new_loops();
+                let mut serial = serial_nest
+                    .gemm_int8_oriented(self.unsigned_b)
+                    .expect("the same nest is an int8 GEMM");
+                serial.parallel = self.parallel;
+                serial.a_once = self.a_once;
+                serial.implicit = self.implicit;
                 Stmt::IfThenElse {
                     cond,
                     then_case: Box::new(self.packed(true)),
-                    else_case: Some(Box::new(serial)),
+                    else_case: Some(Box::new(serial.packed(false))),
                 }
             }
         }
+    }
+
+    /// Whether all of `A` may be packed once for the whole batch: it reads
+    /// no batch variable, and its pack (`M` and `K` known) is at most
+    /// [`I8_A_ONCE_MAX`] bytes.
+    pub(super) fn a_packs_once(&self) -> bool {
+        let n = self.nest.spatial.len();
+        let free = self.nest.spatial[..n - 2]
+            .iter()
+            .all(|ax| !uses_var(&self.a, &ax.var));
+        let (i, _, k) = self.axes();
+        let size = match (i.extent.as_int(), k.extent.as_int()) {
+            (Some(m), Some(k)) => (m + I8_MR - 1) / I8_MR * I8_MR * ((k + 3) / 4 * 4),
+            _ => return false,
+        };
+        free && size <= I8_A_ONCE_MAX
     }
 
     /// The packed schedule (see the module docs).
     fn packed(&self, parallel: bool) -> Stmt {
         let nest = self.nest;
         let n = nest.spatial.len();
-        let batch = &nest.spatial[..n - 2];
+        let batch = new_loops(&nest.spatial[..n - 2]);
         let (i, j, k) = self.axes();
         let lp = Loops {
             dtype: nest.index_dtype(),
@@ -221,6 +333,25 @@ impl GemmInt8<'_> {
             .map_or(I8_NC, |v| (v.max(1) + I8_NR - 1) / I8_NR * I8_NR)
             .min(I8_NC);
         let i32t = DataType::i32();
+        let (a_pack, a_sum) = if self.a_once {
+            (
+                Buffer::new(
+                    "A_packed",
+                    vec![lp.ceil_div(&m, I8_MR), lp.ceil_div(&kk, 4), lp.int(I8_MR)],
+                    i32t,
+                ),
+                Buffer::new("A_sums", vec![lp.round_up(&m, I8_MR)], i32t),
+            )
+        } else {
+            (
+                Buffer::new(
+                    "A_pack",
+                    vec![lp.int(I8_MC / I8_MR), lp.int(words), lp.int(I8_MR)],
+                    i32t,
+                ),
+                Buffer::new("A_sum", vec![lp.int(I8_MC)], i32t),
+            )
+        };
         let bufs = Packs {
             b_pack: Buffer::new(
                 "B_pack",
@@ -228,21 +359,30 @@ impl GemmInt8<'_> {
                 i32t,
             ),
             b_sum: Buffer::new("B_sum", vec![lp.int(panel)], i32t),
-            a_pack: Buffer::new(
-                "A_pack",
-                vec![lp.int(I8_MC / I8_MR), lp.int(words), lp.int(I8_MR)],
-                i32t,
-            ),
-            a_sum: Buffer::new("A_sum", vec![lp.int(I8_MC)], i32t),
+            a_pack,
+            a_sum,
+            a_once: self.a_once,
         };
-        let chunks = if parallel {
+        let (chunk_kind, batch_parallel) = match (parallel, self.parallel) {
+            (false, _) => (ForKind::Serial, false),
+            (true, Int8Parallel::Chunks) => (ForKind::Parallel, false),
+            (true, Int8Parallel::Batch) => (ForKind::Serial, true),
+        };
+        let chunks = if chunk_kind == ForKind::Parallel {
             lp.round_up(&lp.ceil_div(&m, I8_MC).max(lp.int(I8_MIN_CHUNKS)), 2)
         } else {
             lp.ceil_div(&m, I8_MC).max(lp.int(1))
         };
         let row_tiles = lp.ceil_div(&m, I8_MR);
         let k_blocks = lp.simplify(lp.ceil_div(&kk, I8_KC).max(lp.int(1)));
-        let base = identity(batch);
+        // The batch axes: serial loops around everything, or one fused
+        // parallel loop whose iterations each own their B panel.
+        let fused_batch = TirVar::with_dtype("b", lp.dtype);
+        let base = if batch_parallel {
+            unfuse(&batch, &PrimExpr::var(&fused_batch), lp.dtype)
+        } else {
+            identity(&batch)
+        };
         let body = lp.bind("chunks", chunks, |chunks| {
             lp.count("jc_o", lp.ceil_div(&nn, I8_NC), ForKind::Serial, |jco| {
                 lp.bind("jc", jco * lp.int(I8_NC), |jc| {
@@ -268,7 +408,7 @@ impl GemmInt8<'_> {
                                         tiles: row_tiles.clone(),
                                         chunks: chunks.clone(),
                                     };
-                                    self.slice(&lp, &sl, &rows, &bufs, &base, parallel)
+                                    self.slice(&lp, &sl, &rows, &bufs, &base, chunk_kind)
                                 })
                             })
                         })
@@ -277,15 +417,53 @@ impl GemmInt8<'_> {
             })
         });
         let mut owned = vec![bufs.b_pack.clone()];
-        if self.alpha() != 0 {
+        if self.a_off() != 0 {
             owned.push(bufs.b_sum.clone());
         }
-        scope("B_pack", owned, super::util::nest(batch, body, None))
+        let looped = if batch_parallel {
+            for_(
+                &fused_batch,
+                lp.int(0),
+                fused_extent(&batch, lp.dtype),
+                ForKind::Parallel,
+                scope("B_pack", owned, body),
+            )
+        } else {
+            scope("B_pack", owned, super::util::nest(&batch, body, None))
+        };
+        if !self.a_once {
+            return looped;
+        }
+        // All of A, packed (and summed) once with no batch variable bound:
+        // one slice over the whole depth, its tiles in parallel.
+        let zero = lp.int(0);
+        let whole = Slice {
+            jc: zero.clone(),
+            nc: zero.clone(),
+            kc: zero.clone(),
+            kl: kk.clone(),
+            first: Ok(true),
+            last: Ok(true),
+        };
+        let kind = if parallel {
+            ForKind::Parallel
+        } else {
+            ForKind::Serial
+        };
+        let none = HashMap::new();
+        let mut stmts = vec![self.pack(&lp, Side::A, &bufs.a_pack, &none, &zero, &m, &whole, kind)];
+        let mut owned = vec![bufs.a_pack.clone()];
+        if self.b_off() != 0 {
+            stmts.push(self.sums(&lp, Side::A, &bufs.a_sum, &none, &zero, &m, &whole));
+            owned.push(bufs.a_sum.clone());
+        }
+        stmts.push(looped);
+        scope("A_packed", owned, let_seq(stmts))
     }
 
     /// One slice of `k` of one B panel: pack the panel (and its column
-    /// sums), then the row chunks, each packing its rows and running its
-    /// tiles.
+    /// sums), then the row chunks (in `kind` loops), each packing its rows
+    /// (unless all of A is packed already) and running its tiles.
     fn slice(
         &self,
         lp: &Loops,
@@ -293,15 +471,10 @@ impl GemmInt8<'_> {
         rows: &Rows,
         bufs: &Packs,
         base: &HashMap<TirVar, PrimExpr>,
-        parallel: bool,
+        kind: ForKind,
     ) -> Stmt {
-        let kind = if parallel {
-            ForKind::Parallel
-        } else {
-            ForKind::Serial
-        };
         let mut stages = vec![self.pack(lp, Side::B, &bufs.b_pack, base, &sl.jc, &sl.nc, sl, kind)];
-        if self.alpha() != 0 {
+        if self.a_off() != 0 {
             stages.push(self.sums(lp, Side::B, &bufs.b_sum, base, &sl.jc, &sl.nc, sl));
         }
         let tile_start = |c: PrimExpr| {
@@ -316,17 +489,35 @@ impl GemmInt8<'_> {
                         lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(I8_NR), |j0| {
                             lp.count("it", lp.ceil_div(&mc, I8_MR), ForKind::Serial, |it| {
                                 lp.bind("i0", ic.clone() + it.clone() * lp.int(I8_MR), |i0| {
-                                    let tile = Tile { it, jt, i0, j0 };
+                                    // Where the tile's rows are in the A
+                                    // pack and its sums: the chunk's own,
+                                    // or all of A's.
+                                    let (a_tile, a_row) = if bufs.a_once {
+                                        let t = lp.simplify(i0.clone().floordiv(lp.int(I8_MR)));
+                                        (t, i0.clone())
+                                    } else {
+                                        (it.clone(), lp.simplify(it.clone() * lp.int(I8_MR)))
+                                    };
+                                    let tile = Tile {
+                                        jt,
+                                        i0,
+                                        j0,
+                                        a_tile,
+                                        a_row,
+                                    };
                                     self.micro_kernel(lp, &tile, bufs, base, sl)
                                 })
                             })
                         })
                     });
+                    if bufs.a_once {
+                        return tiles;
+                    }
                     let ser = ForKind::Serial;
                     let mut stmts =
                         vec![self.pack(lp, Side::A, &bufs.a_pack, base, &ic, &mc, sl, ser)];
                     let mut owned = vec![bufs.a_pack.clone()];
-                    if self.beta() != 0 {
+                    if self.b_off() != 0 {
                         stmts.push(self.sums(lp, Side::A, &bufs.a_sum, base, &ic, &mc, sl));
                         owned.push(bufs.a_sum.clone());
                     }
@@ -340,8 +531,9 @@ impl GemmInt8<'_> {
     }
 
     /// The operand of `side` at row `row` (`i` for A, `j` for B) and depth
-    /// `k`, as the int32 value of the byte the pack holds: `A' = A + α`
-    /// (0 to 255) or `B' = B - β` (-128 to 127).
+    /// `k`, as the int32 value of the byte the pack holds: `A' = A +
+    /// a_off` or `B' = B + b_off` (0 to 255 for the unsigned operand of
+    /// `T.dpbusd`, -128 to 127 for the signed one).
     fn operand(
         &self,
         side: Side,
@@ -351,8 +543,8 @@ impl GemmInt8<'_> {
     ) -> PrimExpr {
         let (i, j, kx) = self.axes();
         let (axis, factor, offset) = match side {
-            Side::A => (i, &self.a, self.alpha()),
-            Side::B => (j, &self.b, -self.beta()),
+            Side::A => (i, &self.a, self.a_off()),
+            Side::B => (j, &self.b, self.b_off()),
         };
         let mut map = base.clone();
         map.insert(axis.var.clone(), row.cast(axis.var.dtype()));
@@ -383,7 +575,8 @@ impl GemmInt8<'_> {
         guard: bool,
     ) -> PrimExpr {
         let i32t = DataType::i32();
-        let unsigned_a = matches!(side, Side::A) && self.alpha() == 0;
+        // The unsigned operand's bytes are 0 to 255 already.
+        let unsigned = matches!(side, Side::A) != self.unsigned_b;
         let mut word: Option<PrimExpr> = None;
         for t in 0..4i64 {
             let depth = lp.simplify(q.clone() * lp.int(4) + lp.int(t));
@@ -395,8 +588,8 @@ impl GemmInt8<'_> {
                 lp.simplify(sl.kc.clone() + depth.clone())
             };
             let v = self.operand(side, base, row.clone(), at);
-            // The byte's bits: `A'` of a `uint8` is already 0 to 255.
-            let bits = if unsigned_a {
+            // The byte's bits.
+            let bits = if unsigned {
                 v
             } else {
                 PrimExpr::call(i32t, "bitwise_and", vec![v, PrimExpr::int_of(i32t, 255)])
@@ -442,8 +635,10 @@ impl GemmInt8<'_> {
         };
         let i32t = DataType::i32();
         // B is read along its columns in vectors (rows innermost); A along
-        // `k` (the words of one row innermost).
-        let rows_inner = matches!(side, Side::B);
+        // `k` (the words of one row innermost), except an A whose `k` is
+        // decoded into several axes (a convolution's filters): its rows
+        // innermost share one decoding of each word's `k`.
+        let rows_inner = matches!(side, Side::B) || self.implicit;
         let full_words = lp.simplify(sl.kl.clone().floordiv(lp.int(4)));
         let tail = choice(sl.kl.clone().floormod(lp.int(4)).gt(lp.int(0)));
         let fill = |t: PrimExpr, r0: PrimExpr, rn: PrimExpr, zero: bool| {
@@ -469,10 +664,9 @@ impl GemmInt8<'_> {
                 }
             };
             let rows = |q: PrimExpr, guard: bool| {
-                let kind = if rows_inner {
-                    ForKind::Vectorized
-                } else {
-                    ForKind::Serial
+                let kind = match side {
+                    Side::B => ForKind::Vectorized,
+                    Side::A => ForKind::Serial,
                 };
                 lp.range("r", r0.clone(), rn.clone(), kind, |r| store(r, q, guard))
             };
@@ -567,6 +761,28 @@ impl GemmInt8<'_> {
                 });
                 seq(vec![init, add])
             }
+            // A decoded from several axes: each `k` once for all rows.
+            Side::A if self.implicit => {
+                let init = lp.range("r", lp.int(0), len.clone(), ForKind::Serial, |r| {
+                    Stmt::BufferStore {
+                        buffer: sums.clone(),
+                        value: PrimExpr::int_of(i32t, 0),
+                        indices: vec![r],
+                    }
+                });
+                let add = lp.range("q", lp.int(0), sl.kl.clone(), ForKind::Serial, |q| {
+                    lp.range("r", lp.int(0), len.clone(), ForKind::Serial, |r| {
+                        let k = lp.simplify(sl.kc.clone() + q);
+                        Stmt::BufferStore {
+                            buffer: sums.clone(),
+                            value: PrimExpr::load(sums, vec![r.clone()])
+                                + self.operand(side, base, at(&r), k),
+                            indices: vec![r],
+                        }
+                    })
+                });
+                seq(vec![init, add])
+            }
             Side::A => lp.range("r", lp.int(0), len.clone(), ForKind::Serial, |r| {
                 let init = Stmt::BufferStore {
                     buffer: sums.clone(),
@@ -618,11 +834,17 @@ impl GemmInt8<'_> {
         let update = lp.range("q", lp.int(0), words, ForKind::Serial, |q| {
             self.tile(lp, |r, c| {
                 let at = PrimExpr::load(&acc, vec![r.clone(), c.clone()]);
-                let a = PrimExpr::load(&bufs.a_pack, vec![tile.it.clone(), q.clone(), r.clone()]);
+                let word = match bufs.a_once {
+                    true => add(&lp.simplify(sl.kc.clone().floordiv(lp.int(4))), &q),
+                    false => q.clone(),
+                };
+                let a = PrimExpr::load(&bufs.a_pack, vec![tile.a_tile.clone(), word, r.clone()]);
                 let b = PrimExpr::load(&bufs.b_pack, vec![tile.jt.clone(), q, c.clone()]);
+                // The first operand is the unsigned one.
+                let (u, v) = if self.unsigned_b { (b, a) } else { (a, b) };
                 Stmt::BufferStore {
                     buffer: acc.clone(),
-                    value: PrimExpr::call(i32t, "dpbusd", vec![at, a, b]),
+                    value: PrimExpr::call(i32t, "dpbusd", vec![at, u, v]),
                     indices: vec![r, c],
                 }
             })
@@ -698,19 +920,30 @@ impl GemmInt8<'_> {
     ) -> Stmt {
         let i32t = DataType::i32();
         let int = |v: i64| PrimExpr::int_of(i32t, v);
-        let (alpha, beta) = (self.alpha(), self.beta());
+        let (a_off, b_off) = (self.a_off(), self.b_off());
+        // Σ A·B = Σ A'·B' - b_off·Σ A' - a_off·Σ B' + a_off·b_off·K.
         let mut sum = sum;
-        if beta != 0 {
-            // The row of the chunk: the tile's first row past the chunk's.
-            let row = lp.simplify(tile.it.clone() * lp.int(I8_MR) + r.clone());
-            sum = sum + PrimExpr::load(&bufs.a_sum, vec![row]) * int(beta);
+        if b_off != 0 {
+            // The row's sum over this slice, or (all of A packed once)
+            // over all of `k`, counted on the first slice only.
+            let row = lp.simplify(tile.a_row.clone() + r.clone());
+            let term = PrimExpr::load(&bufs.a_sum, vec![row]) * int(b_off);
+            if !bufs.a_once {
+                sum = sum - term;
+            } else {
+                match first {
+                    Ok(true) => sum = sum - term,
+                    Ok(false) => {}
+                    Err(cond) => sum = sum - PrimExpr::select(cond.clone(), term, int(0)),
+                }
+            }
         }
-        if alpha != 0 {
+        if a_off != 0 {
             let col = lp.simplify(tile.jt.clone() * lp.int(I8_NR) + c.clone());
-            sum = sum - PrimExpr::load(&bufs.b_sum, vec![col]) * int(alpha);
+            sum = sum - PrimExpr::load(&bufs.b_sum, vec![col]) * int(a_off);
         }
-        if alpha != 0 && beta != 0 {
-            sum = sum - sl.kl.clone().cast(i32t) * int(alpha * beta);
+        if a_off != 0 && b_off != 0 {
+            sum = sum + sl.kl.clone().cast(i32t) * int(a_off * b_off);
         }
         let (i, j, _) = self.axes();
         let at = (&tile.i0, &tile.j0, r, c);
@@ -731,8 +964,12 @@ struct Packs {
     b_sum: Buffer,
     /// `[MC / MR, words, MR]`: one row chunk's words.
     a_pack: Buffer,
-    /// `[MC]`: the chunk's row sums (`uint8` B only).
+    /// `[MC]`: the chunk's row sums (when `B` is offset); with `a_once`,
+    /// `A_sums`, all of A's rows over all of `k`.
     a_sum: Buffer,
+    /// Whether `a_pack` is all of A (`[⌈M / MR⌉, ⌈K / 4⌉, MR]`, packed
+    /// once), read at the slice's words.
+    a_once: bool,
 }
 
 /// One slice of `k` (`kc .. kc + kl`) of one B panel (columns
@@ -762,8 +999,11 @@ enum Side {
 
 /// One register tile: its indices in the packs and its first output.
 struct Tile {
-    it: PrimExpr,
     jt: PrimExpr,
     i0: PrimExpr,
     j0: PrimExpr,
+    /// The tile's index in the A pack.
+    a_tile: PrimExpr,
+    /// The tile's first row in the A sums.
+    a_row: PrimExpr,
 }

@@ -229,6 +229,9 @@ impl Nest {
         if let Some(gemm) = self.gemm_int8() {
             return gemm.schedule();
         }
+        if let Some(conv) = self.conv_int8() {
+            return conv;
+        }
         if let Some(gemm) = self.gemm() {
             match gemm.when() {
                 Ok(true) => return gemm.packed(),

@@ -1974,17 +1974,22 @@ class Module:
     /// vectors: equal. The interpreter runs products of up to
     /// [`INT8_INTERPRETED`] multiply-adds.
     fn int8_agree(text: &str, args: &[Value], tol: f32) {
-        let m: IRModule = text.parse().unwrap();
-        let mut targets = vec![
-            ("reference kernels", Target::interpreter()),
-            ("scheduled, LLVM", Target::host().with_vector_bits(512)),
-        ];
         // The loop-level interpreter is slow: products of up to
         // INT8_INTERPRETED multiply-adds.
         let size = |v: &Value| v.as_tensor().unwrap().shape().iter().product::<i64>();
         let (a, b) = (size(&args[0]), size(&args[1]));
         let k = args[1].as_tensor().unwrap().shape()[0];
-        if a * b / k <= INT8_INTERPRETED {
+        int8_compare(text, args, tol, a * b / k <= INT8_INTERPRETED)
+    }
+
+    /// [`int8_agree`], on the loop-level interpreter when `interpret`.
+    fn int8_compare(text: &str, args: &[Value], tol: f32, interpret: bool) {
+        let m: IRModule = text.parse().unwrap();
+        let mut targets = vec![
+            ("reference kernels", Target::interpreter()),
+            ("scheduled, LLVM", Target::host().with_vector_bits(512)),
+        ];
+        if interpret {
             targets.push(("unscheduled", Target::tir_interpreter()));
             targets.push((
                 "scheduled, interpreted",
@@ -2169,6 +2174,218 @@ class Module:
                 random(&[n], 12),
             ];
             int8_agree(&text, &args, 0.0);
+        }
+    }
+
+    /// An int8 `R.nn.conv2d` (`out_dtype="int32"`) of `x` (`tx`, shape
+    /// `sx`) and `w` (`tw`, `sw`) with `attrs`, output `so`, returning
+    /// `out` after `epilogue` (bindings reading `c`; `s` is a float scale
+    /// per output channel, `(1, O, 1, 1)`).
+    #[allow(clippy::too_many_arguments)]
+    fn int8_conv_module(
+        (tx, sx): (&str, &str),
+        (tw, sw): (&str, &str),
+        attrs: &str,
+        so: &str,
+        channels: i64,
+        epilogue: &str,
+        (out, out_dtype): (&str, &str),
+        symbolic: &str,
+    ) -> String {
+        format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor({sx}, dtype="{tx}"), w: R.Tensor({sw}, dtype="{tw}"), s: R.Tensor((1, {channels}, 1, 1), dtype="float32")) -> R.Tensor({so}, dtype="{out_dtype}"):
+{symbolic}        with R.dataflow():
+            c: R.Tensor({so}, dtype="int32") = R.nn.conv2d(x, w{attrs}, out_dtype="int32")
+{epilogue}            R.output({out})
+        return {out}
+"#
+        )
+    }
+
+    /// Case 10, the int8 convolution on `T.dpbusd`: exactly the reference
+    /// kernels' and the unscheduled function's results, and the scheduled
+    /// loops run on the bounds-checking interpreter too, at odd sizes: odd
+    /// channels, 1 × 1, 3 × 3 and 7 × 7 windows, strides 1 and 2,
+    /// padding, every sign combination, two slices of `k`, narrow rows
+    /// fused, the parallel and the serial side, a symbolic batch.
+    #[test]
+    fn int8_conv2d() {
+        // (x, w, attrs, out, interpreted)
+        type Case = ([i64; 4], [i64; 4], &'static str, [i64; 4], bool);
+        let cases: &[Case] = &[
+            (
+                [1, 5, 9, 11],
+                [7, 5, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 7, 9, 11],
+                true,
+            ),
+            ([2, 13, 6, 5], [9, 13, 1, 1], "", [2, 9, 6, 5], true),
+            (
+                [1, 3, 17, 19],
+                [5, 3, 7, 7],
+                ", strides=[2, 2], padding=[3, 3, 3, 3]",
+                [1, 5, 9, 10],
+                true,
+            ),
+            (
+                [1, 7, 10, 9],
+                [11, 7, 3, 3],
+                ", strides=[2, 2], padding=[1, 1, 1, 1]",
+                [1, 11, 5, 5],
+                true,
+            ),
+            // Narrow rows fused into one axis with the filters in chunks.
+            (
+                [1, 9, 5, 5],
+                [97, 9, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 97, 5, 5],
+                true,
+            ),
+            // Two slices of `k` (2070 > I8_KC), filters packed once.
+            (
+                [1, 230, 4, 3],
+                [5, 230, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 5, 4, 3],
+                true,
+            ),
+            // Large enough for the thread pool.
+            (
+                [1, 19, 20, 21],
+                [33, 19, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 33, 20, 21],
+                false,
+            ),
+            (
+                [1, 67, 7, 7],
+                [129, 67, 3, 3],
+                ", padding=[1, 1, 1, 1]",
+                [1, 129, 7, 7],
+                false,
+            ),
+        ];
+        let combos = [
+            ("uint8", "int8"),
+            ("int8", "int8"),
+            ("uint8", "uint8"),
+            ("int8", "uint8"),
+        ];
+        let shape = |s: &[i64]| {
+            format!(
+                "({})",
+                s.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        for (c, (tx, tw)) in combos.into_iter().enumerate() {
+            for (n, &(sx, sw, attrs, so, interpret)) in cases.iter().enumerate() {
+                // The slow cases for the combinations without and with a
+                // correction only.
+                if c >= 2 && n >= 4 {
+                    continue;
+                }
+                let text = int8_conv_module(
+                    (tx, &shape(&sx)),
+                    (tw, &shape(&sw)),
+                    attrs,
+                    &shape(&so),
+                    so[1],
+                    "",
+                    ("c", "int32"),
+                    "",
+                );
+                let printed = scheduled(&text, 512);
+                assert!(printed.contains("T.dpbusd"), "{printed}");
+                let args = [
+                    bytes(tx, &sx, 1 + n as u64),
+                    bytes(tw, &sw, 2 + n as u64),
+                    random(&[1, so[1], 1, 1], 3),
+                ];
+                int8_compare(&text, &args, 0.0, interpret);
+            }
+        }
+        // The filters are packed once for all output rows; narrow rows
+        // with many filters are one product.
+        let text = int8_conv_module(
+            ("uint8", "(1, 5, 9, 11)"),
+            ("int8", "(7, 5, 3, 3)"),
+            ", padding=[1, 1, 1, 1]",
+            "(1, 7, 9, 11)",
+            7,
+            "",
+            ("c", "int32"),
+            "",
+        );
+        assert!(scheduled(&text, 512).contains("A_packed"));
+        // A symbolic batch (and image size): both sides of the run-time
+        // choice of the thread pool.
+        let text = int8_conv_module(
+            ("uint8", "(n, 5, h, 9)"),
+            ("int8", "(7, 5, 3, 3)"),
+            ", padding=[1, 1, 1, 1]",
+            "(n, 7, h, 9)",
+            7,
+            "",
+            ("c", "int32"),
+            "        n = T.int64()\n        h = T.int64()\n",
+        );
+        assert!(scheduled(&text, 512).contains("T.dpbusd"));
+        for (n, h) in [(1, 5), (3, 7), (4, 100)] {
+            let args = [
+                bytes("uint8", &[n, 5, h, 9], 7),
+                bytes("int8", &[7, 5, 3, 3], 8),
+                random(&[1, 7, 1, 1], 9),
+            ];
+            int8_compare(&text, &args, 0.0, n * h < 30);
+        }
+    }
+
+    /// The int8 convolution's fused epilogues: dequantization (a cast to
+    /// float, a scale per channel) with a ReLU, and a requantization.
+    #[test]
+    fn int8_conv2d_epilogues() {
+        let dequantize = "            f = R.astype(c, dtype=\"float32\")\n            g = R.multiply(f, s)\n            y = R.nn.relu(g)\n";
+        let requantize = "            f = R.astype(c, dtype=\"float32\")\n            g = R.multiply(f, R.const(0.002, \"float32\"))\n            g1 = R.maximum(g, R.const(-128.0, \"float32\"))\n            h = R.minimum(g1, R.const(127.0, \"float32\"))\n            y = R.astype(h, dtype=\"int8\")\n";
+        for (epilogue, out) in [(dequantize, "float32"), (requantize, "int8")] {
+            for (sx, sw, so) in [
+                ("(1, 5, 9, 11)", "(7, 5, 3, 3)", "(1, 7, 9, 11)"),
+                ("(1, 9, 5, 5)", "(97, 9, 3, 3)", "(1, 97, 5, 5)"),
+            ] {
+                let o: i64 = sw[1..].split(',').next().unwrap().parse().unwrap();
+                let text = int8_conv_module(
+                    ("int8", sx),
+                    ("int8", sw),
+                    ", padding=[1, 1, 1, 1]",
+                    so,
+                    o,
+                    epilogue,
+                    ("y", out),
+                    "",
+                );
+                let fused = scheduled(&text, 512);
+                assert!(fused.contains("T.dpbusd"), "{fused}");
+                let dims = |s: &str| -> Vec<i64> {
+                    s.trim_matches(|c| c == '(' || c == ')')
+                        .split(", ")
+                        .map(|d| d.parse().unwrap())
+                        .collect()
+                };
+                let args = [
+                    bytes("int8", &dims(sx), 5),
+                    bytes("int8", &dims(sw), 6),
+                    random(&[1, o, 1, 1], 7),
+                ];
+                int8_compare(&text, &args, 1e-6, true);
+            }
         }
     }
 

@@ -361,25 +361,28 @@ class Module:
 }
 
 /// A padded, strided, grouped convolution with every zero point nonzero
-/// (the activation's a constant, the weight's per output channel), at odd
-/// sizes: the integer form against the float path on `targets`.
+/// (the activation's a constant, padded explicitly, or a parameter, whose
+/// padding is the weight's border sums; the weight's per output channel),
+/// at odd sizes: the integer form against the float path on `targets`.
 fn conv_numeric(targets: &[crate::backend::Target]) {
     use crate::backend::build;
     use relax_runtime::{Tensor, Value, VirtualMachine};
-    let module = parse(
-        r#"
+    let text = |zx_param: &str, zx: &str| {
+        format!(
+            r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(xq: R.Tensor((2, 4, 9, 7), "uint8"), wq: R.Tensor((6, 2, 3, 3), "int8"), sw: R.Tensor((6,), "float32"), zw: R.Tensor((6,), "int8")) -> R.Tensor((2, 6, 5, 4), "float32"):
+    def main(xq: R.Tensor((2, 4, 9, 7), "uint8"), wq: R.Tensor((6, 2, 3, 3), "int8"), sw: R.Tensor((6,), "float32"), zw: R.Tensor((6,), "int8"){zx_param}) -> R.Tensor((2, 6, 5, 4), "float32"):
         with R.dataflow():
-            x = R.dequantize(xq, R.const(0.031, "float32"), R.const(77, "uint8"), axis=-1, out_dtype="float32")
+            x = R.dequantize(xq, R.const(0.031, "float32"), {zx}, axis=-1, out_dtype="float32")
             w = R.dequantize(wq, sw, zw, axis=0, out_dtype="float32")
             gv = R.nn.conv2d(x, w, strides=[2, 2], padding=[1, 1, 1, 2], groups=2)
             R.output(gv)
         return gv
-"#,
-    );
+"#
+        )
+    };
     let mut seed = 0x7f4a_7c15u32;
     let mut next = move || {
         seed ^= seed << 13;
@@ -391,37 +394,47 @@ class Module:
     let wq: Vec<i8> = (0..6 * 2 * 9).map(|_| next() as i8).collect();
     let sw: Vec<f32> = (0..6).map(|_| (next() % 100 + 1) as f32 * 1e-3).collect();
     let zw: Vec<i8> = (0..6).map(|_| (next() % 11) as i8 - 5).collect();
-    let args = vec![
+    let mut args = vec![
         Value::Tensor(Tensor::from_vec(&[2, 4, 9, 7], xq).unwrap()),
         Value::Tensor(Tensor::from_vec(&[6, 2, 3, 3], wq).unwrap()),
         Value::Tensor(Tensor::from_vec(&[6], sw).unwrap()),
         Value::Tensor(Tensor::from_vec(&[6], zw).unwrap()),
     ];
-    let run = |m: &IRModule, t: &crate::backend::Target| {
-        let exec = build(m, t).unwrap();
-        let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
-        out.as_tensor().unwrap().to_vec::<f32>().unwrap()
-    };
-    let want = run(&module, &crate::backend::Target::interpreter());
-    let integer = FakeQuantizationToInteger::default().run(module).unwrap();
-    let text = integer.to_string();
-    assert!(
-        text.contains("R.nn.pad") && !text.contains("R.dequantize"),
-        "{text}"
-    );
-    let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
-    for t in targets {
-        let got = run(&integer, t);
-        assert_eq!(got.len(), want.len());
-        let worst = got
-            .iter()
-            .zip(&want)
-            .map(|(g, w)| (g - w).abs())
-            .fold(0f32, f32::max);
+    let cases = [
+        (text("", r#"R.const(77, "uint8")"#), true),
+        (text(r#", zx: R.Tensor((), "uint8")"#, "zx"), false),
+    ];
+    for (source, padded) in cases {
+        if !padded {
+            args.push(Value::Tensor(Tensor::from_vec(&[], vec![77u8]).unwrap()));
+        }
+        let module = parse(&source);
+        let run = |m: &IRModule, t: &crate::backend::Target| {
+            let exec = build(m, t).unwrap();
+            let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
+            out.as_tensor().unwrap().to_vec::<f32>().unwrap()
+        };
+        let want = run(&module, &crate::backend::Target::interpreter());
+        let integer = FakeQuantizationToInteger::default().run(module).unwrap();
+        let text = integer.to_string();
         assert!(
-            worst <= 1e-5 * scale,
-            "{t:?}: max difference {worst} (scale {scale})\n{text}"
+            text.contains("R.nn.pad") == padded && !text.contains("R.dequantize"),
+            "{text}"
         );
+        let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
+        for t in targets {
+            let got = run(&integer, t);
+            assert_eq!(got.len(), want.len());
+            let worst = got
+                .iter()
+                .zip(&want)
+                .map(|(g, w)| (g - w).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                worst <= 1e-5 * scale,
+                "{t:?}: max difference {worst} (scale {scale})\n{text}"
+            );
+        }
     }
 }
 
