@@ -170,6 +170,7 @@ def hf(kind):
 
 MODELS = {
     "resnet18": lambda: vision("resnet18"),
+    "resnet50": lambda: vision("resnet50"),
     "mobilenet_v2": lambda: vision("mobilenet_v2"),
     "mobilenet_v3_small": lambda: vision("mobilenet_v3_small"),
     "efficientnet_b0": lambda: vision("efficientnet_b0"),

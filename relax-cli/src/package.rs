@@ -67,7 +67,8 @@ pub fn compile(
         .first()
         .ok_or("the compiler emitted no object file")?;
     let start = Instant::now();
-    let library = link_shared(&object.object).map_err(|e| e.to_string())?;
+    let parts: Vec<&[u8]> = object.parts.iter().map(|p| p.object.as_slice()).collect();
+    let library = link_shared(&parts).map_err(|e| e.to_string())?;
     let linked = start.elapsed();
     let package = Package {
         arch: std::env::consts::ARCH.to_string(),

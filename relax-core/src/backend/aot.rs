@@ -53,7 +53,7 @@ pub use shared::{link_shared, TRAMPOLINE_C};
 
 use super::{pipeline, vm, Target};
 use crate::analysis::well_formed;
-use crate::codegen::llvm::{emit_object, CodegenOptions};
+use crate::codegen::llvm::{emit_objects, CodegenOptions, ObjectPart};
 use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
 use crate::frontend::{lower_function_item, lower_module_macro, Lowered, SpanRange};
 use crate::tir::PrimFunc;
@@ -312,15 +312,22 @@ impl Builder {
             );
             write(&source, text.as_bytes())?;
             for o in c.objects {
-                members.push(Member {
-                    name: format!("{}{}.o", m.key, o.variant.suffix),
-                    data: o.object,
-                    symbols: c
-                        .kernels
-                        .iter()
-                        .map(|k| format!("{}{}", k.symbol, o.variant.suffix))
-                        .collect(),
-                });
+                let single = o.parts.len() == 1;
+                for (j, part) in o.parts.into_iter().enumerate() {
+                    members.push(Member {
+                        name: if single {
+                            format!("{}{}.o", m.key, o.variant.suffix)
+                        } else {
+                            format!("{}{}.{j}.o", m.key, o.variant.suffix)
+                        },
+                        data: part.object,
+                        symbols: part
+                            .kernels
+                            .iter()
+                            .map(|&k| format!("{}{}", c.kernels[k].symbol, o.variant.suffix))
+                            .collect(),
+                    });
+                }
             }
             artifacts.push(ModuleArtifact {
                 name: m.key.clone(),
@@ -520,7 +527,8 @@ pub struct CompiledModule {
     /// The object files defining the kernels, one per CPU level, best first.
     pub objects: Vec<VariantObject>,
     /// The kernels, by executable name and link symbol (the baseline's;
-    /// other levels add their suffix).
+    /// other levels add their suffix). Structurally equal kernels share
+    /// one symbol (`dedupe`).
     pub kernels: Vec<KernelLink>,
 }
 
@@ -529,8 +537,12 @@ pub struct CompiledModule {
 pub struct VariantObject {
     /// The level and its symbol suffix.
     pub variant: CpuVariant,
-    /// The object file.
-    pub object: Vec<u8>,
+    /// The object files, compiled in parallel (`emit_objects`): together
+    /// they define every kernel; each part's `kernels` index
+    /// [`CompiledModule::kernels`], and name only the kernels whose symbol
+    /// the part defines (a kernel structurally equal to an earlier one
+    /// shares its symbol, `dedupe`).
+    pub parts: Vec<ObjectPart>,
 }
 
 /// The CPU levels an ahead-of-time build compiles every kernel for, best
@@ -599,15 +611,36 @@ pub fn compile_ir_module(
     let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
-    let mut kernels = Vec::new();
+    let mut kernels: Vec<KernelLink> = Vec::new();
     let mut funcs = Vec::new();
     let mut taken = HashSet::new();
-    for name in &exec.natives {
-        let Some(func) = compiled.get(name).and_then(|f| f.as_prim()) else {
-            return Err(Error::Unsupported(format!(
-                "the native kernel `{name}` is not a PrimFunc of the module"
-            )));
-        };
+    let prims = exec
+        .natives
+        .iter()
+        .map(|name| {
+            compiled.get(name).and_then(|f| f.as_prim()).ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "the native kernel `{name}` is not a PrimFunc of the module"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Structurally equal kernels are compiled once, under the first one's
+    // symbol (`dedupe`).
+    let first = super::dedupe::representatives(&prims);
+    // The index in `kernels` of each of `funcs`.
+    let mut func_kernel = Vec::new();
+    for (i, (name, &func)) in exec.natives.iter().zip(&prims).enumerate() {
+        if first[i] != i {
+            // `kernels` is in `natives` order, and the first equal came
+            // earlier.
+            let symbol = kernels[first[i]].symbol.clone();
+            kernels.push(KernelLink {
+                name: name.clone(),
+                symbol,
+            });
+            continue;
+        }
         let base = format!("{prefix}_{}", symbol_part(name));
         let mut symbol = base.clone();
         let mut n = 1;
@@ -616,6 +649,7 @@ pub fn compile_ir_module(
             n += 1;
         }
         funcs.push((symbol.clone(), func));
+        func_kernel.push(kernels.len());
         kernels.push(KernelLink {
             name: name.clone(),
             symbol,
@@ -639,7 +673,13 @@ pub fn compile_ir_module(
             },
         };
         objects.push(VariantObject {
-            object: emit_object(&renamed, &level_opts)?,
+            parts: emit_objects(&renamed, &level_opts)?
+                .into_iter()
+                .map(|part| ObjectPart {
+                    kernels: part.kernels.iter().map(|&f| func_kernel[f]).collect(),
+                    object: part.object,
+                })
+                .collect(),
             variant,
         });
     }

@@ -25,6 +25,7 @@
 
 #[cfg(all(feature = "syntax", feature = "llvm"))]
 pub mod aot;
+pub mod dedupe;
 mod native;
 mod pipeline;
 pub mod vm;

@@ -7,14 +7,17 @@
 //!    feature is on; without it the build fails rather than silently running
 //!    something else. The JIT runs even when no PrimFunc is called, so a
 //!    broken LLVM set-up shows at the first build.
-//! 3. Only the PrimFuncs the VM code calls are included.
+//! 3. Only the PrimFuncs the VM code calls are included, and structurally
+//!    equal ones are compiled once ([`super::dedupe`]): the library looks
+//!    a copy up under its first equal's symbol.
 
 use super::{Target, TargetKind};
 use crate::ir::IRModule;
 use crate::tir::interp::InterpreterLibrary;
 use crate::tir::PrimFunc;
-use relax_runtime::native::NativeLibrary;
+use relax_runtime::native::{NativeKernel, NativeLibrary};
 use relax_runtime::Error;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The library for `symbols` (PrimFuncs of `module`) on `target`; `None`
@@ -42,7 +45,49 @@ pub(super) fn library(
                 funcs.into_iter().collect::<InterpreterLibrary>(),
             )))
         }
-        TargetKind::Host => host_library(&funcs).map(Some),
+        TargetKind::Host => {
+            let refs: Vec<&PrimFunc> = funcs.iter().map(|(_, f)| f).collect();
+            let first = super::dedupe::representatives(&refs);
+            let distinct: Vec<(String, PrimFunc)> = funcs
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| first[i] == i)
+                .map(|(_, f)| f.clone())
+                .collect();
+            let aliases: HashMap<String, String> = funcs
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| first[i] != i)
+                .map(|(i, (s, _))| (s.clone(), funcs[first[i]].0.clone()))
+                .collect();
+            let library = host_library(&distinct)?;
+            if aliases.is_empty() {
+                return Ok(Some(library));
+            }
+            Ok(Some(Arc::new(Aliased { library, aliases })))
+        }
+    }
+}
+
+/// A library whose kernels also go by other symbols: the copies of a
+/// kernel found by [`super::dedupe`] call its code.
+struct Aliased {
+    library: Arc<dyn NativeLibrary>,
+    /// Symbol of a copy → symbol of the kernel compiled for it.
+    aliases: HashMap<String, String>,
+}
+
+impl NativeLibrary for Aliased {
+    fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
+        let compiled = self.aliases.get(symbol).map_or(symbol, String::as_str);
+        self.library.lookup(compiled)
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} ({} kernels calling a structurally equal kernel's code)",
+            self.library.describe(),
+            self.aliases.len()
+        )
     }
 }
 

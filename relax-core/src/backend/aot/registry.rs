@@ -74,7 +74,9 @@ pub fn artifact_source(
     if !kernels.is_empty() {
         out.push_str("    unsafe extern \"C\" {\n");
         for v in variants {
-            for k in kernels {
+            // Structurally equal kernels share a symbol: declare it once.
+            let mut declared = std::collections::HashSet::new();
+            for k in kernels.iter().filter(|k| declared.insert(&k.symbol)) {
                 let _ = writeln!(
                     out,
                     "        fn {}{}(buffers: *const *mut u8, scalars: *const i64) -> i32;",

@@ -32,28 +32,32 @@ void relax_parallel_for(int64_t extent, relax_body body, void *env) {
 }
 "#;
 
-/// Links `object` (from `codegen::llvm::emit_object`) into a shared
-/// library and returns its bytes. Fails, saying what to install, when
-/// there is no C compiler.
-pub fn link_shared(object: &[u8]) -> Result<Vec<u8>, Error> {
+/// Links `objects` (from `codegen::llvm::emit_object` or `emit_objects`)
+/// into a shared library and returns its bytes. Fails, saying what to
+/// install, when there is no C compiler.
+pub fn link_shared(objects: &[&[u8]]) -> Result<Vec<u8>, Error> {
     let dir = private_dir()?;
-    let result = link_in(&dir, object);
+    let result = link_in(&dir, objects);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn link_in(dir: &Path, object: &[u8]) -> Result<Vec<u8>, Error> {
-    let obj = dir.join("kernels.o");
+fn link_in(dir: &Path, objects: &[&[u8]]) -> Result<Vec<u8>, Error> {
     let c = dir.join("trampoline.c");
     let lib = dir.join("kernels.so");
-    write(&obj, object)?;
+    let mut paths = Vec::with_capacity(objects.len());
+    for (i, object) in objects.iter().enumerate() {
+        let obj = dir.join(format!("kernels{i}.o"));
+        write(&obj, object)?;
+        paths.push(obj);
+    }
     write(&c, TRAMPOLINE_C.as_bytes())?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let output = Command::new(&cc)
         .args(["-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-o"])
         .arg(&lib)
         .arg(&c)
-        .arg(&obj)
+        .args(&paths)
         .arg("-lm")
         .output()
         .map_err(|e| {

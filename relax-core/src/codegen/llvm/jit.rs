@@ -15,6 +15,7 @@
 use super::abi::{emit_kernel, KernelSignature};
 use super::diagnostics::new_context;
 use super::parallel::PARALLEL_FOR;
+use super::partition::{groups, in_parallel};
 use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize, LLVM_GLOBAL};
 use super::types::internal;
 use crate::tir::PrimFunc;
@@ -78,8 +79,15 @@ fn host_symbols() -> Vec<(&'static str, usize)> {
     t
 }
 
-/// Keeps JIT-compiled code alive. See the module docs.
+/// Keeps JIT-compiled code alive: every part's engine and context. See
+/// the module docs.
 struct JitOwner {
+    _parts: Vec<JitPart>,
+}
+
+/// One code generation thread's LLVM context and the engine holding its
+/// module's code.
+struct JitPart {
     engine: ManuallyDrop<ExecutionEngine<'static>>,
     context: *mut Context,
 }
@@ -87,12 +95,14 @@ struct JitOwner {
 // SAFETY: after construction the engine is never used again except to be
 // dropped (kernels only call the finished code), the inkwell reference
 // counts inside it are never cloned out of this struct, and the context is
-// only freed in `drop`, after the engine.
-unsafe impl Send for JitOwner {}
+// only freed in `drop`, after the engine. A context and everything in it
+// is only ever used by one thread at a time: the thread that built it,
+// then whichever drops it.
+unsafe impl Send for JitPart {}
 // SAFETY: as above: shared references give no access to the engine.
-unsafe impl Sync for JitOwner {}
+unsafe impl Sync for JitPart {}
 
-impl Drop for JitOwner {
+impl Drop for JitPart {
     fn drop(&mut self) {
         // SAFETY: the engine (which owns the module) goes first, then the
         // context it was created in; both are dropped exactly once.
@@ -143,28 +153,35 @@ impl NativeLibrary for JitLibrary {
 
 /// JIT-compiles `funcs`. See [`super::jit`].
 pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
-    let context = Box::into_raw(Box::new(new_context()));
-    // SAFETY: the context lives until `JitOwner::drop` (or the error path
-    // below) frees it, after everything created from it.
-    let ctx: &'static Context = unsafe { &*context };
-    let (engine, addresses) = match build(ctx, funcs) {
-        Ok(built) => built,
-        Err(e) => {
-            // SAFETY: `build` dropped everything it created from the context.
-            unsafe { drop(Box::from_raw(context)) };
-            return Err(e);
+    for (i, (symbol, _)) in funcs.iter().enumerate() {
+        if funcs[..i].iter().any(|(s, _)| s == symbol) {
+            return Err(Error::Unsupported(format!(
+                "LLVM code generation: the kernel symbol `{symbol}` is taken (by another kernel)"
+            )));
         }
-    };
-    let owner = Arc::new(JitOwner {
-        engine: ManuallyDrop::new(engine),
-        context,
-    });
+    }
+    let mut groups = groups(funcs);
+    if groups.is_empty() {
+        // No kernels: still create a JIT, so a broken set-up shows.
+        groups.push(Vec::new());
+    }
+    let built = in_parallel(&groups, |group| build_part(funcs, group))?;
+    let mut parts = Vec::with_capacity(built.len());
+    let mut addresses = vec![0usize; funcs.len()];
+    for (part, found) in built {
+        parts.push(part);
+        for (i, address) in found {
+            addresses[i] = address;
+        }
+    }
+    let owner = Arc::new(JitOwner { _parts: parts });
     let kernels = addresses
         .into_iter()
         .zip(funcs)
-        .map(|((symbol, address), (_, prim_func))| {
+        .map(|(address, (symbol, prim_func))| {
             // SAFETY: the address is the JIT-compiled entry of `symbol`,
-            // generated with the KernelFn signature by `emit_kernel`.
+            // generated with the KernelFn signature by `emit_kernel`, in
+            // code that `owner` keeps alive.
             let func: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(address) };
             let kernel = JitKernel {
                 code: CompiledKernel {
@@ -174,7 +191,7 @@ pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibr
                 },
                 signature: KernelSignature::new(prim_func),
             };
-            (symbol, Arc::new(kernel))
+            (symbol.clone(), Arc::new(kernel))
         })
         .collect();
     Ok(Arc::new(JitLibrary {
@@ -187,7 +204,32 @@ pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibr
     }))
 }
 
-type Built = (ExecutionEngine<'static>, Vec<(String, usize)>);
+/// Compiles the kernels `group` of `funcs` in a context of their own;
+/// returns it with each kernel's (index, address).
+fn build_part(
+    funcs: &[(String, PrimFunc)],
+    group: &[usize],
+) -> Result<(JitPart, Vec<(usize, usize)>), Error> {
+    let context = Box::into_raw(Box::new(new_context()));
+    // SAFETY: the context lives until `JitPart::drop` (or the error path
+    // below) frees it, after everything created from it.
+    let ctx: &'static Context = unsafe { &*context };
+    let (engine, addresses) = match build(ctx, funcs, group) {
+        Ok(built) => built,
+        Err(e) => {
+            // SAFETY: `build` dropped everything it created from the context.
+            unsafe { drop(Box::from_raw(context)) };
+            return Err(e);
+        }
+    };
+    let part = JitPart {
+        engine: ManuallyDrop::new(engine),
+        context,
+    };
+    Ok((part, addresses))
+}
+
+type Built = (ExecutionEngine<'static>, Vec<(usize, usize)>);
 
 /// The JIT-internal name of kernel `symbol`. Kernels are looked up by
 /// their symbol in the returned library; inside the LLVM module they get a
@@ -197,14 +239,14 @@ fn jit_name(symbol: &str) -> String {
     format!("__relax_kernel.{symbol}")
 }
 
-fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, Error> {
+fn build(
+    ctx: &'static Context,
+    funcs: &[(String, PrimFunc)],
+    group: &[usize],
+) -> Result<Built, Error> {
     let module = ctx.create_module("relax_jit");
-    for (i, (symbol, func)) in funcs.iter().enumerate() {
-        if funcs[..i].iter().any(|(s, _)| s == symbol) {
-            return Err(Error::Unsupported(format!(
-                "LLVM code generation: the kernel symbol `{symbol}` is taken (by another kernel)"
-            )));
-        }
+    for &i in group {
+        let (symbol, func) = &funcs[i];
         emit_kernel(
             ctx,
             &module,
@@ -237,15 +279,16 @@ fn build(ctx: &'static Context, funcs: &[(String, PrimFunc)]) -> Result<Built, E
             engine.add_global_mapping(&f, *address);
         }
     }
-    let mut addresses = Vec::with_capacity(funcs.len());
-    for (symbol, _) in funcs {
+    let mut addresses = Vec::with_capacity(group.len());
+    for &i in group {
+        let symbol = &funcs[i].0;
         let address = engine
             .get_function_address(&jit_name(symbol))
             .map_err(|e| internal(format!("the JIT has no `{symbol}`: {e:?}")))?;
         if address == 0 {
             return Err(internal(format!("the JIT has no `{symbol}`")));
         }
-        addresses.push((symbol.clone(), address));
+        addresses.push((i, address));
     }
     Ok((engine, addresses))
 }

@@ -98,6 +98,7 @@ mod memory;
 mod metadata;
 mod object;
 mod parallel;
+mod partition;
 mod stmt;
 mod streaming;
 mod target;
@@ -144,6 +145,28 @@ pub fn jit(
 /// `relax_parallel_for` (from relax-runtime), `malloc`/`free` and libm.
 pub fn emit_object(funcs: &[(String, PrimFunc)], opts: &CodegenOptions) -> Result<Vec<u8>, Error> {
     object::compile(funcs, opts)
+}
+
+/// One object file of [`emit_objects`]: its bytes and the kernels it
+/// defines (indices into the `funcs` given).
+#[derive(Clone, Debug)]
+pub struct ObjectPart {
+    /// The object file.
+    pub object: Vec<u8>,
+    /// The indices of its kernels, in increasing order.
+    pub kernels: Vec<usize>,
+}
+
+/// Compiles `funcs` as [`emit_object`] does, into one object file per code
+/// generation thread (`RELAX_NUM_THREADS`, else the machine's cores),
+/// compiled in parallel; linked together they define every kernel. The
+/// split depends only on `funcs` and the thread count (see
+/// `partition`), so a build is reproducible.
+pub fn emit_objects(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+) -> Result<Vec<ObjectPart>, Error> {
+    object::compile_parts(funcs, opts)
 }
 
 /// The LLVM IR of `funcs` as text, optimized as [`emit_object`] would

@@ -8,12 +8,17 @@
 //! position-independent object code. Its undefined symbols are
 //! `relax_parallel_for` (linked from relax-runtime), `malloc`/`free` and
 //! libm functions (`-lm`).
+//!
+//! [`compile_parts`] splits the kernels among threads
+//! ([`super::partition`]), one object file each, which a linker takes
+//! together; [`compile`] is one object for all of them.
 
 use super::abi::emit_kernel;
 use super::diagnostics::new_context;
+use super::partition::{groups, in_parallel};
 use super::target::{cpu_extras, host_machine, optimize};
 use super::types::internal;
-use super::CodegenOptions;
+use super::{CodegenOptions, ObjectPart};
 use crate::tir::PrimFunc;
 use inkwell::targets::FileType;
 use relax_runtime::Error;
@@ -23,10 +28,46 @@ pub(super) fn compile(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
 ) -> Result<Vec<u8>, Error> {
+    let all: Vec<usize> = (0..funcs.len()).collect();
+    compile_group(funcs, &all, opts)
+}
+
+/// Compiles `funcs` to several objects in parallel, with the indices of
+/// the kernels each defines. See [`super::emit_objects`].
+pub(super) fn compile_parts(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+) -> Result<Vec<ObjectPart>, Error> {
+    for (i, (symbol, _)) in funcs.iter().enumerate() {
+        if funcs[..i].iter().any(|(s, _)| s == symbol) {
+            return Err(Error::Unsupported(format!(
+                "LLVM code generation: the kernel symbol `{symbol}` is taken (by another kernel)"
+            )));
+        }
+    }
+    let mut groups = groups(funcs);
+    if groups.is_empty() {
+        groups.push(Vec::new());
+    }
+    in_parallel(&groups, |group| {
+        Ok(ObjectPart {
+            object: compile_group(funcs, group, opts)?,
+            kernels: group.to_vec(),
+        })
+    })
+}
+
+/// The object of kernels `group` of `funcs`, in a context of its own.
+fn compile_group(
+    funcs: &[(String, PrimFunc)],
+    group: &[usize],
+    opts: &CodegenOptions,
+) -> Result<Vec<u8>, Error> {
     let ctx = new_context();
     let module = ctx.create_module("relax_aot");
     let extras = cpu_extras(opts);
-    for (symbol, func) in funcs {
+    for &i in group {
+        let (symbol, func) = &funcs[i];
         emit_kernel(
             &ctx,
             &module,
