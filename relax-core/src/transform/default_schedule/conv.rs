@@ -127,9 +127,20 @@ impl Nest {
         });
         spatial.push(i);
         spatial.push(fused_row.unwrap_or_else(|| j.clone()));
+        Some(self.with_flat_reduce(spatial, &rows_map))
+    }
 
-        // One reduce axis `k` over the product of the extents; each old
-        // axis is a digit of `k` (the last varies fastest).
+    /// This nest over `spatial` (the implicit GEMM's `(batch…, i, j)`),
+    /// its reduce axes flattened into one axis `k` over the product of
+    /// their extents (each old axis a digit of `k`, the last varying
+    /// fastest), and `rows_map` (old spatial vars in terms of a fused
+    /// column axis, possibly empty) substituted everywhere. Shared by the
+    /// float and the int8 implicit GEMM.
+    pub(super) fn with_flat_reduce(
+        &self,
+        spatial: Vec<Axis>,
+        rows_map: &HashMap<TirVar, PrimExpr>,
+    ) -> Nest {
         let idt = self.reduce[0].var.dtype();
         let k = TirVar::with_dtype("k", idt);
         let mut map = unfuse(&self.reduce, &PrimExpr::var(&k), idt);
@@ -138,9 +149,9 @@ impl Nest {
             e.indices = e
                 .indices
                 .iter()
-                .map(|x| x.substitute_map(&rows_map))
+                .map(|x| x.substitute_map(rows_map))
                 .collect();
-            e.value = e.value.substitute_map(&rows_map);
+            e.value = e.value.substitute_map(rows_map);
             e
         });
         let reduce = vec![Axis {
@@ -148,20 +159,20 @@ impl Nest {
             loop_var: fresh(&k, ""),
             extent: fused_extent(&self.reduce, idt),
         }];
-        Some(Nest {
+        Nest {
             spatial,
             reduce,
             buffer: self.buffer.clone(),
             indices: self
                 .indices
                 .iter()
-                .map(|x| x.substitute_map(&rows_map))
+                .map(|x| x.substitute_map(rows_map))
                 .collect(),
             value: self.value.substitute_map(&map),
-            init: self.init.as_ref().map(|x| x.substitute_map(&rows_map)),
+            init: self.init.as_ref().map(|x| x.substitute_map(rows_map)),
             epilogue,
             vector_bits: self.vector_bits,
-        })
+        }
     }
 
     /// This nest (an [`Nest::implicit_gemm`]) on the packed schedule, the
@@ -265,7 +276,7 @@ const FOLD_MAX_COLUMNS: i64 = 512;
 
 /// The product of the static extents of `axes`, a symbolic one counting
 /// as one; `None` on overflow.
-fn static_product(axes: &[Axis]) -> Option<i64> {
+pub(super) fn static_product(axes: &[Axis]) -> Option<i64> {
     axes.iter().try_fold(1i64, |acc, x| {
         acc.checked_mul(x.extent.as_int().unwrap_or(1))
     })

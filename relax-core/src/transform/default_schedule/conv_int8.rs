@@ -45,6 +45,7 @@
 //!
 //! [`GemmInt8::a_once`]: super::gemm_int8::GemmInt8
 
+use super::conv::static_product;
 use super::gemm_int8::{Int8Parallel, I8_NR};
 use super::nest::{Axis, Nest};
 use super::util::*;
@@ -143,45 +144,6 @@ impl Nest {
         };
         spatial.push(i);
         spatial.push(fused_row.unwrap_or_else(|| j.clone()));
-        // One reduce axis `k` over the product of the extents.
-        let idt = self.reduce[0].var.dtype();
-        let k = TirVar::with_dtype("k", idt);
-        let mut map = unfuse(&self.reduce, &PrimExpr::var(&k), idt);
-        map.extend(rows_map.clone());
-        let epilogue = self.epilogue.clone().map(|mut e| {
-            e.indices = e
-                .indices
-                .iter()
-                .map(|x| x.substitute_map(&rows_map))
-                .collect();
-            e.value = e.value.substitute_map(&rows_map);
-            e
-        });
-        Some(Nest {
-            spatial,
-            reduce: vec![Axis {
-                var: k.clone(),
-                loop_var: fresh(&k, ""),
-                extent: fused_extent(&self.reduce, idt),
-            }],
-            buffer: self.buffer.clone(),
-            indices: self
-                .indices
-                .iter()
-                .map(|x| x.substitute_map(&rows_map))
-                .collect(),
-            value: self.value.substitute_map(&map),
-            init: self.init.as_ref().map(|x| x.substitute_map(&rows_map)),
-            epilogue,
-            vector_bits: self.vector_bits,
-        })
+        Some(self.with_flat_reduce(spatial, &rows_map))
     }
-}
-
-/// The product of the static extents of `axes`, a symbolic one counting
-/// as one; `None` on overflow.
-fn static_product(axes: &[Axis]) -> Option<i64> {
-    axes.iter().try_fold(1i64, |acc, x| {
-        acc.checked_mul(x.extent.as_int().unwrap_or(1))
-    })
 }
