@@ -801,13 +801,13 @@ fn run(command: Command) -> Result<(), String> {
             let m = model::read(&model, false)?;
             let mut module = m.module;
             if fuse {
-                for name in [
-                    "LambdaLift",
-                    "LegalizeOps",
-                    "AnnotateTIROpPattern",
-                    "FoldConstant",
-                    "FuseOps",
-                ] {
+                // The groups the build makes: LegalizeOps as its pipeline
+                // runs it.
+                module = passes::run("LambdaLift", module)?;
+                module =
+                    relax_core::transform::Pass::run(&relax_core::backend::legalize_ops(), module)
+                        .map_err(|e| format!("LegalizeOps: {e}"))?;
+                for name in ["AnnotateTIROpPattern", "FoldConstant", "FuseOps"] {
                     module = passes::run(name, module)?;
                 }
             }

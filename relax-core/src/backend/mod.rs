@@ -30,7 +30,7 @@ mod native;
 mod pipeline;
 pub mod vm;
 
-pub use pipeline::pipeline;
+pub use pipeline::{legalize_ops, pipeline};
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;

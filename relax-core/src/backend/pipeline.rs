@@ -6,8 +6,11 @@
 //! 1. For `Target::host()`: [`Conv2dWinograd`], then [`FoldConstant`]
 //!    (which folds its weight transforms into constants on the reference
 //!    kernels): the stride-1 3 × 3 convolutions where Winograd wins;
-//! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs;
-//! 3. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind;
+//! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs, with
+//!    relu propagating NaN (as the reference kernel, numpy and PyTorch do)
+//!    and each PrimFunc recording its op;
+//! 3. [`AnnotateTIROpPattern`]: each PrimFunc's fusion pattern kind (its
+//!    op's registered kind, for the PrimFuncs of step 2);
 //! 4. [`FoldConstant`]: calls on constants evaluated at compile time (op
 //!    calls on the reference kernels, `call_tir` on the loop-level
 //!    interpreter);
@@ -28,6 +31,14 @@ use crate::transform::{
     FuseOps, FuseTIR, LambdaLift, LegalizeOps, Sequential,
 };
 
+/// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
+/// records its op for AnnotateTIROpPattern.
+pub fn legalize_ops() -> LegalizeOps {
+    LegalizeOps::default()
+        .relu_propagates_nan(true)
+        .legalized_from(true)
+}
+
 /// The passes `build` runs for `target`, in order. See the module docs.
 pub fn pipeline(target: &Target) -> Sequential {
     if !target.legalizes() {
@@ -41,7 +52,7 @@ pub fn pipeline(target: &Target) -> Sequential {
         passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
     }
     let passes = passes
-        .with(LegalizeOps::default())
+        .with(legalize_ops())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(FuseOps::default())

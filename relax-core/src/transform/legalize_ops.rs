@@ -19,12 +19,20 @@
 //!    silently accepted.
 //! 4. Errors (an attribute the legalization cannot use) are collected and
 //!    reported together, naming the op.
-//! 5. One deliberate difference from TVM 0.27, behind an option:
-//!    `nn.relu` is `max(x, 0)` with NaN propagating (NaN in, NaN out, as
-//!    numpy's `maximum` and PyTorch's `relu` give, and as this project's
-//!    reference kernel computes), where TVM writes `T.max(x, T.float32(0))`,
-//!    which gives 0 for NaN. [`LegalizeOps::tvm_relu`] legalizes relu as TVM
-//!    does, PrimFunc for PrimFunc.
+//! 5. Each PrimFunc carries TVM's `tirx.noalias` attribute, as TVM 0.27
+//!    writes it, so that LegalizeOps gives TVM's module, PrimFunc for
+//!    PrimFunc, attributes included.
+//! 6. Two options, both on in the build pipeline
+//!    ([`crate::backend::pipeline`]) and off by default:
+//!    - [`LegalizeOps::relu_propagates_nan`]: `nn.relu` is `max(x, 0)` with
+//!      NaN propagating (NaN in, NaN out, as numpy's `maximum`, PyTorch's
+//!      `relu` and this project's reference kernel give), where TVM writes
+//!      `T.max(x, T.float32(0))`, which gives 0 for NaN;
+//!    - [`LegalizeOps::legalized_from`]: each PrimFunc also records its op
+//!      in a `legalized_from` attribute. `AnnotateTIROpPattern` then takes
+//!      the op's registered pattern instead of analysing the blocks, which
+//!      keeps an injective op injective when its indices use a symbolic dim
+//!      (TVM's analysis calls that opaque, and FuseOps would not fuse it).
 
 use super::legalize::{self, error, LegalizeCtx};
 use super::Pass;
@@ -54,19 +62,26 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.memory.view",
 ];
 
-/// The pass. See the module docs. `LegalizeOps::default()` has relu
-/// propagate NaN (item 5); every pass without arguments is made with
-/// `default()`.
+/// The pass. See the module docs. `LegalizeOps::default()` gives TVM
+/// 0.27's module; every pass without arguments is made with `default()`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LegalizeOps {
-    tvm_relu: bool,
+    relu_propagates_nan: bool,
+    legalized_from: bool,
 }
 
 impl LegalizeOps {
-    /// With `on`, `nn.relu` legalizes to TVM's `T.max(x, 0)`, which gives 0
-    /// for NaN (module docs, item 5).
-    pub fn tvm_relu(mut self, on: bool) -> Self {
-        self.tvm_relu = on;
+    /// With `on`, `nn.relu` propagates NaN, as numpy and PyTorch do, where
+    /// TVM's `T.max(x, 0)` gives 0 for NaN (module docs, item 6).
+    pub fn relu_propagates_nan(mut self, on: bool) -> Self {
+        self.relu_propagates_nan = on;
+        self
+    }
+
+    /// With `on`, each PrimFunc records its op in `legalized_from`, which
+    /// `AnnotateTIROpPattern` reads (module docs, item 6).
+    pub fn legalized_from(mut self, on: bool) -> Self {
+        self.legalized_from = on;
         self
     }
 }
@@ -176,7 +191,8 @@ pub fn legalize_call_with(
         op: info,
         call: &call,
         out,
-        tvm_relu: options.tvm_relu,
+        relu_propagates_nan: options.relu_propagates_nan,
+        legalized_from: options.legalized_from,
     };
     let new = f(&mut cx)?;
     let got = new.struct_info().ok_or_else(|| {

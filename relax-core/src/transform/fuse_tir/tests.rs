@@ -14,7 +14,12 @@ fn module(text: &str) -> IRModule {
 /// LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR.
 fn fuse(m: &IRModule) -> IRModule {
     let m = AnnotateTIROpPattern
-        .run(LegalizeOps::default().run(m.clone()).unwrap())
+        .run(
+            LegalizeOps::default()
+                .legalized_from(true)
+                .run(m.clone())
+                .unwrap(),
+        )
         .unwrap();
     let m = FuseOps::default().run(m).unwrap();
     let m = FuseTIR.run(m).unwrap();

@@ -51,8 +51,12 @@ use crate::tir::te::{self, Tensor};
 use relax_runtime::{DataType, Diagnostic, Error};
 
 /// The attribute recording which op a PrimFunc was legalized from (read by
-/// `AnnotateTIROpPattern`).
+/// `AnnotateTIROpPattern`), written with [`LegalizeOps::legalized_from`](crate::transform::LegalizeOps::legalized_from).
 pub const LEGALIZED_FROM: &str = "legalized_from";
+
+/// TVM's attribute on every PrimFunc LegalizeOps makes: its buffers do not
+/// alias.
+pub const NOALIAS: &str = "tirx.noalias";
 
 /// A legalization: the expression replacing the call.
 pub type Legalize = fn(&mut LegalizeCtx<'_>) -> Result<Expr, Error>;
@@ -99,8 +103,10 @@ pub struct LegalizeCtx<'a> {
     pub call: &'a Call,
     /// The call's StructInfo (known dtype and dims).
     pub out: &'a StructInfo,
-    /// `nn.relu` as TVM writes it (see [`LegalizeOps::tvm_relu`](crate::transform::LegalizeOps::tvm_relu)).
-    pub tvm_relu: bool,
+    /// `nn.relu` propagates NaN (see [`LegalizeOps::relu_propagates_nan`](crate::transform::LegalizeOps::relu_propagates_nan)).
+    pub relu_propagates_nan: bool,
+    /// The PrimFuncs record their op (see [`LegalizeOps::legalized_from`](crate::transform::LegalizeOps::legalized_from)).
+    pub legalized_from: bool,
 }
 
 /// A compile error of a legalization.
@@ -137,7 +143,10 @@ impl LegalizeCtx<'_> {
         args: &[Expr],
         f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>, Error>,
     ) -> Result<Expr, Error> {
-        let attrs = Attrs::from_pairs([(LEGALIZED_FROM, self.op.name)]);
+        let mut attrs = Attrs::from_pairs([(NOALIAS, true)]);
+        if self.legalized_from {
+            attrs = attrs.with(LEGALIZED_FROM, self.op.name);
+        }
         self.bb.call_te_with_attrs(name, args, attrs, f)
     }
 

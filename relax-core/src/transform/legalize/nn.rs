@@ -36,10 +36,10 @@ use crate::tir::te::{self, compute, reduce_axis, Combiner, Reduce};
 use relax_runtime::{DataType, Error};
 
 /// TOPI's `relu` (the PrimFunc `relu`, one stage `compute` over `i0, …`),
-/// but NaN propagates (`te::maximum`), as in numpy and PyTorch; TVM's
-/// `T.max(x, 0)`, which gives 0 for NaN, with `tvm_relu`.
+/// `T.max(x, 0)`, which gives 0 for NaN; with `relu_propagates_nan`, NaN
+/// propagates (`te::maximum`), as in numpy and PyTorch.
 fn relu(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
-    let tvm = cx.tvm_relu;
+    let tvm = !cx.relu_propagates_nan;
     elementwise_as(cx, "relu", "compute", "i", |x| {
         let z = te::zero(x.dtype());
         if tvm {

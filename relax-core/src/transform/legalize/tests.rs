@@ -11,7 +11,10 @@
 
 use crate::analysis::well_formed;
 use crate::block_builder::BlockBuilder;
-use crate::ir::{AttrValue, Attrs, BaseFunc, Expr, IRModule, PrimExpr, StructInfo, TirVar, Var};
+use crate::ir::{
+    structural_equal_report, AttrValue, Attrs, BaseFunc, Expr, IRModule, PrimExpr, StructInfo,
+    TirVar, Var,
+};
 use crate::tir::{PrimFunc, PrimFuncParam};
 use crate::transform::legalize::LEGALIZED_FROM;
 use crate::transform::legalize_ops::SKIPPED_OPS;
@@ -1177,6 +1180,7 @@ fn legalized_modules_are_well_formed_with_the_calls_shapes() {
     for c in cases(&n.to_expr(), &m.to_expr()) {
         let (module, out) = build(&c, Some((&n, &m)));
         let legal = LegalizeOps::default()
+            .legalized_from(true)
             .run(module)
             .unwrap_or_else(|e| panic!("{}: {e}", c.op));
         if let Err(ds) = well_formed(&legal) {
@@ -1229,7 +1233,10 @@ fn symbolic_dims_stay_symbolic() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps::default().run(module).unwrap();
+    let legal = LegalizeOps::default()
+        .legalized_from(true)
+        .run(module)
+        .unwrap();
     let text = legal.to_string();
     assert!(
         text.contains("R.call_tir(cls.add, (x0, x1), out_ty=R.Tensor((n, 4), dtype=\"float32\"))"),
@@ -1259,7 +1266,10 @@ fn a_dim_only_in_an_expression_is_passed_as_tir_vars() {
         vec![],
     );
     let (module, _) = build(&c, Some((&n, &m)));
-    let legal = LegalizeOps::default().run(module).unwrap();
+    let legal = LegalizeOps::default()
+        .legalized_from(true)
+        .run(module)
+        .unwrap();
     well_formed(&legal).unwrap();
     let f = prim_funcs(&legal, "relax.full")[0];
     assert!(matches!(f.params.last(), Some(PrimFuncParam::Scalar(v)) if v.name() == "n"));
@@ -1292,7 +1302,10 @@ fn calls_with_unknown_shapes_are_left_alone() {
         })
     })
     .unwrap();
-    let legal = LegalizeOps::default().run(bb.finalize().unwrap()).unwrap();
+    let legal = LegalizeOps::default()
+        .legalized_from(true)
+        .run(bb.finalize().unwrap())
+        .unwrap();
     well_formed(&legal).unwrap();
     let mut calls = op_calls(&legal);
     calls.sort();
@@ -1301,10 +1314,10 @@ fn calls_with_unknown_shapes_are_left_alone() {
 
 /// What TVM 0.27's LegalizeOps makes of the modules in
 /// `tests/legalize_tvm/` (written by `scripts/tvm_legalize_fixtures.py`),
-/// against this project's: equal, but for the function attributes (TVM
-/// writes `tirx.noalias`, this project `legalized_from`, which
-/// AnnotateTIROpPattern reads), on the cases in `SAME` (relu with
-/// `tvm_relu`). The others differ
+/// against `LegalizeOps::default()`'s: structurally equal, attributes
+/// included, on the cases in `SAME`; the build pipeline's options
+/// (`legalized_from`, and relu propagating NaN) make them differ. The
+/// others differ
 /// in known ways, listed in `DIFFERENT`, so a change that closes one of
 /// them fails here and moves it over.
 #[test]
@@ -1356,21 +1369,23 @@ fn legalize_ops_matches_tvm_0_27() {
             continue;
         };
         fixtures += 1;
-        // relu as TVM writes it; by default NaN propagates instead.
-        let ours = without(
-            LegalizeOps::default()
-                .tvm_relu(true)
-                .run(read(name, "before"))
-                .unwrap(),
-            LEGALIZED_FROM,
-        );
+        let ours = LegalizeOps::default().run(read(name, "before")).unwrap();
+        // The pipeline's options: the op recorded; relu propagating NaN.
+        let recorded = LegalizeOps::default()
+            .legalized_from(true)
+            .run(read(name, "before"))
+            .unwrap();
+        assert!(structural_equal_report(&recorded, &ours).is_err());
+        assert!(structural_equal_report(&without(recorded, LEGALIZED_FROM), &ours).is_ok());
         if name == "relu" {
-            let default = LegalizeOps::default().run(read(name, "before")).unwrap();
-            let default = without(default, LEGALIZED_FROM);
-            assert!(crate::ir::structural_equal::structural_equal_report(&default, &ours).is_err());
+            let nan = LegalizeOps::default()
+                .relu_propagates_nan(true)
+                .run(read(name, "before"))
+                .unwrap();
+            assert!(structural_equal_report(&nan, &ours).is_err());
         }
-        let tvm = without(read(name, "after"), "tirx.noalias");
-        let equal = crate::ir::structural_equal::structural_equal_report(&ours, &tvm);
+        let tvm = read(name, "after");
+        let equal = structural_equal_report(&ours, &tvm);
         if SAME.contains(&name) {
             if let Err(e) = equal {
                 panic!("{name}: {e}\n--- ours\n{ours}\n--- TVM 0.27\n{tvm}");
@@ -1399,13 +1414,21 @@ fn annotate_tir_op_pattern_uses_the_op_or_the_blocks() {
         ("relax.matmul", K::OutEWiseFusable, K::OutEWiseFusable),
         ("relax.permute_dims", K::Injective, K::Injective),
         ("relax.nn.conv2d", K::OutEWiseFusable, K::OutEWiseFusable),
-        ("relax.nn.softmax", K::OutEWiseFusable, K::CommReduce),
+        ("relax.nn.softmax", K::OutEWiseFusable, K::OutEWiseFusable),
+        // TVM's analysis: an output stage after a reduction.
+        ("relax.mean", K::CommReduce, K::OutEWiseFusable),
+        // The indices use the symbolic dim `n`, not only the store's
+        // variables: opaque for TVM's analysis, injective as registered.
+        ("relax.reshape", K::Injective, K::Opaque),
     ];
     let all = cases(&n.to_expr(), &m.to_expr());
     for (op, registered, analysed) in expect {
         let c = all.iter().find(|c| c.op == op).unwrap();
         let (module, _) = build(c, Some((&n, &m)));
-        let legal = LegalizeOps::default().run(module).unwrap();
+        let legal = LegalizeOps::default()
+            .legalized_from(true)
+            .run(module)
+            .unwrap();
         let annotated = AnnotateTIROpPattern.run(legal).unwrap();
         let f = prim_funcs(&annotated, op)[0];
         assert_eq!(
@@ -1497,7 +1520,10 @@ fn legalized_prim_funcs_compute_what_the_reference_kernels_compute() {
     let mut failures = Vec::new();
     for c in cases(&n, &m) {
         let (module, out) = build(&c, None);
-        let legal = LegalizeOps::default().run(module).unwrap();
+        let legal = LegalizeOps::default()
+            .legalized_from(true)
+            .run(module)
+            .unwrap();
         let f = prim_funcs(&legal, c.op)[0];
         // Inputs: the tensor arguments, tuple fields flattened, in order.
         let mut inputs = Vec::new();
@@ -1711,7 +1737,7 @@ fn llvm_and_both_interpreters_agree_on_every_op_at_several_sizes() {
 }
 
 #[test]
-fn tvm_relu_gives_zero_for_nan_on_every_target() {
+fn relu_of_nan_is_zero_as_in_tvm_or_nan_with_the_option_on_every_target() {
     use crate::backend::{build as build_exec, Target};
     use relax_runtime::{Tensor, Value, VirtualMachine};
     let module: IRModule = r#"
@@ -1727,7 +1753,7 @@ class Module:
     let x = Value::Tensor(Tensor::from_vec(&[3], vec![-1.0f32, f32::NAN, 2.0]).unwrap());
     for (tvm, middle) in [(true, Some(0.0)), (false, None)] {
         let legal = LegalizeOps::default()
-            .tvm_relu(tvm)
+            .relu_propagates_nan(!tvm)
             .run(module.clone())
             .unwrap();
         // LLVM only when relax-core is built with it (`cargo test -p
@@ -1744,7 +1770,7 @@ class Module:
             let y = y.to_vec::<f32>().unwrap();
             assert_eq!((y[0], y[2]), (0.0, 2.0));
             match middle {
-                Some(v) => assert_eq!(y[1], v, "tvm_relu on {target:?}"),
+                Some(v) => assert_eq!(y[1], v, "TVM's relu on {target:?}"),
                 None => assert!(y[1].is_nan(), "NaN propagates on {target:?}"),
             }
         }
@@ -1965,7 +1991,10 @@ class Module:
     let x = Value::Tensor(x);
     let want = half::f16::from_f64(1.0 / 2049.0);
     assert_eq!(want.to_f64(), 2f64.powi(-11) - 2f64.powi(-22));
-    let legal = LegalizeOps::default().run(module.clone()).unwrap();
+    let legal = LegalizeOps::default()
+        .legalized_from(true)
+        .run(module.clone())
+        .unwrap();
     let mut runs = vec![
         (module, Target::interpreter()),
         (legal.clone(), Target::tir_interpreter()),
@@ -2014,7 +2043,11 @@ class Module:
 "#
         );
         let m: IRModule = text.parse().unwrap();
-        let legalized = LegalizeOps::default().run(m.clone()).unwrap().to_string();
+        let legalized = LegalizeOps::default()
+            .legalized_from(true)
+            .run(m.clone())
+            .unwrap()
+            .to_string();
         assert_eq!(
             !legalized.contains("T.pow("),
             multiplied,
