@@ -269,6 +269,59 @@ mod tests {
         }
     }
 
+    /// TVM's own test cases (`test_transform_canonicalize_bindings.py`, run
+    /// through TVM 0.27 by `scripts/tvm_pass_fixtures.py`):
+    /// `CanonicalizeBindings::default()` gives TVM's module, structurally
+    /// equal with attributes, on the cases of `SAME`.
+    #[test]
+    fn canonicalize_bindings_matches_tvm_0_27() {
+        const SAME: &[&str] = &[
+            "test_assign_to_output_in_dataflow_block",
+            "test_canonicalize_trivial_var_binding_inside_dataflow_block",
+            "test_canonicalize_with_updated_ty",
+            "test_change_shape",
+            "test_match_cast",
+            "test_ops",
+            "test_replace_symbolic_variable_and_remove_match_cast",
+            "test_replace_symbolic_variable_and_remove_match_cast_of_tuple",
+            "test_same_shape",
+            "test_simple_assignments",
+            "test_trace_partial_tuple_through_round_trip",
+            "test_unwrap_tuple",
+        ];
+        const DIFFERENT: &[(&str, &str)] = &[
+            ("test_basic_folding_example", "at function main / block 0 / number of bindings: lhs is 2, rhs is 1"),
+            ("test_canonicalization_causes_ty_update", "at function transform_params / block 0 / number of bindings: lhs is 2, rhs is 1"),
+            ("test_canonicalize_across_non_dataflow_tuple", "at function main / block 0 / binding 1 / var: lhs is Var z, rhs is DataflowVar z"),
+            ("test_canonicalize_inside_branches", "at function main / block 1 / binding 0 / value / true branch / block 0 / binding 0 / va..."),
+            ("test_canonicalize_multiple_trivial_binding_to_dataflow_var", "at function main / block 0 / number of bindings: lhs is 3, rhs is 1"),
+            ("test_canonicalize_trivial_binding_to_dataflow_var", "at function main / block 0 / number of bindings: lhs is 2, rhs is 1"),
+            ("test_canonicalize_var_to_dataflow_var_if_legal", "at function main / block 0 / binding 0 / var: lhs is Var y, rhs is DataflowVar y"),
+            ("test_canonicalize_var_to_dataflow_with_trivial_binding", "at function main / block 0 / binding 0 / var: lhs is Var gv1, rhs is DataflowVar gv1"),
+            ("test_dataflow_block", "at function main / block 0 / number of bindings: lhs is 2, rhs is 1"),
+            ("test_fold_const_to_output", "at function main / result: lhs is Var n, rhs is Constant int32 ()"),
+            ("test_fold_match_cast", "at function main / block 0 / number of bindings: lhs is 2, rhs is 1"),
+            ("test_fold_variables_from_match_cast", "at function main / block 0 / number of bindings: lhs is 4, rhs is 6"),
+            ("test_inner_function", "before does not parse: expected a relax operator, found unknown `R.print`"),
+            ("test_match_cast_may_have_distinct_values_in_branches", "before does not parse: multiply: scale must be a tensor, found R.Prim(\"float32\")"),
+            ("test_multiple_outputs", "at function main / block 0 / number of bindings: lhs is 6, rhs is 3"),
+            ("test_replace_var_with_dataflow_if_all_usage_within_dataflow_block", "at function main / block 0 / number of bindings: lhs is 3, rhs is 2"),
+            ("test_single_output_multiple_nondataflow", "at function main / block 0 / number of bindings: lhs is 6, rhs is 3"),
+            ("test_trace_tuple_through_round_trip", "at function main / block 0 / number of bindings: lhs is 4, rhs is 3"),
+            ("test_trivial_binding_of_replaced_non_dataflow_var", "at function main / block 0 / binding 0 / var: lhs is Var A, rhs is DataflowVar A"),
+            ("test_unwrap_tuple_of_constant", "at function main / block 0 / binding 1 / value: lhs is Constant int64 (), rhs is TupleG..."),
+            ("test_update_dataflow_computations_if_var_replacement_occurs", "at function main / block 0 / number of bindings: lhs is 3, rhs is 2"),
+            ("test_update_dataflow_computations_if_var_replacement_occurs_after_usage", "at function main / block 0 / number of bindings: lhs is 3, rhs is 2"),
+            ("test_var_used_in_distinct_df_blocks", "before does not parse: expected a relax operator, found unknown `R.print`"),
+        ];
+        crate::transform::test_util::assert_tvm_cases(
+            "canonicalize_bindings",
+            &CanonicalizeBindings::default(),
+            SAME,
+            DIFFERENT,
+        );
+    }
+
     #[test]
     fn simple_aliases_fold_away() {
         check(

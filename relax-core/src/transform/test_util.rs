@@ -26,3 +26,82 @@ pub fn assert_pass(pass: &impl Pass, before: IRModule, expected: IRModule) {
         panic!("{e}\n--- got:\n{got}\n--- want:\n{expected}");
     }
 }
+
+/// What became of one of TVM's test cases (`relax-core/tests/tvm_passes/
+/// <pass>/<case>.{before,after}.py`, written by
+/// `scripts/tvm_pass_fixtures.py`): `Ok` when our pass gives TVM 0.27's
+/// module, structurally equal with attributes, else why not.
+pub fn tvm_case(pass_dir: &str, case: &str, pass: &impl Pass) -> Result<(), String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tvm_passes")
+        .join(pass_dir);
+    let read = |which: &str| -> Result<IRModule, String> {
+        let path = dir.join(format!("{case}.{which}.py"));
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path:?}: {e}"))?;
+        let parsed = std::panic::catch_unwind(|| text.parse::<IRModule>());
+        match parsed {
+            Ok(Ok(m)) => Ok(m),
+            Ok(Err(e)) => Err(format!("{which} does not parse: {e}")),
+            Err(_) => Err(format!("{which}: the parser panics")),
+        }
+    };
+    let before = read("before")?;
+    let tvm = read("after")?;
+    let ours = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.run(before)))
+        .map_err(|_| "the pass panics".to_string())?
+        .map_err(|e| format!("the pass fails: {e}"))?;
+    structural_equal_report(&ours, &tvm)
+        .map_err(|e| format!("differs: {e}\n--- ours\n{ours}\n--- TVM 0.27\n{tvm}"))
+}
+
+/// Every case of `tests/tvm_passes/<pass_dir>`: those of `same` give TVM
+/// 0.27's module, those of `different` do not (a case that starts matching
+/// must move to `same`), and no case is in neither list.
+#[track_caller]
+pub fn assert_tvm_cases(
+    pass_dir: &str,
+    pass: &impl Pass,
+    same: &[&str],
+    different: &[(&str, &str)],
+) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tvm_passes")
+        .join(pass_dir);
+    let mut cases: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let file = e.unwrap().file_name().to_string_lossy().into_owned();
+            file.strip_suffix(".before.py").map(str::to_string)
+        })
+        .collect();
+    cases.sort();
+    let mut wrong = Vec::new();
+    for case in &cases {
+        let got = tvm_case(pass_dir, case, pass);
+        let listed_same = same.contains(&case.as_str());
+        let listed_different = different.iter().any(|(n, _)| n == case);
+        match (&got, listed_same, listed_different) {
+            (Ok(()), true, false) | (Err(_), false, true) => {}
+            (Ok(()), _, _) => wrong.push(format!("{case}: matches TVM, list it in SAME")),
+            (Err(e), _, _) => {
+                let first = e.lines().next().unwrap_or("");
+                if std::env::var_os("TVM_CASES_VERBOSE").is_some() {
+                    eprintln!("== {case}\n{e}");
+                }
+                wrong.push(format!(
+                    "{case}: differs ({first}), listed in SAME or nowhere"
+                ));
+            }
+        }
+    }
+    for name in same
+        .iter()
+        .copied()
+        .chain(different.iter().map(|(n, _)| *n))
+    {
+        if !cases.iter().any(|c| c == name) {
+            wrong.push(format!("{name}: listed but no fixture"));
+        }
+    }
+    assert!(wrong.is_empty(), "{pass_dir}:\n{}", wrong.join("\n"));
+}

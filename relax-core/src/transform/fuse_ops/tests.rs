@@ -375,3 +375,42 @@ class Module:
     let (want, got) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
     assert!(want.allclose(got, 1e-5, 1e-6), "{want} vs {got}");
 }
+
+/// TVM's own test cases (`test_transform_fuse_ops.py`, run through TVM 0.27
+/// by `scripts/tvm_pass_fixtures.py`): `FuseOps::default()` gives TVM's
+/// module, structurally equal with attributes, on the cases of `SAME`.
+#[test]
+fn fuse_ops_matches_tvm_0_27() {
+    const SAME: &[&str] = &[
+        "test_edge_with_call_dps_packed",
+        "test_packed_params",
+        "test_skip_call_dps_packed",
+        "test_skipping_match_cast",
+        "test_skipping_primvalue",
+    ];
+    const DIFFERENT: &[(&str, &str)] = &[
+        ("test_call_tir_inplace", "at function fused_add_exp_inplace_squeeze_inplace: lhs is absent, rhs is a Relax function"),
+        ("test_concatenate", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
+        ("test_conv2d_fuse_0", "at function fused_conv2d1_add2 / attrs[\"Primitive\"]: lhs is 1, rhs is True"),
+        ("test_conv2d_fuse_1", "at function fused_conv2d1_add2 / attrs[\"Primitive\"]: lhs is 1, rhs is True"),
+        ("test_conv2d_fuse_2", "at function fused_conv2d1_add2 / attrs[\"Primitive\"]: lhs is 1, rhs is True"),
+        ("test_dead_group", "at function fused_transpose1_matmul1_add1: lhs is a Relax function, rhs is absent"),
+        ("test_fuse_parallel_injective", "before does not parse: expected end of line, found `<<`"),
+        ("test_fuse_simple", "at function fused_add_exp_squeeze / number of params: lhs is 1, rhs is 2"),
+        ("test_fuse_tuple_get_elemwise", "at function fused_sigmoid_tanh_exp_multiply_add: lhs is a Relax function, rhs is absent"),
+        ("test_inception_like", "at function fused_conv2d1_relu1: lhs is a Relax function, rhs is absent"),
+        ("test_layer_norm_silu", "before does not parse: expected a scalar type such as `T.int32`, found a subscript"),
+        ("test_multiple_paths", "at function fused_conv2d_reshape_add_reshape1_add2: lhs is a Relax function, rhs is absent"),
+        ("test_multiple_relax_functions", "at function func1 / block 0 / binding 0 / value / number of call args: lhs is 1, rhs is 2"),
+        ("test_partially_used_tuple_param", "at function fused_add_divide / number of params: lhs is 1, rhs is 3"),
+        ("test_shape_expr_arg", "at function fused_full_trilu_broadcast_to / attrs[\"Primitive\"]: lhs is 1, rhs is True"),
+        ("test_softmax", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
+        ("test_symbolic_shape_aware_fuse", "at function fused_add_exp_squeeze / number of params: lhs is 1, rhs is 2"),
+        ("test_symbolic_shape_aware_fuse_2", "at function fused_full_trilu_broadcast_to / attrs[\"Primitive\"]: lhs is 1, rhs is True"),
+        ("test_tuple_consecutive", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
+        ("test_tuple_get_root", "at function fused_split: lhs is absent, rhs is a Relax function"),
+        ("test_tuple_intermediate", "at function fused_concatenate_squeeze2_add1: lhs is a Relax function, rhs is absent"),
+        ("test_tuple_root", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
+    ];
+    crate::transform::test_util::assert_tvm_cases("fuse_ops", &FuseOps::default(), SAME, DIFFERENT);
+}

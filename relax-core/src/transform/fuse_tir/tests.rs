@@ -553,3 +553,48 @@ class Module:
         );
     }
 }
+
+/// TVM's own test cases (`test_transform_fuse_tir.py`, run through TVM 0.27
+/// by `scripts/tvm_pass_fixtures.py`): `FuseTIR::default()` gives TVM's
+/// module, structurally equal with attributes, on the cases of `SAME`.
+#[test]
+fn fuse_tir_matches_tvm_0_27() {
+    const SAME: &[&str] = &[
+        "test_private_nonprimitive_func",
+        "test_skip_call_dps_packed",
+    ];
+    const DIFFERENT: &[(&str, &str)] = &[
+        ("test_block_name_numeric_suffix_deduplication", "after does not parse: expected `shape`, `dtype`, `strides` or `scope` in `T.Buffer`, fo..."),
+        ("test_conv2d_fuse", "at function fused_conv2d1_add2 / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_extern_func", "before does not parse: expected a `@R.function` or `@T.prim_func` definition in the mod..."),
+        ("test_fuse_inplace_and_non_inplace", "before does not parse: expected a `@R.function` or `@T.prim_func` definition in the mod..."),
+        ("test_fuse_of_dynamic_kernel_with_expression_params_and_static_args", "at function fused_function / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_of_dynamic_kernel_with_var_params_and_static_args", "at function fused_function / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_return_partial_result", "before does not parse: expected a scalar type such as `T.int32`, found a subscript"),
+        ("test_fuse_same_primfunc", "at function fused_exp_exp_squeeze / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_tuple_output", "at function fused_add_exp / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_with_call_tir_in_main", "at function fused_exp_squeeze / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_with_const_in_argument", "at function fused_add_exp_squeeze / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_fuse_with_immediate_tuple", "at function add: lhs is a PrimFunc, rhs is absent"),
+        ("test_fuse_with_nested_tuple_as_param", "at function add: lhs is a PrimFunc, rhs is absent"),
+        ("test_fuse_with_tuple_as_param", "at function add: lhs is a PrimFunc, rhs is absent"),
+        ("test_gather", "at function fused_func / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_inplace_simple", "before does not parse: expected a `@R.function` or `@T.prim_func` definition in the mod..."),
+        ("test_multiple_relax_functions", "at function fused_add1_exp1_squeeze1 / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_same_buffer_multiple_read", "at function fused_concatenate_transpose2 / attrs[\"tirx.noalias\"]: lhs is absent, rhs ..."),
+        ("test_simple", "before does not parse: expected a `@R.function` or `@T.prim_func` definition in the mod..."),
+        ("test_symbolic_shape_aware_fuse", "at function fused_add_exp_squeeze / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_symbolic_shape_aware_fuse_with_allocation", "at function fused_mean_add_tir_sqrt_divide_multiply / attrs[\"tirx.noalias\"]: lhs is a..."),
+        ("test_symbolic_var_called_with_multiple_static_shapes", "at function fused / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_symbolic_var_called_with_static_argument", "at function sum_1d: lhs is a PrimFunc, rhs is absent"),
+        ("test_symbolic_var_called_with_static_shape", "at function fused / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_symbolic_var_in_buffer_shape", "at function add: lhs is a PrimFunc, rhs is absent"),
+        ("test_symbolic_var_in_call_tir_args", "at function add: lhs is a PrimFunc, rhs is absent"),
+        ("test_tir_expression_in_shape", "at function matmul: lhs is a PrimFunc, rhs is absent"),
+        ("test_tuple_input_unused_field", "at function reshape: lhs is a PrimFunc, rhs is absent"),
+        ("test_two_subfunction", "at function fused_exp_squeeze / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_unique_duplicated_buffer_allocation", "at function fused_func / attrs[\"tirx.noalias\"]: lhs is absent, rhs is True"),
+        ("test_use_as_inplace_and_dps", "at function add: lhs is a PrimFunc, rhs is absent"),
+    ];
+    crate::transform::test_util::assert_tvm_cases("fuse_tir", &FuseTIR::default(), SAME, DIFFERENT);
+}

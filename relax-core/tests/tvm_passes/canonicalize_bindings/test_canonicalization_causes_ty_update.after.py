@@ -1,0 +1,13 @@
+# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+vocab_size = TypeVar("vocab_size")
+@I.ir_module
+class Module:
+    @R.function
+    def transform_params(A: R.Tensor((vocab_size, 4096), dtype="float16"), B: R.Tensor((6144, 4096), dtype="float16")) -> R.Tuple(R.Tensor((vocab_size, 4096), dtype="float16"), R.Tensor((6144, 4096), dtype="float16")):
+        with R.dataflow():
+            E: R.Tuple(R.Tensor((vocab_size, 4096), dtype="float16"), R.Tensor((6144, 4096), dtype="float16")) = A, B
+            R.output(E)
+        return E

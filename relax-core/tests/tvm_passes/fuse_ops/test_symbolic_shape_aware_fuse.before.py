@@ -1,0 +1,52 @@
+# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import tirx as T
+# from tvm.tirx.layout import Axis
+# from tvm.script import relax as R
+
+m = TypeVar("m")
+n = TypeVar("n")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def add(x: T.Buffer((n, m), "float32"), B: T.Buffer((), "float32"), T_add: T.Buffer((n, m), "float32")):
+        T.func_attr({"op_pattern": 0, "tirx.noalias": True})
+        # with T.sblock("root"):
+        for ax0, ax1 in T.grid(n, m):
+            with T.sblock("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(x[v_ax0, v_ax1], B[()])
+                T.writes(T_add[v_ax0, v_ax1])
+                T_add[v_ax0, v_ax1] = x[v_ax0, v_ax1] + B[()]
+
+    @T.prim_func(private=True, s_tir=True)
+    def exp(lv0: T.Buffer((n, m), "float32"), compute: T.Buffer((n, m), "float32")):
+        T.func_attr({"op_pattern": 0, "tirx.noalias": True})
+        # with T.sblock("root"):
+        for i0, i1 in T.grid(n, m):
+            with T.sblock("compute"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(lv0[v_i0, v_i1])
+                T.writes(compute[v_i0, v_i1])
+                compute[v_i0, v_i1] = T.exp(lv0[v_i0, v_i1])
+
+    @T.prim_func(private=True, s_tir=True)
+    def squeeze(lv1: T.Buffer((n, m), "float32"), T_squeeze: T.Buffer((n, m), "float32")):
+        T.func_attr({"op_pattern": 0, "tirx.noalias": True})
+        # with T.sblock("root"):
+        for ax0, ax1 in T.grid(n, m):
+            with T.sblock("T_squeeze"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(lv1[v_ax0, v_ax1])
+                T.writes(T_squeeze[v_ax0, v_ax1])
+                T_squeeze[v_ax0, v_ax1] = lv1[v_ax0, v_ax1]
+
+    @R.function
+    def main(x: R.Tensor((n, m), dtype="float32")) -> R.Tensor((n, m), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            lv0 = R.call_tir(cls.add, (x, R.const(1.0, "float32")), out_ty=R.Tensor((n, m), dtype="float32"))
+            lv1 = R.call_tir(cls.exp, (lv0,), out_ty=R.Tensor((n, m), dtype="float32"))
+            gv = R.call_tir(cls.squeeze, (lv1,), out_ty=R.Tensor((n, m), dtype="float32"))
+            R.output(gv)
+        return gv

@@ -1,0 +1,39 @@
+# from tvm.script import ir as I
+# from tvm.script import tirx as T
+# from tvm.tirx.layout import Axis
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def fused_exp_exp_squeeze(x1: T.Buffer((T.int64(10), T.int64(20)), "float32"), T_squeeze_intermediate: T.Buffer((T.int64(10), T.int64(20)), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        # with T.sblock("root"):
+        compute_intermediate = T.sblock_alloc_buffer((T.int64(10), T.int64(20)))
+        compute_intermediate_1 = T.sblock_alloc_buffer((T.int64(10), T.int64(20)))
+        for i0, i1 in T.grid(T.int64(10), T.int64(20)):
+            with T.sblock("compute"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(x1[v_i0, v_i1])
+                T.writes(compute_intermediate[v_i0, v_i1])
+                compute_intermediate[v_i0, v_i1] = T.exp(x1[v_i0, v_i1])
+        for i0, i1 in T.grid(T.int64(10), T.int64(20)):
+            with T.sblock("compute1"):
+                v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+                T.reads(compute_intermediate[v_i0, v_i1])
+                T.writes(compute_intermediate_1[v_i0, v_i1])
+                compute_intermediate_1[v_i0, v_i1] = T.exp(compute_intermediate[v_i0, v_i1])
+        for ax0, ax1 in T.grid(T.int64(10), T.int64(20)):
+            with T.sblock("T_squeeze"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T.reads(compute_intermediate_1[v_ax0, v_ax1])
+                T.writes(T_squeeze_intermediate[v_ax0, v_ax1])
+                T_squeeze_intermediate[v_ax0, v_ax1] = compute_intermediate_1[v_ax0, v_ax1]
+
+    @R.function
+    def main(x: R.Tensor((10, 20), dtype="float32")) -> R.Tensor((10, 20), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv1 = R.call_tir(cls.fused_exp_exp_squeeze, (x,), out_ty=R.Tensor((10, 20), dtype="float32"))
+            R.output(gv1)
+        return gv1
