@@ -23,8 +23,8 @@
 
 use relax::ndarray::{s, Array1, Array2, Axis};
 use relax::transform::{
-    AnnotateTIROpPattern, BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps,
-    LiftTransformParams, Pass, PassContext, PassTimingInstrument, PrintAfterAll,
+    AnnotateTIROpPattern, BindParams, DeadCodeElimination, LegalizeOps, LiftTransformParams, Pass,
+    PassContext, PassTimingInstrument, PrintAfterAll,
 };
 use relax::{build, build_with, Target, Tensor, Value, VirtualMachine};
 use std::path::Path;
@@ -119,7 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{legal}");
 
     banner("3. After FuseOps: each group of bindings a primitive function");
-    let fused = FuseOps::default().run(legal)?;
+    let fused = relax::backend::fuse_ops().run(legal)?;
     for (gv, f) in fused.functions() {
         if let Some(f) = f.as_relax() {
             println!(
@@ -130,7 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     banner("4. After FuseTIR: each primitive function one PrimFunc");
-    let merged = DeadCodeElimination::default().run(FuseTIR.run(fused)?)?;
+    let merged = DeadCodeElimination::default().run(relax::backend::fuse_tir().run(fused)?)?;
     println!("{merged}");
 
     banner("5. Built for the host CPU through LLVM");

@@ -807,9 +807,11 @@ fn run(command: Command) -> Result<(), String> {
                 module =
                     relax_core::transform::Pass::run(&relax_core::backend::legalize_ops(), module)
                         .map_err(|e| format!("LegalizeOps: {e}"))?;
-                for name in ["AnnotateTIROpPattern", "FoldConstant", "FuseOps"] {
+                for name in ["AnnotateTIROpPattern", "FoldConstant"] {
                     module = passes::run(name, module)?;
                 }
+                module = relax_core::transform::Pass::run(&relax_core::backend::fuse_ops(), module)
+                    .map_err(|e| format!("FuseOps: {e}"))?;
             }
             let mut text = dot::render(&module, &function, svg)?;
             if svg {

@@ -74,7 +74,7 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "AnnotateTIROpPattern" => Box::new(AnnotateTIROpPattern),
         "FoldConstant" => Box::new(FoldConstant),
         "FuseOps" => Box::new(FuseOps::default()),
-        "FuseTIR" => Box::new(FuseTIR),
+        "FuseTIR" => Box::new(FuseTIR::default()),
         "DeadCodeElimination" => Box::new(DeadCodeElimination::default()),
         "DefaultSchedule" => Box::new(DefaultSchedule::for_host()),
         "CanonicalizeBindings" => Box::new(CanonicalizeBindings),

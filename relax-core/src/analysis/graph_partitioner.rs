@@ -23,8 +23,10 @@
 //!    comm-reduce or out-elementwise-fusable — chains of elementwise ops,
 //!    and an elementwise producer of a reduction or a matmul.
 //! 3. Phase 1, **injective** nodes (transpose, reshape): fuse into `d` when
-//!    every node on the paths, `d` included, is at most injective, and also,
-//!    deliberately unlike TVM, into a `d` that is out-elementwise-fusable
+//!    every node on the paths, `d` included, is at most injective. With
+//!    [`GraphPartitioner::with_injective_weights`] (the build pipeline's
+//!    choice, for speed; TVM does not), also into a `d` that is
+//!    out-elementwise-fusable
 //!    with nothing in between when the node reads only the block's inputs
 //!    (a weight), so the MLP's `permute_dims` of a weight joins the matmul
 //!    that reads it (its loop-level form is then an index swap, see
@@ -129,12 +131,26 @@ fn relation(
 }
 
 impl GraphPartitioner {
-    /// Partitions `graph` whose node `i` has kind `kinds[i]`.
+    /// Partitions `graph` whose node `i` has kind `kinds[i]`, by TVM's
+    /// rules.
     pub fn new(
         graph: &IndexedForwardGraph,
         tree: &PostDominatorTree,
         kinds: &[OpPatternKind],
         max_group_size: usize,
+    ) -> Self {
+        Self::with_injective_weights(graph, tree, kinds, max_group_size, false)
+    }
+
+    /// [`GraphPartitioner::new`], and with `injective_weights` an injective
+    /// node reading only the block's inputs also fuses into the
+    /// out-elementwise-fusable node it feeds (the module docs, rule 3).
+    pub fn with_injective_weights(
+        graph: &IndexedForwardGraph,
+        tree: &PostDominatorTree,
+        kinds: &[OpPatternKind],
+        max_group_size: usize,
+        injective_weights: bool,
     ) -> Self {
         let n = graph.len();
         let mut p = GraphPartitioner {
@@ -181,7 +197,8 @@ impl GraphPartitioner {
                         phase == 1
                             && ((rank(relation) <= rank(K::Injective)
                                 && all_between(&|k| rank(k) <= rank(K::Injective)))
-                                || (between.is_empty()
+                                || (injective_weights
+                                    && between.is_empty()
                                     && sink == K::OutEWiseFusable
                                     && graph.nodes[i]
                                         .inputs
@@ -257,6 +274,15 @@ mod tests {
     /// The groups of the first block of `main`, as lists of binding names,
     /// with the kind of each binding given by name.
     fn groups_of(text: &str, kind_of: &dyn Fn(&str) -> OpPatternKind) -> Vec<Vec<String>> {
+        groups_with(text, kind_of, true)
+    }
+
+    /// [`groups_of`], the weights rule (3) on or off (TVM's rules).
+    fn groups_with(
+        text: &str,
+        kind_of: &dyn Fn(&str) -> OpPatternKind,
+        injective_weights: bool,
+    ) -> Vec<Vec<String>> {
         let m: IRModule = text.parse().unwrap();
         let f = m.get_relax("main").unwrap();
         let g = IndexedForwardGraph::from_block(&f.body.as_seq().unwrap().blocks[0]);
@@ -269,7 +295,14 @@ mod tests {
                 None => K::Opaque,
             })
             .collect();
-        let groups = GraphPartitioner::new(&g, &t, &kinds, DEFAULT_MAX_GROUP_SIZE).groups();
+        let groups = GraphPartitioner::with_injective_weights(
+            &g,
+            &t,
+            &kinds,
+            DEFAULT_MAX_GROUP_SIZE,
+            injective_weights,
+        )
+        .groups();
         let mut out: Vec<Vec<String>> = Vec::new();
         for root in 0..g.len() {
             let members: Vec<String> = (0..g.len())
@@ -310,6 +343,11 @@ class Module:
         assert_eq!(
             groups_of(MLP, &by_op),
             [vec!["t0", "m0", "a0", "r0"], vec!["t1", "m1", "a1"]]
+        );
+        // TVM's rules: the weights' transposes stay alone.
+        assert_eq!(
+            groups_with(MLP, &by_op, false),
+            [vec!["m0", "a0", "r0"], vec!["m1", "a1"]]
         );
     }
 

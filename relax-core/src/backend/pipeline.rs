@@ -15,7 +15,8 @@
 //!    calls on the reference kernels, `call_tir` on the loop-level
 //!    interpreter);
 //! 5. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
-//!    functions, each then one PrimFunc);
+//!    functions, each then one PrimFunc: [`fuse_ops`], [`fuse_tir`], with the
+//!    options that keep the kernels fast);
 //! 6. [`DeadCodeElimination`]: unused bindings and unreachable functions
 //!    (the PrimFuncs of calls that folding or fusion removed go here);
 //! 7. [`DefaultSchedule`] (`Target::host()`, and the loop-level
@@ -39,6 +40,21 @@ pub fn legalize_ops() -> LegalizeOps {
         .legalized_from(true)
 }
 
+/// FuseOps as step 5 runs it: a weight's injective op (the MLP's
+/// `permute_dims`) joins the matmul that reads it
+/// (`FuseOps::injective_weights`), where TVM's FuseOps leaves it alone.
+pub fn fuse_ops() -> FuseOps {
+    FuseOps::default().injective_weights(true)
+}
+
+/// FuseTIR as step 5 runs it: producers inlined into their readers
+/// (`FuseTIR::inline_producers`), where TVM's FuseTIR keeps every
+/// intermediate a buffer. A schedule decision (TVM's dlight makes it with
+/// `compute_inline`), kept here until a schedule rule makes it.
+pub fn fuse_tir() -> FuseTIR {
+    FuseTIR::default().inline_producers(true)
+}
+
 /// The passes `build` runs for `target`, in order. See the module docs.
 pub fn pipeline(target: &Target) -> Sequential {
     if !target.legalizes() {
@@ -55,8 +71,8 @@ pub fn pipeline(target: &Target) -> Sequential {
         .with(legalize_ops())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
-        .with(FuseOps::default())
-        .with(FuseTIR)
+        .with(fuse_ops())
+        .with(fuse_tir())
         .with(DeadCodeElimination::default());
     match (target.kind, target.vector_bits) {
         (TargetKind::Host, Some(bits)) | (TargetKind::TirInterpreter, Some(bits)) => {

@@ -47,18 +47,36 @@ use std::collections::{HashMap, HashSet};
 pub const PRIMITIVE: &str = "Primitive";
 
 /// Operator fusion. See the module docs.
+///
+/// `FuseOps::default()` groups as TVM's pass does; the build pipeline
+/// turns on [`FuseOps::injective_weights`] (`backend::fuse_ops`).
 #[derive(Clone, Copy, Debug)]
 pub struct FuseOps {
     /// The largest number of bindings in one group (TVM's
     /// `fuse_opt_level`-independent `kMaxFusedOps`).
     pub max_group_size: usize,
+    injective_weights: bool,
 }
 
 impl Default for FuseOps {
     fn default() -> Self {
         FuseOps {
             max_group_size: DEFAULT_MAX_GROUP_SIZE,
+            injective_weights: false,
         }
+    }
+}
+
+impl FuseOps {
+    /// Whether an injective binding of the block's inputs only (a weight's
+    /// `permute_dims`) joins the group of the matmul or convolution that
+    /// reads it, which TVM's FuseOps never does (the partitioner's rule 3,
+    /// [`GraphPartitioner::with_injective_weights`]). On in the build
+    /// pipeline: FuseTIR then inlines the transpose as an index swap and the
+    /// weight is read in place.
+    pub fn injective_weights(mut self, on: bool) -> Self {
+        self.injective_weights = on;
+        self
     }
 }
 
@@ -69,7 +87,7 @@ impl Pass for FuseOps {
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         Ok(outline_groups(&module, |_, block, taken| {
-            fuse_block(&module, block, self.max_group_size, taken)
+            fuse_block(&module, block, self, taken)
         }))
     }
 }
@@ -198,7 +216,7 @@ fn callee_name(value: &Expr) -> Option<String> {
 fn fuse_block(
     module: &IRModule,
     block: &BindingBlock,
-    max_group_size: usize,
+    options: &FuseOps,
     taken: &mut HashSet<String>,
 ) -> (BindingBlock, Vec<(GlobalVar, Function)>) {
     let graph = IndexedForwardGraph::from_block(block);
@@ -211,7 +229,14 @@ fn fuse_block(
             None => OpPatternKind::Opaque,
         })
         .collect();
-    let groups = GraphPartitioner::new(&graph, &tree, &kinds, max_group_size).groups();
+    let groups = GraphPartitioner::with_injective_weights(
+        &graph,
+        &tree,
+        &kinds,
+        options.max_group_size,
+        options.injective_weights,
+    )
+    .groups();
     // The graph's nodes: the block's free variables first, then one per
     // binding in order.
     let first_binding = graph.len() - block.bindings.len();
@@ -231,8 +256,9 @@ fn fuse_block(
     roots.sort_unstable();
     for root in roots {
         let group = &members[&root];
-        let attrs = [(PRIMITIVE, AttrValue::Int(1))];
-        let Some((gv, func, site)) = make_group(&graph, group, block, first_binding, &attrs, taken)
+        let attrs = [(PRIMITIVE, AttrValue::Bool(true))];
+        let Some((gv, func, site)) =
+            make_group(&graph, group, block, first_binding, &attrs, true, taken)
         else {
             continue;
         };
@@ -247,13 +273,16 @@ fn fuse_block(
 
 /// The function of one group (with `attrs`) and its call site; `None` when
 /// the group cannot be outlined (a value it does not know how to rename, or
-/// an output used before the group's last binding). Also used by `FuseOpsByPattern`.
+/// an output used before the group's last binding). With `lift_constants`
+/// (FuseOps, as TVM's), each constant a member passes becomes a parameter
+/// `param_<k>` that the call site gives it. Also used by `FuseOpsByPattern`.
 pub(super) fn make_group(
     graph: &IndexedForwardGraph,
     group: &[usize],
     block: &BindingBlock,
     first_binding: usize,
     attrs: &[(&str, AttrValue)],
+    lift_constants: bool,
     taken: &mut HashSet<String>,
 ) -> Option<(GlobalVar, Function, Vec<Binding>)> {
     let in_group: HashSet<usize> = group.iter().copied().collect();
@@ -276,14 +305,30 @@ pub(super) fn make_group(
             outputs.push(m);
         }
     }
-    // Parameters: what the members read from outside, in order of first use.
+    // Parameters: what the members read from outside (and, lifted, the
+    // constants they pass), in order of first use as TVM orders them: a
+    // `call_tir`'s tensor arguments, another call's arguments (a tuple's
+    // fields), a `TupleGetItem`'s tuple; then any other free variable.
     let mut outside: Vec<Var> = Vec::new();
+    let mut sources: Vec<Expr> = Vec::new();
     let bound: HashSet<&Var> = group.iter().map(|&m| &graph.nodes[m].var).collect();
     for &m in group {
         let value = graph.nodes[m].value.as_ref()?;
-        for v in free_vars(value) {
-            if !bound.contains(&v) && !outside.contains(&v) {
-                outside.push(v);
+        for a in tvm_arguments(value)
+            .into_iter()
+            .chain(free_vars(value).into_iter().map(|v| v.to_expr()))
+        {
+            match a.kind() {
+                ExprKind::Var(v) if !bound.contains(v) && !outside.contains(v) => {
+                    outside.push(v.clone());
+                    sources.push(a);
+                }
+                ExprKind::Constant(_)
+                    if lift_constants && !sources.iter().any(|s| s.ptr_eq(&a)) =>
+                {
+                    sources.push(a);
+                }
+                _ => {}
             }
         }
     }
@@ -340,9 +385,20 @@ pub(super) fn make_group(
     let sinfo_of = |v: &Var| v.struct_info().map(|s| subst_sinfo(s, &tir));
     let mut params: Vec<Var> = Vec::new();
     let mut map: HashMap<Var, Var> = HashMap::new();
-    for v in &outside {
-        let p = Var::new(v.name_hint(), sinfo_of(v));
-        map.insert(v.clone(), p.clone());
+    let mut lifted: Vec<(Expr, Var)> = Vec::new();
+    for s in &sources {
+        let p = match s.as_var() {
+            Some(v) => {
+                let p = Var::new(v.name_hint(), sinfo_of(v));
+                map.insert(v.clone(), p.clone());
+                p
+            }
+            None => {
+                let p = Var::new(format!("param_{}", lifted.len()), s.struct_info().cloned());
+                lifted.push((s.clone(), p.clone()));
+                p
+            }
+        };
         params.push(p);
     }
     if !undefined.is_empty() {
@@ -360,7 +416,7 @@ pub(super) fn make_group(
         } else {
             Var::new_dataflow(old.name_hint(), sinfo_of(old))
         };
-        let value = rename(binding.value(), &map, &tir)?;
+        let value = rename(binding.value(), &map, &lifted, &tir)?;
         if let Some(name) = callee_name(binding.value()) {
             names.push(name);
         }
@@ -402,7 +458,7 @@ pub(super) fn make_group(
         [one] => one.clone(),
         many => StructInfo::tuple(many.to_vec()),
     };
-    let mut args: Vec<Expr> = outside.iter().map(Var::to_expr).collect();
+    let mut args: Vec<Expr> = sources.clone();
     if !undefined.is_empty() {
         let values: Vec<PrimExpr> = undefined.iter().map(TirVar::to_expr).collect();
         args.push(Expr::shape(values.clone()).with_struct_info(StructInfo::shape(values)));
@@ -447,14 +503,48 @@ fn subst_sinfo(sinfo: &StructInfo, tir: &HashMap<TirVar, PrimExpr>) -> StructInf
     sinfo.map_prim_exprs(&|e| e.substitute_map(tir))
 }
 
-/// `expr` with the variables of `map` and the symbolic variables of `tir`
-/// replaced, for the forms a `call_tir` binding takes (calls, tuples,
-/// variables and leaves); `None` for others.
-fn rename(expr: &Expr, map: &HashMap<Var, Var>, tir: &HashMap<TirVar, PrimExpr>) -> Option<Expr> {
+/// The arguments of a binding's value in the order TVM's FuseOps makes
+/// them parameters: a `call_tir`'s (or `call_tir_inplace`'s) tensor
+/// arguments, another call's arguments with a tuple's fields in its place,
+/// a `TupleGetItem`'s tuple.
+fn tvm_arguments(value: &Expr) -> Vec<Expr> {
+    let fields = |e: &Expr| match e.kind() {
+        ExprKind::Tuple(f) => f.clone(),
+        _ => vec![e.clone()],
+    };
+    match value.kind() {
+        ExprKind::Call(c) => match value.call_op_name() {
+            Some("relax.call_tir" | "relax.call_tir_inplace") => {
+                c.args.get(1).map(fields).unwrap_or_default()
+            }
+            _ => c.args.iter().flat_map(fields).collect(),
+        },
+        ExprKind::TupleGetItem(t, _) => vec![t.clone()],
+        _ => vec![],
+    }
+}
+
+/// `expr` with the variables of `map`, the constants of `lifted` (the same
+/// node) and the symbolic variables of `tir` replaced, for the forms a
+/// `call_tir` binding takes (calls, tuples, variables and leaves); `None`
+/// for others.
+fn rename(
+    expr: &Expr,
+    map: &HashMap<Var, Var>,
+    lifted: &[(Expr, Var)],
+    tir: &HashMap<TirVar, PrimExpr>,
+) -> Option<Expr> {
     let out = match expr.kind() {
         ExprKind::Var(v) => return Some(map.get(v).map_or_else(|| expr.clone(), Var::to_expr)),
-        ExprKind::Constant(_)
-        | ExprKind::GlobalVar(_)
+        ExprKind::Constant(_) => {
+            return Some(
+                lifted
+                    .iter()
+                    .find(|(c, _)| c.ptr_eq(expr))
+                    .map_or_else(|| expr.clone(), |(_, p)| p.to_expr()),
+            )
+        }
+        ExprKind::GlobalVar(_)
         | ExprKind::StringImm(_)
         | ExprKind::DataTypeImm(_)
         | ExprKind::ExternFunc(_)
@@ -466,15 +556,15 @@ fn rename(expr: &Expr, map: &HashMap<Var, Var>, tir: &HashMap<TirVar, PrimExpr>)
         ExprKind::Tuple(fields) => Expr::tuple(
             fields
                 .iter()
-                .map(|f| rename(f, map, tir))
+                .map(|f| rename(f, map, lifted, tir))
                 .collect::<Option<_>>()?,
         ),
-        ExprKind::TupleGetItem(t, i) => Expr::tuple_get_item(rename(t, map, tir)?, *i),
+        ExprKind::TupleGetItem(t, i) => Expr::tuple_get_item(rename(t, map, lifted, tir)?, *i),
         ExprKind::Call(c) => Expr::call_full(
-            rename(&c.op, map, tir)?,
+            rename(&c.op, map, lifted, tir)?,
             c.args
                 .iter()
-                .map(|a| rename(a, map, tir))
+                .map(|a| rename(a, map, lifted, tir))
                 .collect::<Option<_>>()?,
             c.attrs.clone(),
             c.sinfo_args.iter().map(|s| subst_sinfo(s, tir)).collect(),

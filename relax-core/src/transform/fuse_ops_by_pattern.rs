@@ -183,7 +183,7 @@ impl FuseOpsByPattern {
                 attrs.push(("Codegen", AttrValue::from(backend.as_str())));
             }
             let Some((gv, func, site)) =
-                make_group(&graph, &members, block, first_binding, &attrs, taken)
+                make_group(&graph, &members, block, first_binding, &attrs, false, taken)
             else {
                 continue;
             };

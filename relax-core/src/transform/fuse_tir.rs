@@ -53,6 +53,7 @@
 //! and through LLVM.
 
 use super::fuse_ops::PRIMITIVE;
+use super::legalize::NOALIAS;
 use super::{DeadCodeElimination, Pass};
 use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
 use crate::ir::{Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
@@ -62,8 +63,24 @@ use relax_runtime::Error;
 use std::collections::HashMap;
 
 /// PrimFunc fusion. See the module docs.
+///
+/// `FuseTIR::default()` is TVM's pass: the blocks are concatenated and every
+/// intermediate stays a buffer. The build pipeline turns on
+/// [`FuseTIR::inline_producers`] (item 3 of the module docs).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FuseTIR;
+pub struct FuseTIR {
+    inline_producers: bool,
+}
+
+impl FuseTIR {
+    /// Whether each intermediate computed by an injective nest is inlined
+    /// into its readers, and the indices then simplified (item 3 of the
+    /// module docs). Off in TVM; on in `backend::pipeline`, for speed.
+    pub fn inline_producers(mut self, on: bool) -> Self {
+        self.inline_producers = on;
+        self
+    }
+}
 
 impl Pass for FuseTIR {
     fn name(&self) -> &str {
@@ -77,7 +94,7 @@ impl Pass for FuseTIR {
             if func.attrs.get(PRIMITIVE).is_none() {
                 continue;
             }
-            if let Some((pf, constants)) = fuse_function(&module, func) {
+            if let Some((pf, constants)) = fuse_function(&module, func, self.inline_producers) {
                 fused.insert(
                     gv.name_hint().to_string(),
                     Fused {
@@ -138,7 +155,11 @@ fn buffer_of(name: &str, sinfo: &StructInfo, tir: &HashMap<TirVar, PrimExpr>) ->
 }
 
 /// The fused PrimFunc of a primitive function (module docs, points 1–3).
-fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Expr>)> {
+fn fuse_function(
+    module: &IRModule,
+    func: &Function,
+    inline_producers: bool,
+) -> Option<(PrimFunc, Vec<Expr>)> {
     let seq = func.body.as_seq()?;
     let [block] = seq.blocks.as_slice() else {
         return None;
@@ -295,6 +316,10 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
     let mut body = Stmt::Seq(stmts);
     let mut kept = Vec::new();
     for b in intermediates {
+        if !inline_producers {
+            kept.push(b);
+            continue;
+        }
         match compute_inline(&body, &b) {
             Some(inlined) if within_limit(&inlined) => body = inlined,
             _ => kept.push(b),
@@ -320,8 +345,11 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
     let func = PrimFunc {
         params,
         body: Stmt::Block(Box::new(root)),
-        attrs: Attrs::new(),
+        attrs: Attrs::from_pairs([(NOALIAS, true)]),
     };
+    if !inline_producers {
+        return Some((func, constants.into_iter().map(|(c, _)| c).collect()));
+    }
     // Inlined reshapes and transposes leave divisions by symbolic dims
     // that the loops' ranges resolve.
     let func = crate::tir::simplify::simplify(&func);
