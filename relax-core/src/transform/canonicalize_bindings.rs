@@ -25,7 +25,7 @@
 //!    nothing else reads takes that variable's value, and the variable's
 //!    binding goes.
 //!
-//! Rules 1 to 4 are planned on the whole function first ([`plan`], TVM's
+//! Rules 1 to 4 are planned on the whole function first (`plan.rs`, TVM's
 //! `CanonicalizePlanner`), then applied. Bindings left unused are kept
 //! (`DeadCodeElimination` removes them). The pass is TVM 0.27's: TVM's own
 //! test cases are checked in `canonicalize_bindings_matches_tvm_0_27`.

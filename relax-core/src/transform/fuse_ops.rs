@@ -11,11 +11,13 @@
 //!    rules; other blocks are left alone, so nothing fuses across an impure
 //!    call or out of a dataflow block.
 //! 2. **What a group becomes.** A group of two or more bindings becomes a
-//!    private Relax function with `R.func_attr({"Primitive": 1})`, named
+//!    private Relax function with `R.func_attr({"Primitive": True})`, named
 //!    after its PrimFuncs as TVM names it (`fused_matmul_add_relu`, with a
 //!    number appended if the name is taken). Its parameters are the values
-//!    the group reads from outside (in order of first use, with their
-//!    StructInfo, so symbolic dims come along), then, when the members use
+//!    the group reads from outside and the constants it passes (`param_0`,
+//!    …; the call site passes the constant), in order of first use as TVM
+//!    orders them (with their StructInfo, so symbolic dims come along),
+//!    then, when the members use
 //!    symbolic variables those parameters do not define (a `(b * s, n)`
 //!    tensor reshaped to `(b, s, n)`), one `R.Shape([b, s])` parameter
 //!    that defines them, passed the caller's values; its body one dataflow block
@@ -26,6 +28,18 @@
 //!    group's output variable (for several outputs, a tuple bound to a new
 //!    variable, then one `TupleGetItem` binding per output variable), so
 //!    every later use still refers to the same variables.
+//!
+//! 4. **As TVM's `BlockBuilder::AddFunction`**: a group function
+//!    structurally equal to one already in the module (two identical
+//!    branches of an inception block) is that function, called again; a
+//!    group none of whose values is read after it is dropped, bindings and
+//!    all (TVM's "dead group").
+//!
+//! `FuseOps::default()` is TVM 0.27's pass (checked on TVM's own test cases
+//! in `fuse_ops_matches_tvm_0_27`). One option departs from it, for speed,
+//! and the build pipeline turns it on (`backend::fuse_ops()`):
+//! [`FuseOps::injective_weights`], an injective op of the block's inputs
+//! only (a weight's transpose) joining the matmul or convolution reading it.
 //!
 //! A module run through FuseOps alone still builds and runs: a call of a
 //! primitive function is an ordinary call. `FuseTIR` then turns each
@@ -256,8 +270,21 @@ fn fuse_block(
     roots.sort_unstable();
     for root in roots {
         let group = &members[&root];
+        // A group none of whose values is read after it computes nothing
+        // used: TVM's FuseOps drops its bindings.
+        let in_group: HashSet<usize> = group.iter().copied().collect();
+        let dead = group.iter().all(|&m| {
+            let node = &graph.nodes[m];
+            !node.extern_ref && node.outputs.iter().all(|c| in_group.contains(c))
+        });
+        if dead {
+            for &m in group {
+                replaced.insert(m - first_binding, vec![]);
+            }
+            continue;
+        }
         let attrs = [(PRIMITIVE, AttrValue::Bool(true))];
-        let Some((gv, func, site)) =
+        let Some((gv, func, mut site)) =
             make_group(&graph, group, block, first_binding, &attrs, true, taken)
         else {
             continue;
@@ -265,8 +292,25 @@ fn fuse_block(
         for &m in group {
             replaced.insert(m - first_binding, vec![]);
         }
+        // A function structurally equal to one already in the module is
+        // that one, called again (TVM's `BlockBuilder::AddFunction`).
+        let existing = fused
+            .iter()
+            .map(|(g, f): &(GlobalVar, Function)| (g.clone(), f))
+            .chain(module.functions().filter_map(|(g, f)| match f {
+                BaseFunc::Relax(f) => Some((g.clone(), f)),
+                BaseFunc::Prim(_) => None,
+            }))
+            .find(|(_, f)| crate::ir::structural_equal(*f, &func))
+            .map(|(g, _)| g);
+        match existing {
+            Some(same) => {
+                taken.remove(gv.name_hint());
+                site[0] = call_site_calling(&site[0], same);
+            }
+            None => fused.push((gv, func)),
+        }
         replaced.insert(root - first_binding, site);
-        fused.push((gv, func));
     }
     (with_call_sites(block, replaced), fused)
 }
@@ -480,6 +524,23 @@ pub(super) fn make_group(
         }
     };
     Some((gv, func, site))
+}
+
+/// The call-site binding `site` (`v = f(args)`) calling `gv` instead.
+fn call_site_calling(site: &Binding, gv: GlobalVar) -> Binding {
+    let value = site.value();
+    let Some(call) = value.as_call() else {
+        return site.clone();
+    };
+    let mut callee = Expr::global_var(gv);
+    if let Some(s) = call.op.struct_info() {
+        callee = callee.with_struct_info(s.clone());
+    }
+    let mut new = Expr::call(callee, call.args.clone());
+    if let Some(s) = value.struct_info() {
+        new = new.with_struct_info(s.clone());
+    }
+    Binding::var_binding(site.var().clone(), new)
 }
 
 /// `base`, or `base` with the first free number appended (TVM's name

@@ -101,8 +101,10 @@ fn a_dense_layer_becomes_one_primitive_function() {
     assert!(!names.contains(&"fused_transpose_matmul_add_relu"), "{tvm}");
 }
 
+/// The two groups are structurally equal: one function, called twice (TVM's
+/// `BlockBuilder::AddFunction`, `test_inception_like`).
 #[test]
-fn opaque_calls_split_groups_and_names_stay_unique() {
+fn opaque_calls_split_groups_and_equal_groups_are_one_function() {
     let before = with_kernels(
         r#"
     @R.function
@@ -141,12 +143,12 @@ fn opaque_calls_split_groups_and_names_stay_unique() {
         with R.dataflow():
             r = cls.fused_add_relu(x, b)
             o = R.call_tir(cls.opaque, (r,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
-            gv = cls.fused_add_relu1(o, b)
+            gv = cls.fused_add_relu(o, b)
             R.output(gv)
         return gv
 "#,
         group("fused_add_relu"),
-        group("fused_add_relu1")
+        ""
     ));
     check(&before, &expected);
 }
@@ -395,8 +397,10 @@ fn fuse_ops_matches_tvm_0_27() {
         "test_conv2d_fuse_0",
         "test_conv2d_fuse_1",
         "test_conv2d_fuse_2",
+        "test_dead_group",
         "test_edge_with_call_dps_packed",
         "test_fuse_simple",
+        "test_inception_like",
         "test_multiple_relax_functions",
         "test_packed_params",
         "test_partially_used_tuple_param",
@@ -410,10 +414,8 @@ fn fuse_ops_matches_tvm_0_27() {
     const DIFFERENT: &[(&str, &str)] = &[
         ("test_call_tir_inplace", "at function fused_add_exp_inplace_squeeze_inplace: lhs is absent, rhs is a Relax function"),
         ("test_concatenate", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
-        ("test_dead_group", "at function fused_matmul_add_relu: lhs is a Relax function, rhs is absent"),
         ("test_fuse_parallel_injective", "before does not parse: expected end of line, found `<<`"),
         ("test_fuse_tuple_get_elemwise", "at function fused_sigmoid_tanh_exp_multiply_add: lhs is a Relax function, rhs is absent"),
-        ("test_inception_like", "at function fused_conv2d1_relu1: lhs is a Relax function, rhs is absent"),
         ("test_layer_norm_silu", "before does not parse: expected a scalar type such as `T.int32`, found a subscript"),
         ("test_multiple_paths", "at function fused_conv2d_reshape_add_reshape1_add2: lhs is a Relax function, rhs is absent"),
         ("test_softmax", "before does not parse: expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_..."),
