@@ -23,6 +23,11 @@ pub struct Substitute {
     pub vars: HashMap<TirVar, PrimExpr>,
     /// Buffers (by id) and what replaces them.
     pub buffers: HashMap<u64, Buffer>,
+    /// Whether the variables the statement defines (loop variables, block
+    /// iteration variables, `LetStmt` variables) are replaced by fresh ones
+    /// of the same name and dtype (TVM's `RenewDefs`), so that a body
+    /// copied twice into one function defines distinct variables.
+    pub renew_defs: bool,
 }
 
 impl Substitute {
@@ -74,6 +79,17 @@ impl Substitute {
         }
     }
 
+    /// A definition of `v`: itself, or with `renew_defs` a fresh variable
+    /// that the uses in its scope are replaced by.
+    fn def(&mut self, v: &TirVar) -> TirVar {
+        if !self.renew_defs {
+            return v.clone();
+        }
+        let fresh = TirVar::with_dtype(v.name(), v.dtype());
+        self.vars.insert(v.clone(), fresh.to_expr());
+        fresh
+    }
+
     /// `s` with the replacements made.
     pub fn stmt(&mut self, s: &Stmt) -> Stmt {
         match s {
@@ -83,28 +99,36 @@ impl Substitute {
                 extent,
                 kind,
                 body,
-            } => Stmt::For {
-                loop_var: loop_var.clone(),
-                min: self.expr(min),
-                extent: self.expr(extent),
-                kind: *kind,
-                body: Box::new(self.stmt(body)),
-            },
+            } => {
+                let (min, extent) = (self.expr(min), self.expr(extent));
+                Stmt::For {
+                    loop_var: self.def(loop_var),
+                    min,
+                    extent,
+                    kind: *kind,
+                    body: Box::new(self.stmt(body)),
+                }
+            }
             Stmt::Block(b) => {
                 let alloc_buffers = b.alloc_buffers.iter().map(|a| self.allocated(a)).collect();
+                let iter_values = b.iter_values.iter().map(|v| self.expr(v)).collect();
+                let iter_vars = b
+                    .iter_vars
+                    .iter()
+                    .map(|iv| {
+                        let (min, extent) = (self.expr(&iv.min), self.expr(&iv.extent));
+                        IterVar {
+                            var: self.def(&iv.var),
+                            min,
+                            extent,
+                            kind: iv.kind,
+                        }
+                    })
+                    .collect();
                 Stmt::Block(Box::new(Block {
                     name: b.name.clone(),
-                    iter_vars: b
-                        .iter_vars
-                        .iter()
-                        .map(|iv| IterVar {
-                            var: iv.var.clone(),
-                            min: self.expr(&iv.min),
-                            extent: self.expr(&iv.extent),
-                            kind: iv.kind,
-                        })
-                        .collect(),
-                    iter_values: b.iter_values.iter().map(|v| self.expr(v)).collect(),
+                    iter_vars,
+                    iter_values,
                     reads: b.reads.iter().map(|r| self.region(r)).collect(),
                     writes: b.writes.iter().map(|r| self.region(r)).collect(),
                     init: b.init.as_ref().map(|i| Box::new(self.stmt(i))),
@@ -137,11 +161,14 @@ impl Substitute {
                 then_case: Box::new(self.stmt(then_case)),
                 else_case: else_case.as_ref().map(|e| Box::new(self.stmt(e))),
             },
-            Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
-                var: var.clone(),
-                value: self.expr(value),
-                body: Box::new(self.stmt(body)),
-            },
+            Stmt::LetStmt { var, value, body } => {
+                let value = self.expr(value);
+                Stmt::LetStmt {
+                    var: self.def(var),
+                    value,
+                    body: Box::new(self.stmt(body)),
+                }
+            }
             Stmt::Evaluate(e) => Stmt::Evaluate(self.expr(e)),
             Stmt::Seq(stmts) => Stmt::Seq(stmts.iter().map(|x| self.stmt(x)).collect()),
         }
@@ -197,5 +224,47 @@ mod tests {
         };
         assert_eq!(stored.id(), buffer.id());
         assert_eq!(value, PrimExpr::load(&b, vec![i.to_expr()]));
+    }
+
+    /// With `renew_defs`, the loop variable is a fresh one (same name) and
+    /// the body reads it: two copies of one nest define distinct variables.
+    #[test]
+    fn renewed_definitions_are_fresh_and_used() {
+        let a = Buffer::new("A", vec![4.into()], DataType::f32());
+        let i = TirVar::new("i");
+        let nest = Stmt::For {
+            loop_var: i.clone(),
+            min: 0.into(),
+            extent: 4.into(),
+            kind: crate::tir::ForKind::Serial,
+            body: Box::new(Stmt::BufferStore {
+                buffer: a.clone(),
+                value: PrimExpr::float(DataType::f32(), 1.0),
+                indices: vec![i.to_expr()],
+            }),
+        };
+        let copy = |s: &Stmt| {
+            let mut sub = Substitute {
+                renew_defs: true,
+                ..Substitute::default()
+            };
+            let Stmt::For { loop_var, body, .. } = sub.stmt(s) else {
+                panic!()
+            };
+            let Stmt::BufferStore { indices, .. } = *body else {
+                panic!()
+            };
+            (loop_var, indices)
+        };
+        let (v1, idx1) = copy(&nest);
+        let (v2, _) = copy(&nest);
+        assert_eq!(v1.name(), "i");
+        assert!(v1 != i && v2 != i && v1 != v2);
+        assert_eq!(idx1, vec![v1.to_expr()]);
+        // Without it, the definition stays.
+        let Stmt::For { loop_var, .. } = Substitute::default().stmt(&nest) else {
+            panic!()
+        };
+        assert_eq!(loop_var, i);
     }
 }

@@ -1,7 +1,7 @@
 //! `FuseTIR`: merges the `call_tir`s of each primitive function made by
 //! `FuseOps` into one PrimFunc (TVM's `relax.transform.FuseTIR`).
 //!
-//! 1. **Which functions.** A Relax function with `"Primitive": 1` whose
+//! 1. **Which functions.** A Relax function with a `"Primitive"` attribute whose
 //!    body is one dataflow block of `call_tir` bindings (each calling a
 //!    PrimFunc of buffer parameters, one output each, its scalar
 //!    parameters given by the call's `tir_vars`) and whose result is a
@@ -16,12 +16,18 @@
 //!    `tir_vars`). Each `call_tir`'s
 //!    PrimFunc body is copied in binding order with its buffers replaced by
 //!    the fused function's (its symbolic variables unified with the dims of
-//!    the buffers it is given, [`Substitute`]); a value that is neither a
-//!    parameter nor a result becomes an intermediate buffer, allocated by
-//!    the fused function's root block, as are the buffers the copied root
-//!    blocks allocated.
-//! 3. **Inlining.** Each intermediate computed by an injective nest is
-//!    inlined into its readers ([`compute_inline`]): an elementwise chain
+//!    the buffers it is given, [`Substitute`]; its loop and block
+//!    variables fresh, so a PrimFunc called twice defines distinct ones); a
+//!    value that is neither a parameter nor a result becomes an
+//!    intermediate buffer, allocated by the fused function's root block, as
+//!    are the buffers the copied root blocks allocated. The fused PrimFunc
+//!    carries `tirx.noalias`, as TVM's.
+//! 3. **Inlining, an option** ([`FuseTIR::inline_producers`]; off in
+//!    `FuseTIR::default()`, which is TVM's pass and keeps every intermediate
+//!    a buffer; on in the build pipeline, `backend::fuse_tir()`). It is a
+//!    schedule decision (TVM's dlight makes it with `compute_inline`), to
+//!    move into a `DefaultSchedule` rule in a follow-up. Each intermediate
+//!    computed by an injective nest is inlined into its readers ([`compute_inline`]): an elementwise chain
 //!    becomes one loop nest, and a matmul's epilogue (`add`, `relu`) one
 //!    pass over its output. A transpose or reshape feeding a matmul is
 //!    inlined as an index change (the MLP's `x · wᵀ` reads `w` directly,
@@ -288,7 +294,12 @@ fn fuse_function(
         if formals.len() != given.len() || scalar_params.len() != values.len() {
             return None;
         }
-        let mut sub = Substitute::default();
+        // Each copy defines its own loop and block variables (the same
+        // PrimFunc may be called twice), as TVM's FuseTIR renews them.
+        let mut sub = Substitute {
+            renew_defs: true,
+            ..Substitute::default()
+        };
         for (v, value) in scalar_params.iter().zip(values) {
             sub.vars.insert((*v).clone(), value.substitute_map(&tir));
         }
