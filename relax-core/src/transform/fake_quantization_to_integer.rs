@@ -49,17 +49,23 @@
 //!    puts around its layout ops, exact for the scales it checks (see
 //!    `requantize.rs`). The matmuls of item 2 then see 8-bit operands
 //!    where the float model reshapes and transposes (attention's heads).
+//! 6. With it, a NaN guard `where(isnan(y), c, y)` of a dequantized `y`
+//!    whose scale is a finite constant is `y` (a dequantized tensor is
+//!    never NaN; `nan_guard.rs`): PyTorch's masked softmax guard, which
+//!    fused would read the quantize chain before it twice.
 //!
 //! The `int32` `matmul` of the raw 8-bit tensors is the form the VNNI
 //! kernels take (`vpdpbusd`: `u8 × s8` into `i32`); the ONNX importer's
 //! `MatMulInteger` builds the same form with [`integer_matmul`].
 
+mod nan_guard;
 mod requantize;
 
 use super::Pass;
 use crate::dpl::{is_op, rewrite_calls, wildcard, Bindings, Match, Pattern};
 use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, PrimExpr, TensorStructInfo};
 use crate::op::infer::{attr_dtype, attr_int};
+use nan_guard::NanGuardRule;
 use relax_runtime::Tensor;
 use relax_runtime::{DataType, Error};
 use requantize::RequantizeRule;
@@ -96,19 +102,31 @@ impl Pass for FakeQuantizationToInteger {
         let rule = MatmulRule::new()?;
         let conv = ConvRule::new()?;
         let requantize = RequantizeRule::new()?;
+        let nan_guard = NanGuardRule::new()?;
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
-            // Item 5 first, in its own rewrite: it replaces `quantize`
-            // bindings, and the products below read the bindings as they
-            // are after it.
+            // Items 5 and 6 first, in their own rewrite: they replace
+            // `quantize` and `where` bindings, and the products below read
+            // the bindings as they are after it.
             let bindings = Bindings::of_function(func);
             let identity = |orig: &Expr, m: &Match| {
                 requantize
                     .rewrite(orig, m, &bindings)
                     .unwrap_or_else(|| orig.clone())
             };
-            let func = &rewrite_calls(&[(&requantize.pattern, &identity)], func)?;
+            let unguarded = |orig: &Expr, m: &Match| {
+                nan_guard
+                    .rewrite(orig, m, &bindings)
+                    .unwrap_or_else(|| orig.clone())
+            };
+            let func = &rewrite_calls(
+                &[
+                    (&requantize.pattern, &identity),
+                    (&nan_guard.pattern, &unguarded),
+                ],
+                func,
+            )?;
             // The dequantize calls are read through the function's bindings
             // (a match records the variables); the rewrite replaces only
             // matmul bindings, so these stay valid through its rounds.

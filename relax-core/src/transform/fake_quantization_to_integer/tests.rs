@@ -675,3 +675,110 @@ class Module:
         }
     }
 }
+
+/// PyTorch's masked-softmax guard on a quantized softmax (item 6): the
+/// `where(isnan(p), 0, p)` of a dequantized `p` is `p`, and the quantize
+/// after it reads the dequantize directly.
+#[test]
+fn a_nan_guard_of_a_dequantized_tensor_goes() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(s: R.Tensor((2, 7), "float32")) -> R.Tensor((2, 7), "int8"):
+        with R.dataflow():
+            p = R.nn.softmax(s, axis=1)
+            pq = R.quantize(p, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            pd = R.dequantize(pq, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="float32")
+            nan = R.isnan(pd)
+            g = R.where(nan, R.const(0.0, "float32"), pd)
+            gv = R.quantize(g, R.const(0.0002855734, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(s: R.Tensor((2, 7), dtype="float32")) -> R.Tensor((2, 7), dtype="int8"):
+        with R.dataflow():
+            p: R.Tensor((2, 7), dtype="float32") = R.nn.softmax(s, axis=1)
+            pq: R.Tensor((2, 7), dtype="int8") = R.quantize(p, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            pd: R.Tensor((2, 7), dtype="float32") = R.dequantize(pq, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="float32")
+            gv: R.Tensor((2, 7), dtype="int8") = R.quantize(pd, R.const(0.0002855734, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
+}
+
+/// Guards that may take their other branch stay: a scale that is not a
+/// constant (it may be NaN), an infinite one (infinity times a zero
+/// difference), a `float16` dequantize, a guard of another tensor, a
+/// replacement that broadcasts the result wider.
+#[test]
+fn nan_guards_that_may_fire_stay() {
+    let cases = [
+        (
+            "x: R.Tensor((2, 7), \"int8\"), s: R.Tensor((), \"float32\")",
+            "s",
+            "float32",
+            "pd",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\")",
+            "R.const(inf, \"float32\")",
+            "float32",
+            "pd",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\")",
+            "R.const(0.5, \"float16\")",
+            "float16",
+            "pd",
+            "R.const(0.0, \"float16\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\"), y: R.Tensor((2, 7), \"float32\")",
+            "R.const(0.5, \"float32\")",
+            "float32",
+            "y",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\"), c: R.Tensor((3, 2, 7), \"float32\")",
+            "R.const(0.5, \"float32\")",
+            "float32",
+            "pd",
+            "c",
+            "(3, 2, 7)",
+        ),
+    ];
+    for (params, scale, float, other, c, shape) in cases {
+        let m = parse(&format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main({params}) -> R.Tensor({shape}, "{float}"):
+        with R.dataflow():
+            pd = R.dequantize(x, {scale}, R.const(1, "int8"), axis=-1, out_dtype="{float}")
+            nan = R.isnan(pd)
+            gv = R.where(nan, {c}, {other})
+            R.output(gv)
+        return gv
+"#
+        ));
+        assert_pass(&FakeQuantizationToInteger::default(), m.clone(), m);
+    }
+}
