@@ -2171,3 +2171,67 @@ fn a_qdq_matmul_becomes_an_integer_matmul() {
         assert!((g - w).abs() <= 1e-5 * scale, "{g} vs {w} (scale {scale})");
     }
 }
+
+/// `DynamicQuantizeLinear` of a rank-3 input with symbolic dims (its range
+/// reduced over rows first, then over them): the scale, zero point and
+/// bytes of ONNX's definition, computed here, on LLVM and the
+/// interpreter, for inputs of either sign, all positive, and all zero.
+#[test]
+fn dynamic_quantize_linear_of_a_batch_of_rows() {
+    let bytes = model(
+        13,
+        GraphProto {
+            name: Some("dql".into()),
+            node: vec![node(
+                "DynamicQuantizeLinear",
+                &["x"],
+                &["y", "scale", "zp"],
+                vec![],
+            )],
+            input: vec![f32_info(
+                "x",
+                &[Dim::Param("b"), Dim::Param("s"), Dim::Value(37)],
+            )],
+            output: vec![
+                value_info("y", tensor_proto::DataType::Uint8, &[]),
+                f32_info("scale", &[]),
+                value_info("zp", tensor_proto::DataType::Uint8, &[]),
+            ],
+            ..Default::default()
+        },
+    );
+    let imported = from_onnx(&bytes, &ImportOptions::default()).unwrap();
+    let mut next = xorshift(0x5eed_1234);
+    let (b, s, n) = (2usize, 5usize, 37usize);
+    let cases: Vec<Vec<f32>> = vec![
+        (0..b * s * n)
+            .map(|_| (next() % 2001) as f32 / 300.0 - 3.1)
+            .collect(),
+        (0..b * s * n)
+            .map(|_| (next() % 1000) as f32 / 100.0 + 0.5)
+            .collect(),
+        vec![0.0; b * s * n],
+    ];
+    for x in cases {
+        // ONNX's definition, in float32 as onnxruntime computes it.
+        let hi = x.iter().fold(0f32, |a, &v| a.max(v));
+        let lo = x.iter().fold(0f32, |a, &v| a.min(v));
+        let range = if hi - lo == 0.0 { 1.0 } else { hi - lo };
+        let scale = range / 255.0;
+        let zp = (0.0 - lo / scale).clamp(0.0, 255.0).round_ties_even();
+        let want: Vec<u8> = x
+            .iter()
+            .map(|&v| ((v / scale).round_ties_even() + zp).clamp(0.0, 255.0) as u8)
+            .collect();
+        let args = [Value::Tensor(
+            Tensor::from_vec(&[b as i64, s as i64, n as i64], x.clone()).unwrap(),
+        )];
+        for target in [Target::host(), Target::interpreter()] {
+            let exec = build(&imported.module, &target).unwrap();
+            let out = outputs(VirtualMachine::new(&exec).call("main", &args).unwrap());
+            assert_eq!(out[1].to_vec::<f32>().unwrap(), vec![scale], "{target:?}");
+            assert_eq!(out[2].to_vec::<u8>().unwrap(), vec![zp as u8], "{target:?}");
+            assert_eq!(out[0].to_vec::<u8>().unwrap(), want, "{target:?}");
+        }
+    }
+}

@@ -42,17 +42,33 @@
 //! 4. Whatever consumed the float result (a bias `add`, a `quantize`) is
 //!    unchanged. Anything else (wider integers, per-axis activation scales,
 //!    rank-1 operands, mixed float types) is left as it is.
+//! 5. First, a `quantize` of a `dequantize` with the same constant
+//!    parameters, directly or through one layout op (`reshape`,
+//!    `permute_dims`, `expand_dims`, `squeeze`), is the 8-bit tensor itself
+//!    (through that layout op): the identity requantizations a QDQ model
+//!    puts around its layout ops, exact for the scales it checks (see
+//!    `requantize.rs`). The matmuls of item 2 then see 8-bit operands
+//!    where the float model reshapes and transposes (attention's heads).
+//! 6. With it, a NaN guard `where(isnan(y), c, y)` of a dequantized `y`
+//!    whose scale is a finite constant is `y` (a dequantized tensor is
+//!    never NaN; `nan_guard.rs`): PyTorch's masked softmax guard, which
+//!    fused would read the quantize chain before it twice.
 //!
 //! The `int32` `matmul` of the raw 8-bit tensors is the form the VNNI
 //! kernels take (`vpdpbusd`: `u8 × s8` into `i32`); the ONNX importer's
 //! `MatMulInteger` builds the same form with [`integer_matmul`].
 
+mod nan_guard;
+mod requantize;
+
 use super::Pass;
 use crate::dpl::{is_op, rewrite_calls, wildcard, Bindings, Match, Pattern};
 use crate::ir::{AttrValue, Attrs, Call, Expr, ExprKind, IRModule, PrimExpr, TensorStructInfo};
 use crate::op::infer::{attr_dtype, attr_int};
+use nan_guard::NanGuardRule;
 use relax_runtime::Tensor;
 use relax_runtime::{DataType, Error};
+use requantize::RequantizeRule;
 
 /// The pass. See the module docs.
 #[derive(Clone, Copy, Debug)]
@@ -85,9 +101,32 @@ impl Pass for FakeQuantizationToInteger {
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
         let rule = MatmulRule::new()?;
         let conv = ConvRule::new()?;
+        let requantize = RequantizeRule::new()?;
+        let nan_guard = NanGuardRule::new()?;
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
+            // Items 5 and 6 first, in their own rewrite: they replace
+            // `quantize` and `where` bindings, and the products below read
+            // the bindings as they are after it.
+            let bindings = Bindings::of_function(func);
+            let identity = |orig: &Expr, m: &Match| {
+                requantize
+                    .rewrite(orig, m, &bindings)
+                    .unwrap_or_else(|| orig.clone())
+            };
+            let unguarded = |orig: &Expr, m: &Match| {
+                nan_guard
+                    .rewrite(orig, m, &bindings)
+                    .unwrap_or_else(|| orig.clone())
+            };
+            let func = &rewrite_calls(
+                &[
+                    (&requantize.pattern, &identity),
+                    (&nan_guard.pattern, &unguarded),
+                ],
+                func,
+            )?;
             // The dequantize calls are read through the function's bindings
             // (a match records the variables); the rewrite replaces only
             // matmul bindings, so these stay valid through its rounds.

@@ -16,7 +16,9 @@
 //! 2. `DynamicQuantizeLinear` is ONNX's function: the range `[min(0,
 //!    min x), max(0, max x)]` over 255 steps (a scale of 1/255 when the range
 //!    is empty), the zero point `round(clamp(-min / scale, 0, 255))`, and
-//!    `quantize` into `uint8`.
+//!    `quantize` into `uint8`. `min x` and `max x` reduce the last axis
+//!    first, then the rest (the same values, and a parallel, vectorized
+//!    first stage).
 //! 3. `MatMulInteger` is exact integer arithmetic. With 8-bit inputs of
 //!    rank at least 2 (what ONNX allows, and what onnxruntime's
 //!    `quantize_dynamic` writes) it is an `int32` `matmul` of the 8-bit
@@ -255,9 +257,9 @@ pub fn dynamic_quantize_linear(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
         return Err(cx.error(format!("the input must be float32, found {dtype}")));
     }
     let zero = cx.scalar(0.0, dtype)?;
-    let hi = cx.op1("relax.max", x.clone())?;
+    let hi = reduce_all(cx, "relax.max", &x)?;
     let hi = cx.op2("relax.maximum", hi, zero.clone())?;
-    let lo = cx.op1("relax.min", x.clone())?;
+    let lo = reduce_all(cx, "relax.min", &x)?;
     let lo = cx.op2("relax.minimum", lo, zero.clone())?;
     let range = cx.op2("relax.subtract", hi, lo.clone())?;
     let empty = cx.op2("relax.equal", range.clone(), zero.clone())?;
@@ -274,6 +276,26 @@ pub fn dynamic_quantize_linear(cx: &mut Ctx) -> Result<Vec<Expr>, Error> {
     let attrs = Attrs::from_pairs([("out_dtype", AttrValue::DataType(DataType::uint(8)))]);
     let y = cx.call("relax.quantize", vec![x, scale.clone(), zp.clone()], attrs)?;
     Ok(vec![y, scale, zp])
+}
+
+/// `op` (`relax.max` or `relax.min`) over every element of `x`: for a
+/// rank of 2 or more, over the last axis first and then over what is
+/// left. The reduction of rows is the one the CPU schedules vectorize and
+/// run in parallel (a reduction straight to a scalar is one serial
+/// loop), and the result is the same: both are exact and propagate NaN,
+/// and the zero's sign, which the order may change, is lost in the range
+/// `max(hi, 0) - min(lo, 0)` (item 2 of the module docs).
+fn reduce_all(cx: &mut Ctx, op: &str, x: &Expr) -> Result<Expr, Error> {
+    let (dims, _) = cx.tensor(x)?;
+    if dims.len() < 2 {
+        return cx.op1(op, x.clone());
+    }
+    let last = Attrs::from_pairs([
+        ("axis", super::ints([-1])),
+        ("keepdims", AttrValue::Bool(false)),
+    ]);
+    let rows = cx.call(op, vec![x.clone()], last)?;
+    cx.op1(op, rows)
 }
 
 /// Input `i` (an integer tensor) in `int32`, minus the zero point input

@@ -471,3 +471,314 @@ class Module:
     );
     assert_pass(&FakeQuantizationToInteger::matmul_only(), m.clone(), m);
 }
+
+/// Attention's heads as `quantize_static` writes them: every layout op
+/// wrapped in a dequantize/quantize pair with the same parameters. The
+/// pairs go (item 5), the layout ops run on the 8-bit tensor, and the
+/// batched matmul of the two heads becomes an integer one.
+#[test]
+fn identity_requantizations_around_layout_ops_go() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(aq: R.Tensor((2, 3, 8), "int8"), bq: R.Tensor((2, 4, 3, 2), "int8")) -> R.Tensor((2, 4, 3, 3), "float32"):
+        with R.dataflow():
+            a = R.dequantize(aq, R.const(0.006358409, "float32"), R.const(-2, "int8"), axis=-1, out_dtype="float32")
+            a1 = R.reshape(a, R.shape([2, 3, 4, 2]))
+            a1q = R.quantize(a1, R.const(0.006358409, "float32"), R.const(-2, "int8"), axis=-1, out_dtype="int8")
+            a1d = R.dequantize(a1q, R.const(0.006358409, "float32"), R.const(-2, "int8"), axis=-1, out_dtype="float32")
+            a2 = R.permute_dims(a1d, axes=[0, 2, 1, 3])
+            a2q = R.quantize(a2, R.const(0.006358409, "float32"), R.const(-2, "int8"), axis=-1, out_dtype="int8")
+            a2d = R.dequantize(a2q, R.const(0.006358409, "float32"), R.const(-2, "int8"), axis=-1, out_dtype="float32")
+            b = R.dequantize(bq, R.const(0.25, "float32"), R.const(0, "int8"), axis=-1, out_dtype="float32")
+            bt = R.permute_dims(b, axes=[0, 1, 3, 2])
+            btq = R.quantize(bt, R.const(0.25, "float32"), R.const(0, "int8"), axis=-1, out_dtype="int8")
+            btd = R.dequantize(btq, R.const(0.25, "float32"), R.const(0, "int8"), axis=-1, out_dtype="float32")
+            gv = R.matmul(a2d, btd)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(aq: R.Tensor((2, 3, 8), dtype="int8"), bq: R.Tensor((2, 4, 3, 2), dtype="int8")) -> R.Tensor((2, 4, 3, 3), dtype="float32"):
+        with R.dataflow():
+            a1q: R.Tensor((2, 3, 4, 2), dtype="int8") = R.reshape(aq, R.shape([2, 3, 4, 2]))
+            a2q: R.Tensor((2, 4, 3, 2), dtype="int8") = R.permute_dims(a1q, axes=[0, 2, 1, 3])
+            btq: R.Tensor((2, 4, 2, 3), dtype="int8") = R.permute_dims(bq, axes=[0, 1, 3, 2])
+            lv: R.Tensor((2, 4, 3, 3), dtype="int32") = R.matmul(a2q, btq, out_dtype="int32")
+            lv1: R.Tensor((2, 4, 2, 3), dtype="int32") = R.astype(btq, dtype="int32")
+            lv2: R.Tensor((2, 4, 1, 3), dtype="int32") = R.sum(lv1, axis=[-2], keepdims=True)
+            lv3: R.Tensor((2, 4, 1, 3), dtype="int32") = R.multiply(R.const(-2, "int32"), lv2)
+            lv4: R.Tensor((2, 4, 3, 3), dtype="int32") = R.subtract(lv, lv3)
+            lv5: R.Tensor((2, 4, 3, 3), dtype="float32") = R.astype(lv4, dtype="float32")
+            lv6: R.Tensor((), dtype="float32") = R.multiply(R.const(0.006358409, "float32"), R.const(0.25, "float32"))
+            gv: R.Tensor((2, 4, 3, 3), dtype="float32") = R.multiply(lv5, lv6)
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
+}
+
+/// A dequantize straight into a quantize with the same parameters is the
+/// 8-bit tensor itself (the binding is an alias of it, and goes).
+#[test]
+fn an_identity_requantization_is_the_tensor() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((5, 3), "uint8")) -> R.Tensor((5, 3), "uint8"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const(0.5, "float32"), R.const(131, "uint8"), axis=-1, out_dtype="float32")
+            y = R.quantize(x, R.const(0.5, "float32"), R.const(131, "uint8"), axis=-1, out_dtype="uint8")
+            gv = R.add(y, y)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((5, 3), dtype="uint8")) -> R.Tensor((5, 3), dtype="uint8"):
+        with R.dataflow():
+            gv: R.Tensor((5, 3), dtype="uint8") = R.add(xq, xq)
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
+}
+
+/// Requantizations that change the tensor stay: another scale, another
+/// zero point, another type, a scale that is not a constant, a subnormal
+/// scale (its products lose bits), a layout op the rule does not know.
+#[test]
+fn requantizations_that_change_the_tensor_stay() {
+    let reshape = ("R.reshape(x, R.shape([3, 5]))", "(3, 5)");
+    let flip = ("R.flip(x, axis=0)", "(5, 3)");
+    let cases = [
+        ("0.5", "3", "0.25", "3", "int8", reshape),
+        ("0.5", "3", "0.5", "4", "int8", reshape),
+        ("0.5", "3", "0.5", "3", "uint8", reshape),
+        ("1e-40", "3", "1e-40", "3", "int8", reshape),
+        ("0.5", "3", "0.5", "3", "int8", flip),
+    ];
+    for (s1, z1, s2, z2, out, (layout, shape)) in cases {
+        let m = parse(&format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((5, 3), "int8")) -> R.Tensor({shape}, "{out}"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const({s1}, "float32"), R.const({z1}, "int8"), axis=-1, out_dtype="float32")
+            y = {layout}
+            gv = R.quantize(y, R.const({s2}, "float32"), R.const({z2}, "{out}"), axis=-1, out_dtype="{out}")
+            R.output(gv)
+        return gv
+"#
+        ));
+        assert_pass(&FakeQuantizationToInteger::default(), m.clone(), m);
+    }
+    // A scale known only at run time.
+    let m = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((5, 3), "int8"), s: R.Tensor((), "float32")) -> R.Tensor((5, 3), "int8"):
+        with R.dataflow():
+            x = R.dequantize(xq, s, R.const(0, "int8"), axis=-1, out_dtype="float32")
+            gv = R.quantize(x, s, R.const(0, "int8"), axis=-1, out_dtype="int8")
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::default(), m.clone(), m);
+}
+
+/// Item 5's claim, checked on every byte: for scales across the range the
+/// rule accepts (its ends, onnxruntime's calibrated ones, powers of two
+/// and awkward mantissas) and zero points at the ends of the types,
+/// `quantize(dequantize(x))` on the reference kernels gives `x` back for
+/// every `int8` and `uint8` value.
+#[test]
+fn identity_requantization_is_exact_for_every_byte() {
+    use crate::backend::{build, Target};
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let scales = [
+        2f64.powi(-100),
+        2f64.powi(100),
+        0.006358409,
+        0.0027934227,
+        1.0 / 3.0,
+        0.1,
+        1.0,
+        7.0e-20,
+        3.3e29,
+    ];
+    for (dtype, zeros) in [("int8", [-128i64, -2, 0, 127]), ("uint8", [0, 1, 128, 255])] {
+        let values: Vec<i64> = if dtype == "int8" {
+            (-128..128).collect()
+        } else {
+            (0..256).collect()
+        };
+        for s in scales {
+            let s32 = s as f32;
+            for z in zeros {
+                let text = format!(
+                    r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(xq: R.Tensor((256,), "{dtype}")) -> R.Tensor((256,), "{dtype}"):
+        with R.dataflow():
+            x = R.dequantize(xq, R.const({s32:e}, "float32"), R.const({z}, "{dtype}"), axis=-1, out_dtype="float32")
+            gv = R.quantize(x, R.const({s32:e}, "float32"), R.const({z}, "{dtype}"), axis=-1, out_dtype="{dtype}")
+            R.output(gv)
+        return gv
+"#
+                );
+                let m = parse(&text);
+                let rewritten = FakeQuantizationToInteger::default().run(m.clone()).unwrap();
+                assert!(
+                    !rewritten.to_string().contains("R.quantize"),
+                    "scale {s32:e}: {rewritten}"
+                );
+                let x = if dtype == "int8" {
+                    let v: Vec<i8> = values.iter().map(|&v| v as i8).collect();
+                    Tensor::from_vec(&[256], v).unwrap()
+                } else {
+                    let v: Vec<u8> = values.iter().map(|&v| v as u8).collect();
+                    Tensor::from_vec(&[256], v).unwrap()
+                };
+                let exec = build(&m, &Target::interpreter()).unwrap();
+                let y = VirtualMachine::new(&exec)
+                    .call("main", &[Value::Tensor(x.clone())])
+                    .unwrap();
+                assert_eq!(
+                    y.as_tensor().unwrap().to_f64_vec(),
+                    x.to_f64_vec(),
+                    "{dtype}, scale {s32:e}, zero point {z}"
+                );
+            }
+        }
+    }
+}
+
+/// PyTorch's masked-softmax guard on a quantized softmax (item 6): the
+/// `where(isnan(p), 0, p)` of a dequantized `p` is `p`, and the quantize
+/// after it reads the dequantize directly.
+#[test]
+fn a_nan_guard_of_a_dequantized_tensor_goes() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(s: R.Tensor((2, 7), "float32")) -> R.Tensor((2, 7), "int8"):
+        with R.dataflow():
+            p = R.nn.softmax(s, axis=1)
+            pq = R.quantize(p, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            pd = R.dequantize(pq, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="float32")
+            nan = R.isnan(pd)
+            g = R.where(nan, R.const(0.0, "float32"), pd)
+            gv = R.quantize(g, R.const(0.0002855734, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            R.output(gv)
+        return gv
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(s: R.Tensor((2, 7), dtype="float32")) -> R.Tensor((2, 7), dtype="int8"):
+        with R.dataflow():
+            p: R.Tensor((2, 7), dtype="float32") = R.nn.softmax(s, axis=1)
+            pq: R.Tensor((2, 7), dtype="int8") = R.quantize(p, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            pd: R.Tensor((2, 7), dtype="float32") = R.dequantize(pq, R.const(0.003921569, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="float32")
+            gv: R.Tensor((2, 7), dtype="int8") = R.quantize(pd, R.const(0.0002855734, "float32"), R.const(-128, "int8"), axis=-1, out_dtype="int8")
+            R.output(gv)
+        return gv
+"#,
+    );
+    assert_pass(&FakeQuantizationToInteger::default(), before, expected);
+}
+
+/// Guards that may take their other branch stay: a scale that is not a
+/// constant (it may be NaN), an infinite one (infinity times a zero
+/// difference), a `float16` dequantize, a guard of another tensor, a
+/// replacement that broadcasts the result wider.
+#[test]
+fn nan_guards_that_may_fire_stay() {
+    let cases = [
+        (
+            "x: R.Tensor((2, 7), \"int8\"), s: R.Tensor((), \"float32\")",
+            "s",
+            "float32",
+            "pd",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\")",
+            "R.const(inf, \"float32\")",
+            "float32",
+            "pd",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\")",
+            "R.const(0.5, \"float16\")",
+            "float16",
+            "pd",
+            "R.const(0.0, \"float16\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\"), y: R.Tensor((2, 7), \"float32\")",
+            "R.const(0.5, \"float32\")",
+            "float32",
+            "y",
+            "R.const(0.0, \"float32\")",
+            "(2, 7)",
+        ),
+        (
+            "x: R.Tensor((2, 7), \"int8\"), c: R.Tensor((3, 2, 7), \"float32\")",
+            "R.const(0.5, \"float32\")",
+            "float32",
+            "pd",
+            "c",
+            "(3, 2, 7)",
+        ),
+    ];
+    for (params, scale, float, other, c, shape) in cases {
+        let m = parse(&format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main({params}) -> R.Tensor({shape}, "{float}"):
+        with R.dataflow():
+            pd = R.dequantize(x, {scale}, R.const(1, "int8"), axis=-1, out_dtype="{float}")
+            nan = R.isnan(pd)
+            gv = R.where(nan, {c}, {other})
+            R.output(gv)
+        return gv
+"#
+        ));
+        assert_pass(&FakeQuantizationToInteger::default(), m.clone(), m);
+    }
+}

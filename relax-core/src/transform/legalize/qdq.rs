@@ -2,9 +2,17 @@
 //! zero point read at the element's index along `axis` when they are 1-d.
 //!
 //! `quantize` divides in `data`'s float type, rounds half to even
-//! (`T.round`), adds the zero point in `float64` (exact for zero points of
-//! 32 bits or fewer), clamps to `out_dtype`'s range and casts; a NaN
-//! quotient gives the zero point. `dequantize` subtracts the zero point in
+//! (`T.round`), adds the zero point, clamps to `out_dtype`'s range and
+//! casts; a NaN quotient gives the zero point. The sum and the clamp are
+//! in `float32` when the output and the zero point have at most 16 bits
+//! (and `data` at most 32), else in `float64`: either way a sum inside the
+//! output's range is exact (an integer below 2^24, resp. 2^53), and one
+//! outside it is clamped to the same bound as the exact sum would be. The
+//! rounded quotient is read twice (the NaN test, the clamp through
+//! `T.min`/`T.max` nodes): fused into a chain of quantizes (a QDQ model's
+//! requantizations), the inlined expression grows by a factor of two per
+//! quantize, not the twenty the NaN-propagating `maximum`/`minimum` would
+//! give. `dequantize` subtracts the zero point in
 //! `int32` (`int64` when an operand is wider than 16 bits), casts to
 //! `out_dtype` and multiplies by the scale there. The reference kernels
 //! compute the same.
@@ -37,17 +45,24 @@ fn pick(t: &Tensor, i: &[PrimExpr], axis: usize) -> PrimExpr {
 fn quantize(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     let (dims, out) = cx.out_tensor(0)?;
     let axis = axis(cx, dims.len())?;
-    let f64t = DataType::f64();
-    let (lo, hi) = (te::lowest(out).cast(f64t), te::highest(out).cast(f64t));
     cx.te1(&[0, 1, 2], |xs| {
         let (x, s, z) = (&xs[0], &xs[1], &xs[2]);
         let xdt = x.dtype();
+        let narrow = out.bits() <= 16 && z.dtype().bits() <= 16 && xdt.bits() <= 32;
+        let wt = if narrow {
+            DataType::f32()
+        } else {
+            DataType::f64()
+        };
+        let (lo, hi) = (te::lowest(out).cast(wt), te::highest(out).cast(wt));
         Ok(compute("T_quantize", x.shape().to_vec(), |i| {
             let q = te::div(x.at(i), pick(s, i, axis).cast(xdt));
-            let zf = pick(z, i, axis).cast(f64t);
-            let q = te::unary("round", q).cast(f64t) + zf.clone();
-            let clamped = te::maximum(te::minimum(q.clone(), hi.clone()), lo.clone());
-            PrimExpr::select(te::is_nan(&q), zf, clamped).cast(out)
+            let r = te::unary("round", q).cast(wt);
+            let zf = pick(z, i, axis).cast(wt);
+            // Min and Max nodes (the value is not NaN where it is taken).
+            let clamped = (r.clone() + zf.clone()).min(hi.clone()).max(lo.clone());
+            let nan = PrimExpr::call(DataType::bool(), "isnan", vec![r]);
+            PrimExpr::select(nan, zf, clamped).cast(out)
         }))
     })
 }
