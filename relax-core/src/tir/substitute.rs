@@ -83,12 +83,14 @@ impl Substitute {
                 extent,
                 kind,
                 body,
+                annotations,
             } => Stmt::For {
                 loop_var: loop_var.clone(),
                 min: self.expr(min),
                 extent: self.expr(extent),
                 kind: *kind,
                 body: Box::new(self.stmt(body)),
+                annotations: annotations.clone(),
             },
             Stmt::Block(b) => {
                 let alloc_buffers = b.alloc_buffers.iter().map(|a| self.allocated(a)).collect();
@@ -110,6 +112,7 @@ impl Substitute {
                     init: b.init.as_ref().map(|i| Box::new(self.stmt(i))),
                     body: Box::new(self.stmt(&b.body)),
                     alloc_buffers,
+                    annotations: b.annotations.clone(),
                 }))
             }
             Stmt::BufferStore {
@@ -173,6 +176,7 @@ mod tests {
                     value: PrimExpr::load(&a, vec![i.to_expr()]),
                     indices: vec![i.to_expr()],
                 }),
+                annotations: crate::ir::Attrs::new(),
             }),
         };
         let mut s = Substitute::default();

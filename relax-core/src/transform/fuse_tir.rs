@@ -309,6 +309,7 @@ fn fuse_function(module: &IRModule, func: &Function) -> Option<(PrimFunc, Vec<Ex
         init: None,
         body: Box::new(body),
         alloc_buffers: kept,
+        annotations: Attrs::new(),
     };
     params.extend(
         constants

@@ -152,6 +152,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 extent,
                 kind,
                 body,
+                ..
             } => match kind {
                 ForKind::Serial => self.serial_for(loop_var, min, extent, body, LoopHint::None),
                 ForKind::Unrolled => {

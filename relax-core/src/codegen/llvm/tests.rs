@@ -3,6 +3,7 @@
 
 use super::{emit_object, jit, scalar_abi, CodegenOptions, KernelSignature};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
 
@@ -47,6 +48,7 @@ fn for_(v: &TirVar, extent: impl Into<PrimExpr>, kind: ForKind, body: Stmt) -> S
         extent: extent.into(),
         kind,
         body: Box::new(body),
+        annotations: Attrs::new(),
     }
 }
 
@@ -80,6 +82,7 @@ fn block(
         init: init.map(Box::new),
         body: Box::new(body),
         alloc_buffers: alloc,
+        annotations: Attrs::new(),
     }))
 }
 
@@ -1195,6 +1198,7 @@ fn unsupported_constructs_are_errors_not_panics() {
         init: None,
         body: Box::new(Stmt::no_op()),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     }));
     let m = unsupported(compile(bad_block, ps()));
     assert!(m.contains("block `bad`"), "{m}");
