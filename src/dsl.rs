@@ -21,9 +21,18 @@
 //! this CPU) with the facade's "llvm" feature (on by default), for
 //! [`Target::interpreter()`](crate::Target::interpreter) without it.
 //! [`ExecutableCache::backend`] says which.
+//!
+//! A module whose functions attach schedules (`#[schedule(matmul =
+//! by_hand)]`) also holds them as `(PrimFunc name, ScheduleFn)` pairs;
+//! its cache is made with [`ExecutableCache::with_schedules`], and the
+//! first call compiles [`apply_schedules`]' result: the module legalized,
+//! then each schedule run on its PrimFunc by `ApplySchedule` (which marks
+//! it `tir.is_scheduled`, so the default schedules leave it alone).
 
 use crate::ir::IRModule;
 use crate::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
+use crate::tir::schedule::{Schedule, ScheduleError};
+use crate::transform::{ApplySchedule, LegalizeOps, Pass};
 use crate::{Error, Executable, Target, Value, VirtualMachine};
 use relax_runtime::parallel::ParallelBody;
 use std::collections::HashMap;
@@ -38,11 +47,33 @@ pub use relax_runtime::parallel::relax_parallel_for;
 /// the generated `IRModule`).
 pub use std::sync::LazyLock as Lazy;
 
+/// A schedule attached in the DSL: a Rust function scheduling one
+/// PrimFunc with TVM's primitives.
+pub type ScheduleFn = fn(&mut Schedule) -> Result<(), ScheduleError>;
+
+/// `module` as a module with attached schedules is compiled: legalized
+/// (`LegalizeOps`), then each `(name, schedule)` run on the PrimFunc
+/// `name` (`ApplySchedule`). A PrimFunc the legalized module lacks, or a
+/// failed schedule step, is an `Err` naming it.
+pub fn apply_schedules(
+    module: &IRModule,
+    schedules: &[(&str, ScheduleFn)],
+) -> Result<IRModule, Error> {
+    let legalized = LegalizeOps::default().run(module.clone())?;
+    schedules
+        .iter()
+        .fold(ApplySchedule::default(), |pass, (name, f)| {
+            pass.func(name, *f)
+        })
+        .run(legalized)
+}
+
 /// A module's compiled form, built on first use and shared by every call
 /// (and every thread).
 pub struct ExecutableCache {
     content_hash: u64,
     aot: Option<&'static AotArtifact>,
+    schedules: &'static [(&'static str, ScheduleFn)],
     vm: OnceLock<Result<VirtualMachine, Error>>,
 }
 
@@ -52,6 +83,21 @@ impl ExecutableCache {
         ExecutableCache {
             content_hash,
             aot: None,
+            schedules: &[],
+            vm: OnceLock::new(),
+        }
+    }
+
+    /// An empty cache for a module with attached schedules: the first call
+    /// compiles [`apply_schedules`]`(module, schedules)`.
+    pub const fn with_schedules(
+        content_hash: u64,
+        schedules: &'static [(&'static str, ScheduleFn)],
+    ) -> Self {
+        ExecutableCache {
+            content_hash,
+            aot: None,
+            schedules,
             vm: OnceLock::new(),
         }
     }
@@ -64,6 +110,7 @@ impl ExecutableCache {
         ExecutableCache {
             content_hash,
             aot: Some(artifact),
+            schedules: &[],
             vm: OnceLock::new(),
         }
     }
@@ -96,7 +143,13 @@ impl ExecutableCache {
                 if let Some(artifact) = self.aot {
                     return artifact.load().map(|exec| VirtualMachine::new(&exec));
                 }
-                crate::build(module, &jit_target()).map(|exec| VirtualMachine::new(&exec))
+                let exec = if self.schedules.is_empty() {
+                    crate::build(module, &jit_target())
+                } else {
+                    apply_schedules(module, self.schedules)
+                        .and_then(|scheduled| crate::build(&scheduled, &jit_target()))
+                };
+                exec.map(|exec| VirtualMachine::new(&exec))
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -394,3 +394,111 @@ fn the_mlp_in_bfloat16_gives_the_float32_result() {
         .unwrap();
     check(&got, "ToMixedPrecision on LLVM");
 }
+
+// ---- schedules attached in the DSL -----------------------------------------
+
+use relax::tir::schedule::{Schedule, ScheduleError};
+use relax::{Target, Tensor, Value, VirtualMachine};
+
+/// The schedule `scheduled::main` attaches to its legalized matmul: rows
+/// in tiles of 4 (13 rows: the last tile is guarded), the tiles in
+/// parallel, the reduction after the column loop, and TVM's unroll hint
+/// on the tile's rows (carried, not interpreted by the LLVM back end).
+fn tile_matmul(sch: &mut Schedule) -> Result<(), ScheduleError> {
+    let c = sch.get_block("T_matmul")?;
+    let loops = sch.get_loops(c)?;
+    let (i, j, k) = (loops[0], loops[1], loops[2]);
+    let tiles = sch.split(i, &[None, Some(4)])?;
+    sch.reorder(&[tiles[0], j, k, tiles[1]])?;
+    sch.parallel(tiles[0])?;
+    sch.annotate(tiles[1], "pragma_auto_unroll_max_step", 16_i64)?;
+    sch.annotate(c, "schedule_source", "tests/dsl.rs")?;
+    Ok(())
+}
+
+/// A schedule whose first step fails: the build, and so every call, is an
+/// `Err` naming the PrimFunc and the block.
+fn wrong_block(sch: &mut Schedule) -> Result<(), ScheduleError> {
+    sch.get_block("no_such_block").map(|_| ())
+}
+
+relax::module! {
+    pub mod scheduled {
+        /// A matmul at odd sizes, scheduled by hand when it is compiled.
+        #[function]
+        #[schedule(matmul = tile_matmul)]
+        pub fn main(a: Tensor![(13, 9), f32], b: Tensor![(9, 37), f32]) -> Tensor![(13, 37), f32] {
+            R::matmul(a, b)
+        }
+    }
+}
+
+/// The one-function form takes the attribute too; a path through `self::`.
+#[relax::function]
+#[schedule(matmul = self::wrong_block)]
+pub fn badly_scheduled(a: Tensor![(5, 3), f32], b: Tensor![(3, 7), f32]) -> Tensor![(5, 7), f32] {
+    R::matmul(a, b)
+}
+
+#[test]
+fn an_attached_schedule_runs_when_the_module_is_compiled() {
+    use relax::ir::BaseFunc;
+    let m = scheduled::scheduled_module().unwrap();
+    let kernel = m
+        .functions()
+        .find_map(|(gv, f)| match f {
+            BaseFunc::Prim(p) if gv.name_hint() == "matmul" => Some(p.clone()),
+            _ => None,
+        })
+        .expect("the legalized matmul");
+    assert!(
+        relax::transform::apply_schedule::is_scheduled(&kernel.attrs),
+        "{m}"
+    );
+    let text = m.to_string();
+    for want in [
+        "for ax0_0 in T.parallel(4):",
+        "annotations={\"pragma_auto_unroll_max_step\": 16}",
+        "T.sblock_attr({\"schedule_source\": \"tests/dsl.rs\"})",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+
+    let a = matrix(13, 9, 31);
+    let b = matrix(9, 37, 32);
+    // Through the wrapper: LLVM-compiled with the schedule.
+    let got: Array2<f32> = scheduled::main(&a, &b).unwrap();
+    assert_close(&got, &a.dot(&b));
+    // The scheduled and the unscheduled module on the interpreter.
+    let args = [
+        Value::Tensor(Tensor::from(&a)),
+        Value::Tensor(Tensor::from(&b)),
+    ];
+    let run = |module: &relax::ir::IRModule| -> Array2<f32> {
+        let exec = relax::build(module, &Target::interpreter()).unwrap();
+        VirtualMachine::new(&exec)
+            .call("main", &args)
+            .unwrap()
+            .as_tensor()
+            .unwrap()
+            .to_ndarray::<f32>()
+            .unwrap()
+            .into_dimensionality()
+            .unwrap()
+    };
+    assert_close(&run(&m), &run(scheduled::module()));
+    assert_close(&run(&m), &got);
+}
+
+#[test]
+fn a_failing_attached_schedule_is_an_error_from_every_call() {
+    let a = matrix(5, 3, 1);
+    let b = matrix(3, 7, 2);
+    for _ in 0..2 {
+        let e = badly_scheduled(&a, &b).unwrap_err().to_string();
+        assert!(e.contains("scheduling `matmul`"), "{e}");
+        assert!(e.contains("no_such_block"), "{e}");
+    }
+    let e = badly_scheduled::scheduled_module().unwrap_err().to_string();
+    assert!(e.contains("no_such_block"), "{e}");
+}

@@ -4,7 +4,7 @@
 //! between targets on the seed's MLP.
 
 use ndarray::{Array, ArrayD, IxDyn};
-use relax::ir::{IRModule, PrimExpr, TirVar};
+use relax::ir::{Attrs, IRModule, PrimExpr, TirVar};
 use relax::native::{NativeKernel, NativeLibrary};
 use relax::tir::{Buffer, ForKind, PrimFunc, PrimFuncParam, Stmt};
 use relax::transform::{DeadCodeElimination, FoldConstant, Pass};
@@ -272,6 +272,7 @@ fn scale_rows() -> PrimFunc {
         extent: PrimExpr::var(&k),
         kind: ForKind::Serial,
         body: Box::new(store),
+        annotations: Attrs::new(),
     };
     let body = Stmt::For {
         loop_var: i,
@@ -279,6 +280,7 @@ fn scale_rows() -> PrimFunc {
         extent: PrimExpr::var(&m),
         kind: ForKind::Serial,
         body: Box::new(inner),
+        annotations: Attrs::new(),
     };
     PrimFunc::new(
         vec![

@@ -259,6 +259,7 @@ impl Builder {
                     doc: Some(doc.clone()),
                     module: module.clone(),
                     functions,
+                    schedules: Vec::new(),
                     content_hash: artifact_hash(module),
                 },
                 file: origin.clone(),
@@ -408,6 +409,13 @@ impl Builder {
             for item in scan(&parsed) {
                 let range = item.range();
                 match lower(&item) {
+                    Ok(lowered) if !lowered.schedules.is_empty() => {
+                        let s = &lowered.schedules[0];
+                        errors.push(
+                            SourceError::new(file, &source, SpanRange::from(s.span), format!("the relax module `{}` attaches a schedule to `{}`, which ahead-of-time compilation cannot run", aot_key(&lowered.mod_name), s.prim_func))
+                                .with_note("a `#[schedule(…)]` function is Rust code of the crate being built, run when the module is compiled on first call; leave this module out of `relax::aot::Builder` (it is then compiled on first call), or schedule it in build.rs with `relax::transform::ApplySchedule` and `Builder::ir_module`"),
+                        );
+                    }
                     Ok(lowered) => {
                         let key = aot_key(&lowered.mod_name);
                         if let Some(first) = modules.iter().find(|m| m.key == key) {

@@ -77,6 +77,7 @@ mod tests {
                 extent: PrimExpr::int(n),
                 kind: ForKind::Serial,
                 body: Box::new(body),
+                annotations: crate::ir::Attrs::new(),
             },
         )
     }

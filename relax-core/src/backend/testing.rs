@@ -1,6 +1,7 @@
 //! PrimFuncs with bodies for tests, built in Rust (the text parser reads
 //! PrimFunc signatures only).
 
+use crate::ir::Attrs;
 use crate::ir::{IRModule, PrimExpr, TirVar};
 use crate::tir::{Buffer, ForKind, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::DataType;
@@ -22,6 +23,7 @@ pub(crate) fn add_one() -> PrimFunc {
             value: PrimExpr::load(&a, vec![PrimExpr::var(&i)]) + PrimExpr::float(f32_, 1.0),
             indices: vec![PrimExpr::var(&i)],
         }),
+        annotations: Attrs::new(),
     };
     PrimFunc::new(
         vec![PrimFuncParam::Buffer(a), PrimFuncParam::Buffer(b)],

@@ -30,6 +30,11 @@
 //! | [`rewriter`] | `relax::rewriter!`: a pattern function and a replacement function, checked, to a rewrite pass |
 //! | [`codegen`] | Rust code from a lowered module |
 //!
+//! A function's `#[schedule(prim_func = path)]` attaches a Rust schedule
+//! function to a PrimFunc of the built module ([`AttachedSchedule`]);
+//! the generated code runs it through `ApplySchedule` when the module is
+//! compiled.
+//!
 //! Function docs are kept twice: in [`FunctionInfo::doc`] and as the
 //! function attribute `"doc"`, so they survive in the IR.
 
@@ -41,6 +46,8 @@ pub mod pattern;
 pub mod rewriter;
 mod syntax;
 mod types;
+
+pub use syntax::AttachedSchedule;
 
 use crate::ir::{IRModule, StructInfo};
 use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
@@ -184,6 +191,9 @@ pub struct Lowered {
     pub module: IRModule,
     /// Every function, in source order.
     pub functions: Vec<FunctionInfo>,
+    /// The schedules attached with `#[schedule(…)]`, over every function,
+    /// in source order; each PrimFunc at most once.
+    pub schedules: Vec<AttachedSchedule>,
     /// A hash of the input tokens' text, identifying the macro invocation.
     /// AOT artifacts are matched by a hash of the module's IR instead
     /// (`codegen::aot::artifact_hash`): build.rs prints tokens with other
@@ -229,6 +239,20 @@ fn finish(
         return Err(errors);
     };
     let (module, functions) = module::lower(&def, &mut errors);
+    let mut schedules: Vec<AttachedSchedule> = Vec::new();
+    for s in def.functions.iter().flat_map(|f| &f.schedules) {
+        match schedules.iter().find(|t| t.prim_func == s.prim_func) {
+            Some(first) => errors.push(FrontendError::new(
+                s.span,
+                format!(
+                    "a second schedule for the PrimFunc `{}` (the first is `{}`)",
+                    s.prim_func,
+                    first.path.to_token_stream()
+                ),
+            )),
+            None => schedules.push(s.clone()),
+        }
+    }
     match module {
         Some(module) if errors.is_empty() => Ok(Lowered {
             mod_name: def.ident,
@@ -236,6 +260,7 @@ fn finish(
             doc: def.doc,
             module,
             functions,
+            schedules,
             content_hash,
         }),
         _ => {

@@ -5,7 +5,8 @@
 //!    `#[relax::function(attr)] fn f(…)` becomes a one-function module
 //!    named after the function.
 //! 2. Function attributes are read here: `#[function(pure = false)]`,
-//!    `#[func_attr(Key = value, …)]` and doc comments. Bodies stay syn
+//!    `#[func_attr(Key = value, …)]`, `#[schedule(prim_func = path, …)]`
+//!    (see [`AttachedSchedule`]) and doc comments. Bodies stay syn
 //!    syntax trees; [`super::lower`] walks them.
 //! 3. Anything that is not DSL is reported at its tokens and skipped, so
 //!    the other functions are still checked.
@@ -32,9 +33,99 @@ pub(super) struct FnDef {
     pub doc: Option<String>,
     /// `#[func_attr(…)]` pairs, in order.
     pub attrs: Vec<(String, AttrValue)>,
+    /// `#[schedule(…)]` pairs, in order.
+    pub schedules: Vec<AttachedSchedule>,
     pub params: Vec<(syn::Ident, syn::Type)>,
     pub ret: Option<syn::Type>,
     pub block: syn::Block,
+}
+
+/// A schedule attached in the DSL: `#[schedule(matmul = by_hand)]` on a
+/// relax function names a PrimFunc of the built module (as
+/// `ApplySchedule` does: `matmul` after `LegalizeOps`) and the Rust
+/// function that schedules it, a
+/// `fn(&mut Schedule) -> Result<(), ScheduleError>` in scope where the
+/// macro is invoked. It runs when the module is compiled.
+#[derive(Clone, Debug)]
+pub struct AttachedSchedule {
+    /// The PrimFunc's name.
+    pub prim_func: String,
+    /// The schedule function, as written.
+    pub path: syn::Path,
+    /// Where the PrimFunc's name is, for errors.
+    pub span: Span,
+}
+
+/// Reads the pairs of `#[schedule(name = path, …)]` into `out`.
+fn schedule_attr(
+    a: &syn::Attribute,
+    out: &mut Vec<AttachedSchedule>,
+    errors: &mut Vec<FrontendError>,
+) {
+    const EXPECTED: &str = "expected `#[schedule(prim_func = schedule_fn, …)]`: the name of a PrimFunc of the built module (`matmul` after LegalizeOps) and the path of a `fn(&mut Schedule) -> Result<(), ScheduleError>`";
+    let pairs = match &a.meta {
+        syn::Meta::List(_) => {
+            match a
+                .parse_args_with(Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated)
+            {
+                Ok(pairs) => pairs,
+                Err(e) => {
+                    errors.push(FrontendError::spanned(
+                        a,
+                        format!("{EXPECTED}; found {} ({e})", quoted(a)),
+                    ));
+                    return;
+                }
+            }
+        }
+        _ => {
+            errors.push(FrontendError::spanned(
+                a,
+                format!("{EXPECTED}; found {}", quoted(a)),
+            ));
+            return;
+        }
+    };
+    if pairs.is_empty() {
+        errors.push(FrontendError::spanned(
+            a,
+            format!("{EXPECTED}; found no pair"),
+        ));
+    }
+    for nv in pairs {
+        let Some(name) = nv.path.get_ident() else {
+            errors.push(FrontendError::spanned(
+                &nv.path,
+                format!(
+                    "expected the name of a PrimFunc, found {}",
+                    quoted(&nv.path)
+                ),
+            ));
+            continue;
+        };
+        match &nv.value {
+            syn::Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => {
+                out.push(AttachedSchedule {
+                    prim_func: name.to_string(),
+                    path: p.path.clone(),
+                    span: name.span(),
+                });
+            }
+            syn::Expr::Closure(c) => errors.push(FrontendError::spanned(
+                c,
+                format!(
+                    "expected the path of a schedule function for `{name}`, found a closure: define it as `fn {name}_schedule(sch: &mut Schedule) -> Result<(), ScheduleError>` and name it here"
+                ),
+            )),
+            other => errors.push(FrontendError::spanned(
+                other,
+                format!(
+                    "expected the path of a schedule function `fn(&mut Schedule) -> Result<(), ScheduleError>` for `{name}`, found {}",
+                    quoted(other)
+                ),
+            )),
+        }
+    }
 }
 
 /// The text of the doc comments among `attrs`, one line each.
@@ -201,9 +292,14 @@ fn function(
     let mut is_function = item_pure.is_some();
     let mut pure = item_pure.unwrap_or(true);
     let mut attrs = Vec::new();
+    let mut schedules = Vec::new();
     for a in &f.attrs {
         let path = a.path();
         if path.is_ident("doc") {
+            continue;
+        }
+        if path.is_ident("schedule") {
+            schedule_attr(a, &mut schedules, errors);
             continue;
         }
         if path.is_ident("function") && item_pure.is_none() {
@@ -255,7 +351,7 @@ fn function(
         }
         errors.push(unsupported(
             a,
-            "`#[function]`, `#[func_attr(…)]` or a doc comment on a relax function",
+            "`#[function]`, `#[func_attr(…)]`, `#[schedule(…)]` or a doc comment on a relax function",
             &quoted(a),
         ));
     }
@@ -317,6 +413,7 @@ fn function(
         pure,
         doc: doc_of(&f.attrs),
         attrs,
+        schedules,
         params,
         ret,
         block: (*f.block).clone(),

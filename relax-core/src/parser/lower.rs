@@ -903,36 +903,44 @@ impl<'s> Lowerer<'s> {
         if p != path {
             return None;
         }
-        let mut out = Vec::new();
         match (args, kwargs) {
-            ([d], []) => {
-                let SK::Dict(items) = &d.kind else {
-                    self.error(
-                        "syntax-error",
-                        d.span,
-                        format!("expected a dict of attributes, found {}", d.describe()),
-                    );
-                    return Some(out);
-                };
-                for (k, v) in items {
-                    let SK::Str(key) = &k.kind else {
-                        self.error(
-                            "syntax-error",
-                            k.span,
-                            format!("expected a string attribute name, found {}", k.describe()),
-                        );
-                        continue;
-                    };
-                    if let Some(val) = self.attr_value(v) {
-                        out.push((key.clone(), val));
-                    }
-                }
+            ([d], []) => Some(self.attr_dict(d).unwrap_or_default()),
+            _ => {
+                self.error(
+                    "syntax-error",
+                    e.span,
+                    format!("expected one dict argument to `{path}`"),
+                );
+                Some(Vec::new())
             }
-            _ => self.error(
+        }
+    }
+
+    /// `{"name": value, …}`: the pairs in order, or `None` (with an error)
+    /// when `d` is not a dict. A key that is not a string is an error and
+    /// is left out.
+    pub(super) fn attr_dict(&mut self, d: &syntax::Expr) -> Option<Vec<(String, AttrValue)>> {
+        let SK::Dict(items) = &d.kind else {
+            self.error(
                 "syntax-error",
-                e.span,
-                format!("expected one dict argument to `{path}`"),
-            ),
+                d.span,
+                format!("expected a dict of attributes, found {}", d.describe()),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        for (k, v) in items {
+            let SK::Str(key) = &k.kind else {
+                self.error(
+                    "syntax-error",
+                    k.span,
+                    format!("expected a string attribute name, found {}", k.describe()),
+                );
+                continue;
+            };
+            if let Some(val) = self.attr_value(v) {
+                out.push((key.clone(), val));
+            }
         }
         Some(out)
     }

@@ -11,13 +11,15 @@
 //! 1. `for i in range(n)` / `range(a, b)`, `T.serial`, `T.parallel`,
 //!    `T.vectorized`, `T.unroll` (one or two bounds) and
 //!    `for i, j in T.grid(a, b)` (nested serial loops). A loop var takes the
-//!    dtype of the loop's extent.
+//!    dtype of the loop's extent. The loop kinds take TVM's
+//!    `annotations={"name": value, …}`.
 //! 2. `with T.block("C"):` whose leading statements are its header: iteration
 //!    variables (`vi = T.axis.spatial(n, i)`, `T.axis.reduce`, a domain
 //!    `(lo, hi)` for a non-zero start, or `vi, vj = T.axis.remap("SS", [i, j])`
 //!    over enclosing loops, whose ranges give the domains), `T.reads(…)`,
-//!    `T.writes(…)`, `name = T.alloc_buffer(…)` (the block's
-//!    `alloc_buffers`) and `with T.init():`; the remaining statements are the
+//!    `T.writes(…)`, `T.block_attr({"name": value, …})` (the block's
+//!    annotations; `T.sblock_attr` too), `name = T.alloc_buffer(…)` (the
+//!    block's `alloc_buffers`) and `with T.init():`; the remaining statements are the
 //!    body. An iteration variable takes its value's dtype.
 //! 3. `C[vi, vj] = value` stores; `if`/`else`; `T.evaluate(e)` (a bare
 //!    integer there is an `int32`, as in TVM); `pass` (nothing).
@@ -92,6 +94,7 @@ enum Header {
     Reads(Vec<BufferRegion>),
     Writes(Vec<BufferRegion>),
     Alloc,
+    Annotations,
     Init(TStmt),
     Body,
 }
@@ -633,16 +636,23 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        if let Some((k, _)) = kwargs.first() {
-            self.error(
-                "unsupported-syntax",
-                k.span,
-                format!(
-                    "expected no keyword arguments to `{path}`, found `{}=`",
-                    k.name
-                ),
-            );
-            return None;
+        // `T.serial(0, n, annotations={…})`: TVM's loop annotations, on the
+        // loop kinds (not `range` or `T.grid`, which take none).
+        let mut annotations = Attrs::new();
+        for (k, v) in kwargs {
+            let kinds = ["T.serial", "T.parallel", "T.vectorized", "T.unroll"];
+            if k.name != "annotations" || !kinds.contains(&path.as_str()) {
+                self.error(
+                    "unsupported-syntax",
+                    k.span,
+                    format!(
+                        "expected no keyword arguments to `{path}` but `annotations=` (on `T.serial`, `T.parallel`, `T.vectorized` or `T.unroll`), found `{}=`",
+                        k.name
+                    ),
+                );
+                return None;
+            }
+            annotations = Attrs::from_pairs(self.attr_dict(v)?);
         }
         // (kind, [(min, extent)]) per loop, outermost first.
         let mut ranges: Vec<(PrimExpr, PrimExpr)> = Vec::new();
@@ -734,6 +744,7 @@ impl Lowerer<'_> {
                 extent,
                 kind,
                 body: Box::new(s),
+                annotations: annotations.clone(),
             };
         }
         Some(s)
@@ -762,6 +773,7 @@ impl Lowerer<'_> {
             init: None,
             body: Box::new(TStmt::Seq(vec![])),
             alloc_buffers: Vec::new(),
+            annotations: Attrs::new(),
         };
         let mut ok = true;
         let mut body_start = stmts.len();
@@ -784,7 +796,7 @@ impl Lowerer<'_> {
                     }
                     block.init = Some(Box::new(init));
                 }
-                Some(Header::IterVars | Header::Alloc) => {}
+                Some(Header::IterVars | Header::Alloc | Header::Annotations) => {}
                 None => ok = false,
             }
         }
@@ -894,11 +906,18 @@ impl Lowerer<'_> {
                             Header::Writes(regions)
                         })
                     }
-                    "T.where" | "T.block_attr" | "T.match_buffer" => {
+                    "T.block_attr" => {
+                        let pairs = self.func_attr_stmt(s, "T.block_attr")?;
+                        for (k, v) in pairs {
+                            block.annotations = block.annotations.with(&k, v);
+                        }
+                        Some(Header::Annotations)
+                    }
+                    "T.where" | "T.match_buffer" => {
                         self.error(
                             "unsupported-syntax",
                             e.span,
-                            format!("expected an iteration variable, `T.reads`, `T.writes`, `T.alloc_buffer` or `T.init` in the block header, found `{path}` (not supported)"),
+                            format!("expected an iteration variable, `T.reads`, `T.writes`, `T.block_attr`, `T.alloc_buffer` or `T.init` in the block header, found `{path}` (not supported)"),
                         );
                         None
                     }
@@ -1132,6 +1151,7 @@ fn with_root_block(body: TStmt) -> TStmt {
         init: None,
         body: Box::new(body),
         alloc_buffers: allocs,
+        annotations: Attrs::new(),
     }))
 }
 

@@ -10,14 +10,18 @@
 //!    prints as `for i, j in T.grid(a, b):`; a single one as
 //!    `for i in range(n):`. Other loops print their kind: `T.serial(a, b)`
 //!    (serial from a non-zero start), `T.parallel(n)`, `T.vectorized(n)`,
-//!    `T.unroll(n)`, with `(min, min + extent)` when the start is not 0.
+//!    `T.unroll(n)`, with `(min, min + extent)` when the start is not 0;
+//!    a loop with annotations prints its kind with TVM's
+//!    `annotations={"name": value}` (`T.serial(n, annotations=…)`, never
+//!    in a `T.grid`).
 //! 3. Blocks print in TVM's order: `with T.block("C"):`, the iteration
 //!    variables (one `T.axis.remap("SSR", [i, j, k])` line when there are
 //!    several and every value is an enclosing loop var from 0 whose extent
 //!    is the domain's, else one
 //!    `vi = T.axis.spatial(extent, value)` / `T.axis.reduce` line each, the
 //!    domain as `(min, min + extent)` when it does not start at 0),
-//!    `T.reads(…)`, `T.writes(…)`, the `alloc_buffers`, `with T.init():`,
+//!    `T.reads(…)`, `T.writes(…)`, `T.sblock_attr({…})` for the block's
+//!    annotations, the `alloc_buffers`, `with T.init():`,
 //!    then the body. A region prints as the point `A[vi, vk]` where every
 //!    extent is 1, else with slices `A[vi, 0:128]`.
 //! 4. Statements: `C[vi, vj] = value`; `if cond:` / `else:`;
@@ -47,6 +51,7 @@ use super::prim::{py_tuple, quote};
 use super::relax::Printer;
 use crate::ir::function::attr;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, BufferRegion, ForKind, IterKind, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::DataType;
 
@@ -289,14 +294,17 @@ impl Printer {
             extent,
             kind,
             body,
+            annotations,
         } = s
         else {
             return;
         };
         let depth = loops.len();
-        let is_grid_loop =
-            |kind: &ForKind, min: &PrimExpr| *kind == ForKind::Serial && min.as_int() == Some(0);
-        if is_grid_loop(kind, min) {
+        // A loop with annotations prints as `T.serial(…, annotations=…)`.
+        let is_grid_loop = |kind: &ForKind, min: &PrimExpr, annotations: &Attrs| {
+            *kind == ForKind::Serial && min.as_int() == Some(0) && annotations.is_empty()
+        };
+        if is_grid_loop(kind, min, annotations) {
             // The longest chain of serial loops from 0 directly nested.
             let mut vars = vec![loop_var.clone()];
             let mut extents = vec![extent.clone()];
@@ -307,10 +315,11 @@ impl Printer {
                 extent,
                 kind,
                 body,
+                annotations,
             } = inner
             {
                 let uses_outer = extent.free_vars().iter().any(|v| vars.contains(v));
-                if !is_grid_loop(kind, min) || uses_outer {
+                if !is_grid_loop(kind, min, annotations) || uses_outer {
                     break;
                 }
                 vars.push(loop_var.clone());
@@ -350,7 +359,12 @@ impl Printer {
                 let end = end_of(min, extent);
                 format!("{}, {}", self.tir_expr(min), self.tir_expr(&end))
             };
-            self.line(&format!("for {name} in T.{f}({range}):"));
+            let annotations = if annotations.is_empty() {
+                String::new()
+            } else {
+                format!(", annotations={}", self.attr_dict(annotations))
+            };
+            self.line(&format!("for {name} in T.{f}({range}{annotations}):"));
             loops.push(LoopScope {
                 var: loop_var.clone(),
                 from_zero: min.as_int() == Some(0),
@@ -418,6 +432,10 @@ impl Printer {
         self.line(&format!("T.reads({})", reads.join(", ")));
         let writes: Vec<String> = b.writes.iter().map(|r| self.tir_region(r)).collect();
         self.line(&format!("T.writes({})", writes.join(", ")));
+        if !b.annotations.is_empty() {
+            let dict = self.attr_dict(&b.annotations);
+            self.line(&format!("T.sblock_attr({dict})"));
+        }
         for a in &b.alloc_buffers {
             self.alloc_buffer_line(a);
         }

@@ -192,12 +192,14 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
             extent,
             kind,
             body,
+            annotations,
         } => Stmt::For {
             loop_var: loop_var.clone(),
             min: e(min),
             extent: e(extent),
             kind: *kind,
             body: Box::new(rewrite(body, buffer, p, ok).unwrap_or_else(Stmt::no_op)),
+            annotations: annotations.clone(),
         },
         Stmt::Block(b) => {
             let reads_b = b.reads.iter().any(|r| r.buffer.id() == buffer.id())
@@ -244,6 +246,7 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
                     .map(|i| Box::new(rewrite(i, buffer, p, ok).unwrap_or_else(Stmt::no_op))),
                 body: Box::new(rewrite(&b.body, buffer, p, ok).unwrap_or_else(Stmt::no_op)),
                 alloc_buffers: b.alloc_buffers.clone(),
+                annotations: b.annotations.clone(),
             }))
         }
         Stmt::BufferStore {

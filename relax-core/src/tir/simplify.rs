@@ -73,6 +73,7 @@ fn stmt(s: &Stmt, a: &Analyzer) -> Stmt {
             extent,
             kind,
             body,
+            annotations,
         } => {
             let mut inner = a.clone();
             if min.as_int() == Some(0) {
@@ -84,6 +85,7 @@ fn stmt(s: &Stmt, a: &Analyzer) -> Stmt {
                 extent: extent.clone(),
                 kind: *kind,
                 body: Box::new(stmt(body, &inner)),
+                annotations: annotations.clone(),
             }
         }
         Stmt::Block(b) => {

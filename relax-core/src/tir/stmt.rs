@@ -12,9 +12,15 @@
 //!    loops.
 //! 3. Loops carry a [`ForKind`]: serial, parallel (run on the runtime's
 //!    thread pool), vectorized (becomes LLVM vectors) or unrolled.
-//! 4. Immutable values; rewriting builds new statements.
+//! 4. Loops and blocks carry annotations, as TVM's do: an ordered map of
+//!    name to [`AttrValue`](crate::ir::AttrValue) set by the schedule's
+//!    `annotate` and read by whichever pass or back end knows the name;
+//!    an unknown name is carried and ignored. Rewrites that keep a loop or
+//!    a block keep its annotations.
+//! 5. Immutable values; rewriting builds new statements.
 
 use super::buffer::Buffer;
+use crate::ir::attrs::Attrs;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 
 /// How a loop runs.
@@ -80,6 +86,9 @@ pub struct Block {
     pub body: Box<Stmt>,
     /// Buffers allocated for the block's lifetime.
     pub alloc_buffers: Vec<Buffer>,
+    /// TVM's block annotations (`T.block_attr({"key": value})`): named
+    /// hints for later passes and the back end, in the order set.
+    pub annotations: Attrs,
 }
 
 /// A statement. See the module docs.
@@ -97,6 +106,9 @@ pub enum Stmt {
         kind: ForKind,
         /// The body.
         body: Box<Stmt>,
+        /// TVM's loop annotations (`T.serial(0, n, annotations={…})`):
+        /// named hints for later passes and the back end, in the order set.
+        annotations: Attrs,
     },
     /// A TensorIR block.
     Block(Box<Block>),
@@ -155,12 +167,14 @@ impl Stmt {
                 extent,
                 kind,
                 body,
+                annotations,
             } => Stmt::For {
                 loop_var: loop_var.clone(),
                 min: min.clone(),
                 extent: extent.clone(),
                 kind: *kind,
                 body: Box::new(f(body)?),
+                annotations: annotations.clone(),
             },
             Stmt::Block(b) => {
                 let mut b = (**b).clone();

@@ -99,6 +99,7 @@ impl Substitute {
                 extent,
                 kind,
                 body,
+                annotations,
             } => {
                 let (min, extent) = (self.expr(min), self.expr(extent));
                 Stmt::For {
@@ -107,6 +108,7 @@ impl Substitute {
                     extent,
                     kind: *kind,
                     body: Box::new(self.stmt(body)),
+                    annotations: annotations.clone(),
                 }
             }
             Stmt::Block(b) => {
@@ -134,6 +136,7 @@ impl Substitute {
                     init: b.init.as_ref().map(|i| Box::new(self.stmt(i))),
                     body: Box::new(self.stmt(&b.body)),
                     alloc_buffers,
+                    annotations: b.annotations.clone(),
                 }))
             }
             Stmt::BufferStore {
@@ -200,6 +203,7 @@ mod tests {
                     value: PrimExpr::load(&a, vec![i.to_expr()]),
                     indices: vec![i.to_expr()],
                 }),
+                annotations: crate::ir::Attrs::new(),
             }),
         };
         let mut s = Substitute::default();
@@ -242,6 +246,7 @@ mod tests {
                 value: PrimExpr::float(DataType::f32(), 1.0),
                 indices: vec![i.to_expr()],
             }),
+            annotations: crate::ir::Attrs::new(),
         };
         let copy = |s: &Stmt| {
             let mut sub = Substitute {

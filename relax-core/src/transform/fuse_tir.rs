@@ -345,6 +345,7 @@ fn fuse_function(
         init: None,
         body: Box::new(body),
         alloc_buffers: kept,
+        annotations: Attrs::new(),
     };
     params.extend(
         constants

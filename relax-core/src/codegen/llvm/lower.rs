@@ -89,12 +89,14 @@ pub fn substitute(stmt: &Stmt, map: &HashMap<TirVar, PrimExpr>) -> Stmt {
             extent,
             kind,
             body,
+            annotations,
         } => Stmt::For {
             loop_var: loop_var.clone(),
             min: e(min),
             extent: e(extent),
             kind: *kind,
             body: s(body),
+            annotations: annotations.clone(),
         },
         Stmt::Block(block) => {
             let mut block = (**block).clone();

@@ -38,7 +38,10 @@
 //!
 //! - `Serial` loops are plain loops; `Unrolled` ones carry
 //!   `llvm.loop.unroll.full` metadata (`unroll.enable` when the extent is not
-//!   a constant).
+//!   a constant), and so do serial loops of at most TVM's
+//!   `pragma_auto_unroll_max_step` steps under a loop annotated with it
+//!   ([`auto_unroll`]). Other loop and block annotations are carried and
+//!   ignored.
 //! - `Vectorized` loops with a constant extent whose body is one
 //!   `BufferStore` (without a load guarded by a `Select`) are emitted as LLVM vector code ([`vectorize`]): the loop
 //!   variable becomes `<base, base+1, …>`, loads whose flat offset has
@@ -85,6 +88,7 @@
 //! verified by LLVM before it is optimized.
 
 mod abi;
+mod auto_unroll;
 mod diagnostics;
 mod dpbf16;
 mod expr;

@@ -174,6 +174,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             g.vnni = self.vnni;
             g.bf16 = self.bf16;
             g.f16c = self.f16c;
+            g.auto_unroll_max_step = self.auto_unroll_max_step;
             let param = |k: u32| {
                 f.get_nth_param(k)
                     .ok_or_else(|| internal("an outlined body without parameters"))

@@ -229,6 +229,7 @@ mod tests {
                     extent: PrimExpr::int(64),
                     kind,
                     body: Box::new(body),
+                    annotations: crate::ir::Attrs::new(),
                 },
             )
         };

@@ -12,6 +12,7 @@
 //!    loop. Either way the heap scratch of the enclosing scopes is freed
 //!    first.
 
+use super::auto_unroll;
 use super::metadata::{self, LoopHint};
 use super::types::{internal, memory_type, unsupported, Ll};
 use crate::ir::prim_expr::{PrimExpr, TirVar};
@@ -94,6 +95,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// only an update of it, `x * y + it`, is contracted into one
     /// `llvm.fmuladd` (item 4 of [`super::expr`]'s docs).
     pub accumulator: Option<(Buffer, Vec<PrimExpr>)>,
+    /// TVM's `pragma_auto_unroll_max_step` of the innermost enclosing loop
+    /// that sets it ([`super::auto_unroll`]).
+    pub auto_unroll_max_step: Option<i64>,
 }
 
 impl<'ctx, 'm> FuncGen<'ctx, 'm> {
@@ -127,6 +131,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             bf16: false,
             f16c: false,
             accumulator: None,
+            auto_unroll_max_step: None,
         }
     }
 
@@ -152,19 +157,35 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 extent,
                 kind,
                 body,
-            } => match kind {
-                ForKind::Serial => self.serial_for(loop_var, min, extent, body, LoopHint::None),
-                ForKind::Unrolled => {
-                    let hint = if extent.as_int().is_some() {
-                        LoopHint::UnrollFull
-                    } else {
-                        LoopHint::UnrollEnable
-                    };
-                    self.serial_for(loop_var, min, extent, body, hint)
+                annotations,
+            } => {
+                let outer = self.auto_unroll_max_step;
+                if let Some(n) = auto_unroll::max_step(annotations) {
+                    self.auto_unroll_max_step = Some(n);
                 }
-                ForKind::Vectorized => self.vectorized_for(loop_var, min, extent, body),
-                ForKind::Parallel => self.parallel_for(loop_var, min, extent, body),
-            },
+                let r = match kind {
+                    ForKind::Serial => {
+                        let hint = if auto_unroll::unrolls(s, self.auto_unroll_max_step) {
+                            LoopHint::UnrollFull
+                        } else {
+                            LoopHint::None
+                        };
+                        self.serial_for(loop_var, min, extent, body, hint)
+                    }
+                    ForKind::Unrolled => {
+                        let hint = if extent.as_int().is_some() {
+                            LoopHint::UnrollFull
+                        } else {
+                            LoopHint::UnrollEnable
+                        };
+                        self.serial_for(loop_var, min, extent, body, hint)
+                    }
+                    ForKind::Vectorized => self.vectorized_for(loop_var, min, extent, body),
+                    ForKind::Parallel => self.parallel_for(loop_var, min, extent, body),
+                };
+                self.auto_unroll_max_step = outer;
+                r
+            }
             Stmt::Block(block) => Err(unsupported(format!(
                 "block `{}` was not lowered before code generation",
                 block.name

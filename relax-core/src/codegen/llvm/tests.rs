@@ -3,6 +3,7 @@
 
 use super::{emit_object, jit, scalar_abi, CodegenOptions, KernelSignature};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt};
 use relax_runtime::{DataType, Error, Tensor};
 
@@ -47,6 +48,7 @@ fn for_(v: &TirVar, extent: impl Into<PrimExpr>, kind: ForKind, body: Stmt) -> S
         extent: extent.into(),
         kind,
         body: Box::new(body),
+        annotations: Attrs::new(),
     }
 }
 
@@ -80,6 +82,7 @@ fn block(
         init: init.map(Box::new),
         body: Box::new(body),
         alloc_buffers: alloc,
+        annotations: Attrs::new(),
     }))
 }
 
@@ -1195,6 +1198,7 @@ fn unsupported_constructs_are_errors_not_panics() {
         init: None,
         body: Box::new(Stmt::no_op()),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     }));
     let m = unsupported(compile(bad_block, ps()));
     assert!(m.contains("block `bad`"), "{m}");
@@ -1531,4 +1535,38 @@ fn integer_pow_is_exact_and_wraps() {
         &[],
     );
     assert_eq!(out[0].to_vec::<i32>().unwrap(), [410_338_673, -243]);
+}
+
+/// TVM's `pragma_auto_unroll_max_step` on a loop: a serial loop of at
+/// most that many steps under it is fully unrolled (LLVM's
+/// `unroll.full`), a longer one is not, and the results are the
+/// unannotated loop's, at an odd size.
+#[test]
+fn auto_unroll_max_step_unrolls_short_serial_loops() {
+    let annotate = |f: PrimFunc, max_step: i64| {
+        let mut f = f;
+        if let Stmt::For { annotations, .. } = &mut f.body {
+            *annotations = annotations.with("pragma_auto_unroll_max_step", max_step);
+        }
+        f
+    };
+    let ir = |f: PrimFunc| {
+        super::emit_llvm_ir(&[("k".into(), f)], &CodegenOptions::default(), false).unwrap()
+    };
+    let plain = || ewise(13, f32t(), ForKind::Serial, |x, y| x.clone() * y + x);
+    assert!(!ir(plain()).contains("llvm.loop.unroll.full"));
+    assert!(ir(annotate(plain(), 16)).contains("!\"llvm.loop.unroll.full\""));
+    assert!(!ir(annotate(plain(), 12)).contains("llvm.loop.unroll.full"));
+    let a: Vec<f32> = (0..13).map(|x| x as f32 * 0.25 - 1.0).collect();
+    let b: Vec<f32> = (0..13).map(|x| 3.0 - x as f32).collect();
+    let inputs = [
+        Tensor::from_vec(&[13], a).unwrap(),
+        Tensor::from_vec(&[13], b).unwrap(),
+    ];
+    let want = run(plain(), &inputs, &[(f32t(), vec![13])], &[]);
+    let got = run(annotate(plain(), 16), &inputs, &[(f32t(), vec![13])], &[]);
+    assert_eq!(
+        got[0].to_vec::<f32>().unwrap(),
+        want[0].to_vec::<f32>().unwrap()
+    );
 }

@@ -53,6 +53,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             extent: b_extent,
             kind: ForKind::Vectorized,
             body: store,
+            ..
         } = body
         else {
             return Ok(false);

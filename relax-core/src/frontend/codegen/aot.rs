@@ -77,6 +77,11 @@ pub(super) fn cache_tokens(lowered: &Lowered) -> TokenStream {
          than this module (edited since build.rs ran, or another module of the same name); \
          rebuild so that build.rs compiles this module"
     );
+    let jit = if lowered.schedules.is_empty() {
+        quote!(::relax::dsl::ExecutableCache::new(#hash))
+    } else {
+        quote!(::relax::dsl::ExecutableCache::with_schedules(#hash, super::__RELAX_SCHEDULES))
+    };
     quote! {
         /// Where this module's executable comes from: the ahead-of-time
         /// artifact when the crate's build.rs compiled it with
@@ -98,8 +103,7 @@ pub(super) fn cache_tokens(lowered: &Lowered) -> TokenStream {
 
             /// The module compiled for this process, on first call; shared by the wrappers.
             #[cfg(not(relax_aot = #key))]
-            pub static EXECUTABLE: ::relax::dsl::ExecutableCache =
-                ::relax::dsl::ExecutableCache::new(#hash);
+            pub static EXECUTABLE: ::relax::dsl::ExecutableCache = #jit;
         }
 
         #[doc(hidden)]

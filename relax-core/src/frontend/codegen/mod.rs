@@ -6,6 +6,7 @@
 //! #vis mod m {
 //!     pub fn module() -> &'static ::relax::ir::IRModule   // built once, by constructor calls
 //!     pub static __RELAX_EXECUTABLE: ::relax::dsl::ExecutableCache  // AOT artifact, or compiled on first call
+//!     pub const __RELAX_SCHEDULES, pub fn scheduled_module()  // only with `#[schedule(…)]`
 //!     pub fn main(x: &impl ::relax::TensorArg<f32>, …) -> Result<Array2<f32>, ::relax::Error>
 //!     …                                                   // one wrapper per `pub` function
 //! }
@@ -58,6 +59,15 @@ pub fn module_tokens(lowered: &Lowered) -> TokenStream {
     let mut errors = TokenStream::new();
     let mut wrappers = TokenStream::new();
     for f in lowered.functions.iter().filter(|f| f.public) {
+        if f.name == "scheduled_module" && !lowered.schedules.is_empty() {
+            let e = FrontendError::new(
+                f.span,
+                "a public function of a relax module with attached schedules cannot be named `scheduled_module`",
+            )
+            .with_note("the generated Rust module already has `scheduled_module()`, returning the scheduled IR");
+            errors.extend(e.to_compile_error());
+            continue;
+        }
         if f.name == "module" {
             let e = FrontendError::new(
                 f.span,
@@ -182,6 +192,7 @@ fn module_items(lowered: &Lowered) -> TokenStream {
         "The IR module of {source}, built on first use by constructor calls \
          (printing it gives TVMScript)."
     );
+    let schedules = schedule_items(lowered);
     quote! {
         #[doc = #doc]
         pub fn module() -> &'static ::relax::ir::IRModule {
@@ -190,6 +201,51 @@ fn module_items(lowered: &Lowered) -> TokenStream {
             &MODULE
         }
 
+        #schedules
         #cache
+    }
+}
+
+/// The generated module's name for a relative path written where the
+/// macro was invoked: one `super::` more (the items live in the generated
+/// `mod`), `self::` becoming `super::`; `crate::` and `::` paths as they
+/// are.
+fn outer_path(path: &syn::Path) -> TokenStream {
+    let first = path.segments.first().map(|s| s.ident.to_string());
+    match first.as_deref() {
+        _ if path.leading_colon.is_some() => quote!(#path),
+        Some("crate") => quote!(#path),
+        Some("self") => {
+            let rest = path.segments.iter().skip(1);
+            quote!(super #(:: #rest)*)
+        }
+        _ => quote!(super::#path),
+    }
+}
+
+/// The attached schedules and `scheduled_module()`, when the functions
+/// attach any (`#[schedule(…)]`).
+fn schedule_items(lowered: &Lowered) -> TokenStream {
+    if lowered.schedules.is_empty() {
+        return TokenStream::new();
+    }
+    let pairs = lowered.schedules.iter().map(|s| {
+        let name = &s.prim_func;
+        let path = outer_path(&s.path);
+        quote!((#name, #path))
+    });
+    quote! {
+        /// The schedules the functions attach (`#[schedule(…)]`): a PrimFunc
+        /// of the legalized module and the Rust function scheduling it.
+        #[doc(hidden)]
+        pub const __RELAX_SCHEDULES: &[(&str, ::relax::dsl::ScheduleFn)] = &[#(#pairs),*];
+
+        /// The module as it is compiled: legalized, then each attached
+        /// schedule run on its PrimFunc (`ApplySchedule`). Printing it shows
+        /// the scheduled loops; an `Err` names a missing PrimFunc or the
+        /// failed schedule step.
+        pub fn scheduled_module() -> ::std::result::Result<::relax::ir::IRModule, ::relax::Error> {
+            ::relax::dsl::apply_schedules(module(), __RELAX_SCHEDULES)
+        }
     }
 }

@@ -76,6 +76,7 @@ fn lowered(name: &str, module: IRModule) -> Lowered {
         doc: Some(format!("User doc of {name}.")),
         module,
         functions,
+        schedules: Vec::new(),
         content_hash: 0x1234,
     }
 }

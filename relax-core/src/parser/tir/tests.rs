@@ -4,6 +4,7 @@
 use crate::ir::module::{BaseFunc, IRModule};
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::structural_equal::{structural_equal_report, structural_hash};
+use crate::ir::{AttrValue, Attrs};
 use crate::parser::parse_module;
 use crate::tir::interp::run;
 use crate::tir::{
@@ -108,6 +109,7 @@ fn prints_every_statement_form() {
             }),
         }),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     };
     let body = Stmt::Allocate {
         buffer: tmp.clone(),
@@ -122,6 +124,7 @@ fn prints_every_statement_form() {
                     value: PrimExpr::int(3).cast(DataType::i32()),
                     indices: vec![j.to_expr()],
                 }),
+                annotations: Attrs::new(),
             },
             Stmt::For {
                 loop_var: i.clone(),
@@ -129,6 +132,7 @@ fn prints_every_statement_form() {
                 extent: n.to_expr() - 1,
                 kind: ForKind::Parallel,
                 body: Box::new(Stmt::Block(Box::new(block))),
+                annotations: Attrs::new(),
             },
             Stmt::Evaluate(PrimExpr::load(&tmp, vec![0.into()])),
         ])),
@@ -178,6 +182,7 @@ fn prints_every_statement_form() {
             init: None,
             body: body.clone(),
             alloc_buffers: vec![buffer.clone()],
+            annotations: Attrs::new(),
         })),
     );
     let want =
@@ -188,6 +193,78 @@ fn prints_every_statement_form() {
     let text2 = m2.to_string();
     assert!(text2.contains("with T.sblock(\"root\"):"), "{text2}");
     assert_eq!(module(&text2).to_string(), text2);
+}
+
+/// TVM's loop and block annotations (`T.serial(…, annotations={…})`,
+/// `T.block_attr({…})`) print, parse back, and take part in structural
+/// equality.
+#[test]
+fn loop_and_block_annotations_round_trip() {
+    let f = prim(
+        "A: T.Buffer((4, 6), \"float32\"), B: T.Buffer((4, 6), \"float32\")",
+        r#"        for i in T.serial(4, annotations={"pragma_auto_unroll_max_step": 16, "pragma_unroll_explicit": 1}):
+            for j in T.parallel(1, 6, annotations={"hint": "x"}):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    T.block_attr({"meta_schedule.tiling_structure": "SSRSRS", "flags": [1, 2], "on": True})
+                    B[vi, vj] = A[vi, vj]
+"#,
+    );
+    let Stmt::Block(root) = &f.body else {
+        panic!("{:?}", f.body)
+    };
+    let Stmt::For {
+        annotations, body, ..
+    } = &*root.body
+    else {
+        panic!("{:?}", root.body)
+    };
+    assert_eq!(
+        annotations.get("pragma_auto_unroll_max_step"),
+        Some(&AttrValue::Int(16))
+    );
+    let Stmt::For {
+        annotations: inner,
+        body,
+        ..
+    } = &**body
+    else {
+        panic!("{body:?}")
+    };
+    assert_eq!(inner.get("hint"), Some(&AttrValue::Str("x".into())));
+    let Stmt::Block(b) = &**body else {
+        panic!("{body:?}")
+    };
+    let keys: Vec<&str> = b.annotations.iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, ["meta_schedule.tiling_structure", "flags", "on"]);
+
+    let m = IRModule::from_functions([(
+        crate::ir::expr::GlobalVar::new("f"),
+        BaseFunc::Prim(f.clone()),
+    )]);
+    let text = m.to_string();
+    for line in [
+        r#"for i in T.serial(4, annotations={"pragma_auto_unroll_max_step": 16, "pragma_unroll_explicit": 1}):"#,
+        r#"for j in T.parallel(1, 6, annotations={"hint": "x"}):"#,
+        r#"T.sblock_attr({"meta_schedule.tiling_structure": "SSRSRS", "flags": [1, 2], "on": True})"#,
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    let back = module(&text);
+    structural_equal_report(&m, &back).unwrap();
+    assert_eq!(structural_hash(&m), structural_hash(&back));
+    assert_eq!(back.to_string(), text);
+
+    // Without the loop's annotations the function is a different one.
+    let plain = module(&text.replace(
+        r#"T.serial(4, annotations={"pragma_auto_unroll_max_step": 16, "pragma_unroll_explicit": 1})"#,
+        "range(4)",
+    ));
+    let e = structural_equal_report(&m, &plain).unwrap_err();
+    assert!(e.to_string().contains("loop annotations"), "{e}");
+    assert_ne!(structural_hash(&m), structural_hash(&plain));
 }
 
 // ---- parser errors --------------------------------------------------------
@@ -209,6 +286,10 @@ fn parse_errors_say_what_was_expected() {
         ("        for i in range(4):\n            A[i] = T.float32()\n", "expected a value in `T.float32(…)`, found none"),
         ("        for i in range(4):\n            A[i] = A[0:2]\n", "expected an index, found a slice"),
         ("        for i in range(4):\n            with T.sblock(\"b\"):\n                T.reads(A[i, 0])\n                A[i] = T.float32(0.0)\n", "expected 1 indices for buffer A, found 2"),
+        ("        for i in range(4, annotations={\"k\": 1}):\n            A[i] = T.float32(0.0)\n", "but `annotations=` (on `T.serial`"),
+        ("        for i in T.serial(4, annotations=[1]):\n            A[i] = T.float32(0.0)\n", "expected a dict of attributes, found"),
+        ("        for i in T.serial(4, annotation={}):\n            A[i] = T.float32(0.0)\n", "found `annotation=`"),
+        ("        for i in range(4):\n            with T.sblock(\"b\"):\n                T.block_attr({1: 2})\n                A[i] = T.float32(0.0)\n", "expected a string attribute name, found"),
     ];
     for (body, want) in cases {
         let es = errors(&format!("{head}{body}"));

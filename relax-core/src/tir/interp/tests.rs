@@ -2,6 +2,7 @@
 //! format tests live with the parser's TIR tests).
 
 use super::*;
+use crate::ir::Attrs;
 use crate::tir::{Block, BufferRegion, ForKind, IterVar, Stmt};
 
 fn f32s(t: &Tensor) -> Vec<f32> {
@@ -15,6 +16,7 @@ fn for_(v: &TirVar, extent: impl Into<PrimExpr>, body: Stmt) -> Stmt {
         extent: extent.into(),
         kind: ForKind::Serial,
         body: Box::new(body),
+        annotations: Attrs::new(),
     }
 }
 
@@ -62,6 +64,7 @@ fn matmul(n: i64, k: i64, m: i64) -> PrimFunc {
             indices: cij,
         }),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     };
     let body = for_(
         &i,

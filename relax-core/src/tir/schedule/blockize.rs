@@ -35,6 +35,7 @@ use super::tree::{self, replace_loop};
 use super::{BlockRV, Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::affine::linear_coeff;
 use crate::tir::{Block, BufferRegion, ForKind, IterKind, IterVar, Stmt, Substitute};
 
@@ -43,6 +44,7 @@ struct Inner {
     var: TirVar,
     extent: i64,
     kind: ForKind,
+    annotations: Attrs,
 }
 
 /// One binding divided (module docs, point 2).
@@ -147,6 +149,7 @@ impl Schedule {
             extent,
             kind,
             body,
+            annotations,
         } = cur
         {
             let (Some(0), Some(e)) = (min.as_int(), extent.as_int()) else {
@@ -159,6 +162,7 @@ impl Schedule {
                 var: loop_var.clone(),
                 extent: e,
                 kind: *kind,
+                annotations: annotations.clone(),
             });
             cur = body;
         }
@@ -368,6 +372,7 @@ impl Schedule {
             init: None,
             body: Box::new(body),
             alloc_buffers: b.alloc_buffers.clone(),
+            annotations: b.annotations.clone(),
         }));
         let nest = inner.iter().rev().fold(inner_block, |body, l| Stmt::For {
             loop_var: l.var.clone(),
@@ -375,6 +380,7 @@ impl Schedule {
             extent: PrimExpr::int_of(l.var.dtype(), l.extent),
             kind: l.kind,
             body: Box::new(body),
+            annotations: l.annotations.clone(),
         });
         let outer = Stmt::Block(Box::new(Block {
             name: outer_name.clone(),
@@ -385,6 +391,7 @@ impl Schedule {
             init: outer_init,
             body: Box::new(nest),
             alloc_buffers: vec![],
+            annotations: Attrs::new(),
         }));
         self.func.body = replace_loop(&self.func.body, &var, &mut |_| Ok(outer.clone()))?;
         let out = self.new_block(&outer_name);
@@ -467,6 +474,7 @@ impl Schedule {
             init: None,
             body: Box::new(body),
             alloc_buffers: vec![],
+            annotations: Attrs::new(),
         }));
         Ok(copies.iter().rev().fold(block, |body, (l, nv)| Stmt::For {
             loop_var: nv.clone(),
@@ -474,6 +482,7 @@ impl Schedule {
             extent: PrimExpr::int_of(nv.dtype(), l.extent),
             kind: l.kind,
             body: Box::new(body),
+            annotations: Attrs::new(),
         }))
     }
 }

@@ -38,6 +38,7 @@ use super::tree::{self, map_children};
 use super::{BlockRV, Instruction, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::buffer_uses::stmt_reads;
 use crate::tir::{Block, Buffer, BufferRegion, ForKind, IterKind, IterVar, Stmt, Substitute};
 
@@ -258,6 +259,7 @@ fn copy_nest(name: &str, from: &Buffer, to: &Buffer) -> Stmt {
             indices: point,
         }),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     }));
     axes.iter().rev().fold(copy, |body, (ax, n)| Stmt::For {
         loop_var: ax.clone(),
@@ -265,6 +267,7 @@ fn copy_nest(name: &str, from: &Buffer, to: &Buffer) -> Stmt {
         extent: n.clone(),
         kind: ForKind::Serial,
         body: Box::new(body),
+        annotations: Attrs::new(),
     })
 }
 

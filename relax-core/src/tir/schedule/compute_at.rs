@@ -29,6 +29,7 @@ use super::tree::{self, map_children};
 use super::{BlockRV, LoopRV, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::affine::linear_coeff;
 use crate::tir::buffer_uses::{stmt_uses, stmt_writes};
 use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
@@ -325,6 +326,7 @@ impl Schedule {
                 extent: extent.clone(),
                 kind: ForKind::Serial,
                 body: Box::new(body),
+                annotations: Attrs::new(),
             });
         let mut done = false;
         let out = rewrite_seq(
@@ -360,12 +362,14 @@ impl Schedule {
                         extent,
                         kind,
                         body,
+                        annotations,
                     } => Ok(Stmt::For {
                         loop_var: loop_var.clone(),
                         min: min.clone(),
                         extent: extent.clone(),
                         kind: *kind,
                         body: Box::new(Stmt::Seq(vec![producer.clone(), (**body).clone()])),
+                        annotations: annotations.clone(),
                     }),
                     _ => unreachable!("replace_loop passes the loop"),
                 })

@@ -68,6 +68,7 @@ impl Schedule {
                 min,
                 extent,
                 body,
+                annotations,
                 ..
             } => Ok(Stmt::For {
                 loop_var: loop_var.clone(),
@@ -75,6 +76,7 @@ impl Schedule {
                 extent: extent.clone(),
                 kind: new,
                 body: body.clone(),
+                annotations: annotations.clone(),
             }),
             _ => unreachable!("replace_loop passes the loop"),
         })?;

@@ -26,11 +26,12 @@ use super::tree::{self, find_loop, replace_loop};
 use super::{Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{ForKind, IterKind, Stmt, Substitute};
 use std::collections::HashMap;
 
-/// The header of a loop: variable, min, extent, kind.
-type Header = (TirVar, PrimExpr, PrimExpr, ForKind);
+/// The header of a loop: variable, min, extent, kind, annotations.
+type Header = (TirVar, PrimExpr, PrimExpr, ForKind, Attrs);
 
 fn header(s: &Stmt) -> (Header, &Stmt) {
     match s {
@@ -40,7 +41,17 @@ fn header(s: &Stmt) -> (Header, &Stmt) {
             extent,
             kind,
             body,
-        } => ((loop_var.clone(), min.clone(), extent.clone(), *kind), body),
+            annotations,
+        } => (
+            (
+                loop_var.clone(),
+                min.clone(),
+                extent.clone(),
+                *kind,
+                annotations.clone(),
+            ),
+            body,
+        ),
         _ => unreachable!("find_loop returns loops"),
     }
 }
@@ -49,12 +60,15 @@ fn nest(headers: &[Header], body: Stmt) -> Stmt {
     headers
         .iter()
         .rev()
-        .fold(body, |body, (v, min, extent, kind)| Stmt::For {
-            loop_var: v.clone(),
-            min: min.clone(),
-            extent: extent.clone(),
-            kind: *kind,
-            body: Box::new(body),
+        .fold(body, |body, (v, min, extent, kind, annotations)| {
+            Stmt::For {
+                loop_var: v.clone(),
+                min: min.clone(),
+                extent: extent.clone(),
+                kind: *kind,
+                body: Box::new(body),
+                annotations: annotations.clone(),
+            }
         })
 }
 
@@ -101,7 +115,8 @@ impl Schedule {
         let Some(known) = known else {
             return err(format!("the product of {factors:?} overflows"));
         };
-        let ((_, min, extent, _), body) = header(find_loop(&self.func.body, &var).expect("found"));
+        let ((_, min, extent, _, _), body) =
+            header(find_loop(&self.func.body, &var).expect("found"));
         let dt = var.dtype();
         let analyzer = Analyzer::new();
         let inferred = match extent.as_int() {
@@ -157,6 +172,7 @@ impl Schedule {
                     PrimExpr::int_of(dt, 0),
                     e.clone(),
                     ForKind::Serial,
+                    Attrs::new(),
                 )
             })
             .collect();
@@ -203,7 +219,7 @@ impl Schedule {
             cur = body;
         }
         let body = cur;
-        for (i, (_, min, extent, _)) in headers.iter().enumerate() {
+        for (i, (_, min, extent, _, _)) in headers.iter().enumerate() {
             let used = min.free_vars().into_iter().chain(extent.free_vars());
             if let Some(u) = used.into_iter().find(|u| vars[..i].contains(u)) {
                 return Err(ScheduleError::new(format!(
@@ -237,7 +253,7 @@ impl Schedule {
         );
         let mut sub = Substitute::default();
         let n = headers.len();
-        for (i, (v, min, ext, _)) in headers.iter().enumerate() {
+        for (i, (v, min, ext, _, _)) in headers.iter().enumerate() {
             let inner = headers[i + 1..]
                 .iter()
                 .fold(PrimExpr::int_of(dt, 1), |acc, h| acc * h.2.clone());
@@ -260,6 +276,7 @@ impl Schedule {
             extent,
             kind: ForKind::Serial,
             body: Box::new(sub.stmt(body)),
+            annotations: Attrs::new(),
         };
         self.func.body = replace_loop(&self.func.body, &vars[0], &mut |_| Ok(new_loop.clone()))?;
         let out = self.new_loop(&fused);

@@ -27,6 +27,7 @@
 //! |---|---|
 //! | [`tree`] | finding and rewriting loops and blocks in the statement tree |
 //! | [`get`] | `get_block`, `get_loops` |
+//! | [`annotate`] | `annotate`, `unannotate` |
 //! | [`loop_transform`] | `split`, `fuse`, `reorder` |
 //! | [`for_kind`] | `parallel`, `vectorize`, `unroll` |
 //! | [`inline`] | `compute_inline` |
@@ -42,6 +43,7 @@
 //! | [`sampling`] | `sample_perfect_tile` |
 //! | [`trace`] | `Trace`, `Instruction`: recording, printing, replay |
 
+pub mod annotate;
 pub mod blockize;
 pub mod cache;
 pub mod compute_at;
@@ -62,6 +64,7 @@ pub mod tree;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use annotate::BlockOrLoop;
 pub use tensor_intrin::TensorIntrin;
 pub use trace::{Instruction, Trace};
 

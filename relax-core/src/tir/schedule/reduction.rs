@@ -17,6 +17,7 @@
 use super::tree::{self, map_children, replace_loop};
 use super::{BlockRV, Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, BufferRegion, IterKind, IterVar, Stmt, Substitute};
 
 /// `s` with the init of the block named `name` removed.
@@ -185,6 +186,7 @@ impl Schedule {
             init: None,
             body: Box::new(iv_sub.stmt(init)),
             alloc_buffers: vec![],
+            annotations: Attrs::new(),
         }));
         let realize = match &predicate {
             Some(pred) => Stmt::IfThenElse {
@@ -203,6 +205,7 @@ impl Schedule {
                 extent: extent.clone(),
                 kind: *kind,
                 body: Box::new(body),
+                annotations: Attrs::new(),
             });
         let body = drop_init(&self.func.body, &name);
         self.func.body = replace_loop(&body, &var, &mut |s| {

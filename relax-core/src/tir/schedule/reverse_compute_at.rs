@@ -35,6 +35,7 @@ use super::tree;
 use super::{BlockRV, Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::affine::linear_coeff;
 use crate::tir::buffer_uses::{stmt_uses, stmt_writes};
 use crate::tir::{Buffer, ForKind, IterKind, Stmt};
@@ -307,6 +308,7 @@ impl Schedule {
             extent: PrimExpr::int_of(ax.dtype(), *n),
             kind: ForKind::Serial,
             body: Box::new(body),
+            annotations: Attrs::new(),
         });
         let mut done = false;
         let new_body = rewrite_seq(
@@ -343,12 +345,14 @@ impl Schedule {
                         extent,
                         kind,
                         body,
+                        annotations,
                     } => Ok(Stmt::For {
                         loop_var: loop_var.clone(),
                         min: min.clone(),
                         extent: extent.clone(),
                         kind: *kind,
                         body: Box::new(Stmt::Seq(vec![(**body).clone(), consumer.clone()])),
+                        annotations: annotations.clone(),
                     }),
                     _ => unreachable!("replace_loop passes the loop"),
                 })

@@ -189,6 +189,7 @@ impl Translate<'_> {
                 extent,
                 kind,
                 body,
+                annotations,
             } => {
                 let fresh = TirVar::with_dtype(loop_var.name(), loop_var.dtype());
                 self.vars.insert(loop_var.clone(), fresh.to_expr());
@@ -198,6 +199,7 @@ impl Translate<'_> {
                     extent: self.expr(extent)?,
                     kind: *kind,
                     body: Box::new(self.stmt(body)?),
+                    annotations: annotations.clone(),
                 })
             }
             Stmt::IfThenElse { cond, .. } => {

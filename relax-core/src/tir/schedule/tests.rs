@@ -1334,6 +1334,7 @@ pub(crate) fn matmul_of(m: i64, n: i64, k: i64) -> PrimFunc {
     )
 }
 
+mod annotate;
 mod blockize;
 mod set_scope;
 mod tensorize;

@@ -12,12 +12,14 @@
 //!    one of the same function gives a structurally equal function);
 //!    sampling steps replay their recorded decision, as TVM's do.
 
+use super::annotate::BlockOrLoop;
 use super::{BlockRV, Handle, LoopRV, Result, Schedule};
+use crate::ir::AttrValue;
 use std::collections::HashMap;
 
 /// One recorded step. Handle fields are indices into the recording
 /// schedule's handles.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Instruction {
     /// `get_block(name)`.
     GetBlock {
@@ -165,10 +167,26 @@ pub enum Instruction {
         /// The new storage scope.
         storage_scope: String,
     },
+    /// `annotate(block_or_loop, ann_key, ann_val)`.
+    Annotate {
+        /// The block or loop annotated.
+        block_or_loop: usize,
+        /// The annotation's name.
+        ann_key: String,
+        /// Its value.
+        ann_val: AttrValue,
+    },
+    /// `unannotate(block_or_loop, ann_key)`.
+    Unannotate {
+        /// The block or loop.
+        block_or_loop: usize,
+        /// The annotation removed.
+        ann_key: String,
+    },
 }
 
 /// The steps of a schedule. See the module docs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
     /// The steps, in order.
     pub insts: Vec<Instruction>,
@@ -343,6 +361,22 @@ impl Trace {
                     "sch.set_scope(block={}, buffer_index={buffer_index}, storage_scope={storage_scope:?})",
                     n(*block)
                 ),
+                Instruction::Annotate {
+                    block_or_loop,
+                    ann_key,
+                    ann_val,
+                } => format!(
+                    "sch.annotate(block_or_loop={}, ann_key={ann_key:?}, ann_val={})",
+                    n(*block_or_loop),
+                    py_value(ann_val)
+                ),
+                Instruction::Unannotate {
+                    block_or_loop,
+                    ann_key,
+                } => format!(
+                    "sch.unannotate(block_or_loop={}, ann_key={ann_key:?})",
+                    n(*block_or_loop)
+                ),
             };
             out.push_str(&line);
             out.push('\n');
@@ -474,6 +508,19 @@ impl Trace {
                     "sch.set_scope({}, {buffer_index}, {storage_scope:?})?;",
                     n(*block)
                 ),
+                Instruction::Annotate {
+                    block_or_loop,
+                    ann_key,
+                    ann_val,
+                } => format!(
+                    "sch.annotate({}, {ann_key:?}, {})?;",
+                    n(*block_or_loop),
+                    rust_value(ann_val)
+                ),
+                Instruction::Unannotate {
+                    block_or_loop,
+                    ann_key,
+                } => format!("sch.unannotate({}, {ann_key:?})?;", n(*block_or_loop)),
             };
             out.push_str(&line);
             out.push('\n');
@@ -495,6 +542,14 @@ impl Trace {
         let lp = |map: &HashMap<usize, usize>, i| get(map, i).map(LoopRV);
         let loops = |map: &HashMap<usize, usize>, v: &[usize]| {
             v.iter().map(|i| lp(map, *i)).collect::<Result<Vec<_>>>()
+        };
+        // A block or a loop, by what the replaying schedule's handle is.
+        let target = |sch: &Schedule, map: &HashMap<usize, usize>, i: usize| {
+            let j = get(map, i)?;
+            Ok::<_, super::ScheduleError>(match sch.handles.get(j) {
+                Some(Handle::Loop(_)) => BlockOrLoop::Loop(LoopRV(j)),
+                _ => BlockOrLoop::Block(BlockRV(j)),
+            })
         };
         for inst in &self.insts {
             match inst {
@@ -599,9 +654,62 @@ impl Trace {
                     buffer_index,
                     storage_scope,
                 } => sch.set_scope(block(&map, *b)?, *buffer_index, storage_scope)?,
+                Instruction::Annotate {
+                    block_or_loop,
+                    ann_key,
+                    ann_val,
+                } => sch.annotate(target(sch, &map, *block_or_loop)?, ann_key, ann_val.clone())?,
+                Instruction::Unannotate {
+                    block_or_loop,
+                    ann_key,
+                } => sch.unannotate(target(sch, &map, *block_or_loop)?, ann_key)?,
             }
         }
         Ok(())
+    }
+}
+
+/// An annotation value as Python writes it (`612`, `"aaa"`, `["aa", 1]`).
+fn py_value(v: &AttrValue) -> String {
+    match v {
+        AttrValue::None => "None".into(),
+        AttrValue::Bool(b) => py_bool(*b).into(),
+        AttrValue::Int(i) => i.to_string(),
+        AttrValue::Float(f) if f.is_finite() => format!("{f:?}"),
+        AttrValue::Float(f) => format!("float({:?})", f.to_string()),
+        AttrValue::Str(s) => format!("{s:?}"),
+        AttrValue::DataType(d) => format!("{:?}", d.to_string()),
+        AttrValue::PrimExpr(e) => e.to_string(),
+        AttrValue::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_value).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// An annotation value as a Rust expression that converts into an
+/// `AttrValue` (`612_i64`, `"aaa"`, `AttrValue::Array(vec![…])`).
+fn rust_value(v: &AttrValue) -> String {
+    match v {
+        AttrValue::None => "AttrValue::None".into(),
+        AttrValue::Bool(b) => b.to_string(),
+        AttrValue::Int(i) => format!("{i}_i64"),
+        AttrValue::Float(f) if f.is_finite() => format!("{f:?}_f64"),
+        AttrValue::Float(f) => format!("f64::from_bits({:#x})", f.to_bits()),
+        AttrValue::Str(s) => format!("{s:?}"),
+        AttrValue::DataType(d) => format!(
+            "AttrValue::DataType({:?}.parse().expect(\"a dtype\"))",
+            d.to_string()
+        ),
+        AttrValue::PrimExpr(e) => format!("AttrValue::PrimExpr(/* {e} */)"),
+        AttrValue::Array(items) => format!(
+            "AttrValue::Array(vec![{}])",
+            items
+                .iter()
+                .map(|i| format!("AttrValue::from({})", rust_value(i)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

@@ -23,6 +23,7 @@
 
 use super::{ComputeBody, ComputeOp, Operation, Tensor};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{
     Block, Buffer, BufferRegion, ForKind, IterKind, IterVar, PrimFunc, PrimFuncParam, Stmt,
 };
@@ -81,6 +82,7 @@ pub fn create_prim_func(inputs: &[Tensor], outputs: &[Tensor]) -> Result<Lowered
         init: None,
         body: Box::new(body),
         alloc_buffers: intermediates,
+        annotations: Attrs::new(),
     }));
 
     let mut r = Renamer {
@@ -245,6 +247,7 @@ fn lower_stage(t: &Tensor, c: &ComputeOp, locals: &mut HashSet<TirVar>) -> Stmt 
             indices: idx,
         }),
         alloc_buffers: vec![],
+        annotations: Attrs::new(),
     }));
     iter_vars
         .iter()
@@ -256,6 +259,7 @@ fn lower_stage(t: &Tensor, c: &ComputeOp, locals: &mut HashSet<TirVar>) -> Stmt 
             extent: iv.extent.clone(),
             kind: ForKind::Serial,
             body: Box::new(body),
+            annotations: Attrs::new(),
         })
 }
 
@@ -364,12 +368,14 @@ impl Renamer {
                 extent,
                 kind,
                 body,
+                annotations,
             } => Stmt::For {
                 loop_var: self.var(loop_var),
                 min: self.expr(min),
                 extent: self.expr(extent),
                 kind: *kind,
                 body: Box::new(self.stmt(body)),
+                annotations: annotations.clone(),
             },
             Stmt::Block(b) => Stmt::Block(Box::new(Block {
                 name: b.name.clone(),
@@ -389,6 +395,7 @@ impl Renamer {
                 init: b.init.as_ref().map(|i| Box::new(self.stmt(i))),
                 body: Box::new(self.stmt(&b.body)),
                 alloc_buffers: b.alloc_buffers.iter().map(|a| self.buffer(a)).collect(),
+                annotations: b.annotations.clone(),
             })),
             Stmt::BufferStore {
                 buffer,

@@ -41,6 +41,7 @@
 use super::matrices::Matrices;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::AttrValue;
+use crate::ir::Attrs;
 use crate::tir::{Buffer, ForKind, PrimFunc, PrimFuncParam, Stmt};
 use crate::transform::annotate_tir_op_pattern::OP_PATTERN;
 use crate::transform::apply_schedule::IS_SCHEDULED;
@@ -128,6 +129,7 @@ fn for_(var: &TirVar, extent: impl Into<PrimExpr>, kind: ForKind, body: Stmt) ->
         extent: extent.into(),
         kind,
         body: Box::new(body),
+        annotations: Attrs::new(),
     }
 }
 

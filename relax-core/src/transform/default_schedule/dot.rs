@@ -13,6 +13,7 @@
 use super::nest::Nest;
 use super::util::*;
 use super::VECTOR_LANES;
+use crate::ir::Attrs;
 
 /// How a reduction combines: `C = C ⊕ term`.
 #[derive(Clone, Copy)]
@@ -314,6 +315,7 @@ impl Nest {
             init: None,
             body: Box::new(seq(body)),
             alloc_buffers: vec![acc],
+            annotations: Attrs::new(),
         }))
     }
 }

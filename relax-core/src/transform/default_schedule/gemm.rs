@@ -420,6 +420,7 @@ pub(super) fn scope(name: &str, buffers: Vec<Buffer>, body: Stmt) -> Stmt {
         init: None,
         body: Box::new(body),
         alloc_buffers: buffers,
+        annotations: crate::ir::Attrs::new(),
     }))
 }
 

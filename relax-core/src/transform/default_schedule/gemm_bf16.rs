@@ -39,6 +39,7 @@ use super::nest::{Axis, Nest};
 use super::util::*;
 use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
@@ -377,6 +378,7 @@ impl<'a> Bf16Gemm<'a> {
             init: None,
             body: Box::new(body),
             alloc_buffers: vec![a_words, b_words],
+            annotations: Attrs::new(),
         }));
         nest_loops(&batch, scoped)
     }

@@ -98,6 +98,7 @@ impl Nest {
             extent,
             kind: ForKind::Serial,
             body,
+            ..
         } = cur
         {
             if min.as_int() != Some(0) {

@@ -8,6 +8,7 @@ use super::util::*;
 use super::{ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 use std::collections::HashMap;
 
@@ -201,6 +202,7 @@ impl Nest {
             init: None,
             body: Box::new(body),
             alloc_buffers: vec![acc],
+            annotations: Attrs::new(),
         }))
     }
 

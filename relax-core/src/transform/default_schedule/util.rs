@@ -3,6 +3,7 @@
 use super::nest::Axis;
 use crate::arith::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::ir::Attrs;
 use crate::tir::{Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
@@ -97,6 +98,7 @@ pub(super) fn for_(
         extent,
         kind,
         body: Box::new(body),
+        annotations: Attrs::new(),
     }
 }
 

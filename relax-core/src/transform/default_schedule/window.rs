@@ -239,6 +239,7 @@ fn unroll_serial(s: &Stmt) -> Stmt {
             extent,
             kind,
             body,
+            annotations,
         } => Stmt::For {
             loop_var: loop_var.clone(),
             min: min.clone(),
@@ -248,6 +249,7 @@ fn unroll_serial(s: &Stmt) -> Stmt {
                 k => *k,
             },
             body: Box::new(unroll_serial(body)),
+            annotations: annotations.clone(),
         },
         Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(unroll_serial).collect()),
         Stmt::Block(b) => {

@@ -190,6 +190,7 @@ impl Comparer {
                     extent: ea,
                     kind: ka,
                     body: ba,
+                    annotations: aa,
                 },
                 Stmt::For {
                     loop_var: vb,
@@ -197,12 +198,14 @@ impl Comparer {
                     extent: eb,
                     kind: kb,
                     body: bb,
+                    annotations: ab,
                 },
             ) => {
                 self.same("loop kind", kind_name(*ka), kind_name(*kb))?;
                 self.at(Seg::Field("min"), |c| c.prim_expr(ma, mb))?;
                 self.at(Seg::Field("extent"), |c| c.prim_expr(ea, eb))?;
                 self.at(Seg::Field("loop var"), |c| c.def_tir_var(va, vb))?;
+                self.attrs("loop annotations", aa, ab)?;
                 self.at(Seg::Field("loop body"), |c| c.tir_stmt(ba, bb))
             }
             (Stmt::Block(x), Stmt::Block(y)) => {
@@ -314,6 +317,7 @@ impl Comparer {
         }
         self.regions("reads", &a.reads, &b.reads)?;
         self.regions("writes", &a.writes, &b.writes)?;
+        self.attrs("block annotations", &a.annotations, &b.annotations)?;
         match (&a.init, &b.init) {
             (Some(x), Some(y)) => self.at(Seg::Field("init"), |c| c.tir_stmt(x, y))?,
             (None, None) => {}

@@ -81,11 +81,13 @@ impl HashWalker {
                 extent,
                 kind,
                 body,
+                annotations,
             } => {
                 self.put(kind);
                 self.prim_expr(min);
                 self.prim_expr(extent);
                 self.def_tir_var(loop_var);
+                self.attrs(annotations);
                 self.tir_stmt(body);
             }
             Stmt::Block(b) => self.tir_block(b),
@@ -143,6 +145,7 @@ impl HashWalker {
         }
         self.regions(&b.reads);
         self.regions(&b.writes);
+        self.attrs(&b.annotations);
         self.option(b.init.as_deref(), |h, i| h.tir_stmt(i));
         self.tir_stmt(&b.body);
     }
