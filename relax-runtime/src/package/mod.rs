@@ -9,47 +9,76 @@
 //!    ([`crate::cpu`]: `x86-64-v4-vnni-bf16`, `x86-64-v4`, `x86-64-v3`,
 //!    `generic`), the model's
 //!    input and output names, and the kernel table (each native kernel's
-//!    name in the executable and its symbol in the library). Then two
-//!    sections, each a `u64` length, the bytes and a `u64`
-//!    [`checksum`] of them: the serialized executable
-//!    ([`Executable::to_bytes`]) and the shared library (ELF on Linux)
-//!    defining the kernels. Nothing follows.
+//!    name in the executable and its symbol in the library). Then, each
+//!    section a `u64` length, the bytes and a `u64` [`checksum`] of them:
+//!    the serialized executable ([`Executable::to_bytes`]) with its tensor
+//!    constants (the model's weights) taken out (`weights.rs`); the weight
+//!    table (a `u64` count, then each weight's constant index, dtype
+//!    string, rank and dims, and offset and length in the weight data);
+//!    then the weight data: its `u64` length, zeros up to a multiple of 64
+//!    bytes from the file's start, the weights (each at a multiple of 64
+//!    within the data) and a `u64` checksum; last the shared library (ELF
+//!    on Linux) defining the kernels. Nothing follows.
 //! 2. Decoding ([`PackageRef::parse`], in place; [`Package::from_bytes`])
-//!    trusts nothing: every length is
-//!    compared with the bytes left before anything is allocated, strings
-//!    must be UTF-8, and both checksums must match, so a truncated or
-//!    corrupted file is an [`Error::Deserialize`] before any of it is used.
+//!    trusts nothing: every length is compared with the bytes left before
+//!    anything is allocated, strings must be UTF-8, every weight must lie
+//!    inside the weight data and hold exactly its shape's elements, and
+//!    the checksums of the executable and the library must match, so a
+//!    truncated or corrupted file is an [`Error::Deserialize`] before any
+//!    of it is used. The weights' checksum is checked by
+//!    [`PackageRef::verify_weights`], which [`Package::from_bytes`] and
+//!    [`PackageRef::load`] call; [`open`] does not (see 4).
 //! 3. Loading ([`PackageRef::load`], Unix) first checks that the running
 //!    machine is the architecture and OS of the code and that its CPU has
 //!    the recorded level ([`crate::cpu::supports`]), then decodes the
-//!    executable, writes the library to a new private file (mode 0600,
+//!    executable, puts the weights back into its constant pool, writes
+//!    the library to a new private file (mode 0600,
 //!    created exclusively in the temporary directory), `dlopen`s it and
 //!    removes the file, points the library's `relax_parallel_for`
 //!    trampoline at this runtime's thread pool
 //!    ([`crate::parallel::relax_parallel_for`]) through its
 //!    `relax_set_parallel_for`, and looks every kernel up by symbol. A
 //!    kernel the executable calls but the table lacks is an error.
+//! 4. [`open`] loads a package file in milliseconds whatever the size of
+//!    its weights: it maps the file read-only and wraps each weight in
+//!    place ([`Tensor::from_external`]; 64-byte aligned, as the format
+//!    puts them), so no weight byte is read before a kernel reads it. It
+//!    therefore does not check the weights' checksum (that would read
+//!    every page of them); a damaged weight gives wrong numbers, never an
+//!    access out of bounds, as every weight's extent is checked.
 //!
 //! A package is native code: load only files you would run as programs.
 //! The checksums detect damage, not tampering.
 
+mod open;
+mod weights;
+
+pub use open::{open, Opened};
+pub use weights::Weight;
+
+use crate::data_type::DataType;
 use crate::error::Error;
 use crate::executable::Executable;
+use crate::tensor::Tensor;
 
 /// The first bytes of every package.
 pub const MAGIC: &[u8; 8] = b"RELAXPKG";
 
 /// The format version [`Package::to_bytes`] writes, and the only one
-/// [`Package::from_bytes`] reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// [`Package::from_bytes`] reads (version 2 took the weights out of the
+/// executable).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The symbol of the library function that sets the target of its
 /// `relax_parallel_for` trampoline (`void relax_set_parallel_for(void
 /// (*)(int64_t, body, void *))`).
 pub const SET_PARALLEL_FOR: &str = "relax_set_parallel_for";
 
+/// The alignment of the weight data in the file, and of each weight in it.
+pub const WEIGHT_ALIGN: usize = 64;
+
 /// A compiled model. See the module docs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Package {
     /// The architecture the code is for (`x86_64`).
     pub arch: String,
@@ -65,8 +94,12 @@ pub struct Package {
     /// Each native kernel: its name in the executable and its symbol in
     /// the library.
     pub kernels: Vec<(String, String)>,
-    /// The serialized executable.
+    /// The serialized executable, each constant of [`Package::weights`]
+    /// replaced by a placeholder ([`Package::split_executable`]).
     pub executable: Vec<u8>,
+    /// The executable's tensor constants, by their index in its constant
+    /// pool.
+    pub weights: Vec<Weight>,
     /// The shared library defining the kernels.
     pub library: Vec<u8>,
 }
@@ -108,9 +141,9 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     mix(h, bytes.len() as u64)
 }
 
-/// A package read in place: the header decoded, the two sections
-/// borrowed from the bytes (and checked by their checksums), so loading a
-/// large model copies its weights once, into the executable's tensors.
+/// A package read in place: the header and the weight table decoded, the
+/// sections borrowed from the bytes (the executable and the library
+/// checked by their checksums). See the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackageRef<'a> {
     /// See [`Package::arch`].
@@ -125,52 +158,130 @@ pub struct PackageRef<'a> {
     pub output_names: Vec<String>,
     /// See [`Package::kernels`].
     pub kernels: Vec<(String, String)>,
-    /// The serialized executable.
+    /// The serialized executable (see [`Package::executable`]).
     pub executable: &'a [u8],
+    /// The weights, their bytes borrowed.
+    pub weights: Vec<WeightRef<'a>>,
+    /// The weight data all weights lie in, and its recorded checksum.
+    weight_data: (&'a [u8], u64),
     /// The shared library.
     pub library: &'a [u8],
+}
+
+/// A weight of a [`PackageRef`]: where its bytes are and what they hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WeightRef<'a> {
+    /// Its index in the executable's constant pool.
+    pub constant: usize,
+    /// Its dtype.
+    pub dtype: DataType,
+    /// Its shape.
+    pub shape: Vec<i64>,
+    /// Its bytes (exactly the shape's elements).
+    pub bytes: &'a [u8],
+    /// Where they start in the bytes the package was parsed from.
+    pub offset: usize,
+}
+
+impl WeightRef<'_> {
+    /// A tensor holding a copy of the weight's bytes.
+    pub fn to_tensor(&self) -> Result<Tensor, Error> {
+        Tensor::from_bytes(self.dtype, &self.shape, self.bytes).map_err(Error::from)
+    }
 }
 
 impl Package {
     /// The package as bytes. See the module docs.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.executable.len() + self.library.len() + 4096);
+        let data: usize = self
+            .weights
+            .iter()
+            .map(|w| w.tensor.as_bytes().len() + WEIGHT_ALIGN)
+            .sum();
+        let mut out = Vec::with_capacity(self.executable.len() + self.library.len() + data + 4096);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let u64 = |out: &mut Vec<u8>, n: u64| out.extend_from_slice(&n.to_le_bytes());
         let str = |out: &mut Vec<u8>, s: &str| {
-            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            u64(out, s.len() as u64);
             out.extend_from_slice(s.as_bytes());
         };
         str(&mut out, &self.arch);
         str(&mut out, &self.os);
         str(&mut out, &self.cpu);
         for names in [&self.input_names, &self.output_names] {
-            out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+            u64(&mut out, names.len() as u64);
             for n in names {
                 str(&mut out, n);
             }
         }
-        out.extend_from_slice(&(self.kernels.len() as u64).to_le_bytes());
+        u64(&mut out, self.kernels.len() as u64);
         for (name, symbol) in &self.kernels {
             str(&mut out, name);
             str(&mut out, symbol);
         }
-        for section in [&self.executable, &self.library] {
-            out.extend_from_slice(&(section.len() as u64).to_le_bytes());
-            out.extend_from_slice(section);
-            out.extend_from_slice(&checksum(section).to_le_bytes());
+        let section = |out: &mut Vec<u8>, bytes: &[u8]| {
+            u64(out, bytes.len() as u64);
+            out.extend_from_slice(bytes);
+            u64(out, checksum(bytes));
+        };
+        section(&mut out, &self.executable);
+        // The weight table, each weight at a multiple of WEIGHT_ALIGN of
+        // the data.
+        let mut offsets = Vec::with_capacity(self.weights.len());
+        let mut data_len = 0usize;
+        for w in &self.weights {
+            data_len = data_len.next_multiple_of(WEIGHT_ALIGN);
+            offsets.push(data_len);
+            data_len += w.tensor.as_bytes().len();
         }
+        let mut table = Vec::new();
+        u64(&mut table, self.weights.len() as u64);
+        for (w, &offset) in self.weights.iter().zip(&offsets) {
+            u64(&mut table, w.constant as u64);
+            str(&mut table, &w.tensor.dtype().to_string());
+            u64(&mut table, w.tensor.ndim() as u64);
+            for &d in w.tensor.shape() {
+                table.extend_from_slice(&d.to_le_bytes());
+            }
+            u64(&mut table, offset as u64);
+            u64(&mut table, w.tensor.as_bytes().len() as u64);
+        }
+        section(&mut out, &table);
+        u64(&mut out, data_len as u64);
+        out.resize(out.len().next_multiple_of(WEIGHT_ALIGN), 0);
+        let start = out.len();
+        for (w, &offset) in self.weights.iter().zip(&offsets) {
+            out.resize(start + offset, 0);
+            out.extend_from_slice(w.tensor.as_bytes());
+        }
+        out.resize(start + data_len, 0);
+        let sum = checksum(&out[start..]);
+        u64(&mut out, sum);
+        section(&mut out, &self.library);
         out
     }
 
     /// A package from bytes written by [`Package::to_bytes`]; malformed,
-    /// truncated or damaged input is an [`Error::Deserialize`].
+    /// truncated or damaged input (the weights' checksum included) is an
+    /// [`Error::Deserialize`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Package, Error> {
         let p = PackageRef::parse(bytes)?;
+        p.verify_weights()?;
         Ok(Package {
             arch: p.arch.into(),
             os: p.os.into(),
             cpu: p.cpu.into(),
+            weights: p
+                .weights
+                .iter()
+                .map(|w| {
+                    Ok(Weight {
+                        constant: w.constant,
+                        tensor: w.to_tensor()?,
+                    })
+                })
+                .collect::<Result<_, Error>>()?,
             input_names: p.input_names,
             output_names: p.output_names,
             kernels: p.kernels,
@@ -179,34 +290,24 @@ impl Package {
         })
     }
 
-    /// This package, borrowed.
-    pub fn as_ref(&self) -> PackageRef<'_> {
-        PackageRef {
-            arch: &self.arch,
-            os: &self.os,
-            cpu: &self.cpu,
-            input_names: self.input_names.clone(),
-            output_names: self.output_names.clone(),
-            kernels: self.kernels.clone(),
-            executable: &self.executable,
-            library: &self.library,
-        }
-    }
-
     /// See [`PackageRef::check_host`].
     pub fn check_host(&self) -> Result<(), Error> {
-        self.as_ref().check_host()
+        check_host(&self.arch, &self.os, &self.cpu)
     }
 
-    /// See [`PackageRef::load`].
+    /// The executable with its weights and its kernels; see
+    /// [`PackageRef::load`].
     pub fn load(&self) -> Result<Executable, Error> {
-        self.as_ref().load()
+        self.check_host()?;
+        let weights = self.weights.iter().map(|w| Ok(w.clone()));
+        assemble(&self.executable, weights, &self.kernels, &self.library)
     }
 }
 
 impl<'a> PackageRef<'a> {
     /// The package in `bytes` (written by [`Package::to_bytes`]); malformed,
-    /// truncated or damaged input is an [`Error::Deserialize`].
+    /// truncated or damaged input is an [`Error::Deserialize`] (the
+    /// weights' checksum aside: [`PackageRef::verify_weights`]).
     pub fn parse(bytes: &'a [u8]) -> Result<PackageRef<'a>, Error> {
         let mut r = Reader { bytes, pos: 0 };
         if r.take(MAGIC.len(), "the magic number")? != MAGIC {
@@ -235,6 +336,7 @@ impl<'a> PackageRef<'a> {
             ));
         }
         let executable = r.section("the executable")?;
+        let (weights, weight_data) = weights::read_table(&mut r)?;
         let library = r.section("the library")?;
         if r.pos != bytes.len() {
             return Err(Error::Deserialize(format!(
@@ -250,6 +352,8 @@ impl<'a> PackageRef<'a> {
             output_names,
             kernels,
             executable,
+            weights,
+            weight_data,
             library,
         })
     }
@@ -257,52 +361,92 @@ impl<'a> PackageRef<'a> {
     /// Fails, saying what the package needs, unless this machine can run
     /// its code: the same architecture and OS, and a CPU with its level.
     pub fn check_host(&self) -> Result<(), Error> {
-        let (arch, os) = (std::env::consts::ARCH, std::env::consts::OS);
-        if self.arch != arch || self.os != os {
-            return Err(Error::Unsupported(format!(
-                "the package was compiled for {} on {}, and this machine is {arch} on {os}",
-                self.arch, self.os
-            )));
-        }
-        if !crate::cpu::supports(self.cpu) {
-            return Err(Error::Unsupported(format!(
-                "the package was compiled for the CPU level `{}`, which this CPU lacks; compile the model on this machine (relax compile)",
-                self.cpu
-            )));
+        check_host(self.arch, self.os, self.cpu)
+    }
+
+    /// Fails unless the weight data matches its checksum (which reads
+    /// every byte of it).
+    pub fn verify_weights(&self) -> Result<(), Error> {
+        let (data, sum) = self.weight_data;
+        if checksum(data) != sum {
+            return Err(Error::Deserialize(
+                "the checksum of the weights does not match: the package is damaged".into(),
+            ));
         }
         Ok(())
     }
 
-    /// The executable with its kernels loaded from the library. See the
-    /// module docs.
-    #[cfg(unix)]
+    /// The executable with its weights (copied, after
+    /// [`PackageRef::verify_weights`]) and its kernels loaded from the
+    /// library. See the module docs; [`open`] loads a file without
+    /// copying.
     pub fn load(&self) -> Result<Executable, Error> {
         self.check_host()?;
-        let exec = Executable::from_bytes(self.executable)?;
-        if let Some(missing) = exec
-            .natives
-            .iter()
-            .find(|n| !self.kernels.iter().any(|(k, _)| k == *n))
-        {
-            return Err(Error::Deserialize(format!(
-                "the package's kernel table has no kernel `{missing}`, which its executable calls"
-            )));
-        }
-        let library = dynamic::load(self.library, &self.kernels)?;
-        Ok(exec.with_library(library))
-    }
-
-    /// Loading needs `dlopen`.
-    #[cfg(not(unix))]
-    pub fn load(&self) -> Result<Executable, Error> {
-        self.check_host()?;
-        Err(Error::Unsupported(
-            "loading a compiled package needs a Unix dynamic loader".into(),
-        ))
+        self.verify_weights()?;
+        let weights = self.weights.iter().map(|w| {
+            Ok(Weight {
+                constant: w.constant,
+                tensor: w.to_tensor()?,
+            })
+        });
+        assemble(self.executable, weights, &self.kernels, self.library)
     }
 }
 
-/// The decoder's position in the bytes.
+/// Fails unless this machine is `arch` on `os` with a CPU of level `cpu`.
+fn check_host(package_arch: &str, package_os: &str, cpu: &str) -> Result<(), Error> {
+    let (arch, os) = (std::env::consts::ARCH, std::env::consts::OS);
+    if package_arch != arch || package_os != os {
+        return Err(Error::Unsupported(format!(
+            "the package was compiled for {package_arch} on {package_os}, and this machine is {arch} on {os}"
+        )));
+    }
+    if !crate::cpu::supports(cpu) {
+        return Err(Error::Unsupported(format!(
+            "the package was compiled for the CPU level `{cpu}`, which this CPU lacks; compile the model on this machine (relax compile)"
+        )));
+    }
+    Ok(())
+}
+
+/// The executable of `executable` with `weights` put back into its
+/// constant pool and its kernels loaded from `library` (the host checked
+/// already).
+#[cfg(unix)]
+fn assemble(
+    executable: &[u8],
+    weights: impl Iterator<Item = Result<Weight, Error>>,
+    kernels: &[(String, String)],
+    library: &[u8],
+) -> Result<Executable, Error> {
+    let mut exec = Executable::from_bytes(executable)?;
+    weights::place(&mut exec, weights)?;
+    if let Some(missing) = exec
+        .natives
+        .iter()
+        .find(|n| !kernels.iter().any(|(k, _)| k == *n))
+    {
+        return Err(Error::Deserialize(format!(
+            "the package's kernel table has no kernel `{missing}`, which its executable calls"
+        )));
+    }
+    let library = dynamic::load(library, kernels)?;
+    Ok(exec.with_library(library))
+}
+
+/// Loading needs `dlopen`.
+#[cfg(not(unix))]
+fn assemble(
+    _: &[u8],
+    _: impl Iterator<Item = Result<Weight, Error>>,
+    _: &[(String, String)],
+    _: &[u8],
+) -> Result<Executable, Error> {
+    Err(Error::Unsupported(
+        "loading a compiled package needs a Unix dynamic loader".into(),
+    ))
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -378,191 +522,24 @@ impl<'a> Reader<'a> {
 }
 
 #[cfg(unix)]
-mod dynamic {
-    //! The library of a package, loaded with `dlopen`.
-
-    use super::SET_PARALLEL_FOR;
-    use crate::error::Error;
-    use crate::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
-    use crate::parallel::ParallelBody;
-    use std::collections::HashMap;
-    use std::ffi::{CStr, CString};
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::path::PathBuf;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::Arc;
-
-    /// The signature of the library's `relax_set_parallel_for`.
-    type SetParallelFor = unsafe extern "C" fn(unsafe extern "C" fn(i64, ParallelBody, *mut u8));
-
-    /// A `dlopen` handle, closed when the last kernel is dropped.
-    struct Handle(*mut libc::c_void);
-
-    // SAFETY: a dlopen handle may be used and closed from any thread.
-    unsafe impl Send for Handle {}
-    // SAFETY: as above; shared references only look symbols up.
-    unsafe impl Sync for Handle {}
-
-    impl Drop for Handle {
-        fn drop(&mut self) {
-            // SAFETY: the handle came from a successful dlopen and is closed
-            // once; every kernel holds an Arc of it, so no code of the
-            // library can still be called.
-            unsafe {
-                libc::dlclose(self.0);
-            }
-        }
-    }
-
-    impl Handle {
-        fn symbol(&self, name: &str) -> Result<*mut libc::c_void, Error> {
-            let c = CString::new(name).map_err(|_| {
-                Error::Deserialize(format!("the kernel symbol {name:?} contains a NUL byte"))
-            })?;
-            // SAFETY: a live handle and a NUL-terminated name.
-            let p = unsafe { libc::dlsym(self.0, c.as_ptr()) };
-            if p.is_null() {
-                return Err(Error::Deserialize(format!(
-                    "the package's library defines no symbol `{name}`"
-                )));
-            }
-            Ok(p)
-        }
-    }
-
-    struct Library {
-        kernels: HashMap<String, Arc<CompiledKernel>>,
-    }
-
-    impl NativeLibrary for Library {
-        fn lookup(&self, symbol: &str) -> Option<Arc<dyn NativeKernel>> {
-            self.kernels
-                .get(symbol)
-                .map(|k| k.clone() as Arc<dyn NativeKernel>)
-        }
-        fn describe(&self) -> String {
-            "compiled package (shared library)".into()
-        }
-    }
-
-    /// The last `dlerror` message.
-    fn dl_error() -> String {
-        // SAFETY: dlerror returns NULL or a NUL-terminated string.
-        let p = unsafe { libc::dlerror() };
-        if p.is_null() {
-            "unknown dlopen error".into()
-        } else {
-            // SAFETY: non-null, NUL-terminated, valid until the next dl call.
-            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-        }
-    }
-
-    /// A new private file for the library's bytes.
-    fn write_private(bytes: &[u8]) -> Result<PathBuf, Error> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        for _ in 0..16 {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!(
-                "relax-package-{}-{nanos:x}-{n}.so",
-                std::process::id()
-            ));
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path);
-            match file {
-                Ok(mut f) => {
-                    let written = f.write_all(bytes);
-                    if let Err(e) = written {
-                        let _ = std::fs::remove_file(&path);
-                        return Err(Error::Unsupported(format!(
-                            "cannot write the package's library to {}: {e}",
-                            path.display()
-                        )));
-                    }
-                    return Ok(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(Error::Unsupported(format!(
-                        "cannot create a file for the package's library in {}: {e}",
-                        dir.display()
-                    )))
-                }
-            }
-        }
-        Err(Error::Unsupported(format!(
-            "cannot create a fresh file for the package's library in {}",
-            dir.display()
-        )))
-    }
-
-    /// Loads `bytes` (checked by its checksum) and looks up `kernels`.
-    pub(super) fn load(
-        bytes: &[u8],
-        kernels: &[(String, String)],
-    ) -> Result<Arc<dyn NativeLibrary>, Error> {
-        let path = write_private(bytes)?;
-        let c_path = CString::new(path.as_os_str().as_encoded_bytes().to_vec());
-        let raw = match c_path {
-            // SAFETY: a NUL-terminated path of a file only this process
-            // wrote; the library's initializers are the C runtime's.
-            Ok(c) => unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) },
-            Err(_) => std::ptr::null_mut(),
-        };
-        let message = if raw.is_null() {
-            dl_error()
-        } else {
-            String::new()
-        };
-        // The mapping stays after the file is gone.
-        let _ = std::fs::remove_file(&path);
-        if raw.is_null() {
-            return Err(Error::Deserialize(format!(
-                "cannot load the package's library: {message}"
-            )));
-        }
-        let handle = Arc::new(Handle(raw));
-        let set = handle.symbol(SET_PARALLEL_FOR)?;
-        // SAFETY: the library defines `relax_set_parallel_for` with this
-        // signature (the trampoline `relax compile` links in).
-        unsafe {
-            let set: SetParallelFor = std::mem::transmute::<*mut libc::c_void, SetParallelFor>(set);
-            set(crate::parallel::relax_parallel_for);
-        }
-        let owner: Arc<dyn Send + Sync> = handle.clone();
-        let mut table = HashMap::new();
-        for (name, symbol) in kernels {
-            let p = handle.symbol(symbol)?;
-            // SAFETY: the symbol is a kernel of the `KernelFn` ABI, as the
-            // compiler emitted it; the VM checks every call's shapes before
-            // it runs.
-            let func = unsafe { std::mem::transmute::<*mut libc::c_void, KernelFn>(p) };
-            table.insert(
-                name.clone(),
-                Arc::new(CompiledKernel {
-                    symbol: symbol.clone(),
-                    func,
-                    owner: owner.clone(),
-                }),
-            );
-        }
-        Ok(Arc::new(Library { kernels: table }))
-    }
-}
+mod dynamic;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Value;
 
     fn sample() -> Package {
+        let exec = Executable {
+            constants: vec![
+                Value::Tensor(Tensor::from_vec(&[2, 3], vec![1.5f32; 6]).unwrap()),
+                Value::Int(7),
+                Value::Tensor(Tensor::from_vec(&[5], vec![-3i8, 1, 2, 3, 4]).unwrap()),
+                Value::Tensor(Tensor::from_vec(&[3], vec![9i64, 8, 7]).unwrap()),
+            ],
+            ..Executable::default()
+        };
+        let (executable, weights) = Package::split_executable(&exec);
         Package {
             arch: std::env::consts::ARCH.into(),
             os: std::env::consts::OS.into(),
@@ -570,7 +547,8 @@ mod tests {
             input_names: vec!["gpu_0/data_0".into()],
             output_names: vec!["logits".into(), "".into()],
             kernels: vec![("add".into(), "relax_pkg_add".into())],
-            executable: Executable::default().to_bytes(),
+            executable,
+            weights,
             library: b"\x7fELF not really".to_vec(),
         }
     }
@@ -594,9 +572,79 @@ mod tests {
     }
 
     #[test]
+    fn the_weights_leave_the_executable_and_come_back_aligned() {
+        let p = sample();
+        assert_eq!(
+            p.weights.iter().map(|w| w.constant).collect::<Vec<_>>(),
+            [0, 2, 3]
+        );
+        let rest = Executable::from_bytes(&p.executable).unwrap();
+        assert_eq!(rest.constants[1], Value::Int(7));
+        assert!(rest
+            .constants
+            .iter()
+            .all(|c| !matches!(c, Value::Tensor(_))));
+        let bytes = p.to_bytes();
+        let parsed = PackageRef::parse(&bytes).unwrap();
+        parsed.verify_weights().unwrap();
+        for (w, original) in parsed.weights.iter().zip(&p.weights) {
+            assert_eq!(w.offset % WEIGHT_ALIGN, 0, "{w:?}");
+            assert_eq!(&bytes[w.offset..w.offset + w.bytes.len()], w.bytes);
+            assert_eq!(w.to_tensor().unwrap(), original.tensor);
+        }
+        // Put back, the pool is the original's.
+        let mut exec = rest;
+        weights::place(&mut exec, p.weights.iter().cloned().map(Ok)).unwrap();
+        assert_eq!(
+            exec.constants[0],
+            Value::Tensor(p.weights[0].tensor.clone())
+        );
+        assert_eq!(
+            exec.constants[3],
+            Value::Tensor(p.weights[2].tensor.clone())
+        );
+    }
+
+    #[test]
+    fn weights_that_do_not_fit_their_slots_are_refused() {
+        let p = sample();
+        let rest = || Executable::from_bytes(&p.executable).unwrap();
+        // A weight short: its placeholder stays.
+        let err = weights::place(&mut rest(), p.weights[1..].iter().cloned().map(Ok)).unwrap_err();
+        assert!(err.to_string().contains("constant 0"), "{err}");
+        // A weight on a constant that is no placeholder, or out of range.
+        for (constant, needle) in [(1, "not a weight's placeholder"), (9, "has 4 constants")] {
+            let mut w = p.weights.clone();
+            w[0].constant = constant;
+            let err = weights::place(&mut rest(), w.into_iter().map(Ok)).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_changed_weight_byte_fails_its_checksum_only_when_verified() {
+        let p = sample();
+        let mut bytes = p.to_bytes();
+        let at = PackageRef::parse(&bytes).unwrap().weights[1].offset;
+        bytes[at] ^= 1;
+        let parsed = PackageRef::parse(&bytes).unwrap();
+        let err = parsed.verify_weights().unwrap_err();
+        assert!(err.to_string().contains("checksum of the weights"), "{err}");
+        assert!(Package::from_bytes(&bytes).is_err());
+        assert!(parsed.load().unwrap_err().to_string().contains("checksum"));
+    }
+
+    #[test]
     fn a_changed_byte_is_an_error_never_a_panic() {
-        let bytes = sample().to_bytes();
-        let header = bytes.len() - sample().library.len() - sample().executable.len() - 32;
+        let p = sample();
+        let bytes = p.to_bytes();
+        // Everything from the executable's length on is covered by a
+        // checksum, a length or the padding check.
+        let header = bytes
+            .windows(p.executable.len())
+            .position(|w| w == p.executable.as_slice())
+            .unwrap()
+            - 8;
         for i in 0..bytes.len() {
             let mut b = bytes.clone();
             b[i] ^= 0x20;
