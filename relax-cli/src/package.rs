@@ -12,7 +12,7 @@
 
 use crate::model::Model;
 use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
-use relax_core::transform::PassContext;
+use relax_core::transform::{BuildStage, PassContext};
 use relax_runtime::package::{open, Package};
 use relax_runtime::Executable;
 use std::path::Path;
@@ -67,13 +67,13 @@ pub fn compile(
         .objects
         .first()
         .ok_or("the compiler emitted no object file")?;
+    ctx.report_stage(BuildStage::Link, 0);
     let start = Instant::now();
     let parts: Vec<&[u8]> = object.parts.iter().map(|p| p.object.as_slice()).collect();
     let library = link_shared(&parts).map_err(|e| e.to_string())?;
     let linked = start.elapsed();
     // The weights go beside the executable, where loading maps them.
-    let exec = Executable::from_bytes(&compiled.executable).map_err(|e| e.to_string())?;
-    let (executable, weights) = Package::split_executable(&exec);
+    let (executable, weights) = Package::split_executable(&compiled.executable);
     let package = Package {
         arch: std::env::consts::ARCH.to_string(),
         os: std::env::consts::OS.to_string(),

@@ -699,6 +699,28 @@ mod tests {
     }
 
     #[test]
+    fn open_reads_a_file_through_its_checks() {
+        let dir = std::env::temp_dir().join(format!("relax-package-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            match open(&path) {
+                Ok(_) => panic!("{name} opened"),
+                Err(e) => e.to_string(),
+            }
+        };
+        let bytes = sample().to_bytes();
+        assert!(err("empty.relax", &[]).contains("truncated"));
+        assert!(err("short.relax", &bytes[..bytes.len() - 9]).contains("truncated"));
+        // The weights wrapped, the (fake) library is what fails.
+        assert!(err("fake-library.relax", &bytes).contains("cannot load the package's library"));
+        let missing = open(&dir.join("missing.relax")).err().unwrap();
+        assert!(missing.to_string().contains("cannot open"), "{missing}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_checksum_sees_every_byte_and_the_length() {
         let a = vec![0u8; 64];
         let mut b = a.clone();
