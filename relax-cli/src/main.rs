@@ -25,9 +25,10 @@
 //! `relax compile` writes a package (`model.relax`: the executable and its
 //! kernels' machine code in a shared library, for one CPU level) that `run`
 //! and `bench` load in milliseconds instead of compiling the model again.
-//! A spinner shows on a terminal while a model compiles; `--time-passes`
-//! (compile, run, bench) prints each pass's time and code generation's to
-//! stderr. `RELAX_DISABLED_PASSES=Conv2dWinograd,…` skips those passes of
+//! While a model compiles, a progress bar on stderr (when it is a
+//! terminal, never in a pipe) shows the stage, and for code generation the
+//! kernels compiled so far; `--time-passes` (compile, run, bench) prints
+//! each pass's time, each stage's and code generation's to stderr. `RELAX_DISABLED_PASSES=Conv2dWinograd,…` skips those passes of
 //! the build pipeline (TVM's `disabled_pass`), to measure what one gains.
 //!
 //! `--precision bf16` (or `f16`) runs the model through
@@ -46,13 +47,15 @@ mod model;
 mod npy;
 mod package;
 mod passes;
+mod progress;
 mod summary;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use progress::BuildProgress;
 use relax_core::backend::{build_with, Target};
 use relax_core::ir::IRModule;
-use relax_core::transform::{PassContext, PassTimingInstrument};
+use relax_core::transform::{BuildStage, PassContext, PassTimingInstrument};
 use relax_runtime::{Executable, Tensor, Value, VirtualMachine};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -363,11 +366,13 @@ fn arguments(
     Ok(args)
 }
 
-/// The pass context of a build: with a [`PassTimingInstrument`] when
+/// The pass context of a build: its [`BuildProgress`] (the progress bar
+/// and the stage times), and a [`PassTimingInstrument`] when
 /// `--time-passes` asks for the timings.
 struct Timing {
     ctx: PassContext,
     passes: Option<Arc<PassTimingInstrument>>,
+    progress: Arc<BuildProgress>,
 }
 
 impl Timing {
@@ -378,23 +383,33 @@ impl Timing {
                 ctx = ctx.disable(name);
             }
         }
+        let progress = Arc::new(BuildProgress::new());
+        let ctx = ctx.with_progress(progress.clone());
         if !time_passes {
-            return Timing { ctx, passes: None };
+            return Timing {
+                ctx,
+                passes: None,
+                progress,
+            };
         }
         let passes = Arc::new(PassTimingInstrument::new());
         Timing {
             ctx: ctx.with_instrument(passes.clone()),
             passes: Some(passes),
+            progress,
         }
     }
 
-    /// Prints, with `--time-passes`, every pass's time and what the rest
-    /// of a build of `total` took: VM code generation and LLVM, and `link`
-    /// (the C compiler, for a package).
+    /// Clears the progress bar; prints, with `--time-passes`, every
+    /// pass's time, each stage's, and what the rest of a build of `total`
+    /// took: VM code generation and LLVM, and `link` (the C compiler, for
+    /// a package).
     fn report(&self, total: Duration, link: Option<Duration>) {
+        self.progress.finish();
         let Some(passes) = &self.passes else {
             return;
         };
+        eprintln!("stages: {}", self.progress.render());
         let in_passes: Duration = passes
             .timings()
             .iter()
@@ -489,6 +504,8 @@ fn prepare(
             loaded: true,
         });
     }
+    let timing = Timing::new(time_passes);
+    timing.ctx.report_stage(BuildStage::Import, 0);
     let mut m = model::read(path, false)?;
     m.module = integer_products(m.module)?;
     m.module = precision.apply(m.module)?;
@@ -505,10 +522,10 @@ fn prepare(
         .iter()
         .map(|p| p.name_hint().to_string())
         .collect();
-    let timing = Timing::new(time_passes);
     let start = Instant::now();
-    let exec = build_with_progress(&m.module, &target, &timing.ctx)?;
+    let exec = build_with(&m.module, &target, &timing.ctx).map_err(|e| e.to_string());
     timing.report(start.elapsed(), None);
+    let exec = exec?;
     Ok(Prepared {
         exec,
         main_params,
@@ -518,20 +535,6 @@ fn prepare(
         compile: start.elapsed(),
         loaded: false,
     })
-}
-
-/// Builds `module`, with a spinner on a terminal while LLVM compiles.
-fn build_with_progress(
-    module: &IRModule,
-    target: &Target,
-    ctx: &PassContext,
-) -> Result<Executable, String> {
-    let spinner = ProgressBar::new_spinner();
-    spinner.set_message("compiling");
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let exec = build_with(module, target, ctx).map_err(|e| e.to_string());
-    spinner.finish_and_clear();
-    exec
 }
 
 fn outputs(v: Value) -> Vec<Value> {
@@ -604,22 +607,23 @@ fn run(command: Command) -> Result<(), String> {
                     output.display()
                 ));
             }
+            let timing = Timing::new(time_passes);
             let start = Instant::now();
+            timing.ctx.report_stage(BuildStage::Import, 0);
             let mut m = model::read(&model, false)?;
             let imported = start.elapsed();
             m.module = integer_products(m.module)?;
             m.module = precision.apply(m.module)?;
-            let spinner = ProgressBar::new_spinner();
-            spinner.set_message("compiling");
-            spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-            let timing = Timing::new(time_passes);
             let start = Instant::now();
             let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx);
             let took = start.elapsed();
-            spinner.finish_and_clear();
-            let (compiled, linked) = compiled?;
-            timing.report(took, Some(linked));
-            let bytes = package::write(&output, &compiled)?;
+            let compiled = compiled.and_then(|(compiled, linked)| {
+                timing.ctx.report_stage(BuildStage::Write, 0);
+                let bytes = package::write(&output, &compiled)?;
+                Ok((compiled, linked, bytes))
+            });
+            timing.report(took, compiled.as_ref().ok().map(|c| c.1));
+            let (compiled, _, bytes) = compiled?;
             outln!(
                 "{}: imported in {:.2} s, compiled in {:.2} s for {}; wrote {} ({:.1} MB)",
                 model.display(),

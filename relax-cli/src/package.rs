@@ -7,12 +7,13 @@
 //! the same pipeline and schedules as an ahead-of-time build
 //! (`aot::compile_ir_module`), linked into a shared library by the system
 //! C compiler (`aot::link_shared`), and stored with the serialized
-//! executable and the model's input and output names.
+//! executable, its weights beside it (64-byte aligned, so that loading
+//! maps them in place) and the model's input and output names.
 
 use crate::model::Model;
 use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
-use relax_core::transform::PassContext;
-use relax_runtime::package::{Package, PackageRef};
+use relax_core::transform::{BuildStage, PassContext};
+use relax_runtime::package::{open, Package};
 use relax_runtime::Executable;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -66,10 +67,13 @@ pub fn compile(
         .objects
         .first()
         .ok_or("the compiler emitted no object file")?;
+    ctx.report_stage(BuildStage::Link, 0);
     let start = Instant::now();
     let parts: Vec<&[u8]> = object.parts.iter().map(|p| p.object.as_slice()).collect();
     let library = link_shared(&parts).map_err(|e| e.to_string())?;
     let linked = start.elapsed();
+    // The weights go beside the executable, where loading maps them.
+    let (executable, weights) = Package::split_executable(&compiled.executable);
     let package = Package {
         arch: std::env::consts::ARCH.to_string(),
         os: std::env::consts::OS.to_string(),
@@ -81,7 +85,8 @@ pub fn compile(
             .iter()
             .map(|k| (k.name.clone(), format!("{}{}", k.symbol, variant.suffix)))
             .collect(),
-        executable: compiled.executable,
+        executable,
+        weights,
         library,
     };
     Ok((package, linked))
@@ -94,13 +99,10 @@ pub fn write(path: &Path, package: &Package) -> Result<usize, String> {
     Ok(bytes.len())
 }
 
-/// Reads and loads the package at `path`: the executable with its kernels,
-/// and the model's input and output names.
+/// Loads the package at `path` (mapped, its weights read in place: see
+/// `relax_runtime::package::open`): the executable with its kernels, and
+/// the model's input and output names.
 pub fn load(path: &Path) -> Result<(Executable, Vec<String>, Vec<String>), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let package = PackageRef::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let exec = package
-        .load()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((exec, package.input_names, package.output_names))
+    let opened = open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((opened.executable, opened.input_names, opened.output_names))
 }

@@ -637,7 +637,10 @@ fn a_compiled_package_runs_as_the_model_does() {
     let (dir, case) = setup("package");
     let model = case_dir().join("model.onnx");
     let model = model.to_str().unwrap();
-    let said = ok(&relax(&["compile", model, "-o", "m.relax"], &dir));
+    let compiled = relax(&["compile", model, "-o", "m.relax"], &dir);
+    // stderr is a pipe: no progress bar is drawn.
+    assert_eq!(text(&compiled.stderr), "");
+    let said = ok(&compiled);
     assert!(
         said.contains(": imported in ")
             && said.contains(" s, compiled in ")
@@ -667,6 +670,12 @@ fn a_compiled_package_runs_as_the_model_does() {
         "FuseTIR: ",
         "code generation (",
         "linking (cc): ",
+        "stages: import ",
+        ", passes ",
+        ", lowering ",
+        " kernels) ",
+        ", linking ",
+        ", writing ",
     ] {
         assert!(timings.contains(needle), "{needle}: {timings}");
     }

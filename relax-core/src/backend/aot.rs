@@ -53,10 +53,11 @@ pub use shared::{link_shared, TRAMPOLINE_C};
 
 use super::{pipeline, vm, Target};
 use crate::analysis::well_formed;
-use crate::codegen::llvm::{emit_objects, CodegenOptions, ObjectPart};
+use crate::codegen::llvm::{emit_objects_reporting, CodegenOptions, ObjectPart};
 use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
 use crate::frontend::{lower_function_item, lower_module_macro, Lowered, SpanRange};
 use crate::tir::PrimFunc;
+use crate::transform::progress::{BuildStage, StageCounter};
 use crate::transform::DefaultSchedule;
 use crate::transform::Pass;
 use relax_runtime::Error;
@@ -300,7 +301,7 @@ impl Builder {
         let mut artifacts = Vec::new();
         for (m, c) in modules.iter().zip(compiled) {
             let executable = out_dir.join(format!("{name}_{}.relaxvm", m.key));
-            write(&executable, &c.executable)?;
+            write(&executable, &c.executable.to_bytes())?;
             let source = out_dir.join(format!("{name}_{}.rs", m.key));
             let variants: Vec<CpuVariant> = c.objects.iter().map(|o| o.variant.clone()).collect();
             let text = artifact_source(
@@ -530,8 +531,9 @@ fn lower(item: &DslItem) -> Result<Lowered, Vec<crate::frontend::FrontendError>>
 pub struct CompiledModule {
     /// [`artifact_hash`] of the module it was compiled from.
     pub content_hash: u64,
-    /// [`Executable::to_bytes`](relax_runtime::Executable::to_bytes).
-    pub executable: Vec<u8>,
+    /// The executable (without its library: its kernels are the
+    /// objects').
+    pub executable: relax_runtime::Executable,
     /// The object files defining the kernels, one per CPU level, best first.
     pub objects: Vec<VariantObject>,
     /// The kernels, by executable name and link symbol (the baseline's;
@@ -616,7 +618,9 @@ pub fn compile_ir_module(
     // The host pipeline up to its loop schedules, which each CPU level
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
     // code does not depend on them.
+    ctx.report_stage(BuildStage::Passes, 0);
     let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
+    ctx.report_stage(BuildStage::Lower, 0);
     well_formed(&compiled).map_err(Error::Compile)?;
     let exec = vm::codegen(&compiled)?;
     let mut kernels: Vec<KernelLink> = Vec::new();
@@ -663,16 +667,27 @@ pub fn compile_ir_module(
             symbol,
         });
     }
+    // Each level's kernels, scheduled for it.
+    let scheduled: Vec<Vec<(String, PrimFunc)>> = variants
+        .iter()
+        .map(|variant| {
+            let schedule = DefaultSchedule::for_cpu(variant.cpu);
+            funcs
+                .iter()
+                .map(|(symbol, func)| {
+                    let symbol = format!("{symbol}{}", variant.suffix);
+                    (symbol, schedule.schedule_prim_func(func))
+                })
+                .collect()
+        })
+        .collect();
+    let counter = StageCounter::start(
+        ctx.progress(),
+        BuildStage::Codegen,
+        funcs.len() * variants.len(),
+    );
     let mut objects = Vec::new();
-    for variant in variants.iter().cloned() {
-        let schedule = DefaultSchedule::for_cpu(variant.cpu);
-        let renamed: Vec<(String, PrimFunc)> = funcs
-            .iter()
-            .map(|(symbol, func)| {
-                let symbol = format!("{symbol}{}", variant.suffix);
-                (symbol, schedule.schedule_prim_func(func))
-            })
-            .collect();
+    for (variant, renamed) in variants.iter().cloned().zip(scheduled) {
         let level_opts = CodegenOptions {
             native_cpu: variant.cpu == "native",
             cpu: match variant.cpu {
@@ -681,7 +696,7 @@ pub fn compile_ir_module(
             },
         };
         objects.push(VariantObject {
-            parts: emit_objects(&renamed, &level_opts)?
+            parts: emit_objects_reporting(&renamed, &level_opts, &|n| counter.advance(n))?
                 .into_iter()
                 .map(|part| ObjectPart {
                     kernels: part.kernels.iter().map(|&f| func_kernel[f]).collect(),
@@ -693,7 +708,7 @@ pub fn compile_ir_module(
     }
     Ok(CompiledModule {
         content_hash: artifact_hash(module),
-        executable: exec.to_bytes(),
+        executable: exec,
         objects,
         kernels,
     })

@@ -34,7 +34,7 @@ pub use pipeline::{fuse_ops, fuse_tir, legalize_ops, pipeline};
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
-use crate::transform::{Pass, PassContext};
+use crate::transform::{BuildStage, Pass, PassContext};
 use relax_runtime::{Error, Executable};
 use std::fmt;
 
@@ -153,20 +153,24 @@ pub fn build(module: &IRModule, target: &Target) -> Result<Executable, Error> {
 }
 
 /// [`build`], with the pipeline run in `ctx`: its instruments see every
-/// pass (print the module after each one, time them) and its disabled
-/// passes are skipped (TVM's `relax.build` inside `with PassContext(...)`).
+/// pass (print the module after each one, time them), its disabled
+/// passes are skipped (TVM's `relax.build` inside `with PassContext(...)`)
+/// and its [`Progress`](crate::transform::Progress) hears of the stages
+/// (passes, lowering, code generation with its kernel count).
 pub fn build_with(
     module: &IRModule,
     target: &Target,
     ctx: &PassContext,
 ) -> Result<Executable, Error> {
     well_formed(module).map_err(Error::Compile)?;
+    ctx.report_stage(BuildStage::Passes, 0);
     let lowered = pipeline(target).run_in(module.clone(), ctx)?;
     // `Sequential` checks between passes in debug builds only; the VM
     // compiler relies on a well-formed module in every build.
+    ctx.report_stage(BuildStage::Lower, 0);
     well_formed(&lowered).map_err(Error::Compile)?;
     let exec = vm::codegen(&lowered)?;
-    let library = native::library(target, &lowered, &exec.natives)?;
+    let library = native::library(target, &lowered, &exec.natives, ctx.progress())?;
     Ok(match library {
         Some(library) => exec.with_library(library),
         None => exec,

@@ -15,6 +15,7 @@ use super::{Target, TargetKind};
 use crate::ir::IRModule;
 use crate::tir::interp::InterpreterLibrary;
 use crate::tir::PrimFunc;
+use crate::transform::progress::{BuildStage, Progress, StageCounter};
 use relax_runtime::native::{NativeKernel, NativeLibrary};
 use relax_runtime::Error;
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ pub(super) fn library(
     target: &Target,
     module: &IRModule,
     symbols: &[String],
+    progress: Option<&dyn Progress>,
 ) -> Result<Option<Arc<dyn NativeLibrary>>, Error> {
     let funcs = symbols
         .iter()
@@ -60,7 +62,8 @@ pub(super) fn library(
                 .filter(|&(i, _)| first[i] != i)
                 .map(|(i, (s, _))| (s.clone(), funcs[first[i]].0.clone()))
                 .collect();
-            let library = host_library(&distinct)?;
+            let counter = StageCounter::start(progress, BuildStage::Codegen, distinct.len());
+            let library = host_library(&distinct, &|n| counter.advance(n))?;
             if aliases.is_empty() {
                 return Ok(Some(library));
             }
@@ -92,17 +95,23 @@ impl NativeLibrary for Aliased {
 }
 
 #[cfg(feature = "llvm")]
-fn host_library(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+fn host_library(
+    funcs: &[(String, PrimFunc)],
+    done: &(dyn Fn(usize) + Sync),
+) -> Result<Arc<dyn NativeLibrary>, Error> {
     // JIT code runs on this machine: use all of its CPU features.
     let opts = crate::codegen::llvm::CodegenOptions {
         native_cpu: true,
         ..Default::default()
     };
-    crate::codegen::llvm::jit(funcs, &opts)
+    crate::codegen::llvm::jit_reporting(funcs, &opts, done)
 }
 
 #[cfg(not(feature = "llvm"))]
-fn host_library(_: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+fn host_library(
+    _: &[(String, PrimFunc)],
+    _: &(dyn Fn(usize) + Sync),
+) -> Result<Arc<dyn NativeLibrary>, Error> {
     Err(Error::Unsupported(
         "Target::host() compiles through LLVM, and relax-core was built without its \"llvm\" \
          feature; enable it or use Target::interpreter()"

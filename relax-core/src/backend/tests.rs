@@ -565,3 +565,37 @@ class Module:
     let msg = run(&exec, &args(5, 2)).unwrap_err().to_string();
     assert!(msg.contains("argument 0 of call_tir of `add_one`"), "{msg}");
 }
+
+/// A host build reports its stages in order, and code generation's
+/// kernel count rising to the number of kernels it compiles.
+#[cfg(feature = "llvm")]
+#[test]
+fn a_host_build_reports_monotone_progress() {
+    use crate::transform::progress::testing::Recorder;
+    let module = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((7, 5), dtype="float32"), w: R.Tensor((5, 3), dtype="float32")) -> R.Tensor((3,), dtype="float32"):
+        with R.dataflow():
+            y = R.matmul(x, w)
+            e = R.exp(y)
+            z = R.sum(e, axis=[0])
+            gv = R.sqrt(z)
+            R.output(gv)
+        return gv
+"#,
+    );
+    let recorder = Arc::new(Recorder::default());
+    let ctx = PassContext::new().with_progress(recorder.clone());
+    let exec = build_with(&module, &Target::host(), &ctx).unwrap();
+    let stages = recorder.check();
+    let names: Vec<BuildStage> = stages.iter().map(|s| s.0).collect();
+    assert_eq!(
+        names,
+        [BuildStage::Passes, BuildStage::Lower, BuildStage::Codegen]
+    );
+    let kernels = stages[2].1;
+    assert!(kernels >= 1 && kernels <= exec.natives.len(), "{stages:?}");
+}

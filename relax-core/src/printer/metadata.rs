@@ -52,6 +52,14 @@ impl Constants {
         }
     }
 
+    /// The tensors of the metadata table, in order (none when inline).
+    pub(crate) fn into_tensors(self) -> Vec<Tensor> {
+        match self {
+            Constants::Inline => Vec::new(),
+            Constants::Metadata { tensors, .. } => tensors,
+        }
+    }
+
     /// The `metadata = {…}` section, or `None` when no constant went there.
     pub(crate) fn section(&self) -> Option<String> {
         let Constants::Metadata { tensors, .. } = self else {

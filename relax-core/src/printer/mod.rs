@@ -95,8 +95,28 @@ impl fmt::Display for IRModule {
     }
 }
 
+/// The module's text without its `metadata` section, and the tensors
+/// that section would hold, in order (`metadata["relax.expr.Constant"][i]`
+/// is the `i`-th): what a hash of the module keys on without printing its
+/// weights as text (`frontend::codegen::aot::artifact_hash`).
+pub fn module_text_and_constants(m: &IRModule) -> (String, Vec<relax_runtime::Tensor>) {
+    let (text, consts) = module_body(m, Constants::metadata());
+    (text, consts.into_tensors())
+}
+
 /// The text of `m`, its constants written as `consts` says.
 fn module_text(m: &IRModule, consts: Constants) -> String {
+    let (mut out, consts) = module_body(m, consts);
+    if let Some(section) = consts.section() {
+        out.push_str("\n\n");
+        out.push_str(&section);
+    }
+    out
+}
+
+/// The text of `m` up to its `metadata` section, and the constants that
+/// section holds.
+fn module_body(m: &IRModule, consts: Constants) -> (String, Constants) {
     let mut p = Printer::new(consts);
     p.indent = 1;
     p.type_vars = Some(BTreeSet::new());
@@ -121,11 +141,7 @@ fn module_text(m: &IRModule, consts: Constants) -> String {
     );
     out.push_str("@I.ir_module\nclass Module:\n");
     out.push_str(&body);
-    if let Some(section) = p.consts.section() {
-        out.push_str("\n\n");
-        out.push_str(&section);
-    }
-    out
+    (out, p.consts)
 }
 
 impl fmt::Display for Function {

@@ -52,6 +52,7 @@ pub mod legalize;
 pub mod legalize_ops;
 pub mod lift_transform_params;
 pub mod pass_context;
+pub mod progress;
 pub mod remove_unused_outputs;
 pub mod remove_unused_parameters;
 #[cfg(test)]
@@ -85,6 +86,7 @@ pub use lambda_lift::LambdaLift;
 pub use legalize_ops::LegalizeOps;
 pub use lift_transform_params::LiftTransformParams;
 pub use pass_context::PassContext;
+pub use progress::{BuildStage, Progress, ProgressEvent};
 pub use remove_unused_outputs::RemoveUnusedOutputs;
 pub use remove_unused_parameters::RemoveUnusedParameters;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};

@@ -9,7 +9,9 @@
 //!    [`PrintBeforeAll`](super::PrintBeforeAll),
 //!    [`PrintAfterAll`](super::PrintAfterAll), or your own;
 //! 2. **disabled passes** (TVM's `disabled_pass`): passes skipped by name,
-//!    e.g. `FuseOps` to compare a build with and without fusion.
+//!    e.g. `FuseOps` to compare a build with and without fusion;
+//! 3. **progress** ([`Progress`]): where a build run in the context reports
+//!    its stages and its code generation's kernel count.
 //!
 //! A pass that panics does not take the process down: the panic becomes an
 //! `Error::Compile` with a `pass-panicked` diagnostic naming the pass.
@@ -20,6 +22,7 @@
 //! is `run_in` with the default context (no instruments, nothing disabled).
 
 use super::instrument::{PassInfo, PassInstrument};
+use super::progress::{BuildStage, Progress, ProgressEvent};
 use crate::ir::IRModule;
 use relax_runtime::{Diagnostic, Error};
 use std::any::Any;
@@ -32,6 +35,8 @@ use std::sync::Arc;
 pub struct PassContext {
     instruments: Vec<Arc<dyn PassInstrument>>,
     disabled: Vec<String>,
+    /// Who hears of the build's stages ([`super::progress`]).
+    progress: Option<Arc<dyn Progress>>,
     /// The nesting depth of the pass running now (0: a top-level pass).
     depth: Cell<usize>,
 }
@@ -47,6 +52,26 @@ impl PassContext {
     pub fn with_instrument(mut self, instrument: Arc<dyn PassInstrument>) -> Self {
         self.instruments.push(instrument);
         self
+    }
+
+    /// This context with the stages of a build that runs in it (and its
+    /// code generation's kernel count) reported to `progress`
+    /// ([`super::progress`]).
+    pub fn with_progress(mut self, progress: Arc<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Where this context reports a build's progress, if anywhere.
+    pub fn progress(&self) -> Option<&dyn Progress> {
+        self.progress.as_deref()
+    }
+
+    /// Reports that `stage` starts, with `items` items (0: not counted).
+    pub fn report_stage(&self, stage: BuildStage, items: usize) {
+        if let Some(p) = &self.progress {
+            p.report(ProgressEvent::Started { stage, items });
+        }
     }
 
     /// This context with the pass named `name` skipped (TVM's

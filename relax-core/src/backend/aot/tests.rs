@@ -445,3 +445,35 @@ fn native_cpu_code_is_an_opt_in_that_builds_too() {
     assert_eq!(artifacts.modules.len(), 2);
     assert!(!Builder::new().native_cpu, "generic by default");
 }
+
+/// `compile_ir_module` reports its stages in order and counts every
+/// kernel of every CPU level as code generation compiles it.
+#[test]
+fn compiling_a_module_reports_monotone_progress() {
+    use crate::transform::progress::testing::Recorder;
+    use crate::transform::{BuildStage, PassContext};
+    let module: crate::ir::IRModule = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((9, 5), dtype="float32"), w: R.Tensor((5, 3), dtype="float32")) -> R.Tensor((9, 3), dtype="float32"):
+        with R.dataflow():
+            y = R.matmul(x, w)
+            gv = R.nn.softmax(y, axis=1)
+            R.output(gv)
+        return gv
+"#
+    .parse()
+    .unwrap();
+    let recorder = std::sync::Arc::new(Recorder::default());
+    let ctx = PassContext::new().with_progress(recorder.clone());
+    let variants = cpu_variants(false);
+    let compiled = compile_ir_module(&module, "relax_progress", &variants, &ctx).unwrap();
+    let stages = recorder.check();
+    assert_eq!(
+        stages.iter().map(|s| s.0).collect::<Vec<_>>(),
+        [BuildStage::Passes, BuildStage::Lower, BuildStage::Codegen]
+    );
+    let distinct: HashSet<&str> = compiled.kernels.iter().map(|k| k.symbol.as_str()).collect();
+    assert_eq!(stages[2].1, distinct.len() * variants.len(), "{stages:?}");
+}

@@ -152,7 +152,11 @@ impl NativeLibrary for JitLibrary {
 }
 
 /// JIT-compiles `funcs`. See [`super::jit`].
-pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibrary>, Error> {
+/// `done(n)` is called as each part's `n` kernels are compiled.
+pub(super) fn compile(
+    funcs: &[(String, PrimFunc)],
+    done: &(dyn Fn(usize) + Sync),
+) -> Result<Arc<dyn NativeLibrary>, Error> {
     for (i, (symbol, _)) in funcs.iter().enumerate() {
         if funcs[..i].iter().any(|(s, _)| s == symbol) {
             return Err(Error::Unsupported(format!(
@@ -165,7 +169,11 @@ pub(super) fn compile(funcs: &[(String, PrimFunc)]) -> Result<Arc<dyn NativeLibr
         // No kernels: still create a JIT, so a broken set-up shows.
         groups.push(Vec::new());
     }
-    let built = in_parallel(&groups, |group| build_part(funcs, group))?;
+    let built = in_parallel(&groups, |group| {
+        let built = build_part(funcs, group)?;
+        done(group.len());
+        Ok(built)
+    })?;
     let mut parts = Vec::with_capacity(built.len());
     let mut addresses = vec![0usize; funcs.len()];
     for (part, found) in built {

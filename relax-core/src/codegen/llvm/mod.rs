@@ -140,8 +140,18 @@ pub fn jit(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
 ) -> Result<Arc<dyn NativeLibrary>, Error> {
+    jit_reporting(funcs, opts, &|_| {})
+}
+
+/// [`jit`], calling `done(n)` as each part of `n` kernels is compiled
+/// (the parts are compiled in parallel, see `partition`).
+pub fn jit_reporting(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+    done: &(dyn Fn(usize) + Sync),
+) -> Result<Arc<dyn NativeLibrary>, Error> {
     let _ = opts;
-    jit::compile(funcs)
+    jit::compile(funcs, done)
 }
 
 /// Compiles `funcs` into an ELF/Mach-O object file for the host triple (CPU
@@ -161,16 +171,26 @@ pub struct ObjectPart {
     pub kernels: Vec<usize>,
 }
 
-/// Compiles `funcs` as [`emit_object`] does, into one object file per code
-/// generation thread (`RELAX_NUM_THREADS`, else the machine's cores),
-/// compiled in parallel; linked together they define every kernel. The
-/// split depends only on `funcs` and the thread count (see
-/// `partition`), so a build is reproducible.
+/// Compiles `funcs` as [`emit_object`] does, into several object files
+/// (a few per code generation thread: `RELAX_NUM_THREADS`, else the
+/// machine's cores), compiled in parallel; linked together they define
+/// every kernel. The split depends only on `funcs` and the thread count
+/// (see `partition`), so a build is reproducible.
 pub fn emit_objects(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
 ) -> Result<Vec<ObjectPart>, Error> {
-    object::compile_parts(funcs, opts)
+    emit_objects_reporting(funcs, opts, &|_| {})
+}
+
+/// [`emit_objects`], calling `done(n)` as each object of `n` kernels is
+/// compiled.
+pub fn emit_objects_reporting(
+    funcs: &[(String, PrimFunc)],
+    opts: &CodegenOptions,
+    done: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<ObjectPart>, Error> {
+    object::compile_parts(funcs, opts, done)
 }
 
 /// The LLVM IR of `funcs` as text, optimized as [`emit_object`] would

@@ -34,9 +34,11 @@ pub(super) fn compile(
 
 /// Compiles `funcs` to several objects in parallel, with the indices of
 /// the kernels each defines. See [`super::emit_objects`].
+/// `done(n)` is called as each part's `n` kernels are compiled.
 pub(super) fn compile_parts(
     funcs: &[(String, PrimFunc)],
     opts: &CodegenOptions,
+    done: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<ObjectPart>, Error> {
     for (i, (symbol, _)) in funcs.iter().enumerate() {
         if funcs[..i].iter().any(|(s, _)| s == symbol) {
@@ -50,8 +52,10 @@ pub(super) fn compile_parts(
         groups.push(Vec::new());
     }
     in_parallel(&groups, |group| {
+        let object = compile_group(funcs, group, opts)?;
+        done(group.len());
         Ok(ObjectPart {
-            object: compile_group(funcs, group, opts)?,
+            object,
             kernels: group.to_vec(),
         })
     })

@@ -15,16 +15,22 @@
 //!    constant extent counted once per iteration, as LLVM sees it after
 //!    unrolling.
 //! 3. [`partition`] assigns kernels largest first to the least loaded
-//!    thread (longest-processing-time scheduling), ties to the lower index,
-//!    then lists each thread's kernels in their original order. It depends
+//!    part (longest-processing-time scheduling), ties to the lower index,
+//!    then lists each part's kernels in their original order. It depends
 //!    only on the kernels and the thread count, so the same input gives the
 //!    same modules, hence the same code, on every build.
+//! 4. There are [`PARTS_PER_THREAD`] parts per thread (with more than one
+//!    thread), largest first; [`in_parallel`] hands them out to the
+//!    threads as each finishes its last, so an estimate that is off evens
+//!    out, and a build's progress can be reported part by part.
 
 use super::types::internal;
 use crate::ir::prim_expr::PrimExpr;
 use crate::tir::stmt::{ForKind, Stmt};
 use crate::tir::PrimFunc;
 use relax_runtime::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// The number of code generation threads for `kernels` kernels.
 pub(super) fn threads(kernels: usize) -> usize {
@@ -36,11 +42,30 @@ pub(super) fn threads(kernels: usize) -> usize {
     configured.min(kernels).max(1)
 }
 
-/// `funcs` split into groups for [`threads`] threads: [`partition`] by
-/// [`cost`].
+/// The parts per code generation thread (see the module docs).
+pub(super) const PARTS_PER_THREAD: usize = 4;
+
+/// `funcs` split into parts for [`threads`] threads: [`partition`] by
+/// [`cost`] into [`PARTS_PER_THREAD`] parts per thread, the most costly
+/// part first (ties in index order).
 pub(super) fn groups(funcs: &[(String, PrimFunc)]) -> Vec<Vec<usize>> {
     let costs: Vec<u64> = funcs.iter().map(|(_, f)| cost(f)).collect();
-    partition(&costs, threads(funcs.len()))
+    parts(&costs, threads(funcs.len()))
+}
+
+/// Kernels of `costs` split into parts for `threads` threads, the most
+/// costly part first. See [`groups`].
+fn parts(costs: &[u64], threads: usize) -> Vec<Vec<usize>> {
+    let parts = if threads > 1 {
+        threads * PARTS_PER_THREAD
+    } else {
+        1
+    };
+    let mut groups = partition(costs, parts);
+    let load = |g: &Vec<usize>| g.iter().map(|&i| costs[i].max(1)).sum::<u64>();
+    // Stable: equal loads keep their order.
+    groups.sort_by_key(|g| std::cmp::Reverse(load(g)));
+    groups
 }
 
 /// The estimated code generation cost of `func`. See the module docs.
@@ -123,41 +148,71 @@ pub(super) fn partition(costs: &[u64], threads: usize) -> Vec<Vec<usize>> {
 /// over deep loop nests, as on a main thread's 8 MiB.
 const CODEGEN_STACK: usize = 8 << 20;
 
-/// `build` run on each group of `groups`, each on a thread of its own (on
-/// the calling thread when there is one group); the results in group order,
-/// or the first group's error.
+/// `build` run on each group of `groups`, on [`threads`] threads that
+/// each take the next group not yet taken (on the calling thread when
+/// there is one); the results in group order, or the first group's error
+/// (after which no further group starts).
 pub(super) fn in_parallel<T: Send>(
     groups: &[Vec<usize>],
     build: impl Fn(&[usize]) -> Result<T, Error> + Sync,
 ) -> Result<Vec<T>, Error> {
-    if groups.len() <= 1 {
+    let threads = threads(groups.len());
+    if threads <= 1 {
         return groups.iter().map(|g| build(g)).collect();
     }
-    let build = &build;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = groups
-            .iter()
-            .map(|group| {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<T, Error>>>> =
+        groups.iter().map(|_| Mutex::new(None)).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(group) = groups.get(i) else { break };
+        let result = build(group);
+        let failed = result.is_err();
+        *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        if failed {
+            next.store(groups.len(), Ordering::Relaxed);
+            break;
+        }
+    };
+    let work = &work;
+    let started: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
                 std::thread::Builder::new()
                     .name("relax-codegen".into())
                     .stack_size(CODEGEN_STACK)
-                    .spawn_scoped(scope, move || build(group))
+                    .spawn_scoped(scope, work)
             })
             .collect();
         // Join every thread before returning, whichever failed.
-        let results: Vec<Result<T, Error>> = handles
+        handles
             .into_iter()
             .map(|h| match h {
                 Ok(h) => h
                     .join()
-                    .unwrap_or_else(|_| Err(internal("a code generation thread panicked"))),
+                    .map_err(|_| internal("a code generation thread panicked")),
                 Err(e) => Err(internal(format!(
                     "cannot start a code generation thread: {e}"
                 ))),
             })
-            .collect();
-        results.into_iter().collect()
-    })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(groups.len());
+    let mut missing = false;
+    for slot in results {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(t)) => out.push(t),
+            Some(Err(e)) => return Err(e),
+            // Not built: a group failed (returned above), a thread
+            // panicked, or none could start.
+            None => missing = true,
+        }
+    }
+    if missing {
+        started.into_iter().collect::<Result<Vec<()>, Error>>()?;
+        return Err(internal("a code generation part was not built"));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -201,6 +256,52 @@ mod tests {
         // More threads than kernels: one kernel each, the largest first.
         assert_eq!(partition(&[3, 4], 8), vec![vec![1], vec![0]]);
         assert!(partition(&[], 4).is_empty());
+    }
+
+    #[test]
+    fn parts_run_on_the_threads_and_come_back_in_order() {
+        let groups: Vec<Vec<usize>> = (0..11).map(|i| vec![i, i + 100]).collect();
+        let seen = Mutex::new(Vec::new());
+        let out = in_parallel(&groups, |g| {
+            seen.lock().unwrap().push(g[0]);
+            Ok(g[0] * 2 + g[1])
+        })
+        .unwrap();
+        assert_eq!(out, (0..11).map(|i| 3 * i + 100).collect::<Vec<_>>());
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..11).collect::<Vec<_>>(), "each part once");
+    }
+
+    #[test]
+    fn a_failing_part_is_the_error_and_stops_the_rest() {
+        let groups: Vec<Vec<usize>> = (0..40).map(|i| vec![i]).collect();
+        let err = in_parallel(&groups, |g| {
+            if g[0] == 3 {
+                Err(internal("part 3 failed"))
+            } else {
+                Ok(g[0])
+            }
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("part 3 failed"), "{err}");
+    }
+
+    #[test]
+    fn parts_are_several_per_thread_largest_first() {
+        let costs: Vec<u64> = (0..30).map(|i| (i * 7 % 13) as u64 + 1).collect();
+        let groups = parts(&costs, 2);
+        assert_eq!(groups.len(), 2 * PARTS_PER_THREAD);
+        let loads: Vec<u64> = groups
+            .iter()
+            .map(|g| g.iter().map(|&i| costs[i]).sum())
+            .collect();
+        assert!(loads.windows(2).all(|w| w[0] >= w[1]), "{loads:?}");
+        let mut all: Vec<usize> = groups.into_iter().flatten().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..30).collect::<Vec<_>>());
+        // One thread: one part, all kernels in order.
+        assert_eq!(parts(&costs, 1), vec![(0..30).collect::<Vec<_>>()]);
     }
 
     #[test]

@@ -26,7 +26,10 @@
 //!    holding the `AotArtifact` expression (the serialized executable, the
 //!    kernels' `extern "C"` declarations and their table).
 //! 2. Both sides hash the same thing, [`artifact_hash`]: the checked IR
-//!    printed as TVMScript. The token text a proc macro sees is printed by
+//!    printed as TVMScript, its tensor constants (the weights of an
+//!    imported model) not as text but by dtype, shape and a checksum of
+//!    their bytes, so a weight change changes the hash without a model's
+//!    weights being printed. The token text a proc macro sees is printed by
 //!    rustc and differs in spacing and escapes from the text proc-macro2
 //!    prints for the same tokens read from a file in build.rs, so
 //!    [`Lowered::content_hash`](super::super::Lowered::content_hash) cannot
@@ -42,15 +45,41 @@ use crate::ir::IRModule;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-/// The hash an AOT artifact is checked against: FNV-1a (64-bit) of the
-/// module's TVMScript text, the same in the proc macro and in build.rs.
+/// The hash an AOT artifact is checked against, the same in the proc
+/// macro and in build.rs: FNV-1a (64-bit) over the module's TVMScript text
+/// up to its `metadata` section, then, for each tensor of that section in
+/// order, its dtype, its shape and the runtime's
+/// [`checksum`](relax_runtime::package::checksum) of its bytes (several
+/// GB/s, where printing the elements as text would take seconds for a
+/// model's weights).
 pub fn artifact_hash(module: &IRModule) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in module.to_string().bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    let (text, constants) = crate::printer::module_text_and_constants(module);
+    let mut h = Fnv1a::new();
+    h.bytes(text.as_bytes());
+    for t in &constants {
+        h.bytes(t.dtype().to_string().as_bytes());
+        h.bytes(&(t.ndim() as u64).to_le_bytes());
+        for &d in t.shape() {
+            h.bytes(&d.to_le_bytes());
+        }
+        h.bytes(&relax_runtime::package::checksum(t.as_bytes()).to_le_bytes());
     }
-    h
+    h.0
+}
+
+/// FNV-1a, 64-bit.
+struct Fnv1a(u64);
+
+impl Fnv1a {
+    fn new() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
 }
 
 /// The key of a module's AOT artifact: the Rust module's name without
@@ -145,6 +174,38 @@ mod tests {
                 assert_ne!(a, b, "{from} -> {to}");
             }
         }
+    }
+
+    #[test]
+    fn the_artifact_hash_follows_every_weight_byte_and_shape() {
+        // An imported model's weights: tensor constants in the metadata
+        // section, hashed by their bytes rather than printed.
+        let module = |weight: &str| -> IRModule {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 2), dtype="float32")):
+        w = R.const({weight}, "float32")
+        gv: R.Tensor((2, 2), dtype="float32") = R.add(x, x)
+        return (gv, w)
+"#
+            )
+            .parse()
+            .unwrap()
+        };
+        let a = artifact_hash(&module("[[1.0, 2.0], [3.0, 4.0]]"));
+        assert_eq!(a, artifact_hash(&module("[[1.0, 2.0], [3.0, 4.0]]")));
+        // One element, or only the shape of the same bytes, changed.
+        for other in ["[[1.0, 2.0], [3.0, 4.5]]", "[[1.0, 2.0, 3.0, 4.0]]"] {
+            assert_ne!(a, artifact_hash(&module(other)), "{other}");
+        }
+        // The text hashed holds no element of the weight.
+        let (text, constants) =
+            crate::printer::module_text_and_constants(&module("[[1.0, 2.0], [3.0, 4.5]]"));
+        assert!(!text.contains("4.5"), "{text}");
+        assert_eq!(constants.len(), 1);
     }
 
     #[test]
