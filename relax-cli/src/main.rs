@@ -6,11 +6,11 @@
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
-//!              [--time-passes]
+//!              [--time-passes] [--tune N] [--tuning-db PATH] [--tune-dim NAME=VALUE …]
 //! relax run    model.{onnx,py,relax} --input x=x.npy … [--output y.npy …] [--full] [--json]
-//!              [--precision f32|f16|bf16]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH]
 //! relax bench  model.{onnx,py,relax} --input x=x.npy … [--runs 100] [--profile] [--json]
-//!              [--precision f32|f16|bf16]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH]
 //! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
 //! ```
@@ -30,6 +30,15 @@
 //! stderr. `RELAX_DISABLED_PASSES=Conv2dWinograd,…` skips those passes of
 //! the build pipeline (TVM's `disabled_pass`), to measure what one gains.
 //!
+//! `relax compile --tune N` measures up to N candidate schedules of each
+//! kernel the tuning database lacks (register tiles, cache blocks, row
+//! folding; each checked against the default on random inputs) and keeps
+//! the fastest in the database, `--tuning-db PATH` or by default
+//! `$RELAX_TUNING_DB`, else `~/.cache/relax/tuning.json`; symbolic dims
+//! are measured at 1 unless `--tune-dim seq=128` says otherwise. Later
+//! builds given the database (`compile --tuning-db`, `run`/`bench
+//! --tuning-db`) use its knobs without measuring.
+//!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
@@ -47,6 +56,7 @@ mod npy;
 mod package;
 mod passes;
 mod summary;
+mod tuning;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -135,6 +145,19 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Measure up to N candidate schedules per kernel the tuning
+        /// database lacks, keeping the fastest in it (0: no tuning).
+        #[arg(long, default_value_t = 0)]
+        tune: usize,
+        /// The tuning database (default: $RELAX_TUNING_DB, else
+        /// ~/.cache/relax/tuning.json); without --tune its knobs are used
+        /// as they are.
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
+        /// The value of a symbolic dim while tuning, `NAME=VALUE`
+        /// (`seq=128`; others are 1).
+        #[arg(long)]
+        tune_dim: Vec<String>,
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
@@ -167,6 +190,10 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Schedule kernels with the knobs of this tuning database
+        /// (`relax compile --tune`).
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
@@ -195,6 +222,10 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Schedule kernels with the knobs of this tuning database, as
+        /// for `run`.
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -453,8 +484,16 @@ fn prepare(
     precision: Precision,
     interp: bool,
     time_passes: bool,
+    tuning_db: Option<&Path>,
 ) -> Result<Prepared, String> {
     if path.extension().and_then(|e| e.to_str()) == Some("relax") {
+        if let Some(db) = tuning_db {
+            return Err(format!(
+                "{}: a package's kernels were scheduled when it was compiled; give --tuning-db {} to `relax compile`",
+                path.display(),
+                db.display()
+            ));
+        }
         if interp {
             return Err(format!(
                 "{}: a package runs its compiled kernels; --interp takes the model (.onnx or .py)",
@@ -492,10 +531,13 @@ fn prepare(
     let mut m = model::read(path, false)?;
     m.module = integer_products(m.module)?;
     m.module = precision.apply(m.module)?;
-    let target = if interp {
-        Target::interpreter()
-    } else {
-        Target::host()
+    let target = match (interp, tuning_db) {
+        (true, Some(_)) => {
+            return Err("--tuning-db schedules compiled kernels; --interp runs none".into())
+        }
+        (true, None) => Target::interpreter(),
+        (false, Some(db)) => Target::host().with_tuned_knobs(tuning::host_knobs(db)?),
+        (false, None) => Target::host(),
     };
     let main_params = m
         .module
@@ -597,7 +639,11 @@ fn run(command: Command) -> Result<(), String> {
             precision,
             cpu,
             time_passes,
+            tune,
+            tuning_db,
+            tune_dim,
         } => {
+            let tuning = tuning::options(tune, tuning_db, &tune_dim)?;
             if output.extension().and_then(|e| e.to_str()) != Some("relax") {
                 return Err(format!(
                     "{}: `compile` writes a package, named `.relax`",
@@ -614,10 +660,14 @@ fn run(command: Command) -> Result<(), String> {
             spinner.enable_steady_tick(std::time::Duration::from_millis(120));
             let timing = Timing::new(time_passes);
             let start = Instant::now();
-            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx);
+            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx, tuning.as_ref());
             let took = start.elapsed();
             spinner.finish_and_clear();
-            let (compiled, linked) = compiled?;
+            let (compiled, linked, report) = compiled?;
+            if let (Some(report), Some(t)) = (report, &tuning) {
+                eprintln!("{}", report.summary());
+                eprintln!("tuning database: {}", t.db.display());
+            }
             timing.report(took, Some(linked));
             let bytes = package::write(&output, &compiled)?;
             outln!(
@@ -640,8 +690,9 @@ fn run(command: Command) -> Result<(), String> {
             json,
             precision,
             time_passes,
+            tuning_db,
         } => {
-            let m = prepare(&model, precision, interp, time_passes)?;
+            let m = prepare(&model, precision, interp, time_passes, tuning_db.as_deref())?;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(exec);
@@ -686,8 +737,9 @@ fn run(command: Command) -> Result<(), String> {
             json,
             precision,
             time_passes,
+            tuning_db,
         } => {
-            let m = prepare(&model, precision, false, time_passes)?;
+            let m = prepare(&model, precision, false, time_passes, tuning_db.as_deref())?;
             let compile = m.compile;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;

@@ -741,7 +741,10 @@ pub fn compile_ir_module_tuned(
     let mut objects = Vec::new();
     for variant in variants.iter().cloned() {
         let mut schedule = DefaultSchedule::for_cpu(variant.cpu);
-        if let Some(t) = tuned.as_ref().filter(|_| schedule.vector_bits() == host_bits) {
+        if let Some(t) = tuned
+            .as_ref()
+            .filter(|_| schedule.vector_bits() == host_bits)
+        {
             schedule = schedule.with_tuned(t.clone());
         }
         let renamed: Vec<(String, PrimFunc)> = funcs

@@ -34,8 +34,8 @@ pub use pipeline::pipeline;
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
-use crate::transform::{Pass, PassContext};
 use crate::transform::Knobs;
+use crate::transform::{Pass, PassContext};
 use relax_runtime::{Error, Executable};
 use std::collections::HashMap;
 use std::fmt;

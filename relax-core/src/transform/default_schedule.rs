@@ -128,12 +128,12 @@ mod window;
 use super::Pass;
 use crate::ir::{BaseFunc, IRModule};
 use crate::tir::{PrimFunc, Stmt};
-use std::collections::HashMap;
-use std::sync::Arc;
 pub use gemm::Blocking;
 pub use knobs::{vector_registers, Knobs};
 use nest::Nest;
 use relax_runtime::Error;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A nest doing fewer iterations than this runs on the calling thread:
 /// below it the thread pool's dispatch (waking workers, a few microseconds)
@@ -374,7 +374,9 @@ fn schedule_stmt(s: &Stmt, bits: u32, knobs: Knobs) -> Stmt {
                     let mut out = Vec::with_capacity(stages.len());
                     let mut i = 0;
                     while i < stages.len() {
-                        if let Some((fused, n)) = rows::row_run(stages, i, &b.alloc_buffers, bits, knobs) {
+                        if let Some((fused, n)) =
+                            rows::row_run(stages, i, &b.alloc_buffers, bits, knobs)
+                        {
                             out.push(fused);
                             i += n;
                             continue;

@@ -268,10 +268,7 @@ fn record_json(r: &Record) -> Json {
         ("knobs".to_string(), Json::Object(knobs)),
         ("default_us".to_string(), round(r.default_us)),
         ("best_us".to_string(), round(r.best_us)),
-        (
-            "candidates".to_string(),
-            Json::Number(r.candidates as f64),
-        ),
+        ("candidates".to_string(), Json::Number(r.candidates as f64)),
     ]))
 }
 
@@ -318,9 +315,9 @@ fn read_record(item: &Json) -> Result<Record, String> {
     let mut v = [0i64; 10];
     for (slot, name) in v.iter_mut().zip(KNOB_FIELDS) {
         let x = knobs_json.and_then(|k| k.get(name));
-        *slot = x.and_then(Json::as_i64).ok_or_else(|| {
-            format!("`knobs.{name}` must be an integer, found {}", found(x))
-        })?;
+        *slot = x
+            .and_then(Json::as_i64)
+            .ok_or_else(|| format!("`knobs.{name}` must be an integer, found {}", found(x)))?;
     }
     let knobs = Knobs {
         gemm_mr: v[0],
@@ -398,19 +395,47 @@ mod tests {
         let good = db.to_json();
         for (from, to, says) in [
             ("\"relax-tuning-db\"", "\"other\"", "`format` must be"),
-            ("\"version\": 1", "\"version\": 2", "`version` must be 1, found 2"),
-            ("\"gemm_mr\": 6", "\"gemm_mr\": 40", "record 0: `knobs`: gemm_mr must be in 1..=32, found 40"),
-            ("\"gemm_mr\": 6", "\"gemm_mr\": 6.5", "`knobs.gemm_mr` must be an integer, found 6.5"),
-            ("\"kernel\": \"0000000000000007\"", "\"kernel\": \"7\"", "`kernel` must be 16 hex digits"),
-            ("\"vector_bits\": 512", "\"vector_bits\": 100", "`vector_bits` must be 128, 256 or 512"),
-            ("\"best_us\": 9.25", "\"best_us\": -1", "`best_us` must be a number of at least 0"),
+            (
+                "\"version\": 1",
+                "\"version\": 2",
+                "`version` must be 1, found 2",
+            ),
+            (
+                "\"gemm_mr\": 6",
+                "\"gemm_mr\": 40",
+                "record 0: `knobs`: gemm_mr must be in 1..=32, found 40",
+            ),
+            (
+                "\"gemm_mr\": 6",
+                "\"gemm_mr\": 6.5",
+                "`knobs.gemm_mr` must be an integer, found 6.5",
+            ),
+            (
+                "\"kernel\": \"0000000000000007\"",
+                "\"kernel\": \"7\"",
+                "`kernel` must be 16 hex digits",
+            ),
+            (
+                "\"vector_bits\": 512",
+                "\"vector_bits\": 100",
+                "`vector_bits` must be 128, 256 or 512",
+            ),
+            (
+                "\"best_us\": 9.25",
+                "\"best_us\": -1",
+                "`best_us` must be a number of at least 0",
+            ),
         ] {
             assert!(good.contains(from), "{from}\n{good}");
             let e = TuningDatabase::from_json(&good.replace(from, to)).unwrap_err();
             assert!(e.contains(says), "{from} -> {to}: {e}");
         }
-        assert!(TuningDatabase::from_json("{").unwrap_err().contains("invalid JSON"));
+        assert!(TuningDatabase::from_json("{")
+            .unwrap_err()
+            .contains("invalid JSON"));
         let missing = TuningDatabase::load(Path::new("/nonexistent/relax/tuning.json"));
-        assert!(missing.unwrap_err().contains("/nonexistent/relax/tuning.json"));
+        assert!(missing
+            .unwrap_err()
+            .contains("/nonexistent/relax/tuning.json"));
     }
 }

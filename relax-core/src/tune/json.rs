@@ -83,7 +83,7 @@ impl Json {
     }
 
     fn write(&self, out: &mut String, indent: usize) {
-        let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat(' ').take(2 * n));
+        let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat_n(' ', 2 * n));
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -308,16 +308,29 @@ mod tests {
     fn values_round_trip() {
         let text = r#"{"a": [1, -2.5, true, null, "x\"y\\n\u0041"], "b": {}, "c": []}"#;
         let v = Json::parse(text).unwrap();
-        assert_eq!(v.get("a").and_then(|a| match a {
-            Json::Array(x) => x[4].as_str().map(str::to_string),
-            _ => None,
-        }), Some("x\"y\\nA".to_string()));
+        assert_eq!(
+            v.get("a").and_then(|a| match a {
+                Json::Array(x) => x[4].as_str().map(str::to_string),
+                _ => None,
+            }),
+            Some("x\"y\\nA".to_string())
+        );
         assert_eq!(Json::parse(&v.to_pretty()).unwrap(), v);
     }
 
     #[test]
     fn malformed_text_is_an_error_with_its_offset() {
-        for bad in ["", "{", "[1,", "{\"a\" 1}", "tru", "\"abc", "1e999", "[1] 2", "{1: 2}"] {
+        for bad in [
+            "",
+            "{",
+            "[1,",
+            "{\"a\" 1}",
+            "tru",
+            "\"abc",
+            "1e999",
+            "[1] 2",
+            "{1: 2}",
+        ] {
             let e = Json::parse(bad).unwrap_err();
             assert!(e.starts_with("invalid JSON at byte"), "{bad}: {e}");
         }

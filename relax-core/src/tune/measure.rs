@@ -82,7 +82,12 @@ pub fn measure(
     let abi = scalar_abi(func);
     let env: HashMap<TirVar, i64> = abi
         .iter()
-        .map(|v| (v.clone(), dims.get(v.name()).copied().unwrap_or(DEFAULT_DIM)))
+        .map(|v| {
+            (
+                v.clone(),
+                dims.get(v.name()).copied().unwrap_or(DEFAULT_DIM),
+            )
+        })
         .collect();
     let scalars: Vec<i64> = abi.iter().map(|v| env[v]).collect();
     let mut shapes = Vec::new();
@@ -94,7 +99,10 @@ pub fn measure(
         let shape = b
             .shape()
             .iter()
-            .map(|d| d.eval(&env).map_err(|e| format!("buffer `{}`: {e:?}", b.name())))
+            .map(|d| {
+                d.eval(&env)
+                    .map_err(|e| format!("buffer `{}`: {e:?}", b.name()))
+            })
             .collect::<Result<Vec<i64>, String>>()?;
         if shape.iter().any(|&d| d < 0) {
             return Err(format!("buffer `{}` has the shape {shape:?}", b.name()));
@@ -116,7 +124,9 @@ pub fn measure(
     let fresh = || -> Result<Vec<Tensor>, String> {
         inputs
             .iter()
-            .map(|t| Tensor::from_bytes(t.dtype(), t.shape(), t.as_bytes()).map_err(|e| e.to_string()))
+            .map(|t| {
+                Tensor::from_bytes(t.dtype(), t.shape(), t.as_bytes()).map_err(|e| e.to_string())
+            })
             .collect()
     };
     let symbols: Vec<(String, PrimFunc)> = candidates
@@ -147,15 +157,13 @@ pub fn measure(
     call(0, &mut reference).map_err(|e| format!("the default schedule failed: {e}"))?;
     let mut outcomes: Vec<Option<Outcome>> = vec![None; candidates.len()];
     let mut buffers: Vec<Vec<Tensor>> = vec![reference];
-    for k in 1..candidates.len() {
+    for (k, outcome) in outcomes.iter_mut().enumerate().skip(1) {
         let mut mine = fresh()?;
         let verdict = match call(k, &mut mine) {
             Err(e) => Some(format!("it failed: {e}")),
             Ok(_) => compare(&buffers[0], &mine),
         };
-        if let Some(why) = verdict {
-            outcomes[k] = Some(Outcome::Rejected(why));
-        }
+        *outcome = verdict.map(Outcome::Rejected);
         buffers.push(mine);
     }
     let timed: Vec<usize> = (0..candidates.len())

@@ -109,7 +109,11 @@ impl Tuning {
             TuningDatabase::load(&self.db)?
         };
         let before = db.clone();
-        let tuner = Tuner::new(DefaultSchedule::for_host(), &host_cpu_key(), self.options.clone());
+        let tuner = Tuner::new(
+            DefaultSchedule::for_host(),
+            &host_cpu_key(),
+            self.options.clone(),
+        );
         let report = tuner.tune_module(&mut db, module);
         if db != before {
             db.save(&self.db)?;

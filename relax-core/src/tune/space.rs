@@ -152,7 +152,12 @@ pub struct Candidate {
 /// Up to `n` (at least one) candidates for the unscheduled `func` under
 /// `schedule`, the default knobs first, drawn from `seed` when the space
 /// is larger (module docs).
-pub fn candidates(schedule: &DefaultSchedule, func: &PrimFunc, n: usize, seed: u64) -> Vec<Candidate> {
+pub fn candidates(
+    schedule: &DefaultSchedule,
+    func: &PrimFunc,
+    n: usize,
+    seed: u64,
+) -> Vec<Candidate> {
     let base = schedule.knobs();
     let bits = schedule.vector_bits();
     let mut distinct = Distinct::default();
@@ -247,10 +252,7 @@ impl Distinct {
             .by_hash
             .entry(structural_hash_map_free_vars(f))
             .or_default();
-        if bucket
-            .iter()
-            .any(|g| structural_equal_map_free_vars(g, f))
-        {
+        if bucket.iter().any(|g| structural_equal_map_free_vars(g, f)) {
             return false;
         }
         bucket.push(f.clone());

@@ -112,7 +112,8 @@ impl TuneReport {
 
     /// A line per tuned kernel and a summary, for a command line.
     pub fn summary(&self) -> String {
-        let count = |f: fn(&KernelOutcome) -> bool| self.kernels.iter().filter(|k| f(&k.outcome)).count();
+        let count =
+            |f: fn(&KernelOutcome) -> bool| self.kernels.iter().filter(|k| f(&k.outcome)).count();
         let mut lines = Vec::new();
         let (mut before, mut after) = (0f64, 0f64);
         for k in &self.kernels {
@@ -135,7 +136,9 @@ impl TuneReport {
                         describe(knobs)
                     ));
                 }
-                KernelOutcome::Failed(why) => lines.push(format!("  not measured: {}: {why}", k.name)),
+                KernelOutcome::Failed(why) => {
+                    lines.push(format!("  not measured: {}: {why}", k.name))
+                }
                 _ => {}
             }
         }

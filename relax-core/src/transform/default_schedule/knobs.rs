@@ -166,7 +166,10 @@ mod tests {
             ..Knobs::default()
         };
         let e = k.check(512).unwrap_err();
-        assert!(e.contains("gemm_mr · gemm_nr_vectors") && e.contains("46"), "{e}");
+        assert!(
+            e.contains("gemm_mr · gemm_nr_vectors") && e.contains("46"),
+            "{e}"
+        );
         let k = Knobs {
             gemm_blocking: Blocking {
                 kc: 256,
@@ -193,7 +196,11 @@ mod tests {
             },
             ..Knobs::default()
         };
-        assert!(k.check(256).unwrap_err().contains("found 24"), "{:?}", k.check(256));
+        assert!(
+            k.check(256).unwrap_err().contains("found 24"),
+            "{:?}",
+            k.check(256)
+        );
         let k = Knobs {
             parallel_chunk: 0,
             ..Knobs::default()
