@@ -141,6 +141,22 @@ impl Builder {
         self
     }
 
+    /// Measures up to `n` candidate schedules per kernel the tuning
+    /// database lacks on the build machine, and keeps the fastest in the
+    /// database (by default `$RELAX_TUNING_DB`, else
+    /// `~/.cache/relax/tuning.json`); kernels it has get their knobs
+    /// without measuring (`relax_core::tune`).
+    pub fn tune(&mut self, n: usize) -> &mut Self {
+        self.inner.tune(n);
+        self
+    }
+
+    /// The tuning database to read (and extend with [`Builder::tune`]).
+    pub fn tuning_db(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.inner.tuning_db(path);
+        self
+    }
+
     /// Compiles into `lib<name>.a` and prints the cargo instructions; on
     /// error prints every error to stderr and exits with status 1.
     pub fn compile(&self, name: &str) {

@@ -6,11 +6,11 @@
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
 //! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
-//!              [--time-passes]
+//!              [--time-passes] [--tune N] [--tuning-db PATH] [--tune-dim NAME=VALUE …]
 //! relax run    model.{onnx,py,relax} --input x=x.npy … [--output y.npy …] [--full] [--json]
-//!              [--precision f32|f16|bf16]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH]
 //! relax bench  model.{onnx,py,relax} --input x=x.npy … [--runs 100] [--profile] [--json]
-//!              [--precision f32|f16|bf16]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH]
 //! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
 //! ```
@@ -31,6 +31,15 @@
 //! each pass's time, each stage's and code generation's to stderr. `RELAX_DISABLED_PASSES=Conv2dWinograd,…` skips those passes of
 //! the build pipeline (TVM's `disabled_pass`), to measure what one gains.
 //!
+//! `relax compile --tune N` measures up to N candidate schedules of each
+//! kernel the tuning database lacks (register tiles, cache blocks, row
+//! folding; each checked against the default on random inputs) and keeps
+//! the fastest in the database, `--tuning-db PATH` or by default
+//! `$RELAX_TUNING_DB`, else `~/.cache/relax/tuning.json`; symbolic dims
+//! are measured at 1 unless `--tune-dim seq=128` says otherwise. Later
+//! builds given the database (`compile --tuning-db`, `run`/`bench
+//! --tuning-db`) use its knobs without measuring.
+//!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
@@ -49,6 +58,7 @@ mod package;
 mod passes;
 mod progress;
 mod summary;
+mod tuning;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -138,6 +148,19 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Measure up to N candidate schedules per kernel the tuning
+        /// database lacks, keeping the fastest in it (0: no tuning).
+        #[arg(long, default_value_t = 0)]
+        tune: usize,
+        /// The tuning database (default: $RELAX_TUNING_DB, else
+        /// ~/.cache/relax/tuning.json); without --tune its knobs are used
+        /// as they are.
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
+        /// The value of a symbolic dim while tuning, `NAME=VALUE`
+        /// (`seq=128`; others are 1).
+        #[arg(long)]
+        tune_dim: Vec<String>,
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
@@ -170,6 +193,10 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Schedule kernels with the knobs of this tuning database
+        /// (`relax compile --tune`).
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
@@ -198,6 +225,10 @@ enum Command {
         /// Print the time of every pass and of code generation to stderr.
         #[arg(long)]
         time_passes: bool,
+        /// Schedule kernels with the knobs of this tuning database, as
+        /// for `run`.
+        #[arg(long)]
+        tuning_db: Option<PathBuf>,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -468,8 +499,16 @@ fn prepare(
     precision: Precision,
     interp: bool,
     time_passes: bool,
+    tuning_db: Option<&Path>,
 ) -> Result<Prepared, String> {
     if path.extension().and_then(|e| e.to_str()) == Some("relax") {
+        if let Some(db) = tuning_db {
+            return Err(format!(
+                "{}: a package's kernels were scheduled when it was compiled; give --tuning-db {} to `relax compile`",
+                path.display(),
+                db.display()
+            ));
+        }
         if interp {
             return Err(format!(
                 "{}: a package runs its compiled kernels; --interp takes the model (.onnx or .py)",
@@ -509,10 +548,13 @@ fn prepare(
     let mut m = model::read(path, false)?;
     m.module = integer_products(m.module)?;
     m.module = precision.apply(m.module)?;
-    let target = if interp {
-        Target::interpreter()
-    } else {
-        Target::host()
+    let target = match (interp, tuning_db) {
+        (true, Some(_)) => {
+            return Err("--tuning-db schedules compiled kernels; --interp runs none".into())
+        }
+        (true, None) => Target::interpreter(),
+        (false, Some(db)) => Target::host().with_tuned_knobs(tuning::host_knobs(db)?),
+        (false, None) => Target::host(),
     };
     let main_params = m
         .module
@@ -600,7 +642,11 @@ fn run(command: Command) -> Result<(), String> {
             precision,
             cpu,
             time_passes,
+            tune,
+            tuning_db,
+            tune_dim,
         } => {
+            let tuning = tuning::options(tune, tuning_db, &tune_dim)?;
             if output.extension().and_then(|e| e.to_str()) != Some("relax") {
                 return Err(format!(
                     "{}: `compile` writes a package, named `.relax`",
@@ -615,15 +661,19 @@ fn run(command: Command) -> Result<(), String> {
             m.module = integer_products(m.module)?;
             m.module = precision.apply(m.module)?;
             let start = Instant::now();
-            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx);
+            let compiled = package::compile(&m, cpu.as_deref(), &timing.ctx, tuning.as_ref());
             let took = start.elapsed();
-            let compiled = compiled.and_then(|(compiled, linked)| {
+            let compiled = compiled.and_then(|(compiled, linked, report)| {
                 timing.ctx.report_stage(BuildStage::Write, 0);
                 let bytes = package::write(&output, &compiled)?;
-                Ok((compiled, linked, bytes))
+                Ok((compiled, linked, bytes, report))
             });
             timing.report(took, compiled.as_ref().ok().map(|c| c.1));
-            let (compiled, _, bytes) = compiled?;
+            let (compiled, _, bytes, report) = compiled?;
+            if let (Some(report), Some(t)) = (report, &tuning) {
+                eprintln!("{}", report.summary());
+                eprintln!("tuning database: {}", t.db.display());
+            }
             outln!(
                 "{}: imported in {:.2} s, compiled in {:.2} s for {}; wrote {} ({:.1} MB)",
                 model.display(),
@@ -644,8 +694,9 @@ fn run(command: Command) -> Result<(), String> {
             json,
             precision,
             time_passes,
+            tuning_db,
         } => {
-            let m = prepare(&model, precision, interp, time_passes)?;
+            let m = prepare(&model, precision, interp, time_passes, tuning_db.as_deref())?;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(exec);
@@ -690,8 +741,9 @@ fn run(command: Command) -> Result<(), String> {
             json,
             precision,
             time_passes,
+            tuning_db,
         } => {
-            let m = prepare(&model, precision, false, time_passes)?;
+            let m = prepare(&model, precision, false, time_passes, tuning_db.as_deref())?;
             let compile = m.compile;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;

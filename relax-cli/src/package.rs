@@ -11,8 +11,9 @@
 //! maps them in place) and the model's input and output names.
 
 use crate::model::Model;
-use relax_core::backend::aot::{compile_ir_module, cpu_variants, link_shared, CpuVariant};
+use relax_core::backend::aot::{compile_ir_module_tuned, cpu_variants, link_shared, CpuVariant};
 use relax_core::transform::{BuildStage, PassContext};
+use relax_core::tune::{TuneReport, Tuning};
 use relax_runtime::package::{open, Package};
 use relax_runtime::Executable;
 use std::path::Path;
@@ -49,20 +50,29 @@ fn variant(cpu: Option<&str>) -> Result<CpuVariant, String> {
 }
 
 /// Compiles `model` into a package for `cpu` (or this machine's best
-/// level), the passes run in `ctx`; also returns how long linking took.
+/// level), the passes run in `ctx`, its kernels scheduled with the knobs
+/// of `tuning` (read or measured, `relax_core::tune`); also returns how
+/// long linking took and what tuning did.
 pub fn compile(
     model: &Model,
     cpu: Option<&str>,
     ctx: &PassContext,
-) -> Result<(Package, Duration), String> {
+    tuning: Option<&Tuning>,
+) -> Result<(Package, Duration, Option<TuneReport>), String> {
     if !model.params.is_empty() {
         return Err(
             "a package keeps its weights in the executable; import without keep_params".into(),
         );
     }
     let variant = variant(cpu)?;
-    let compiled = compile_ir_module(&model.module, PREFIX, std::slice::from_ref(&variant), ctx)
-        .map_err(|e| e.to_string())?;
+    let (compiled, report) = compile_ir_module_tuned(
+        &model.module,
+        PREFIX,
+        std::slice::from_ref(&variant),
+        ctx,
+        tuning,
+    )
+    .map_err(|e| e.to_string())?;
     let object = compiled
         .objects
         .first()
@@ -89,7 +99,7 @@ pub fn compile(
         weights,
         library,
     };
-    Ok((package, linked))
+    Ok((package, linked, report))
 }
 
 /// Writes `package` to `path`; returns its size in bytes.

@@ -822,3 +822,141 @@ class Module:
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `relax compile --tune` measures the kernels a tuning database lacks
+/// and records them; a second compile with the database measures
+/// nothing; `run` with it computes what the untuned package does; a
+/// bad database is an error naming the field.
+#[test]
+fn tuning_records_kernels_once_and_later_builds_reuse_them() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A matrix product large enough for the packed GEMM (70 × 130 × 131).
+    std::fs::write(
+        dir.join("mm.py"),
+        r#"@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((70, 130), dtype="float32"), w: R.Tensor((130, 131), dtype="float32")) -> R.Tensor((70, 131), dtype="float32"):
+        y = R.matmul(x, w)
+        return y
+"#,
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(dir.join("db.json"));
+    let first = relax(
+        &[
+            "compile",
+            "mm.py",
+            "-o",
+            "t.relax",
+            "--tune",
+            "3",
+            "--tuning-db",
+            "db.json",
+        ],
+        &dir,
+    );
+    ok(&first);
+    let said = text(&first.stderr);
+    assert!(said.contains("tuning: 1 kernels measured"), "{said}");
+    let db = std::fs::read_to_string(dir.join("db.json")).unwrap();
+    assert!(
+        db.contains("\"format\": \"relax-tuning-db\"") && db.contains("\"gemm_mr\""),
+        "{db}"
+    );
+    let again = relax(
+        &[
+            "compile",
+            "mm.py",
+            "-o",
+            "t.relax",
+            "--tune",
+            "3",
+            "--tuning-db",
+            "db.json",
+        ],
+        &dir,
+    );
+    ok(&again);
+    let said = text(&again.stderr);
+    assert!(
+        said.contains("0 candidates run") && said.contains("1 from the database"),
+        "{said}"
+    );
+    ok(&relax(&["compile", "mm.py", "-o", "plain.relax"], &dir));
+    let x = ndarray::Array2::from_shape_fn((70, 130), |(i, j)| ((i * 7 + j * 3) % 11) as f32 - 5.0);
+    let w = ndarray::Array2::from_shape_fn((130, 131), |(i, j)| ((i + 2 * j) % 5) as f32 - 2.0);
+    x.write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
+        .unwrap();
+    w.write_npy(std::fs::File::create(dir.join("w.npy")).unwrap())
+        .unwrap();
+    let run = |args: &[&str], out: &str| {
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-i", "x=x.npy", "-i", "w=w.npy", "-o", out]);
+        ok(&relax(&all, &dir));
+        ndarray::Array2::<f32>::read_npy(std::fs::File::open(dir.join(out)).unwrap()).unwrap()
+    };
+    // Small integers: every order of the sums is exact.
+    let want = x.dot(&w);
+    assert_eq!(run(&["t.relax"], "a.npy"), want);
+    assert_eq!(run(&["plain.relax"], "b.npy"), want);
+    assert_eq!(run(&["mm.py", "--tuning-db", "db.json"], "c.npy"), want);
+    fails(
+        &relax(
+            &[
+                "run",
+                "t.relax",
+                "--tuning-db",
+                "db.json",
+                "-i",
+                "x.npy",
+                "-i",
+                "w.npy",
+            ],
+            &dir,
+        ),
+        "were scheduled when it was compiled",
+    );
+    fails(
+        &relax(&["compile", "mm.py", "-o", "t.relax", "--tune", "1"], &dir),
+        "at least 2",
+    );
+    std::fs::write(
+        dir.join("bad.json"),
+        db.replacen("\"gemm_mr\": ", "\"gemm_mr\": 99", 1),
+    )
+    .unwrap();
+    fails(
+        &relax(
+            &[
+                "compile",
+                "mm.py",
+                "-o",
+                "t.relax",
+                "--tuning-db",
+                "bad.json",
+            ],
+            &dir,
+        ),
+        "gemm_mr must be in 1..=32",
+    );
+    fails(
+        &relax(
+            &[
+                "run",
+                "mm.py",
+                "--tuning-db",
+                "missing.json",
+                "-i",
+                "x.npy",
+                "-i",
+                "w.npy",
+            ],
+            &dir,
+        ),
+        "missing.json",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

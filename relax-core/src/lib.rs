@@ -42,6 +42,7 @@ pub mod visitor;
 
 pub mod op;
 pub mod transform;
+pub mod tune;
 
 pub use backend::{build, build_with, Target};
 pub use block_builder::BlockBuilder;

@@ -78,6 +78,10 @@ pub struct Builder {
     native_cpu: bool,
     out_dir: Option<PathBuf>,
     crate_name: Option<String>,
+    /// Candidates per kernel to measure ([`Builder::tune`]).
+    tune: usize,
+    /// The tuning database ([`Builder::tuning_db`]).
+    tuning_db: Option<PathBuf>,
 }
 
 /// What [`Builder::try_compile`] wrote.
@@ -89,6 +93,9 @@ pub struct Artifacts {
     pub modules: Vec<ModuleArtifact>,
     /// The `cargo:` lines [`Builder::compile`] prints.
     pub cargo_lines: Vec<String>,
+    /// What tuning did for each module, when the Builder tunes or reads
+    /// a tuning database.
+    pub tuning: Vec<(String, crate::tune::TuneReport)>,
 }
 
 /// One compiled module.
@@ -199,6 +206,40 @@ impl Builder {
         self
     }
 
+    /// Tunes the kernels: up to `n` candidates per kernel that the tuning
+    /// database lacks are measured on this machine (`crate::tune`), and
+    /// the fastest recorded in the database ([`Builder::tuning_db`], by
+    /// default `crate::tune::default_path()`); kernels it has are
+    /// scheduled with their knobs without measuring. The knobs schedule
+    /// the variants with the build machine's vector width. 0 (the
+    /// default) measures nothing.
+    pub fn tune(&mut self, n: usize) -> &mut Self {
+        self.tune = n;
+        self
+    }
+
+    /// The tuning database to read (and, with [`Builder::tune`], to
+    /// extend). Without `tune` the file must exist, and only its knobs
+    /// are used.
+    pub fn tuning_db(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.tuning_db = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// How this Builder tunes, if it does.
+    fn tuning(&self) -> Option<crate::tune::Tuning> {
+        let db = match (&self.tuning_db, self.tune) {
+            (Some(db), _) => db.clone(),
+            (None, n) if n >= 2 => crate::tune::default_path(),
+            (None, _) => return None,
+        };
+        Some(if self.tune >= 2 {
+            crate::tune::Tuning::measuring(db, self.tune)
+        } else {
+            crate::tune::Tuning::read_only(db)
+        })
+    }
+
     /// Names symbols after `name` instead of `$CARGO_PKG_NAME`.
     pub fn crate_name(&mut self, name: &str) -> &mut Self {
         self.crate_name = Some(name.to_string());
@@ -274,6 +315,8 @@ impl Builder {
         };
         let mut errors = Vec::new();
         let mut compiled = Vec::new();
+        let tuning = self.tuning();
+        let mut tuning_reports = Vec::new();
         for m in &modules {
             let prefix = format!(
                 "relax_{}_{}_{}",
@@ -281,8 +324,20 @@ impl Builder {
                 symbol_part(name),
                 symbol_part(&m.key)
             );
-            match compile_module(&m.lowered, &prefix, &opts) {
-                Ok(c) => compiled.push(c),
+            let result = compile_ir_module_tuned(
+                &m.lowered.module,
+                &prefix,
+                &cpu_variants(opts.native_cpu),
+                &crate::transform::PassContext::new(),
+                tuning.as_ref(),
+            );
+            match result {
+                Ok((c, report)) => {
+                    compiled.push(c);
+                    if let Some(r) = report {
+                        tuning_reports.push((m.key.clone(), r));
+                    }
+                }
                 Err(e) => errors.push(SourceError::new(
                     &m.file,
                     &m.source,
@@ -365,6 +420,9 @@ impl Builder {
         {
             lines.push(format!("cargo:rerun-if-changed={}", f.display()));
         }
+        if let Some(t) = &tuning {
+            lines.push(format!("cargo:rerun-if-changed={}", t.db.display()));
+        }
         for (key, path) in &generated {
             lines.push(format!(
                 "cargo:rustc-env=RELAX_AOT_MODULE_{key}={}",
@@ -389,6 +447,7 @@ impl Builder {
             library,
             modules: artifacts,
             cargo_lines: lines,
+            tuning: tuning_reports,
         })
     }
 
@@ -614,6 +673,22 @@ pub fn compile_ir_module(
     variants: &[CpuVariant],
     ctx: &crate::transform::PassContext,
 ) -> Result<CompiledModule, Error> {
+    compile_ir_module_tuned(module, prefix, variants, ctx, None).map(|(c, _)| c)
+}
+
+/// [`compile_ir_module`] with tuned knobs from `tuning` (its database
+/// read, the kernels it lacks measured when it tunes, `crate::tune`):
+/// they schedule the kernels of every variant with this machine's vector
+/// width (the knobs were measured here); other variants get the
+/// defaults. Also returns what tuning did. A database that cannot be
+/// read or written is an error.
+pub fn compile_ir_module_tuned(
+    module: &crate::ir::IRModule,
+    prefix: &str,
+    variants: &[CpuVariant],
+    ctx: &crate::transform::PassContext,
+    tuning: Option<&crate::tune::Tuning>,
+) -> Result<(CompiledModule, Option<crate::tune::TuneReport>), Error> {
     well_formed(module).map_err(Error::Compile)?;
     // The host pipeline up to its loop schedules, which each CPU level
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
@@ -622,6 +697,14 @@ pub fn compile_ir_module(
     let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
     ctx.report_stage(BuildStage::Lower, 0);
     well_formed(&compiled).map_err(Error::Compile)?;
+    let (tuned, report) = match tuning {
+        Some(t) => {
+            let (knobs, report) = t.knobs(&compiled).map_err(Error::Unsupported)?;
+            (Some(std::sync::Arc::new(knobs)), Some(report))
+        }
+        None => (None, None),
+    };
+    let host_bits = DefaultSchedule::for_host().vector_bits();
     let exec = vm::codegen(&compiled)?;
     let mut kernels: Vec<KernelLink> = Vec::new();
     let mut funcs = Vec::new();
@@ -671,7 +754,13 @@ pub fn compile_ir_module(
     let scheduled: Vec<Vec<(String, PrimFunc)>> = variants
         .iter()
         .map(|variant| {
-            let schedule = DefaultSchedule::for_cpu(variant.cpu);
+            let mut schedule = DefaultSchedule::for_cpu(variant.cpu);
+            if let Some(t) = tuned
+                .as_ref()
+                .filter(|_| schedule.vector_bits() == host_bits)
+            {
+                schedule = schedule.with_tuned(t.clone());
+            }
             funcs
                 .iter()
                 .map(|(symbol, func)| {
@@ -706,12 +795,13 @@ pub fn compile_ir_module(
             variant,
         });
     }
-    Ok(CompiledModule {
+    let compiled = CompiledModule {
         content_hash: artifact_hash(module),
         executable: exec,
         objects,
         kernels,
-    })
+    };
+    Ok((compiled, report))
 }
 
 /// `text` as part of a C symbol: ASCII letters, digits and `_`.

@@ -34,9 +34,11 @@ pub use pipeline::{fuse_ops, fuse_tir, legalize_ops, pipeline};
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;
-use crate::transform::{BuildStage, Pass, PassContext};
+use crate::transform::{BuildStage, Knobs, Pass, PassContext};
 use relax_runtime::{Error, Executable};
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// Where a module runs. See the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +47,8 @@ pub struct Target {
     /// The vector registers `DefaultSchedule` shapes its tiles for; `None`:
     /// the host CPU's (and no schedule on the loop-level interpreter).
     vector_bits: Option<u32>,
+    /// Tuned knobs by kernel (`crate::tune`), for `DefaultSchedule`.
+    tuned: Option<Arc<HashMap<u64, Knobs>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +65,7 @@ impl Target {
         Target {
             kind: TargetKind::Interpreter,
             vector_bits: None,
+            tuned: None,
         }
     }
     /// Ops legalized to PrimFuncs, run on the loop-level interpreter: what
@@ -69,6 +74,7 @@ impl Target {
         Target {
             kind: TargetKind::TirInterpreter,
             vector_bits: None,
+            tuned: None,
         }
     }
     /// The host CPU: ops legalized to PrimFuncs compiled by LLVM (needs the
@@ -77,6 +83,7 @@ impl Target {
         Target {
             kind: TargetKind::Host,
             vector_bits: None,
+            tuned: None,
         }
     }
     /// This target with loop schedules shaped for vector registers of
@@ -89,6 +96,14 @@ impl Target {
     /// (tiles, packs, tails); without it, the unscheduled ones.
     pub fn with_vector_bits(mut self, bits: u32) -> Self {
         self.vector_bits = Some(bits);
+        self
+    }
+    /// This target with tuned knobs for its loop schedules: each kernel
+    /// whose `kernel_key` is in `tuned` is scheduled with its knobs
+    /// (`DefaultSchedule::with_tuned`; `crate::tune::Tuning::knobs`
+    /// reads or measures them).
+    pub fn with_tuned_knobs(mut self, tuned: HashMap<u64, Knobs>) -> Self {
+        self.tuned = Some(Arc::new(tuned));
         self
     }
     /// The vector width the loop schedules assume, when set.

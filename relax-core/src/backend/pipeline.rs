@@ -74,11 +74,15 @@ pub fn pipeline(target: &Target) -> Sequential {
         .with(fuse_ops())
         .with(fuse_tir())
         .with(DeadCodeElimination::default());
+    let tuned = |s: DefaultSchedule| match &target.tuned {
+        Some(t) => s.with_tuned(t.clone()),
+        None => s,
+    };
     match (target.kind, target.vector_bits) {
         (TargetKind::Host, Some(bits)) | (TargetKind::TirInterpreter, Some(bits)) => {
-            passes.with(DefaultSchedule::with_vector_bits(bits))
+            passes.with(tuned(DefaultSchedule::with_vector_bits(bits)))
         }
-        (TargetKind::Host, None) => passes.with(DefaultSchedule::for_host()),
+        (TargetKind::Host, None) => passes.with(tuned(DefaultSchedule::for_host())),
         _ => passes,
     }
 }

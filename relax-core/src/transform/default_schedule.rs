@@ -118,6 +118,7 @@ mod gemm;
 mod gemm_bf16;
 mod gemm_int8;
 mod injective;
+mod knobs;
 mod nest;
 mod reduction;
 mod rows;
@@ -127,8 +128,12 @@ mod window;
 use super::Pass;
 use crate::ir::{BaseFunc, IRModule};
 use crate::tir::{PrimFunc, Stmt};
+pub use gemm::Blocking;
+pub use knobs::{vector_registers, Knobs};
 use nest::Nest;
 use relax_runtime::Error;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A nest doing fewer iterations than this runs on the calling thread:
 /// below it the thread pool's dispatch (waking workers, a few microseconds)
@@ -171,10 +176,14 @@ const VECTOR_LANES: i64 = 16;
 pub const ROW_ACCUMULATOR: i64 = 128;
 
 /// The pass. See the module docs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct DefaultSchedule {
     vector_bits: u32,
     bf16: bool,
+    /// The choices for every kernel without tuned ones.
+    knobs: Knobs,
+    /// Tuned choices by kernel ([`kernel_key`]).
+    tuned: Option<Arc<HashMap<u64, Knobs>>>,
 }
 
 impl DefaultSchedule {
@@ -204,6 +213,8 @@ impl DefaultSchedule {
         Self {
             vector_bits: bits.clamp(128, 512),
             bf16: false,
+            knobs: Knobs::default(),
+            tuned: None,
         }
     }
 
@@ -223,6 +234,48 @@ impl DefaultSchedule {
     pub fn vector_bits(&self) -> u32 {
         self.vector_bits
     }
+
+    /// These schedules with `knobs` for every kernel without tuned ones
+    /// (the default: [`Knobs::default()`], the rules' own choices).
+    pub fn with_knobs(self, knobs: Knobs) -> Self {
+        Self { knobs, ..self }
+    }
+
+    /// The knobs of kernels without tuned ones.
+    pub fn knobs(&self) -> Knobs {
+        self.knobs
+    }
+
+    /// These schedules with tuned knobs: a kernel whose [`kernel_key`] is
+    /// in `tuned` is scheduled with its knobs (`crate::tune` measures
+    /// them; knobs the schedules do not take, [`Knobs::check`], are
+    /// ignored).
+    pub fn with_tuned(self, tuned: Arc<HashMap<u64, Knobs>>) -> Self {
+        Self {
+            tuned: Some(tuned),
+            ..self
+        }
+    }
+
+    /// The knobs `func` (unscheduled) is scheduled with.
+    pub fn knobs_for(&self, func: &PrimFunc) -> Knobs {
+        self.tuned
+            .as_ref()
+            .filter(|t| !t.is_empty())
+            .and_then(|t| t.get(&kernel_key(func)).copied())
+            .filter(|k| k.check(self.vector_bits).is_ok())
+            .unwrap_or(self.knobs)
+    }
+}
+
+/// The key of a kernel for tuned knobs: the structural hash of the
+/// unscheduled PrimFunc, its variables mapped by order of appearance (so
+/// it is the same in every process) and without the attribute that only
+/// names it (`global_symbol`), so equal kernels of two models share it.
+pub fn kernel_key(func: &PrimFunc) -> u64 {
+    let mut f = func.clone();
+    f.attrs = f.attrs.without("global_symbol");
+    crate::ir::structural_equal::structural_hash_map_free_vars(&f)
 }
 
 impl Default for DefaultSchedule {
@@ -276,6 +329,12 @@ impl DefaultSchedule {
     /// a function a user scheduled (`tir.is_scheduled`, as
     /// `ApplySchedule` marks it) stays as written.
     pub fn schedule_prim_func(&self, func: &PrimFunc) -> PrimFunc {
+        self.schedule_prim_func_with(func, self.knobs_for(func))
+    }
+
+    /// [`DefaultSchedule::schedule_prim_func`] with `knobs`, whatever
+    /// these schedules would choose.
+    pub fn schedule_prim_func_with(&self, func: &PrimFunc, knobs: Knobs) -> PrimFunc {
         if super::apply_schedule::is_scheduled(&func.attrs) {
             return func.clone();
         }
@@ -285,20 +344,20 @@ impl DefaultSchedule {
         };
         PrimFunc {
             params: func.params.clone(),
-            body: schedule_stmt(&body, self.vector_bits),
+            body: schedule_stmt(&body, self.vector_bits, knobs),
             attrs: func.attrs.clone(),
         }
     }
 }
 
-fn schedule_stmt(s: &Stmt, bits: u32) -> Stmt {
+fn schedule_stmt(s: &Stmt, bits: u32, knobs: Knobs) -> Stmt {
     match s {
-        Stmt::For { body, .. } => match Nest::of(s, bits) {
+        Stmt::For { body, .. } => match Nest::of(s, bits, knobs) {
             Some(nest) => nest.schedule(),
             None => {
                 let mut s = s.clone();
                 if let Stmt::For { body: b, .. } = &mut s {
-                    **b = schedule_stmt(body, bits);
+                    **b = schedule_stmt(body, bits, knobs);
                 }
                 s
             }
@@ -315,40 +374,42 @@ fn schedule_stmt(s: &Stmt, bits: u32) -> Stmt {
                     let mut out = Vec::with_capacity(stages.len());
                     let mut i = 0;
                     while i < stages.len() {
-                        if let Some((fused, n)) = rows::row_run(stages, i, &b.alloc_buffers, bits) {
+                        if let Some((fused, n)) =
+                            rows::row_run(stages, i, &b.alloc_buffers, bits, knobs)
+                        {
                             out.push(fused);
                             i += n;
                             continue;
                         }
-                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers, bits) {
+                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers, bits, knobs) {
                             Some(nest) => {
                                 out.push(nest.schedule());
                                 i += 2;
                             }
                             None => {
-                                out.push(schedule_stmt(&stages[i], bits));
+                                out.push(schedule_stmt(&stages[i], bits, knobs));
                                 i += 1;
                             }
                         }
                     }
                     Stmt::Seq(out)
                 }
-                other => schedule_stmt(other, bits),
+                other => schedule_stmt(other, bits, knobs),
             });
             let body = &b.body;
             b.alloc_buffers
                 .retain(|buf| crate::tir::buffer_uses::stmt_uses(body, buf));
             Stmt::Block(Box::new(b))
         }
-        Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(|s| schedule_stmt(s, bits)).collect()),
+        Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(|s| schedule_stmt(s, bits, knobs)).collect()),
         Stmt::Allocate { buffer, body } => Stmt::Allocate {
             buffer: buffer.clone(),
-            body: Box::new(schedule_stmt(body, bits)),
+            body: Box::new(schedule_stmt(body, bits, knobs)),
         },
         Stmt::LetStmt { var, value, body } => Stmt::LetStmt {
             var: var.clone(),
             value: value.clone(),
-            body: Box::new(schedule_stmt(body, bits)),
+            body: Box::new(schedule_stmt(body, bits, knobs)),
         },
         Stmt::IfThenElse {
             cond,
@@ -356,10 +417,10 @@ fn schedule_stmt(s: &Stmt, bits: u32) -> Stmt {
             else_case,
         } => Stmt::IfThenElse {
             cond: cond.clone(),
-            then_case: Box::new(schedule_stmt(then_case, bits)),
+            then_case: Box::new(schedule_stmt(then_case, bits, knobs)),
             else_case: else_case
                 .as_deref()
-                .map(|e| Box::new(schedule_stmt(e, bits))),
+                .map(|e| Box::new(schedule_stmt(e, bits, knobs))),
         },
         Stmt::Block(_) | Stmt::BufferStore { .. } | Stmt::Evaluate(_) => s.clone(),
     }

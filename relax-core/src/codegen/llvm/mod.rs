@@ -133,6 +133,16 @@ pub struct CodegenOptions {
     pub cpu: Option<String>,
 }
 
+/// The host CPU as LLVM names it (`znver4`) and LLVM's feature string
+/// for it (`+avx512f,…,-amx-tile,…`).
+pub fn host_cpu() -> (String, String) {
+    use inkwell::targets::TargetMachine;
+    (
+        TargetMachine::get_host_cpu_name().to_string(),
+        TargetMachine::get_host_cpu_features().to_string(),
+    )
+}
+
 /// JIT-compiles `funcs` (symbol, PrimFunc) into a library of kernels: one
 /// LLVM module, optimized at O3 for the host CPU, kept alive by the
 /// kernels it returns.

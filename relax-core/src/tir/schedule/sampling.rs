@@ -11,18 +11,19 @@
 use super::{Instruction, LoopRV, Result, Schedule, ScheduleError};
 use crate::tir::Stmt;
 
-/// SplitMix64: a small, well-mixed, seedable generator.
-struct SplitMix64(u64);
+/// SplitMix64: a small, well-mixed, seedable generator (also the
+/// tuner's, `crate::tune::space`).
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 }

@@ -90,9 +90,15 @@ impl Nest {
         let fold = match (j.extent.as_int(), spatial.last()) {
             (Some(jw), Some(r)) if one_product && uses_var(b, &r.var) && !uses_var(a, &r.var) => {
                 let others = static_product(&spatial[..spatial.len() - 1]).unwrap_or(1);
+                // The knob `conv_rows` overrides the rule where it
+                // divides the height (`knobs.rs`).
                 r.extent
                     .as_int()
-                    .and_then(|h| rows_per_product(jw, h, others, nr, i.extent.as_int()))
+                    .and_then(|h| match self.knobs.conv_rows {
+                        1 => None,
+                        g if g > 1 && g <= h && h % g == 0 => Some(g),
+                        _ => rows_per_product(jw, h, others, nr, i.extent.as_int()),
+                    })
                     .map(|g| (jw, g))
             }
             _ => None,
@@ -172,6 +178,7 @@ impl Nest {
             init: self.init.as_ref().map(|x| x.substitute_map(rows_map)),
             epilogue,
             vector_bits: self.vector_bits,
+            knobs: self.knobs,
         }
     }
 

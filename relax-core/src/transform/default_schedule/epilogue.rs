@@ -21,6 +21,7 @@
 //! point's reduction, while it is in cache. `T`'s allocation is dropped
 //! when the scheduled code no longer touches it.
 
+use super::knobs::Knobs;
 use super::nest::Nest;
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
@@ -80,9 +81,10 @@ pub(super) fn with_epilogue(
     i: usize,
     allocated: &[Buffer],
     vector_bits: u32,
+    knobs: Knobs,
 ) -> Option<Nest> {
-    let mut producer = Nest::of(stages.get(i)?, vector_bits)?;
-    let consumer = Nest::of(stages.get(i + 1)?, vector_bits)?;
+    let mut producer = Nest::of(stages.get(i)?, vector_bits, knobs)?;
+    let consumer = Nest::of(stages.get(i + 1)?, vector_bits, knobs)?;
     let t = producer.buffer.clone();
     if producer.reduce.is_empty()
         || !consumer.reduce.is_empty()

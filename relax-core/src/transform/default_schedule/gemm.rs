@@ -72,10 +72,13 @@ pub const GEMM_NR_VECTORS: i64 = 2;
 /// The cache blocking of a packed GEMM: the slice of `k` a pack holds
 /// (`kc`), the most rows of `C` one chunk packs (`mc`, a multiple of
 /// [`GEMM_MR`]) and the columns of one B panel (`nc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Blocking {
+    /// The slice of `k` a pack holds.
     pub kc: i64,
+    /// The most rows of `C` one chunk packs.
     pub mc: i64,
+    /// The columns of one B panel.
     pub nc: i64,
 }
 
@@ -122,6 +125,8 @@ pub(super) struct Gemm<'a> {
     b: PrimExpr,
     /// Columns of the register tile.
     nr: i64,
+    /// Rows of the register tile ([`GEMM_MR`], the knob `gemm_mr`).
+    mr: i64,
     /// Which loop runs on the thread pool.
     pub(super) parallel: GemmParallel,
     /// The cache blocking.
@@ -184,10 +189,11 @@ impl Nest {
             a: a.clone(),
             b: b.clone(),
             nr: self.gemm_nr(),
+            mr: self.knobs.gemm_mr,
             blocking: if contiguous_b {
-                GEMM_BLOCKING
+                self.knobs.gemm_blocking
             } else {
-                WINDOW_BLOCKING
+                self.knobs.window_blocking
             },
             parallel: GemmParallel::Chunks,
             a_once: false,
@@ -195,10 +201,11 @@ impl Nest {
     }
 
     /// The columns of the packed GEMM's register tile for this nest's
-    /// dtype: [`GEMM_NR_VECTORS`] vectors of the target.
+    /// dtype: [`GEMM_NR_VECTORS`] vectors of the target (the knob
+    /// `gemm_nr_vectors`).
     pub(super) fn gemm_nr(&self) -> i64 {
-        let bits = i64::from(self.buffer.dtype().bits().max(1));
-        (GEMM_NR_VECTORS * i64::from(self.vector_bits) / bits).max(1)
+        let bits = u32::from(self.buffer.dtype().bits());
+        self.knobs.gemm_nr(self.vector_bits, bits)
     }
 
     /// The two factors `(x, y)` of a float reduction whose update is
@@ -265,6 +272,8 @@ pub(super) struct Loops {
     pub(super) an: Analyzer,
     /// Columns of the register tile.
     pub(super) nr: i64,
+    /// Rows of the register tile ([`Loops::tile`]).
+    pub(super) mr: i64,
 }
 
 impl Loops {
@@ -378,7 +387,7 @@ impl Loops {
         self.range(
             "r",
             self.int(0),
-            self.int(GEMM_MR),
+            self.int(self.mr),
             ForKind::Unrolled,
             |r| self.tile_columns(|c| body(r, c)),
         )
@@ -449,7 +458,7 @@ impl Gemm<'_> {
             .all(|ax| !uses_var(&self.a, &ax.var));
         let (i, _, k) = self.axes();
         let size = match (i.extent.as_int(), k.extent.as_int()) {
-            (Some(m), Some(k)) => (m + GEMM_MR - 1) / GEMM_MR * GEMM_MR * k,
+            (Some(m), Some(k)) => (m + self.mr - 1) / self.mr * self.mr * k,
             _ => return false,
         };
         free && size <= GEMM_A_ONCE_MAX
@@ -512,6 +521,7 @@ impl Gemm<'_> {
             dtype: nest.index_dtype(),
             an: Analyzer::new(),
             nr: self.nr,
+            mr: self.mr,
         };
         let nr = self.nr;
         let m = lp.simplify(i.extent.clone().cast(lp.dtype));
@@ -535,13 +545,13 @@ impl Gemm<'_> {
         );
         let a_pack = Buffer::new(
             "A_pack",
-            vec![lp.int(mc_max / GEMM_MR), lp.int(depth), lp.int(GEMM_MR)],
+            vec![lp.int(mc_max / self.mr), lp.int(depth), lp.int(self.mr)],
             dt,
         );
         let a_all = self.a_once.then(|| {
             Buffer::new(
                 "A_packed",
-                vec![lp.ceil_div(&m, GEMM_MR), kk.clone(), lp.int(GEMM_MR)],
+                vec![lp.ceil_div(&m, self.mr), kk.clone(), lp.int(self.mr)],
                 dt,
             )
         });
@@ -563,7 +573,7 @@ impl Gemm<'_> {
         // Chunk `c` runs tiles `c·T/C .. (c+1)·T/C` of the `T` row tiles:
         // chunk sizes differ by at most one tile, so the threads finish
         // together.
-        let row_tiles = lp.ceil_div(&m, GEMM_MR);
+        let row_tiles = lp.ceil_div(&m, self.mr);
         let k_blocks = lp.ceil_div(&kk, kc_max);
         let body = lp.bind("chunks", chunks, |chunks| {
             let rows = Rows {
@@ -647,7 +657,7 @@ impl Gemm<'_> {
             _ => ForKind::Serial,
         };
         let tile_start = |c: PrimExpr| {
-            lp.simplify((c * rows.tiles.clone()).floordiv(rows.chunks.clone()) * lp.int(GEMM_MR))
+            lp.simplify((c * rows.tiles.clone()).floordiv(rows.chunks.clone()) * lp.int(self.mr))
         };
         let chunk_loop = lp.count("ic_o", rows.chunks.clone(), kind, |ico| {
             let end = tile_start(ico.clone() + lp.int(1)).min(m.clone());
@@ -660,15 +670,15 @@ impl Gemm<'_> {
                         APanel::PerChunk(buf) => Some((buf, lp.int(0), lp.int(0))),
                         APanel::Whole(buf) => Some((
                             buf,
-                            lp.simplify(ic.clone().floordiv(lp.int(GEMM_MR))),
+                            lp.simplify(ic.clone().floordiv(lp.int(self.mr))),
                             sl.kc.clone(),
                         )),
                         APanel::InPlace => None,
                     };
                     let tiles = lp.count("jt", lp.ceil_div(&sl.nc, nr), ForKind::Serial, |jt| {
                         lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(nr), |j0| {
-                            lp.count("it", lp.ceil_div(&mc, GEMM_MR), ForKind::Serial, |it| {
-                                lp.bind("i0", ic.clone() + it.clone() * lp.int(GEMM_MR), |i0| {
+                            lp.count("it", lp.ceil_div(&mc, self.mr), ForKind::Serial, |it| {
+                                lp.bind("i0", ic.clone() + it.clone() * lp.int(self.mr), |i0| {
                                     let tile = Tile { it, jt, i0, j0 };
                                     let a = a_at.as_ref().map(|(b, t, k)| (*b, t, k));
                                     self.micro_kernel(lp, &tile, a, b_pack, base, sl)
@@ -707,7 +717,7 @@ impl Gemm<'_> {
     ) -> Stmt {
         let (i, j, k) = self.axes();
         let (row_axis, factor, width) = match side {
-            Side::A => (i, &self.a, GEMM_MR),
+            Side::A => (i, &self.a, self.mr),
             Side::B => (j, &self.b, self.nr),
         };
         // The row offset inside a tile innermost when the operand is
@@ -817,7 +827,7 @@ impl Gemm<'_> {
         let (i, j, _) = self.axes();
         let m = i.extent.clone().cast(lp.dtype);
         let nn = j.extent.clone().cast(lp.dtype);
-        let acc = Buffer::new("acc", vec![lp.int(GEMM_MR), lp.int(lp.nr)], dt);
+        let acc = Buffer::new("acc", vec![lp.int(self.mr), lp.int(lp.nr)], dt);
         let init = lp.tile(|r, c| Stmt::BufferStore {
             buffer: acc.clone(),
             value: PrimExpr::float(dt, 0.0),
@@ -851,7 +861,7 @@ impl Gemm<'_> {
             })
         });
         let whole = choice(
-            (tile.i0.clone() + lp.int(GEMM_MR))
+            (tile.i0.clone() + lp.int(self.mr))
                 .le(m.clone())
                 .and((tile.j0.clone() + lp.int(lp.nr)).le(nn.clone())),
         );
@@ -880,13 +890,13 @@ impl Gemm<'_> {
         // copy (indexing `acc` by bounds known only at run time would keep
         // it in memory), deciding `first` and `last` per element.
         let edge_tile = || {
-            let edge = Buffer::new("acc_edge", vec![lp.int(GEMM_MR), lp.int(lp.nr)], dt);
+            let edge = Buffer::new("acc_edge", vec![lp.int(self.mr), lp.int(lp.nr)], dt);
             let copy = lp.tile(|r, c| Stmt::BufferStore {
                 buffer: edge.clone(),
                 value: PrimExpr::load(&acc, vec![r.clone(), c.clone()]),
                 indices: vec![r, c],
             });
-            let rows = lp.simplify(lp.int(GEMM_MR).min(m.clone() - tile.i0.clone()));
+            let rows = lp.simplify(lp.int(self.mr).min(m.clone() - tile.i0.clone()));
             let cols = lp.simplify(lp.int(lp.nr).min(nn.clone() - tile.j0.clone()));
             let store = lp.range("r", lp.int(0), rows, ForKind::Serial, |r| {
                 lp.range("c", lp.int(0), cols, ForKind::Serial, |c| {

@@ -35,6 +35,7 @@
 //! GEMM, which every other target keeps.
 
 use super::gemm::{scope, GEMM_MIN_ROWS};
+use super::knobs::Knobs;
 use super::nest::{Axis, Nest};
 use super::util::*;
 use super::{PARALLEL_MIN_WORK, VECTOR_LANES};
@@ -57,7 +58,8 @@ pub const GEMM_BF16_CHUNKS: i64 = 4;
 /// (see the module docs) scheduled; everything else as it was.
 pub(super) fn schedule_bf16_gemms(s: &Stmt, bits: u32) -> Stmt {
     if matches!(s, Stmt::For { .. }) {
-        if let Some(nest) = Nest::of(s, bits) {
+        // The bfloat16 GEMM has knobs of its own, none tuned.
+        if let Some(nest) = Nest::of(s, bits, Knobs::default()) {
             return match Bf16Gemm::of(&nest) {
                 Some(g) => g.schedule(),
                 None => s.clone(),

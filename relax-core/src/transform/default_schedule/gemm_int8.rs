@@ -321,6 +321,7 @@ impl GemmInt8<'_> {
             dtype: nest.index_dtype(),
             an: Analyzer::new(),
             nr: I8_NR,
+            mr: I8_MR,
         };
         let m = lp.simplify(i.extent.clone().cast(lp.dtype));
         let nn = lp.simplify(j.extent.clone().cast(lp.dtype));

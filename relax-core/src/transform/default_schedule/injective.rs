@@ -3,7 +3,7 @@
 
 use super::nest::{Axis, Nest};
 use super::util::*;
-use super::{PARALLEL_CHUNK, TRANSPOSE_BLOCK_TILES, TRANSPOSE_TILE_MAX, TRANSPOSE_TILE_MIN};
+use super::{TRANSPOSE_BLOCK_TILES, TRANSPOSE_TILE_MAX, TRANSPOSE_TILE_MIN};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::{ForKind, Stmt};
@@ -26,7 +26,7 @@ impl Nest {
         };
         let mut map = identity(&self.spatial);
         if outer.is_empty() && parallel {
-            return chunked(inner, inner_kind, |v| {
+            return chunked(inner, inner_kind, self.knobs.parallel_chunk, |v| {
                 map.insert(inner.var.clone(), v);
                 self.store(&map, false)
             });
@@ -265,19 +265,25 @@ pub(super) fn fused(
     for_(&f, PrimExpr::int_of(dt, 0), total, ForKind::Parallel, inner)
 }
 
-/// A one-loop nest over `axis` split into `Parallel` chunks of
-/// [`PARALLEL_CHUNK`] iterations (of kind `kind` inside) and a tail;
-/// `store(v)` is the body with the axis at value `v`.
-pub(super) fn chunked(axis: &Axis, kind: ForKind, mut store: impl FnMut(PrimExpr) -> Stmt) -> Stmt {
+/// A one-loop nest over `axis` split into `Parallel` chunks of `chunk`
+/// iterations ([`super::PARALLEL_CHUNK`] by default, the knob `parallel_chunk`;
+/// of kind `kind` inside) and a tail; `store(v)` is the body with the axis
+/// at value `v`.
+pub(super) fn chunked(
+    axis: &Axis,
+    kind: ForKind,
+    chunk: i64,
+    mut store: impl FnMut(PrimExpr) -> Stmt,
+) -> Stmt {
     let dt = axis.loop_var.dtype();
-    parallel_parts(axis, PARALLEL_CHUNK, "_o", |start, extent| match extent {
+    parallel_parts(axis, chunk, "_o", |start, extent| match extent {
         None => {
             let i = fresh(&axis.loop_var, "_i");
             let body = store(start + PrimExpr::var(&i));
             for_(
                 &i,
                 PrimExpr::int_of(dt, 0),
-                PrimExpr::int_of(dt, PARALLEL_CHUNK),
+                PrimExpr::int_of(dt, chunk),
                 kind,
                 body,
             )

@@ -2,6 +2,7 @@
 //! block, and what the schedules ask of it (strides, contiguity).
 
 use super::epilogue::Epilogue;
+use super::knobs::Knobs;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
 
@@ -84,12 +85,14 @@ pub(super) struct Nest {
     /// The target's vector registers, in bits (the GEMM's register tile
     /// follows it).
     pub(super) vector_bits: u32,
+    /// The schedules' choices (`knobs.rs`).
+    pub(super) knobs: Knobs,
 }
 
 impl Nest {
     /// The nest rooted at `s`, if `s` is a canonical nest, to be
-    /// scheduled for vector registers of `vector_bits`.
-    pub(super) fn of(s: &Stmt, vector_bits: u32) -> Option<Nest> {
+    /// scheduled for vector registers of `vector_bits` with `knobs`.
+    pub(super) fn of(s: &Stmt, vector_bits: u32, knobs: Knobs) -> Option<Nest> {
         let mut loops = Vec::new();
         let mut cur = s;
         while let Stmt::For {
@@ -201,6 +204,7 @@ impl Nest {
             init,
             epilogue: None,
             vector_bits,
+            knobs,
         })
     }
 
@@ -292,6 +296,7 @@ impl Nest {
             init: self.init.clone(),
             epilogue: self.epilogue.clone(),
             vector_bits: self.vector_bits,
+            knobs: self.knobs,
         }
     }
 

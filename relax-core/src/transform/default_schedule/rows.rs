@@ -23,6 +23,7 @@
 //! `Parallel` when the run does enough work (by the same measure as a
 //! single nest, with a run-time choice for symbolic sizes).
 
+use super::knobs::Knobs;
 use super::nest::{parallel_choice, transcendental_calls, Nest};
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
@@ -37,8 +38,9 @@ pub(super) fn row_run(
     i: usize,
     allocated: &[Buffer],
     vector_bits: u32,
+    knobs: Knobs,
 ) -> Option<(Stmt, usize)> {
-    let first = Nest::of(stages.get(i)?, vector_bits)?;
+    let first = Nest::of(stages.get(i)?, vector_bits, knobs)?;
     let row_of = |n: &Nest| -> Option<TirVar> {
         let v = &n.spatial.first()?.var;
         (n.indices.first()?.as_var() == Some(v)).then(|| v.clone())
@@ -47,7 +49,7 @@ pub(super) fn row_run(
     let mut run: Vec<Nest> = Vec::new();
     let mut per_row: Vec<Buffer> = Vec::new();
     for stage in &stages[i..] {
-        let Some(nest) = Nest::of(stage, vector_bits) else {
+        let Some(nest) = Nest::of(stage, vector_bits, knobs) else {
             break;
         };
         let Some(row) = row_of(&nest) else { break };
@@ -135,6 +137,7 @@ fn without_row(n: &Nest, row: &TirVar) -> Nest {
         init: n.init.as_ref().map(|e| e.substitute_map(&map)),
         epilogue: None,
         vector_bits: n.vector_bits,
+        knobs: n.knobs,
     }
 }
 
@@ -194,6 +197,7 @@ fn summand_once(stages: &[Nest]) -> Option<Vec<Nest>> {
         init: None,
         epilogue: None,
         vector_bits: last.vector_bits,
+        knobs: last.knobs,
     };
     let summed = Nest {
         value: own + out_k,

@@ -1,0 +1,210 @@
+//! `Knobs`: the choices of the CPU schedules that are constants of the
+//! rules (register tile, cache blocking, how a convolution folds its
+//! output rows, the chunks of a parallel loop), as one value a tuner can
+//! change per kernel (`crate::tune`).
+//!
+//! [`Knobs::default()`] is the rules' own choice everywhere, so
+//! `DefaultSchedule` with the default knobs writes exactly the loops it
+//! wrote before they were knobs. A knob only acts where its schedule
+//! applies: the register tile and blocking in the packed GEMM (case 5)
+//! and the implicit GEMM (case 6), the row folding in case 6, the chunk
+//! in a one-loop injective nest (case 1). [`Knobs::check`] says whether a
+//! value is one the schedules take (a tuning database is user input).
+
+use super::gemm::{Blocking, GEMM_BLOCKING, GEMM_MR, GEMM_NR_VECTORS, WINDOW_BLOCKING};
+use super::{PARALLEL_CHUNK, VECTOR_LANES};
+
+/// The tunable choices of `DefaultSchedule` (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Knobs {
+    /// Rows of the packed GEMM's register tile ([`GEMM_MR`]).
+    pub gemm_mr: i64,
+    /// Vector registers per row of the register tile
+    /// ([`GEMM_NR_VECTORS`]).
+    pub gemm_nr_vectors: i64,
+    /// The cache blocking of a matrix product ([`GEMM_BLOCKING`]).
+    pub gemm_blocking: Blocking,
+    /// The cache blocking of an implicit GEMM ([`WINDOW_BLOCKING`]).
+    pub window_blocking: Blocking,
+    /// Output rows per product of an implicit GEMM: 0 is the rule's
+    /// choice (`conv.rs`'s `rows_per_product`), 1 one row per product,
+    /// `g` that many rows (where `g` does not divide the height, the
+    /// rule's choice).
+    pub conv_rows: i64,
+    /// Iterations per parallel chunk of a one-loop nest
+    /// ([`PARALLEL_CHUNK`]).
+    pub parallel_chunk: i64,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            gemm_mr: GEMM_MR,
+            gemm_nr_vectors: GEMM_NR_VECTORS,
+            gemm_blocking: GEMM_BLOCKING,
+            window_blocking: WINDOW_BLOCKING,
+            conv_rows: 0,
+            parallel_chunk: PARALLEL_CHUNK,
+        }
+    }
+}
+
+/// The element widths of the float dtypes a packed GEMM runs on.
+const FLOAT_BITS: [u32; 3] = [16, 32, 64];
+
+/// The vector registers of an x86-64 target with vectors of `bits`: 32
+/// with AVX-512, 16 below.
+pub fn vector_registers(bits: u32) -> i64 {
+    if bits >= 512 {
+        32
+    } else {
+        16
+    }
+}
+
+impl Knobs {
+    /// The register tile's columns for elements of `elem_bits` on vectors
+    /// of `vector_bits`.
+    pub fn gemm_nr(&self, vector_bits: u32, elem_bits: u32) -> i64 {
+        (self.gemm_nr_vectors * i64::from(vector_bits) / i64::from(elem_bits.max(1))).max(1)
+    }
+
+    /// `Ok` when the schedules for vectors of `vector_bits` take these
+    /// knobs, else an error naming the first knob that is wrong, what it
+    /// must be and what it is:
+    ///
+    /// - the register tile's `MR · NR_VECTORS` accumulators, one register
+    ///   per vector of B and the broadcast of A fit the register file;
+    /// - its columns (`float32`) are at most one step of the back end's
+    ///   vectors or whole steps of them;
+    /// - each block size is positive, `mc` a multiple of `MR` and `nc` of
+    ///   the tile's columns (the packs hold whole tiles);
+    /// - the row folding and the parallel chunk are not negative / are
+    ///   positive.
+    pub fn check(&self, vector_bits: u32) -> Result<(), String> {
+        let regs = vector_registers(vector_bits);
+        let (mr, nv) = (self.gemm_mr, self.gemm_nr_vectors);
+        if !(1..=regs).contains(&mr) {
+            return Err(format!("gemm_mr must be in 1..={regs}, found {mr}"));
+        }
+        if !(1..=regs).contains(&nv) {
+            return Err(format!("gemm_nr_vectors must be in 1..={regs}, found {nv}"));
+        }
+        if mr * nv + nv + 1 > regs {
+            return Err(format!(
+                "gemm_mr · gemm_nr_vectors + gemm_nr_vectors + 1 must be at most the {regs} vector registers, found {mr} · {nv} + {nv} + 1 = {}",
+                mr * nv + nv + 1
+            ));
+        }
+        // The float dtypes a packed GEMM takes: 16, 32 and 64 bits.
+        for elem in FLOAT_BITS {
+            let nr = self.gemm_nr(vector_bits, elem);
+            if nr > VECTOR_LANES && nr % VECTOR_LANES != 0 {
+                return Err(format!(
+                    "gemm_nr_vectors must give at most {VECTOR_LANES} or a multiple of {VECTOR_LANES} columns of {elem}-bit elements on {vector_bits}-bit vectors, found {nr}"
+                ));
+            }
+        }
+        for (name, b) in [
+            ("gemm_blocking", self.gemm_blocking),
+            ("window_blocking", self.window_blocking),
+        ] {
+            if b.kc < 1 || b.mc < 1 || b.nc < 1 {
+                return Err(format!(
+                    "{name} must have positive kc, mc and nc, found ({}, {}, {})",
+                    b.kc, b.mc, b.nc
+                ));
+            }
+            if b.mc % mr != 0 {
+                return Err(format!(
+                    "{name}.mc must be a multiple of gemm_mr = {mr}, found {}",
+                    b.mc
+                ));
+            }
+            for elem in FLOAT_BITS {
+                let nr = self.gemm_nr(vector_bits, elem);
+                if b.nc % nr != 0 {
+                    return Err(format!(
+                        "{name}.nc must be a multiple of the register tile's {nr} columns ({elem}-bit elements), found {}",
+                        b.nc
+                    ));
+                }
+            }
+        }
+        if self.conv_rows < 0 {
+            return Err(format!(
+                "conv_rows must be 0 (the rule's) or a row count, found {}",
+                self.conv_rows
+            ));
+        }
+        if self.parallel_chunk < 1 {
+            return Err(format!(
+                "parallel_chunk must be positive, found {}",
+                self.parallel_chunk
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_on_every_width() {
+        for bits in [128, 256, 512] {
+            Knobs::default().check(bits).unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_knobs_are_named() {
+        let k = Knobs {
+            gemm_mr: 14,
+            gemm_nr_vectors: 3,
+            ..Knobs::default()
+        };
+        let e = k.check(512).unwrap_err();
+        assert!(
+            e.contains("gemm_mr · gemm_nr_vectors") && e.contains("46"),
+            "{e}"
+        );
+        let k = Knobs {
+            gemm_blocking: Blocking {
+                kc: 256,
+                mc: 50,
+                nc: 1024,
+            },
+            ..Knobs::default()
+        };
+        let e = k.check(512).unwrap_err();
+        assert!(e.contains("gemm_blocking.mc") && e.contains("50"), "{e}");
+        // Three AVX2 vectors are 24 float32 columns: not whole steps.
+        let k = Knobs {
+            gemm_mr: 3,
+            gemm_nr_vectors: 3,
+            gemm_blocking: Blocking {
+                kc: 256,
+                mc: 48,
+                nc: 1536,
+            },
+            window_blocking: Blocking {
+                kc: 256,
+                mc: 96,
+                nc: 1536,
+            },
+            ..Knobs::default()
+        };
+        assert!(
+            k.check(256).unwrap_err().contains("found 24"),
+            "{:?}",
+            k.check(256)
+        );
+        let k = Knobs {
+            parallel_chunk: 0,
+            ..Knobs::default()
+        };
+        assert!(k.check(512).unwrap_err().contains("parallel_chunk"));
+    }
+}
