@@ -2485,7 +2485,10 @@ class Module:
             // No float copy of the weights; the `k` loop steps through
             // groups (`k_g`) around the vector loop.
             assert!(!module.contains("alloc_buffer((37, 96)"), "{module}");
-            assert!(module.contains("k_g") && module.contains("T.vectorized(16)"), "{module}");
+            assert!(
+                module.contains("k_g") && module.contains("T.vectorized(16)"),
+                "{module}"
+            );
             let m: IRModule = text.parse().unwrap();
             let host = build(&m, &Target::host()).unwrap();
             let tir = build(&m, &Target::tir_interpreter()).unwrap();
@@ -2494,8 +2497,16 @@ class Module:
                 let x = random(&[n, 96], n as u64);
                 let mut args = vec![x];
                 if quantized {
-                    args.push(Tensor::from_vec(&[37, 3, 1, 16], bytes(37 * 48, 7)).unwrap().into());
-                    args.push(Tensor::from_vec(&[1, 1, 2, 1], vec![0u8, 4]).unwrap().into());
+                    args.push(
+                        Tensor::from_vec(&[37, 3, 1, 16], bytes(37 * 48, 7))
+                            .unwrap()
+                            .into(),
+                    );
+                    args.push(
+                        Tensor::from_vec(&[1, 1, 2, 1], vec![0u8, 4])
+                            .unwrap()
+                            .into(),
+                    );
                     args.push(random(&[37, 3, 1, 1], 9));
                 } else {
                     let w: Vec<i8> = bytes(37 * 96, 8).into_iter().map(|b| b as i8).collect();
@@ -2507,7 +2518,10 @@ class Module:
                 for (name, got) in [("host", run(&host, &args)), ("tir", run(&tir, &args))] {
                     assert_eq!(got.len(), want.len());
                     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                        assert!((g - w).abs() <= 1e-5 * scale, "{name}, n = {n}, element {k}: {g} vs {w}");
+                        assert!(
+                            (g - w).abs() <= 1e-5 * scale,
+                            "{name}, n = {n}, element {k}: {g} vs {w}"
+                        );
                     }
                 }
             }
