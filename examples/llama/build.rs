@@ -46,7 +46,11 @@ fn main() {
         .unwrap();
         // The quantized functions (`layer_q8`, `layer_q4`, `head_q8`,
         // `head_q4`) hold each matrix in groups of 32 along its input axis.
-        for (what, k) in [("hidden", h), ("heads × head dim", nh * d), ("intermediate", i)] {
+        for (what, k) in [
+            ("hidden", h),
+            ("heads × head dim", nh * d),
+            ("intermediate", i),
+        ] {
             assert!(
                 k % 32 == 0,
                 "configuration {name}: the quantized layers need a {what} that is a multiple of 32, found {k}"

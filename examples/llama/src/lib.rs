@@ -138,7 +138,9 @@ impl Llama {
     /// checkpoint's float32 tensors, or with quantized matrices those
     /// matrices and the norms.
     pub fn weight_bytes(&self) -> usize {
-        self.quantized.as_ref().map_or(self.weights.bytes, |q| q.bytes)
+        self.quantized
+            .as_ref()
+            .map_or(self.weights.bytes, |q| q.bytes)
     }
 
     /// How the matrices are held.
@@ -220,8 +222,8 @@ impl Llama {
                         Quant::Q4 => dispatch!(
                             self.variant,
                             layer_q4(
-                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, &q.nibble, norm1,
-                                &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
+                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, &q.nibble,
+                                norm1, &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
                                 &wv.scales, &wo.values, &wo.scales, norm2, &wg.values, &wg.scales,
                                 &wu.values, &wu.scales, &wd.values, &wd.scales,
                             )
@@ -251,7 +253,10 @@ impl Llama {
                         self.variant,
                         head_q4(&x, &w.norm, &eps, &q.nibble, &h.values, &h.scales)
                     ),
-                    _ => dispatch!(self.variant, head_q8(&x, &w.norm, &eps, &h.values, &h.scales)),
+                    _ => dispatch!(
+                        self.variant,
+                        head_q8(&x, &w.norm, &eps, &h.values, &h.scales)
+                    ),
                 }
             }
         }

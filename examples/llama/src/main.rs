@@ -207,6 +207,9 @@ fn check_quantized(dir: &std::path::Path, quant: Quant) -> Result<(), String> {
     if share >= 0.95 {
         Ok(())
     } else {
-        Err(format!("{quant:?}: top-1 agreement {:.1}% is below 95%", 100.0 * share))
+        Err(format!(
+            "{quant:?}: top-1 agreement {:.1}% is below 95%",
+            100.0 * share
+        ))
     }
 }

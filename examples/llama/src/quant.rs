@@ -47,9 +47,7 @@ impl std::str::FromStr for Quant {
             "f32" => Ok(Quant::F32),
             "q8" => Ok(Quant::Q8),
             "q4" => Ok(Quant::Q4),
-            other => Err(format!(
-                "--quant: expected f32, q8 or q4, found `{other}`"
-            )),
+            other => Err(format!("--quant: expected f32, q8 or q4, found `{other}`")),
         }
     }
 }
@@ -79,7 +77,10 @@ pub fn quantize_q8(w: &[f32], k: usize) -> (Vec<i8>, Vec<f32>) {
         let amax = g.iter().fold(0f32, |m, x| m.max(x.abs()));
         let d = amax / 127.0;
         let inv = if d > 0.0 { 1.0 / d } else { 0.0 };
-        values.extend(g.iter().map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8));
+        values.extend(
+            g.iter()
+                .map(|x| (x * inv).round().clamp(-127.0, 127.0) as i8),
+        );
         scales.push(d);
     }
     (values, scales)
@@ -160,7 +161,10 @@ pub fn quantize(w: &Tensor, quant: Quant, name: &str) -> Result<QMatrix, String>
         Quant::Q4 => {
             let (bytes, scales) = quantize_q4(data, k);
             Ok(QMatrix {
-                values: shaped(name, Tensor::from_vec(&[n, groups, 1, GROUP as i64 / 2], bytes))?,
+                values: shaped(
+                    name,
+                    Tensor::from_vec(&[n, groups, 1, GROUP as i64 / 2], bytes),
+                )?,
                 scales: shaped(name, Tensor::from_vec(&[n, groups, 1, 1], scales))?,
             })
         }
@@ -205,7 +209,10 @@ mod tests {
             let amax = wg.iter().fold(0f32, |m, x| m.max(x.abs()));
             let step = amax / 127.0;
             for (a, b) in wg.iter().zip(bg) {
-                assert!((a - b).abs() <= 0.5 * step * (1.0 + 1e-5), "group {g}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 0.5 * step * (1.0 + 1e-5),
+                    "group {g}: {a} vs {b}"
+                );
             }
             // The largest weight is exact, up to rounding of the scale.
             assert!(bg.iter().fold(0f32, |m, x| m.max(x.abs())) >= amax * (1.0 - 1e-6));
@@ -227,7 +234,10 @@ mod tests {
                 .fold(0f32, |m, &x| if x.abs() > m.abs() { x } else { m });
             assert!((step - m.abs() / 8.0).abs() <= 1e-7 * m.abs());
             for (a, b) in wg.iter().zip(bg) {
-                assert!((a - b).abs() <= 0.5 * step * (1.0 + 1e-5) + 1e-12, "group {g}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() <= 0.5 * step * (1.0 + 1e-5) + 1e-12,
+                    "group {g}: {a} vs {b}"
+                );
             }
         }
     }
@@ -246,7 +256,10 @@ mod tests {
     fn a_matrix_is_shaped_for_the_quantized_functions() {
         let w = Tensor::from_vec(&[3, 64], weights(64, 3)).unwrap();
         let q8 = quantize(&w, Quant::Q8, "w").unwrap();
-        assert_eq!((q8.values.shape(), q8.scales.shape()), (&[3, 2, 32][..], &[3, 2, 1][..]));
+        assert_eq!(
+            (q8.values.shape(), q8.scales.shape()),
+            (&[3, 2, 32][..], &[3, 2, 1][..])
+        );
         let q4 = quantize(&w, Quant::Q4, "w").unwrap();
         assert_eq!(q4.values.shape(), &[3, 2, 1, 16]);
         assert_eq!(q4.scales.shape(), &[3, 2, 1, 1]);

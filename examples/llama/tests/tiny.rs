@@ -143,9 +143,7 @@ fn quantized_decode_agrees_with_float32_on_95_percent_of_steps() {
         for kind in ["greedy", "text"] {
             for case in expected[kind].as_array().unwrap() {
                 let want = ids(&case["new_ids"]);
-                agree += model
-                    .top1_agreement(&ids(&case["prompt"]), &want)
-                    .unwrap();
+                agree += model.top1_agreement(&ids(&case["prompt"]), &want).unwrap();
                 steps += want.len();
             }
         }
@@ -162,6 +160,14 @@ fn quantized_weights_are_fewer_bytes() {
     let q4 = Llama::load_quantized(fixture(), llama::Quant::Q4).unwrap();
     // Matrices at 1.125 and 0.625 bytes a weight against 4 (the float32
     // count also holds the embedding table).
-    assert!(q8.weight_bytes() * 3 < f32.weight_bytes(), "{}", q8.weight_bytes());
-    assert!(q4.weight_bytes() * 5 < q8.weight_bytes() * 3, "{}", q4.weight_bytes());
+    assert!(
+        q8.weight_bytes() * 3 < f32.weight_bytes(),
+        "{}",
+        q8.weight_bytes()
+    );
+    assert!(
+        q4.weight_bytes() * 5 < q8.weight_bytes() * 3,
+        "{}",
+        q4.weight_bytes()
+    );
 }
