@@ -34,7 +34,17 @@
 //!    convolution would gather its input through the index arithmetic of,
 //!    say, ShuffleNet's channel shuffle on every call (16 such kernels took
 //!    4.2 ms of the model's 6.8).
-//! 4. Comm-reduce, tuple and opaque nodes do not start a fusion (others may
+//! 4. **Dequantizes** of weights (a group that reads nothing but the
+//!    block's inputs, one of them of an integer dtype: int8 or packed int4
+//!    values times their group's scale): in phase 1 an elementwise or
+//!    broadcast group of this kind also fuses into an injective `d` (the
+//!    reshape from `(N, K / G, G)` groups back to `(N, K)`), and an
+//!    injective group of this kind into an out-elementwise-fusable `d`
+//!    with nothing between, as a single weight's transpose does. The
+//!    dequantize then runs inside the matmul's kernel, on the integers as
+//!    they are loaded (MLC's `decode` fused into its GEMV), instead of
+//!    writing a float32 copy of the weights on every call.
+//! 5. Comm-reduce, tuple and opaque nodes do not start a fusion (others may
 //!    fuse into a comm-reduce). Nodes without a value (the block's inputs)
 //!    are never in a group with others.
 //!
@@ -191,7 +201,10 @@ impl GraphPartitioner {
                             && all_between(&|k| rank(k) <= rank(K::Injective))
                             && (rank(sink) <= rank(K::Broadcast)
                                 || sink == K::CommReduce
-                                || sink == K::OutEWiseFusable)
+                                || sink == K::OutEWiseFusable
+                                || (phase == 1
+                                    && sink == K::Injective
+                                    && p.dequantizes_inputs(graph, i)))
                     }
                     K::Injective => {
                         phase == 1
@@ -200,10 +213,11 @@ impl GraphPartitioner {
                                 || (injective_weights
                                     && between.is_empty()
                                     && sink == K::OutEWiseFusable
-                                    && graph.nodes[i]
+                                    && (graph.nodes[i]
                                         .inputs
                                         .iter()
-                                        .all(|&x| graph.nodes[x].value.is_none())))
+                                        .all(|&x| graph.nodes[x].value.is_none())
+                                        || p.dequantizes_inputs(graph, i))))
                     }
                     K::CommReduce | K::Tuple | K::Opaque => false,
                 };
@@ -236,6 +250,33 @@ impl GraphPartitioner {
             x = self.parent[x];
         }
         x
+    }
+
+    /// Whether `x`'s group is a dequantize of the block's inputs: every
+    /// value its members read is a member's or an input of the block, and
+    /// one of those inputs has an integer dtype (quantized weights).
+    fn dequantizes_inputs(&mut self, graph: &IndexedForwardGraph, x: usize) -> bool {
+        let root = self.find(x);
+        let mut integer_input = false;
+        for m in 0..graph.len() {
+            if graph.nodes[m].value.is_none() || self.find(m) != root {
+                continue;
+            }
+            for &input in &graph.nodes[m].inputs {
+                if graph.nodes[input].value.is_some() {
+                    if self.find(input) != root {
+                        return false;
+                    }
+                    continue;
+                }
+                let dtype = graph.nodes[input]
+                    .var
+                    .struct_info()
+                    .and_then(|s| s.as_tensor().map(|t| t.dtype));
+                integer_input |= dtype.is_some_and(|d| d.is_integer() && !d.is_bool());
+            }
+        }
+        integer_input
     }
 
     /// The pattern kind of `x`'s group.
@@ -374,6 +415,42 @@ class Module:
         assert_eq!(
             groups_of(text, &by_op),
             [vec!["s0", "s1", "s2"], vec!["c", "y"]]
+        );
+    }
+
+    /// Group-quantized weights: a Q4_0 dequantize (nibbles shifted out of
+    /// bytes, less 8, times each group's scale) and its reshape and
+    /// transpose join the matmul that reads them; the same chain on a
+    /// float input (an activation) stays out, as the channel shuffle does.
+    #[test]
+    fn a_dequantize_of_integer_weights_joins_its_matmul() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 64), dtype="float32"), wp: R.Tensor((24, 2, 1, 16), dtype="uint8"), shift: R.Tensor((1, 1, 2, 1), dtype="uint8"), s: R.Tensor((24, 2, 1, 1), dtype="float32"), f: R.Tensor((24, 2, 2, 16), dtype="float32")) -> R.Tensor((1, 24), dtype="float32"):
+        with R.dataflow():
+            h = R.right_shift(wp, shift)
+            q = R.bitwise_and(h, R.const(15, "uint8"))
+            c = R.astype(q, "float32")
+            z = R.subtract(c, R.const(8.0, "float32"))
+            w = R.multiply(z, s)
+            w2 = R.reshape(w, R.shape([24, 64]))
+            wt = R.permute_dims(w2)
+            y = R.matmul(x, wt)
+            g = R.multiply(f, s)
+            g2 = R.reshape(g, R.shape([24, 64]))
+            gt = R.permute_dims(g2)
+            o = R.matmul(x, gt)
+            R.output(y, o)
+        return y
+"#;
+        assert_eq!(
+            groups_of(text, &by_op),
+            [
+                vec!["h", "q", "c", "z", "w", "w2", "wt", "y"],
+                vec!["g2", "gt"]
+            ]
         );
     }
 

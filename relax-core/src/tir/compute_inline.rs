@@ -17,7 +17,16 @@
 //!    (a matmul would recompute it at every step of its reduction); a
 //!    producer that only moves data (its value one load: a transpose, a
 //!    reshape) is inlined there too, which turns `x · transpose(w)` into a
-//!    matmul reading `w` with swapped indices.
+//!    matmul reading `w` with swapped indices. So is a *grouped
+//!    dequantize*, a value that converts to floats integers loaded at an
+//!    index that divides one of its iteration variables by a constant
+//!    (int8 or 4-bit weights stored in groups along an axis, or packed two
+//!    to a byte, times their group's scale): recomputed at each step, it
+//!    costs a few instructions on bytes loaded from memory, where a float
+//!    copy of the weights would cost four bytes a weight written and read
+//!    again, and a matrix-vector product (a decoder's token) computes each
+//!    weight once anyway. A dequantize read in place (a QDQ model's
+//!    activations, a per-channel scale) stays a buffer, as before.
 //! 3. The producer nest is removed; the caller drops `B`'s allocation.
 
 use super::buffer_uses::{expr_reads, stmt_reads};
@@ -50,6 +59,53 @@ impl Producer {
     /// Whether the value is one load (data movement only).
     fn moves_data(&self) -> bool {
         matches!(self.value.kind(), PrimExprKind::BufferLoad(..))
+    }
+
+    /// Whether the value converts to floats integers loaded at an index
+    /// that divides one of the iteration variables by a constant (a
+    /// grouped dequantize; see the module docs).
+    fn dequantizes(&self) -> bool {
+        let vars = &self.vars;
+        let divides = |e: &PrimExpr| -> bool {
+            fn any(e: &PrimExpr, f: &dyn Fn(&PrimExpr) -> bool) -> bool {
+                f(e) || e.children().into_iter().any(|c| any(c, f))
+            }
+            any(e, &|x| match x.kind() {
+                PrimExprKind::Div(a, c) | PrimExprKind::Mod(a, c) => {
+                    c.as_int().is_some_and(|c| c > 1)
+                        && a.free_vars().iter().any(|v| vars.contains(v))
+                }
+                _ => false,
+            })
+        };
+        let grouped_load = |e: &PrimExpr| -> bool {
+            fn loads(e: &PrimExpr, out: &mut Vec<Vec<PrimExpr>>) {
+                if let PrimExprKind::BufferLoad(b, idx) = e.kind() {
+                    if b.dtype().is_integer() && !b.dtype().is_bool() {
+                        out.push(idx.clone());
+                    }
+                }
+                for c in e.children() {
+                    loads(c, out);
+                }
+            }
+            let mut found = Vec::new();
+            loads(e, &mut found);
+            found.iter().flatten().any(divides)
+        };
+        fn casts<'a>(e: &'a PrimExpr, out: &mut Vec<&'a PrimExpr>) {
+            match e.kind() {
+                PrimExprKind::Cast(a)
+                    if e.dtype().is_float() && a.dtype().is_integer() && !a.dtype().is_bool() =>
+                {
+                    out.push(a)
+                }
+                _ => e.children().into_iter().for_each(|c| casts(c, out)),
+            }
+        }
+        let mut converted = Vec::new();
+        casts(&self.value, &mut converted);
+        converted.into_iter().any(grouped_load)
     }
 }
 
@@ -207,6 +263,7 @@ fn rewrite(s: &Stmt, buffer: &Buffer, p: &Producer, ok: &mut bool) -> Option<Stm
                 || b.init.as_ref().is_some_and(|i| stmt_reads(i, buffer));
             if reads_b
                 && !p.moves_data()
+                && !p.dequantizes()
                 && b.iter_vars.iter().any(|iv| iv.kind == IterKind::Reduce)
             {
                 *ok = false;

@@ -9,6 +9,20 @@
 //! its length). Row maxima and minima (softmax's first step) take the same
 //! path with `max`/`min` in place of `+`, their lanes starting from the
 //! reduction's init.
+//!
+//! **Grouped loads.** A matmul whose weight is dequantized inside it (the
+//! weight read as int8 or packed int4 values and a scale per group of `G`
+//! along `k`, see `GraphPartitioner`'s dequantizes) reads the scale at
+//! `k // G`, and packed nibbles at `(k // 32) · 16 + k % 16` shifted by
+//! `(k % 32) // 16 · 4`: loads that are not affine in `k`. When every such
+//! index divides `k` by constants (floor division or modulo), `G` is the
+//! least common multiple of them and of [`VECTOR_LANES`], and the loop
+//! over `k` is split into groups, `k = kg · G + ki · L + l`: the loads,
+//! simplified with `ki · L + l` in `[0, G)`, are then affine in the lane
+//! `l` (the scale and the shift invariant, the bytes contiguous), and the
+//! schedule applies when each is contiguous or invariant in `l`. The
+//! groups run as the chunks do without them; the `k` past the last whole
+//! group is the tail.
 
 use super::nest::Nest;
 use super::util::*;
@@ -43,6 +57,9 @@ impl Combiner {
 
 /// Output rows that share each load of a dot-product block.
 pub const DOT_ROWS: i64 = 4;
+
+/// The largest group along `k` of grouped loads (see the module docs).
+pub const DOT_MAX_GROUP: i64 = 1024;
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::buffer_uses::expr_reads;
@@ -62,10 +79,89 @@ impl Nest {
         }
         let (store, loads) = self.coefficients(&k.var);
         let contiguous = loads.contains(&Some(1)) && loads.iter().all(|c| matches!(c, Some(0 | 1)));
-        if store != Some(0) || !contiguous {
+        if store != Some(0) || !(contiguous || self.dot_group().is_some()) {
             return false;
         }
         self.dot_term().is_some()
+    }
+
+    /// The group `G` of grouped loads (see the module docs): `None` when
+    /// every load is affine in `k` already, when some is not and dividing
+    /// `k` into groups does not make every load contiguous or invariant in
+    /// the lane, or when `G` would exceed [`DOT_MAX_GROUP`].
+    fn dot_group(&self) -> Option<i64> {
+        let [k] = self.reduce.as_slice() else {
+            return None;
+        };
+        let mut loads = Vec::new();
+        collect_loads(&self.value, &mut loads);
+        let offsets: Vec<PrimExpr> = loads
+            .iter()
+            .filter(|(b, _)| *b != self.buffer)
+            .map(|(b, i)| b.offset_of(i))
+            .collect();
+        let mut group = VECTOR_LANES;
+        let mut grouped = false;
+        for o in offsets.iter().filter(|o| linear_coeff(o, &k.var).is_none()) {
+            let mut divisors = Vec::new();
+            divisors_of(o, &k.var, &mut divisors);
+            if divisors.is_empty() {
+                return None;
+            }
+            for d in divisors {
+                group = lcm(group, d);
+                if group > DOT_MAX_GROUP {
+                    return None;
+                }
+            }
+            grouped = true;
+        }
+        if !grouped {
+            return None;
+        }
+        let (map, an, [_, _, l]) = self.group_split(group);
+        let mut lane_coeffs = offsets
+            .iter()
+            .map(|o| linear_coeff(&an.simplify(&o.substitute_map(&map)), &l));
+        let mut any_contiguous = false;
+        lane_coeffs
+            .all(|c| {
+                any_contiguous |= c == Some(1);
+                matches!(c, Some(0 | 1))
+            })
+            .then_some(group)
+            .filter(|_| any_contiguous)
+    }
+
+    /// `k := kg · G + ki · L + l` for groups of `G` (`kg · G + l` when `G`
+    /// is one vector, `L`), an analyzer that knows
+    /// the ranges of the spatial variables and of `kg`, `ki` and `l`, and
+    /// the new variables `[kg, ki, l]`.
+    fn group_split(&self, group: i64) -> (HashMap<TirVar, PrimExpr>, Analyzer, [TirVar; 3]) {
+        let k = &self.reduce[0];
+        let kdt = k.loop_var.dtype();
+        let int = |v: i64| PrimExpr::int_of(kdt, v);
+        let (kg, ki, l) = (
+            fresh(&k.loop_var, "_g"),
+            fresh(&k.loop_var, "_o"),
+            fresh(&k.loop_var, "_l"),
+        );
+        let mut an = super::nest::ranges(&self.spatial);
+        match k.extent.as_int() {
+            Some(e) => an.bind_range(&kg, Some(0), Some((e / group - 1).max(0))),
+            None => an.mark_non_negative(&kg),
+        }
+        an.bind_range(&ki, Some(0), Some(group / VECTOR_LANES - 1));
+        an.bind_range(&l, Some(0), Some(VECTOR_LANES - 1));
+        // One vector a group: no `ki`.
+        let within = if group > VECTOR_LANES {
+            PrimExpr::var(&ki) * int(VECTOR_LANES) + PrimExpr::var(&l)
+        } else {
+            PrimExpr::var(&l)
+        };
+        let mut map = HashMap::new();
+        map.insert(k.var.clone(), PrimExpr::var(&kg) * int(group) + within);
+        (map, an, [kg, ki, l])
     }
 
     /// `term` of an update `C[..] ⊕ term`.
@@ -175,8 +271,12 @@ impl Nest {
         let int = |v: i64| PrimExpr::int_of(kdt, v);
         let lanes = int(VECTOR_LANES);
         let an = Analyzer::new();
-        let chunks = an.simplify(&k.extent.clone().floordiv(lanes.clone()));
-        let full = an.simplify(&(chunks.clone() * lanes.clone()));
+        // Grouped loads step through whole groups of `k`, else chunks of
+        // one vector.
+        let group = self.dot_group();
+        let step = int(group.unwrap_or(VECTOR_LANES));
+        let chunks = an.simplify(&k.extent.clone().floordiv(step.clone()));
+        let full = an.simplify(&(chunks.clone() * step));
         let rest = an.simplify(&(k.extent.clone() - full.clone()));
         let dtype = self.buffer.dtype();
         let nrows = if rows.is_some() { DOT_ROWS } else { 1 };
@@ -219,32 +319,45 @@ impl Nest {
                 indices: vec![acc_row(), PrimExpr::var(&l0)],
             },
         ));
-        // acc[r, l] += term[i := i0 + r, k := ko * L + l]
-        let (ko, l1) = (fresh(&k.loop_var, "_o"), fresh(&k.loop_var, "_l"));
+        // acc[r, l] += term[i := i0 + r, k := ko * L + l], or with groups
+        // term[i := i0 + r, k := kg * G + ki * L + l] simplified in the
+        // ranges of kg, ki and l.
         let mut m = map.clone();
         with_row(&mut m);
-        m.insert(
-            k.var.clone(),
-            PrimExpr::var(&ko) * lanes.clone() + PrimExpr::var(&l1),
-        );
+        let (outer, l1, lane_term) = match group {
+            None => {
+                let (ko, l1) = (fresh(&k.loop_var, "_o"), fresh(&k.loop_var, "_l"));
+                m.insert(
+                    k.var.clone(),
+                    PrimExpr::var(&ko) * lanes.clone() + PrimExpr::var(&l1),
+                );
+                (vec![(ko, chunks.clone())], l1, term.substitute_map(&m))
+            }
+            Some(g) => {
+                let (split, an, [kg, ki, l1]) = self.group_split(g);
+                let split_term = an.simplify(&term.substitute_map(&split));
+                let mut outer = vec![(kg, chunks.clone())];
+                if g > VECTOR_LANES {
+                    outer.push((ki, int(g / VECTOR_LANES)));
+                }
+                (outer, l1, split_term.substitute_map(&m))
+            }
+        };
         let lane = PrimExpr::load(&acc, vec![acc_row(), PrimExpr::var(&l1)]);
-        let update = for_(
-            &ko,
+        let mut update = over_rows(for_(
+            &l1,
             int(0),
-            chunks.clone(),
-            ForKind::Serial,
-            over_rows(for_(
-                &l1,
-                int(0),
-                lanes.clone(),
-                ForKind::Vectorized,
-                Stmt::BufferStore {
-                    buffer: acc.clone(),
-                    value: combiner.apply(lane, term.substitute_map(&m)),
-                    indices: vec![acc_row(), PrimExpr::var(&l1)],
-                },
-            )),
-        );
+            lanes.clone(),
+            ForKind::Vectorized,
+            Stmt::BufferStore {
+                buffer: acc.clone(),
+                value: combiner.apply(lane, lane_term),
+                indices: vec![acc_row(), PrimExpr::var(&l1)],
+            },
+        ));
+        for (v, extent) in outer.into_iter().rev() {
+            update = for_(&v, int(0), extent, ForKind::Serial, update);
+        }
         // acc[r, 0] = the lanes combined; acc[r, 0] ⊕= term over the tail
         // of k; C = init ⊕ acc[r, 0] (or the epilogue of it).
         let mut m = map.clone();
@@ -318,4 +431,27 @@ impl Nest {
             annotations: Attrs::new(),
         }))
     }
+}
+
+/// The positive constant divisors `c` of the floor divisions and modulos
+/// `a // c`, `a % c` in `e` whose `a` uses `k`.
+fn divisors_of(e: &PrimExpr, k: &TirVar, out: &mut Vec<i64>) {
+    if let PrimExprKind::Div(a, c) | PrimExprKind::Mod(a, c) = e.kind() {
+        if let Some(c) = c.as_int().filter(|&c| c > 0) {
+            if uses_var(a, k) {
+                out.push(c);
+            }
+        }
+    }
+    for c in e.children() {
+        divisors_of(c, k, out);
+    }
+}
+
+fn lcm(a: i64, b: i64) -> i64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
 }

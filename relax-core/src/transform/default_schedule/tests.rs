@@ -2424,6 +2424,110 @@ class Module:
         assert_eq!(ir.contains("llvm.x86.avx512.vpdpbusd.512"), vnni);
     }
 
+    /// A matmul of group-quantized weights, dequantized inside its kernel
+    /// (int8 values, or Q4_0's packed nibbles less 8, times a scale per
+    /// group of 32 along `k`): one fused PrimFunc whose dot products step
+    /// through whole groups (a `k_g` loop around the vector loop, whose
+    /// bytes are vector loads and whose scale is invariant), agreeing with the unscheduled
+    /// function on the loop-level interpreter and with the reference
+    /// kernels, at 37 output columns (a tail of rows and of columns) and 1
+    /// or 6 rows (a block of DOT_ROWS and a tail of 2).
+    #[test]
+    fn a_dequantized_matmul_is_a_grouped_dot_product() {
+        let q4 = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 96), dtype="float32"), wp: R.Tensor((37, 3, 1, 16), dtype="uint8"), shift: R.Tensor((1, 1, 2, 1), dtype="uint8"), s: R.Tensor((37, 3, 1, 1), dtype="float32")) -> R.Tensor(("n", 37), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            h = R.right_shift(wp, shift)
+            q = R.bitwise_and(h, R.const(15, "uint8"))
+            c = R.astype(q, "float32")
+            z = R.subtract(c, R.const(8.0, "float32"))
+            w = R.multiply(z, s)
+            w2 = R.reshape(w, R.shape([37, 96]))
+            wt = R.permute_dims(w2)
+            y = R.matmul(x, wt)
+            R.output(y)
+        return y
+"#;
+        let q8 = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 96), dtype="float32"), wq: R.Tensor((37, 3, 32), dtype="int8"), s: R.Tensor((37, 3, 1), dtype="float32")) -> R.Tensor(("n", 37), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            c = R.astype(wq, "float32")
+            w = R.multiply(c, s)
+            w2 = R.reshape(w, R.shape([37, 96]))
+            wt = R.permute_dims(w2)
+            y = R.matmul(x, wt)
+            R.output(y)
+        return y
+"#;
+        let bytes = |n: usize, seed: u64| -> Vec<u8> {
+            let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            (0..n)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    (s >> 24) as u8
+                })
+                .collect()
+        };
+        for (text, quantized) in [(q4, true), (q8, false)] {
+            let module = scheduled(text, 512);
+            // One kernel: the dequantize is inside the matmul's PrimFunc.
+            assert_eq!(module.matches("@T.prim_func").count(), 1, "{module}");
+            // No float copy of the weights; the `k` loop steps through
+            // groups (`k_g`) around the vector loop.
+            assert!(!module.contains("alloc_buffer((37, 96)"), "{module}");
+            assert!(
+                module.contains("k_g") && module.contains("T.vectorized(16)"),
+                "{module}"
+            );
+            let m: IRModule = text.parse().unwrap();
+            let host = build(&m, &Target::host()).unwrap();
+            let tir = build(&m, &Target::tir_interpreter()).unwrap();
+            let oracle = build(&m, &Target::interpreter()).unwrap();
+            for n in [1, 6] {
+                let x = random(&[n, 96], n as u64);
+                let mut args = vec![x];
+                if quantized {
+                    args.push(
+                        Tensor::from_vec(&[37, 3, 1, 16], bytes(37 * 48, 7))
+                            .unwrap()
+                            .into(),
+                    );
+                    args.push(
+                        Tensor::from_vec(&[1, 1, 2, 1], vec![0u8, 4])
+                            .unwrap()
+                            .into(),
+                    );
+                    args.push(random(&[37, 3, 1, 1], 9));
+                } else {
+                    let w: Vec<i8> = bytes(37 * 96, 8).into_iter().map(|b| b as i8).collect();
+                    args.push(Tensor::from_vec(&[37, 3, 32], w).unwrap().into());
+                    args.push(random(&[37, 3, 1], 9));
+                }
+                let want = run(&oracle, &args);
+                let scale = want.iter().fold(1f32, |m, v| m.max(v.abs()));
+                for (name, got) in [("host", run(&host, &args)), ("tir", run(&tir, &args))] {
+                    assert_eq!(got.len(), want.len());
+                    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            (g - w).abs() <= 1e-5 * scale,
+                            "{name}, n = {n}, element {k}: {g} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// `text` gets the packed schedule and agrees with the reference
     /// kernels on `cases`, for each vector width.
     fn packed(text: &str, cases: &[Vec<Vec<i64>>]) {

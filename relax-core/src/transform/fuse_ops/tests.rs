@@ -153,6 +153,64 @@ fn opaque_calls_split_groups_and_equal_groups_are_one_function() {
     check(&before, &expected);
 }
 
+/// Group-quantized weights (int8 values and a scale per group): their
+/// dequantize (a cast, a broadcast multiply), its reshape back to
+/// `(out, in)` and the transpose join the matmul that reads them, so the
+/// fused kernel loads the int8 bytes (`GraphPartitioner`'s dequantizes).
+#[test]
+fn a_dequantize_of_integer_weights_fuses_into_the_matmul() {
+    let kernels = r#"
+    @T.prim_func(private=True)
+    def cast(A: T.Buffer((4, 1, 8), "int8"), B: T.Buffer((4, 1, 8), "float32")):
+        T.func_attr({"op_pattern": 0})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def scale(A: T.Buffer((4, 1, 8), "float32"), S: T.Buffer((4, 1, 1), "float32"), B: T.Buffer((4, 1, 8), "float32")):
+        T.func_attr({"op_pattern": 1})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def reshape(A: T.Buffer((4, 1, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+        T.func_attr({"op_pattern": 2})
+        T.evaluate(0)
+"#;
+    let body = r#"
+            c = R.call_tir(cls.cast, (wq,), out_sinfo=R.Tensor((4, 1, 8), dtype="float32"))
+            d = R.call_tir(cls.scale, (c, s), out_sinfo=R.Tensor((4, 1, 8), dtype="float32"))
+            w = R.call_tir(cls.reshape, (d,), out_sinfo=R.Tensor((4, 8), dtype="float32"))
+            wt = R.call_tir(cls.transpose, (w,), out_sinfo=R.Tensor((8, 4), dtype="float32"))
+            gv = R.call_tir(cls.matmul, (x, wt), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#;
+    let signature = r#"(x: R.Tensor((2, 8), dtype="float32"), wq: R.Tensor((4, 1, 8), dtype="int8"), s: R.Tensor((4, 1, 1), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):"#;
+    let before = with_kernels(&format!(
+        r#"{kernels}
+    @R.function
+    def main{signature}
+        cls = Module
+        with R.dataflow():{body}"#
+    ));
+    let expected = with_kernels(&format!(
+        r#"{kernels}
+    @R.function(private=True)
+    def fused_cast_scale_reshape_transpose_matmul(wq: R.Tensor((4, 1, 8), dtype="int8"), s: R.Tensor((4, 1, 1), dtype="float32"), x: R.Tensor((2, 8), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({{"Primitive": 1}})
+        cls = Module
+        with R.dataflow():{body}
+    @R.function
+    def main{signature}
+        cls = Module
+        with R.dataflow():
+            gv = cls.fused_cast_scale_reshape_transpose_matmul(wq, s, x)
+            R.output(gv)
+        return gv
+"#
+    ));
+    check(&before, &expected);
+}
+
 /// Two matrix products meeting in a residual `add` (ResNet's downsampling
 /// block, with matmuls for its convolutions): the first product's group,
 /// `matmul → add(bias)`, takes the residual add and the relu; the second

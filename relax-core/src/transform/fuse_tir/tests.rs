@@ -115,6 +115,33 @@ class Module:
     assert!(text.contains("x[v_ax0, v_k] * w[v_ax1, v_k]"), "{text}");
 }
 
+/// Group-quantized weights (int8 values in groups of 8 along `k`, a scale
+/// per group): the dequantize is inlined into the matmul, which reads the
+/// int8 values at `k // 8` and `k % 8`: one nest, no float copy.
+#[test]
+fn a_grouped_dequantize_is_inlined_into_its_matmul() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16), dtype="float32"), wq: R.Tensor((4, 2, 8), dtype="int8"), s: R.Tensor((4, 2, 1), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            c = R.astype(wq, "float32")
+            d = R.multiply(c, s)
+            r = R.reshape(d, R.shape([4, 16]))
+            wt = R.permute_dims(r)
+            y = R.matmul(x, wt)
+            R.output(y)
+        return y
+"#;
+    let m = fuse(&module(text));
+    let f = prim(&m, "fused_astype_multiply_reshape_transpose_matmul");
+    let Stmt::Block(root) = &f.body else { panic!() };
+    assert!(root.alloc_buffers.is_empty(), "{m}");
+    assert_eq!(nests(&f.body), 1, "{m}");
+}
+
 /// The loop-level interpreter, and LLVM when it is built in.
 fn targets() -> Vec<Target> {
     let mut t = vec![Target::tir_interpreter()];
