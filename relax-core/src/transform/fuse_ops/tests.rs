@@ -196,7 +196,7 @@ fn a_dequantize_of_integer_weights_fuses_into_the_matmul() {
         r#"{kernels}
     @R.function(private=True)
     def fused_cast_scale_reshape_transpose_matmul(wq: R.Tensor((4, 1, 8), dtype="int8"), s: R.Tensor((4, 1, 1), dtype="float32"), x: R.Tensor((2, 8), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
-        R.func_attr({{"Primitive": 1}})
+        R.func_attr({{"Primitive": True}})
         cls = Module
         with R.dataflow():{body}
     @R.function
