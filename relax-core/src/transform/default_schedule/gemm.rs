@@ -71,7 +71,7 @@ pub const GEMM_MR: i64 = 6;
 pub const GEMM_NR_VECTORS: i64 = 2;
 /// The cache blocking of a packed GEMM: the slice of `k` a pack holds
 /// (`kc`), the most rows of `C` one chunk packs (`mc`, a multiple of
-/// [`GEMM_MR`]) and the columns of one B panel (`nc`).
+/// `GEMM_MR`) and the columns of one B panel (`nc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Blocking {
     /// The slice of `k` a pack holds.

@@ -17,14 +17,14 @@ use super::{PARALLEL_CHUNK, VECTOR_LANES};
 /// The tunable choices of `DefaultSchedule` (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Knobs {
-    /// Rows of the packed GEMM's register tile ([`GEMM_MR`]).
+    /// Rows of the packed GEMM's register tile (default `gemm::GEMM_MR`).
     pub gemm_mr: i64,
     /// Vector registers per row of the register tile
-    /// ([`GEMM_NR_VECTORS`]).
+    /// (default `gemm::GEMM_NR_VECTORS`).
     pub gemm_nr_vectors: i64,
-    /// The cache blocking of a matrix product ([`GEMM_BLOCKING`]).
+    /// The cache blocking of a matrix product (default `gemm::GEMM_BLOCKING`).
     pub gemm_blocking: Blocking,
-    /// The cache blocking of an implicit GEMM ([`WINDOW_BLOCKING`]).
+    /// The cache blocking of an implicit GEMM (default `gemm::WINDOW_BLOCKING`).
     pub window_blocking: Blocking,
     /// Output rows per product of an implicit GEMM: 0 is the rule's
     /// choice (`conv.rs`'s `rows_per_product`), 1 one row per product,
