@@ -32,8 +32,8 @@
 //! or with a knob the schedules do not take is an error naming the record,
 //! the field, what it must be and what it is.
 
-use super::json::Json;
 use crate::transform::{Blocking, Knobs};
+use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -144,25 +144,21 @@ impl TuningDatabase {
 
     /// The database as JSON text (module docs).
     pub fn to_json(&self) -> String {
-        let records = self.records.values().map(record_json).collect();
-        let doc = BTreeMap::from([
-            ("format".to_string(), Json::String(FORMAT.into())),
-            ("version".to_string(), Json::Number(VERSION as f64)),
-            ("records".to_string(), Json::Array(records)),
-        ]);
-        Json::Object(doc).to_pretty()
+        let records: Vec<Json> = self.records.values().map(record_json).collect();
+        let doc = json!({"format": FORMAT, "version": VERSION, "records": records});
+        serde_json::to_string_pretty(&doc).expect("a JSON value always serializes")
     }
 
     /// The database in `text` (module docs), every field checked.
     pub fn from_json(text: &str) -> Result<Self, String> {
-        let doc = Json::parse(text)?;
+        let doc: Json = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
         if doc.get("format").and_then(Json::as_str) != Some(FORMAT) {
             return Err(format!(
                 "`format` must be {FORMAT:?}, found {}",
                 found(doc.get("format"))
             ));
         }
-        let version = doc.get("version").and_then(Json::as_i64);
+        let version = doc.get("version").and_then(integer);
         if version != Some(VERSION) {
             return Err(format!(
                 "`version` must be {VERSION}, found {}",
@@ -247,29 +243,32 @@ fn knob_values(k: &Knobs) -> [i64; 10] {
     ]
 }
 
+/// An integer: a JSON number without a fraction that fits an `i64`
+/// (`6` and `6.0` alike).
+fn integer(v: &Json) -> Option<i64> {
+    v.as_i64().or_else(|| {
+        let n = v.as_f64()?;
+        (n.fract() == 0.0 && n.abs() < 9.0e15).then_some(n as i64)
+    })
+}
+
 fn record_json(r: &Record) -> Json {
-    let knobs = KNOB_FIELDS
+    let knobs: BTreeMap<&str, i64> = KNOB_FIELDS
         .iter()
+        .copied()
         .zip(knob_values(&r.knobs))
-        .map(|(k, v)| (k.to_string(), Json::Number(v as f64)))
         .collect();
-    let round = |us: f64| Json::Number((us * 1000.0).round() / 1000.0);
-    Json::Object(BTreeMap::from([
-        ("cpu".to_string(), Json::String(r.cpu.clone())),
-        (
-            "kernel".to_string(),
-            Json::String(format!("{:016x}", r.kernel)),
-        ),
-        ("name".to_string(), Json::String(r.name.clone())),
-        (
-            "vector_bits".to_string(),
-            Json::Number(f64::from(r.vector_bits)),
-        ),
-        ("knobs".to_string(), Json::Object(knobs)),
-        ("default_us".to_string(), round(r.default_us)),
-        ("best_us".to_string(), round(r.best_us)),
-        ("candidates".to_string(), Json::Number(r.candidates as f64)),
-    ]))
+    let round = |us: f64| (us * 1000.0).round() / 1000.0;
+    json!({
+        "cpu": r.cpu,
+        "kernel": format!("{:016x}", r.kernel),
+        "name": r.name,
+        "vector_bits": r.vector_bits,
+        "knobs": knobs,
+        "default_us": round(r.default_us),
+        "best_us": round(r.best_us),
+        "candidates": r.candidates,
+    })
 }
 
 fn read_record(item: &Json) -> Result<Record, String> {
@@ -297,7 +296,7 @@ fn read_record(item: &Json) -> Result<Record, String> {
         .ok_or_else(|| format!("`kernel` must be 16 hex digits, found {kernel_text:?}"))?;
     let vector_bits = item
         .get("vector_bits")
-        .and_then(Json::as_i64)
+        .and_then(integer)
         .filter(|b| matches!(b, 128 | 256 | 512))
         .ok_or_else(|| {
             format!(
@@ -316,7 +315,7 @@ fn read_record(item: &Json) -> Result<Record, String> {
     for (slot, name) in v.iter_mut().zip(KNOB_FIELDS) {
         let x = knobs_json.and_then(|k| k.get(name));
         *slot = x
-            .and_then(Json::as_i64)
+            .and_then(integer)
             .ok_or_else(|| format!("`knobs.{name}` must be an integer, found {}", found(x)))?;
     }
     let knobs = Knobs {

@@ -24,7 +24,6 @@
 //! `DefaultSchedule::with_tuned`.
 
 pub mod database;
-pub mod json;
 #[cfg(feature = "llvm")]
 pub mod measure;
 pub mod space;
