@@ -31,6 +31,7 @@ pub mod block_builder;
 #[allow(rustdoc::private_intra_doc_links)]
 pub mod codegen;
 pub mod dpl;
+pub mod fnv;
 #[cfg(feature = "syntax")]
 pub mod frontend;
 pub mod ir;

@@ -49,6 +49,7 @@ mod types;
 
 pub use syntax::AttachedSchedule;
 
+use crate::fnv::fnv1a;
 use crate::ir::{IRModule, StructInfo};
 use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -203,7 +204,7 @@ pub struct Lowered {
 
 /// Lowers the body of `relax::module! { … }`.
 pub fn lower_module_macro(input: TokenStream) -> Result<Lowered, Vec<FrontendError>> {
-    let content_hash = fnv1a(&input.to_string());
+    let content_hash = fnv1a(input.to_string().as_bytes());
     let mut errors = Vec::new();
     let def = syntax::parse_module(input, &mut errors);
     finish(def, content_hash, errors)
@@ -214,20 +215,10 @@ pub fn lower_function_item(
     attr: TokenStream,
     item: TokenStream,
 ) -> Result<Lowered, Vec<FrontendError>> {
-    let content_hash = fnv1a(&format!("{attr} | {item}"));
+    let content_hash = fnv1a(format!("{attr} | {item}").as_bytes());
     let mut errors = Vec::new();
     let def = syntax::parse_function_item(attr, item, &mut errors);
     finish(def, content_hash, errors)
-}
-
-/// FNV-1a (64-bit) of `text`: stable across runs and platforms.
-fn fnv1a(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 fn finish(

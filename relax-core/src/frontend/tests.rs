@@ -415,8 +415,6 @@ fn content_hash_is_stable_and_sensitive() {
     assert_eq!(a, b, "whitespace inside tokens does not matter");
     let c = ok(&MLP.replace("lv2", "lv9")).content_hash;
     assert_ne!(a, c);
-    assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
-    assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
 }
 
 #[test]

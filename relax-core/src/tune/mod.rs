@@ -53,11 +53,7 @@ use std::path::PathBuf;
 #[cfg(feature = "llvm")]
 pub fn host_cpu_key() -> String {
     let (name, features) = crate::codegen::llvm::host_cpu();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in features.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = crate::fnv::fnv1a(features.as_bytes());
     format!("{name}/{h:016x}")
 }
 

@@ -41,9 +41,11 @@
 //!    an item's `cfg` before it reads the item's own lint attributes.
 
 use super::super::Lowered;
+use crate::fnv::Fnv1a;
 use crate::ir::IRModule;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
+use std::hash::Hasher;
 
 /// The hash an AOT artifact is checked against, the same in the proc
 /// macro and in build.rs: FNV-1a (64-bit) over the module's TVMScript text
@@ -54,32 +56,17 @@ use quote::quote;
 /// model's weights).
 pub fn artifact_hash(module: &IRModule) -> u64 {
     let (text, constants) = crate::printer::module_text_and_constants(module);
-    let mut h = Fnv1a::new();
-    h.bytes(text.as_bytes());
+    let mut h = Fnv1a::default();
+    h.write(text.as_bytes());
     for t in &constants {
-        h.bytes(t.dtype().to_string().as_bytes());
-        h.bytes(&(t.ndim() as u64).to_le_bytes());
+        h.write(t.dtype().to_string().as_bytes());
+        h.write(&(t.ndim() as u64).to_le_bytes());
         for &d in t.shape() {
-            h.bytes(&d.to_le_bytes());
+            h.write(&d.to_le_bytes());
         }
-        h.bytes(&relax_runtime::package::checksum(t.as_bytes()).to_le_bytes());
+        h.write(&relax_runtime::package::checksum(t.as_bytes()).to_le_bytes());
     }
-    h.0
-}
-
-/// FNV-1a, 64-bit.
-struct Fnv1a(u64);
-
-impl Fnv1a {
-    fn new() -> Self {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-    fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
+    h.finish()
 }
 
 /// The key of a module's AOT artifact: the Rust module's name without

@@ -24,25 +24,7 @@ use std::hash::{Hash, Hasher};
 
 mod tir;
 
-/// 64-bit FNV-1a.
-struct Fnv(u64);
-
-impl Fnv {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+use crate::fnv::Fnv1a;
 
 /// Tags that keep node kinds and variable states apart in the stream.
 #[derive(Clone, Copy)]
@@ -73,7 +55,7 @@ enum Tag {
 /// [`structural_equal`](mod@crate::ir::structural_equal)). Created by the
 /// hashing functions.
 pub struct HashWalker {
-    state: Fnv,
+    state: Fnv1a,
     /// Number free variables on first sight (TVM's `map_free_vars`).
     map_free_vars: bool,
     /// Inside a definition context, where unseen symbolic variables are
@@ -90,7 +72,7 @@ pub struct HashWalker {
 impl HashWalker {
     pub(super) fn new(map_free_vars: bool) -> Self {
         HashWalker {
-            state: Fnv(Fnv::OFFSET),
+            state: Fnv1a::default(),
             map_free_vars,
             defining: false,
             vars: HashMap::new(),
