@@ -129,13 +129,13 @@ impl Analyzer {
         // The block's one store (several stores to other indices, or none,
         // make it opaque) and every load of its body (the init is not
         // visited).
-        let mut store: Option<Access> = None;
+        let mut store: Option<Vec<PrimExpr>> = None;
         let mut loads = Vec::new();
         if !body_accesses(&b.body, &mut store, &mut loads) {
             self.kind = K::Opaque;
             return;
         }
-        let Some((store_buf, store_idx)) = store else {
+        let Some(store_idx) = store else {
             self.kind = K::Opaque;
             return;
         };
@@ -188,26 +188,19 @@ impl Analyzer {
             self.kind = self.kind.max(K::OutEWiseFusable);
             return;
         }
-        let _ = store_buf;
         self.kind = self.kind.max(K::CommReduce);
     }
 }
 
-/// Collects the store and the loads of a block body. False when the body
-/// stores twice to different indices.
-fn body_accesses(s: &Stmt, store: &mut Option<Access>, loads: &mut Vec<Access>) -> bool {
+/// Collects the store's indices and the loads of a block body. False when
+/// the body stores twice to different indices.
+fn body_accesses(s: &Stmt, store: &mut Option<Vec<PrimExpr>>, loads: &mut Vec<Access>) -> bool {
     match s {
-        Stmt::BufferStore {
-            buffer,
-            value,
-            indices,
-        } => {
-            if let Some((_, idx)) = store {
-                if idx != indices {
-                    return false;
-                }
+        Stmt::BufferStore { value, indices, .. } => {
+            if store.as_ref().is_some_and(|idx| idx != indices) {
+                return false;
             }
-            *store = Some((buffer.clone(), indices.clone()));
+            *store = Some(indices.clone());
             indices.iter().for_each(|i| collect_loads(i, loads));
             collect_loads(value, loads);
             true
