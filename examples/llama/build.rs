@@ -44,7 +44,22 @@ fn main() {
             "            {name:?} => crate::model::llama_{name}::$f($($arg),*),"
         )
         .unwrap();
+        // The quantized functions (`layer_q8`, `layer_q4`, `head_q8`,
+        // `head_q4`) hold each matrix in groups of 32 along its input axis.
+        for (what, k) in [
+            ("hidden", h),
+            ("heads × head dim", nh * d),
+            ("intermediate", i),
+        ] {
+            assert!(
+                k % 32 == 0,
+                "configuration {name}: the quantized layers need a {what} that is a multiple of 32, found {k}"
+            );
+        }
         let text = template
+            .replace("__GRP_H", &(h / 32).to_string())
+            .replace("__GRP_QD", &(nh * d / 32).to_string())
+            .replace("__GRP_I", &(i / 32).to_string())
             .replace("__NAME", name)
             .replace("__QD", &(nh * d).to_string())
             .replace("__KD", &(kv * d).to_string())

@@ -7,6 +7,10 @@
 //! `model.safetensors` through a memory map), one key and one value
 //! [`relax::Value::KvCache`] per layer, the loop over layers, the rotary
 //! tables (from `rope_theta`), the causal mask and the sampler.
+//!
+//! [`Llama::load_quantized`] quantizes the matrices at load, Q8_0 or Q4_0
+//! ([`quant`]), and runs the module's `layer_q8`/`layer_q4` and
+//! `head_q8`/`head_q4`, whose kernels dequantize inside the matmuls.
 
 use relax::{ndarray, Tensor, Value};
 use std::path::Path;
@@ -18,14 +22,16 @@ pub mod model {
 
 pub mod bandwidth;
 pub mod config;
+pub mod quant;
 pub mod sample;
 pub mod tokenizer;
 pub mod weights;
 
 pub use config::Config;
+pub use quant::Quant;
 pub use sample::Sampler;
 pub use tokenizer::Tokenizer;
-pub use weights::{LayerWeights, Weights};
+pub use weights::{LayerWeights, QuantLayer, Quantized, Weights};
 
 /// Any error of this crate, as text naming what failed.
 pub type Error = String;
@@ -43,6 +49,8 @@ pub struct Llama {
     /// The name of the compiled module (`CONFIGS`) it runs on.
     variant: &'static str,
     weights: Weights,
+    /// The quantized matrices, when loaded with `--quant q8|q4`.
+    quantized: Option<Quantized>,
     caches: Vec<(Value, Value)>,
     /// Tokens in the caches.
     len: usize,
@@ -61,6 +69,12 @@ impl Llama {
     /// `dir/tokenizer.json`; an error if no compiled module has the
     /// checkpoint's dims.
     pub fn load(dir: &Path) -> Result<Llama, Error> {
+        Llama::load_quantized(dir, Quant::F32)
+    }
+
+    /// [`Llama::load`], the matrices then quantized as `quant` (none for
+    /// [`Quant::F32`]).
+    pub fn load_quantized(dir: &Path, quant: Quant) -> Result<Llama, Error> {
         let config = Config::load(&dir.join("config.json"))?;
         let dims = [
             config.hidden_size,
@@ -97,6 +111,10 @@ impl Llama {
                 )
             })?;
         let weights = Weights::load(&dir.join("model.safetensors"), &config)?;
+        let quantized = match quant {
+            Quant::F32 => None,
+            q => Some(weights.quantize(q)?),
+        };
         let tokenizer = Tokenizer::load(dir)?;
         let d = config.head_dim;
         let inv_freq = (0..d / 2)
@@ -106,6 +124,7 @@ impl Llama {
             config,
             variant,
             weights,
+            quantized,
             caches: Vec::new(),
             len: 0,
             inv_freq,
@@ -115,9 +134,18 @@ impl Llama {
         Ok(llama)
     }
 
-    /// Bytes of weights (all read for each decoded token).
+    /// Bytes of weights (all read for each decoded token): the
+    /// checkpoint's float32 tensors, or with quantized matrices those
+    /// matrices and the norms.
     pub fn weight_bytes(&self) -> usize {
-        self.weights.bytes
+        self.quantized
+            .as_ref()
+            .map_or(self.weights.bytes, |q| q.bytes)
+    }
+
+    /// How the matrices are held.
+    pub fn quant(&self) -> Quant {
+        self.quantized.as_ref().map_or(Quant::F32, |q| q.quant)
     }
 
     /// Empties the caches (new ones; the old ones are dropped).
@@ -176,35 +204,63 @@ impl Llama {
         );
         let total = [m as i64];
         for (i, (l, (kc, vc))) in w.layers.iter().zip(&self.caches).enumerate() {
-            let y = dispatch!(
-                self.variant,
-                layer(
-                    &x,
-                    kc.clone(),
-                    vc.clone(),
-                    &total,
-                    &cos,
-                    &sin,
-                    &mask,
-                    &eps,
-                    &scale,
-                    &l.input_norm,
-                    &l.wq,
-                    &l.wk,
-                    &l.wv,
-                    &l.wo,
-                    &l.post_norm,
-                    &l.w_gate,
-                    &l.w_up,
-                    &l.w_down,
-                )
-            )
+            let (k, v) = (kc.clone(), vc.clone());
+            let (norm1, norm2) = (&l.input_norm, &l.post_norm);
+            let y = match &self.quantized {
+                None => dispatch!(
+                    self.variant,
+                    layer(
+                        &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, norm1, &l.wq, &l.wk,
+                        &l.wv, &l.wo, norm2, &l.w_gate, &l.w_up, &l.w_down,
+                    )
+                ),
+                Some(q) => {
+                    let ql = &q.layers[i];
+                    let (wq, wk, wv, wo) = (&ql.wq, &ql.wk, &ql.wv, &ql.wo);
+                    let (wg, wu, wd) = (&ql.w_gate, &ql.w_up, &ql.w_down);
+                    match q.quant {
+                        Quant::Q4 => dispatch!(
+                            self.variant,
+                            layer_q4(
+                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, &q.nibble,
+                                norm1, &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
+                                &wv.scales, &wo.values, &wo.scales, norm2, &wg.values, &wg.scales,
+                                &wu.values, &wu.scales, &wd.values, &wd.scales,
+                            )
+                        ),
+                        _ => dispatch!(
+                            self.variant,
+                            layer_q8(
+                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, norm1,
+                                &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
+                                &wv.scales, &wo.values, &wo.scales, norm2, &wg.values, &wg.scales,
+                                &wu.values, &wu.scales, &wd.values, &wd.scales,
+                            )
+                        ),
+                    }
+                }
+            }
             .map_err(|e| format!("layer {i}: {e}"))?;
             x = Tensor::from_ndarray(&y);
         }
         self.len = m;
-        let logits =
-            dispatch!(self.variant, head(&x, &w.norm, &eps, w.lm_head())).map_err(err("head"))?;
+        let logits = match &self.quantized {
+            None => dispatch!(self.variant, head(&x, &w.norm, &eps, w.lm_head())),
+            Some(q) => {
+                let h = &q.lm_head;
+                match q.quant {
+                    Quant::Q4 => dispatch!(
+                        self.variant,
+                        head_q4(&x, &w.norm, &eps, &q.nibble, &h.values, &h.scales)
+                    ),
+                    _ => dispatch!(
+                        self.variant,
+                        head_q8(&x, &w.norm, &eps, &h.values, &h.scales)
+                    ),
+                }
+            }
+        }
+        .map_err(err("head"))?;
         Ok(logits.into_raw_vec_and_offset().0)
     }
 
@@ -241,5 +297,23 @@ impl Llama {
             }
         }
         Ok((out, prefill, start.elapsed().as_secs_f64()))
+    }
+
+    /// Teacher-forced top-1 agreement with a reference continuation: after
+    /// prefilling `prompt` (emptying the caches first), step `t` compares
+    /// the argmax of this model's logits with `reference[t]`, then feeds
+    /// `reference[t]`. The number of steps that agree (of
+    /// `reference.len()`).
+    pub fn top1_agreement(&mut self, prompt: &[u32], reference: &[u32]) -> Result<usize, Error> {
+        self.reset()?;
+        let mut logits = self.forward(prompt)?;
+        let mut agree = 0;
+        for (t, &want) in reference.iter().enumerate() {
+            agree += usize::from(Sampler::greedy().next(&logits) == want);
+            if t + 1 < reference.len() {
+                logits = self.forward(&[want])?;
+            }
+        }
+        Ok(agree)
     }
 }

@@ -1,5 +1,5 @@
 //! `llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens 64]
-//! [--top-k K] [--top-p P] [--temperature T] [--seed S]`: generates and
+//! [--top-k K] [--top-p P] [--temperature T] [--seed S] [--quant f32|q8|q4]`: generates and
 //! prints the new token ids (and their text, when the checkpoint has a
 //! `tokenizer.json`), the prefill and decode throughput, and decode's share
 //! of the bandwidth bound timed in the same run (`bandwidth.rs`).
@@ -11,8 +11,15 @@
 //! `expected.json` (written by `scripts/llama_checkpoints.py`: transformers'
 //! greedy ids for each prompt, and for text prompts the tokenizer's ids and
 //! the decoded text) and says which prompts match.
+//!
+//! `--quant q8` or `q4` quantizes the matrices at load (Q8_0, Q4_0:
+//! `quant.rs`); the bound is then that of the quantized bytes. With
+//! `--check`, a quantized model is held to transformers' greedy ids by
+//! top-1 agreement instead: each prompt is prefilled and then fed the
+//! expected ids one by one, and each step's argmax is compared with the
+//! expected id (float32 reproduces those ids exactly); it fails below 95%.
 
-use llama::{Llama, Sampler};
+use llama::{Llama, Quant, Sampler};
 
 fn main() {
     if let Err(e) = run() {
@@ -23,10 +30,19 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().ok_or("usage: llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens N] [--top-k K] [--top-p P] [--temperature T] [--seed S], or llama <checkpoint dir> --check")?;
-    let rest: Vec<String> = args.collect();
+    let dir = args.next().ok_or("usage: llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens N] [--top-k K] [--top-p P] [--temperature T] [--seed S] [--quant f32|q8|q4], or llama <checkpoint dir> --check [--quant f32|q8|q4]")?;
+    let mut rest: Vec<String> = args.collect();
+    let mut quant = Quant::F32;
+    if let Some(at) = rest.iter().position(|a| a == "--quant") {
+        let value = rest.get(at + 1).ok_or("--quant needs a value")?;
+        quant = value.parse()?;
+        rest.drain(at..at + 2);
+    }
     if rest == ["--check"] {
-        return check(std::path::Path::new(&dir));
+        return match quant {
+            Quant::F32 => check(std::path::Path::new(&dir)),
+            q => check_quantized(std::path::Path::new(&dir), q),
+        };
     }
     let mut args = rest.into_iter();
     let (mut prompt, mut text, mut new_tokens) = (None, None, 64usize);
@@ -53,7 +69,7 @@ fn run() -> Result<(), String> {
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
-    let mut model = Llama::load(std::path::Path::new(&dir))?;
+    let mut model = Llama::load_quantized(std::path::Path::new(&dir), quant)?;
     let prompt = match (prompt, &text, &model.tokenizer) {
         (Some(_), Some(_), _) => return Err("give --prompt or --prompt-ids, not both".into()),
         (Some(ids), None, _) => ids,
@@ -77,13 +93,14 @@ fn run() -> Result<(), String> {
         println!("{}", tok.decode(&ids)?);
     }
     eprintln!(
-        "prefill: {} tokens in {:.3} ms ({:.1} tokens/s); decode: {} tokens in {:.3} ms ({:.1} tokens/s); weights {:.1} MB",
+        "prefill: {} tokens in {:.3} ms ({:.1} tokens/s); decode: {} tokens in {:.3} ms ({:.1} tokens/s); weights ({:?}) {:.1} MB",
         prompt.len(),
         prefill * 1e3,
         prompt.len() as f64 / prefill,
         new_tokens.saturating_sub(1),
         decode * 1e3,
         new_tokens.saturating_sub(1) as f64 / decode,
+        model.quant(),
         model.weight_bytes() as f64 / 1e6
     );
     // The bound: each decoded token reads every weight once, no faster
@@ -151,5 +168,48 @@ fn check(dir: &std::path::Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{} prompts differ", total - matched))
+    }
+}
+
+/// `--check --quant q8|q4`: the top-1 agreement of the quantized model
+/// with `dir/expected.json`'s greedy ids, teacher-forced (see the module
+/// docs); an `Err` below 95% of the steps.
+fn check_quantized(dir: &std::path::Path, quant: Quant) -> Result<(), String> {
+    let path = dir.join("expected.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let expected: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ids = |v: &serde_json::Value| -> Result<Vec<u32>, String> {
+        v.as_array()
+            .and_then(|a| a.iter().map(|t| t.as_u64().map(|t| t as u32)).collect())
+            .ok_or_else(|| format!("{}: expected a list of ids, found {v}", path.display()))
+    };
+    let mut model = Llama::load_quantized(dir, quant)?;
+    let (mut agree, mut steps) = (0, 0);
+    let none = Vec::new();
+    for cases in [&expected["greedy"], &expected["text"]] {
+        for case in cases.as_array().unwrap_or(&none) {
+            let (prompt, want) = (ids(&case["prompt"])?, ids(&case["new_ids"])?);
+            let a = model.top1_agreement(&prompt, &want)?;
+            println!(
+                "prompt {prompt:?}: top-1 agrees on {a} of {} steps",
+                want.len()
+            );
+            agree += a;
+            steps += want.len();
+        }
+    }
+    let share = agree as f64 / steps.max(1) as f64;
+    println!(
+        "{quant:?}: top-1 agrees with float32 on {agree} of {steps} steps ({:.1}%)",
+        100.0 * share
+    );
+    if share >= 0.95 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{quant:?}: top-1 agreement {:.1}% is below 95%",
+            100.0 * share
+        ))
     }
 }

@@ -6,7 +6,12 @@
 //! keeps the map alive): nothing is copied at load, and the page cache is
 //! the only copy of the weights in memory. A tensor that the file stores at
 //! an address that is not a multiple of 4 is copied out instead.
+//!
+//! [`Weights::quantize`] is the load-time pass that makes the Q8_0 or
+//! Q4_0 copies of the matrices ([`crate::quant`]) the quantized functions
+//! read; the float32 tensors stay mapped (norms, embeddings).
 
+use crate::quant::{QMatrix, Quant};
 use crate::Config;
 use relax::Tensor;
 use safetensors::{Dtype, SafeTensors};
@@ -119,6 +124,70 @@ impl Weights {
             lm_head,
             bytes,
             copied_bytes,
+        })
+    }
+}
+
+/// One decoder layer's matrices, quantized ([`crate::quant`]).
+pub struct QuantLayer {
+    pub wq: QMatrix,
+    pub wk: QMatrix,
+    pub wv: QMatrix,
+    pub wo: QMatrix,
+    pub w_gate: QMatrix,
+    pub w_up: QMatrix,
+    pub w_down: QMatrix,
+}
+
+/// The decoder's matrices quantized at load: every layer's and the
+/// `lm_head` (a copy of the embeddings when they are tied: the embedding
+/// lookup keeps reading the float32 table, one row a token).
+pub struct Quantized {
+    pub quant: Quant,
+    pub layers: Vec<QuantLayer>,
+    pub lm_head: QMatrix,
+    /// `[0, 4]` as `(1, 1, 2, 1)` uint8: the shifts of Q4_0's low and high
+    /// nibbles (`layer_q4`'s `nibble`).
+    pub nibble: Tensor,
+    /// Bytes read per generated token: the quantized matrices and the
+    /// float32 norms.
+    pub bytes: usize,
+}
+
+impl Weights {
+    /// The matrices quantized as `quant` (Q8 or Q4), each checked to have
+    /// an input axis that is a multiple of [`crate::quant::GROUP`].
+    pub fn quantize(&self, quant: Quant) -> Result<Quantized, String> {
+        let mut bytes = self.norm.as_bytes().len();
+        let mut q = |w: &Tensor, name: String| -> Result<QMatrix, String> {
+            let m = crate::quant::quantize(w, quant, &name)?;
+            bytes += m.bytes();
+            Ok(m)
+        };
+        let mut layers = Vec::with_capacity(self.layers.len());
+        for (i, l) in self.layers.iter().enumerate() {
+            let name = |w: &str| format!("layer {i} {w}");
+            layers.push(QuantLayer {
+                wq: q(&l.wq, name("q_proj"))?,
+                wk: q(&l.wk, name("k_proj"))?,
+                wv: q(&l.wv, name("v_proj"))?,
+                wo: q(&l.wo, name("o_proj"))?,
+                w_gate: q(&l.w_gate, name("gate_proj"))?,
+                w_up: q(&l.w_up, name("up_proj"))?,
+                w_down: q(&l.w_down, name("down_proj"))?,
+            });
+        }
+        let lm_head = q(self.lm_head(), "lm_head".into())?;
+        for l in &self.layers {
+            bytes += l.input_norm.as_bytes().len() + l.post_norm.as_bytes().len();
+        }
+        let nibble = Tensor::from_vec(&[1, 1, 2, 1], vec![0u8, 4]).map_err(|e| e.to_string())?;
+        Ok(Quantized {
+            quant,
+            layers,
+            lm_head,
+            nibble,
+            bytes,
         })
     }
 }

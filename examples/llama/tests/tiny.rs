@@ -127,3 +127,47 @@ fn text_prompts_tokenize_and_generate_as_in_transformers() {
         );
     }
 }
+
+#[test]
+fn quantized_decode_agrees_with_float32_on_95_percent_of_steps() {
+    // Teacher-forced over every prompt of `expected.json`: the argmax of
+    // each step's logits against the float32 greedy id (which equals
+    // transformers', `greedy_generation_equals_transformers`).
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join("expected.json")).unwrap())
+            .unwrap();
+    for quant in [llama::Quant::Q8, llama::Quant::Q4] {
+        let mut model = Llama::load_quantized(fixture(), quant).unwrap();
+        assert_eq!(model.quant(), quant);
+        let (mut agree, mut steps) = (0, 0);
+        for kind in ["greedy", "text"] {
+            for case in expected[kind].as_array().unwrap() {
+                let want = ids(&case["new_ids"]);
+                agree += model.top1_agreement(&ids(&case["prompt"]), &want).unwrap();
+                steps += want.len();
+            }
+        }
+        eprintln!("{quant:?}: top-1 agrees on {agree} of {steps} steps");
+        assert_eq!(steps, 5 * 64);
+        assert!(agree * 100 >= 95 * steps, "{quant:?}: {agree} of {steps}");
+    }
+}
+
+#[test]
+fn quantized_weights_are_fewer_bytes() {
+    let f32 = Llama::load(fixture()).unwrap();
+    let q8 = Llama::load_quantized(fixture(), llama::Quant::Q8).unwrap();
+    let q4 = Llama::load_quantized(fixture(), llama::Quant::Q4).unwrap();
+    // Matrices at 1.125 and 0.625 bytes a weight against 4 (the float32
+    // count also holds the embedding table).
+    assert!(
+        q8.weight_bytes() * 3 < f32.weight_bytes(),
+        "{}",
+        q8.weight_bytes()
+    );
+    assert!(
+        q4.weight_bytes() * 5 < q8.weight_bytes() * 3,
+        "{}",
+        q4.weight_bytes()
+    );
+}
