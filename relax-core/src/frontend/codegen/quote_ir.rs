@@ -2,22 +2,32 @@
 //! exactly, by calls to the IR's public constructors.
 //!
 //! This is how a generated `module()` builds its module at run time without
-//! parsing text. The output is one block expression:
+//! parsing text. The output is one block expression, with one Rust function
+//! per function of the module:
 //!
 //! ```text
 //! {
-//!     let t0 = ::relax::ir::TirVar::new("n");            // each symbolic var once
-//!     let s0: ::relax::ir::StructInfo = …;               // each distinct StructInfo once
-//!     let v0 = ::relax::ir::Var::new("x", Some(s0.clone()));  // each Var once
+//!     fn __relax_function_0() -> ::relax::ir::BaseFunc {
+//!         let mut __relax_tir_vars: Vec<TirVar> = Vec::with_capacity(1);
+//!         let mut __relax_sinfos: Vec<StructInfo> = Vec::with_capacity(2);
+//!         let mut __relax_vars: Vec<Var> = Vec::with_capacity(3);
+//!         __relax_tir_vars.push(::relax::ir::TirVar::new("n"));       // each symbolic var once
+//!         __relax_sinfos.push(…);                                      // each distinct StructInfo once
+//!         __relax_vars.push(::relax::ir::Var::new("x", Some(__relax_sinfos[0].clone())));  // each Var once
+//!         …
+//!         ::relax::ir::BaseFunc::Relax(Function { … })
+//!     }
 //!     …
-//!     ::relax::ir::IRModule::from_functions(vec![(GlobalVar::new("main"), BaseFunc::Relax(Function { … }))])
+//!     ::relax::ir::IRModule::from_functions(vec![(GlobalVar::new("main"), __relax_function_0()), …])
 //! }
 //! ```
 //!
-//! 1. Identity is preserved: every [`Var`] and [`TirVar`] of the module is
-//!    created by one `let` and every occurrence refers to that binding, so
-//!    the rebuilt module has the same sharing of variables as the original
-//!    (uses refer to their definitions, symbolic dims to their binders).
+//! 1. Identity is preserved: every [`Var`] and [`TirVar`] of a function is
+//!    created by one `push` into its pool and every occurrence refers to
+//!    that entry, so the rebuilt function has the same sharing of variables
+//!    as the original (uses refer to their definitions, symbolic dims to
+//!    their binders). Functions share no variables (each function binds its
+//!    own), so each is rebuilt on its own.
 //! 2. StructInfo is preserved exactly: each expression is rebuilt with the
 //!    constructor of its kind, and when the StructInfo it carries differs
 //!    from what that constructor gives it (calls, `If`, `SeqExpr` and global
@@ -30,8 +40,14 @@
 //!    most bindings share a handful of tensor types.
 //! 4. Constants are rebuilt from their raw bytes (a byte-string literal), so
 //!    every element type and every bit pattern (NaN payloads, `-0.0`) survives.
-//! 5. Every `let` comes after the `let`s it uses: a binding is emitted only
+//! 5. Every `push` comes after the `push`es it uses: an entry is made only
 //!    once everything it refers to has been.
+//! 6. The shape of the code is chosen for rustc's compile time. A `let`
+//!    per node made one function with thousands of live locals, and every
+//!    call that can unwind then needs a cleanup path dropping them: a
+//!    decoder of a few hundred bindings took minutes in LLVM's CFG
+//!    simplification. Four pools keep the live locals at four, and one Rust
+//!    function per Relax function keeps each body as large as its function.
 //!
 //! The paths start with `::relax::`, the facade crate the generated code is
 //! compiled against.
@@ -49,29 +65,35 @@ use std::collections::HashMap;
 /// The tokens of an expression that evaluates to a module structurally equal
 /// to `module`, with the same StructInfo on every node. See the module docs.
 pub fn quote_module(module: &IRModule) -> TokenStream {
-    let mut q = Quoter::default();
-    let functions: Vec<TokenStream> = module
-        .functions()
-        .map(|(gv, f)| {
-            let name = Literal::string(gv.name_hint());
-            let f = match f {
-                BaseFunc::Relax(f) => {
-                    let f = q.function(f);
-                    quote!(::relax::ir::BaseFunc::Relax(#f))
-                }
-                BaseFunc::Prim(f) => {
-                    let f = q.prim_func(f);
-                    quote!(::relax::ir::BaseFunc::Prim(#f))
-                }
-            };
-            quote!((::relax::ir::GlobalVar::new(#name), #f))
-        })
-        .collect();
-    let lets = &q.lets;
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    for (i, (gv, f)) in module.functions().enumerate() {
+        let mut q = Quoter::default();
+        let value = match f {
+            BaseFunc::Relax(f) => {
+                let f = q.function(f);
+                quote!(::relax::ir::BaseFunc::Relax(#f))
+            }
+            BaseFunc::Prim(f) => {
+                let f = q.prim_func(f);
+                quote!(::relax::ir::BaseFunc::Prim(#f))
+            }
+        };
+        let stmts = q.statements();
+        let item = format_ident!("__relax_function_{i}");
+        items.push(quote! {
+            fn #item() -> ::relax::ir::BaseFunc {
+                #stmts
+                #value
+            }
+        });
+        let name = Literal::string(gv.name_hint());
+        entries.push(quote!((::relax::ir::GlobalVar::new(#name), #item())));
+    }
     quote! {
         {
-            #(#lets)*
-            ::relax::ir::IRModule::from_functions(::std::vec![#(#functions),*])
+            #(#items)*
+            ::relax::ir::IRModule::from_functions(::std::vec![#(#entries),*])
         }
     }
 }
@@ -82,8 +104,7 @@ pub fn quote_module(module: &IRModule) -> TokenStream {
 pub fn quote_struct_infos(sinfos: &[StructInfo]) -> (TokenStream, Vec<TokenStream>) {
     let mut q = Quoter::default();
     let values = sinfos.iter().map(|s| q.struct_info(s)).collect();
-    let lets = &q.lets;
-    (quote!(#(#lets)*), values)
+    (q.statements(), values)
 }
 
 /// Tokens that build each of `values` (call attributes), with the `let`s
@@ -91,35 +112,87 @@ pub fn quote_struct_infos(sinfos: &[StructInfo]) -> (TokenStream, Vec<TokenStrea
 pub fn quote_attr_values(values: &[AttrValue]) -> (TokenStream, Vec<TokenStream>) {
     let mut q = Quoter::default();
     let values = values.iter().map(|v| q.attr_value(v)).collect();
-    let lets = &q.lets;
-    (quote!(#(#lets)*), values)
+    (q.statements(), values)
 }
 
-/// The state of one quotation: the `let`s emitted so far and the names they
-/// bind.
+/// The state of one quotation: the pools' entries pushed so far, in
+/// dependency order, and where each node was put.
 #[derive(Default)]
 struct Quoter {
-    lets: Vec<TokenStream>,
-    tir_vars: HashMap<TirVar, Ident>,
-    vars: HashMap<Var, Ident>,
-    buffers: HashMap<crate::tir::Buffer, Ident>,
-    /// Distinct StructInfos with their bindings. Looked up linearly: a
-    /// module has few distinct StructInfos, and `StructInfo` has no `Hash`.
-    struct_infos: Vec<(StructInfo, Ident)>,
+    pushes: Vec<TokenStream>,
+    tir_vars: Pool<TirVar>,
+    buffers: Pool<crate::tir::Buffer>,
+    vars: Pool<Var>,
+    /// Distinct StructInfos. Looked up linearly: a function has few
+    /// distinct StructInfos, and `StructInfo` has no `Hash`.
+    struct_infos: Vec<(StructInfo, TokenStream)>,
+    struct_info_count: usize,
+}
+
+/// The entries of one pool: each node with the place (`pool[i]`) it was
+/// pushed to.
+struct Pool<K> {
+    places: HashMap<K, TokenStream>,
+}
+
+impl<K> Default for Pool<K> {
+    fn default() -> Self {
+        Pool {
+            places: HashMap::new(),
+        }
+    }
+}
+
+/// A pool's local: its name and element type.
+fn pool_local(kind: PoolKind) -> (Ident, TokenStream) {
+    let (name, ty) = match kind {
+        PoolKind::TirVar => ("__relax_tir_vars", quote!(::relax::ir::TirVar)),
+        PoolKind::Buffer => ("__relax_buffers", quote!(::relax::tir::Buffer)),
+        PoolKind::Var => ("__relax_vars", quote!(::relax::ir::Var)),
+        PoolKind::StructInfo => ("__relax_sinfos", quote!(::relax::ir::StructInfo)),
+    };
+    (Ident::new(name, Span::call_site()), ty)
+}
+
+#[derive(Clone, Copy)]
+enum PoolKind {
+    TirVar,
+    Buffer,
+    Var,
+    StructInfo,
 }
 
 impl Quoter {
-    fn fresh(&self, prefix: &str) -> Ident {
-        let n = self.lets.len();
-        format_ident!("{prefix}{n}")
+    /// Pushes `value` to the pool of `kind`; its place, `pool[i]`.
+    fn push(&mut self, kind: PoolKind, len: usize, value: TokenStream) -> TokenStream {
+        let (pool, _) = pool_local(kind);
+        self.pushes.push(quote!(#pool.push(#value);));
+        let i = Literal::usize_unsuffixed(len);
+        quote!(#pool[#i])
     }
 
-    /// The binding of symbolic variable `v`, created on first sight.
-    fn tir_var(&mut self, v: &TirVar) -> Ident {
-        if let Some(id) = self.tir_vars.get(v) {
-            return id.clone();
+    /// The pools' declarations (only of the pools used) and every push.
+    fn statements(&self) -> TokenStream {
+        let lens = [
+            (PoolKind::TirVar, self.tir_vars.places.len()),
+            (PoolKind::Buffer, self.buffers.places.len()),
+            (PoolKind::Var, self.vars.places.len()),
+            (PoolKind::StructInfo, self.struct_info_count),
+        ];
+        let decls = lens.iter().filter(|(_, len)| *len > 0).map(|&(kind, len)| {
+            let (pool, ty) = pool_local(kind);
+            let len = Literal::usize_unsuffixed(len);
+            quote!(let mut #pool: ::std::vec::Vec<#ty> = ::std::vec::Vec::with_capacity(#len);)
+        });
+        let pushes = &self.pushes;
+        quote!(#(#decls)* #(#pushes)*)
+    }
+
+    /// The place of symbolic variable `v`, pushed on first sight.
+    fn tir_var(&mut self, v: &TirVar) -> TokenStream {
+        if let Some(place) = self.tir_vars.places.get(v) {
+            return place.clone();
         }
-        let id = self.fresh("t");
         let name = Literal::string(v.name());
         let value = if v.dtype() == DataType::i64() {
             quote!(::relax::ir::TirVar::new(#name))
@@ -127,34 +200,32 @@ impl Quoter {
             let dtype = dtype(v.dtype());
             quote!(::relax::ir::TirVar::with_dtype(#name, #dtype))
         };
-        self.lets.push(quote!(let #id = #value;));
-        self.tir_vars.insert(v.clone(), id.clone());
-        id
+        let place = self.push(PoolKind::TirVar, self.tir_vars.places.len(), value);
+        self.tir_vars.places.insert(v.clone(), place.clone());
+        place
     }
 
-    /// The binding of buffer `b`, created on first sight (after the
-    /// bindings its shape needs).
-    fn buffer(&mut self, b: &crate::tir::Buffer) -> Ident {
-        if let Some(id) = self.buffers.get(b) {
-            return id.clone();
+    /// The place of buffer `b`, pushed on first sight (after what its
+    /// shape needs).
+    fn buffer(&mut self, b: &crate::tir::Buffer) -> TokenStream {
+        if let Some(place) = self.buffers.places.get(b) {
+            return place.clone();
         }
         let name = Literal::string(b.name());
         let shape = self.prim_exprs(b.shape());
         let strides = self.prim_exprs(b.strides());
         let dt = dtype(b.dtype());
-        let id = self.fresh("b");
-        self.lets.push(quote!(
-            let #id = ::relax::tir::Buffer::with_strides(#name, #shape, #dt, #strides);
-        ));
-        self.buffers.insert(b.clone(), id.clone());
-        id
+        let value = quote!(::relax::tir::Buffer::with_strides(#name, #shape, #dt, #strides));
+        let place = self.push(PoolKind::Buffer, self.buffers.places.len(), value);
+        self.buffers.places.insert(b.clone(), place.clone());
+        place
     }
 
-    /// The binding of Relax variable `v`, created on first sight (after the
-    /// bindings its StructInfo needs).
-    fn var(&mut self, v: &Var) -> Ident {
-        if let Some(id) = self.vars.get(v) {
-            return id.clone();
+    /// The place of Relax variable `v`, pushed on first sight (after what
+    /// its StructInfo needs).
+    fn var(&mut self, v: &Var) -> TokenStream {
+        if let Some(place) = self.vars.places.get(v) {
+            return place.clone();
         }
         let sinfo = match v.struct_info() {
             Some(s) => {
@@ -163,17 +234,16 @@ impl Quoter {
             }
             None => quote!(::std::option::Option::None),
         };
-        let id = self.fresh("v");
         let name = Literal::string(v.name_hint());
         let ctor = if v.is_dataflow() {
             quote!(new_dataflow)
         } else {
             quote!(new)
         };
-        self.lets
-            .push(quote!(let #id = ::relax::ir::Var::#ctor(#name, #sinfo);));
-        self.vars.insert(v.clone(), id.clone());
-        id
+        let value = quote!(::relax::ir::Var::#ctor(#name, #sinfo));
+        let place = self.push(PoolKind::Var, self.vars.places.len(), value);
+        self.vars.places.insert(v.clone(), place.clone());
+        place
     }
 
     fn prim_expr(&mut self, e: &PrimExpr) -> TokenStream {
@@ -259,15 +329,14 @@ impl Quoter {
 
     /// An expression of type `StructInfo` (a clone of its binding).
     fn struct_info(&mut self, s: &StructInfo) -> TokenStream {
-        if let Some((_, id)) = self.struct_infos.iter().find(|(k, _)| k == s) {
-            return quote!(#id.clone());
+        if let Some((_, place)) = self.struct_infos.iter().find(|(k, _)| k == s) {
+            return quote!(#place.clone());
         }
         let value = self.struct_info_value(s);
-        let id = self.fresh("s");
-        self.lets
-            .push(quote!(let #id: ::relax::ir::StructInfo = #value;));
-        self.struct_infos.push((s.clone(), id.clone()));
-        quote!(#id.clone())
+        let place = self.push(PoolKind::StructInfo, self.struct_info_count, value);
+        self.struct_info_count += 1;
+        self.struct_infos.push((s.clone(), place.clone()));
+        quote!(#place.clone())
     }
 
     fn struct_info_value(&mut self, s: &StructInfo) -> TokenStream {
@@ -525,7 +594,7 @@ impl Quoter {
     }
 
     fn function(&mut self, f: &Function) -> TokenStream {
-        let params: Vec<Ident> = f.params.iter().map(|p| self.var(p)).collect();
+        let params: Vec<TokenStream> = f.params.iter().map(|p| self.var(p)).collect();
         let body = self.expr(&f.body);
         let ret = self.struct_info(&f.ret_struct_info);
         let attrs = self.attrs(&f.attrs);

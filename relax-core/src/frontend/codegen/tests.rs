@@ -131,25 +131,27 @@ fn a_small_module_is_quoted_as_constructor_calls() {
     let m: IRModule = SMALL.parse().unwrap();
     let expected = quote! {
         {
-            let t0 = ::relax::ir::TirVar::new("n");
-            let s1: ::relax::ir::StructInfo = ::relax::ir::StructInfo::tensor(
-                ::std::vec![::relax::ir::PrimExpr::var(&t0), ::relax::ir::PrimExpr::int(2i64)],
-                ::relax::ir::DataType::float(32)
-            );
-            let v2 = ::relax::ir::Var::new("x", ::std::option::Option::Some(s1.clone()));
-            let v3 = ::relax::ir::Var::new("gv", ::std::option::Option::Some(s1.clone()));
-            ::relax::ir::IRModule::from_functions(::std::vec![(
-                ::relax::ir::GlobalVar::new("main"),
+            fn __relax_function_0() -> ::relax::ir::BaseFunc {
+                let mut __relax_tir_vars: ::std::vec::Vec<::relax::ir::TirVar> = ::std::vec::Vec::with_capacity(1);
+                let mut __relax_vars: ::std::vec::Vec<::relax::ir::Var> = ::std::vec::Vec::with_capacity(2);
+                let mut __relax_sinfos: ::std::vec::Vec<::relax::ir::StructInfo> = ::std::vec::Vec::with_capacity(1);
+                __relax_tir_vars.push(::relax::ir::TirVar::new("n"));
+                __relax_sinfos.push(::relax::ir::StructInfo::tensor(
+                    ::std::vec![::relax::ir::PrimExpr::var(&__relax_tir_vars[0]), ::relax::ir::PrimExpr::int(2i64)],
+                    ::relax::ir::DataType::float(32)
+                ));
+                __relax_vars.push(::relax::ir::Var::new("x", ::std::option::Option::Some(__relax_sinfos[0].clone())));
+                __relax_vars.push(::relax::ir::Var::new("gv", ::std::option::Option::Some(__relax_sinfos[0].clone())));
                 ::relax::ir::BaseFunc::Relax(::relax::ir::Function {
-                    params: ::std::vec![v2.clone()],
+                    params: ::std::vec![__relax_vars[0].clone()],
                     body: ::relax::ir::Expr::seq(
                         ::std::vec![::relax::ir::BindingBlock {
                             bindings: ::std::vec![::relax::ir::Binding::var_binding(
-                                v3.clone(),
+                                __relax_vars[1].clone(),
                                 ::relax::ir::Expr::call_full(
                                     ::relax::ir::Expr::op("relax.add"),
                                     ::std::vec![
-                                        ::relax::ir::Expr::var(&v2),
+                                        ::relax::ir::Expr::var(&__relax_vars[0]),
                                         ::relax::ir::Expr::constant(
                                             ::relax::ir::Tensor::from_bytes(
                                                 ::relax::ir::DataType::float(32),
@@ -162,20 +164,24 @@ fn a_small_module_is_quoted_as_constructor_calls() {
                                     ::relax::ir::Attrs::new(),
                                     ::std::vec![]
                                 )
-                                .with_struct_info(s1.clone())
+                                .with_struct_info(__relax_sinfos[0].clone())
                             )],
                             is_dataflow: true,
                         }],
-                        ::relax::ir::Expr::var(&v3)
+                        ::relax::ir::Expr::var(&__relax_vars[1])
                     )
-                    .with_struct_info(s1.clone()),
-                    ret_struct_info: s1.clone(),
+                    .with_struct_info(__relax_sinfos[0].clone()),
+                    ret_struct_info: __relax_sinfos[0].clone(),
                     is_pure: true,
                     attrs: ::relax::ir::Attrs::from_pairs(::std::vec![(
                         "global_symbol",
                         ::relax::ir::AttrValue::Str(::std::string::String::from("main"))
                     )]),
                 })
+            }
+            ::relax::ir::IRModule::from_functions(::std::vec![(
+                ::relax::ir::GlobalVar::new("main"),
+                __relax_function_0()
             )])
         }
     };
@@ -192,15 +198,21 @@ fn every_roundtrip_module_quotes_to_a_rust_expression() {
             panic!("{name}: the output is not an expression: {e}\n{tokens}");
         }
         let text = tokens.to_string();
-        // Each variable is created by exactly one `let`.
+        // Each variable is created by exactly one `push`.
         let created = count(&text, ":: relax :: ir :: Var :: new (")
             + count(&text, ":: relax :: ir :: Var :: new_dataflow (");
         assert_eq!(created, defined_vars(&m), "{name}");
-        // Every function of the module is rebuilt, PrimFuncs included.
+        // Every function of the module is rebuilt, PrimFuncs included, each
+        // by a Rust function of its own.
         assert_eq!(count(&text, ":: relax :: ir :: GlobalVar :: new ("), {
             let calls = text.matches("Expr :: global_var (").count();
             m.len() + calls
         });
+        assert_eq!(
+            count(&text, "-> :: relax :: ir :: BaseFunc"),
+            m.len(),
+            "{name}"
+        );
     }
 }
 
@@ -223,10 +235,15 @@ fn a_variable_is_created_once_and_shared_by_its_uses() {
     ]);
     let text = quote_module(&m).to_string();
     assert_eq!(count(&text, "Var :: new (\"x\""), 2, "{text}");
-    assert_eq!(count(&text, "TirVar :: new (\"n\")"), 1, "{text}");
-    // One binding for the tensor type and one for the tuple of two of them.
+    // Each function rebuilds its own symbolic variables.
+    assert_eq!(count(&text, "TirVar :: new (\"n\")"), 2, "{text}");
+    // In `f`, one entry for the tensor type and one for the tuple of two of
+    // them; in `g`, the tensor type.
+    assert_eq!(count(&text, "__relax_sinfos . push ("), 3, "{text}");
+    // Within a function, the uses of `x` are its one entry.
+    let f_text = &text[..text.find("fn __relax_function_1").unwrap()];
     assert_eq!(
-        count(&text, ": :: relax :: ir :: StructInfo ="),
+        count(f_text, "Expr :: var (& __relax_vars [0])"),
         2,
         "{text}"
     );
@@ -254,9 +271,9 @@ fn general_forms_are_spelled_out_where_helpers_would_differ() {
     let v = Var::new("v", Some(t));
     let text = q(Expr::var(&v));
     assert!(text.contains(
-        "StructInfo :: new (:: relax :: ir :: StructInfoKind :: Tensor (:: relax :: ir :: TensorStructInfo { shape : :: std :: option :: Option :: Some (:: relax :: ir :: Expr :: var (& v"
+        "StructInfo :: new (:: relax :: ir :: StructInfoKind :: Tensor (:: relax :: ir :: TensorStructInfo { shape : :: std :: option :: Option :: Some (:: relax :: ir :: Expr :: var (& __relax_vars ["
     ), "{text}");
-    // A var's `let` comes after the `let` of the shape var it refers to.
+    // A var is pushed after the shape var it refers to.
     assert!(text.find("Var :: new (\"s\"").unwrap() < text.find("Var :: new (\"v\"").unwrap());
     // A prim StructInfo with a value of another dtype.
     let p = StructInfo::new(crate::ir::StructInfoKind::Prim(crate::ir::PrimStructInfo {
@@ -268,7 +285,7 @@ fn general_forms_are_spelled_out_where_helpers_would_differ() {
     // An expression whose StructInfo differs from its constructor's.
     let text = q(Expr::string("hi").with_struct_info(StructInfo::prim(DataType::i64())));
     assert!(
-        text.contains("Expr :: string (\"hi\") . with_struct_info (s"),
+        text.contains("Expr :: string (\"hi\") . with_struct_info (__relax_sinfos ["),
         "{text}"
     );
 }
@@ -316,21 +333,21 @@ fn attributes_and_prim_funcs_are_quoted() {
         ])
     };
     assert!(text.contains(&attrs_text.to_string()), "{text}");
-    // The buffer is built once, before the functions, and shared.
+    // The buffer is built once, before the function, and shared.
     let buffer_text = quote! {
-        let b1 = ::relax::tir::Buffer::with_strides(
+        __relax_buffers.push(::relax::tir::Buffer::with_strides(
             "A",
-            ::std::vec![::relax::ir::PrimExpr::var(&t0)],
+            ::std::vec![::relax::ir::PrimExpr::var(&__relax_tir_vars[0])],
             ::relax::ir::DataType::float(32),
             ::std::vec![]
-        );
+        ));
     };
     assert!(text.contains(&buffer_text.to_string()), "{text}");
     let pf_text = quote! {
         ::relax::ir::BaseFunc::Prim(::relax::ir::PrimFunc {
             params: ::std::vec![
-                ::relax::tir::PrimFuncParam::Buffer(b1.clone()),
-                ::relax::tir::PrimFuncParam::Scalar(t0.clone())
+                ::relax::tir::PrimFuncParam::Buffer(__relax_buffers[0].clone()),
+                ::relax::tir::PrimFuncParam::Scalar(__relax_tir_vars[0].clone())
             ],
             body: ::relax::tir::Stmt::no_op(),
             attrs: ::relax::ir::Attrs::from_pairs(::std::vec![
