@@ -134,6 +134,18 @@ impl Llama {
         Ok(llama)
     }
 
+    /// This float32 model on the weights its quantization as `quant`
+    /// stands for ([`Weights::round_tripped`]): the quantized model's
+    /// results up to float32 rounding, which tells its kernels' error apart
+    /// from the format's.
+    pub fn round_tripped(mut self, quant: Quant) -> Result<Llama, Error> {
+        if self.quantized.is_some() {
+            return Err("round_tripped: expected a float32 model, found a quantized one".into());
+        }
+        self.weights = self.weights.round_tripped(quant)?;
+        Ok(self)
+    }
+
     /// Bytes of weights (all read for each decoded token): the
     /// checkpoint's float32 tensors, or with quantized matrices those
     /// matrices and the norms.

@@ -155,6 +155,37 @@ pub struct Quantized {
 }
 
 impl Weights {
+    /// These weights with every matrix replaced by the float32 values its
+    /// quantization as `quant` stands for ([`crate::quant::round_trip`]);
+    /// the norms and the embedding table stay as they are. The float32
+    /// functions on these compute what the quantized functions compute.
+    pub fn round_tripped(&self, quant: Quant) -> Result<Weights, String> {
+        let rt = |w: &Tensor, name: String| crate::quant::round_trip(w, quant, &name);
+        let mut layers = Vec::with_capacity(self.layers.len());
+        for (i, l) in self.layers.iter().enumerate() {
+            let name = |w: &str| format!("layer {i} {w}");
+            layers.push(LayerWeights {
+                input_norm: l.input_norm.clone(),
+                wq: rt(&l.wq, name("q_proj"))?,
+                wk: rt(&l.wk, name("k_proj"))?,
+                wv: rt(&l.wv, name("v_proj"))?,
+                wo: rt(&l.wo, name("o_proj"))?,
+                post_norm: l.post_norm.clone(),
+                w_gate: rt(&l.w_gate, name("gate_proj"))?,
+                w_up: rt(&l.w_up, name("up_proj"))?,
+                w_down: rt(&l.w_down, name("down_proj"))?,
+            });
+        }
+        Ok(Weights {
+            embed: self.embed.clone(),
+            layers,
+            norm: self.norm.clone(),
+            lm_head: Some(rt(self.lm_head(), "lm_head".into())?),
+            bytes: self.bytes,
+            copied_bytes: self.copied_bytes,
+        })
+    }
+
     /// The matrices quantized as `quant` (Q8 or Q4), each checked to have
     /// an input axis that is a multiple of [`crate::quant::GROUP`].
     pub fn quantize(&self, quant: Quant) -> Result<Quantized, String> {
