@@ -1765,9 +1765,12 @@ fn native_inplace_copies_what_someone_else_holds() {
     }
 }
 
+/// An edit of a native call's inplace indices, moved arguments and outputs.
+type InplaceEdit<'a> = &'a dyn Fn(&mut Vec<i32>, &mut Vec<u32>, &mut Vec<Pattern>);
+
 #[test]
 fn native_inplace_indices_are_validated() {
-    let bad = |edit: &dyn Fn(&mut Vec<i32>, &mut Vec<u32>, &mut Vec<Pattern>)| {
+    let bad = |edit: InplaceEdit<'_>| {
         let mut e = inplace_exec(true, false, false);
         if let Instr::Call {
             callee:
