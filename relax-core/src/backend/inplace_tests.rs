@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::ir::IRModule;
+use crate::transform::Pass;
 use relax_runtime::executable::{Callee, Instr};
 use relax_runtime::native::{KernelBuffer, NativeKernel, NativeLibrary};
 use relax_runtime::{Tensor, Value, VirtualMachine};
@@ -314,5 +315,33 @@ fn a_bad_inplace_index_is_an_error_naming_it() {
     assert!(
         err.contains("inplace_indices[0] must be -1 or an argument index in [0, 2), found 2"),
         "{err}"
+    );
+}
+
+/// TVM's FuseTIR case `test_inplace_simple`, built: its primitive function
+/// of three in-place calls on a parameter becomes one `call_tir_inplace`
+/// of the fused PrimFunc, which writes a copy of the caller's `x`.
+#[test]
+fn a_fused_inplace_group_runs_and_leaves_the_input_alone() {
+    let m = parse(include_str!(
+        "../../tests/tvm_passes/fuse_tir/test_inplace_simple.before.py"
+    ));
+    let (x, p0) = (tensor(&[10, 20], 0.2), Tensor::scalar(0.5f32));
+    let xs = x.to_vec::<f32>().unwrap();
+    let want: Vec<f32> = xs.iter().map(|v| (v + 0.5).exp()).collect();
+    for target in targets() {
+        let exec = build(&m, &target).unwrap_or_else(|e| panic!("{target:?}: {e}"));
+        let out = VirtualMachine::new(&exec)
+            .call("main", &[x.clone().into(), p0.clone().into()])
+            .unwrap();
+        assert_close(&floats(&out), &want, &format!("{target:?}"));
+        assert_eq!(x.to_vec::<f32>().unwrap(), xs, "x changed on {target:?}");
+    }
+    // The fused call is in place on `x`.
+    let fused = crate::transform::FuseTIR::default().run(m).unwrap();
+    let main = fused.get_relax("main").unwrap().to_string();
+    assert!(
+        main.contains("R.call_tir_inplace(cls.fused_add_exp_squeeze, (x, p0), out_ty=R.Tensor((10, 20), dtype=\"float32\"), inplace_indices=[0])"),
+        "{main}"
     );
 }
