@@ -157,13 +157,31 @@ pub enum Callee {
     /// known), calls the kernel with the arguments (tensors) and the values
     /// of `scalars`, and returns the output (a tuple if several). See
     /// [`crate::native`].
+    ///
+    /// With `inplace_indices` (`call_tir_inplace`), some outputs are
+    /// arguments the kernel writes in place instead. Copy on write: the
+    /// VM takes each such argument (out of its register when `moved` lists
+    /// it, else sharing it), drops the output pool's handle on it, and if
+    /// anything else still shares its buffer (another register, a view, a
+    /// constant or weight, the caller's own input, external bytes) writes
+    /// into a copy of it. So no value anyone else can see ever changes,
+    /// and the write costs no copy when the argument's last reference is
+    /// the one consumed.
     Native {
         /// Index into [`Executable::natives`].
         symbol: u32,
-        /// The outputs to allocate.
+        /// The outputs to allocate (those whose inplace index is -1).
         outputs: Vec<Pattern>,
         /// The PrimFunc's scalar parameters, over the shape heap.
         scalars: Vec<SymExpr>,
+        /// TVM's `inplace_indices`: for each output of the call, the
+        /// argument the kernel writes it into, or -1 for the next of
+        /// `outputs`. Empty for `call_tir` (every output allocated).
+        inplace_indices: Vec<i32>,
+        /// The in-place arguments (positions among the call's arguments,
+        /// each a register) this call reads for the last time: the VM moves
+        /// them out of their registers, which are unset afterwards.
+        moved: Vec<u32>,
     },
 }
 

@@ -13,6 +13,13 @@
 //!    shape against the StructInfo the PrimFunc's signature promises, so
 //!    compiled code never reads out of bounds.
 //!
+//! 4. `call_tir_inplace(f, (x, y), out_sinfo, inplace_indices)` compiles
+//!    to a call whose in-place outputs are not allocated: the kernel
+//!    writes them into their arguments ([`NativeKernel::call_buffers`],
+//!    buffers in parameter order, the written ones [`KernelBuffer::Write`]).
+//!    The VM only ever hands a kernel a tensor to write that nothing else
+//!    holds (see `Callee::Native` for the copy-on-write rule).
+//!
 //! The C ABI of compiled kernels is [`KernelFn`]: one pointer per buffer
 //! (inputs then outputs) and one `i64` per scalar parameter; it returns 0 on
 //! success.
@@ -38,6 +45,66 @@ pub trait NativeKernel: Send + Sync {
         outputs: &mut [Tensor],
         scalars: &[i64],
     ) -> Result<(), String>;
+
+    /// Runs the kernel on its buffers in parameter order, any of them
+    /// written (`call_tir_inplace`: an argument written in place sits among
+    /// the read ones). [`NativeKernel::call`] is the case of every read
+    /// buffer before every written one, which is all this default serves
+    /// (it moves the written tensors into a slice for `call` and back);
+    /// kernels that take their buffers by position override it.
+    fn call_buffers(
+        &self,
+        buffers: &mut [KernelBuffer<'_>],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let split = buffers
+            .iter()
+            .position(|b| matches!(b, KernelBuffer::Write(_)))
+            .unwrap_or(buffers.len());
+        let (read, written) = buffers.split_at_mut(split);
+        let mut outputs = Vec::with_capacity(written.len());
+        for b in written.iter_mut() {
+            match b {
+                KernelBuffer::Write(t) => {
+                    // A zero-element stand-in holds the place meanwhile.
+                    let stand_in = Tensor::zeros(t.dtype(), &[0]).map_err(|e| e.to_string())?;
+                    outputs.push(std::mem::replace(&mut **t, stand_in));
+                }
+                KernelBuffer::Read(_) => {
+                    return Err(
+                        "this kernel takes the buffers it writes after those it reads only".into(),
+                    )
+                }
+            }
+        }
+        let inputs: Vec<&Tensor> = read.iter().map(KernelBuffer::tensor).collect();
+        let result = self.call(&inputs, &mut outputs, scalars);
+        for (b, t) in written.iter_mut().zip(outputs) {
+            if let KernelBuffer::Write(slot) = b {
+                **slot = t;
+            }
+        }
+        result
+    }
+}
+
+/// A buffer argument of a kernel, in parameter order: read only, or
+/// written (an output, or an argument written in place).
+pub enum KernelBuffer<'a> {
+    /// A buffer the kernel only reads.
+    Read(&'a Tensor),
+    /// A buffer the kernel writes (uniquely owned).
+    Write(&'a mut Tensor),
+}
+
+impl KernelBuffer<'_> {
+    /// The tensor, for reading.
+    pub fn tensor(&self) -> &Tensor {
+        match self {
+            KernelBuffer::Read(t) => t,
+            KernelBuffer::Write(t) => t,
+        }
+    }
 }
 
 /// Kernels by symbol.
@@ -78,7 +145,44 @@ pub struct CompiledKernel {
     pub owner: Arc<dyn Send + Sync>,
 }
 
+impl CompiledKernel {
+    /// Calls the entry point on `buffers` in parameter order (see
+    /// [`NativeKernel::call_buffers`]); `scalars` is the whole scalar ABI.
+    pub fn call_in_place(
+        &self,
+        buffers: &mut [KernelBuffer<'_>],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let mut ptrs = Vec::with_capacity(buffers.len());
+        for b in buffers.iter_mut() {
+            ptrs.push(match b {
+                KernelBuffer::Read(t) => t.as_bytes().as_ptr() as *mut u8,
+                KernelBuffer::Write(t) => t
+                    .bytes_mut()
+                    .ok_or_else(|| format!("{}: a written buffer is shared", self.symbol))?
+                    .as_mut_ptr(),
+            });
+        }
+        // SAFETY: the VM checked every shape against the PrimFunc's
+        // signature before this call, the written buffers are uniquely
+        // owned, and the read ones are only read by generated code.
+        let rc = unsafe { (self.func)(ptrs.as_ptr(), scalars.as_ptr()) };
+        match rc {
+            0 => Ok(()),
+            code => Err(format!("{} returned error code {code}", self.symbol)),
+        }
+    }
+}
+
 impl NativeKernel for CompiledKernel {
+    fn call_buffers(
+        &self,
+        buffers: &mut [KernelBuffer<'_>],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        self.call_in_place(buffers, scalars)
+    }
+
     fn call(
         &self,
         inputs: &[&Tensor],

@@ -312,8 +312,12 @@ impl Writer {
                 symbol,
                 outputs,
                 scalars,
+                inplace_indices,
+                moved,
             } => {
-                self.u8(5);
+                // `call_tir` keeps tag 5 and its layout; an in-place call
+                // is tag 6, with its indices and moved arguments after.
+                self.u8(if inplace_indices.is_empty() { 5 } else { 6 });
                 self.u32(*symbol);
                 self.len(outputs.len());
                 for p in outputs {
@@ -322,6 +326,16 @@ impl Writer {
                 self.len(scalars.len());
                 for s in scalars {
                     self.sym(s);
+                }
+                if !inplace_indices.is_empty() {
+                    self.len(inplace_indices.len());
+                    for &i in inplace_indices {
+                        self.i64(i64::from(i));
+                    }
+                    self.len(moved.len());
+                    for &m in moved {
+                        self.u32(m);
+                    }
                 }
             }
         }
@@ -768,6 +782,19 @@ impl<'b> Reader<'b> {
                 symbol: self.u32()?,
                 outputs: self.list(|r| r.pattern())?,
                 scalars: self.list(|r| r.sym())?,
+                inplace_indices: Vec::new(),
+                moved: Vec::new(),
+            },
+            6 => Callee::Native {
+                symbol: self.u32()?,
+                outputs: self.list(|r| r.pattern())?,
+                scalars: self.list(|r| r.sym())?,
+                inplace_indices: self.list(|r| {
+                    let i = r.i64()?;
+                    i32::try_from(i)
+                        .map_err(|_| r.error(format!("inplace index {i} is not a 32-bit integer")))
+                })?,
+                moved: self.list(|r| r.u32())?,
             },
             t => return Err(self.bad_tag(t, "a callee")),
         })

@@ -544,6 +544,12 @@ impl Tensor {
             && Arc::weak_count(&self.data) == 0
     }
 
+    /// Whether this tensor and `other` share one buffer (a view, a reshape
+    /// or a clone of the other).
+    pub fn shares_buffer(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.data, &other.data)
+    }
+
     /// The raw bytes for writing, if this tensor's buffer is not shared
     /// (a freshly allocated output is not; external bytes always are).
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {

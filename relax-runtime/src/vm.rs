@@ -38,13 +38,14 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+use crate::data_type::DataType;
 use crate::error::Error;
 use crate::executable::{Arg, Callee, Executable, Instr, KernelAttr, Pattern, Reg, VmFunction};
 use crate::executable::{DimPattern, SymExpr};
 use crate::kernels::{Kernel, KernelAttrs};
-use crate::native::NativeKernel;
+use crate::native::{KernelBuffer, NativeKernel};
 use crate::packed::call_packed;
-use crate::tensor::{MemoryBudget, Tensor};
+use crate::tensor::{MemoryBudget, Tensor, TensorError};
 use crate::value::Value;
 use heap::ShapeHeap;
 use matching::{pattern_text, Fail, Matcher};
@@ -280,13 +281,24 @@ impl VirtualMachine {
                             symbol,
                             outputs,
                             scalars,
+                            inplace_indices,
+                            moved,
                         },
                     args,
                     dst,
                 } => {
                     // Native kernels borrow their inputs from the registers.
                     let start = self.profile.as_ref().map(|_| std::time::Instant::now());
-                    let value = self.call_native(frame, *symbol, outputs, scalars, args, &at)?;
+                    let value = self.call_native(
+                        frame,
+                        *symbol,
+                        outputs,
+                        scalars,
+                        inplace_indices,
+                        moved,
+                        args,
+                        &at,
+                    )?;
                     if start.is_some() {
                         let name = exec
                             .natives
@@ -568,12 +580,15 @@ impl VirtualMachine {
     /// as TVM's VM does not initialize outputs: every kernel this project
     /// generates writes its whole output. A tensor anybody still holds is
     /// never written.
+    #[allow(clippy::too_many_arguments)]
     fn call_native(
         &self,
-        frame: &Frame<'_>,
+        frame: &mut Frame<'_>,
         symbol: u32,
         outputs: &[Pattern],
         scalars: &[SymExpr],
+        inplace_indices: &[i32],
+        moved: &[u32],
         args: &[Arg],
         at: &Location<'_>,
     ) -> Result<Value, Error> {
@@ -592,10 +607,47 @@ impl VirtualMachine {
                 library.0.describe()
             )));
         };
+        // The arguments written in place, in argument order, each made
+        // writable (copy on write; see `Callee::Native`).
+        let mut places: Vec<usize> = inplace_indices
+            .iter()
+            .filter_map(|&i| usize::try_from(i).ok())
+            .collect();
+        places.sort_unstable();
+        let mut written: Vec<Option<Tensor>> = Vec::with_capacity(places.len());
+        for &i in &places {
+            let Some(a) = args.get(i) else {
+                return Err(at.invalid(format!(
+                    "inplace index {i} of `{name}` is past its {} arguments",
+                    args.len()
+                )));
+            };
+            let value = match a {
+                Arg::Reg(r) if moved.contains(&(i as u32)) => frame.take(*r, at)?,
+                _ => frame.read(exec, a, at)?,
+            };
+            let Value::Tensor(t) = value else {
+                return Err(Error::Mismatch {
+                    context: format!("argument {i} of native kernel `{name}` (written in place)"),
+                    expected: "a tensor".into(),
+                    found: value.describe(),
+                });
+            };
+            let t = self.writable(t).map_err(|e| {
+                at.error(format!(
+                    "argument {i} of native kernel `{name}`, copied to be written in place: {e}"
+                ))
+            })?;
+            written.push(Some(t));
+        }
         let mut inputs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
+            if places.contains(&i) {
+                inputs.push(None);
+                continue;
+            }
             match frame.operand(&self.exec, a, at)? {
-                Cow::Borrowed(Value::Tensor(t)) => inputs.push(t),
+                Cow::Borrowed(Value::Tensor(t)) => inputs.push(Some(t)),
                 other => {
                     return Err(Error::Mismatch {
                         context: format!("argument {i} of native kernel `{name}`"),
@@ -630,28 +682,12 @@ impl VirtualMachine {
                 }
                 shape.push(v);
             }
-            let t = match self.output_pool.take(*dtype, &shape) {
-                Some(t) => t,
-                None => {
-                    let alloc = || Tensor::zeros_in(*dtype, &shape, self.budget.as_ref());
-                    // Kept outputs count against the memory limit: when it
-                    // refuses, they are given back and the allocation tried
-                    // once more.
-                    let t = alloc().or_else(|e| {
-                        if self.output_pool.is_empty() {
-                            return Err(e);
-                        }
-                        self.output_pool.clear();
-                        alloc()
-                    });
-                    t.map_err(|e| {
-                        at.error(format!(
-                            "output {} of native kernel `{name}`: {e}",
-                            outs.len()
-                        ))
-                    })?
-                }
-            };
+            let t = self.allocate(*dtype, &shape).map_err(|e| {
+                at.error(format!(
+                    "output {} of native kernel `{name}`: {e}",
+                    outs.len()
+                ))
+            })?;
             outs.push(t);
         }
         let scalar_values = scalars
@@ -662,22 +698,95 @@ impl VirtualMachine {
         // Outputs without elements have nothing to write: the kernel is not
         // run (its loops over the other dims could still take billions of
         // empty iterations, for a (2^31, 0) input).
-        let nothing_to_write = outs.iter().all(|t| t.numel() == 0);
-        if !nothing_to_write {
+        let nothing_to_write =
+            outs.iter().all(|t| t.numel() == 0) && written.iter().flatten().all(|t| t.numel() == 0);
+        let kernel_error = |message| Error::Kernel {
+            op: name.clone(),
+            message,
+        };
+        if nothing_to_write {
+            // Nothing to run.
+        } else if places.is_empty() {
+            let inputs: Vec<&Tensor> = inputs.iter().flatten().copied().collect();
             kernel
                 .call(&inputs, &mut outs, &scalar_values)
-                .map_err(|message| Error::Kernel {
-                    op: name.clone(),
-                    message,
-                })?;
+                .map_err(kernel_error)?;
+        } else {
+            let mut in_place = written.iter_mut().flatten();
+            let mut buffers = Vec::with_capacity(inputs.len() + outs.len());
+            for input in &inputs {
+                buffers.push(match input {
+                    Some(t) => KernelBuffer::Read(t),
+                    None => KernelBuffer::Write(in_place.next().expect("one per place")),
+                });
+            }
+            buffers.extend(outs.iter_mut().map(KernelBuffer::Write));
+            kernel
+                .call_buffers(&mut buffers, &scalar_values)
+                .map_err(kernel_error)?;
         }
-        for t in &outs {
+        let mut results = Vec::with_capacity(inplace_indices.len().max(outs.len()));
+        if inplace_indices.is_empty() {
+            results.append(&mut outs);
+        } else {
+            let mut fresh = outs.into_iter();
+            for &i in inplace_indices {
+                let t = match usize::try_from(i) {
+                    Ok(i) => places
+                        .iter()
+                        .position(|&p| p == i)
+                        .and_then(|k| written[k].take()),
+                    Err(_) => fresh.next(),
+                };
+                let Some(t) = t else {
+                    return Err(at.invalid(format!(
+                        "the inplace indices of `{name}` do not match its arguments and outputs"
+                    )));
+                };
+                results.push(t);
+            }
+        }
+        for t in &results {
             self.output_pool.keep(t);
         }
-        Ok(match outs.len() {
-            1 => Value::Tensor(outs.pop().expect("one output")),
-            _ => Value::tuple(outs.into_iter().map(Value::Tensor).collect()),
+        Ok(match results.len() {
+            1 => Value::Tensor(results.pop().expect("one output")),
+            _ => Value::tuple(results.into_iter().map(Value::Tensor).collect()),
         })
+    }
+
+    /// A tensor of `dtype` and `shape` for a native kernel to write: a
+    /// kept one nothing else holds, else a fresh one. Kept outputs count
+    /// against the memory limit: when it refuses, they are given back and
+    /// the allocation tried once more.
+    fn allocate(&self, dtype: DataType, shape: &[i64]) -> Result<Tensor, TensorError> {
+        if let Some(t) = self.output_pool.take(dtype, shape) {
+            return Ok(t);
+        }
+        let alloc = || Tensor::zeros_in(dtype, shape, self.budget.as_ref());
+        alloc().or_else(|e| {
+            if self.output_pool.is_empty() {
+                return Err(e);
+            }
+            self.output_pool.clear();
+            alloc()
+        })
+    }
+
+    /// `t` ready to be written in place: itself when nothing but the
+    /// output pool shares its buffer (the pool lets go of it), else a copy
+    /// (copy on write; see `Callee::Native`).
+    fn writable(&self, t: Tensor) -> Result<Tensor, TensorError> {
+        self.output_pool.release(&t);
+        if t.is_unique() {
+            return Ok(t);
+        }
+        let mut copy = self.allocate(t.dtype(), t.shape())?;
+        match copy.bytes_mut() {
+            Some(bytes) => bytes.copy_from_slice(t.as_bytes()),
+            None => unreachable!("an allocated or pooled tensor is unique"),
+        }
+        Ok(copy)
     }
 }
 
@@ -883,6 +992,15 @@ impl<'a> Frame<'a> {
         at: &Location<'_>,
     ) -> Result<Cow<'e, Value>, Error> {
         operand(&self.regs, self.num_regs, exec, a, at)
+    }
+
+    /// The value of register `r`, moved out (the register is unset).
+    fn take(&mut self, r: Reg, at: &Location<'_>) -> Result<Value, Error> {
+        check_reg(self.num_regs, r, at)?;
+        self.regs
+            .get_mut(r as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| at.invalid(format!("register {r} is read before it is written")))
     }
 
     /// Unsets register `r` (it may be unset already).

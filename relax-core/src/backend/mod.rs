@@ -193,6 +193,8 @@ pub fn build_with(
 }
 
 #[cfg(test)]
+mod inplace_tests;
+#[cfg(test)]
 mod memory_planning_tests;
 #[cfg(test)]
 mod never_abort_tests;

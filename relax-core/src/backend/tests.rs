@@ -133,6 +133,7 @@ fn call_tir_becomes_a_native_call_of_the_primfunc() {
             symbol,
             outputs,
             scalars,
+            ..
         },
         nargs,
     ) = &calls[0]

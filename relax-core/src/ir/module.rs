@@ -5,10 +5,14 @@
 //! 2. Functions are kept sorted by name, the order TVM prints them in.
 //! 3. Immutable in use: passes build a new module (`with_function`), and
 //!    cloning shares every function.
+//! 4. Module attributes (TVM's `IRModule::attrs`, printed and parsed as
+//!    `I.module_attrs({…})` at the top of the class) go along with the
+//!    functions through the passes.
 //!
 //! `Display` prints TVMScript (`@I.ir_module class Module: …`) and `FromStr`
 //! parses it back (see [`crate::printer`] and [`crate::parser`]).
 
+use super::attrs::Attrs;
 use super::expr::{Expr, GlobalVar};
 use super::function::Function;
 use super::struct_info::StructInfo;
@@ -64,6 +68,7 @@ impl From<PrimFunc> for BaseFunc {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IRModule {
     functions: Arc<BTreeMap<GlobalVar, BaseFunc>>,
+    attrs: Attrs,
 }
 
 impl IRModule {
@@ -75,7 +80,17 @@ impl IRModule {
     pub fn from_functions(funcs: impl IntoIterator<Item = (GlobalVar, BaseFunc)>) -> Self {
         IRModule {
             functions: Arc::new(funcs.into_iter().collect()),
+            attrs: Attrs::default(),
         }
+    }
+    /// The module's attributes (`I.module_attrs({…})`).
+    pub fn attrs(&self) -> &Attrs {
+        &self.attrs
+    }
+    /// This module with its attributes replaced by `attrs`.
+    pub fn with_attrs(mut self, attrs: Attrs) -> Self {
+        self.attrs = attrs;
+        self
     }
     /// Adds or replaces the function `gv`.
     pub fn add(&mut self, gv: GlobalVar, func: impl Into<BaseFunc>) {

@@ -1,5 +1,8 @@
 //! Calls into lower levels and shape access: `call_tir` (a PrimFunc in
-//! destination-passing style), `call_dps_packed` (a packed function in
+//! destination-passing style), `call_tir_inplace` (a PrimFunc that writes
+//! some of its results into its arguments, named by `inplace_indices`: per
+//! output, the argument it is written into, or -1 for a fresh output; the
+//! in-place outputs have their arguments' StructInfo), `call_dps_packed` (a packed function in
 //! destination-passing style, assumed pure), `call_pure_packed` (a packed
 //! call declared pure), `shape_of`, and the conversions between shape
 //! values and tensors, `shape_to_tensor` (a shape as a 1-d `int64` tensor)
@@ -13,7 +16,8 @@
 //! `R.call_packed("f", …)` is not an op: as in TVM it is a `Call` whose callee
 //! is an `ExternFunc`, impure, with its result StructInfo in `sinfo_args`.
 
-use super::infer::{arg_name, arg_sinfo, error, tensor_arg};
+use super::attr::{AttrDefault, AttrSpec, AttrType};
+use super::infer::{arg_name, arg_sinfo, attr_ints, error, tensor_arg};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{Call, PrimExpr, StructInfo};
@@ -52,6 +56,97 @@ fn infer_dps(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> {
         [one] => Ok(one.clone()),
         many => Ok(StructInfo::tuple(many.to_vec())),
     }
+}
+
+/// `call_tir_inplace(func, args, tir_vars?)` with `inplace_indices`: as
+/// TVM's `InferStructInfoCallTIRInplace`, the declared outputs (as
+/// `call_tir`), after checking that there is one index per output, that
+/// each is -1 or an argument's position, that no argument is named twice,
+/// that at least one output is in place (else the call is a `call_tir`),
+/// and that each in-place output has its argument's dtype and shape.
+fn infer_call_tir_inplace(call: &Call, analyzer: &Analyzer) -> Result<StructInfo, Diagnostic> {
+    let result = infer_dps(call, analyzer)?;
+    let args = arg_sinfo(call, 1)?
+        .as_tuple()
+        .expect("infer_dps checked the arguments are a tuple");
+    // One StructInfo per output; a single tuple lists several.
+    let outputs = match call.sinfo_args.as_slice() {
+        [one] => one
+            .as_tuple()
+            .map_or_else(|| vec![one.clone()], <[_]>::to_vec),
+        many => many.to_vec(),
+    };
+    let Some(indices) = attr_ints(call, "inplace_indices") else {
+        return Err(error(
+            call,
+            "op-missing-attr",
+            "inplace_indices must be a list of integers (one per output, -1 for a fresh output)",
+        ));
+    };
+    if indices.len() != outputs.len() {
+        return Err(error(
+            call,
+            "op-inplace-indices",
+            format!(
+                "inplace_indices must have one entry per output: expected {}, found {}",
+                outputs.len(),
+                indices.len()
+            ),
+        ));
+    }
+    if indices.iter().all(|&i| i == -1) {
+        return Err(error(
+            call,
+            "op-inplace-indices",
+            "inplace_indices must name at least one argument (all are -1: use call_tir)",
+        ));
+    }
+    for (k, (&i, out)) in indices.iter().zip(&outputs).enumerate() {
+        if i == -1 {
+            continue;
+        }
+        if i < 0 || i as usize >= args.len() {
+            return Err(error(
+                call,
+                "op-inplace-indices",
+                format!(
+                    "inplace_indices[{k}] must be -1 or an argument index in [0, {}), found {i}",
+                    args.len()
+                ),
+            ));
+        }
+        if let Some(j) = indices[..k].iter().position(|&e| e == i) {
+            return Err(error(
+                call,
+                "op-inplace-indices",
+                format!("inplace_indices[{k}] repeats argument {i} (already inplace_indices[{j}])"),
+            ));
+        }
+        let arg = &args[i as usize];
+        let mismatch = || {
+            error(
+                call,
+                "op-inplace-sinfo",
+                format!("output {k} is written in place into argument {i}, so it must have that argument's StructInfo: expected {arg}, found {out}"),
+            )
+        };
+        let (Some(a), Some(o)) = (arg.as_tensor(), out.as_tensor()) else {
+            return Err(mismatch());
+        };
+        if a.dtype != o.dtype || a.ndim != o.ndim {
+            return Err(mismatch());
+        }
+        if let (Some(ad), Some(od)) = (a.shape_values(), o.shape_values()) {
+            if ad
+                .iter()
+                .zip(od)
+                .any(|(x, y)| !analyzer.can_prove_equal(x, y))
+            {
+                return Err(mismatch());
+            }
+        }
+    }
+    Ok(result)
 }
 
 /// `call_pure_packed(func, args…)`: a packed call declared pure; its result
@@ -205,6 +300,19 @@ pub const OPS: &[OpInfo] = &[
         pattern: OpPatternKind::Opaque,
     },
     OpInfo {
+        name: "relax.call_tir_inplace",
+        args: &["func", "args", "tir_vars"],
+        arity: Arity::AtLeast(2),
+        attrs: &[AttrSpec::new(
+            "inplace_indices",
+            AttrType::IntArray,
+            AttrDefault::Required,
+        )],
+        infer_struct_info: infer_call_tir_inplace,
+        purity: true,
+        pattern: OpPatternKind::Opaque,
+    },
+    OpInfo {
         name: "relax.call_dps_packed",
         args: &["func", "args"],
         arity: Arity::Exact(2),
@@ -273,7 +381,7 @@ pub const OPS: &[OpInfo] = &[
 #[cfg(test)]
 mod tests {
     use crate::arith::Analyzer;
-    use crate::ir::{Attrs, Expr, GlobalVar, StructInfo};
+    use crate::ir::{AttrValue, Attrs, Expr, GlobalVar, StructInfo};
     use crate::op::testing::*;
 
     fn call_tir(out: Vec<StructInfo>) -> Result<StructInfo, String> {
@@ -304,6 +412,114 @@ mod tests {
         assert_eq!(
             call_tir(vec![StructInfo::object()]).unwrap_err(),
             "call_tir: each output must be a tensor, found R.Object"
+        );
+    }
+
+    fn call_tir_inplace(
+        args: Vec<Expr>,
+        out: Vec<StructInfo>,
+        indices: &[i64],
+    ) -> Result<StructInfo, String> {
+        let f = Expr::global_var(GlobalVar::new("f"));
+        let attrs = Attrs::from_pairs(vec![(
+            "inplace_indices".to_string(),
+            AttrValue::Array(indices.iter().map(|&i| AttrValue::Int(i)).collect()),
+        )]);
+        let call = Expr::call_full(
+            Expr::op("relax.call_tir_inplace"),
+            vec![f, Expr::tuple(args)],
+            attrs,
+            out,
+        );
+        crate::op::infer_call(call.as_call().unwrap(), &Analyzer::new())
+            .unwrap()
+            .map_err(|d| d.message)
+    }
+
+    #[test]
+    fn call_tir_inplace_returns_out_sinfo_matching_its_arguments() {
+        let n = sym("n");
+        let x = StructInfo::tensor(vec![n.clone(), d(3)], F32);
+        let y = StructInfo::tensor(vec![], F32);
+        let fresh = StructInfo::tensor(vec![d(4)], I32);
+        let args = || vec![t(&[n.clone(), d(3)], F32), t(&[], F32)];
+        assert_eq!(call_tir_inplace(args(), vec![x.clone()], &[0]).unwrap(), x);
+        // One output in place, one fresh; the same as one tuple StructInfo.
+        let both = StructInfo::tuple(vec![x.clone(), fresh.clone()]);
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone(), fresh.clone()], &[0, -1]).unwrap(),
+            both
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![both.clone()], &[0, -1]).unwrap(),
+            both
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![fresh.clone(), y.clone()], &[-1, 1]).unwrap(),
+            StructInfo::tuple(vec![fresh.clone(), y.clone()])
+        );
+    }
+
+    #[test]
+    fn call_tir_inplace_errors_name_the_index() {
+        let n = sym("n");
+        let x = StructInfo::tensor(vec![n.clone(), d(3)], F32);
+        let args = || vec![t(&[n.clone(), d(3)], F32), t(&[n.clone(), d(3)], F32)];
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone()], &[0, 1]).unwrap_err(),
+            "call_tir_inplace: inplace_indices must have one entry per output: expected 1, found 2"
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone()], &[-1]).unwrap_err(),
+            "call_tir_inplace: inplace_indices must name at least one argument (all are -1: use call_tir)"
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone()], &[2]).unwrap_err(),
+            "call_tir_inplace: inplace_indices[0] must be -1 or an argument index in [0, 2), found 2"
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone()], &[-2]).unwrap_err(),
+            "call_tir_inplace: inplace_indices[0] must be -1 or an argument index in [0, 2), found -2"
+        );
+        assert_eq!(
+            call_tir_inplace(args(), vec![x.clone(), x.clone()], &[1, 1]).unwrap_err(),
+            "call_tir_inplace: inplace_indices[1] repeats argument 1 (already inplace_indices[0])"
+        );
+        assert_eq!(
+            call_tir_inplace(
+                args(),
+                vec![StructInfo::tensor(vec![n.clone(), d(3)], I32)],
+                &[0]
+            )
+            .unwrap_err(),
+            "call_tir_inplace: output 0 is written in place into argument 0, so it must have \
+             that argument's StructInfo: expected R.Tensor((n, 3), dtype=\"float32\"), \
+             found R.Tensor((n, 3), dtype=\"int32\")"
+        );
+        assert_eq!(
+            call_tir_inplace(
+                args(),
+                vec![StructInfo::tensor(vec![d(3), d(3)], F32)],
+                &[1]
+            )
+            .unwrap_err(),
+            "call_tir_inplace: output 0 is written in place into argument 1, so it must have \
+             that argument's StructInfo: expected R.Tensor((n, 3), dtype=\"float32\"), \
+             found R.Tensor((3, 3), dtype=\"float32\")"
+        );
+        let f = Expr::global_var(GlobalVar::new("f"));
+        let call = Expr::call_full(
+            Expr::op("relax.call_tir_inplace"),
+            vec![f, Expr::tuple(args())],
+            Attrs::new(),
+            vec![x],
+        );
+        assert_eq!(
+            crate::op::infer_call(call.as_call().unwrap(), &Analyzer::new())
+                .unwrap()
+                .unwrap_err()
+                .message,
+            "call_tir_inplace: inplace_indices must be a list of integers (one per output, -1 for a fresh output)"
         );
     }
 

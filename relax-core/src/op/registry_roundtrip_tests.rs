@@ -109,6 +109,7 @@ fn call_setup(name: &str) -> (Vec<&'static str>, &'static str) {
 /// The special forms, whose calls are not `R.<op>(args, attrs)`.
 const SPECIAL_FORMS: &[&str] = &[
     "relax.call_tir",
+    "relax.call_tir_inplace",
     "relax.call_dps_packed",
     "relax.make_closure",
     "relax.invoke_closure",

@@ -367,7 +367,12 @@ impl<'s> Lowerer<'s> {
         }
         let mut pending: Vec<(String, Pending)> = Vec::new();
         let mut first_def: HashMap<String, Span> = HashMap::new();
+        let mut module_attrs = Vec::new();
         for s in &class.body {
+            if let Some(pairs) = self.func_attr_stmt(s, "I.module_attrs") {
+                module_attrs.extend(pairs);
+                continue;
+            }
             let f = match &s.kind {
                 StmtKind::FuncDef(f) => f,
                 StmtKind::Pass | StmtKind::Import => continue,
@@ -482,7 +487,7 @@ impl<'s> Lowerer<'s> {
             }
         }
         if self.errors.is_empty() {
-            Some(IRModule::from_functions(funcs))
+            Some(IRModule::from_functions(funcs).with_attrs(Attrs::from_pairs(module_attrs)))
         } else {
             None
         }

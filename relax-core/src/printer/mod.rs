@@ -130,9 +130,10 @@ fn module_body(m: &IRModule, consts: Constants) -> (String, Constants) {
             BaseFunc::Prim(f) => p.prim_func(gv.name_hint(), f),
         }
     }
-    if m.is_empty() {
+    if m.is_empty() && m.attrs().is_empty() {
         p.line("pass");
     }
+    let attrs = (!m.attrs().is_empty()).then(|| p.attr_dict(m.attrs()));
     let body = p.take_text();
     let mut out = header(
         true,
@@ -140,6 +141,9 @@ fn module_body(m: &IRModule, consts: Constants) -> (String, Constants) {
         p.type_vars.as_ref().unwrap_or(&BTreeSet::new()),
     );
     out.push_str("@I.ir_module\nclass Module:\n");
+    if let Some(dict) = attrs {
+        out.push_str(&format!("    I.module_attrs({dict})\n"));
+    }
     out.push_str(&body);
     (out, p.consts)
 }

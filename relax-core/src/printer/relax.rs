@@ -360,7 +360,6 @@ impl Printer {
                         parts.push(a);
                     }
                 }
-                self.keyword_attrs(&c.attrs, &mut parts);
                 let sinfos = self.sinfo_list(&c.sinfo_args);
                 match sinfos.as_slice() {
                     [] => {}
@@ -368,6 +367,8 @@ impl Printer {
                     [one] => parts.push(format!("out_ty={one}")),
                     _ => parts.push(format!("out_ty=[{}]", sinfos.join(", "))),
                 }
+                // As TVM prints them: `inplace_indices` after `out_ty`.
+                self.keyword_attrs(&c.attrs, &mut parts);
                 if let Some(t) = tir_vars {
                     parts.push(format!("tir_vars={t}"));
                 }

@@ -905,3 +905,40 @@ fn a_module_prints_with_its_constants_inline_for_tvm() {
     let back: IRModule = inline.parse().unwrap();
     crate::ir::structural_equal::structural_equal_report(&m, &back).unwrap();
 }
+
+#[test]
+fn module_attrs_print_parse_and_compare() {
+    let text = r#"# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    I.module_attrs({"foo": "bar", "n": 3})
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        return x"#;
+    let m: IRModule = text.parse().unwrap();
+    assert_eq!(
+        m.attrs().get("foo").and_then(AttrValue::as_str),
+        Some("bar")
+    );
+    let printed = m.to_string();
+    assert!(
+        printed.contains("class Module:\n    I.module_attrs({\"foo\": \"bar\", \"n\": 3})\n"),
+        "{printed}"
+    );
+    let back: IRModule = printed.parse().unwrap();
+    crate::ir::structural_equal::structural_equal_report(&m, &back).unwrap();
+    assert_eq!(
+        crate::ir::structural_equal::structural_hash(&m),
+        crate::ir::structural_equal::structural_hash(&back)
+    );
+    // Attributes are part of the module: without them it differs.
+    let bare = m.clone().with_attrs(Attrs::new());
+    let err = crate::ir::structural_equal::structural_equal_report(&m, &bare).unwrap_err();
+    assert!(err.to_string().contains("module attrs[\"foo\"]"), "{err}");
+    assert_ne!(
+        crate::ir::structural_equal::structural_hash(&m),
+        crate::ir::structural_equal::structural_hash(&bare)
+    );
+}

@@ -55,7 +55,7 @@ use super::prim_func::{PrimFunc, PrimFuncParam};
 use super::stmt::{Block, IterKind, Stmt};
 use crate::ir::prim_expr::{floor_div, floor_mod, PrimExpr, PrimExprKind, TirVar};
 use relax_runtime::data_type::TypeCode;
-use relax_runtime::native::{NativeKernel, NativeLibrary};
+use relax_runtime::native::{KernelBuffer, NativeKernel, NativeLibrary};
 use relax_runtime::{DataType, Tensor};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -122,14 +122,37 @@ pub fn run(
     outputs: &mut [Tensor],
     scalars: &[i64],
 ) -> Result<(), String> {
-    let buffers: Vec<&Buffer> = func.buffers().collect();
-    if buffers.len() != inputs.len() + outputs.len() {
+    let expected = func.buffers().count();
+    if expected != inputs.len() + outputs.len() {
         return Err(format!(
-            "expected {} buffer arguments, found {} ({} inputs and {} outputs)",
-            buffers.len(),
+            "expected {expected} buffer arguments, found {} ({} inputs and {} outputs)",
             inputs.len() + outputs.len(),
             inputs.len(),
             outputs.len()
+        ));
+    }
+    let mut args: Vec<KernelBuffer<'_>> = inputs
+        .iter()
+        .map(|t| KernelBuffer::Read(t))
+        .chain(outputs.iter_mut().map(KernelBuffer::Write))
+        .collect();
+    run_buffers(func, &mut args, scalars)
+}
+
+/// Runs `func` on its buffer arguments in parameter order, writing back the
+/// [`KernelBuffer::Write`] ones (outputs, and arguments written in place by
+/// `call_tir_inplace`); `scalars` are the scalar parameters in order.
+pub fn run_buffers(
+    func: &PrimFunc,
+    args: &mut [KernelBuffer<'_>],
+    scalars: &[i64],
+) -> Result<(), String> {
+    let buffers: Vec<&Buffer> = func.buffers().collect();
+    if buffers.len() != args.len() {
+        return Err(format!(
+            "expected {} buffer arguments, found {}",
+            buffers.len(),
+            args.len()
         ));
     }
     let scalar_params: Vec<&TirVar> = func
@@ -151,7 +174,7 @@ pub fn run(
     for (v, &x) in scalar_params.iter().zip(scalars) {
         m.vars.insert(v.id(), Val::I(wrap_int(x, v.dtype())));
     }
-    let actual: Vec<&Tensor> = inputs.iter().copied().chain(outputs.iter()).collect();
+    let actual: Vec<&Tensor> = args.iter().map(KernelBuffer::tensor).collect();
     // First sight: a bare symbolic dim takes the actual extent.
     for (b, t) in buffers.iter().zip(&actual) {
         if b.shape().len() != t.ndim() {
@@ -190,8 +213,12 @@ pub fn run(
         let storage = m.storage(b, shape, data)?;
         m.buffers.insert(b.id(), storage);
     }
+    drop(actual);
     m.stmt(&func.body)?;
-    for (b, t) in buffers[inputs.len()..].iter().zip(outputs.iter_mut()) {
+    for (b, arg) in buffers.iter().zip(args.iter_mut()) {
+        let KernelBuffer::Write(t) = arg else {
+            continue;
+        };
         let Some(s) = m.buffers.get(&b.id()) else {
             return Err(format!("buffer {} disappeared during the run", b.name()));
         };
@@ -1043,6 +1070,26 @@ struct InterpretedKernel {
     func: Arc<PrimFunc>,
 }
 
+impl InterpretedKernel {
+    /// The scalar parameters among the whole scalar ABI the VM passes
+    /// (`tir::abi`): they come first, then dims `run` reads off the
+    /// tensors.
+    fn scalar_params<'s>(&self, scalars: &'s [i64]) -> Result<&'s [i64], String> {
+        let params = self
+            .func
+            .params
+            .iter()
+            .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
+            .count();
+        scalars.get(..params).ok_or_else(|| {
+            format!(
+                "{} scalars were passed for {params} scalar parameters",
+                scalars.len()
+            )
+        })
+    }
+}
+
 impl NativeKernel for InterpretedKernel {
     fn call(
         &self,
@@ -1050,21 +1097,15 @@ impl NativeKernel for InterpretedKernel {
         outputs: &mut [Tensor],
         scalars: &[i64],
     ) -> Result<(), String> {
-        // The VM passes the whole scalar ABI (`tir::abi`): the scalar
-        // parameters come first, then dims `run` reads off the tensors.
-        let params = self
-            .func
-            .params
-            .iter()
-            .filter(|p| matches!(p, PrimFuncParam::Scalar(_)))
-            .count();
-        let scalars = scalars.get(..params).ok_or_else(|| {
-            format!(
-                "{} scalars were passed for {params} scalar parameters",
-                scalars.len()
-            )
-        })?;
-        run(&self.func, inputs, outputs, scalars)
+        run(&self.func, inputs, outputs, self.scalar_params(scalars)?)
+    }
+
+    fn call_buffers(
+        &self,
+        buffers: &mut [KernelBuffer<'_>],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        run_buffers(&self.func, buffers, self.scalar_params(scalars)?)
     }
 }
 

@@ -119,7 +119,8 @@ impl Pass for DeadCodeElimination {
                 .functions()
                 .filter(|(gv, _)| reached.contains(*gv))
                 .map(|(gv, f)| (gv.clone(), f.clone())),
-        ))
+        )
+        .with_attrs(module.attrs().clone()))
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! 1. **What fuses.** The pass runs after `LegalizeOps` and
 //!    `AnnotateTIROpPattern`: a binding `lv = R.call_tir(cls.f, (…),
-//!    out_sinfo=…)` has the pattern kind of its PrimFunc (`op_pattern`);
+//!    out_sinfo=…)`, or `R.call_tir_inplace(…)` as in TVM, has the pattern
+//!    kind of its PrimFunc (`op_pattern`);
 //!    every other binding (op calls, tuples, calls of functions) is opaque
 //!    and stays alone. A `call_tir` may pass `tir_vars` (a shape of known
 //!    values), as legalized ops on dims like `b * s` do. The
@@ -187,7 +188,11 @@ fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
         None => true,
         Some(e) => matches!(e.kind(), ExprKind::ShapeExpr(_)),
     };
-    if value.call_op_name() != Some("relax.call_tir") || call.args.len() > 3 || !tir_vars_ok {
+    let is_call_tir = matches!(
+        value.call_op_name(),
+        Some("relax.call_tir" | "relax.call_tir_inplace")
+    );
+    if !is_call_tir || call.args.len() > 3 || !tir_vars_ok {
         return OpPatternKind::Opaque;
     }
     let ExprKind::GlobalVar(callee) = call.args[0].kind() else {
@@ -215,7 +220,7 @@ fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
 /// (`relax.nn.relu` → `relu`).
 fn callee_name(value: &Expr) -> Option<String> {
     let call = value.as_call()?;
-    if value.call_op_name() == Some("relax.call_tir") {
+    if let Some("relax.call_tir" | "relax.call_tir_inplace") = value.call_op_name() {
         return match call.args.first()?.kind() {
             ExprKind::GlobalVar(gv) => Some(gv.name_hint().to_string()),
             _ => None,

@@ -2,10 +2,11 @@
 //! `FuseOps` into one PrimFunc (TVM's `relax.transform.FuseTIR`).
 //!
 //! 1. **Which functions.** A Relax function with a `"Primitive"` attribute whose
-//!    body is one dataflow block of `call_tir` bindings (each calling a
-//!    PrimFunc of buffer parameters, one output each, its scalar
-//!    parameters given by the call's `tir_vars`) and whose result is a
-//!    variable or a tuple of variables. Others are left as they are.
+//!    body is one dataflow block of `call_tir` or `call_tir_inplace`
+//!    bindings (each calling a PrimFunc of buffer parameters, one output
+//!    each, its scalar parameters given by the call's `tir_vars`) and whose
+//!    result is a variable or a tuple of variables. Others are left as
+//!    they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
 //!    parameter per Relax tensor parameter, then one per constant a
 //!    `call_tir` of the group takes (a weight the ONNX importer embedded:
@@ -43,9 +44,20 @@
 //!    The fused function's indices are then simplified under its loops'
 //!    ranges ([`crate::tir::simplify`]): an inlined reshape's
 //!    `(b * seq + j) // seq` becomes `b`.
+//!
+//!    **In place**, as TVM's FuseTIR: the value of an in-place call is the
+//!    argument it wrote, so it lives in that argument's buffer (its
+//!    *home*, followed through chains of in-place calls): an intermediate
+//!    of the group, a result, or a parameter. A result whose home is a
+//!    parameter gets no result buffer: the fused PrimFunc writes it into
+//!    that parameter. A function that writes a parameter in place without
+//!    returning it, returns two results of one home, or writes a constant
+//!    in place, is left alone.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
-//!    lifted constants (several `out_sinfo` for a tuple result); the
+//!    lifted constants (several `out_sinfo` for a tuple result), or an
+//!    `R.call_tir_inplace` whose `inplace_indices` name, per result, the
+//!    parameter it was written into (-1 for a result buffer); the
 //!    primitive function is removed.
 //! 5. **Cleanup.** The pass ends, as TVM's does, with
 //!    [`DeadCodeElimination`]: the PrimFuncs the fused functions called,
@@ -62,7 +74,9 @@ use super::fuse_ops::PRIMITIVE;
 use super::legalize::NOALIAS;
 use super::{DeadCodeElimination, Pass};
 use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
-use crate::ir::{Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar};
+use crate::ir::{
+    AttrValue, Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar,
+};
 use crate::tir::compute_inline::compute_inline;
 use crate::tir::{Block, Buffer, PrimFunc, PrimFuncParam, Stmt, Substitute};
 use relax_runtime::Error;
@@ -100,13 +114,12 @@ impl Pass for FuseTIR {
             if func.attrs.get(PRIMITIVE).is_none() {
                 continue;
             }
-            if let Some((pf, constants)) = fuse_function(&module, func, self.inline_producers) {
+            if let Some(f) = fuse_function(&module, func, self.inline_producers) {
                 fused.insert(
                     gv.name_hint().to_string(),
                     Fused {
                         gv: GlobalVar::new(gv.name_hint()),
-                        func: pf,
-                        constants,
+                        ..f
                     },
                 );
             }
@@ -139,6 +152,9 @@ struct Fused {
     gv: GlobalVar,
     func: PrimFunc,
     constants: Vec<Expr>,
+    /// Per result, the parameter it is written into in place, or -1 for
+    /// a result buffer; empty when every result is one (`call_tir`).
+    inplace_indices: Vec<i64>,
 }
 
 /// The buffer standing for a Relax tensor value in the fused function.
@@ -161,11 +177,7 @@ fn buffer_of(name: &str, sinfo: &StructInfo, tir: &HashMap<TirVar, PrimExpr>) ->
 }
 
 /// The fused PrimFunc of a primitive function (module docs, points 1–3).
-fn fuse_function(
-    module: &IRModule,
-    func: &Function,
-    inline_producers: bool,
-) -> Option<(PrimFunc, Vec<Expr>)> {
+fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> Option<Fused> {
     let seq = func.body.as_seq()?;
     let [block] = seq.blocks.as_slice() else {
         return None;
@@ -190,8 +202,12 @@ fn fuse_function(
                 .or_insert_with(|| TirVar::with_dtype(t.name(), t.dtype()).to_expr());
         }
     }
+    let homes = inplace_homes(&block.bindings)?;
     let mut buffers: HashMap<Var, Buffer> = HashMap::new();
     let mut params = Vec::new();
+    // The tensor parameters, in order: the positions of the fused call's
+    // arguments.
+    let mut tensor_params: Vec<&Var> = Vec::new();
     // A shape parameter (FuseOps' `R.Shape([b, s])` of symbolic variables
     // no tensor defines) gives scalar parameters, after the results.
     let mut scalars = Vec::new();
@@ -206,15 +222,43 @@ fn fuse_function(
         let b = buffer_for(p, &tir)?;
         buffers.insert(p.clone(), b.clone());
         params.push(PrimFuncParam::Buffer(b));
+        tensor_params.push(p);
     }
+    // A result written in place into a parameter is that parameter (the
+    // fused call is a `call_tir_inplace`); any other has a result buffer,
+    // which the call computing it (or the value it was written into in
+    // place) writes.
     let mut results = Vec::new();
+    let mut inplace_indices = Vec::with_capacity(outputs.len());
+    let mut homes_of_results: Vec<&Var> = Vec::new();
     for o in &outputs {
-        if buffers.contains_key(o) {
-            return None; // a parameter returned as is
+        let home = homes.get(o).unwrap_or(o);
+        if homes_of_results.contains(&home) {
+            return None; // two results in one buffer
         }
-        let b = buffer_for(o, &tir)?;
-        buffers.insert(o.clone(), b.clone());
+        homes_of_results.push(home);
+        if let Some(i) = tensor_params.iter().position(|p| *p == home) {
+            if home == o {
+                return None; // a parameter returned as is
+            }
+            inplace_indices.push(i as i64);
+            continue;
+        }
+        let b = buffer_for(home, &tir)?;
+        buffers.insert(home.clone(), b.clone());
         results.push(PrimFuncParam::Buffer(b));
+        inplace_indices.push(-1);
+    }
+    // A parameter written in place must be a result: the fused call may
+    // write only the arguments it names.
+    if homes
+        .values()
+        .any(|h| tensor_params.contains(&h) && !homes_of_results.contains(&h))
+    {
+        return None;
+    }
+    if inplace_indices.iter().all(|&i| i == -1) {
+        inplace_indices.clear();
     }
     // Constants the calls take, each one parameter (the same constant
     // passed twice is one).
@@ -223,9 +267,12 @@ fn fuse_function(
     let mut stmts = Vec::new();
     for binding in &block.bindings {
         let (var, value) = (binding.var(), binding.value());
-        if !matches!(binding, Binding::VarBinding(_))
-            || value.call_op_name() != Some("relax.call_tir")
-        {
+        let in_place = match value.call_op_name() {
+            Some("relax.call_tir") => false,
+            Some("relax.call_tir_inplace") => true,
+            _ => return None,
+        };
+        if !matches!(binding, Binding::VarBinding(_)) {
             return None;
         }
         let call = value.as_call()?;
@@ -246,14 +293,24 @@ fn fuse_function(
         let ExprKind::Tuple(args) = args.kind() else {
             return None;
         };
-        let out = match buffers.get(var) {
-            Some(b) => b.clone(),
-            None => {
-                let b = buffer_for(var, &tir)?;
-                buffers.insert(var.clone(), b.clone());
-                intermediates.push(b.clone());
-                b
+        // An in-place call writes its argument's buffer (`inplace_homes`
+        // checked it is a variable); another writes its own.
+        let out = match homes.get(var) {
+            Some(home) => {
+                let b = buffers.get(home)?.clone();
+                buffers.insert(var.clone(), b);
+                None
             }
+            None if in_place => return None,
+            None => Some(match buffers.get(var) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = buffer_for(var, &tir)?;
+                    buffers.insert(var.clone(), b.clone());
+                    intermediates.push(b.clone());
+                    b
+                }
+            }),
         };
         let mut given = Vec::with_capacity(args.len() + 1);
         for a in args {
@@ -271,7 +328,7 @@ fn fuse_function(
             };
             given.push(b);
         }
-        given.push(out);
+        given.extend(out);
         // The component's scalar parameters take its `tir_vars`, in order,
         // in the fused function's variables.
         let formals: Vec<&Buffer> = component
@@ -359,13 +416,44 @@ fn fuse_function(
         body: Stmt::Block(Box::new(root)),
         attrs: Attrs::from_pairs([(NOALIAS, true)]),
     };
-    if !inline_producers {
-        return Some((func, constants.into_iter().map(|(c, _)| c).collect()));
-    }
     // Inlined reshapes and transposes leave divisions by symbolic dims
     // that the loops' ranges resolve.
-    let func = crate::tir::simplify::simplify(&func);
-    Some((func, constants.into_iter().map(|(c, _)| c).collect()))
+    let func = match inline_producers {
+        true => crate::tir::simplify::simplify(&func),
+        false => func,
+    };
+    Some(Fused {
+        gv: GlobalVar::new(""),
+        func,
+        constants: constants.into_iter().map(|(c, _)| c).collect(),
+        inplace_indices,
+    })
+}
+
+/// Where each in-place result lives (TVM's FuseTIR): the value of
+/// `R.call_tir_inplace(f, (…, a, …), inplace_indices=[i])` is `a`, written
+/// in place, so it maps to `a`'s own home (a parameter, or the variable of
+/// the `call_tir` that first computed it). `None` when an in-place call
+/// has several outputs or writes into a constant.
+fn inplace_homes(bindings: &[Binding]) -> Option<HashMap<Var, Var>> {
+    let mut homes: HashMap<Var, Var> = HashMap::new();
+    for b in bindings {
+        let value = b.value();
+        if value.call_op_name() != Some("relax.call_tir_inplace") {
+            continue;
+        }
+        let call = value.as_call()?;
+        let [i] = crate::op::infer::attr_ints(call, "inplace_indices")?[..] else {
+            return None;
+        };
+        let ExprKind::Tuple(args) = call.args.get(1)?.kind() else {
+            return None;
+        };
+        let arg = args.get(usize::try_from(i).ok()?)?.as_var()?;
+        let home = homes.get(arg).unwrap_or(arg).clone();
+        homes.insert(b.var().clone(), home);
+    }
+    Some(homes)
 }
 
 /// How many expression nodes a fused kernel may have after inlining (see
@@ -447,7 +535,7 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
                         [one] => Some(one.clone()),
                         _ => return None,
                     };
-                    call_tir(b.var(), &args, tir_vars, &f.gv, &f.func)
+                    call_tir(b.var(), &args, tir_vars, f)
                 });
             match replaced {
                 Some(value) => {
@@ -475,14 +563,11 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
     Some(func)
 }
 
-/// `R.call_tir(fused, (args…), out_sinfo=…)` for a binding of `var`.
-fn call_tir(
-    var: &Var,
-    args: &[Expr],
-    tir_vars: Option<Expr>,
-    gv: &GlobalVar,
-    pf: &PrimFunc,
-) -> Option<Expr> {
+/// `R.call_tir(fused, (args…), out_sinfo=…)` for a binding of `var`, or
+/// `R.call_tir_inplace(…, inplace_indices=…)` when a result is written
+/// into an argument.
+fn call_tir(var: &Var, args: &[Expr], tir_vars: Option<Expr>, fused: &Fused) -> Option<Expr> {
+    let (gv, pf) = (&fused.gv, &fused.func);
     let sinfo = var.struct_info()?.clone();
     let outs = match sinfo.as_tuple() {
         Some(fields) => fields.to_vec(),
@@ -496,10 +581,17 @@ fn call_tir(
     let callee = Expr::global_var(gv.clone()).with_struct_info(pf.struct_info());
     let mut call_args = vec![callee, tuple];
     call_args.extend(tir_vars);
-    Some(
-        Expr::call_full(Expr::op("relax.call_tir"), call_args, Attrs::new(), outs)
-            .with_struct_info(sinfo),
-    )
+    let (op, attrs) = match fused.inplace_indices.as_slice() {
+        [] => ("relax.call_tir", Attrs::new()),
+        indices => (
+            "relax.call_tir_inplace",
+            Attrs::from_pairs([(
+                "inplace_indices",
+                AttrValue::Array(indices.iter().map(|&i| AttrValue::Int(i)).collect()),
+            )]),
+        ),
+    };
+    Some(Expr::call_full(Expr::op(op), call_args, attrs, outs).with_struct_info(sinfo))
 }
 
 #[cfg(test)]

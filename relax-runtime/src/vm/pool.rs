@@ -15,6 +15,9 @@
 //!    against the VM's memory limit; [`OutputPool::clear`] gives them back
 //!    when the limit refuses an allocation.
 //! 4. A reused buffer is not zeroed: a kernel writes all of its outputs.
+//! 5. A tensor written in place (`call_tir_inplace`) is first released
+//!    from the pool ([`OutputPool::release`]), so the pool's own handle
+//!    does not make it look shared; the result is kept again afterwards.
 
 use crate::data_type::DataType;
 use crate::tensor::Tensor;
@@ -55,6 +58,15 @@ impl OutputPool {
             }
         }
         kept.push(t.clone());
+    }
+
+    /// Drops the kept handles on `t`'s buffer: a tensor about to be
+    /// written in place (`call_tir_inplace`) must not stay where the next
+    /// output could be handed it.
+    pub(super) fn release(&self, t: &Tensor) {
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.retain(|k| !k.shares_buffer(t));
+        }
     }
 
     /// Whether anything is kept.

@@ -1583,9 +1583,31 @@ impl crate::native::NativeKernel for AddOne {
     }
 }
 
+/// `add_one_inplace(A: (n,), n)`: A += 1, in place; remembers where A was.
+struct AddOneInPlace;
+
+static IN_PLACE_AT: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl crate::native::NativeKernel for AddOneInPlace {
+    fn call(&self, inputs: &[&Tensor], outputs: &mut [Tensor], _: &[i64]) -> Result<(), String> {
+        assert!(inputs.is_empty(), "A is written, so it is passed last");
+        let a = outputs[0].bytes_mut().ok_or("shared output")?;
+        *IN_PLACE_AT.lock().unwrap() = a.as_ptr() as usize;
+        for v in a.chunks_exact_mut(4) {
+            let x = f32::from_le_bytes(v.try_into().unwrap()) + 1.0;
+            v.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    }
+}
+
 impl crate::native::NativeLibrary for AddOneLibrary {
     fn lookup(&self, symbol: &str) -> Option<std::sync::Arc<dyn crate::native::NativeKernel>> {
-        (symbol == "add_one").then(|| std::sync::Arc::new(AddOne) as _)
+        match symbol {
+            "add_one" => Some(std::sync::Arc::new(AddOne) as _),
+            "add_one_inplace" => Some(std::sync::Arc::new(AddOneInPlace) as _),
+            _ => None,
+        }
     }
     fn describe(&self) -> String {
         "the test library".into()
@@ -1621,6 +1643,8 @@ fn native_exec() -> Executable {
                     dims: Some(vec![n()]),
                 }],
                 scalars: vec![SymExpr::Slot(0)],
+                inplace_indices: vec![],
+                moved: vec![],
             },
             args: vec![Arg::Reg(0)],
             dst: 1,
@@ -1652,6 +1676,144 @@ fn native_kernels_get_allocated_outputs_and_scalar_params() {
     assert!(
         matches!(&err, Err(Error::Unsupported(m)) if m.contains("with_library")),
         "{err:?}"
+    );
+}
+
+/// `main(x)`: `y = add_one(x)`, then `z = add_one_inplace(y)` in place
+/// (moving `y` out of its register when `moved`), returning `(y, z)` when
+/// `keep_y`, else `z`; with `on_param`, `z = add_one_inplace(x)` instead.
+fn inplace_exec(moved: bool, keep_y: bool, on_param: bool) -> Executable {
+    let mut e = native_exec();
+    let instrs = &mut e.functions[0].instrs;
+    instrs.pop();
+    instrs.push(Instr::Call {
+        callee: Callee::Native {
+            symbol: 1,
+            outputs: vec![],
+            scalars: vec![SymExpr::Slot(0)],
+            inplace_indices: vec![0],
+            moved: if moved { vec![0] } else { vec![] },
+        },
+        args: vec![Arg::Reg(if on_param { 0 } else { 1 })],
+        dst: 2,
+    });
+    if keep_y {
+        instrs.push(Instr::MakeTuple {
+            fields: vec![Arg::Reg(1), Arg::Reg(2)],
+            dst: 3,
+        });
+        instrs.push(ret(3));
+    } else {
+        instrs.push(ret(2));
+    }
+    e.functions[0].num_regs = 4;
+    e.natives.push("add_one_inplace".into());
+    e.with_library(std::sync::Arc::new(AddOneLibrary))
+}
+
+fn values_f32(v: &Value) -> Vec<f32> {
+    v.as_tensor().unwrap().to_vec::<f32>().unwrap()
+}
+
+#[test]
+fn native_inplace_writes_a_moved_last_reference_without_copying() {
+    let e = inplace_exec(true, false, false);
+    let vm = VirtualMachine::new(&e);
+    let x = Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
+    let z = vm.call("main", &[x.clone().into()]).unwrap();
+    assert_eq!(values_f32(&z), vec![3.0, 4.0, 5.0]);
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    // The kernel wrote `y`'s own buffer, which is the result.
+    let at = *IN_PLACE_AT.lock().unwrap();
+    assert_eq!(z.as_tensor().unwrap().as_bytes().as_ptr() as usize, at);
+    // Bytes keep the in-place call.
+    let back = Executable::from_bytes(&e.to_bytes()).unwrap();
+    assert_eq!(back.functions, e.functions);
+}
+
+#[test]
+fn native_inplace_copies_what_someone_else_holds() {
+    let x = || Tensor::from_vec(&[3], vec![1.0f32, 2.0, 3.0]).unwrap();
+    // `y` is still read afterwards: the kernel writes a copy.
+    for moved in [false, true] {
+        let e = inplace_exec(moved, true, false);
+        if moved {
+            // A moved register that is read later is the compiler's bug;
+            // the VM reports it instead of reading garbage.
+            let err = VirtualMachine::new(&e).call("main", &[x().into()]);
+            assert!(
+                matches!(&err, Err(Error::InvalidExecutable(m)) if m.contains("read before it is written")),
+                "{err:?}"
+            );
+            continue;
+        }
+        let out = VirtualMachine::new(&e).call("main", &[x().into()]).unwrap();
+        let fields = out.as_tuple().unwrap();
+        assert_eq!(values_f32(&fields[0]), vec![2.0, 3.0, 4.0]);
+        assert_eq!(values_f32(&fields[1]), vec![3.0, 4.0, 5.0]);
+    }
+    // The caller's own input, moved or not: never written.
+    for moved in [false, true] {
+        let e = inplace_exec(moved, false, true);
+        let input = x();
+        let z = VirtualMachine::new(&e)
+            .call("main", &[input.clone().into()])
+            .unwrap();
+        assert_eq!(values_f32(&z), vec![2.0, 3.0, 4.0]);
+        assert_eq!(input.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+        assert!(!z.as_tensor().unwrap().shares_buffer(&input));
+    }
+}
+
+/// An edit of a native call's inplace indices, moved arguments and outputs.
+type InplaceEdit<'a> = &'a dyn Fn(&mut Vec<i32>, &mut Vec<u32>, &mut Vec<Pattern>);
+
+#[test]
+fn native_inplace_indices_are_validated() {
+    let bad = |edit: InplaceEdit<'_>| {
+        let mut e = inplace_exec(true, false, false);
+        if let Instr::Call {
+            callee:
+                Callee::Native {
+                    inplace_indices,
+                    moved,
+                    outputs,
+                    ..
+                },
+            ..
+        } = &mut e.functions[0].instrs[2]
+        {
+            edit(inplace_indices, moved, outputs);
+        }
+        e.validate().unwrap_err().to_string()
+    };
+    let m = bad(&|i, _, _| *i = vec![1]);
+    assert!(
+        m.contains("inplace index 0 is 1, not -1 or an argument of the 1"),
+        "{m}"
+    );
+    let m = bad(&|i, _, _| *i = vec![0, 0]);
+    assert!(
+        m.contains("has 0 inplace indices of -1 but 0 outputs") || m.contains("repeats argument 0"),
+        "{m}"
+    );
+    let m = bad(&|i, _, _| *i = vec![0, -1]);
+    assert!(
+        m.contains("1 inplace indices of -1 but 0 outputs to allocate"),
+        "{m}"
+    );
+    let m = bad(&|_, mv, _| *mv = vec![3]);
+    assert!(
+        m.contains("moved argument 3 is not an argument held in a register"),
+        "{m}"
+    );
+    let m = bad(&|i, mv, _| {
+        i.clear();
+        mv.push(0);
+    });
+    assert!(
+        m.contains("without in-place outputs moves arguments"),
+        "{m}"
     );
 }
 

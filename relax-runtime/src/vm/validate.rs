@@ -74,11 +74,70 @@ struct FunctionCheck<'a> {
     func: &'a VmFunction,
 }
 
+/// The in-place part of a native call: each index -1 or an argument's
+/// position, none repeated, as many -1s as allocated outputs; each moved
+/// argument an in-place one held in a register, which no other argument
+/// of the call reads.
+fn inplace(indices: &[i32], moved: &[u32], allocated: usize, args: &[Arg]) -> Result<(), String> {
+    if indices.is_empty() {
+        return match moved.is_empty() {
+            true => Ok(()),
+            false => Err("a native call without in-place outputs moves arguments".into()),
+        };
+    }
+    let fresh = indices.iter().filter(|&&i| i == -1).count();
+    if fresh != allocated {
+        return Err(format!(
+            "a native call has {fresh} inplace indices of -1 but {allocated} outputs to allocate"
+        ));
+    }
+    for (k, &i) in indices.iter().enumerate() {
+        if i == -1 {
+            continue;
+        }
+        if i < 0 || i as usize >= args.len() {
+            return Err(format!(
+                "inplace index {k} is {i}, not -1 or an argument of the {}",
+                args.len()
+            ));
+        }
+        if indices[..k].contains(&i) {
+            return Err(format!("inplace index {k} repeats argument {i}"));
+        }
+    }
+    for &m in moved {
+        let Some(Arg::Reg(r)) = args.get(m as usize) else {
+            return Err(format!(
+                "moved argument {m} is not an argument held in a register"
+            ));
+        };
+        if !indices.contains(&(m as i32)) {
+            return Err(format!("moved argument {m} is not written in place"));
+        }
+        let readers = args.iter().filter(|a| **a == Arg::Reg(*r)).count();
+        if readers != 1 {
+            return Err(format!(
+                "moved argument {m} (register {r}) is passed {readers} times"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl FunctionCheck<'_> {
     fn instr(&self, instr: &Instr) -> Result<(), String> {
         match instr {
             Instr::Call { callee, args, dst } => {
                 self.callee(callee)?;
+                if let Callee::Native {
+                    outputs,
+                    inplace_indices,
+                    moved,
+                    ..
+                } = callee
+                {
+                    inplace(inplace_indices, moved, outputs.len(), args)?;
+                }
                 args.iter().try_for_each(|a| self.arg(a))?;
                 self.reg(*dst)
             }
@@ -155,6 +214,7 @@ impl FunctionCheck<'_> {
                 symbol,
                 outputs,
                 scalars,
+                ..
             } => {
                 in_range("native kernel", *symbol, exec.natives.len())?;
                 for (i, p) in outputs.iter().enumerate() {

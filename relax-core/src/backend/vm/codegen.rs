@@ -19,7 +19,10 @@
 //! 6. `call_tir` becomes a call of a native kernel named after the PrimFunc
 //!    (see `codegen/call_tir.rs` for how its signature is matched and
 //!    checked); the kernels themselves come from the library `build`
-//!    attaches.
+//!    attaches. `call_tir_inplace` too, without allocating its in-place
+//!    outputs: the kernel writes them into their arguments, moved out of
+//!    their registers when this is their last read (step 7), and the VM
+//!    copies an argument anything else still shares first.
 //! 7. Memory planning, the compiler's half: in a dataflow block, a
 //!    register is killed (`Instr::Kill`, TVM's `kill_tensor`) after the
 //!    binding that uses it last, when every variable living in it is a
@@ -68,6 +71,7 @@ pub fn codegen(module: &IRModule) -> Result<Executable, Error> {
             vars: HashMap::new(),
             reg_vars: HashMap::new(),
             killed: Default::default(),
+            last_reads: Default::default(),
             heap: ShapeHeap::default(),
             instrs: vec![],
         };
@@ -88,6 +92,10 @@ struct FunctionCompiler<'a> {
     reg_vars: HashMap<Reg, Vec<Var>>,
     /// The registers a `Kill` was emitted for.
     killed: std::collections::HashSet<Reg>,
+    /// The registers the binding being compiled reads for the last time
+    /// (a `Kill` follows it): an argument `call_tir_inplace` writes in
+    /// place is moved out of such a register instead of shared.
+    last_reads: std::collections::HashSet<Reg>,
     heap: ShapeHeap,
     instrs: Vec<Instr>,
 }
@@ -193,7 +201,26 @@ impl FunctionCompiler<'_> {
             }
         }
         for (i, b) in block.bindings.iter().enumerate() {
-            self.binding(b)?;
+            // The registers binding `i` reads last: those of its dying
+            // variables whose every holder is dead after it.
+            self.last_reads = dying[i]
+                .iter()
+                .filter_map(|v| match self.vars.get(v) {
+                    Some(Arg::Reg(r)) => Some(*r),
+                    _ => None,
+                })
+                .filter(|r| {
+                    !self.killed.contains(r)
+                        && self.reg_vars.get(r).is_some_and(|holders| {
+                            holders
+                                .iter()
+                                .all(|w| dead_after(w, i).is_some_and(|at| at <= i))
+                        })
+                })
+                .collect();
+            let compiled = self.binding(b);
+            self.last_reads.clear();
+            compiled?;
             for v in &dying[i] {
                 let Some(Arg::Reg(r)) = self.vars.get(v).cloned() else {
                     continue;
@@ -408,7 +435,7 @@ impl FunctionCompiler<'_> {
             _ => None,
         };
         match op {
-            "relax.call_tir" => self.call_tir(c),
+            "relax.call_tir" | "relax.call_tir_inplace" => self.call_tir(c),
             // TVM's VM builtin: the function and the captured values.
             "relax.make_closure" => {
                 let f = c

@@ -23,7 +23,7 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::targets::TargetMachine;
 use inkwell::OptimizationLevel;
-use relax_runtime::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
+use relax_runtime::native::{CompiledKernel, KernelBuffer, KernelFn, NativeKernel, NativeLibrary};
 use relax_runtime::{Error, Tensor};
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
@@ -131,6 +131,20 @@ impl NativeKernel for JitKernel {
             .scalars(inputs, outputs, scalars)
             .map_err(|e| format!("{}: {e}", self.code.symbol))?;
         self.code.call(inputs, outputs, &scalars)
+    }
+
+    fn call_buffers(
+        &self,
+        buffers: &mut [KernelBuffer<'_>],
+        scalars: &[i64],
+    ) -> Result<(), String> {
+        let tensors: Vec<&Tensor> = buffers.iter().map(KernelBuffer::tensor).collect();
+        let scalars = self
+            .signature
+            .scalars(&tensors, &[], scalars)
+            .map_err(|e| format!("{}: {e}", self.code.symbol))?;
+        drop(tensors);
+        self.code.call_in_place(buffers, &scalars)
     }
 }
 

@@ -249,6 +249,7 @@ impl Comparer {
                 });
             }
         }
+        self.attrs("module attrs", a.attrs(), b.attrs())?;
         for ((gv, fa), (_, fb)) in a.functions().zip(b.functions()) {
             self.reset();
             self.at(Seg::Function(gv.name_hint().to_string()), |c| {

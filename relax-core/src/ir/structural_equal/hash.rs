@@ -128,6 +128,11 @@ impl HashWalker {
 
     pub(super) fn module(&mut self, m: &IRModule) {
         self.tag(Tag::Module);
+        // Only a module with attributes hashes them, so the hashes of
+        // modules without (every module of the DSL and the importer) stay.
+        if !m.attrs().is_empty() {
+            self.attrs(m.attrs());
+        }
         self.len(m.len());
         for (gv, f) in m.functions() {
             // Fresh numbering per function, as the comparison uses fresh maps.

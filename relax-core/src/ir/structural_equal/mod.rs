@@ -24,8 +24,9 @@
 //! 5. The StructInfo that normalization stores on a non-variable expression is
 //!    derived data and is not compared; the declared parts are (variable
 //!    annotations, `ret_struct_info`, `sinfo_args`, `match_cast` patterns).
-//! 6. In an [`IRModule`] the function names must agree and each pair of
-//!    functions is compared with fresh maps: variables are function-local.
+//! 6. In an [`IRModule`] the function names and the module attributes
+//!    must agree and each pair of functions is compared with fresh maps:
+//!    variables are function-local.
 //!
 //! [`structural_hash`] is consistent with [`structural_equal`]: a bound
 //! variable hashes by the order in which it was defined, a free one by its

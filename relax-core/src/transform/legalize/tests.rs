@@ -2151,3 +2151,37 @@ class Module:
         }
     }
 }
+
+/// `call_tir_inplace` already calls into the loop level: LegalizeOps
+/// leaves it (and its PrimFunc) as it is, as TVM's does.
+#[test]
+fn legalize_ops_leaves_call_tir_inplace_alone() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def exp_inplace(A: T.Buffer((T.int64(3), T.int64(5)), "float32")):
+        for i, j in T.grid(T.int64(3), T.int64(5)):
+            with T.sblock("compute"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A[vi, vj] = T.exp(A[vi, vj])
+
+    @R.function
+    def main(x: R.Tensor((3, 5), dtype="float32")) -> R.Tensor((3, 5), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            y = R.add(x, x)
+            z = R.call_tir_inplace(cls.exp_inplace, (y,), out_sinfo=R.Tensor((3, 5), dtype="float32"), inplace_indices=[0])
+            R.output(z)
+        return z
+"#;
+    let m: IRModule = text.parse().unwrap();
+    let legal = LegalizeOps::default().run(m).unwrap();
+    let main = legal.get_relax("main").unwrap().to_string();
+    assert!(
+        main.contains("R.call_tir_inplace(cls.exp_inplace, (y,), out_ty=R.Tensor((3, 5), dtype=\"float32\"), inplace_indices=[0])"),
+        "{main}"
+    );
+    assert!(main.contains("R.call_tir(cls.add, (x, x)"), "{main}");
+    assert!(legal.get("exp_inplace").is_some());
+}

@@ -25,6 +25,18 @@
 //!    else by a run-time check of the computed shape.
 //! 4. The kernel's scalars are the ABI variables' caller expressions,
 //!    compiled over the shape heap.
+//!
+//! `R.call_tir_inplace(f, (args…), out_sinfo, inplace_indices)` lowers the
+//! same way, with TVM's signature: the PrimFunc's buffers are the arguments
+//! then the outputs whose inplace index is -1; the other outputs are not
+//! allocated, the kernel writes them into the arguments they name, which
+//! are checked as inputs are. An in-place argument read here for the last
+//! time (a dataflow variable whose register is killed after this binding)
+//! is moved out of its register; the VM writes into it when nothing else
+//! holds its buffer, else into a copy (copy on write, see
+//! `relax_runtime::executable::Callee::Native`): a caller's input, a
+//! constant or weight, a view, or a value still read later is never
+//! changed.
 
 use super::FunctionCompiler;
 use crate::arith::{Analyzer, Proof};
@@ -62,13 +74,17 @@ struct Operand<'a> {
 }
 
 impl FunctionCompiler<'_> {
-    /// Compiles a `call_tir` (see the module docs).
+    /// Compiles a `call_tir` or `call_tir_inplace` (see the module docs).
     pub(super) fn call_tir(&mut self, c: &Call) -> Result<Arg, Error> {
+        let op = match c.op.kind() {
+            ExprKind::Op(op) => op.name().trim_start_matches("relax.").to_string(),
+            _ => "call_tir".to_string(),
+        };
         let callee = match c.args.first().map(Expr::kind) {
             Some(ExprKind::GlobalVar(gv)) => gv.name_hint().to_string(),
             _ => {
                 return Err(error(format!(
-                    "call_tir in `{}`: the callee must be a PrimFunc of the module, named directly",
+                    "{op} in `{}`: the callee must be a PrimFunc of the module, named directly",
                     self.name
                 )))
             }
@@ -88,9 +104,36 @@ impl FunctionCompiler<'_> {
                 )))
             }
         };
-        let site = format!("call_tir of `{callee}` in `{}`", self.name);
+        let site = format!("{op} of `{callee}` in `{}`", self.name);
         let (inputs, input_sinfo) = self.tuple_arguments(c, &site)?;
-        let outputs = flatten_outputs(&c.sinfo_args);
+        let declared = flatten_outputs(&c.sinfo_args);
+        let inplace_indices = match op.as_str() {
+            "call_tir_inplace" => inplace_indices(c, declared.len(), inputs.len(), &site)?,
+            _ => Vec::new(),
+        };
+        // The outputs to allocate: all, or those not written in place.
+        let outputs: Vec<StructInfo> = match inplace_indices.is_empty() {
+            true => declared,
+            false => declared
+                .into_iter()
+                .zip(&inplace_indices)
+                .filter(|(_, &i)| i == -1)
+                .map(|(s, _)| s)
+                .collect(),
+        };
+        // An in-place argument in a register read here for the last time,
+        // and by no other argument, is moved.
+        let moved: Vec<u32> = inplace_indices
+            .iter()
+            .filter_map(|&i| u32::try_from(i).ok())
+            .filter(|&i| match &inputs[i as usize] {
+                Arg::Reg(r) => {
+                    self.last_reads.contains(r)
+                        && inputs.iter().filter(|a| **a == Arg::Reg(*r)).count() == 1
+                }
+                _ => false,
+            })
+            .collect();
         let tir_vars = match c.args.get(2) {
             None => None,
             Some(e) => Some(shape_values_of(e).ok_or_else(|| {
@@ -174,6 +217,8 @@ impl FunctionCompiler<'_> {
                 symbol,
                 outputs: out_patterns,
                 scalars,
+                inplace_indices,
+                moved,
             },
             inputs,
         ))
@@ -328,6 +373,39 @@ fn match_signature(
         subst.insert(v, PrimExpr::var(&fresh));
     }
     Ok(subst)
+}
+
+/// The `inplace_indices` of a `call_tir_inplace`, checked against the
+/// call's outputs and arguments (StructInfo inference checked them too,
+/// but the VM trusts nothing it is given).
+fn inplace_indices(c: &Call, outputs: usize, args: usize, site: &str) -> Result<Vec<i32>, Error> {
+    let Some(indices) = crate::op::infer::attr_ints(c, "inplace_indices") else {
+        return Err(error(format!(
+            "{site}: inplace_indices must be a list of integers, found none"
+        )));
+    };
+    if indices.len() != outputs {
+        return Err(error(format!(
+            "{site}: inplace_indices must have one entry per output: expected {outputs}, found {}",
+            indices.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(indices.len());
+    for (k, &i) in indices.iter().enumerate() {
+        let ok = i == -1 || (0..args as i64).contains(&i) && !indices[..k].contains(&i);
+        if !ok {
+            return Err(error(format!(
+                "{site}: inplace_indices[{k}] must be -1 or a distinct argument index in [0, {args}), found {i}"
+            )));
+        }
+        out.push(i as i32);
+    }
+    if out.iter().all(|&i| i == -1) {
+        return Err(error(format!(
+            "{site}: inplace_indices must name at least one argument, found only -1"
+        )));
+    }
+    Ok(out)
 }
 
 /// The declared outputs, one StructInfo each (a single tuple StructInfo
