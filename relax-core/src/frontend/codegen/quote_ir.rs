@@ -90,10 +90,21 @@ pub fn quote_module(module: &IRModule) -> TokenStream {
         let name = Literal::string(gv.name_hint());
         entries.push(quote!((::relax::ir::GlobalVar::new(#name), #item())));
     }
+    let module_value = quote!(::relax::ir::IRModule::from_functions(
+        ::std::vec![#(#entries),*]
+    ));
+    let module_value = if module.attrs().is_empty() {
+        module_value
+    } else {
+        let mut q = Quoter::default();
+        let attrs = q.attrs(module.attrs());
+        let stmts = q.statements();
+        quote!({ #stmts #module_value.with_attrs(#attrs) })
+    };
     quote! {
         {
             #(#items)*
-            ::relax::ir::IRModule::from_functions(::std::vec![#(#entries),*])
+            #module_value
         }
     }
 }

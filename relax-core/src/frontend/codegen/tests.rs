@@ -955,3 +955,18 @@ fn wrapper_types_print_as_rust_source() {
         "(relax::ndarray::Array<f32, relax::ndarray::Ix2>, relax::ndarray::Array<i64, relax::ndarray::Ix1>,)"
     );
 }
+
+#[test]
+fn module_attributes_are_quoted() {
+    let m: IRModule = SMALL.parse().unwrap();
+    let m = m.with_attrs(Attrs::from_pairs(vec![(
+        "system_lib_prefix",
+        AttrValue::Str("lib_".into()),
+    )]));
+    let text = quote_module(&m).to_string();
+    assert!(
+        text.contains(". with_attrs (:: relax :: ir :: Attrs :: from_pairs (:: std :: vec ! [(\"system_lib_prefix\" , :: relax :: ir :: AttrValue :: Str (:: std :: string :: String :: from (\"lib_\")))]))"),
+        "{text}"
+    );
+    assert!(syn::parse2::<syn::Expr>(quote_module(&m)).is_ok());
+}
