@@ -123,15 +123,8 @@ fn run() -> Result<(), String> {
 /// `--check`: every prompt of `dir/expected.json` against transformers'
 /// recorded output; an `Err` when any differs.
 fn check(dir: &std::path::Path) -> Result<(), String> {
-    let path = dir.join("expected.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let expected: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let ids = |v: &serde_json::Value| -> Result<Vec<u32>, String> {
-        v.as_array()
-            .and_then(|a| a.iter().map(|t| t.as_u64().map(|t| t as u32)).collect())
-            .ok_or_else(|| format!("{}: expected a list of ids, found {v}", path.display()))
-    };
+    let (expected, path) = read_expected(dir)?;
+    let ids = |v: &serde_json::Value| ids_of(v, &path);
     let mut model = Llama::load(dir)?;
     let (mut matched, mut total) = (0, 0);
     let none = Vec::new();
@@ -175,15 +168,8 @@ fn check(dir: &std::path::Path) -> Result<(), String> {
 /// with `dir/expected.json`'s greedy ids, teacher-forced (see the module
 /// docs); an `Err` below 95% of the steps.
 fn check_quantized(dir: &std::path::Path, quant: Quant) -> Result<(), String> {
-    let path = dir.join("expected.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let expected: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let ids = |v: &serde_json::Value| -> Result<Vec<u32>, String> {
-        v.as_array()
-            .and_then(|a| a.iter().map(|t| t.as_u64().map(|t| t as u32)).collect())
-            .ok_or_else(|| format!("{}: expected a list of ids, found {v}", path.display()))
-    };
+    let (expected, path) = read_expected(dir)?;
+    let ids = |v: &serde_json::Value| ids_of(v, &path);
     let mut model = Llama::load_quantized(dir, quant)?;
     let (mut agree, mut steps) = (0, 0);
     let none = Vec::new();
@@ -212,4 +198,20 @@ fn check_quantized(dir: &std::path::Path, quant: Quant) -> Result<(), String> {
             100.0 * share
         ))
     }
+}
+
+/// `dir/expected.json` (transformers' recorded prompts and greedy ids) and
+/// its path.
+fn read_expected(dir: &std::path::Path) -> Result<(serde_json::Value, std::path::PathBuf), String> {
+    let path = dir.join("expected.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let expected = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((expected, path))
+}
+
+/// A list of token ids of `expected.json` (at `path`, named in the error).
+fn ids_of(v: &serde_json::Value, path: &std::path::Path) -> Result<Vec<u32>, String> {
+    v.as_array()
+        .and_then(|a| a.iter().map(|t| t.as_u64().map(|t| t as u32)).collect())
+        .ok_or_else(|| format!("{}: expected a list of ids, found {v}", path.display()))
 }
