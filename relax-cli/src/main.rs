@@ -4,7 +4,7 @@
 //! ```text
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
-//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
+//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…] [--bind NAME=VALUE …]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
 //!              [--time-passes] [--tune N] [--tuning-db PATH] [--tune-dim NAME=VALUE …]
 //!              [--bind NAME=VALUE …]
@@ -41,7 +41,7 @@
 //! builds given the database (`compile --tuning-db`, `run`/`bench
 //! --tuning-db`) use its knobs without measuring.
 //!
-//! `--bind batch=1` (compile, run, bench; repeatable) replaces a
+//! `--bind batch=1` (compile, run, bench, print; repeatable) replaces a
 //! symbolic dim of the imported model by a constant before the build
 //! (TVM's `BindSymbolicVars`): the model compiles as its static twin,
 //! to compare with the symbolic build at the same size.
@@ -134,6 +134,10 @@ enum Command {
         /// help` lists them).
         #[arg(long, value_delimiter = ',')]
         passes: Vec<String>,
+        /// Bind a symbolic dim to a constant first, `NAME=VALUE`, as for
+        /// `compile`; repeatable.
+        #[arg(long)]
+        bind: Vec<String>,
     },
     /// Compile a model once into a package (`.relax`) with its native
     /// code, which `run` and `bench` load without compiling.
@@ -650,13 +654,17 @@ fn run(command: Command) -> Result<(), String> {
                 }
             }
         }
-        Command::Print { model, passes } => {
+        Command::Print {
+            model,
+            passes,
+            bind,
+        } => {
             if passes.iter().any(|p| p == "help") {
                 outln!("passes: {}", passes::NAMES.join(", "));
                 return Ok(());
             }
             let m = model::read(&model, false)?;
-            let mut module = m.module;
+            let mut module = bind::bind(m.module, &bind)?;
             for name in &passes {
                 module = passes::run(name, module)?;
             }

@@ -2540,6 +2540,46 @@ class Module:
     }
 
     /// `text` through the host pipeline for vectors of `bits`, printed.
+    /// A batched matmul over a symbolic batch (the Winograd product of a
+    /// model exported with a symbolic batch): its parallel loop runs over
+    /// the batch and the axis after it fused, so a batch of 1 still shares
+    /// its products out; the same at a constant batch of 1. The results
+    /// agree at batches 1 to 3, on both sides of the run-time guard, at
+    /// sizes that are not multiples of the tiles.
+    #[test]
+    fn a_batch_of_one_shares_the_next_axis_between_threads() {
+        let text = |batch: &str| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((9, 37, 117), dtype="float32"), x: R.Tensor(({batch}, 9, 117, 49), dtype="float32")) -> R.Tensor(({batch}, 9, 37, 49), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor(({batch}, 9, 37, 49), dtype="float32") = R.matmul(a, x, out_dtype="void")
+            R.output(y)
+        return y
+"#
+            )
+        };
+        for (batch, sizes) in [("\"n\"", vec![1, 2, 3]), ("1", vec![1])] {
+            let text = text(batch);
+            let s = scheduled(&text, 512);
+            assert!(s.contains("_fused in T.parallel("), "{s}");
+            assert!(!s.contains("in T.parallel(n):"), "{s}");
+            assert!(!s.contains("in T.parallel(1):"), "{s}");
+            let cases: Vec<_> = sizes
+                .into_iter()
+                .map(|n| vec![vec![9, 37, 117], vec![n, 9, 117, 49]])
+                .collect();
+            agree(&text, &cases, 1e-5);
+        }
+        // Too little work for threads: no parallel loop at all.
+        let small = text("\"n\"").replace("117", "5");
+        let cases = [vec![vec![9, 37, 5], vec![2, 9, 5, 49]]];
+        agree(&small, &cases, 1e-5);
+    }
+
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();
