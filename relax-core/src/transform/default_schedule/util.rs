@@ -112,7 +112,7 @@ pub(super) fn for_(
 /// `b = f % e₁`), so that the symbolic dim stays outermost and the threads
 /// share the axis after it.
 pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
-    let few = |a: &Axis| !a.extent.as_int().is_some_and(|e| e >= FUSE_PARALLEL_BELOW);
+    let few = |a: &Axis| a.extent.as_int().is_none_or(|e| e < FUSE_PARALLEL_BELOW);
     if let ([a, b, rest @ ..], Some(ForKind::Parallel)) = (axes, outer) {
         if few(a) {
             return fused_parallel(a, b, nest(rest, body, None));
