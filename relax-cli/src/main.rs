@@ -4,13 +4,14 @@
 //! ```text
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
-//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…]
+//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…] [--bind NAME=VALUE …]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
 //!              [--time-passes] [--tune N] [--tuning-db PATH] [--tune-dim NAME=VALUE …]
+//!              [--bind NAME=VALUE …]
 //! relax run    model.{onnx,py,relax} --input x=x.npy … [--output y.npy …] [--full] [--json]
-//!              [--precision f32|f16|bf16] [--tuning-db PATH]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH] [--bind NAME=VALUE …]
 //! relax bench  model.{onnx,py,relax} --input x=x.npy … [--runs 100] [--profile] [--json]
-//!              [--precision f32|f16|bf16] [--tuning-db PATH]
+//!              [--precision f32|f16|bf16] [--tuning-db PATH] [--bind NAME=VALUE …]
 //! relax dot    model.{onnx,py} [--function main] [--fuse] [--svg]
 //! relax completions bash|zsh|fish|powershell|elvish
 //! ```
@@ -40,6 +41,11 @@
 //! builds given the database (`compile --tuning-db`, `run`/`bench
 //! --tuning-db`) use its knobs without measuring.
 //!
+//! `--bind batch=1` (compile, run, bench, print; repeatable) replaces a
+//! symbolic dim of the imported model by a constant before the build
+//! (TVM's `BindSymbolicVars`): the model compiles as its static twin,
+//! to compare with the symbolic build at the same size.
+//!
 //! `--precision bf16` (or `f16`) runs the model through
 //! `ToMixedPrecision` first: it computes in bfloat16 (float16), matmuls and
 //! convolutions accumulating in float32; inputs and outputs stay float32.
@@ -50,6 +56,7 @@
 //! rescaled once (exact integer products; only that rescale rounds),
 //! which run on the `vpdpbusd` kernels.
 
+mod bind;
 mod dot;
 mod dsl;
 mod model;
@@ -127,6 +134,10 @@ enum Command {
         /// help` lists them).
         #[arg(long, value_delimiter = ',')]
         passes: Vec<String>,
+        /// Bind a symbolic dim to a constant first, `NAME=VALUE`, as for
+        /// `compile`; repeatable.
+        #[arg(long)]
+        bind: Vec<String>,
     },
     /// Compile a model once into a package (`.relax`) with its native
     /// code, which `run` and `bench` load without compiling.
@@ -161,6 +172,10 @@ enum Command {
         /// (`seq=128`; others are 1).
         #[arg(long)]
         tune_dim: Vec<String>,
+        /// Bind a symbolic dim to a constant before the build, `NAME=VALUE`
+        /// (TVM's BindSymbolicVars; `--bind batch=1`), repeatable.
+        #[arg(long)]
+        bind: Vec<String>,
     },
     /// Run `main` on `.npy` inputs; print or write the outputs.
     Run {
@@ -197,6 +212,10 @@ enum Command {
         /// (`relax compile --tune`).
         #[arg(long)]
         tuning_db: Option<PathBuf>,
+        /// Bind a symbolic dim to a constant before the build, `NAME=VALUE`
+        /// (TVM's BindSymbolicVars; `--bind batch=1`), repeatable.
+        #[arg(long)]
+        bind: Vec<String>,
     },
     /// Time `main` on `.npy` inputs: latency percentiles.
     Bench {
@@ -229,6 +248,10 @@ enum Command {
         /// for `run`.
         #[arg(long)]
         tuning_db: Option<PathBuf>,
+        /// Bind a symbolic dim to a constant before the build, `NAME=VALUE`
+        /// (TVM's BindSymbolicVars; `--bind batch=1`), repeatable.
+        #[arg(long)]
+        bind: Vec<String>,
     },
     /// Draw a function's dataflow graph in Graphviz's DOT language.
     Dot {
@@ -500,6 +523,7 @@ fn prepare(
     interp: bool,
     time_passes: bool,
     tuning_db: Option<&Path>,
+    dims: &[String],
 ) -> Result<Prepared, String> {
     if path.extension().and_then(|e| e.to_str()) == Some("relax") {
         if let Some(db) = tuning_db {
@@ -507,6 +531,12 @@ fn prepare(
                 "{}: a package's kernels were scheduled when it was compiled; give --tuning-db {} to `relax compile`",
                 path.display(),
                 db.display()
+            ));
+        }
+        if !dims.is_empty() {
+            return Err(format!(
+                "{}: a package's symbolic dims were fixed when it was compiled; give --bind to `relax compile`",
+                path.display()
             ));
         }
         if interp {
@@ -546,6 +576,7 @@ fn prepare(
     let timing = Timing::new(time_passes);
     timing.ctx.report_stage(BuildStage::Import, 0);
     let mut m = model::read(path, false)?;
+    m.module = bind::bind(m.module, dims)?;
     m.module = integer_products(m.module)?;
     m.module = precision.apply(m.module)?;
     let target = match (interp, tuning_db) {
@@ -623,13 +654,17 @@ fn run(command: Command) -> Result<(), String> {
                 }
             }
         }
-        Command::Print { model, passes } => {
+        Command::Print {
+            model,
+            passes,
+            bind,
+        } => {
             if passes.iter().any(|p| p == "help") {
                 outln!("passes: {}", passes::NAMES.join(", "));
                 return Ok(());
             }
             let m = model::read(&model, false)?;
-            let mut module = m.module;
+            let mut module = bind::bind(m.module, &bind)?;
             for name in &passes {
                 module = passes::run(name, module)?;
             }
@@ -645,6 +680,7 @@ fn run(command: Command) -> Result<(), String> {
             tune,
             tuning_db,
             tune_dim,
+            bind,
         } => {
             let tuning = tuning::options(tune, tuning_db, &tune_dim)?;
             if output.extension().and_then(|e| e.to_str()) != Some("relax") {
@@ -657,6 +693,7 @@ fn run(command: Command) -> Result<(), String> {
             let start = Instant::now();
             timing.ctx.report_stage(BuildStage::Import, 0);
             let mut m = model::read(&model, false)?;
+            m.module = bind::bind(m.module, &bind)?;
             let imported = start.elapsed();
             m.module = integer_products(m.module)?;
             m.module = precision.apply(m.module)?;
@@ -695,8 +732,16 @@ fn run(command: Command) -> Result<(), String> {
             precision,
             time_passes,
             tuning_db,
+            bind,
         } => {
-            let m = prepare(&model, precision, interp, time_passes, tuning_db.as_deref())?;
+            let m = prepare(
+                &model,
+                precision,
+                interp,
+                time_passes,
+                tuning_db.as_deref(),
+                &bind,
+            )?;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;
             let vm = VirtualMachine::new(exec);
@@ -742,8 +787,16 @@ fn run(command: Command) -> Result<(), String> {
             precision,
             time_passes,
             tuning_db,
+            bind,
         } => {
-            let m = prepare(&model, precision, false, time_passes, tuning_db.as_deref())?;
+            let m = prepare(
+                &model,
+                precision,
+                false,
+                time_passes,
+                tuning_db.as_deref(),
+                &bind,
+            )?;
             let compile = m.compile;
             let exec = &m.exec;
             let args = arguments(&m.main_params, &input, &m.params, &m.input_names)?;

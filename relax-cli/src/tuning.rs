@@ -24,23 +24,7 @@ pub fn options(
     if tune == 0 && !dims.is_empty() {
         return Err("--tune-dim binds a symbolic dim while tuning; give --tune N too".into());
     }
-    let mut parsed = HashMap::new();
-    for d in dims {
-        let (name, value) = d
-            .split_once('=')
-            .ok_or_else(|| format!("--tune-dim takes NAME=VALUE, found `{d}`"))?;
-        let v: i64 = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v| *v >= 0)
-            .ok_or_else(|| {
-                format!(
-                    "--tune-dim {name}: the value must be a non-negative integer, found `{value}`"
-                )
-            })?;
-        parsed.insert(name.trim().to_string(), v);
-    }
+    let parsed = parse_dims("--tune-dim", dims)?;
     let mut t = match (tune, db) {
         (0, None) => return Ok(None),
         (0, Some(db)) => Tuning::read_only(db),
@@ -48,6 +32,29 @@ pub fn options(
     };
     t.options.dims = parsed;
     Ok(Some(t))
+}
+
+/// `NAME=VALUE` pairs (`seq=128`) of the option `flag` (`--tune-dim`,
+/// `--bind`): each value a non-negative integer, each name given once.
+pub fn parse_dims(flag: &str, dims: &[String]) -> Result<HashMap<String, i64>, String> {
+    let mut parsed = HashMap::new();
+    for d in dims {
+        let (name, value) = d
+            .split_once('=')
+            .ok_or_else(|| format!("{flag} takes NAME=VALUE, found `{d}`"))?;
+        let v: i64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v| *v >= 0)
+            .ok_or_else(|| {
+                format!("{flag} {name}: the value must be a non-negative integer, found `{value}`")
+            })?;
+        if parsed.insert(name.trim().to_string(), v).is_some() {
+            return Err(format!("{flag} {name}: given twice"));
+        }
+    }
+    Ok(parsed)
 }
 
 /// The knobs the database at `path` holds for this machine's CPU and

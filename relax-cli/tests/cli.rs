@@ -960,3 +960,86 @@ class Module:
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--bind NAME=VALUE` compiles a symbolic model as its static twin:
+/// `run` and `bench` at the bound size compute what the symbolic build
+/// does, another size is refused by the argument check, and a bad or
+/// unknown binding is an error naming it.
+#[test]
+fn bind_fixes_a_symbolic_dim_before_the_build() {
+    let dir = std::env::temp_dir().join(format!("relax-cli-bind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("sym.py"),
+        r#"@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 3), dtype="float32")) -> R.Tensor(("n", 3), dtype="float32"):
+        n = T.int64()
+        y = R.nn.relu(x)
+        z = R.add(y, x)
+        return z
+"#,
+    )
+    .unwrap();
+    let write_x = |n: usize| {
+        let x = ndarray::Array2::from_shape_fn((n, 3), |(i, j)| i as f32 - j as f32);
+        x.write_npy(std::fs::File::create(dir.join("x.npy")).unwrap())
+            .unwrap();
+        x
+    };
+    let x = write_x(5);
+    ok(&relax(
+        &[
+            "run", "sym.py", "-i", "x=x.npy", "-o", "y.npy", "--bind", "n=5",
+        ],
+        &dir,
+    ));
+    let y =
+        ndarray::Array2::<f32>::read_npy(std::fs::File::open(dir.join("y.npy")).unwrap()).unwrap();
+    assert_eq!(y, x.mapv(|v| v.max(0.0) + v));
+    ok(&relax(
+        &[
+            "bench", "sym.py", "-i", "x=x.npy", "--runs", "2", "--bind", "n=5",
+        ],
+        &dir,
+    ));
+    ok(&relax(
+        &["compile", "sym.py", "-o", "bound.relax", "--bind", "n=5"],
+        &dir,
+    ));
+    ok(&relax(&["run", "bound.relax", "-i", "x=x.npy"], &dir));
+    write_x(4);
+    assert!(!relax(&["run", "bound.relax", "-i", "x=x.npy"], &dir)
+        .status
+        .success());
+    fails(
+        &relax(
+            &["run", "bound.relax", "-i", "x=x.npy", "--bind", "n=4"],
+            &dir,
+        ),
+        "give --bind to `relax compile`",
+    );
+    fails(
+        &relax(&["run", "sym.py", "-i", "x=x.npy", "--bind", "n"], &dir),
+        "--bind takes NAME=VALUE, found `n`",
+    );
+    fails(
+        &relax(&["run", "sym.py", "-i", "x=x.npy", "--bind", "n=-1"], &dir),
+        "--bind n: the value must be a non-negative integer, found `-1`",
+    );
+    fails(
+        &relax(
+            &[
+                "run", "sym.py", "-i", "x=x.npy", "--bind", "n=4", "--bind", "n=5",
+            ],
+            &dir,
+        ),
+        "--bind n: given twice",
+    );
+    fails(
+        &relax(&["run", "sym.py", "-i", "x=x.npy", "--bind", "m=4"], &dir),
+        "--bind: ",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -96,8 +96,14 @@
 //! Symbolic extents: a nest whose amount of work is not a constant gets
 //! both versions, chosen at run time by `if work >= PARALLEL_MIN_WORK`, so
 //! a batch of one does not pay the thread pool's dispatch. A `Vectorized`
-//! loop of symbolic extent is left to LLVM's loop vectorizer (the back
-//! end's rule), so no explicit remainder loop is needed for it.
+//! loop of symbolic extent is vector code in the back end (16-lane steps,
+//! then a scalar rest), so no explicit remainder loop is needed for it. A
+//! parallel loop over a symbolic outer axis (a batch, 1 at run time) is
+//! fused with the axis after it (`util::nest`), so the threads still share
+//! work; and a reshape's divisions by a symbolic extent,
+//! `(i·n + j) // n`, are simplified to `i` as a constant `n` would be
+//! (`symbolic_div.rs`), so a symbolic sequence length keeps the static
+//! twin's affine loads.
 //!
 //! Semantics are exact for cases 1 to 3: every output element still sees
 //! its init and then its updates in the original order of the reduce
@@ -122,6 +128,7 @@ mod knobs;
 mod nest;
 mod reduction;
 mod rows;
+mod symbolic_div;
 mod util;
 mod window;
 

@@ -1,16 +1,22 @@
 //! `Vectorized` loops as LLVM vector code.
 //!
-//! 1. What is vectorized here: a loop with a constant positive extent whose
-//!    body is a single `BufferStore` (what an elementwise block lowers to)
-//!    with no load guarded by a `Select` or `if_then_else`.
-//!    Its iterations run as the lanes of one vector step: see
+//! 1. What is vectorized here: a loop whose body is a single `BufferStore`
+//!    (what an elementwise block lowers to) with no load guarded by a
+//!    `Select` or `if_then_else`, of a constant positive extent or of a
+//!    symbolic one (a sequence length, a batch).
+//!    Its iterations run as the lanes of vector steps: see
 //!    [`super::memory`] for how each access becomes a vector load/store, a
 //!    broadcast or a gather/scatter.
-//! 2. Steps have at most [`MAX_LANES`] lanes: a longer loop runs a loop of
-//!    full steps and then one shorter step for the remainder.
+//! 2. Steps have at most [`MAX_LANES`] lanes: a longer constant loop runs a
+//!    loop of full steps and then one shorter step for the remainder. A
+//!    symbolic extent `n` runs `n / MAX_LANES` full steps while at least
+//!    that many iterations remain, then the `n % MAX_LANES` left over as a
+//!    scalar loop (the same body with the loop variable a scalar); a
+//!    negative extent runs nothing, as a serial loop would.
 //! 3. Two nested `Vectorized` loops that transpose are one block of
 //!    vectors transposed in registers ([`super::transpose`]).
-//! 4. Any other `Vectorized` loop is emitted as a scalar loop with
+//! 4. Any other `Vectorized` loop (a body of several statements, a
+//!    guarded load, a loop nested in a vector step) is emitted as a scalar loop with
 //!    `llvm.loop.vectorize.enable`, so LLVM's loop vectorizer decides.
 //! 5. The affine analysis that tells contiguous accesses apart, and the
 //!    test for guarded loads, are [`crate::tir::affine`]'s.
@@ -25,6 +31,7 @@ pub(super) use crate::tir::affine::{
 };
 use crate::tir::Stmt;
 use inkwell::values::IntValue;
+use inkwell::IntPredicate;
 use relax_runtime::Error;
 
 /// The most lanes of one vector step: a 512-bit register of `float32`;
@@ -44,12 +51,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             return Ok(());
         }
         let d = Self::loop_dtype(var)?;
-        let n = match (extent.as_int(), body) {
-            (Some(n), Stmt::BufferStore { value, .. })
-                if n > 0 && self.lanes.is_none() && !guarded_load_in(value, Some(var)) =>
-            {
-                n
-            }
+        let one_store = matches!(body, Stmt::BufferStore { value, .. }
+            if self.lanes.is_none() && !guarded_load_in(value, Some(var)));
+        let n = match extent.as_int() {
+            Some(n) if n > 0 && one_store => n,
+            None if one_store => return self.symbolic_vector_for(var, min, extent, body),
             _ => return self.hinted_for(var, min, extent, body),
         };
         let start = self.scalar_of(min, d)?;
@@ -76,6 +82,54 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             self.vector_step(var, base, rest as u32, done, body)?;
         }
         Ok(())
+    }
+
+    /// A vectorizable loop of symbolic extent (item 2 of the module docs):
+    /// full steps of [`MAX_LANES`], then a scalar loop over the rest.
+    fn symbolic_vector_for(
+        &mut self,
+        var: &TirVar,
+        min: &PrimExpr,
+        extent: &PrimExpr,
+        body: &Stmt,
+    ) -> Result<(), Error> {
+        let d = Self::loop_dtype(var)?;
+        let start = self.scalar_of(min, d)?;
+        let ext = self.scalar_of(extent, d)?;
+        let t = start.get_type();
+        let zero = t.const_zero();
+        // A negative extent runs nothing: counted as 0, so that the
+        // unsigned step count cannot wrap.
+        let ext = if d.is_int() {
+            let neg = self
+                .b
+                .build_int_compare(IntPredicate::SLT, ext, zero, "negative")
+                .ll()?;
+            self.b
+                .build_select(neg, zero, ext, "extent")
+                .ll()?
+                .into_int_value()
+        } else {
+            ext
+        };
+        let width = t.const_int(MAX_LANES as u64, false);
+        let steps = self.b.build_int_unsigned_div(ext, width, "steps").ll()?;
+        let aligned = gcd(known_divisor(min), MAX_LANES);
+        self.build_loop(zero, steps, d.is_int(), LoopHint::None, |g, s| {
+            let off = g.b.build_int_mul(s, width, "step").ll()?;
+            let base = g.b.build_int_add(start, off, "base").ll()?;
+            g.vector_step(var, base, MAX_LANES as u32, aligned, body)
+        })?;
+        let done = self.b.build_int_mul(steps, width, "done").ll()?;
+        let rest = self.b.build_int_add(start, done, "rest").ll()?;
+        let end = self.b.build_int_add(start, ext, "end").ll()?;
+        // At most MAX_LANES - 1 iterations: not worth LLVM's vectorizer.
+        self.build_loop(rest, end, d.is_int(), LoopHint::None, |g, i| {
+            let old = g.bind(var, i.into());
+            let r = g.stmt(body);
+            g.unbind(var, old);
+            r
+        })
     }
 
     fn hinted_for(

@@ -3,6 +3,7 @@
 
 use super::epilogue::Epilogue;
 use super::knobs::Knobs;
+use super::symbolic_div::divide_symbolic;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
 
@@ -166,10 +167,13 @@ impl Nest {
         // range: a reshape's flattened index, `(i·56 + j) // 56 % 4`, becomes
         // affine again (`i % 4`), so the loads the schedules look at are the
         // ones they can vectorize.
+        // Divisions by a symbolic extent first (`symbolic_div.rs`).
         let an = ranges(spatial.iter().chain(&reduce));
-        let value = &an.simplify(value);
-        let indices: &Vec<PrimExpr> = &indices.iter().map(|i| an.simplify(i)).collect();
-        let init = init.map(|v| an.simplify(&v));
+        let axes: Vec<Axis> = spatial.iter().chain(&reduce).cloned().collect();
+        let simplify = |e: &PrimExpr| an.simplify(&divide_symbolic(e, &axes));
+        let value = &simplify(value);
+        let indices: &Vec<PrimExpr> = &indices.iter().map(simplify).collect();
+        let init = init.map(|v| simplify(&v));
         // A reduction writes one element per spatial point and reads the
         // output only there; the init belongs to reductions.
         if reduce.is_empty() != init.is_none() {

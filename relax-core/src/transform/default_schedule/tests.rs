@@ -2540,6 +2540,78 @@ class Module:
     }
 
     /// `text` through the host pipeline for vectors of `bits`, printed.
+    /// A batched matmul over a symbolic batch (the Winograd product of a
+    /// model exported with a symbolic batch): its parallel loop runs over
+    /// the batch and the axis after it fused, so a batch of 1 still shares
+    /// its products out; the same at a constant batch of 1. The results
+    /// agree at batches 1 to 3, on both sides of the run-time guard, at
+    /// sizes that are not multiples of the tiles.
+    #[test]
+    fn a_batch_of_one_shares_the_next_axis_between_threads() {
+        let text = |batch: &str| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((9, 37, 117), dtype="float32"), x: R.Tensor(({batch}, 9, 117, 49), dtype="float32")) -> R.Tensor(({batch}, 9, 37, 49), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor(({batch}, 9, 37, 49), dtype="float32") = R.matmul(a, x, out_dtype="void")
+            R.output(y)
+        return y
+"#
+            )
+        };
+        for (batch, sizes) in [("\"n\"", vec![1, 2, 3]), ("1", vec![1])] {
+            let text = text(batch);
+            let s = scheduled(&text, 512);
+            assert!(s.contains("_fused in T.parallel("), "{s}");
+            assert!(!s.contains("in T.parallel(n):"), "{s}");
+            assert!(!s.contains("in T.parallel(1):"), "{s}");
+            let cases: Vec<_> = sizes
+                .into_iter()
+                .map(|n| vec![vec![9, 37, 117], vec![n, 9, 117, 49]])
+                .collect();
+            agree(&text, &cases, 1e-5);
+        }
+        // Too little work for threads: no parallel loop at all.
+        let small = text("\"n\"").replace("117", "5");
+        let cases = [vec![vec![9, 37, 5], vec![2, 9, 5, 49]]];
+        agree(&small, &cases, 1e-5);
+    }
+
+    /// A reshape and transpose over a symbolic batch and sequence length
+    /// (a decoder's heads split off): the reshape's divisions by `s`
+    /// simplify as they do with `s` constant, so no index divides by it
+    /// inside a row and the loads are vectors; the results agree at odd
+    /// lengths, on both sides of the run-time guard.
+    #[test]
+    fn a_reshape_over_a_symbolic_length_indexes_without_dividing() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("b", "s", 64), dtype="float32")) -> R.Tensor(("b", 2, "s", 32), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        with R.dataflow():
+            y: R.Tensor((b, s, 2, 32), dtype="float32") = R.reshape(x, R.shape([b, s, 2, 32]))
+            z: R.Tensor((b, 2, s, 32), dtype="float32") = R.permute_dims(y, axes=[0, 2, 1, 3])
+            w: R.Tensor((b, 2, s, 32), dtype="float32") = R.multiply(z, R.const(0.5, "float32"))
+            R.output(w)
+        return w
+"#;
+        let s = scheduled(text, 512);
+        // Without a loop fused for threads, the load is affine in every
+        // loop (the fused parallel loop divides once per row of 32).
+        assert!(s.contains("x[ax0, ax2, ax1 * 32 + ax3_1]"), "{s}");
+        let cases: Vec<_> = [(1, 1), (2, 17), (1, 33), (3, 5), (2, 8193)]
+            .into_iter()
+            .map(|(b, s)| vec![vec![b, s, 64]])
+            .collect();
+        agree(text, &cases, 0.0);
+    }
+
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();

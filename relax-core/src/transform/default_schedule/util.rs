@@ -104,7 +104,20 @@ pub(super) fn for_(
 
 /// Serial loops over `axes` (their own loop variables) around `body`, the
 /// outermost of kind `outer` when given.
+///
+/// A `Parallel` outermost loop whose extent is symbolic (a batch, often 1
+/// at run time) or a constant below [`FUSE_PARALLEL_BELOW`] would leave the
+/// threads idle: it is fused with the next axis into one parallel loop
+/// over both, each variable bound from the fused one (`a = f // e₁`,
+/// `b = f % e₁`), so that the symbolic dim stays outermost and the threads
+/// share the axis after it.
 pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
+    let few = |a: &Axis| a.extent.as_int().is_none_or(|e| e < FUSE_PARALLEL_BELOW);
+    if let ([a, b, rest @ ..], Some(ForKind::Parallel)) = (axes, outer) {
+        if few(a) {
+            return fused_parallel(a, b, nest(rest, body, None));
+        }
+    }
     axes.iter().enumerate().rev().fold(body, |body, (k, a)| {
         let kind = match outer {
             Some(kind) if k == 0 => kind,
@@ -112,6 +125,32 @@ pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
         };
         for_(&a.loop_var, zero(a), a.extent.clone(), kind, body)
     })
+}
+
+/// The smallest constant extent of a parallel loop that [`nest`] leaves as
+/// it is: a few iterations a thread.
+pub(super) const FUSE_PARALLEL_BELOW: i64 = 8;
+
+/// One parallel loop over the axes `a` and `b` (`b` varying fastest)
+/// around `body`, which reads their loop variables.
+fn fused_parallel(a: &Axis, b: &Axis, body: Stmt) -> Stmt {
+    let dt = a.loop_var.dtype();
+    let f = TirVar::with_dtype(
+        format!("{}_{}_fused", a.loop_var.name(), b.loop_var.name()),
+        dt,
+    );
+    let an = Analyzer::new();
+    let eb = b.extent.clone().cast(dt);
+    let total = an.simplify(&(a.extent.clone().cast(dt) * eb.clone()));
+    let fe = PrimExpr::var(&f);
+    let bind = |var: &TirVar, value: PrimExpr, body: Stmt| Stmt::LetStmt {
+        var: var.clone(),
+        value: an.simplify(&value).cast(var.dtype()),
+        body: Box::new(body),
+    };
+    let body = bind(&b.loop_var, fe.clone().floormod(eb.clone()), body);
+    let body = bind(&a.loop_var, fe.floordiv(eb), body);
+    for_(&f, PrimExpr::int_of(dt, 0), total, ForKind::Parallel, body)
 }
 
 /// Every `BufferLoad` in `e`, including those inside indices.
