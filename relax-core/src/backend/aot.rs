@@ -9,7 +9,7 @@
 //! 2. lowers each with the frontend the macros use, so the same checks run
 //!    and the same messages come out, rendered as `file:line:column: error:`
 //!    ([`SourceError`]);
-//! 3. compiles each module for [`Target::host()`]: the default pipeline,
+//! 3. compiles each module for [`Target::host()`](super::Target::host): the default pipeline,
 //!    VM code generation, and object files from the LLVM back end, one per
 //!    module and CPU level ([`cpu_variants`]): on x86-64 every kernel is
 //!    scheduled (`DefaultSchedule::for_cpu`: register tiles for the
@@ -51,7 +51,7 @@ pub use registry::{artifact_source, CpuVariant, KernelLink};
 pub use scan::{scan, DslItem};
 pub use shared::{link_shared, TRAMPOLINE_C};
 
-use super::{pipeline, vm, Target};
+use super::{host_pipeline_unscheduled, vm};
 use crate::analysis::well_formed;
 use crate::codegen::llvm::{emit_objects_reporting, CodegenOptions, ObjectPart};
 use crate::frontend::codegen::aot::{aot_env_var, aot_key, artifact_hash};
@@ -645,7 +645,7 @@ pub fn cpu_variants(native_cpu: bool) -> Vec<CpuVariant> {
     }
 }
 
-/// Compiles `lowered` as `relax::build` does for [`Target::host()`], with
+/// Compiles `lowered` as `relax::build` does for [`Target::host()`](super::Target::host), with
 /// the kernels emitted into an object file under symbols that start with
 /// `prefix`.
 pub fn compile_module(
@@ -661,7 +661,7 @@ pub fn compile_module(
     )
 }
 
-/// Compiles `module` as `relax::build` does for [`Target::host()`], with
+/// Compiles `module` as `relax::build` does for [`Target::host()`](super::Target::host), with
 /// the kernels emitted into one object file per CPU level of `variants`
 /// (best first) under symbols that start with `prefix` (plus each
 /// level's suffix), the pipeline run in `ctx` (whose instruments see
@@ -694,7 +694,7 @@ pub fn compile_ir_module_tuned(
     // gets for its own vector width (`DefaultSchedule::for_cpu`); the VM
     // code does not depend on them.
     ctx.report_stage(BuildStage::Passes, 0);
-    let compiled = pipeline(&Target::tir_interpreter()).run_in(module.clone(), ctx)?;
+    let compiled = host_pipeline_unscheduled().run_in(module.clone(), ctx)?;
     ctx.report_stage(BuildStage::Lower, 0);
     well_formed(&compiled).map_err(Error::Compile)?;
     let (tuned, report) = match tuning {

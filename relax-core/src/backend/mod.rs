@@ -30,7 +30,7 @@ mod native;
 mod pipeline;
 pub mod vm;
 
-pub use pipeline::{fuse_ops, fuse_tir, legalize_ops, pipeline};
+pub use pipeline::{fuse_ops, fuse_tir, host_pipeline_unscheduled, legalize_ops, pipeline};
 
 use crate::analysis::well_formed;
 use crate::ir::IRModule;

@@ -24,7 +24,9 @@
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
 //! `Target::interpreter()` is the oracle and runs steps 0, 4 and 6 only: its
-//! op calls stay op calls, run on the reference kernels.
+//! op calls stay op calls, run on the reference kernels. Ahead-of-time
+//! compilation runs steps 0 to 6 as the host does
+//! ([`host_pipeline_unscheduled`]), then step 7 once per CPU level.
 
 use super::{Target, TargetKind};
 use crate::transform::{
@@ -63,17 +65,7 @@ pub fn pipeline(target: &Target) -> Sequential {
             .with(FoldConstant)
             .with(DeadCodeElimination::default());
     }
-    let mut passes = Sequential::new().with(LambdaLift);
-    if target.kind == TargetKind::Host {
-        passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
-    }
-    let passes = passes
-        .with(legalize_ops())
-        .with(AnnotateTIROpPattern)
-        .with(FoldConstant)
-        .with(fuse_ops())
-        .with(fuse_tir())
-        .with(DeadCodeElimination::default());
+    let passes = graph_passes(target.kind == TargetKind::Host);
     let tuned = |s: DefaultSchedule| match &target.tuned {
         Some(t) => s.with_tuned(t.clone()),
         None => s,
@@ -85,4 +77,27 @@ pub fn pipeline(target: &Target) -> Sequential {
         (TargetKind::Host, None) => passes.with(tuned(DefaultSchedule::for_host())),
         _ => passes,
     }
+}
+
+/// The host pipeline without its loop schedules (steps 0 to 6): what
+/// ahead-of-time compilation (`relax::aot`, `relax compile`) runs before
+/// each CPU level's kernels get `DefaultSchedule` for that level's vector
+/// width. Winograd convolutions included, as `relax::build` has them.
+pub fn host_pipeline_unscheduled() -> Sequential {
+    graph_passes(true)
+}
+
+/// Steps 0 to 6, with step 1 when `winograd`.
+fn graph_passes(winograd: bool) -> Sequential {
+    let mut passes = Sequential::new().with(LambdaLift);
+    if winograd {
+        passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
+    }
+    passes
+        .with(legalize_ops())
+        .with(AnnotateTIROpPattern)
+        .with(FoldConstant)
+        .with(fuse_ops())
+        .with(fuse_tir())
+        .with(DeadCodeElimination::default())
 }

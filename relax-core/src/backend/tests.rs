@@ -428,6 +428,9 @@ fn the_pipeline_has_the_zero_pipeline_order() {
     assert_eq!(pipeline(&Target::tir_interpreter()).pass_names(), zero);
     let mut host = zero.to_vec();
     host.splice(1..1, ["Conv2dWinograd", "FoldConstant"]);
+    // Ahead of time, the host's passes before its schedules, which each
+    // CPU level gets for its own vector width.
+    assert_eq!(super::host_pipeline_unscheduled().pass_names(), host);
     host.push("DefaultSchedule");
     assert_eq!(pipeline(&Target::host()).pass_names(), host);
 }

@@ -490,3 +490,29 @@ fn the_default_rule_picks_the_tile_by_image_and_channels() {
     let after = Conv2dWinograd::default().run(case.module()).unwrap();
     assert!(calls(&after).contains(&"winograd_output_transform".to_string()));
 }
+
+/// Ahead of time (`relax::aot`, `relax compile`), a convolution where
+/// Winograd wins is compiled as `relax::build` compiles it for the host:
+/// through the tile transforms, not as a direct convolution.
+#[cfg(all(feature = "syntax", feature = "llvm"))]
+#[test]
+fn ahead_of_time_compilation_uses_winograd_as_the_host_build_does() {
+    use crate::backend::aot::{compile_ir_module, cpu_variants};
+    use crate::transform::PassContext;
+    let m = Case::new(16, 16, 14, 14, 1).module();
+    let compiled = compile_ir_module(
+        &m,
+        "relax_winograd",
+        &cpu_variants(false),
+        &PassContext::new(),
+    )
+    .unwrap();
+    let names: Vec<&str> = compiled.kernels.iter().map(|k| k.name.as_str()).collect();
+    for transform in ["winograd_input_transform", "winograd_output_transform"] {
+        assert!(
+            names.iter().any(|n| n.contains(transform)),
+            "{transform} not among {names:?}"
+        );
+    }
+    assert!(!names.iter().any(|n| n.contains("conv2d")), "{names:?}");
+}
