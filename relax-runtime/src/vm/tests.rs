@@ -1586,13 +1586,17 @@ impl crate::native::NativeKernel for AddOne {
 /// `add_one_inplace(A: (n,), n)`: A += 1, in place; remembers where A was.
 struct AddOneInPlace;
 
-static IN_PLACE_AT: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+std::thread_local! {
+    /// Per test thread: the tests that run this kernel run in parallel, and
+    /// the VM calls a kernel on the calling thread.
+    static IN_PLACE_AT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 impl crate::native::NativeKernel for AddOneInPlace {
     fn call(&self, inputs: &[&Tensor], outputs: &mut [Tensor], _: &[i64]) -> Result<(), String> {
         assert!(inputs.is_empty(), "A is written, so it is passed last");
         let a = outputs[0].bytes_mut().ok_or("shared output")?;
-        *IN_PLACE_AT.lock().unwrap() = a.as_ptr() as usize;
+        IN_PLACE_AT.with(|at| at.set(a.as_ptr() as usize));
         for v in a.chunks_exact_mut(4) {
             let x = f32::from_le_bytes(v.try_into().unwrap()) + 1.0;
             v.copy_from_slice(&x.to_le_bytes());
@@ -1724,7 +1728,7 @@ fn native_inplace_writes_a_moved_last_reference_without_copying() {
     assert_eq!(values_f32(&z), vec![3.0, 4.0, 5.0]);
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
     // The kernel wrote `y`'s own buffer, which is the result.
-    let at = *IN_PLACE_AT.lock().unwrap();
+    let at = IN_PLACE_AT.with(|at| at.get());
     assert_eq!(z.as_tensor().unwrap().as_bytes().as_ptr() as usize, at);
     // Bytes keep the in-place call.
     let back = Executable::from_bytes(&e.to_bytes()).unwrap();
