@@ -640,14 +640,15 @@ impl VirtualMachine {
             })?;
             written.push(Some(t));
         }
-        let mut inputs = Vec::with_capacity(args.len());
+        // The arguments read, in argument order (those written in place are
+        // `written`).
+        let mut inputs: Vec<&Tensor> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             if places.contains(&i) {
-                inputs.push(None);
                 continue;
             }
             match frame.operand(&self.exec, a, at)? {
-                Cow::Borrowed(Value::Tensor(t)) => inputs.push(Some(t)),
+                Cow::Borrowed(Value::Tensor(t)) => inputs.push(t),
                 other => {
                     return Err(Error::Mismatch {
                         context: format!("argument {i} of native kernel `{name}`"),
@@ -707,17 +708,20 @@ impl VirtualMachine {
         if nothing_to_write {
             // Nothing to run.
         } else if places.is_empty() {
-            let inputs: Vec<&Tensor> = inputs.iter().flatten().copied().collect();
             kernel
                 .call(&inputs, &mut outs, &scalar_values)
                 .map_err(kernel_error)?;
         } else {
+            // The buffers in parameter order: each argument read or written,
+            // then the fresh outputs.
             let mut in_place = written.iter_mut().flatten();
-            let mut buffers = Vec::with_capacity(inputs.len() + outs.len());
-            for input in &inputs {
-                buffers.push(match input {
-                    Some(t) => KernelBuffer::Read(t),
-                    None => KernelBuffer::Write(in_place.next().expect("one per place")),
+            let mut read = inputs.iter();
+            let mut buffers = Vec::with_capacity(args.len() + outs.len());
+            for i in 0..args.len() {
+                buffers.push(if places.contains(&i) {
+                    KernelBuffer::Write(in_place.next().expect("one per place"))
+                } else {
+                    KernelBuffer::Read(read.next().expect("one per argument read"))
                 });
             }
             buffers.extend(outs.iter_mut().map(KernelBuffer::Write));
@@ -725,10 +729,10 @@ impl VirtualMachine {
                 .call_buffers(&mut buffers, &scalar_values)
                 .map_err(kernel_error)?;
         }
-        let mut results = Vec::with_capacity(inplace_indices.len().max(outs.len()));
-        if inplace_indices.is_empty() {
-            results.append(&mut outs);
+        let mut results = if inplace_indices.is_empty() {
+            outs
         } else {
+            let mut results = Vec::with_capacity(inplace_indices.len());
             let mut fresh = outs.into_iter();
             for &i in inplace_indices {
                 let t = match usize::try_from(i) {
@@ -745,7 +749,8 @@ impl VirtualMachine {
                 };
                 results.push(t);
             }
-        }
+            results
+        };
         for t in &results {
             self.output_pool.keep(t);
         }
