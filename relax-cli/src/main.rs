@@ -4,7 +4,7 @@
 //! ```text
 //! relax import model.onnx -o model.py      ONNX to TVMScript (or -o model.rs: the DSL)
 //! relax check  model.{onnx,py}             well-formedness, every diagnostic
-//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…] [--bind NAME=VALUE …]
+//! relax print  model.{onnx,py} [--passes LegalizeOps,FuseOps,…] [--pipeline] [--bind NAME=VALUE …]
 //! relax compile model.{onnx,py} -o model.relax [--precision f32|f16|bf16] [--cpu LEVEL]
 //!              [--time-passes] [--tune N] [--tuning-db PATH] [--tune-dim NAME=VALUE …]
 //!              [--bind NAME=VALUE …]
@@ -134,6 +134,12 @@ enum Command {
         /// help` lists them).
         #[arg(long, value_delimiter = ',')]
         passes: Vec<String>,
+        /// Then run the passes `run` and `bench` build with for this
+        /// machine (the integer products, then the host pipeline through
+        /// `DefaultSchedule`): prints the scheduled kernels the build
+        /// compiles.
+        #[arg(long)]
+        pipeline: bool,
         /// Bind a symbolic dim to a constant first, `NAME=VALUE`, as for
         /// `compile`; repeatable.
         #[arg(long)]
@@ -657,6 +663,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Print {
             model,
             passes,
+            pipeline,
             bind,
         } => {
             if passes.iter().any(|p| p == "help") {
@@ -667,6 +674,13 @@ fn run(command: Command) -> Result<(), String> {
             let mut module = bind::bind(m.module, &bind)?;
             for name in &passes {
                 module = passes::run(name, module)?;
+            }
+            if pipeline {
+                use relax_core::transform::Pass as _;
+                module = integer_products(module)?;
+                module = relax_core::backend::pipeline(&Target::host())
+                    .run(module)
+                    .map_err(|e| format!("the build pipeline: {e}"))?;
             }
             out!("{module}");
             Ok(())

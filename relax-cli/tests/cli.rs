@@ -80,6 +80,14 @@ fn import_check_run_and_print_a_model() {
         &dir,
     ));
     assert!(printed.contains("R.call_tir(cls.conv2d"), "{printed}");
+    // `--pipeline`: the module the build compiles, its kernels scheduled
+    // (the convolution as a packed GEMM with vector loops) and no Relax
+    // op left uncalled.
+    let built = ok(&relax(&["print", "model.py", "--pipeline"], &dir));
+    assert!(
+        built.contains("B_pack") && built.contains("T.vectorized(") && !built.contains("R.nn."),
+        "{built}"
+    );
     let dot = ok(&relax(&["dot", "model.py", "--fuse"], &dir));
     assert!(
         dot.starts_with("digraph \"main\"") && dot.contains("subgraph cluster_1"),
