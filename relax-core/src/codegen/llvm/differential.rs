@@ -54,7 +54,9 @@ const MODULES: &[(&str, &str)] = &[
     ("half_ops", HALF_OPS),
 ];
 
-/// Integer arithmetic, casts and loop kinds over a symbolic extent.
+/// Integer arithmetic, casts and loop kinds over a symbolic extent; 8- and
+/// 16-bit bitwise operations converted to wider types (which the JIT runs
+/// in 32-bit lanes), with shift amounts in and out of range.
 const INTEGER_OPS: &str = r#"
 @I.ir_module
 class Module:
@@ -69,6 +71,18 @@ class Module:
             C[i, 4] = T.Cast("int32", T.Cast("float32", A[i]) / T.float32(3.0))
             C[i, 5] = T.Select(A[i] < B[i] and not A[i] == T.int32(0), T.int32(1), T.int32(0))
             D[i] = T.Cast("float32", A[i] % T.int32(7)) * T.float32(0.5) + T.sqrt(T.fabs(T.Cast("float32", B[i])))
+
+    @T.prim_func
+    def narrow_bitwise(A: T.Buffer((n,), "int32"), B: T.Buffer((n,), "int32"), F: T.Buffer((n, 3), "float32"), G: T.Buffer((n, 2), "int32"), V: T.Buffer((n,), "float32")):
+        n = T.int64()
+        for i in range(n):
+            F[i, 0] = T.Cast("float32", T.bitwise_and(T.shift_right(T.Cast("uint8", A[i] * T.int32(13)), T.Cast("uint8", B[i])), T.uint8(15)))
+            F[i, 1] = T.Cast("float32", T.shift_right(T.Cast("int8", A[i] * T.int32(7)), T.Cast("int8", B[i])))
+            F[i, 2] = T.Cast("float32", T.bitwise_xor(T.Cast("int16", A[i] * T.int32(3001)), T.bitwise_or(T.Cast("int16", B[i]), T.int16(-256))))
+            G[i, 0] = T.Cast("int32", T.shift_right(T.Cast("uint16", A[i] * T.int32(4099)), T.Cast("uint16", B[i] + T.int32(10))))
+            G[i, 1] = T.Cast("int32", T.shift_left(T.Cast("uint8", A[i] * T.int32(13)), T.Cast("uint8", B[i] % T.int32(9))))
+        for i in T.vectorized(n):
+            V[i] = T.Cast("float32", T.bitwise_and(T.shift_right(T.Cast("uint8", A[i] * T.int32(13)), T.Cast("uint8", B[i] % T.int32(10))), T.uint8(15))) - T.float32(8.0)
 "#;
 
 /// `float16` and `bfloat16`: vectorized elementwise arithmetic and
@@ -293,7 +307,7 @@ fn interpreter_and_jit_agree() {
         }
     }
     // Every PrimFunc of every module (a parse that dropped one would show).
-    assert_eq!(count, 19);
+    assert_eq!(count, 20);
 }
 
 /// Vectorized loops of a symbolic extent (full 16-lane steps, then a

@@ -87,6 +87,14 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         e: &PrimExpr,
         dtype: DataType,
     ) -> Result<BasicValueEnum<'ctx>, Error> {
+        if let Some((name, args)) = promotable(e, dtype) {
+            // Integer promotion, as C does it: the narrow operation runs in
+            // 32-bit lanes, since its result is widened anyway (Q4_0's
+            // nibbles, shifted and masked, then converted to float).
+            let wide = DataType::i32();
+            let v = self.intrinsic(name, args, wide)?;
+            return self.convert(v, wide, dtype);
+        }
         let v = self.expr(e)?;
         self.convert(v, e.dtype(), dtype)
     }
@@ -626,4 +634,26 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .basic()
             .ok_or_else(|| internal(format!("{name} returned no value")))
     }
+}
+
+/// `e` as a bitwise operation on 8- or 16-bit integers that may run on
+/// their 32-bit extensions when the result is converted to `to`, a wider
+/// integer or a float: `bitwise_and`, `bitwise_or`, `bitwise_xor` and
+/// `shift_right`, with every operand of `e`'s own dtype, commute with
+/// sign or zero extension (a right shift by an amount in `[bits, 32)`
+/// gives 0, or the sign, both ways; further out, the fallback is the same).
+/// Not `shift_left` or `bitwise_not`, whose high bits differ.
+fn promotable(e: &PrimExpr, to: DataType) -> Option<(&str, &[PrimExpr])> {
+    let PrimExprKind::Call(name, args) = e.kind() else {
+        return None;
+    };
+    let d = e.dtype().element_of();
+    let narrow = d.is_integer() && !d.is_bool() && matches!(d.bits(), 8 | 16);
+    let widened = (to.is_float() && !to.is_half()) || (to.is_integer() && to.bits() > d.bits());
+    let commutes = matches!(
+        name.as_str(),
+        "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_right"
+    );
+    let same = args.iter().all(|a| a.dtype().element_of() == d);
+    (narrow && widened && commutes && same).then_some((name.as_str(), args.as_slice()))
 }

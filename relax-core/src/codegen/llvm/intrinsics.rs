@@ -342,14 +342,26 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         if !name.starts_with("shift_") {
             return self.b.build_binop(op, x, k, "bitwise").ll();
         }
-        let bits = self.constant_like(k, i64::from(dtype.bits()))?;
+        self.shift(op, x, k, dtype.bits())
+    }
+
+    /// `x op k` for a shift `op` on integers of `bits` bits, an amount
+    /// outside `[0, bits)` giving 0, or the sign for `ashr`.
+    fn shift(
+        &mut self,
+        op: Op,
+        x: BasicValueEnum<'ctx>,
+        k: BasicValueEnum<'ctx>,
+        bits: u16,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let width = self.constant_like(k, i64::from(bits))?;
         // Unsigned: a negative amount is out of range too.
-        let in_range = self.icmp(IntPredicate::ULT, k, bits)?;
+        let in_range = self.icmp(IntPredicate::ULT, k, width)?;
         let zero = self.constant_like(k, 0)?;
         let safe = self.select(in_range, k, zero)?;
         let shifted = self.b.build_binop(op, x, safe, "shift").ll()?;
         let fallback = if op == Op::AShr {
-            let top = self.constant_like(k, i64::from(dtype.bits()) - 1)?;
+            let top = self.constant_like(k, i64::from(bits) - 1)?;
             self.b.build_binop(Op::AShr, x, top, "sign").ll()?
         } else {
             zero
