@@ -40,10 +40,16 @@
 //!
 //! 1. For `|x| < 1.5`, the Taylor series `2/√π · x · Σ (-x²)ⁿ / (n!·(2n+1))`
 //!    to `n = 16` (the first term left out is below `2e-11`).
-//! 2. For `|x| >= 1.5`, `1 - e^{-x²}/√π · 1/K` with the continued fraction
-//!    `K = |x| + (1/2)/(|x| + 1/(|x| + (3/2)/(|x| + …)))` of `erfc`, 20 levels
-//!    deep, evaluated from the bottom, and `x`'s sign. From `|x| = 3.92`
-//!    the result rounds to ±1; `±inf` gives ±1.
+//! 2. For `|x| >= 1.5`, `1 - e^{-x²} · u · h(u)` with `u = 1/|x|`, and
+//!    `x`'s sign. `h(u) = |x| · erfc|x| · e^{x²}` (which tends to `1/√π`)
+//!    is a polynomial of degree 9 in `u`, fitted by least squares in the
+//!    relative error at Chebyshev nodes of `u ∈ [0.1, 2/3]` (`|x|` from 1.5
+//!    to 10) to `erfc` in `f64`: within 8e-9 relative there, so the tail
+//!    `erfc|x| ≤ 0.034` errs by far less than an ulp of the result. One
+//!    division, where a continued fraction of `erfc` takes twenty. From
+//!    `|x| = 3.92` the result rounds to ±1, and past 10, where the fit
+//!    ends, `e^{-x²}` is below `float32`'s smallest normal; `±inf` gives
+//!    ±1.
 
 use super::stmt::FuncGen;
 use super::types::{internal, Ll};
@@ -81,8 +87,20 @@ const TANH_SERIES: [f64; 7] = [
 
 /// The last `n` of `erf`'s series.
 const ERF_SERIES_TERMS: u32 = 16;
-/// The depth of `erfc`'s continued fraction.
-const ERF_FRACTION_LEVELS: u32 = 20;
+/// `h(u)`'s coefficients, of `u⁰` first (see the module docs), from
+/// `numpy.linalg.lstsq` on 600 Chebyshev nodes, weighted by `1/h`.
+const ERFC_TAIL: [f64; 10] = [
+    0.564_197_341_237_664,
+    -0.000_297_205_197_252_653_5,
+    -0.277_305_229_620_614_7,
+    -0.042_293_056_339_153_874,
+    0.644_106_866_916_247_6,
+    -0.664_424_548_735_010_9,
+    -0.202_844_258_873_376_2,
+    1.011_756_332_191_816,
+    -0.866_880_706_298_806_3,
+    0.262_907_216_184_627_04,
+];
 
 /// `(-1)ⁿ / (n!·(2n+1))`, the series coefficient of `x^{2n}` in `erf x /
 /// (2x/√π)`.
@@ -193,20 +211,20 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let scale = c(self, std::f64::consts::FRAC_2_SQRT_PI)?;
         let xs = self.fop(Op::FMul, x, scale)?;
         let small = self.fop(Op::FMul, xs, q)?;
-        // 2. 1 - e^{-x²} / (√π K), K the continued fraction of erfc.
-        let mut t = a;
-        for k in (1..=ERF_FRACTION_LEVELS).rev() {
-            let num = c(self, f64::from(k) / 2.0)?;
-            let d = self.fop(Op::FDiv, num, t)?;
-            t = self.fop(Op::FAdd, a, d)?;
+        // 2. 1 - e^{-x²} · u · h(u), u = 1/|x|, h by Horner.
+        let one = c(self, 1.0)?;
+        let u = self.fop(Op::FDiv, one, a)?;
+        let mut h = c(self, ERFC_TAIL[ERFC_TAIL.len() - 1])?;
+        for &k in ERFC_TAIL.iter().rev().skip(1) {
+            h = self.fop(Op::FMul, h, u)?;
+            let k = c(self, k)?;
+            h = self.fop(Op::FAdd, h, k)?;
         }
         let zero = c(self, 0.0)?;
         let neg_a2 = self.fop(Op::FSub, zero, x2)?;
         let e = self.exp_f32(neg_a2)?;
-        let tail = self.fop(Op::FDiv, e, t)?;
-        let inv_sqrt_pi = c(self, 1.0 / std::f64::consts::PI.sqrt())?;
-        let tail = self.fop(Op::FMul, tail, inv_sqrt_pi)?;
-        let one = c(self, 1.0)?;
+        let eu = self.fop(Op::FMul, e, u)?;
+        let tail = self.fop(Op::FMul, eu, h)?;
         let large = self.fop(Op::FSub, one, tail)?;
         let large = self.call_intrinsic("llvm.copysign", &[large, x])?;
         let bound = c(self, 1.5)?;
