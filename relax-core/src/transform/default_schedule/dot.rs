@@ -206,7 +206,12 @@ impl Nest {
     /// load of the operand that does not depend on the row (a weight row
     /// of `x · wᵀ`); the rows that do not fill a block go one by one, their
     /// columns in parallel when the nest is (a matrix-vector product has
-    /// no block of rows to share out).
+    /// no block of rows to share out). When one batch axis too short to
+    /// share out (fewer than [`FUSE_PARALLEL_BELOW`] iterations, or
+    /// symbolic) is all there is around them, the threads take (batch,
+    /// column) pairs, each running its blocks of rows.
+    ///
+    /// [`FUSE_PARALLEL_BELOW`]: super::util::FUSE_PARALLEL_BELOW
     pub(super) fn dot_reduction(&self, parallel: bool) -> Stmt {
         let n = self.spatial.len();
         if n < 2 {
@@ -221,6 +226,36 @@ impl Nest {
         let tiles = an.simplify(&i.extent.clone().floordiv(rows.clone()));
         let full = an.simplify(&(tiles.clone() * rows.clone()));
         let rest = an.simplify(&(i.extent.clone() - full.clone()));
+        let few = |a: &super::nest::Axis| {
+            a.extent
+                .as_int()
+                .is_none_or(|e| e < super::util::FUSE_PARALLEL_BELOW)
+        };
+        if parallel && batch.len() == 1 && few(&batch[0]) {
+            // One batch axis too short to share out (a batch of one: a
+            // softmax's rows over (batch, heads, query)): the threads take
+            // (batch, column) pairs instead, each running its rows.
+            let mut per_column = Vec::new();
+            if !is_zero(&tiles) {
+                let io = fresh(&i.loop_var, "_o");
+                let mut map = identity(batch);
+                map.insert(j.var.clone(), PrimExpr::var(&j.loop_var));
+                let i0 = PrimExpr::var(&io) * rows.clone();
+                let block = self.dot_block(&map, Some((i, i0)));
+                let zero_i = PrimExpr::int_of(idt, 0);
+                per_column.push(for_(&io, zero_i, tiles, ForKind::Serial, block));
+            }
+            if !is_zero(&rest) {
+                let it = fresh(&i.loop_var, "_t");
+                let mut map = identity(batch);
+                map.insert(i.var.clone(), PrimExpr::var(&it));
+                map.insert(j.var.clone(), PrimExpr::var(&j.loop_var));
+                let block = self.dot_block(&map, None);
+                per_column.push(for_(&it, full, rest, ForKind::Serial, block));
+            }
+            let axes = [batch[0].clone(), j.clone()];
+            return nest(&axes, seq(per_column), Some(ForKind::Parallel));
+        }
         let mut body = Vec::new();
         if !is_zero(&tiles) {
             let (io, jl) = (fresh(&i.loop_var, "_o"), fresh(&j.loop_var, ""));
