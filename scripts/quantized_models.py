@@ -53,6 +53,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -118,7 +119,8 @@ class Calibration:
 def make_variants(src_folder, out_folder, feeds, variants):
     from onnxruntime.quantization import QuantFormat, quantize_dynamic, quantize_static
 
-    src = os.path.join(src_folder, "model.onnx")
+    src = os.path.abspath(os.path.join(src_folder, "model.onnx"))
+    out_folder = os.path.abspath(out_folder)
     paths = {"fp32": src}
     os.makedirs(out_folder, exist_ok=True)
     # onnxruntime's recommended pre-processing (shape inference, constant
@@ -131,12 +133,19 @@ def make_variants(src_folder, out_folder, feeds, variants):
         # it writes to its temporary folder).
         inline = os.path.join(out_folder, "inline.onnx")
         onnx.save(onnx.load(src), inline)
-        try:
-            quant_pre_process(inline, pre, skip_symbolic_shape=False)
-        except Exception:
-            # BERT's symbolic sequence length defeats onnxruntime's symbolic
-            # shape inference; ONNX's own shape inference is enough.
-            quant_pre_process(inline, pre, skip_symbolic_shape=True)
+        # Its symbolic shape inference writes scratch files into the
+        # working directory: run it in a temporary one.
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as scratch:
+            os.chdir(scratch)
+            try:
+                quant_pre_process(inline, pre, skip_symbolic_shape=False)
+            except Exception:
+                # BERT's symbolic sequence length defeats onnxruntime's
+                # symbolic shape inference; ONNX's own is enough.
+                quant_pre_process(inline, pre, skip_symbolic_shape=True)
+            finally:
+                os.chdir(cwd)
     for v in variants:
         if v == "fp32":
             continue
