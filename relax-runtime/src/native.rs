@@ -163,6 +163,12 @@ impl CompiledKernel {
                     .as_mut_ptr(),
             });
         }
+        self.enter(&ptrs, scalars)
+    }
+
+    /// Calls the entry point on one pointer per buffer, in parameter
+    /// order, and turns its return code into a result.
+    fn enter(&self, ptrs: &[*mut u8], scalars: &[i64]) -> Result<(), String> {
         // SAFETY: the VM checked every shape against the PrimFunc's
         // signature before this call, the written buffers are uniquely
         // owned, and the read ones are only read by generated code.
@@ -209,13 +215,6 @@ impl NativeKernel for CompiledKernel {
                 .ok_or_else(|| format!("{}: an output buffer is shared", self.symbol))?;
             *p = bytes.as_mut_ptr();
         }
-        // SAFETY: the VM checked every shape against the PrimFunc's
-        // signature before this call, the outputs are uniquely owned, and the
-        // inputs are only read by generated code.
-        let rc = unsafe { (self.func)(ptrs.as_ptr(), scalars.as_ptr()) };
-        match rc {
-            0 => Ok(()),
-            code => Err(format!("{} returned error code {code}", self.symbol)),
-        }
+        self.enter(ptrs, scalars)
     }
 }

@@ -253,7 +253,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
     }
 
-    fn serial_for(
+    /// A scalar loop over `min .. min + extent` (`hint` for LLVM).
+    pub(super) fn serial_for(
         &mut self,
         var: &TirVar,
         min: &PrimExpr,
@@ -265,7 +266,21 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let start = self.scalar_of(min, d)?;
         let ext = self.scalar_of(extent, d)?;
         let end = self.b.build_int_add(start, ext, "end").ll()?;
-        self.build_loop(start, end, d.is_int(), hint, |g, i| {
+        self.loop_over(var, start, end, d.is_int(), hint, body)
+    }
+
+    /// `for var in start..end { body }`: [`FuncGen::build_loop`] with
+    /// `var` bound to the counter inside.
+    pub(super) fn loop_over(
+        &mut self,
+        var: &TirVar,
+        start: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+        signed: bool,
+        hint: LoopHint,
+        body: &Stmt,
+    ) -> Result<(), Error> {
+        self.build_loop(start, end, signed, hint, |g, i| {
             let old = g.bind(var, i.into());
             let r = g.stmt(body);
             g.unbind(var, old);

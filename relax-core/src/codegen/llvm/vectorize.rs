@@ -56,7 +56,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let n = match extent.as_int() {
             Some(n) if n > 0 && one_store => n,
             None if one_store => return self.symbolic_vector_for(var, min, extent, body),
-            _ => return self.hinted_for(var, min, extent, body),
+            _ => return self.serial_for(var, min, extent, body, LoopHint::Vectorize),
         };
         let start = self.scalar_of(min, d)?;
         let width = n.min(MAX_LANES);
@@ -124,31 +124,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let rest = self.b.build_int_add(start, done, "rest").ll()?;
         let end = self.b.build_int_add(start, ext, "end").ll()?;
         // At most MAX_LANES - 1 iterations: not worth LLVM's vectorizer.
-        self.build_loop(rest, end, d.is_int(), LoopHint::None, |g, i| {
-            let old = g.bind(var, i.into());
-            let r = g.stmt(body);
-            g.unbind(var, old);
-            r
-        })
-    }
-
-    fn hinted_for(
-        &mut self,
-        var: &TirVar,
-        min: &PrimExpr,
-        extent: &PrimExpr,
-        body: &Stmt,
-    ) -> Result<(), Error> {
-        let d = Self::loop_dtype(var)?;
-        let start = self.scalar_of(min, d)?;
-        let ext = self.scalar_of(extent, d)?;
-        let end = self.b.build_int_add(start, ext, "end").ll()?;
-        self.build_loop(start, end, d.is_int(), LoopHint::Vectorize, |g, i| {
-            let old = g.bind(var, i.into());
-            let r = g.stmt(body);
-            g.unbind(var, old);
-            r
-        })
+        self.loop_over(var, rest, end, d.is_int(), LoopHint::None, body)
     }
 
     fn vector_step(
