@@ -135,9 +135,9 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         passes: Vec<String>,
         /// Then run the passes `run` and `bench` build with for this
-        /// machine (the integer products, then the host pipeline through
-        /// `DefaultSchedule`): prints the scheduled kernels the build
-        /// compiles.
+        /// machine, without `--precision` or `--tuning-db` (the integer
+        /// products, then the host pipeline through `DefaultSchedule`):
+        /// prints the scheduled kernels the build compiles.
         #[arg(long)]
         pipeline: bool,
         /// Bind a symbolic dim to a constant first, `NAME=VALUE`, as for

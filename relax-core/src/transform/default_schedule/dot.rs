@@ -207,11 +207,8 @@ impl Nest {
     /// of `x · wᵀ`); the rows that do not fill a block go one by one, their
     /// columns in parallel when the nest is (a matrix-vector product has
     /// no block of rows to share out). When one batch axis too short to
-    /// share out (fewer than [`FUSE_PARALLEL_BELOW`] iterations, or
-    /// symbolic) is all there is around them, the threads take (batch,
-    /// column) pairs, each running its blocks of rows.
-    ///
-    /// [`FUSE_PARALLEL_BELOW`]: super::util::FUSE_PARALLEL_BELOW
+    /// share out ([`too_short_to_share`]) is all there is around them, the
+    /// threads take (batch, column) pairs, each running its blocks of rows.
     pub(super) fn dot_reduction(&self, parallel: bool) -> Stmt {
         let n = self.spatial.len();
         if n < 2 {
@@ -226,12 +223,7 @@ impl Nest {
         let tiles = an.simplify(&i.extent.clone().floordiv(rows.clone()));
         let full = an.simplify(&(tiles.clone() * rows.clone()));
         let rest = an.simplify(&(i.extent.clone() - full.clone()));
-        let few = |a: &super::nest::Axis| {
-            a.extent
-                .as_int()
-                .is_none_or(|e| e < super::util::FUSE_PARALLEL_BELOW)
-        };
-        if parallel && batch.len() == 1 && few(&batch[0]) {
+        if parallel && batch.len() == 1 && too_short_to_share(&batch[0]) {
             // One batch axis too short to share out (a batch of one: a
             // softmax's rows over (batch, heads, query)): the threads take
             // (batch, column) pairs instead, each running its rows.

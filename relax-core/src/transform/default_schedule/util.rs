@@ -112,9 +112,8 @@ pub(super) fn for_(
 /// `b = f % e₁`), so that the symbolic dim stays outermost and the threads
 /// share the axis after it.
 pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
-    let few = |a: &Axis| a.extent.as_int().is_none_or(|e| e < FUSE_PARALLEL_BELOW);
     if let ([a, b, rest @ ..], Some(ForKind::Parallel)) = (axes, outer) {
-        if few(a) {
+        if too_short_to_share(a) {
             return fused_parallel(a, b, nest(rest, body, None));
         }
     }
@@ -130,6 +129,13 @@ pub(super) fn nest(axes: &[Axis], body: Stmt, outer: Option<ForKind>) -> Stmt {
 /// The smallest constant extent of a parallel loop that [`nest`] leaves as
 /// it is: a few iterations a thread.
 pub(super) const FUSE_PARALLEL_BELOW: i64 = 8;
+
+/// Whether a parallel loop over `a` alone would leave threads idle: its
+/// extent is symbolic (a batch, often 1 at run time) or a constant below
+/// [`FUSE_PARALLEL_BELOW`].
+pub(super) fn too_short_to_share(a: &Axis) -> bool {
+    a.extent.as_int().is_none_or(|e| e < FUSE_PARALLEL_BELOW)
+}
 
 /// One parallel loop over the axes `a` and `b` (`b` varying fastest)
 /// around `body`, which reads their loop variables.
