@@ -13,6 +13,12 @@
 //! 3. The module is verified, then optimized with LLVM's new pass manager at
 //!    `default<O3>` with the target machine's cost model (so the loop
 //!    vectorizer and unroller know the vector width).
+//! 4. LLVM's SLP vectorizer is off. Every vector in a scheduled kernel is
+//!    explicit (a `T.vectorized` loop) or the loop vectorizer's; what SLP
+//!    found was the unrolled register tile's scalar index arithmetic (the
+//!    row offsets of its broadcast loads), which it packed into vectors and
+//!    took apart again with an extract per load: ten vector-port
+//!    instructions per twelve FMAs, 25% of a GEMM micro-kernel's time.
 
 use super::types::internal;
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -27,15 +33,36 @@ use std::sync::{Mutex, OnceLock};
 /// initialization, execution engine creation).
 pub(super) static LLVM_GLOBAL: Mutex<()> = Mutex::new(());
 
-/// Initializes the native target once.
+/// Initializes the native target once, and turns LLVM's SLP vectorizer off
+/// (see the module docs).
 pub(super) fn init() -> Result<(), Error> {
     static INIT: OnceLock<Result<(), String>> = OnceLock::new();
     INIT.get_or_init(|| {
         let _guard = LLVM_GLOBAL.lock().unwrap_or_else(|p| p.into_inner());
+        without_slp_vectorizer();
         Target::initialize_native(&InitializationConfig::default())
     })
     .clone()
     .map_err(|e| internal(format!("the native target is not available: {e}")))
+}
+
+/// Sets LLVM's `-vectorize-slp=false` for the process. In LLVM 14 the
+/// pass is in every `default<O3>` pipeline and reads only this option
+/// (`PassBuilderOptions`' setting does not reach it), so the option is set
+/// the way `opt` sets it, once, before any pipeline runs.
+fn without_slp_vectorizer() {
+    extern "C" {
+        // LLVM's C API (llvm-c/Support.h), in the libLLVM that inkwell links.
+        fn LLVMParseCommandLineOptions(
+            argc: std::os::raw::c_int,
+            argv: *const *const std::os::raw::c_char,
+            overview: *const std::os::raw::c_char,
+        );
+    }
+    let argv = [c"relax".as_ptr(), c"-vectorize-slp=false".as_ptr()];
+    // SAFETY: two NUL-terminated static strings and a null overview, as the
+    // C API documents; called once, under `LLVM_GLOBAL`, before any pass runs.
+    unsafe { LLVMParseCommandLineOptions(2, argv.as_ptr(), std::ptr::null()) };
 }
 
 /// The LLVM CPU and feature string of a CPU level of `relax_runtime::cpu`:

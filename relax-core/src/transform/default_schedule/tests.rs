@@ -1783,6 +1783,40 @@ class Module:
         }
     }
 
+    /// The packed GEMM's register tile keeps its index arithmetic scalar
+    /// after LLVM's optimizations: each row's broadcast load addresses its
+    /// row by a scalar offset, not by a lane extracted from a vector of row
+    /// offsets (what LLVM's SLP vectorizer made of it; `codegen::llvm::target`
+    /// turns SLP off). A row count that is no multiple of the tile's six
+    /// rows, so the rows are clamped.
+    #[test]
+    fn the_register_tile_addresses_its_rows_with_scalars() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 128), dtype="float32"), w: R.Tensor((128, 1000), dtype="float32")):
+        with R.dataflow():
+            y = R.matmul(x, w)
+            R.output(y)
+        return y
+"#;
+        let m: IRModule = text.parse().unwrap();
+        let lowered =
+            crate::transform::Pass::run(&crate::backend::pipeline(&Target::host()), m).unwrap();
+        let funcs: Vec<_> = lowered
+            .functions()
+            .filter_map(|(gv, f)| f.as_prim().map(|p| (gv.name_hint().to_string(), p.clone())))
+            .collect();
+        let native = crate::codegen::llvm::CodegenOptions {
+            native_cpu: true,
+            cpu: None,
+        };
+        let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &native, true).unwrap();
+        assert!(ir.contains("@llvm.fmuladd.v"), "{ir}");
+        assert!(!ir.contains("x i64>"), "{ir}");
+    }
+
     /// A padded convolution's image is packed (im2col) with masked vector
     /// loads: where the window is inside the image, the row of the pack is
     /// the image's contiguous row; where it is not, the mask gives the
