@@ -9,7 +9,7 @@ use relax_core::transform::{
     AnnotateTIROpPattern, CanonicalizeBindings, Conv2dWinograd, ConvertToDataflow,
     DeadCodeElimination, DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr,
     FakeQuantizationToInteger, FoldConstant, FuseOps, FuseTIR, InlinePrivateFunctions, LambdaLift,
-    LegalizeOps, LiftTransformParams, Pass, ToMixedPrecision, ToNonDataflow,
+    LegalizeOps, LiftTransformParams, Pass, PrepackWeights, ToMixedPrecision, ToNonDataflow,
 };
 use relax_runtime::DataType;
 
@@ -22,6 +22,7 @@ pub const NAMES: &[&str] = &[
     "FuseOps",
     "FuseTIR",
     "DeadCodeElimination",
+    "PrepackWeights",
     "DefaultSchedule",
     "CanonicalizeBindings",
     "EliminateCommonSubexpr",
@@ -76,6 +77,7 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "FuseOps" => Box::new(FuseOps::default()),
         "FuseTIR" => Box::new(FuseTIR::default()),
         "DeadCodeElimination" => Box::new(DeadCodeElimination::default()),
+        "PrepackWeights" => Box::new(PrepackWeights),
         "DefaultSchedule" => Box::new(DefaultSchedule::for_host()),
         "CanonicalizeBindings" => Box::new(CanonicalizeBindings),
         "EliminateCommonSubexpr" => Box::new(EliminateCommonSubexpr::default()),

@@ -17,21 +17,24 @@
 //! 5. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
 //!    functions, each then one PrimFunc: [`fuse_ops`], [`fuse_tir`], with the
 //!    options that keep the kernels fast);
-//! 6. [`DeadCodeElimination`]: unused bindings and unreachable functions
+//! 6. For `Target::host()`: [`PrepackWeights`], the constant `B` of each
+//!    matrix product in the packed GEMM's panel layout, so no call packs it;
+//! 7. [`DeadCodeElimination`]: unused bindings and unreachable functions
 //!    (the PrimFuncs of calls that folding or fusion removed go here);
-//! 7. [`DefaultSchedule`] (`Target::host()`, and the loop-level
+//! 8. [`DefaultSchedule`] (`Target::host()`, and the loop-level
 //!    interpreter when given a vector width): CPU loop schedules
 //!    (parallel, vectorized and tiled loops) for the compiled PrimFuncs.
 //!
-//! `Target::interpreter()` is the oracle and runs steps 0, 4 and 6 only: its
+//! `Target::interpreter()` is the oracle and runs steps 0, 4 and 7 only: its
 //! op calls stay op calls, run on the reference kernels. Ahead-of-time
-//! compilation runs steps 0 to 6 as the host does
-//! ([`host_pipeline_unscheduled`]), then step 7 once per CPU level.
+//! compilation runs steps 0 to 7 as the host does
+//! ([`host_pipeline_unscheduled`]), then step 8 once per CPU level (the
+//! panels of step 6 are the same for every level).
 
 use super::{Target, TargetKind};
 use crate::transform::{
     AnnotateTIROpPattern, Conv2dWinograd, DeadCodeElimination, DefaultSchedule, FoldConstant,
-    FuseOps, FuseTIR, LambdaLift, LegalizeOps, Sequential,
+    FuseOps, FuseTIR, LambdaLift, LegalizeOps, PrepackWeights, Sequential,
 };
 
 /// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
@@ -79,7 +82,7 @@ pub fn pipeline(target: &Target) -> Sequential {
     }
 }
 
-/// The host pipeline without its loop schedules (steps 0 to 6): what
+/// The host pipeline without its loop schedules (steps 0 to 7): what
 /// ahead-of-time compilation (`relax::aot`, `relax compile`) runs before
 /// each CPU level's kernels get `DefaultSchedule` for that level's vector
 /// width. Winograd convolutions included, as `relax::build` has them.
@@ -87,17 +90,20 @@ pub fn host_pipeline_unscheduled() -> Sequential {
     graph_passes(true)
 }
 
-/// Steps 0 to 6, with step 1 when `winograd`.
-fn graph_passes(winograd: bool) -> Sequential {
+/// Steps 0 to 7, with steps 1 and 6 when `host`.
+fn graph_passes(host: bool) -> Sequential {
     let mut passes = Sequential::new().with(LambdaLift);
-    if winograd {
+    if host {
         passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
     }
-    passes
+    passes = passes
         .with(legalize_ops())
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(fuse_ops())
-        .with(fuse_tir())
-        .with(DeadCodeElimination::default())
+        .with(fuse_tir());
+    if host {
+        passes = passes.with(PrepackWeights);
+    }
+    passes.with(DeadCodeElimination::default())
 }

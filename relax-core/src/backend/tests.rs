@@ -424,10 +424,12 @@ fn the_pipeline_has_the_zero_pipeline_order() {
         "DeadCodeElimination",
     ];
     // The loop-level interpreter runs the zero pipeline; the host adds
-    // Winograd convolutions first and the CPU's default schedules last.
+    // Winograd convolutions first, its GEMMs' weights in panels after
+    // fusion, and the CPU's default schedules last.
     assert_eq!(pipeline(&Target::tir_interpreter()).pass_names(), zero);
     let mut host = zero.to_vec();
     host.splice(1..1, ["Conv2dWinograd", "FoldConstant"]);
+    host.insert(host.len() - 1, "PrepackWeights");
     // Ahead of time, the host's passes before its schedules, which each
     // CPU level gets for its own vector width.
     assert_eq!(super::host_pipeline_unscheduled().pass_names(), host);

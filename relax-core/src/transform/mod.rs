@@ -70,7 +70,7 @@ pub use conv2d_winograd::Conv2dWinograd;
 pub use convert_to_dataflow::ConvertToDataflow;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use decompose_ops::DecomposeOpsForInference;
-pub use default_schedule::{kernel_key, Blocking, DefaultSchedule, Knobs};
+pub use default_schedule::{kernel_key, Blocking, DefaultSchedule, Knobs, PrepackWeights};
 pub use eliminate_common_subexpr::EliminateCommonSubexpr;
 pub use fake_quantization_to_integer::FakeQuantizationToInteger;
 pub use fold_constant::FoldConstant;

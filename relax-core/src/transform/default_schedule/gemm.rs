@@ -45,6 +45,12 @@
 //! implicit GEMM ([`WINDOW_BLOCKING`]) slices of 256 that keep its B panel
 //! in the L1 cache.
 //!
+//! A constant `B` that [`super::prepack`] stored as panels
+//! (`Bp[j / 32, k, j % 32]`, the B pack's layout for every tile width) is
+//! not packed: the micro-kernel reads the panels in place, and the packed
+//! schedule runs whatever the number of rows, since nothing is left to
+//! amortize.
+//!
 //! When the shape is symbolic the packed loops and the register-tiled
 //! schedule of case 2/4 are both emitted, chosen at run time
 //! ([`Gemm::when`]): a batch-1 call does not pack a weight matrix it reads
@@ -135,6 +141,11 @@ pub(super) struct Gemm<'a> {
     /// not depend on the batch and is small: a convolution's filters),
     /// instead of one slice per row chunk and batch element.
     pub(super) a_once: bool,
+    /// `B` already in the B pack's layout, `Bp[j / W, k, j % W]` with `W`
+    /// a multiple of the tile's columns (a constant weight that
+    /// [`super::prepack`] packed at build time): the micro-kernel reads it
+    /// where it is, and nothing is packed.
+    b_panels: Option<(Buffer, i64)>,
 }
 
 /// Which loop of the packed schedule runs in parallel.
@@ -181,14 +192,16 @@ impl Nest {
         // transposed (`x · wᵀ`) would be packed element by element on
         // every call, which costs more than the dot products of case 4
         // read in place (measured on the MLP from batch 16 to 256).
-        if contiguous_b && !contiguous(&load_coeffs(b, &j.var)) {
+        let nr = self.gemm_nr();
+        let b_panels = panel_layout(b, &j.var, &self.reduce[0].var).filter(|(_, w)| w % nr == 0);
+        if contiguous_b && b_panels.is_none() && !contiguous(&load_coeffs(b, &j.var)) {
             return None;
         }
         Some(Gemm {
             nest: self,
             a: a.clone(),
             b: b.clone(),
-            nr: self.gemm_nr(),
+            nr,
             mr: self.knobs.gemm_mr,
             blocking: if contiguous_b {
                 self.knobs.gemm_blocking
@@ -197,6 +210,7 @@ impl Nest {
             },
             parallel: GemmParallel::Chunks,
             a_once: false,
+            b_panels,
         })
     }
 
@@ -441,6 +455,17 @@ enum Side {
 }
 
 impl Gemm<'_> {
+    /// The variables of the reduction `k` and of the columns `j`.
+    pub(super) fn k_and_j(&self) -> (&TirVar, &TirVar) {
+        let (_, j, k) = self.axes();
+        (&k.var, &j.var)
+    }
+
+    /// The factor `B(k, j)`.
+    pub(super) fn b(&self) -> &PrimExpr {
+        &self.b
+    }
+
     fn axes(&self) -> (&Axis, &Axis, &Axis) {
         let n = self.nest.spatial.len();
         let s = &self.nest.spatial;
@@ -483,6 +508,10 @@ impl Gemm<'_> {
     /// parallel, and smaller products, which fit the caches, are not
     /// packed).
     pub(super) fn when(&self) -> Choice {
+        if self.b_panels.is_some() {
+            // Nothing to pack: the register tiles pay from one row up.
+            return Ok(true);
+        }
         let (i, j, k) = self.axes();
         let idt = self.nest.index_dtype();
         let at_least =
@@ -612,19 +641,20 @@ impl Gemm<'_> {
                 })
             })
         });
+        // The B pack's scope, unless `B` is in its layout already.
+        let b_scope = |body: Stmt| match self.b_panels {
+            Some(_) => body,
+            None => scope("B_pack", vec![b_pack.clone()], body),
+        };
         let looped = match self.parallel {
             GemmParallel::Batch => for_(
                 &fused_batch,
                 lp.int(0),
                 fused_extent(&batch, lp.dtype),
                 ForKind::Parallel,
-                scope("B_pack", vec![b_pack], body),
+                b_scope(body),
             ),
-            _ => scope(
-                "B_pack",
-                vec![b_pack],
-                super::util::nest(&batch, body, None),
-            ),
+            _ => b_scope(super::util::nest(&batch, body, None)),
         };
         match a_all {
             // A is free of the batch: packed with no batch variable bound.
@@ -651,7 +681,10 @@ impl Gemm<'_> {
         base: &HashMap<TirVar, PrimExpr>,
     ) -> Stmt {
         let nr = self.nr;
-        let pack_b = self.pack(lp, Side::B, b_pack, base, &sl.jc, &sl.nc, &sl.kc, &sl.kl);
+        let pack_b = match self.b_panels {
+            Some(_) => None,
+            None => Some(self.pack(lp, Side::B, b_pack, base, &sl.jc, &sl.nc, &sl.kc, &sl.kl)),
+        };
         let kind = match self.parallel {
             GemmParallel::Chunks => ForKind::Parallel,
             _ => ForKind::Serial,
@@ -697,7 +730,7 @@ impl Gemm<'_> {
                 })
             })
         });
-        let_seq(vec![pack_b, chunk_loop])
+        let_seq(pack_b.into_iter().chain([chunk_loop]).collect())
     }
 
     /// Fills `pack` (`[tiles, kk, R]`, `R` = [`GEMM_MR`] or `NR`)
@@ -852,7 +885,17 @@ impl Gemm<'_> {
                         lp.simplify(self.a.substitute_map(&map))
                     }
                 };
-                let b = PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()]);
+                let b = match &self.b_panels {
+                    // Columns `j0 + c` of the packed `B`: `j0` is a multiple
+                    // of the tile's columns, which divide `W`.
+                    Some((panels, w)) => {
+                        let w = lp.int(*w);
+                        let panel = lp.simplify(tile.j0.clone().floordiv(w.clone()));
+                        let lane = lp.simplify(tile.j0.clone().floormod(w)) + c.clone();
+                        PrimExpr::load(panels, vec![panel, add(&sl.kc, &q), lane])
+                    }
+                    None => PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()]),
+                };
                 Stmt::BufferStore {
                     buffer: acc.clone(),
                     value: at + a * b,
@@ -1119,6 +1162,26 @@ struct Tile {
     jt: PrimExpr,
     i0: PrimExpr,
     j0: PrimExpr,
+}
+
+/// `(Bp, W)` when `b` is the load `Bp[j // W, k, j % W]` of a 3-D buffer
+/// whose last extent is the constant `W`: a `B` already in the B pack's
+/// layout ([`super::prepack`]).
+pub(super) fn panel_layout(b: &PrimExpr, j: &TirVar, k: &TirVar) -> Option<(Buffer, i64)> {
+    let PrimExprKind::BufferLoad(buf, idx) = b.kind() else {
+        return None;
+    };
+    let w = match buf.shape() {
+        [_, _, w] => w.as_int()?,
+        _ => return None,
+    };
+    let is_var = |e: &PrimExpr, v: &TirVar| e.as_var() == Some(v);
+    let of_j = |e: &PrimExpr, div: bool| match e.kind() {
+        PrimExprKind::Div(x, d) if div => is_var(x, j) && d.as_int() == Some(w),
+        PrimExprKind::Mod(x, d) if !div => is_var(x, j) && d.as_int() == Some(w),
+        _ => false,
+    };
+    (of_j(&idx[0], true) && is_var(&idx[1], k) && of_j(&idx[2], false)).then(|| (buf.clone(), w))
 }
 
 #[cfg(test)]
