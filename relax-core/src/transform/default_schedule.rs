@@ -359,6 +359,18 @@ impl DefaultSchedule {
     }
 }
 
+/// `stages` with each nested sequence spliced in, in order.
+fn flat_stages(stages: &[Stmt]) -> Vec<Stmt> {
+    let mut out = Vec::with_capacity(stages.len());
+    for s in stages {
+        match s {
+            Stmt::Seq(inner) => out.extend(flat_stages(inner)),
+            other => out.push(other.clone()),
+        }
+    }
+    out
+}
+
 fn schedule_stmt(s: &Stmt, bits: u32, knobs: Knobs) -> Stmt {
     match s {
         Stmt::For { body, .. } => match Nest::of(s, bits, knobs) {
@@ -380,17 +392,22 @@ fn schedule_stmt(s: &Stmt, bits: u32, knobs: Knobs) -> Stmt {
             let mut b = (**b).clone();
             b.body = Box::new(match &*b.body {
                 Stmt::Seq(stages) => {
+                    // A fused function's stages, some of them a sequence
+                    // of their own (FuseTIR keeps each inlined body's), as
+                    // one sequence: a softmax's reductions and the stage
+                    // that reads them are then neighbours for `rows.rs`.
+                    let stages = flat_stages(stages);
                     let mut out = Vec::with_capacity(stages.len());
                     let mut i = 0;
                     while i < stages.len() {
                         if let Some((fused, n)) =
-                            rows::row_run(stages, i, &b.alloc_buffers, bits, knobs)
+                            rows::row_run(&stages, i, &b.alloc_buffers, bits, knobs)
                         {
                             out.push(fused);
                             i += n;
                             continue;
                         }
-                        match epilogue::with_epilogue(stages, i, &b.alloc_buffers, bits, knobs) {
+                        match epilogue::with_epilogue(&stages, i, &b.alloc_buffers, bits, knobs) {
                             Some(nest) => {
                                 out.push(nest.schedule());
                                 i += 2;

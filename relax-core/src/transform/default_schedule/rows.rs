@@ -4,17 +4,25 @@
 //! once per row, so a row is read while it is in cache and the per-row
 //! values never leave it.
 //!
-//! A run of consecutive canonical stages of a root block is fused when
+//! A run of consecutive canonical stages of a root block is fused when,
+//! with `r` the number of indices of the first stage's store (its *row
+//! axes*: one for a matrix's rows, three for an attention softmax's
+//! (batch, head, query)),
 //!
-//! 1. every stage's first spatial variable is its store's first index, and
-//!    their extents are provably equal (the rows);
+//! 1. every stage's first `r` spatial variables are its store's first `r`
+//!    indices, and their extents are provably equal to the first stage's
+//!    (the rows);
 //! 2. every stage but the last is a reduction to a per-row scalar (its store
-//!    has that one index) into a buffer of the root block; and
+//!    has those `r` indices only) into a buffer of the root block; and
 //! 3. a stage reads a buffer an earlier stage of the run writes only at its
-//!    own row (first index its first spatial variable).
+//!    own row (indices its first `r` spatial variables); and
+//! 4. with more than one row axis, the last stage runs along the rows
+//!    (more spatial axes than `r`): a matrix product and its epilogue, both
+//!    over `(i, j)`, are not a row run.
 //!
-//! Each stage then becomes a nest without its row axis, the row replaced by
-//! the shared loop's variable, scheduled as any other nest (dot products
+//! Each stage then becomes a nest without its row axes, the row replaced by
+//! the shared loop's variable (the row axes fused into one), scheduled as
+//! any other nest (dot products
 //! along the row, vectorized elementwise loops). When the last stage's
 //! value contains the summand of the sum just before it, with a
 //! transcendental call in it (softmax's `exp(x - max)`), the summand is
@@ -41,11 +49,21 @@ pub(super) fn row_run(
     knobs: Knobs,
 ) -> Option<(Stmt, usize)> {
     let first = Nest::of(stages.get(i)?, vector_bits, knobs)?;
-    let row_of = |n: &Nest| -> Option<TirVar> {
-        let v = &n.spatial.first()?.var;
-        (n.indices.first()?.as_var() == Some(v)).then(|| v.clone())
+    let r = first.indices.len();
+    if r == 0 || first.reduce.is_empty() || r != first.spatial.len() {
+        return None;
+    }
+    // The first `r` spatial variables, when they are the store's first
+    // `r` indices.
+    let row_of = |n: &Nest| -> Option<Vec<TirVar>> {
+        let vars: Vec<TirVar> = n.spatial.get(..r)?.iter().map(|a| a.var.clone()).collect();
+        let idx = n.indices.get(..r)?;
+        idx.iter()
+            .zip(&vars)
+            .all(|(e, v)| e.as_var() == Some(v))
+            .then_some(vars)
     };
-    let extent = first.spatial.first()?.extent.clone();
+    let extents: Vec<PrimExpr> = first.spatial.iter().map(|a| a.extent.clone()).collect();
     let mut run: Vec<Nest> = Vec::new();
     let mut per_row: Vec<Buffer> = Vec::new();
     for stage in &stages[i..] {
@@ -53,8 +71,11 @@ pub(super) fn row_run(
             break;
         };
         let Some(row) = row_of(&nest) else { break };
-        let e = &nest.spatial[0].extent;
-        if !same_extent(e, &extent) {
+        if !nest.spatial[..r]
+            .iter()
+            .zip(&extents)
+            .all(|(a, e)| same_extent(&a.extent, e))
+        {
             break;
         }
         // Per-row values of earlier stages are read at this row only.
@@ -66,13 +87,15 @@ pub(super) fn row_run(
         let local = loads
             .iter()
             .filter(|(b, _)| per_row.contains(b))
-            .all(|(_, idx)| idx.first().and_then(PrimExpr::as_var) == Some(&row));
+            .all(|(_, idx)| {
+                idx.len() == r && idx.iter().zip(&row).all(|(e, v)| e.as_var() == Some(v))
+            });
         if !local {
             break;
         }
         let reads_run = loads.iter().any(|(b, _)| per_row.contains(b));
         let scalar_reduction =
-            !nest.reduce.is_empty() && nest.indices.len() == 1 && allocated.contains(&nest.buffer);
+            !nest.reduce.is_empty() && nest.indices.len() == r && allocated.contains(&nest.buffer);
         if !run.is_empty() && !reads_run {
             break;
         }
@@ -84,24 +107,30 @@ pub(super) fn row_run(
         per_row.push(buffer);
     }
     let last_reads = run.len() >= 2;
-    if !last_reads {
+    // Rows of several axes are a reduction's rows only when the last stage
+    // runs along them (an attention softmax's keys): a matrix product and
+    // its elementwise epilogue (both over `(i, j)`) are not rows.
+    let along = r == 1 || run.last().is_some_and(|n| n.spatial.len() > r);
+    if !last_reads || !along {
         return None;
     }
     let n = run.len();
-    Some((fuse(&run), n))
+    Some((fuse(&run, r), n))
 }
 
-/// The row loop over `run` (see the module docs).
-fn fuse(run: &[Nest]) -> Stmt {
-    let axis = &run[0].spatial[0];
+/// The row loop over `run`, whose first `r` axes are the rows (see the
+/// module docs).
+fn fuse(run: &[Nest], r: usize) -> Stmt {
+    let axes = &run[0].spatial[..r];
+    let dtype = run[0].index_dtype();
     let work = run
         .iter()
         .map(Nest::work)
         .reduce(|a, b| a + b)
         .expect("a run has stages");
     let build = |parallel: bool| {
-        let row = fresh(&axis.loop_var, "_row");
-        let stages: Vec<Nest> = run.iter().map(|n| without_row(n, &row)).collect();
+        let row = TirVar::with_dtype(format!("{}_row", axes[0].loop_var.name()), dtype);
+        let stages: Vec<Nest> = run.iter().map(|n| without_rows(n, r, &row)).collect();
         let stages = summand_once(&stages).unwrap_or(stages);
         let body: Vec<Stmt> = stages
             .iter()
@@ -112,9 +141,10 @@ fn fuse(run: &[Nest]) -> Stmt {
         } else {
             ForKind::Serial
         };
-        for_(&row, zero(axis), axis.extent.clone(), kind, seq(body))
+        let extent = fused_extent(axes, dtype);
+        for_(&row, PrimExpr::int_of(dtype, 0), extent, kind, seq(body))
     };
-    match parallel_choice(&work, axis.var.dtype()) {
+    match parallel_choice(&work, dtype) {
         Ok(parallel) => build(parallel),
         Err(cond) => Stmt::IfThenElse {
             cond,
@@ -124,12 +154,18 @@ fn fuse(run: &[Nest]) -> Stmt {
     }
 }
 
-/// `n` without its row axis, the row read as the variable `row`.
-fn without_row(n: &Nest, row: &TirVar) -> Nest {
-    let mut map = HashMap::new();
-    map.insert(n.spatial[0].var.clone(), PrimExpr::var(row));
+/// `n` without its first `r` axes (the rows), each read from the fused
+/// row variable `row`.
+fn without_rows(n: &Nest, r: usize, row: &TirVar) -> Nest {
+    let map: HashMap<TirVar, PrimExpr> = unfuse(&n.spatial[..r], &PrimExpr::var(row), row.dtype())
+        .into_iter()
+        .map(|(v, e)| {
+            let dt = v.dtype();
+            (v, e.cast(dt))
+        })
+        .collect();
     Nest {
-        spatial: n.spatial[1..].to_vec(),
+        spatial: n.spatial[r..].to_vec(),
         reduce: n.reduce.clone(),
         buffer: n.buffer.clone(),
         indices: n.indices.iter().map(|e| e.substitute_map(&map)).collect(),
