@@ -2,6 +2,7 @@
 
 use super::Pass;
 use crate::ir::{structural_equal_report, IRModule};
+use relax_runtime::{Executable, Value, VirtualMachine};
 
 /// `text` parsed (a test module that does not parse is a bug of the test).
 pub fn parse(text: &str) -> IRModule {
@@ -16,6 +17,12 @@ pub fn parse_t4(text: &str) -> IRModule {
         .replace(": T", &format!(": {tensor}"))
         .replace("-> T", &format!("-> {tensor}"));
     parse(&text)
+}
+
+/// `exec`'s `main` on `args`, its one `float32` tensor result as a vector.
+pub fn run_main_f32(exec: &Executable, args: &[Value]) -> Vec<f32> {
+    let out = VirtualMachine::new(exec).call("main", args).unwrap();
+    out.as_tensor().unwrap().to_vec::<f32>().unwrap()
 }
 
 /// `pass` turns `before` into a module structurally equal to `expected`.

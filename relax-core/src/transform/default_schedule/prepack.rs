@@ -65,19 +65,19 @@ impl Pass for PrepackWeights {
         }
         // Each PrimFunc with a layout-free buffer: its rewrite and the
         // argument positions to pack.
-        let mut packed: HashMap<GlobalVar, (Expr, Vec<usize>)> = HashMap::new();
+        let mut packed: HashMap<GlobalVar, (Expr, HashSet<usize>)> = HashMap::new();
         let mut out = module.clone();
         for (gv, f) in module.functions() {
             let Some(prim) = f.as_prim() else { continue };
-            let name = gv.name_hint().to_string();
-            if uses.refs.get(&name) != uses.calls.get(&name) {
-                continue;
-            }
-            let Some(calls) = uses.args.get(&name) else {
+            // Every reference is a `call_tir` callee.
+            let Some(calls) = uses.args.get(gv.name_hint()) else {
                 continue;
             };
+            if uses.refs.get(gv.name_hint()) != Some(&calls.len()) {
+                continue;
+            }
             let mut func = prim.clone();
-            let mut positions = Vec::new();
+            let mut positions = HashSet::new();
             let arity = calls.iter().map(Vec::len).min().unwrap_or(0);
             for pos in 0..arity {
                 let Some(b) = func.buffers().nth(pos) else {
@@ -100,7 +100,7 @@ impl Pass for PrepackWeights {
                 }
                 if let Some(rewritten) = rewrite(&func, pos) {
                     func = rewritten;
-                    positions.push(pos);
+                    positions.insert(pos);
                 }
             }
             if !positions.is_empty() {
@@ -121,12 +121,11 @@ impl Pass for PrepackWeights {
     }
 }
 
-/// How each PrimFunc is used: references by name, `call_tir` calls, and
-/// each call's arguments.
+/// How each PrimFunc is used: references by name, and the arguments of
+/// each `call_tir` of it.
 #[derive(Default)]
 struct Uses {
     refs: HashMap<String, usize>,
-    calls: HashMap<String, usize>,
     args: HashMap<String, Vec<Vec<Expr>>>,
 }
 
@@ -138,7 +137,6 @@ impl ExprVisitor for Uses {
     fn visit_call(&mut self, _expr: &Expr, call: &Call) {
         if let Some((gv, args)) = call_tir(call) {
             let name = gv.name_hint().to_string();
-            *self.calls.entry(name.clone()).or_default() += 1;
             self.args.entry(name).or_default().push(args.to_vec());
         }
         walk_call(self, call)
@@ -200,32 +198,33 @@ fn rewrite(func: &PrimFunc, pos: usize) -> Option<PrimFunc> {
     })
 }
 
-/// Whether some stage of `body` is a matrix product whose `B(k, j)` is the
-/// load `b[k, j]`.
-fn reads_as_gemm_b(body: &Stmt, b: &Buffer) -> bool {
-    let mut found = false;
-    visit_stmts(body, &mut |s| {
-        if found || !matches!(s, Stmt::For { .. }) || !stmt_reads(s, b) {
-            return;
+/// Whether some stage of `s` is a matrix product whose `B(k, j)` is the
+/// load `b[k, j]`: a canonical nest where `DefaultSchedule` looks for one
+/// (a loop, else inside its body, scopes and sequences).
+fn reads_as_gemm_b(s: &Stmt, b: &Buffer) -> bool {
+    match s {
+        Stmt::For { .. } if !stmt_reads(s, b) => false,
+        Stmt::For { body, .. } => match Nest::of(s, 512, Knobs::default()) {
+            Some(nest) => nest.gemm().is_some_and(|gemm| {
+                let (k, j) = gemm.k_and_j();
+                matches!(gemm.b().kind(), PrimExprKind::BufferLoad(buf, idx)
+                    if buf == b && idx.len() == 2 && idx[0].as_var() == Some(k) && idx[1].as_var() == Some(j))
+            }),
+            None => reads_as_gemm_b(body, b),
+        },
+        Stmt::Block(block) => reads_as_gemm_b(&block.body, b),
+        Stmt::Seq(stages) => stages.iter().any(|x| reads_as_gemm_b(x, b)),
+        Stmt::Allocate { body, .. } | Stmt::LetStmt { body, .. } => reads_as_gemm_b(body, b),
+        Stmt::IfThenElse {
+            then_case,
+            else_case,
+            ..
+        } => {
+            reads_as_gemm_b(then_case, b)
+                || else_case.as_deref().is_some_and(|x| reads_as_gemm_b(x, b))
         }
-        let Some(nest) = Nest::of(s, 512, Knobs::default()) else {
-            return;
-        };
-        let Some(gemm) = nest.gemm() else { return };
-        let (k, j) = gemm.k_and_j();
-        found = matches!(gemm.b().kind(), PrimExprKind::BufferLoad(buf, idx)
-            if buf == b && idx.len() == 2 && idx[0].as_var() == Some(k) && idx[1].as_var() == Some(j));
-    });
-    found
-}
-
-/// Calls `f` on `s` and every statement in it, outermost first.
-fn visit_stmts(s: &Stmt, f: &mut dyn FnMut(&Stmt)) {
-    f(s);
-    let _ = s.try_map_children(|c| {
-        visit_stmts(c, f);
-        Ok::<_, ()>(c.clone())
-    });
+        Stmt::BufferStore { .. } | Stmt::Evaluate(_) => false,
+    }
 }
 
 /// `s` with every load `b[x, y]` read as `panels[y // W, x, y % W]`, and
@@ -297,10 +296,8 @@ fn in_panels(s: &Stmt, b: &Buffer, panels: &Buffer) -> Stmt {
         }
         Stmt::Allocate { .. } | Stmt::Seq(_) => s.clone(),
     };
-    match s.try_map_children(|c| Ok::<_, ()>(in_panels(c, b, panels))) {
-        Ok(s) => s,
-        Err(()) => unreachable!("the mapping never fails"),
-    }
+    let Ok(s) = s.try_map_children(|c| Ok::<_, std::convert::Infallible>(in_panels(c, b, panels)));
+    s
 }
 
 /// `e` with every load `b[x, y]` read as `panels[y // W, x, y % W]`.
@@ -344,7 +341,7 @@ pub fn to_panels(data: &Tensor) -> Option<Tensor> {
 /// Replaces the packed positions' constants with their panels.
 struct PackArguments<'a> {
     state: MutatorState,
-    packed: &'a HashMap<GlobalVar, (Expr, Vec<usize>)>,
+    packed: &'a HashMap<GlobalVar, (Expr, HashSet<usize>)>,
     /// Each constant's panels, by the constant's node.
     done: HashMap<usize, Expr>,
 }
@@ -361,7 +358,6 @@ impl ExprMutator for PackArguments<'_> {
         let Some((callee, positions)) = self.packed.get(gv) else {
             return self.visit_expr_post_order(expr);
         };
-        let positions: HashSet<usize> = positions.iter().copied().collect();
         let mut fields = Vec::with_capacity(args.len());
         for (pos, arg) in args.iter().enumerate() {
             let packed = match arg.kind() {

@@ -57,11 +57,7 @@ pub(super) fn row_run(
     // `r` indices.
     let row_of = |n: &Nest| -> Option<Vec<TirVar>> {
         let vars: Vec<TirVar> = n.spatial.get(..r)?.iter().map(|a| a.var.clone()).collect();
-        let idx = n.indices.get(..r)?;
-        idx.iter()
-            .zip(&vars)
-            .all(|(e, v)| e.as_var() == Some(v))
-            .then_some(vars)
+        at_row(n.indices.get(..r)?, &vars).then_some(vars)
     };
     let extents: Vec<PrimExpr> = first.spatial.iter().map(|a| a.extent.clone()).collect();
     let mut run: Vec<Nest> = Vec::new();
@@ -87,9 +83,7 @@ pub(super) fn row_run(
         let local = loads
             .iter()
             .filter(|(b, _)| per_row.contains(b))
-            .all(|(_, idx)| {
-                idx.len() == r && idx.iter().zip(&row).all(|(e, v)| e.as_var() == Some(v))
-            });
+            .all(|(_, idx)| at_row(idx, &row));
         if !local {
             break;
         }
@@ -116,6 +110,11 @@ pub(super) fn row_run(
     }
     let n = run.len();
     Some((fuse(&run, r), n))
+}
+
+/// Whether `indices` are exactly the row variables `row`, in order.
+fn at_row(indices: &[PrimExpr], row: &[TirVar]) -> bool {
+    indices.len() == row.len() && indices.iter().zip(row).all(|(e, v)| e.as_var() == Some(v))
 }
 
 /// The row loop over `run`, whose first `r` axes are the rows (see the
@@ -157,13 +156,7 @@ fn fuse(run: &[Nest], r: usize) -> Stmt {
 /// `n` without its first `r` axes (the rows), each read from the fused
 /// row variable `row`.
 fn without_rows(n: &Nest, r: usize, row: &TirVar) -> Nest {
-    let map: HashMap<TirVar, PrimExpr> = unfuse(&n.spatial[..r], &PrimExpr::var(row), row.dtype())
-        .into_iter()
-        .map(|(v, e)| {
-            let dt = v.dtype();
-            (v, e.cast(dt))
-        })
-        .collect();
+    let map = unfuse(&n.spatial[..r], &PrimExpr::var(row), row.dtype());
     Nest {
         spatial: n.spatial[r..].to_vec(),
         reduce: n.reduce.clone(),

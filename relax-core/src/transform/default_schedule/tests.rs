@@ -676,10 +676,7 @@ mod differential {
         Tensor::from_vec(shape, data).unwrap().into()
     }
 
-    fn run(exec: &Executable, args: &[Value]) -> Vec<f32> {
-        let out = VirtualMachine::new(exec).call("main", args).unwrap();
-        out.as_tensor().unwrap().to_vec::<f32>().unwrap()
-    }
+    use crate::transform::test_util::run_main_f32 as run;
 
     /// Runs `text`'s `main` on inputs of `shapes` on the targets; the
     /// results agree within `rtol` (relative to the largest magnitude). The

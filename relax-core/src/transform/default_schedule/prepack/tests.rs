@@ -5,8 +5,9 @@
 use super::*;
 use crate::backend::{build, Target};
 use crate::ir::structural_equal::assert_structural_equal;
+use crate::transform::test_util::{parse, run_main_f32};
 use crate::transform::BindParams;
-use relax_runtime::{Value, VirtualMachine};
+use relax_runtime::Value;
 
 /// `main(x, w) = matmul(x, w)` through one `call_tir`, `w` of `(k, n)`.
 fn before(k: i64, n: i64) -> String {
@@ -45,9 +46,8 @@ fn weights(k: i64, n: i64) -> Tensor {
 }
 
 fn bound(text: &str, w: Tensor) -> IRModule {
-    let m: IRModule = text.parse().unwrap_or_else(|e| panic!("{e}\n{text}"));
     BindParams::new("main", [("w".to_string(), w)])
-        .run(m)
+        .run(parse(text))
         .unwrap()
 }
 
@@ -180,16 +180,7 @@ class Module:
             Tensor::from_vec(&[rows, 20], x).unwrap().into(),
             Tensor::from_vec(&[72], b).unwrap().into(),
         ];
-        let run = |e| {
-            VirtualMachine::new(e)
-                .call("main", &args)
-                .unwrap()
-                .as_tensor()
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap()
-        };
-        let (got, want) = (run(&host), run(&oracle));
+        let (got, want) = (run_main_f32(&host, &args), run_main_f32(&oracle, &args));
         assert_eq!(got.len(), want.len());
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(
