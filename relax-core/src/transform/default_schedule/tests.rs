@@ -2611,6 +2611,36 @@ class Module:
         agree(&small, &cases, 1e-5);
     }
 
+    /// A maximum over the last axis of `(batch, heads, query, key)` with
+    /// a symbolic batch, read by nothing after it (so not a row run): the
+    /// dot products run their rows by blocks of heads, and with one batch
+    /// axis too short to share out, the threads take (batch, query) pairs,
+    /// so a batch of one uses them all. The results agree at batches 1 and
+    /// 2 and at a query length that is no multiple of the lanes.
+    #[test]
+    fn a_row_maximum_over_a_batch_of_one_shares_its_rows_between_threads() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("b", 6, "s", "s"), dtype="float32")) -> R.Tensor(("b", 6, "s"), dtype="float32"):
+        b = T.int64()
+        s = T.int64()
+        with R.dataflow():
+            y: R.Tensor((b, 6, s), dtype="float32") = R.max(x, axis=[-1])
+            R.output(y)
+        return y
+"#;
+        let s = scheduled(text, 512);
+        assert!(s.contains("_fused in T.parallel(b * s)"), "{s}");
+        assert!(!s.contains("in T.parallel(b):"), "{s}");
+        let cases: Vec<_> = [(1, 211), (2, 37), (1, 5)]
+            .into_iter()
+            .map(|(b, n)| vec![vec![b, 6, n, n]])
+            .collect();
+        agree(text, &cases, 1e-5);
+    }
+
     /// An attention softmax over `(batch, heads, query, key)` with a
     /// symbolic batch (BERT exported as PyTorch does): its rows are
     /// `(batch, head, query)`, one parallel loop over all of them (so a
