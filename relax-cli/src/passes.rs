@@ -6,10 +6,11 @@
 
 use relax_core::ir::IRModule;
 use relax_core::transform::{
-    AnnotateTIROpPattern, CanonicalizeBindings, Conv2dWinograd, ConvertToDataflow,
-    DeadCodeElimination, DecomposeOpsForInference, DefaultSchedule, EliminateCommonSubexpr,
-    FakeQuantizationToInteger, FoldConstant, FuseOps, FuseTIR, InlinePrivateFunctions, LambdaLift,
-    LegalizeOps, LiftTransformParams, Pass, PrepackWeights, ToMixedPrecision, ToNonDataflow,
+    AnnotateTIROpPattern, CanonicalizeBindings, Conv2dToMatmul, Conv2dWinograd, ConvertLayout,
+    ConvertToDataflow, DeadCodeElimination, DecomposeOpsForInference, DefaultSchedule,
+    EliminateCommonSubexpr, FakeQuantizationToInteger, FoldConstant, FuseOps, FuseTIR,
+    InlinePrivateFunctions, LambdaLift, LegalizeOps, LiftTransformParams, Pass, PrepackWeights,
+    ToMixedPrecision, ToNonDataflow,
 };
 use relax_runtime::DataType;
 
@@ -33,6 +34,8 @@ pub const NAMES: &[&str] = &[
     "LiftTransformParams",
     "FakeQuantizationToInteger",
     "Conv2dWinograd",
+    "ConvertLayout",
+    "Conv2dToMatmul",
     "ToMixedPrecision(float16|bfloat16)",
 ];
 
@@ -88,6 +91,12 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
         "LiftTransformParams" => Box::new(LiftTransformParams),
         "FakeQuantizationToInteger" => Box::new(FakeQuantizationToInteger::default()),
         "Conv2dWinograd" => Box::new(Conv2dWinograd::default()),
+        // TVM's usual CPU choice: every conv2d to NHWC data, HWIO weights.
+        "ConvertLayout" => Box::new(
+            ConvertLayout::new([("relax.nn.conv2d", vec!["NHWC", "HWIO"])])
+                .map_err(|e| e.to_string())?,
+        ),
+        "Conv2dToMatmul" => Box::new(Conv2dToMatmul),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",

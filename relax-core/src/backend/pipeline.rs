@@ -3,9 +3,12 @@
 //!
 //! 0. [`LambdaLift`]: local functions into module-level private ones (the
 //!    VM runs module-level functions only);
-//! 1. For `Target::host()`: [`Conv2dWinograd`], then [`FoldConstant`]
-//!    (which folds its weight transforms into constants on the reference
-//!    kernels): the stride-1 3 × 3 convolutions where Winograd wins;
+//! 1. For `Target::host()`: [`ConvertLayout::for_host`] (a mobile net's
+//!    convolutions in NHWC), [`Conv2dToMatmul`] (its 1 × 1 convolutions as
+//!    matrix products), [`Conv2dWinograd`], then [`FoldConstant`] (which
+//!    folds the weight transforms and permutations into constants on the
+//!    reference kernels): the stride-1 3 × 3 convolutions where Winograd
+//!    wins;
 //! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs, with
 //!    relu propagating NaN (as the reference kernel, numpy and PyTorch do)
 //!    and each PrimFunc recording its op;
@@ -33,8 +36,9 @@
 
 use super::{Target, TargetKind};
 use crate::transform::{
-    AnnotateTIROpPattern, Conv2dWinograd, DeadCodeElimination, DefaultSchedule, FoldConstant,
-    FuseOps, FuseTIR, LambdaLift, LegalizeOps, PrepackWeights, Sequential,
+    AnnotateTIROpPattern, Conv2dToMatmul, Conv2dWinograd, ConvertLayout, DeadCodeElimination,
+    DefaultSchedule, FoldConstant, FuseOps, FuseTIR, LambdaLift, LegalizeOps, PrepackWeights,
+    Sequential,
 };
 
 /// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
@@ -94,7 +98,11 @@ pub fn host_pipeline_unscheduled() -> Sequential {
 fn graph_passes(host: bool) -> Sequential {
     let mut passes = Sequential::new().with(LambdaLift);
     if host {
-        passes = passes.with(Conv2dWinograd::default()).with(FoldConstant);
+        passes = passes
+            .with(ConvertLayout::for_host())
+            .with(Conv2dToMatmul)
+            .with(Conv2dWinograd::default())
+            .with(FoldConstant);
     }
     passes = passes
         .with(legalize_ops())

@@ -428,7 +428,15 @@ fn the_pipeline_has_the_zero_pipeline_order() {
     // fusion, and the CPU's default schedules last.
     assert_eq!(pipeline(&Target::tir_interpreter()).pass_names(), zero);
     let mut host = zero.to_vec();
-    host.splice(1..1, ["Conv2dWinograd", "FoldConstant"]);
+    host.splice(
+        1..1,
+        [
+            "ConvertLayout",
+            "Conv2dToMatmul",
+            "Conv2dWinograd",
+            "FoldConstant",
+        ],
+    );
     host.insert(host.len() - 1, "PrepackWeights");
     // Ahead of time, the host's passes before its schedules, which each
     // CPU level gets for its own vector width.

@@ -124,6 +124,14 @@ impl Conv2dWinograd {
     }
 }
 
+impl Conv2dWinograd {
+    /// Whether the default pass (the rule of [`Conv2dWinograd::tile_for`])
+    /// rewrites `call`, a `relax.nn.conv2d`.
+    pub fn rewrites_with_rule(call: &Call) -> bool {
+        Eligible::of(call, None).is_some()
+    }
+}
+
 impl Pass for Conv2dWinograd {
     fn name(&self) -> &str {
         "Conv2dWinograd"

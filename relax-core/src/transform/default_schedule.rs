@@ -120,6 +120,7 @@ mod conv;
 mod conv_int8;
 mod dot;
 mod epilogue;
+mod fold_rows;
 mod gemm;
 mod gemm_bf16;
 mod gemm_int8;

@@ -16,7 +16,9 @@
 //! | `bind_params.rs`, `bind_symbolic_vars.rs` | `BindParams` (parameters to constants), `BindSymbolicVars` (symbolic dims to constants or expressions) |
 //! | `canonicalize_bindings.rs`, `eliminate_common_subexpr.rs`, `fold_constant.rs`, `dead_code_elimination.rs` | the clean-ups |
 //! | `convert_to_dataflow.rs`, `to_non_dataflow.rs`, `to_basic_block_normal_form.rs`, `topological_sort.rs` | block structure |
+//! | `conv2d_to_matmul.rs` | `Conv2dToMatmul`: a 1 × 1 NHWC convolution as `R.matmul` by the reshaped weight |
 //! | `conv2d_winograd.rs` | `Conv2dWinograd`: stride-1 3 × 3 convolutions with a constant weight as Winograd F(m × m, 3 × 3): weight transform folded at compile time, tile transforms, a batched matmul |
+//! | `convert_layout.rs` | `ConvertLayout`: convolutions to a desired layout (NHWC), carried through elementwise ops and reductions, `permute_dims` where it must leave |
 //! | `decompose_ops.rs` | `DecomposeOpsForInference`: `nn.batch_norm` into the primitive ops that compute it |
 //! | `lift_transform_params.rs` | `LiftTransformParams`: weight-only bindings into `<name>_transform_params` |
 //! | `gradient.rs`, `gradient/rules.rs` | `Gradient`: reverse-mode differentiation, the sweep and one rule per op |
@@ -33,7 +35,9 @@ pub mod apply_schedule;
 pub mod bind_params;
 pub mod bind_symbolic_vars;
 pub mod canonicalize_bindings;
+pub mod conv2d_to_matmul;
 pub mod conv2d_winograd;
+pub mod convert_layout;
 pub mod convert_to_dataflow;
 pub mod dead_code_elimination;
 pub mod decompose_ops;
@@ -66,7 +70,9 @@ pub use apply_schedule::ApplySchedule;
 pub use bind_params::BindParams;
 pub use bind_symbolic_vars::{BindSymbolicVars, SymbolicVar};
 pub use canonicalize_bindings::CanonicalizeBindings;
+pub use conv2d_to_matmul::Conv2dToMatmul;
 pub use conv2d_winograd::Conv2dWinograd;
+pub use convert_layout::ConvertLayout;
 pub use convert_to_dataflow::ConvertToDataflow;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use decompose_ops::DecomposeOpsForInference;

@@ -502,7 +502,7 @@ impl Gemm<'_> {
         linear_coeff(&offset, &k.var) == Some(1)
     }
 
-    /// When the packed schedule pays: `M ≥ GEMM_MIN_ROWS`, `N ≥ NR`,
+    /// When the packed schedule pays: `M ≥ GEMM_MIN_ROWS`, `N > NR / 2`,
     /// `K ≥ GEMM_MIN_DEPTH` (so the reduction is never empty) and
     /// `M · N · K ≥` [`PARALLEL_MIN_WORK`] (so the row chunks always run in
     /// parallel, and smaller products, which fit the caches, are not
@@ -519,7 +519,10 @@ impl Gemm<'_> {
         let mut runtime: Option<PrimExpr> = None;
         for c in [
             at_least(&i.extent, GEMM_MIN_ROWS),
-            at_least(&j.extent, self.nr),
+            // A tile more than half full (a 1×1 convolution to 24
+            // channels): its padded columns cost less than the in-place
+            // schedule's smaller tiles; at half (16 channels) they do not.
+            at_least(&j.extent, self.nr / 2 + 1),
             at_least(&k.extent, GEMM_MIN_DEPTH),
             at_least(
                 &(i.extent.clone() * j.extent.clone() * k.extent.clone()),
@@ -929,9 +932,9 @@ impl Gemm<'_> {
                 },
             )
         };
-        // A tile crossing the edge of `C`: element by element through a
-        // copy (indexing `acc` by bounds known only at run time would keep
-        // it in memory), deciding `first` and `last` per element.
+        // A tile crossing the edge of `C`: row by row through a copy
+        // (indexing `acc` by bounds known only at run time would keep it in
+        // memory), one version per (first, last) as for a whole tile.
         let edge_tile = || {
             let edge = Buffer::new("acc_edge", vec![lp.int(self.mr), lp.int(lp.nr)], dt);
             let copy = lp.tile(|r, c| Stmt::BufferStore {
@@ -941,12 +944,22 @@ impl Gemm<'_> {
             });
             let rows = lp.simplify(lp.int(self.mr).min(m.clone() - tile.i0.clone()));
             let cols = lp.simplify(lp.int(lp.nr).min(nn.clone() - tile.j0.clone()));
-            let store = lp.range("r", lp.int(0), rows, ForKind::Serial, |r| {
-                lp.range("c", lp.int(0), cols, ForKind::Serial, |c| {
-                    let sum = PrimExpr::load(&edge, vec![r.clone(), c.clone()]);
-                    self.write_back(base, tile, r, c, sum, first, last)
+            // Each row's columns as vector code (16-lane steps, then the
+            // rest): a product narrower than the tile (a 1×1 convolution
+            // of 24 channels) has only edge tiles.
+            let store = |first: bool, last: bool| {
+                lp.range("r", lp.int(0), rows.clone(), ForKind::Serial, |r| {
+                    lp.range("c", lp.int(0), cols.clone(), ForKind::Vectorized, |c| {
+                        let sum = PrimExpr::load(&edge, vec![r.clone(), c.clone()]);
+                        self.write_back(base, tile, r, c, sum, &Ok(first), &Ok(last))
+                    })
                 })
-            });
+            };
+            let store = branch(
+                first,
+                || branch(last, || store(true, true), || store(true, false)),
+                || branch(last, || store(false, true), || store(false, false)),
+            );
             scope("acc_edge", vec![edge], seq(vec![copy, store]))
         };
         let write = branch(&whole, whole_tile, edge_tile);

@@ -230,11 +230,15 @@ impl Nest {
             })
     }
 
-    /// The nest scheduled: an int8 matrix product packed for `T.dpbusd`
-    /// (case 8), a large matrix product packed (case 5, which
+    /// The nest scheduled, its batch axes first folded into the rows when
+    /// the weight is shared (`fold_rows.rs`): an int8 matrix product
+    /// packed for `T.dpbusd` (case 8), a large matrix product packed (case 5, which
     /// always runs in parallel), anything else in place, in parallel when
     /// the work is large enough; decided at run time when symbolic.
     pub(super) fn schedule(&self) -> Stmt {
+        if let Some(folded) = self.rows_folded() {
+            return folded.schedule();
+        }
         if let Some(gemm) = self.gemm_int8() {
             return gemm.schedule();
         }

@@ -12,7 +12,7 @@
 //!
 //! 1. A *layout-free* buffer is a PrimFunc input that every use of the
 //!    PrimFunc (all of them `call_tir` callees) passes a constant: a 2-D
-//!    `float32` `(K, N)` with `K ≥ 16` and `N ≥ 32` that the function does
+//!    `float32` `(K, N)` with `K ≥ 16` and `N > 16` that the function does
 //!    not write.
 //! 2. It is rewritten when some stage of the function is a matrix product
 //!    whose `B(k, j)` is exactly that buffer at `[k, j]`: the parameter
@@ -168,7 +168,7 @@ fn rewrite(func: &PrimFunc, pos: usize) -> Option<PrimFunc> {
         [k, n] => (k.as_int()?, n.as_int()?),
         _ => return None,
     };
-    if b.dtype() != DataType::f32() || k < MIN_DEPTH || n < PANEL_WIDTH {
+    if b.dtype() != DataType::f32() || k < MIN_DEPTH || n <= PANEL_WIDTH / 2 {
         return None;
     }
     if stmt_writes(&func.body, &b) || !reads_as_gemm_b(&func.body, &b) {

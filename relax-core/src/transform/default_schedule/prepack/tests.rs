@@ -117,8 +117,8 @@ fn weights_that_are_not_always_constant_or_too_narrow_stay() {
     let m: IRModule = before(16, 40).parse().unwrap();
     let out = PrepackWeights.run(m.clone()).unwrap();
     assert_structural_equal(&out, &m);
-    // Fewer columns than one panel.
-    let m = bound(&before(16, 24), weights(16, 24));
+    // No more columns than half a panel.
+    let m = bound(&before(16, 16), weights(16, 16));
     assert_structural_equal(&PrepackWeights.run(m.clone()).unwrap(), &m);
     // One call passes a constant, another a variable.
     let text = before(16, 40)

@@ -1,0 +1,480 @@
+//! `ConvertLayout`: convolutions in another data layout, the new layout
+//! carried through the operators that do not care (TVM's
+//! `relax.transform.ConvertLayout(desired_layouts)`).
+//!
+//! 1. What is converted: `R.nn.conv2d` with NCHW data, OIHW weights and
+//!    NCHW output, when the desired layouts name `relax.nn.conv2d`, e.g.
+//!    `["NHWC", "HWIO"]`. Its data becomes `permute_dims(x, [0, 2, 3, 1])`
+//!    (unless `x` already is NHWC), its weight `permute_dims(w, …)` to the
+//!    desired kernel layout (a constant weight is then folded by
+//!    `FoldConstant`), and the convolution is NHWC in and out.
+//! 2. How the layout travels: a binding's value is kept in the new layout
+//!    while its operators do not care about layouts:
+//!    - elementwise unary operators (`R.nn.relu`, `R.sigmoid`,
+//!      `R.astype`, …) give their operand's layout;
+//!    - elementwise binary operators (`R.add`, `R.maximum`, …) give the
+//!      layout of their converted operand; an operand of the same rank in
+//!      the original layout (a per-channel bias `(1, C, 1, 1)`, a
+//!      residual) is permuted to it, a scalar is left as it is;
+//!    - reductions with `keepdims=True` and explicit axes (`R.mean(x,
+//!      axis=[2, 3], keepdims=True)`, a global average pool) renumber their
+//!      axes and keep the layout.
+//! 3. Anywhere else (any other operator, a tuple, a call of a function,
+//!    the output of a dataflow block) a converted value is first permuted
+//!    back, bound to its original variable, so every value outside
+//!    keeps its original layout and the function its signature.
+//!
+//! With a chain of convolutions only the first input and the values that
+//! leave the chain are transposed. `ConvertLayout::for_host()` is the
+//! build's rule (`backend/pipeline.rs`): NHWC with HWIO weights for the
+//! functions with a depthwise convolution and none that `Conv2dWinograd`
+//! rewrites (the mobile nets: a depthwise convolution vectorized over
+//! channels is about three times faster than over a row, and their 1 × 1
+//! convolutions become matrix products, `Conv2dToMatmul`).
+
+use super::conv2d_winograd::Conv2dWinograd;
+use super::Pass;
+use crate::analysis::vars::free_vars;
+use crate::ir::{
+    AttrValue, Attrs, Binding, BindingBlock, Call, Expr, IRModule, StructInfo, Var, VarBinding,
+};
+use crate::mutator::{ExprMutator, MutatorState};
+use crate::op::infer::{attr, attr_int, attr_ints};
+use crate::visitor::ExprVisitor;
+use relax_runtime::Error;
+use std::collections::{BTreeMap, HashMap};
+
+/// The pass. See the module docs.
+#[derive(Clone, Debug)]
+pub struct ConvertLayout {
+    /// Operator name to its desired layouts (data, then kernel).
+    desired: BTreeMap<String, Vec<String>>,
+    /// Convert only functions that `for_host`'s rule selects.
+    host_rule: bool,
+}
+
+/// The fewest input channels of a convolution `for_host` converts: an
+/// image's 3 channels stay NCHW, where the convolution's window runs
+/// along a row (0.45 ms for MobileNet v2's first layer, against 0.66 ms
+/// in NHWC).
+const HOST_MIN_CHANNELS: i64 = 16;
+
+/// Elementwise operators of one tensor operand: the layout passes through.
+const UNARY: &[&str] = &[
+    "relax.abs",
+    "relax.astype",
+    "relax.ceil",
+    "relax.cos",
+    "relax.erf",
+    "relax.exp",
+    "relax.floor",
+    "relax.log",
+    "relax.negative",
+    "relax.nn.gelu",
+    "relax.nn.gelu_tanh",
+    "relax.nn.leakyrelu",
+    "relax.nn.relu",
+    "relax.nn.silu",
+    "relax.round",
+    "relax.rsqrt",
+    "relax.sigmoid",
+    "relax.sin",
+    "relax.sqrt",
+    "relax.square",
+    "relax.tanh",
+];
+
+/// Elementwise operators of two broadcast operands.
+const BINARY: &[&str] = &[
+    "relax.add",
+    "relax.divide",
+    "relax.maximum",
+    "relax.minimum",
+    "relax.multiply",
+    "relax.power",
+    "relax.subtract",
+];
+
+/// Reductions whose axes renumber (with `keepdims=True`).
+const REDUCTIONS: &[&str] = &[
+    "relax.max",
+    "relax.mean",
+    "relax.min",
+    "relax.prod",
+    "relax.sum",
+];
+
+impl ConvertLayout {
+    /// Converts every operator `desired` names to its layouts (TVM's
+    /// `desired_layouts`: `{"relax.nn.conv2d": ["NHWC", "HWIO"]}`).
+    /// Only `relax.nn.conv2d` is converted; its data layout must be
+    /// `NHWC` or `NCHW`, its kernel layout a permutation of `OIHW`.
+    pub fn new<'a>(
+        desired: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+    ) -> Result<Self, Error> {
+        let desired: BTreeMap<String, Vec<String>> = desired
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+            .collect();
+        for (op, layouts) in &desired {
+            let ok = op == "relax.nn.conv2d"
+                && layouts.len() == 2
+                && permutation("NCHW", &layouts[0]).is_some()
+                && matches!(layouts[0].as_str(), "NHWC" | "NCHW")
+                && permutation("OIHW", &layouts[1]).is_some();
+            if !ok {
+                return Err(Error::Unsupported(format!(
+                    "ConvertLayout: the desired layouts must be relax.nn.conv2d: [NHWC or NCHW, a permutation of OIHW], found {op}: {layouts:?}"
+                )));
+            }
+        }
+        Ok(ConvertLayout {
+            desired,
+            host_rule: false,
+        })
+    }
+
+    /// The build's rule for the host (module docs): NHWC data and HWIO
+    /// weights for functions with a depthwise convolution and no
+    /// convolution `Conv2dWinograd` rewrites.
+    pub fn for_host() -> Self {
+        let mut pass =
+            ConvertLayout::new([("relax.nn.conv2d", vec!["NHWC", "HWIO"])]).expect("valid layouts");
+        pass.host_rule = true;
+        pass
+    }
+}
+
+/// The permutation taking layout `from` to `to` (`to[d] = from[perm[d]]`),
+/// when both name the same axes once each.
+fn permutation(from: &str, to: &str) -> Option<Vec<usize>> {
+    if from.len() != to.len() {
+        return None;
+    }
+    let perm: Vec<usize> = to.chars().map(|c| from.find(c)).collect::<Option<_>>()?;
+    let mut seen = perm.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() == perm.len()).then_some(perm)
+}
+
+/// The inverse permutation.
+fn inverse(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; perm.len()];
+    for (d, &p) in perm.iter().enumerate() {
+        inv[p] = d;
+    }
+    inv
+}
+
+fn is_identity(perm: &[usize]) -> bool {
+    perm.iter().enumerate().all(|(d, &p)| d == p)
+}
+
+fn str_attr_is(call: &Call, name: &str, want: &str) -> bool {
+    match attr(call, name) {
+        Some(AttrValue::Str(s)) => s == want,
+        None => true,
+        Some(_) => false,
+    }
+}
+
+fn ndim(e: &Expr) -> Option<usize> {
+    let t = e.struct_info().and_then(StructInfo::as_tensor)?;
+    usize::try_from(t.ndim).ok()
+}
+
+/// A conv2d in the original layouts (NCHW, OIHW, NCHW).
+fn original_conv2d(call: &Call) -> bool {
+    call.args.len() == 2
+        && str_attr_is(call, "data_layout", "NCHW")
+        && str_attr_is(call, "kernel_layout", "OIHW")
+        && str_attr_is(call, "out_layout", "NCHW")
+        && call.args.iter().all(|a| ndim(a) == Some(4))
+}
+
+/// The input channels of `call`, a conv2d in NCHW.
+fn in_channels(call: &Call) -> Option<i64> {
+    let t = call.args[0].struct_info().and_then(StructInfo::as_tensor)?;
+    t.shape_values()?.get(1)?.as_int()
+}
+
+/// Whether `call` (a conv2d) is depthwise: as many groups as input
+/// channels, and more than one.
+fn depthwise(call: &Call) -> bool {
+    let groups = attr_int(call, "groups").unwrap_or(1);
+    groups > 1 && in_channels(call) == Some(groups)
+}
+
+/// The rule of [`ConvertLayout::for_host`] for one function.
+fn host_rule_selects(func: &Expr) -> bool {
+    struct Convs(Vec<Call>);
+    impl ExprVisitor for Convs {
+        fn visit_call(&mut self, expr: &Expr, call: &Call) {
+            if expr.call_op_name() == Some("relax.nn.conv2d") {
+                self.0.push(call.clone());
+            }
+            crate::visitor::walk_call(self, call);
+        }
+    }
+    let mut convs = Convs(Vec::new());
+    convs.visit_expr(func);
+    convs.0.iter().any(|c| original_conv2d(c) && depthwise(c))
+        && !convs.0.iter().any(Conv2dWinograd::rewrites_with_rule)
+}
+
+impl Pass for ConvertLayout {
+    fn name(&self) -> &str {
+        "ConvertLayout"
+    }
+
+    fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        let mut out = module.clone();
+        for (gv, f) in module.functions() {
+            let Some(func) = f.as_relax() else { continue };
+            let func = Expr::function(func.clone());
+            if self.host_rule && !host_rule_selects(&func) {
+                continue;
+            }
+            let mut m = Rewriter {
+                state: MutatorState::with_module(&module),
+                desired: &self.desired,
+                layouts: HashMap::new(),
+                min_channels: if self.host_rule { HOST_MIN_CHANNELS } else { 0 },
+                permuted: HashMap::new(),
+            };
+            let new = m.visit_expr(&func);
+            let errors = m.builder().take_errors();
+            if !errors.is_empty() {
+                return Err(Error::Compile(errors));
+            }
+            if let Some(nf) = new.as_function() {
+                out.add(gv.clone(), nf.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct Rewriter<'a> {
+    state: MutatorState,
+    desired: &'a BTreeMap<String, Vec<String>>,
+    /// Variables whose value is held in another layout, not yet bound:
+    /// the variable holding it and the permutation from the original.
+    layouts: HashMap<Var, (Var, Vec<usize>)>,
+    /// Convolutions of fewer input channels stay as they are.
+    min_channels: i64,
+    /// Values of the original layout already permuted, by permutation.
+    permuted: HashMap<(Var, Vec<usize>), Expr>,
+}
+
+impl Rewriter<'_> {
+    fn emit(&mut self, value: Expr, name: &str) -> Option<Var> {
+        match self.builder().emit_named(value, name) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.builder().report(e);
+                None
+            }
+        }
+    }
+
+    fn permute(&mut self, x: Expr, perm: &[usize], name: &str) -> Option<Expr> {
+        if is_identity(perm) {
+            return Some(x);
+        }
+        let axes = AttrValue::Array(perm.iter().map(|&p| AttrValue::Int(p as i64)).collect());
+        let call = Expr::call_op(
+            "relax.permute_dims",
+            vec![x],
+            Attrs::from_pairs([("axes", axes)]),
+        );
+        self.emit(call, name).map(|v| Expr::var(&v))
+    }
+
+    /// `e` (an argument) in the layout `perm` of the original one.
+    fn in_layout(&mut self, e: &Expr, perm: &[usize]) -> Option<Expr> {
+        if let Some((held, p)) = e.as_var().and_then(|v| self.layouts.get(v)).cloned() {
+            // From `p` to `perm`: axis `d` of the result is axis
+            // `perm[d]` of the original, which is axis `p⁻¹[perm[d]]`.
+            let inv = inverse(&p);
+            let step: Vec<usize> = perm.iter().map(|&d| inv[d]).collect();
+            return self.permute(Expr::var(&held), &step, &format!("{}_t", held.name_hint()));
+        }
+        let e = self.visit_expr(e);
+        let Some(var) = e.as_var().cloned() else {
+            return self.permute(e, perm, "lv");
+        };
+        let key = (var.clone(), perm.to_vec());
+        if let Some(done) = self.permuted.get(&key) {
+            return Some(done.clone());
+        }
+        let done = self.permute(e, perm, &format!("{}_t", var.name_hint()))?;
+        self.permuted.insert(key, done.clone());
+        Some(done)
+    }
+
+    /// Binds `var` to its value in the original layout, if it is held in
+    /// another.
+    fn materialize(&mut self, var: &Var) {
+        let Some((held, p)) = self.layouts.remove(var) else {
+            return;
+        };
+        let axes = AttrValue::Array(
+            inverse(&p)
+                .iter()
+                .map(|&d| AttrValue::Int(d as i64))
+                .collect(),
+        );
+        let value = Expr::call_op(
+            "relax.permute_dims",
+            vec![Expr::var(&held)],
+            Attrs::from_pairs([("axes", axes)]),
+        );
+        let value = self.normalize(value);
+        if let Err(e) = self
+            .builder()
+            .emit_normalized(Binding::var_binding(var.clone(), value))
+        {
+            self.builder().report(e);
+        }
+    }
+
+    /// The permutation of the first argument held in another layout.
+    fn held_layout(&self, call: &Call) -> Option<Vec<usize>> {
+        call.args
+            .iter()
+            .find_map(|a| a.as_var().and_then(|v| self.layouts.get(v)))
+            .map(|(_, p)| p.clone())
+    }
+
+    /// `binding` rewritten in another layout: the variable holding its
+    /// value and the permutation, or `None` to leave it as it is.
+    fn convert(&mut self, binding: &VarBinding) -> Option<(Var, Vec<usize>)> {
+        let call = binding.value.as_call()?;
+        let op = binding.value.call_op_name()?;
+        // An output of the block keeps its name for the value it leaves
+        // with (bound by `materialize`).
+        let name = match binding.var.is_dataflow() {
+            true => binding.var.name_hint().to_string(),
+            false => format!("{}_t", binding.var.name_hint()),
+        };
+        if let Some(layouts) = self.desired.get(op).cloned() {
+            if op != "relax.nn.conv2d" || !original_conv2d(call) || layouts[0] == "NCHW" {
+                return None;
+            }
+            if in_channels(call).unwrap_or(0) < self.min_channels {
+                return None;
+            }
+            let data = permutation("NCHW", &layouts[0])?;
+            let kernel = permutation("OIHW", &layouts[1])?;
+            let x = self.in_layout(&call.args[0], &data)?;
+            let w = self.in_layout(&call.args[1], &kernel)?;
+            let attrs = call
+                .attrs
+                .with("data_layout", AttrValue::from(layouts[0].as_str()))
+                .with("kernel_layout", AttrValue::from(layouts[1].as_str()))
+                .with("out_layout", AttrValue::from(layouts[0].as_str()));
+            let v = self.emit(Expr::call_op(op, vec![x, w], attrs), &name)?;
+            return Some((v, data));
+        }
+        let perm = self.held_layout(call)?;
+        let rank = perm.len();
+        if UNARY.contains(&op) {
+            // Only the tensor operand is converted (`leakyrelu`'s slope is
+            // an attribute).
+            if ndim(&call.args[0]) != Some(rank)
+                || call.args[1..]
+                    .iter()
+                    .any(|a| ndim(a) != Some(0) && ndim(a).is_some())
+            {
+                return None;
+            }
+            let x = self.in_layout(&call.args[0], &perm)?;
+            let mut args = vec![x];
+            args.extend(call.args[1..].iter().map(|a| self.visit_expr(a)));
+            let v = self.emit(Expr::call_op(op, args, call.attrs.clone()), &name)?;
+            return Some((v, perm));
+        }
+        if BINARY.contains(&op) && call.args.len() == 2 {
+            if ndim(&binding.value) != Some(rank)
+                || call
+                    .args
+                    .iter()
+                    .any(|a| !matches!(ndim(a), Some(0)) && ndim(a) != Some(rank))
+            {
+                return None;
+            }
+            let mut args = Vec::with_capacity(2);
+            for a in &call.args {
+                args.push(match ndim(a) {
+                    Some(0) => self.visit_expr(a),
+                    _ => self.in_layout(a, &perm)?,
+                });
+            }
+            let v = self.emit(Expr::call_op(op, args, call.attrs.clone()), &name)?;
+            return Some((v, perm));
+        }
+        if REDUCTIONS.contains(&op) && call.args.len() == 1 {
+            let keep = matches!(attr(call, "keepdims"), Some(AttrValue::Bool(true)));
+            let axes = attr_ints(call, "axis")?;
+            if !keep || ndim(&call.args[0]) != Some(rank) {
+                return None;
+            }
+            let inv = inverse(&perm);
+            let mut new_axes = Vec::with_capacity(axes.len());
+            for a in axes {
+                let a = if a < 0 { a + rank as i64 } else { a };
+                let a = usize::try_from(a).ok().filter(|&a| a < rank)?;
+                new_axes.push(AttrValue::Int(inv[a] as i64));
+            }
+            let x = self.in_layout(&call.args[0], &perm)?;
+            let attrs = call.attrs.with("axis", AttrValue::Array(new_axes));
+            let v = self.emit(Expr::call_op(op, vec![x], attrs), &name)?;
+            return Some((v, perm));
+        }
+        None
+    }
+}
+
+impl ExprMutator for Rewriter<'_> {
+    fn state(&mut self) -> &mut MutatorState {
+        &mut self.state
+    }
+
+    fn visit_dataflow_block(&mut self, block: &BindingBlock) {
+        if let Err(e) = self.builder().begin_dataflow() {
+            self.builder().report(e);
+        }
+        for b in &block.bindings {
+            if let Binding::VarBinding(v) = b {
+                if let Some(held) = self.convert(v) {
+                    self.layouts.insert(v.var.clone(), held);
+                    // An output of the block leaves it in its layout.
+                    if !v.var.is_dataflow() {
+                        self.materialize(&v.var);
+                    }
+                    continue;
+                }
+            }
+            let value = match b {
+                Binding::VarBinding(v) => &v.value,
+                Binding::MatchCast(m) => &m.value,
+            };
+            for var in free_vars(value) {
+                self.materialize(&var);
+            }
+            self.visit_binding(b);
+        }
+        // Nothing held is used after the block (its outputs were bound).
+        self.layouts.clear();
+        self.permuted.clear();
+        if let Err(e) = self.builder().end_dataflow() {
+            self.builder().report(e);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "convert_layout/tests.rs"]
+mod tests;

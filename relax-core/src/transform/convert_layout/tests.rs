@@ -1,0 +1,156 @@
+//! ConvertLayout: the rewrite (before/expected), what it leaves alone,
+//! and the host build of a mobile block against the oracle.
+
+use super::*;
+use crate::backend::{build, Target};
+use crate::ir::structural_equal::assert_structural_equal;
+use crate::transform::test_util::{assert_pass, parse, run_main_f32};
+use relax_runtime::{Tensor, Value};
+
+fn nhwc() -> ConvertLayout {
+    ConvertLayout::new([("relax.nn.conv2d", vec!["NHWC", "HWIO"])]).unwrap()
+}
+
+/// A mobile block: a depthwise convolution, its bias and relu6, a
+/// residual, a pointwise convolution and a global average pool.
+const BLOCK: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 8, 8), dtype="float32"), w: R.Tensor((16, 1, 3, 3), dtype="float32"), b: R.Tensor((1, 16, 1, 1), dtype="float32"), p: R.Tensor((24, 16, 1, 1), dtype="float32")) -> R.Tensor((1, 24, 1, 1), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=16)
+            a = R.add(y, b)
+            c = R.maximum(a, R.const(0.0, "float32"))
+            r = R.minimum(c, R.const(6.0, "float32"))
+            s = R.add(r, x)
+            z = R.nn.conv2d(s, p)
+            m = R.mean(z, axis=[2, 3], keepdims=True)
+            R.output(m)
+        return m
+"#;
+
+/// The input is permuted once for both its uses, the per-channel bias
+/// is permuted, the elementwise chain and the pool stay NHWC, and only
+/// the block's output is permuted back (bound to its own name).
+#[test]
+fn a_mobile_block_runs_nhwc_between_its_input_and_output() {
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 8, 8), dtype="float32"), w: R.Tensor((16, 1, 3, 3), dtype="float32"), b: R.Tensor((1, 16, 1, 1), dtype="float32"), p: R.Tensor((24, 16, 1, 1), dtype="float32")) -> R.Tensor((1, 24, 1, 1), dtype="float32"):
+        with R.dataflow():
+            x_t = R.permute_dims(x, axes=[0, 2, 3, 1])
+            w_t = R.permute_dims(w, axes=[2, 3, 1, 0])
+            y = R.nn.conv2d(x_t, w_t, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=16, data_layout="NHWC", kernel_layout="HWIO", out_layout="NHWC", out_dtype=None)
+            b_t = R.permute_dims(b, axes=[0, 2, 3, 1])
+            a = R.add(y, b_t)
+            c = R.maximum(a, R.const(0.0, "float32"))
+            r = R.minimum(c, R.const(6.0, "float32"))
+            s = R.add(r, x_t)
+            p_t = R.permute_dims(p, axes=[2, 3, 1, 0])
+            z = R.nn.conv2d(s, p_t, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NHWC", kernel_layout="HWIO", out_layout="NHWC", out_dtype=None)
+            m_t = R.mean(z, axis=[1, 2], keepdims=True)
+            m = R.permute_dims(m_t, axes=[0, 3, 1, 2])
+            R.output(m)
+        return m
+"#,
+    );
+    assert_pass(&nhwc(), parse(BLOCK), expected);
+}
+
+/// An operator the pass does not know (a reshape) gets the value back
+/// in its own layout, bound to the original variable.
+#[test]
+fn an_unknown_operator_reads_the_original_layout() {
+    let before = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 4, 4), dtype="float32"), w: R.Tensor((8, 16, 1, 1), dtype="float32")) -> R.Tensor((1, 128), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w)
+            z = R.nn.relu(y)
+            f = R.reshape(z, R.shape([1, 128]))
+            R.output(f)
+        return f
+"#,
+    );
+    let expected = parse(
+        r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 4, 4), dtype="float32"), w: R.Tensor((8, 16, 1, 1), dtype="float32")) -> R.Tensor((1, 128), dtype="float32"):
+        with R.dataflow():
+            x_t = R.permute_dims(x, axes=[0, 2, 3, 1])
+            w_t = R.permute_dims(w, axes=[2, 3, 1, 0])
+            y = R.nn.conv2d(x_t, w_t, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NHWC", kernel_layout="HWIO", out_layout="NHWC", out_dtype=None)
+            z_t = R.nn.relu(y)
+            z = R.permute_dims(z_t, axes=[0, 3, 1, 2])
+            f = R.reshape(z, R.shape([1, 128]))
+            R.output(f)
+        return f
+"#,
+    );
+    assert_pass(&nhwc(), before, expected);
+}
+
+/// The build's rule leaves a function without depthwise convolutions
+/// (and one whose convolutions Winograd takes) as it is; the layouts a
+/// user asks for are checked.
+#[test]
+fn the_host_rule_converts_mobile_nets_only() {
+    let plain = BLOCK
+        .replace(", groups=16)", ")")
+        .replace("w: R.Tensor((16, 1, 3, 3)", "w: R.Tensor((16, 16, 3, 3)");
+    let m = parse(&plain);
+    assert_structural_equal(&ConvertLayout::for_host().run(m.clone()).unwrap(), &m);
+    let converted = ConvertLayout::for_host().run(parse(BLOCK)).unwrap();
+    assert!(converted.to_string().contains("data_layout=\"NHWC\""));
+    let err = ConvertLayout::new([("relax.nn.conv2d", vec!["NCWH", "OIHW"])]).unwrap_err();
+    assert!(err.to_string().contains("NHWC or NCHW"), "{err}");
+    let err = ConvertLayout::new([("relax.nn.max_pool2d", vec!["NHWC"])]).unwrap_err();
+    assert!(err.to_string().contains("relax.nn.max_pool2d"), "{err}");
+}
+
+fn tensor(shape: &[i64], seed: i64) -> Tensor {
+    let n: i64 = shape.iter().product();
+    let data = (0..n)
+        .map(|v| (((v * 37 + seed) % 23) as f32 - 11.0) / 8.0)
+        .collect();
+    Tensor::from_vec(shape, data).unwrap()
+}
+
+/// The host build (which converts the block, its 1 × 1 convolution a
+/// matrix product) gives the oracle's numbers, the oracle running the
+/// block as written; so does the oracle on the converted module.
+#[test]
+fn the_converted_block_computes_the_same_values() {
+    let m = parse(BLOCK);
+    let args: Vec<Value> = vec![
+        tensor(&[1, 16, 8, 8], 1).into(),
+        tensor(&[16, 1, 3, 3], 2).into(),
+        tensor(&[1, 16, 1, 1], 3).into(),
+        tensor(&[24, 16, 1, 1], 4).into(),
+    ];
+    let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
+    let converted = nhwc().run(m.clone()).unwrap();
+    let runs = [
+        build(&converted, &Target::interpreter()).unwrap(),
+        build(&m, &Target::host()).unwrap(),
+    ];
+    for exec in &runs {
+        let got = run_main_f32(exec, &args);
+        assert_eq!(got.len(), want.len());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                "element {k}: {g} vs {w}"
+            );
+        }
+    }
+}
