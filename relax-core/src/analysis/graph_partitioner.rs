@@ -28,7 +28,8 @@
 //!    choice, for speed; TVM does not), also into a `d` that is
 //!    out-elementwise-fusable
 //!    with nothing in between when the node reads only the block's inputs
-//!    (a weight), so the MLP's `permute_dims` of a weight joins the matmul
+//!    (a weight) and is not the first operand (the data), so the MLP's
+//!    `permute_dims` of a weight joins the matmul
 //!    that reads it (its loop-level form is then an index swap, see
 //!    `FuseTIR`). One that reads an activation stays out, as in TVM: a
 //!    convolution would gather its input through the index arithmetic of,
@@ -67,7 +68,7 @@
 
 use super::indexed_forward_graph::IndexedForwardGraph;
 use super::post_dominator_tree::PostDominatorTree;
-use crate::ir::PrimExpr;
+use crate::ir::{Expr, ExprKind, PrimExpr};
 use crate::op::OpPatternKind;
 
 /// TVM's `kMaxFusedOps`.
@@ -138,6 +139,28 @@ fn relation(
         }
     }
     worst
+}
+
+/// Whether node `i` is the first operand (the data, not the weight) of
+/// node `d`'s call: a transpose of a function's input image stays a
+/// kernel of its own (`ConvertLayout`'s NCHW to NHWC), where inside a
+/// convolution it would be a gather on every load of the window.
+/// The operands are the call's arguments, or a `call_tir`'s tuple of them.
+fn is_data_operand(graph: &IndexedForwardGraph, i: usize, d: usize) -> bool {
+    let Some(value) = graph.nodes[d].value.as_ref() else {
+        return false;
+    };
+    let Some(call) = value.as_call() else {
+        return false;
+    };
+    let first = match value.call_op_name() {
+        Some("relax.call_tir") => match call.args.get(1).map(Expr::kind) {
+            Some(ExprKind::Tuple(fields)) => fields.first(),
+            _ => None,
+        },
+        _ => call.args.first(),
+    };
+    first.and_then(Expr::as_var) == Some(&graph.nodes[i].var)
 }
 
 impl GraphPartitioner {
@@ -213,6 +236,7 @@ impl GraphPartitioner {
                                 || (injective_weights
                                     && between.is_empty()
                                     && sink == K::OutEWiseFusable
+                                    && !is_data_operand(graph, i, d)
                                     && (graph.nodes[i]
                                         .inputs
                                         .iter()

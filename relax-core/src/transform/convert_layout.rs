@@ -27,8 +27,9 @@
 //! With a chain of convolutions only the first input and the values that
 //! leave the chain are transposed. `ConvertLayout::for_host()` is the
 //! build's rule (`backend/pipeline.rs`): NHWC with HWIO weights for the
-//! functions with a depthwise convolution and none that `Conv2dWinograd`
-//! rewrites (the mobile nets: a depthwise convolution vectorized over
+//! convolutions with a constant weight and at least 16 input channels,
+//! in functions with such a depthwise convolution and none that
+//! `Conv2dWinograd` rewrites (the mobile nets: a depthwise convolution vectorized over
 //! channels is about three times faster than over a row, and their 1 × 1
 //! convolutions become matrix products, `Conv2dToMatmul`).
 
@@ -36,7 +37,8 @@ use super::conv2d_winograd::Conv2dWinograd;
 use super::Pass;
 use crate::analysis::vars::free_vars;
 use crate::ir::{
-    AttrValue, Attrs, Binding, BindingBlock, Call, Expr, IRModule, StructInfo, Var, VarBinding,
+    AttrValue, Attrs, Binding, BindingBlock, Call, Expr, ExprKind, IRModule, StructInfo, Var,
+    VarBinding,
 };
 use crate::mutator::{ExprMutator, MutatorState};
 use crate::op::infer::{attr, attr_int, attr_ints};
@@ -54,9 +56,9 @@ pub struct ConvertLayout {
 }
 
 /// The fewest input channels of a convolution `for_host` converts: an
-/// image's 3 channels stay NCHW, where the convolution's window runs
-/// along a row (0.45 ms for MobileNet v2's first layer, against 0.66 ms
-/// in NHWC).
+/// image's 3 channels stay NCHW (MobileNet v2's first layer took 0.66 ms
+/// in NHWC, against 0.48 ms in NCHW and 0.21 ms for transposing its
+/// output: no clear winner, so the simpler graph).
 const HOST_MIN_CHANNELS: i64 = 16;
 
 /// Elementwise operators of one tensor operand: the layout passes through.
@@ -135,8 +137,9 @@ impl ConvertLayout {
     }
 
     /// The build's rule for the host (module docs): NHWC data and HWIO
-    /// weights for functions with a depthwise convolution and no
-    /// convolution `Conv2dWinograd` rewrites.
+    /// weights for the convolutions with a constant weight and at least
+    /// 16 input channels, in functions with such a depthwise convolution
+    /// and no convolution `Conv2dWinograd` rewrites.
     pub fn for_host() -> Self {
         let mut pass =
             ConvertLayout::new([("relax.nn.conv2d", vec!["NHWC", "HWIO"])]).expect("valid layouts");
@@ -206,6 +209,16 @@ fn depthwise(call: &Call) -> bool {
     groups > 1 && in_channels(call) == Some(groups)
 }
 
+/// Whether the host's rule converts `call`, a conv2d in the original
+/// layouts: its weight is a constant (so its permutation is folded at
+/// build time; a weight passed in would be permuted on every call and
+/// read through the permutation) and it has at least
+/// [`HOST_MIN_CHANNELS`] input channels.
+fn host_convertible(call: &Call) -> bool {
+    matches!(call.args[1].kind(), ExprKind::Constant(_))
+        && in_channels(call).is_some_and(|c| c >= HOST_MIN_CHANNELS)
+}
+
 /// The rule of [`ConvertLayout::for_host`] for one function.
 fn host_rule_selects(func: &Expr) -> bool {
     struct Convs(Vec<Call>);
@@ -219,7 +232,10 @@ fn host_rule_selects(func: &Expr) -> bool {
     }
     let mut convs = Convs(Vec::new());
     convs.visit_expr(func);
-    convs.0.iter().any(|c| original_conv2d(c) && depthwise(c))
+    convs
+        .0
+        .iter()
+        .any(|c| original_conv2d(c) && depthwise(c) && host_convertible(c))
         && !convs.0.iter().any(Conv2dWinograd::rewrites_with_rule)
 }
 
@@ -240,7 +256,7 @@ impl Pass for ConvertLayout {
                 state: MutatorState::with_module(&module),
                 desired: &self.desired,
                 layouts: HashMap::new(),
-                min_channels: if self.host_rule { HOST_MIN_CHANNELS } else { 0 },
+                host_rule: self.host_rule,
                 permuted: HashMap::new(),
             };
             let new = m.visit_expr(&func);
@@ -262,8 +278,8 @@ struct Rewriter<'a> {
     /// Variables whose value is held in another layout, not yet bound:
     /// the variable holding it and the permutation from the original.
     layouts: HashMap<Var, (Var, Vec<usize>)>,
-    /// Convolutions of fewer input channels stay as they are.
-    min_channels: i64,
+    /// Convert only the convolutions `host_convertible` accepts.
+    host_rule: bool,
     /// Values of the original layout already permuted, by permutation.
     permuted: HashMap<(Var, Vec<usize>), Expr>,
 }
@@ -363,7 +379,7 @@ impl Rewriter<'_> {
             if op != "relax.nn.conv2d" || !original_conv2d(call) || layouts[0] == "NCHW" {
                 return None;
             }
-            if in_channels(call).unwrap_or(0) < self.min_channels {
+            if self.host_rule && !host_convertible(call) {
                 return None;
             }
             let data = permutation("NCHW", &layouts[0])?;

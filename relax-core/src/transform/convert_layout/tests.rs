@@ -5,6 +5,7 @@ use super::*;
 use crate::backend::{build, Target};
 use crate::ir::structural_equal::assert_structural_equal;
 use crate::transform::test_util::{assert_pass, parse, run_main_f32};
+use crate::transform::BindParams;
 use relax_runtime::{Tensor, Value};
 
 fn nhwc() -> ConvertLayout {
@@ -99,18 +100,37 @@ class Module:
     assert_pass(&nhwc(), before, expected);
 }
 
-/// The build's rule leaves a function without depthwise convolutions
-/// (and one whose convolutions Winograd takes) as it is; the layouts a
-/// user asks for are checked.
+/// `text` (`BLOCK` or a variant) with its weights and bias bound as
+/// constants (an ONNX model's initializers), the depthwise weight of
+/// `depthwise_in` input channels per group.
+fn block_with_constants(text: &str, depthwise_in: i64) -> crate::ir::IRModule {
+    let consts = [
+        ("w", tensor(&[16, depthwise_in, 3, 3], 2)),
+        ("b", tensor(&[1, 16, 1, 1], 3)),
+        ("p", tensor(&[24, 16, 1, 1], 4)),
+    ];
+    BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
+        .run(parse(text))
+        .unwrap()
+}
+
+/// The build's rule converts a block whose weights are constants, and
+/// leaves as they are a function without depthwise convolutions (here
+/// one whose 3 × 3 convolution Winograd takes) and one whose weights are
+/// passed in (they would be permuted on every call); the layouts a user
+/// asks for are checked.
 #[test]
 fn the_host_rule_converts_mobile_nets_only() {
+    let converted = ConvertLayout::for_host()
+        .run(block_with_constants(BLOCK, 1))
+        .unwrap();
+    assert!(converted.to_string().contains("data_layout=\"NHWC\""));
     let plain = BLOCK
         .replace(", groups=16)", ")")
         .replace("w: R.Tensor((16, 1, 3, 3)", "w: R.Tensor((16, 16, 3, 3)");
-    let m = parse(&plain);
-    assert_structural_equal(&ConvertLayout::for_host().run(m.clone()).unwrap(), &m);
-    let converted = ConvertLayout::for_host().run(parse(BLOCK)).unwrap();
-    assert!(converted.to_string().contains("data_layout=\"NHWC\""));
+    for m in [block_with_constants(&plain, 16), parse(BLOCK)] {
+        assert_structural_equal(&ConvertLayout::for_host().run(m.clone()).unwrap(), &m);
+    }
     let err = ConvertLayout::new([("relax.nn.conv2d", vec!["NCWH", "OIHW"])]).unwrap_err();
     assert!(err.to_string().contains("NHWC or NCHW"), "{err}");
     let err = ConvertLayout::new([("relax.nn.max_pool2d", vec!["NHWC"])]).unwrap_err();
@@ -130,15 +150,16 @@ fn tensor(shape: &[i64], seed: i64) -> Tensor {
 /// block as written; so does the oracle on the converted module.
 #[test]
 fn the_converted_block_computes_the_same_values() {
-    let m = parse(BLOCK);
-    let args: Vec<Value> = vec![
-        tensor(&[1, 16, 8, 8], 1).into(),
-        tensor(&[16, 1, 3, 3], 2).into(),
-        tensor(&[1, 16, 1, 1], 3).into(),
-        tensor(&[24, 16, 1, 1], 4).into(),
-    ];
+    let m = block_with_constants(BLOCK, 1);
+    let args: Vec<Value> = vec![tensor(&[1, 16, 8, 8], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let converted = nhwc().run(m.clone()).unwrap();
+    // The host's pointwise convolution is a matmul on prepacked panels.
+    let lowered = crate::backend::host_pipeline_unscheduled()
+        .run(m.clone())
+        .unwrap()
+        .to_string();
+    assert!(lowered.contains("_panels"), "{lowered}");
     let runs = [
         build(&converted, &Target::interpreter()).unwrap(),
         build(&m, &Target::host()).unwrap(),

@@ -1918,13 +1918,11 @@ class Module:
             module(3, 2, (8, 11), 3, ", strides=[2, 2]"),
             module(19, 1, (7, 7), 3, ", padding=[1, 1, 1, 1]"),
         ];
-        // The build converts a net with depthwise convolutions to NHWC
-        // (`ConvertLayout::for_host`); the NCHW schedule is checked with
-        // that pass off, the numbers with it on.
-        let nchw = crate::transform::PassContext::new().disable("ConvertLayout");
+        // The weights are parameters, so the build keeps these NCHW
+        // (`ConvertLayout::for_host` converts constant weights only).
         for (text, shapes) in &cases {
             for bits in [128, 256, 512] {
-                let module = scheduled_in(text, bits, &nchw);
+                let module = scheduled(text, bits);
                 assert!(!module.contains("B_pack"), "{module}");
                 assert!(
                     module.contains("rx in T.unroll("),
@@ -2714,15 +2712,10 @@ class Module:
     }
 
     fn scheduled(text: &str, bits: u32) -> String {
-        scheduled_in(text, bits, &crate::transform::PassContext::new())
-    }
-
-    /// [`scheduled`] in `ctx` (which may disable passes).
-    fn scheduled_in(text: &str, bits: u32, ctx: &crate::transform::PassContext) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();
         let pipeline = crate::backend::pipeline(&target);
-        crate::transform::Pass::run_in(&pipeline, m, ctx)
+        crate::transform::Pass::run(&pipeline, m)
             .unwrap()
             .to_string()
     }
