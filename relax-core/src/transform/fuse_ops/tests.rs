@@ -488,3 +488,58 @@ fn fuse_ops_matches_tvm_0_27() {
     ];
     crate::transform::test_util::assert_tvm_cases("fuse_ops", &FuseOps::default(), SAME, DIFFERENT);
 }
+
+/// With the build's option, a transpose of the second operand (a weight)
+/// joins the matmul, and a transpose of the first (the data, here a
+/// function input: `ConvertLayout`'s image permutation) stays a group of
+/// its own, so the product does not gather its rows through it.
+#[test]
+fn a_data_operand_transpose_stays_out_of_the_product() {
+    let kernels = r#"
+    @T.prim_func(private=True)
+    def transpose_x(A: T.Buffer((8, 2), "float32"), B: T.Buffer((2, 8), "float32")):
+        T.func_attr({"op_pattern": 2})
+        T.evaluate(0)
+"#;
+    let signature = r#"(x: R.Tensor((8, 2), dtype="float32"), w: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):"#;
+    let before = with_kernels(&format!(
+        r#"{kernels}
+    @R.function
+    def main{signature}
+        cls = Module
+        with R.dataflow():
+            xt = R.call_tir(cls.transpose_x, (x,), out_sinfo=R.Tensor((2, 8), dtype="float32"))
+            wt = R.call_tir(cls.transpose, (w,), out_sinfo=R.Tensor((8, 4), dtype="float32"))
+            gv = R.call_tir(cls.matmul, (xt, wt), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#
+    ));
+    let expected = with_kernels(&format!(
+        r#"{kernels}
+    @R.function(private=True)
+    def fused_transpose_matmul(w: R.Tensor((4, 8), dtype="float32"), xt: R.Tensor((2, 8), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        R.func_attr({{"Primitive": True}})
+        cls = Module
+        with R.dataflow():
+            wt = R.call_tir(cls.transpose, (w,), out_sinfo=R.Tensor((8, 4), dtype="float32"))
+            gv = R.call_tir(cls.matmul, (xt, wt), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main{signature}
+        cls = Module
+        with R.dataflow():
+            xt = R.call_tir(cls.transpose_x, (x,), out_sinfo=R.Tensor((2, 8), dtype="float32"))
+            gv = cls.fused_transpose_matmul(w, xt)
+            R.output(gv)
+        return gv
+"#
+    ));
+    check_with(
+        &FuseOps::default().injective_weights(true),
+        &before,
+        &expected,
+    );
+}
