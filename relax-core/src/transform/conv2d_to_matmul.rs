@@ -18,7 +18,7 @@
 
 use super::Pass;
 use crate::ir::{AttrValue, Attrs, Call, Expr, IRModule, PrimExpr, StructInfo};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use crate::op::infer::{attr, attr_dtype, attr_int, attr_ints};
 use relax_runtime::{DataType, Error};
 
@@ -32,22 +32,10 @@ impl Pass for Conv2dToMatmul {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        let mut out = module.clone();
-        for (gv, f) in module.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            let mut m = Rewriter {
-                state: MutatorState::with_module(&module),
-            };
-            let new = m.visit_expr(&Expr::function(func.clone()));
-            let errors = m.builder().take_errors();
-            if !errors.is_empty() {
-                return Err(Error::Compile(errors));
-            }
-            if let Some(nf) = new.as_function() {
-                out.add(gv.clone(), nf.clone());
-            }
-        }
-        Ok(out)
+        let mut m = Rewriter {
+            state: MutatorState::with_module(&module),
+        };
+        mutate_module(&mut m, &module)
     }
 }
 

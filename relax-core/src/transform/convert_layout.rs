@@ -170,6 +170,16 @@ fn inverse(perm: &[usize]) -> Vec<usize> {
     inv
 }
 
+/// `R.permute_dims(x, axes=perm)`.
+fn permute_dims(x: Expr, perm: &[usize]) -> Expr {
+    let axes = AttrValue::Array(perm.iter().map(|&p| AttrValue::Int(p as i64)).collect());
+    Expr::call_op(
+        "relax.permute_dims",
+        vec![x],
+        Attrs::from_pairs([("axes", axes)]),
+    )
+}
+
 fn is_identity(perm: &[usize]) -> bool {
     perm.iter().enumerate().all(|(d, &p)| d == p)
 }
@@ -299,13 +309,8 @@ impl Rewriter<'_> {
         if is_identity(perm) {
             return Some(x);
         }
-        let axes = AttrValue::Array(perm.iter().map(|&p| AttrValue::Int(p as i64)).collect());
-        let call = Expr::call_op(
-            "relax.permute_dims",
-            vec![x],
-            Attrs::from_pairs([("axes", axes)]),
-        );
-        self.emit(call, name).map(|v| Expr::var(&v))
+        self.emit(permute_dims(x, perm), name)
+            .map(|v| Expr::var(&v))
     }
 
     /// `e` (an argument) in the layout `perm` of the original one.
@@ -336,18 +341,7 @@ impl Rewriter<'_> {
         let Some((held, p)) = self.layouts.remove(var) else {
             return;
         };
-        let axes = AttrValue::Array(
-            inverse(&p)
-                .iter()
-                .map(|&d| AttrValue::Int(d as i64))
-                .collect(),
-        );
-        let value = Expr::call_op(
-            "relax.permute_dims",
-            vec![Expr::var(&held)],
-            Attrs::from_pairs([("axes", axes)]),
-        );
-        let value = self.normalize(value);
+        let value = self.normalize(permute_dims(Expr::var(&held), &inverse(&p)));
         if let Err(e) = self
             .builder()
             .emit_normalized(Binding::var_binding(var.clone(), value))

@@ -44,20 +44,13 @@ impl Nest {
         if n < 3 || self.reduce.len() != 1 {
             return None;
         }
-        let (x, y) = self.product_update()?;
         let (b_axis, i, j) = (
             &self.spatial[n - 3],
             &self.spatial[n - 2],
             &self.spatial[n - 1],
         );
+        let (a, b) = self.product_operands(i, j)?;
         let uses = |e: &PrimExpr, a: &Axis| uses_var(e, &a.var);
-        let (a, b) = if !uses(x, j) && !uses(y, i) {
-            (x, y)
-        } else if !uses(y, j) && !uses(x, i) {
-            (y, x)
-        } else {
-            return None;
-        };
         // `B` shared by the batch, `A` and `C` not (else this is no batch
         // of products).
         if uses(b, b_axis) || !uses(a, b_axis) || !self.indices.iter().any(|e| uses(e, b_axis)) {

@@ -178,16 +178,8 @@ impl Nest {
         if self.reduce.len() != 1 || n < 2 {
             return None;
         }
-        let (x, y) = self.product_update()?;
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
-        let free = |e: &PrimExpr, axis: &Axis| !uses_var(e, &axis.var);
-        let (a, b) = if free(x, j) && free(y, i) {
-            (x, y)
-        } else if free(y, j) && free(x, i) {
-            (y, x)
-        } else {
-            return None;
-        };
+        let (a, b) = self.product_operands(i, j)?;
         // `B` contiguous along `j`: its pack is a vector copy. A weight read
         // transposed (`x · wᵀ`) would be packed element by element on
         // every call, which costs more than the dot products of case 4
@@ -212,6 +204,20 @@ impl Nest {
             a_once: false,
             b_panels,
         })
+    }
+
+    /// The factors `(A, B)` of a matrix product's update over rows `i`
+    /// and columns `j`: `A` free of `j`, `B` free of `i`.
+    pub(super) fn product_operands(&self, i: &Axis, j: &Axis) -> Option<(&PrimExpr, &PrimExpr)> {
+        let (x, y) = self.product_update()?;
+        let free = |e: &PrimExpr, axis: &Axis| !uses_var(e, &axis.var);
+        if free(x, j) && free(y, i) {
+            Some((x, y))
+        } else if free(y, j) && free(x, i) {
+            Some((y, x))
+        } else {
+            None
+        }
     }
 
     /// The columns of the packed GEMM's register tile for this nest's
@@ -268,6 +274,20 @@ pub(super) fn branch(
             else_case: Some(Box::new(otherwise())),
         },
     }
+}
+
+/// `version(first, last)` for the values `first` and `last` choose: one
+/// version of a tile's write-back per kind of `k` slice.
+pub(super) fn per_slice(
+    first: &Choice,
+    last: &Choice,
+    version: impl Fn(bool, bool) -> Stmt,
+) -> Stmt {
+    branch(
+        first,
+        || branch(last, || version(true, true), || version(true, false)),
+        || branch(last, || version(false, true), || version(false, false)),
+    )
 }
 
 /// `cond` decided by the analyzer when it can be.
@@ -919,19 +939,7 @@ impl Gemm<'_> {
                 self.write_back(base, tile, r, c, sum, &start, &Ok(last))
             })
         };
-        let whole_tile = || {
-            branch(
-                first,
-                || branch(last, || whole_tile(true, true), || whole_tile(true, false)),
-                || {
-                    branch(
-                        last,
-                        || whole_tile(false, true),
-                        || whole_tile(false, false),
-                    )
-                },
-            )
-        };
+        let whole_tile = || per_slice(first, last, whole_tile);
         // A tile crossing the edge of `C`: row by row through a copy
         // (indexing `acc` by bounds known only at run time would keep it in
         // memory), one version per (first, last) as for a whole tile.
@@ -955,11 +963,7 @@ impl Gemm<'_> {
                     })
                 })
             };
-            let store = branch(
-                first,
-                || branch(last, || store(true, true), || store(true, false)),
-                || branch(last, || store(false, true), || store(false, false)),
-            );
+            let store = per_slice(first, last, store);
             scope("acc_edge", vec![edge], seq(vec![copy, store]))
         };
         let write = branch(&whole, whole_tile, edge_tile);

@@ -59,7 +59,7 @@
 //!
 //! [`DefaultSchedule`]: super::DefaultSchedule
 
-use super::gemm::{branch, choice, let_seq, scope, tile_store, Choice, Loops};
+use super::gemm::{branch, choice, let_seq, per_slice, scope, tile_store, Choice, Loops};
 use super::nest::Nest;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
@@ -861,25 +861,7 @@ impl GemmInt8<'_> {
                 self.write_back(lp, bufs, base, tile, sl, r, c, sum, &Ok(first), &Ok(last))
             })
         };
-        let whole_tile = || {
-            branch(
-                &sl.first,
-                || {
-                    branch(
-                        &sl.last,
-                        || whole_tile(true, true),
-                        || whole_tile(true, false),
-                    )
-                },
-                || {
-                    branch(
-                        &sl.last,
-                        || whole_tile(false, true),
-                        || whole_tile(false, false),
-                    )
-                },
-            )
-        };
+        let whole_tile = || per_slice(&sl.first, &sl.last, whole_tile);
         let edge_tile = || {
             let edge = Buffer::new("acc_edge", vec![lp.int(I8_MR), lp.int(I8_NR)], i32t);
             let copy = self.tile(lp, |r, c| Stmt::BufferStore {
