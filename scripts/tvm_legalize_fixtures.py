@@ -55,6 +55,14 @@ CASES = {
             "R.sum(x, axis=[1])"),
     "reshape": ('x: R.Tensor((2, 3, 4), dtype="float32")', 'R.Tensor((6, 4), dtype="float32")', [],
                 "R.reshape(x, R.shape([6, 4]))"),
+    # A scalar constant operand becomes a literal in the PrimFunc (second
+    # operand first), as `_try_convert_to_scalar_const` does.
+    "add_scalar_const": ('x: R.Tensor((2, 3), dtype="float32")', 'R.Tensor((2, 3), dtype="float32")', [],
+                         'R.add(x, R.const(1.5, "float32"))'),
+    "subtract_scalar_const_first": ('x: R.Tensor((2, 3), dtype="float32")', 'R.Tensor((2, 3), dtype="float32")',
+                                    [], 'R.subtract(R.const(1.0, "float32"), x)'),
+    "multiply_scalar_const_int": ('x: R.Tensor(("n", 4), dtype="int32")', 'R.Tensor(("n", 4), dtype="int32")',
+                                  ["n"], 'R.multiply(x, R.const(3, "int32"))'),
 }
 # Every unary op: TVM names the PrimFunc `tir_<op>`, its stage `compute`.
 for _op in ("negative", "abs", "log", "sqrt", "rsqrt", "tanh", "sigmoid"):

@@ -465,24 +465,43 @@ pub fn is_nan(e: &PrimExpr) -> PrimExpr {
 }
 
 /// `max(a, b)`; for floats NaN when either is NaN.
+///
+/// With a literal operand (not NaN) one comparison does: `b > a` is false
+/// when `a` is NaN, and `!(b <= a)` is true when `b` is.
 pub fn maximum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
-    if a.dtype().is_float() {
-        // Take `b` when it is larger or NaN, unless `a` already is NaN.
-        let take_b = b.clone().gt(a.clone()).or(is_nan(&b)).and(!is_nan(&a));
-        PrimExpr::select(take_b, b, a)
-    } else {
-        a.max(b)
+    if !a.dtype().is_float() {
+        return a.max(b);
     }
+    // Take `b` when it is larger or NaN, unless `a` already is NaN.
+    let take_b = if is_number(&b) {
+        b.clone().gt(a.clone())
+    } else if is_number(&a) {
+        !b.clone().le(a.clone())
+    } else {
+        b.clone().gt(a.clone()).or(is_nan(&b)).and(!is_nan(&a))
+    };
+    PrimExpr::select(take_b, b, a)
 }
 
-/// `min(a, b)`; for floats NaN when either is NaN.
+/// `min(a, b)`; for floats NaN when either is NaN (one comparison with a
+/// literal operand, as for [`maximum`]).
 pub fn minimum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
-    if a.dtype().is_float() {
-        let take_b = b.clone().lt(a.clone()).or(is_nan(&b)).and(!is_nan(&a));
-        PrimExpr::select(take_b, b, a)
-    } else {
-        a.min(b)
+    if !a.dtype().is_float() {
+        return a.min(b);
     }
+    let take_b = if is_number(&b) {
+        b.clone().lt(a.clone())
+    } else if is_number(&a) {
+        !b.clone().ge(a.clone())
+    } else {
+        b.clone().lt(a.clone()).or(is_nan(&b)).and(!is_nan(&a))
+    };
+    PrimExpr::select(take_b, b, a)
+}
+
+/// Whether `e` is a float literal other than NaN.
+fn is_number(e: &PrimExpr) -> bool {
+    matches!(e.kind(), PrimExprKind::FloatImm(v) if !v.is_nan())
 }
 
 /// `a / b` with C semantics: IEEE for floats (the `Div` node), truncating

@@ -16,12 +16,26 @@
 //! `shift_right` (on `bool`s, the logical ops).
 
 use super::{broadcast_index, broadcast_shape, Legalize, LegalizeCtx};
-use crate::ir::{Expr, PrimExpr};
+use crate::ir::{Expr, ExprKind, PrimExpr};
 use crate::tir::te::{self, compute};
 use relax_runtime::Error;
 
 fn binary(cx: &mut LegalizeCtx<'_>, f: fn(PrimExpr, PrimExpr) -> PrimExpr) -> Result<Expr, Error> {
     let name = format!("T_{}", cx.name());
+    // A scalar constant operand is written into the body as a literal, the
+    // second operand first, as TVM's `_try_convert_to_scalar_const` does.
+    if let Some(b) = scalar_literal(&cx.call.args[1]) {
+        return cx.te1(&[0], |xs| {
+            let a = &xs[0];
+            Ok(compute(&name, a.shape().to_vec(), |i| f(a.at(i), b)))
+        });
+    }
+    if let Some(a) = scalar_literal(&cx.call.args[0]) {
+        return cx.te1(&[1], |xs| {
+            let b = &xs[0];
+            Ok(compute(&name, b.shape().to_vec(), |i| f(a, b.at(i))))
+        });
+    }
     cx.te1(&[0, 1], |xs| {
         let (a, b) = (&xs[0], &xs[1]);
         let shape = broadcast_shape(a.shape(), b.shape());
@@ -33,6 +47,26 @@ fn binary(cx: &mut LegalizeCtx<'_>, f: fn(PrimExpr, PrimExpr) -> PrimExpr) -> Re
             )
         }))
     })
+}
+
+/// The value of a 0-d constant as a TIR literal of its dtype: floats, and
+/// integers and `bool`s whose value a double holds exactly.
+fn scalar_literal(e: &Expr) -> Option<PrimExpr> {
+    let ExprKind::Constant(t) = e.kind() else {
+        return None;
+    };
+    if t.ndim() != 0 {
+        return None;
+    }
+    let dtype = t.dtype();
+    let v = *t.to_f64_vec().first()?;
+    if dtype.is_float() {
+        Some(PrimExpr::float(dtype, v))
+    } else if (dtype.is_int() || dtype.is_uint() || dtype.is_bool()) && v.abs() < 2f64.powi(53) {
+        Some(PrimExpr::int_of(dtype, v as i64))
+    } else {
+        None
+    }
 }
 
 fn floor_divide_(a: PrimExpr, b: PrimExpr) -> PrimExpr {

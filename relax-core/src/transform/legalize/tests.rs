@@ -1325,18 +1325,21 @@ fn legalize_ops_matches_tvm_0_27() {
     const SAME: &[&str] = &[
         "abs",
         "add_broadcast",
+        "add_scalar_const",
         "add_symbolic",
         "exp",
         "log",
         "matmul",
         "matmul_symbolic_batch",
         "multiply",
+        "multiply_scalar_const_int",
         "negative",
         "permute_dims_negative",
         "relu",
         "rsqrt",
         "sigmoid",
         "sqrt",
+        "subtract_scalar_const_first",
         "sum",
         "tanh",
         "transpose_default",
@@ -2184,4 +2187,66 @@ class Module:
     );
     assert!(main.contains("R.call_tir(cls.add, (x, x)"), "{main}");
     assert!(legal.get("exp_inplace").is_some());
+}
+
+/// A scalar constant operand is a literal in the PrimFunc (TVM's
+/// `_try_convert_to_scalar_const`), and `maximum`/`minimum` with a literal
+/// are one comparison: NaN still propagates from the tensor, a tie keeps
+/// the first operand (`max(-0.0, 0.0)` is `-0.0`, `max(0.0, -0.0)` is
+/// `0.0`), on the interpreter and through LLVM.
+#[test]
+fn a_scalar_constant_operand_is_a_literal_with_the_same_values() {
+    use crate::backend::{build as build_exec, Target};
+    use crate::ir::BaseFunc;
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let module: IRModule = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((6,), dtype="float32")):
+        a = R.maximum(x, R.const(0.0, "float32"))
+        b = R.maximum(R.const(0.0, "float32"), x)
+        c = R.minimum(x, R.const(6.0, "float32"))
+        d = R.minimum(R.const(6.0, "float32"), x)
+        return (a, b, c, d)
+"#
+    .parse()
+    .unwrap();
+    let legal = LegalizeOps::default().run(module).unwrap();
+    // Every PrimFunc reads the one tensor: the constants are literals.
+    for (_, f) in legal.functions() {
+        if let BaseFunc::Prim(p) = f {
+            assert_eq!(p.params.len(), 2, "{}", legal);
+        }
+    }
+    let xs = [-1.0f32, f32::NAN, -0.0, 0.0, 7.0, f32::NEG_INFINITY];
+    let x = Value::Tensor(Tensor::from_vec(&[6], xs.to_vec()).unwrap());
+    let bits = |v: &[f32]| {
+        v.iter()
+            .map(|f| if f.is_nan() { u32::MAX } else { f.to_bits() })
+            .collect::<Vec<_>>()
+    };
+    let want = [
+        vec![0.0f32, f32::NAN, -0.0, 0.0, 7.0, 0.0],
+        vec![0.0, f32::NAN, 0.0, 0.0, 7.0, 0.0],
+        vec![-1.0, f32::NAN, -0.0, 0.0, 6.0, f32::NEG_INFINITY],
+        vec![-1.0, f32::NAN, -0.0, 0.0, 6.0, f32::NEG_INFINITY],
+    ];
+    let mut targets = vec![Target::tir_interpreter()];
+    if cfg!(feature = "llvm") {
+        targets.push(Target::host());
+    }
+    for target in targets {
+        let vm = VirtualMachine::new(&build_exec(&legal, &target).unwrap());
+        let Value::Tuple(ys) = vm.call("main", std::slice::from_ref(&x)).unwrap() else {
+            panic!("a tuple")
+        };
+        for (k, (y, want)) in ys.iter().zip(&want).enumerate() {
+            let Value::Tensor(y) = y else {
+                panic!("a tensor")
+            };
+            let y = y.to_vec::<f32>().unwrap();
+            assert_eq!(bits(&y), bits(want), "output {k} on {target:?}: {y:?}");
+        }
+    }
 }
