@@ -118,12 +118,25 @@ pub fn maskable(cond: &PrimExpr, load: &PrimExpr, lanes: &TirVar) -> bool {
 /// flat offset of its unclamped indices ([`unclamped_load`]), simplified,
 /// when that offset is contiguous in `lanes`: what a masked vector load
 /// reads.
+///
+/// When `cond` is the same in every lane (a padded NHWC window, whose
+/// lanes are channels), the offset is that of the clamped indices: it
+/// equals the unclamped one where the mask is on, and where it is off it
+/// stays inside the buffer along the clamped axes. A masked load whose
+/// masked-off lanes lie outside mapped memory (the row above a
+/// padded image) takes a fault-suppression assist, hundreds of cycles,
+/// on every call.
 pub fn masked_offset(
     cond: &PrimExpr,
     load: &PrimExpr,
     lanes: &TirVar,
 ) -> Option<(Buffer, PrimExpr)> {
-    let (buffer, indices) = unclamped_load(cond, load)?;
+    let (buffer, mut indices) = unclamped_load(cond, load)?;
+    if !uses_var(cond, lanes) {
+        if let PrimExprKind::BufferLoad(_, clamped) = load.kind() {
+            indices = clamped.clone();
+        }
+    }
     let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
     (linear_coeff(&offset, lanes) == Some(1)).then_some((buffer, offset))
 }
@@ -310,6 +323,34 @@ mod tests {
             &PrimExpr::select(half, clamped, zero),
             Some(&w)
         ));
+    }
+
+    /// A padded NHWC pixel `Select(0 <= h - 1 < 10, x[clamp(h - 1), c],
+    /// 0)` read over the channels `c`: the mask is the same in every lane,
+    /// so the masked load reads at the clamped offset (inside `x` even
+    /// where the mask is off); a mask that varies along the lanes keeps
+    /// the unclamped one.
+    #[test]
+    fn a_lane_invariant_mask_reads_at_the_clamped_offset() {
+        let x = Buffer::new("x", vec![int(10), int(16)], DataType::f32());
+        let (_, he) = var("h");
+        let (c, ce) = var("c");
+        let e = he.clone() - int(1);
+        let clamped_h = e.clone().min(int(9)).max(int(0));
+        let load = PrimExpr::load(&x, vec![clamped_h.clone(), ce.clone()]);
+        let inside = e.clone().ge(int(0)).and(e.clone().lt(int(10)));
+        let (buffer, offset) = masked_offset(&inside, &load, &c).unwrap();
+        assert_eq!(buffer, x);
+        let an = Analyzer::new();
+        let want = an.simplify(&x.offset_of(&[clamped_h, ce.clone()]));
+        assert_eq!(offset, want);
+        // The row's own mask (along `w`, the lanes) keeps the unclamped.
+        let (w, we) = var("w");
+        let ew = we.clone() - int(1);
+        let row = PrimExpr::load(&x, vec![he.clone(), ew.clone().min(int(15)).max(int(0))]);
+        let inside_w = ew.clone().ge(int(0)).and(ew.clone().lt(int(16)));
+        let (_, offset) = masked_offset(&inside_w, &row, &w).unwrap();
+        assert_eq!(offset, an.simplify(&x.offset_of(&[he, ew])));
     }
 
     /// relu's load is made by its condition too: not guarded.
