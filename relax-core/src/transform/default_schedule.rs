@@ -125,6 +125,7 @@ mod gemm;
 mod gemm_bf16;
 mod gemm_int8;
 mod injective;
+mod interior;
 mod knobs;
 mod nest;
 mod prepack;

@@ -255,7 +255,7 @@ impl Nest {
         // Rows i0 .. i0 + TILE_ROWS: full tiles, then the columns they leave.
         let mut parts = Vec::new();
         if !is_zero(&tiles_j) {
-            let tile = self.tile(&map, Some(&i0), &j0, width);
+            let tile = self.interior_tile(&map, &i0, &j0, width);
             parts.push(loop_unless_once(&jo, tiles_j, ForKind::Serial, tile));
         }
         if !is_zero(&rest_j) {

@@ -1941,6 +1941,63 @@ class Module:
         }
     }
 
+    /// An NHWC depthwise convolution (channels in the vector lanes, its
+    /// taps guarded at the padding) has its full tiles written twice
+    /// (`interior.rs`): `if` the tile's rows and columns lie inside the
+    /// padding, the update with neither guards nor clamps, else as
+    /// written. Strides 1 and 2, a 5 × 5 window, channels that are no
+    /// multiple of the vector, a symbolic batch: the compiled code agrees
+    /// with the reference kernels, and the scheduled loops with the
+    /// unscheduled ones on the loop-level interpreter.
+    #[test]
+    fn nhwc_depthwise_tiles_are_versioned_on_the_interior() {
+        let module = |c: i64, (h, w): (i64, i64), k: i64, stride: i64, pad: i64| {
+            let out = |x: i64| (x + 2 * pad - k) / stride + 1;
+            let (oh, ow) = (out(h), out(w));
+            let text = format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", {h}, {w}, {c}), dtype="float32"), f: R.Tensor(({k}, {k}, 1, {c}), dtype="float32"), b: R.Tensor((1, 1, 1, {c}), dtype="float32")) -> R.Tensor(("n", {oh}, {ow}, {c}), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv: R.Tensor((n, {oh}, {ow}, {c}), dtype="float32") = R.nn.conv2d(x, f, strides=[{stride}, {stride}], padding=[{pad}, {pad}, {pad}, {pad}], groups={c}, data_layout="NHWC", kernel_layout="HWIO", out_layout="NHWC")
+            y: R.Tensor((n, {oh}, {ow}, {c}), dtype="float32") = R.add(lv, b)
+            R.output(y)
+        return y
+"#
+            );
+            let shapes = |n: i64| vec![vec![n, h, w, c], vec![k, k, 1, c], vec![1, 1, 1, c]];
+            (text, vec![shapes(1), shapes(2)])
+        };
+        let cases = [
+            module(48, (14, 13), 3, 1, 1),
+            module(20, (15, 16), 3, 2, 1),
+            module(32, (12, 12), 5, 1, 2),
+        ];
+        for (text, shapes) in &cases {
+            for bits in [256, 512] {
+                let module = scheduled(text, bits);
+                // The interior's update reads the image with no clamp.
+                let then = module.split("else:").next().unwrap();
+                assert!(then.contains("if ax1 >= "), "{module}");
+                let update = then
+                    .lines()
+                    .find(|l| l.contains("acc[") && l.contains("= acc["))
+                    .unwrap();
+                assert!(
+                    !update.contains("T.Select") && !update.contains("T.max("),
+                    "{update}"
+                );
+                let host = Target::host().with_vector_bits(bits);
+                compare(text, shapes, 1e-5, 0, &host);
+                let loops = Target::tir_interpreter().with_vector_bits(bits);
+                compare(text, &shapes[..1], 1e-5, 0, &loops);
+            }
+        }
+    }
+
     /// An int8 `R.matmul` (`out_dtype="int32"`) of operands of dtypes `ta`
     /// and `tb` with shapes `sa`, `sb`, returning its output `out`
     /// (`out_shape`) after `epilogue` (bindings reading `mm`).
