@@ -514,6 +514,36 @@ impl Tensor {
         })
     }
 
+    /// The bytes a tensor of `dtype` and `shape` holds, if it can exist.
+    pub(crate) fn bytes_of(dtype: DataType, shape: &[i64]) -> Option<usize> {
+        if dtype.is_void() || dtype.lanes() != 1 {
+            return None;
+        }
+        checked_numel(shape, dtype)
+            .ok()?
+            .checked_mul(dtype.size_in_bytes())
+    }
+
+    /// The bytes of this tensor's whole buffer (more than its own for a
+    /// view).
+    pub(crate) fn capacity(&self) -> usize {
+        self.data.len
+    }
+
+    /// A tensor of `dtype` and `shape` over the first bytes of this one's
+    /// buffer, its contents whatever the buffer holds: a buffer of the
+    /// output pool handed to a kernel that writes all of it. `None` when
+    /// the shape needs more bytes than the buffer has.
+    pub(crate) fn reuse_as(&self, dtype: DataType, shape: &[i64]) -> Option<Tensor> {
+        let bytes = Tensor::bytes_of(dtype, shape).filter(|&b| b <= self.capacity())?;
+        Some(Tensor {
+            dtype,
+            shape: shape.into(),
+            data: self.data.clone(),
+            len: bytes,
+        })
+    }
+
     /// The element type.
     pub fn dtype(&self) -> DataType {
         self.dtype
