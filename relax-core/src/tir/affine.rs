@@ -81,7 +81,8 @@ pub fn guarded_load(e: &PrimExpr) -> bool {
 /// load `Select(inside, X[clamped], v)` whose unclamped offset is
 /// contiguous in the lanes is not guarded either, as the back end reads it
 /// with a masked load ([`unclamped_load`]), only where the scalar code
-/// would.
+/// would; nor is a `Select` that does not use `lanes` at all, which the
+/// back end branches on once for every lane.
 pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
     // `masked`: the vector variable when the first side may be read
     // masked (a `Select`'s; an `if_then_else` branches).
@@ -98,7 +99,12 @@ pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
             .iter()
             .any(|l| !made.contains(l) && !in_bounds(l) && !is_masked(l))
     };
+    // A `Select` the same in every lane is one scalar branch in a vector
+    // step (the back end's `lazy_select`).
+    let invariant =
+        |parts: &[&PrimExpr]| lanes.is_some_and(|v| parts.iter().all(|p| !uses_var(p, v)));
     let guarded = match e.kind() {
+        PrimExprKind::Select(c, t, f) if invariant(&[c, t, f]) => false,
         PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f], lanes),
         PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
             sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>(), None)

@@ -10,7 +10,9 @@
 //!    compilable). Comparisons convert to the wider operand type.
 //! 3. `Select` whose sides read memory, and `T.if_then_else`, branch so
 //!    that only the chosen side runs (a guarded out-of-range access must not
-//!    fault); other `Select`s are LLVM `select`s.
+//!    fault), in a vector step too when the `Select` is the same in every
+//!    lane (a padded image element broadcast against a vector of filters);
+//!    other `Select`s are LLVM `select`s.
 //! 4. A float update `C[i] = a * b + C[i]` (either side of the add, `C[i]`
 //!    the element the store writes: a sum's running value, in a register
 //!    tile or the output) is `llvm.fmuladd`: one FMA where the target has
@@ -29,6 +31,7 @@
 use super::stmt::FuncGen;
 use super::types::{internal, unsupported, value_type, Ll};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
+use crate::tir::affine::uses_var;
 use inkwell::types::{BasicType, BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -187,7 +190,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 self.b.build_binop(Op::Xor, x, t, "not").ll()
             }
             K::Select(c, t, f) => {
-                if self.lanes.is_none() && (has_load(t) || has_load(f)) {
+                // The same in every lane of a vector step: one scalar
+                // branch, then broadcast.
+                let invariant = self
+                    .lanes
+                    .as_ref()
+                    .is_some_and(|l| [c, t, f].iter().all(|e| !uses_var(e, &l.var)));
+                if (self.lanes.is_none() || invariant) && (has_load(t) || has_load(f)) {
                     return self.lazy_select(c, t, f, d);
                 }
                 if let Some(v) = self.masked_select(c, t, f, d)? {

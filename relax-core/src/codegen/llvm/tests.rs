@@ -1340,6 +1340,58 @@ fn guarded_loads_only_run_when_chosen() {
     }
 }
 
+/// In a vector loop over `j`, `C[i, j] = W[j] * (i > 0 ? A[i - 2^40] :
+/// A[i])`: the `Select` does not use `j`, so it is one scalar branch per
+/// step (only the chosen side read) broadcast over the lanes, and the
+/// loop is still vector code.
+#[test]
+fn a_guarded_select_the_same_in_every_lane_branches_once_per_step() {
+    let (n, m) = (3i64, 16i64);
+    let (a, w, c) = (
+        buf("A", &[n], f32t()),
+        buf("W", &[m], f32t()),
+        buf("C", &[n, m], f32t()),
+    );
+    let (i, j) = (var("i"), var("j"));
+    let far = PrimExpr::load(&a, vec![i.to_expr() - (1i64 << 40)]);
+    let pick = PrimExpr::select(i.to_expr().lt(0), far, load(&a, &[&i]));
+    let body = for_(
+        &i,
+        n,
+        ForKind::Serial,
+        for_(
+            &j,
+            m,
+            ForKind::Vectorized,
+            store(&c, vec![i.to_expr(), j.to_expr()], load(&w, &[&j]) * pick),
+        ),
+    );
+    let f = func(vec![bp(&a), bp(&w), bp(&c)], body);
+    let ir = crate::codegen::llvm::emit_llvm_ir(
+        &[("f".to_string(), f.clone())],
+        &crate::codegen::llvm::CodegenOptions::default(),
+        false,
+    )
+    .unwrap();
+    assert!(ir.contains("fmul <16 x float>"), "{ir}");
+    let av = vec![1.0f32, 2.0, 3.0];
+    let wv: Vec<f32> = (0..m).map(|x| x as f32).collect();
+    let out = run(
+        f,
+        &[
+            Tensor::from_vec(&[n], av.clone()).unwrap(),
+            Tensor::from_vec(&[m], wv.clone()).unwrap(),
+        ],
+        &[(f32t(), vec![n, m])],
+        &[],
+    );
+    let want: Vec<f32> = av
+        .iter()
+        .flat_map(|x| wv.iter().map(move |y| x * y))
+        .collect();
+    assert_eq!(out[0].to_vec::<f32>().unwrap(), want);
+}
+
 #[test]
 fn nan_inf_fmod_and_abs() {
     let n = 5i64;
