@@ -18,6 +18,11 @@ pub(super) fn parallel_choice(work: &PrimExpr, dtype: DataType) -> Result<bool, 
     }
 }
 
+/// The reduction length below which a convolution with its channels in
+/// the vector lanes runs in place rather than as an implicit GEMM
+/// ([`Nest::direct_conv`]).
+const DIRECT_CONV_MAX_TAPS: i64 = 32;
+
 /// An analyzer that knows each axis' variable lies in `[0, extent)`
 /// (a symbolic extent: only that it is not negative).
 pub(super) fn ranges<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> Analyzer {
@@ -258,12 +263,46 @@ impl Nest {
                 }
             }
         }
-        if let Some(flat) = self.implicit_gemm() {
+        if let Some(flat) = self.implicit_gemm().filter(|_| !self.direct_conv()) {
             if let Some(stmt) = flat.implicit_gemm_schedule(self) {
                 return stmt;
             }
         }
         self.schedule_in_place()
+    }
+
+    /// Whether an implicit GEMM is better run in place by case 2: its
+    /// output channels are the vector lanes, contiguous in the output and
+    /// in the weight, the only factor that reads them (NHWC output, HWIO
+    /// weight), and its reduction is shorter than
+    /// [`DIRECT_CONV_MAX_TAPS`] over several axes (an image's stem, 3
+    /// channels by 3 × 3).
+    /// The im2col pack of so short a `k` costs as much as the products;
+    /// in place, each tap is one broadcast load of the image and a
+    /// multiply-add per vector of channels.
+    pub(super) fn direct_conv(&self) -> bool {
+        if self.reduce.len() < 2 {
+            return false;
+        }
+        let taps = self
+            .reduce
+            .iter()
+            .try_fold(1i64, |n, a| Some(n * a.extent.as_int()?));
+        // The factor read along `j` is the weight: no other output axis.
+        let n = self.spatial.len();
+        let j = &self.spatial[n - 1].var;
+        let weight =
+            self.product_update()
+                .and_then(|(x, y)| match (uses_var(x, j), uses_var(y, j)) {
+                    (true, false) => Some(x),
+                    (false, true) => Some(y),
+                    _ => None,
+                });
+        let weight_along_j =
+            weight.is_some_and(|w| self.spatial[..n - 1].iter().all(|s| !uses_var(w, &s.var)));
+        taps.is_some_and(|t| t < DIRECT_CONV_MAX_TAPS)
+            && weight_along_j
+            && self.contiguous_reduction()
     }
 
     pub(super) fn schedule_in_place(&self) -> Stmt {

@@ -219,8 +219,11 @@ impl Nest {
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
         let batch = &self.spatial[..n - 2];
         let map = identity(batch);
+        // A direct convolution's tiles are two vectors of channels wide:
+        // each broadcast of an image element feeds two multiply-adds.
         let width = match j.extent.as_int() {
             Some(e) if e < TILE_COLS => e.max(1),
+            Some(e) if e % (2 * TILE_COLS) == 0 && self.direct_conv() => 2 * TILE_COLS,
             _ => TILE_COLS,
         };
         let (idt, jdt) = (i.loop_var.dtype(), j.loop_var.dtype());

@@ -1998,6 +1998,45 @@ class Module:
         }
     }
 
+    /// An image's stem with NCHW data and NHWC output (HWIO weights), its
+    /// reduction 27 taps long, runs in place (case 2, not an implicit
+    /// GEMM): tiles of output pixels by two vectors of filters, each image
+    /// element a broadcast, the padded ones one scalar branch. Strides 1
+    /// and 2, 32 and 24 filters, a symbolic batch: the compiled code and
+    /// the scheduled loops agree with the reference kernels.
+    #[test]
+    fn a_stem_with_few_taps_is_a_direct_convolution() {
+        let module = |co: i64, stride: i64| {
+            let o = (20 + 2 - 3) / stride + 1;
+            let text = format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 3, 20, 20), dtype="float32"), f: R.Tensor((3, 3, 3, {co}), dtype="float32")) -> R.Tensor(("n", {o}, {o}, {co}), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, {o}, {o}, {co}), dtype="float32") = R.nn.conv2d(x, f, strides=[{stride}, {stride}], padding=[1, 1, 1, 1], data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC")
+            R.output(y)
+        return y
+"#
+            );
+            let shapes = |n: i64| vec![vec![n, 3, 20, 20], vec![3, 3, 3, co]];
+            (text, vec![shapes(1), shapes(2)], co)
+        };
+        for (text, shapes, co) in [module(32, 2), module(24, 1)] {
+            let module = scheduled(&text, 512);
+            assert!(!module.contains("_pack"), "{module}");
+            if co == 32 {
+                assert!(module.contains("acc = T.alloc_buffer((4, 32))"), "{module}");
+            }
+            let host = Target::host().with_vector_bits(512);
+            compare(&text, &shapes, 1e-5, 0, &host);
+            let loops = Target::tir_interpreter().with_vector_bits(512);
+            compare(&text, &shapes[..1], 1e-5, 0, &loops);
+        }
+    }
+
     /// An int8 `R.matmul` (`out_dtype="int32"`) of operands of dtypes `ta`
     /// and `tb` with shapes `sa`, `sb`, returning its output `out`
     /// (`out_shape`) after `epilogue` (bindings reading `mm`).
