@@ -27,7 +27,9 @@
 //! With a chain of convolutions only the first input and the values that
 //! leave the chain are transposed. `ConvertLayout::for_host()` is the
 //! build's rule (`backend/pipeline.rs`): NHWC with HWIO weights for the
-//! convolutions with a constant weight and at least 16 input channels,
+//! convolutions with a constant weight and at least 16 input channels or
+//! a 1 × 1 window (with fewer and a larger window, an image's stem, NCHW
+//! data and NHWC output),
 //! in functions with such a depthwise convolution and none that
 //! `Conv2dWinograd` rewrites (the mobile nets: a depthwise convolution vectorized over
 //! channels is about three times faster than over a row, and their 1 × 1
@@ -55,10 +57,10 @@ pub struct ConvertLayout {
     host_rule: bool,
 }
 
-/// The fewest input channels of a convolution `for_host` converts: an
-/// image's 3 channels stay NCHW (MobileNet v2's first layer took 0.66 ms
-/// in NHWC, against 0.48 ms in NCHW and 0.21 ms for transposing its
-/// output: no clear winner, so the simpler graph).
+/// The fewest input channels of a convolution with a window `for_host`
+/// converts whole: with fewer (an image's 3), only its output is
+/// (`host_stem`). A 1 × 1 convolution (a matrix product once converted)
+/// is converted whatever its channels.
 const HOST_MIN_CHANNELS: i64 = 16;
 
 /// Elementwise operators of one tensor operand: the layout passes through.
@@ -223,10 +225,32 @@ fn depthwise(call: &Call) -> bool {
 /// layouts: its weight is a constant (so its permutation is folded at
 /// build time; a weight passed in would be permuted on every call and
 /// read through the permutation) and it has at least
-/// [`HOST_MIN_CHANNELS`] input channels.
+/// [`HOST_MIN_CHANNELS`] input channels or a 1 × 1 window.
 fn host_convertible(call: &Call) -> bool {
     matches!(call.args[1].kind(), ExprKind::Constant(_))
-        && in_channels(call).is_some_and(|c| c >= HOST_MIN_CHANNELS)
+        && (in_channels(call).is_some_and(|c| c >= HOST_MIN_CHANNELS) || pointwise(call))
+}
+
+/// Whether `call` (a conv2d with OIHW weights) has a 1 × 1 window.
+fn pointwise(call: &Call) -> bool {
+    call.args[1]
+        .struct_info()
+        .and_then(StructInfo::as_tensor)
+        .and_then(|t| t.shape_values())
+        .is_some_and(|s| s.len() == 4 && s[2..].iter().all(|d| d.as_int() == Some(1)))
+}
+
+/// Whether `call` (a conv2d in the original layouts) is a stem the host's
+/// rule converts: a constant weight, fewer than [`HOST_MIN_CHANNELS`]
+/// input channels (an image's 3), a window larger than 1 × 1, one group.
+/// Its data stays NCHW and its output is NHWC (`out_layout`): a direct
+/// convolution (`DefaultSchedule`'s case 2, channels in the vector lanes)
+/// reads the image in place, and no transpose writes its output again.
+fn host_stem(call: &Call) -> bool {
+    matches!(call.args[1].kind(), ExprKind::Constant(_))
+        && in_channels(call).is_some_and(|c| c < HOST_MIN_CHANNELS)
+        && attr_int(call, "groups").unwrap_or(1) == 1
+        && !pointwise(call)
 }
 
 /// The rule of [`ConvertLayout::for_host`] for one function.
@@ -373,16 +397,22 @@ impl Rewriter<'_> {
             if op != "relax.nn.conv2d" || !original_conv2d(call) || layouts[0] == "NCHW" {
                 return None;
             }
-            if self.host_rule && !host_convertible(call) {
+            // The host's stem: the image stays NCHW, the output is in the
+            // new layout.
+            let stem = self.host_rule && host_stem(call);
+            if self.host_rule && !stem && !host_convertible(call) {
                 return None;
             }
             let data = permutation("NCHW", &layouts[0])?;
             let kernel = permutation("OIHW", &layouts[1])?;
-            let x = self.in_layout(&call.args[0], &data)?;
+            let (x, data_layout) = match stem {
+                true => (self.visit_expr(&call.args[0]), "NCHW"),
+                false => (self.in_layout(&call.args[0], &data)?, layouts[0].as_str()),
+            };
             let w = self.in_layout(&call.args[1], &kernel)?;
             let attrs = call
                 .attrs
-                .with("data_layout", AttrValue::from(layouts[0].as_str()))
+                .with("data_layout", AttrValue::from(data_layout))
                 .with("kernel_layout", AttrValue::from(layouts[1].as_str()))
                 .with("out_layout", AttrValue::from(layouts[0].as_str()));
             let v = self.emit(Expr::call_op(op, vec![x, w], attrs), &name)?;

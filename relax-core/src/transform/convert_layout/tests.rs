@@ -175,3 +175,65 @@ fn the_converted_block_computes_the_same_values() {
         }
     }
 }
+
+/// An image's stem (3 input channels, a constant weight) in a function
+/// the host's rule converts: its data stays NCHW (the image is not
+/// permuted) and its output is NHWC (`out_layout`), which the depthwise
+/// convolution after it reads with no transpose between them. A 1 × 1
+/// convolution of fewer than 16 channels is converted whole. The host
+/// build gives the oracle's numbers.
+#[test]
+fn the_host_rule_keeps_a_stem_reading_nchw_and_writing_nhwc() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 16, 16), dtype="float32"), s: R.Tensor((16, 3, 3, 3), dtype="float32"), w: R.Tensor((16, 1, 3, 3), dtype="float32"), p: R.Tensor((8, 16, 1, 1), dtype="float32"), q: R.Tensor((24, 8, 1, 1), dtype="float32")) -> R.Tensor((1, 24, 8, 8), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, s, strides=[2, 2], padding=[1, 1, 1, 1])
+            r = R.nn.relu(y)
+            z = R.nn.conv2d(r, w, padding=[1, 1, 1, 1], groups=16)
+            u = R.nn.conv2d(z, p)
+            v = R.nn.conv2d(u, q)
+            R.output(v)
+        return v
+"#;
+    let consts = [
+        ("s", tensor(&[16, 3, 3, 3], 5)),
+        ("w", tensor(&[16, 1, 3, 3], 6)),
+        ("p", tensor(&[8, 16, 1, 1], 7)),
+        ("q", tensor(&[24, 8, 1, 1], 8)),
+    ];
+    let m = BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
+        .run(parse(text))
+        .unwrap();
+    let converted = ConvertLayout::for_host()
+        .run(m.clone())
+        .unwrap()
+        .to_string();
+    assert!(
+        converted.contains(r#"data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC""#),
+        "{converted}"
+    );
+    assert_eq!(
+        converted.matches(r#"data_layout="NHWC""#).count(),
+        3,
+        "{converted}"
+    );
+    // Besides the constant weights, only the output is permuted.
+    let permuted = converted
+        .lines()
+        .filter(|l| l.contains("R.permute_dims(") && !l.contains("metadata["))
+        .count();
+    assert_eq!(permuted, 1, "{converted}");
+    let args: Vec<Value> = vec![tensor(&[1, 3, 16, 16], 1).into()];
+    let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
+    let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
+    assert_eq!(got.len(), want.len());
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "element {k}: {g} vs {w}"
+        );
+    }
+}
