@@ -4,14 +4,19 @@ minute: the peers benchmark for models.
 For each model folder it finds (an ONNX backend-test layout: `DIR/<name>/
 model.onnx`, as `scripts/onnx_oracle.py` writes ONNX's nine `light` CNNs
 and `scripts/export_torch.py` writes the PyTorch exports), at each batch
-size, it makes one seeded random input, then times back to back:
+size, it makes one seeded random input, compiles the model once (`relax
+compile`), then times in `--rounds` alternated rounds:
 
 - onnxruntime, with `intra_op_num_threads` set to the machine's core count;
-- `relax bench --json` (the compiled model, `RELAX_NUM_THREADS` unset, so
-  all cores), which it reads the median of;
+- `relax bench --json` of the compiled package (`RELAX_NUM_THREADS` unset,
+  so all cores), which it reads the median of;
 - PyTorch eager (`torch.inference_mode`, `torch.set_num_threads` to the
   core count) for the models `export_torch.py` builds, when torch is
   installed.
+
+Each side's time is the smallest of its per-round medians: on a shared,
+noisy machine a burst of load then lands in one round of one side, not in
+the ratio.
 
 Token-id models (an input named `input_ids`) run at sequence length 128
 for encoders (BERT) and 64 for decoders (GPT-2, Llama). A model whose batch
@@ -22,7 +27,8 @@ relax-rs's time as a multiple of onnxruntime's, then the geometric means at
 batch 1 and over every row:
 
     python3 scripts/peers_models.py --relax target/release/relax DIR [DIR ...]
-        [--batches 1,8] [--runs 20] [--no-torch] [--only NAME,...] [--json OUT]
+        [--batches 1,8] [--runs 20] [--rounds 3] [--no-torch] [--only NAME,...]
+        [--json OUT]
 
 (venv: numpy, onnx, onnxruntime; torch, torchvision and transformers for
 the PyTorch column.) Lower is better: a ratio of 0.8 means relax-rs takes
@@ -32,6 +38,7 @@ the PyTorch column.) Lower is better: a ratio of 0.8 means relax-rs takes
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,25 +95,34 @@ def make_inputs(name, model, batch, rng):
     return feeds
 
 
-def time_ort(path, feeds, runs):
+def ort_session(path):
     options = ort.SessionOptions()
     options.log_severity_level = 3
     options.intra_op_num_threads = os.cpu_count()
-    sess = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    return median_ms(lambda: sess.run(None, feeds), runs)
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
-def time_relax(relax, path, feeds, runs, tmp):
-    args = [relax, "bench", path, "--runs", str(runs), "--json"]
+def compile_relax(relax, path, tmp):
+    """The package `relax compile` writes, and its compile time in seconds
+    (as it prints it), or None and the error."""
+    package = os.path.join(tmp, "model.relax")
+    done = subprocess.run([relax, "compile", path, "-o", package], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, None, done.stderr.strip().splitlines()[-1:] or ["failed"]
+    found = re.search(r"compiled in ([0-9.]+) s", done.stdout + done.stderr)
+    return package, float(found.group(1)) if found else None, None
+
+
+def time_relax(relax, package, feeds, runs, tmp):
+    args = [relax, "bench", package, "--runs", str(runs), "--json"]
     for k, (name, x) in enumerate(feeds.items()):
         npy = os.path.join(tmp, f"input_{k}.npy")
         np.save(npy, x)
         args += ["--input", f"{name}={npy}"]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
-        return None, None, done.stderr.strip().splitlines()[-1:] or ["failed"]
-    doc = json.loads(done.stdout)
-    return doc["ms"]["p50"], doc["compile_s"], None
+        return None, done.stderr.strip().splitlines()[-1:] or ["failed"]
+    return json.loads(done.stdout)["ms"]["p50"], None
 
 
 def torch_model(name):
@@ -143,10 +159,11 @@ def main():
         sys.exit(__doc__)
     batches = [int(b) for b in arg("--batches", "1,8").split(",")]
     runs = int(arg("--runs", "20"))
+    rounds = int(arg("--rounds", "3"))
     only = arg("--only")
     only = set(only.split(",")) if only else None
     use_torch = "--no-torch" not in sys.argv
-    flags_with_values = {"--relax", "--batches", "--runs", "--only", "--json"}
+    flags_with_values = {"--relax", "--batches", "--runs", "--rounds", "--only", "--json"}
     dirs = [
         a
         for i, a in enumerate(sys.argv[1:], 1)
@@ -159,7 +176,10 @@ def main():
             if os.path.exists(path) and (only is None or name in only):
                 cases.append((name, path))
 
-    print(f"{os.cpu_count()} cores; onnxruntime {ort.__version__}; medians of {runs} runs")
+    print(
+        f"{os.cpu_count()} cores; onnxruntime {ort.__version__}; "
+        f"the least of {rounds} alternated medians of {runs} runs"
+    )
     print(f"{'model':28} {'batch':>5} {'onnxruntime':>12} {'relax-rs':>10} {'ratio':>6} {'pytorch':>9}  compile")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,9 +190,20 @@ def main():
                 feeds = make_inputs(name, model, batch, np.random.default_rng(0))
                 if feeds is None:
                     continue
-                ort_ms = time_ort(path, feeds, runs)
-                relax_ms, compile_s, err = time_relax(relax, path, feeds, runs, tmp)
-                pt_ms = time_torch(pt, feeds, runs) if pt is not None else None
+                sess = ort_session(path)
+                package, compile_s, err = compile_relax(relax, path, tmp)
+                ort_times, relax_times, pt_times = [], [], []
+                for _ in range(rounds):
+                    ort_times.append(median_ms(lambda: sess.run(None, feeds), runs))
+                    if package is not None:
+                        relax_ms, err = time_relax(relax, package, feeds, runs, tmp)
+                        if relax_ms is not None:
+                            relax_times.append(relax_ms)
+                    if pt is not None:
+                        pt_times.append(time_torch(pt, feeds, runs))
+                ort_ms = min(ort_times)
+                relax_ms = min(relax_times) if relax_times else None
+                pt_ms = min(pt_times) if pt_times else None
                 row = {
                     "model": name,
                     "batch": batch,
@@ -189,7 +220,7 @@ def main():
                 row["ratio"] = relax_ms / ort_ms
                 pt_text = f"{pt_ms:9.2f}" if pt_ms is not None else f"{'-':>9}"
                 print(
-                    f"{name:28} {batch:5} {ort_ms:12.2f} {relax_ms:10.2f} {row['ratio']:6.2f} {pt_text}  {compile_s:.1f} s",
+                    f"{name:28} {batch:5} {ort_ms:12.2f} {relax_ms:10.2f} {row['ratio']:6.2f} {pt_text}  {compile_s or 0:.1f} s",
                     flush=True,
                 )
     ratios = [r["ratio"] for r in rows if "ratio" in r]
