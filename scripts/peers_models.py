@@ -16,7 +16,8 @@ compile`), then times in `--rounds` alternated rounds:
 
 Each side's time is the smallest of its per-round medians: on a shared,
 noisy machine a burst of load then lands in one round of one side, not in
-the ratio.
+the ratio. Each side starts a second after the last one ended, when the
+other's threads have stopped spinning.
 
 Token-id models (an input named `input_ids`) run at sequence length 128
 for encoders (BERT) and 64 for decoders (GPT-2, Llama). A model whose batch
@@ -49,6 +50,9 @@ import onnx
 import onnxruntime as ort
 
 DECODERS = ("gpt2", "llama", "tiny_llama")
+
+# Seconds to wait after timing onnxruntime, before `relax bench` starts.
+IDLE_S = 1.0
 
 
 def arg(flag, default=None):
@@ -193,13 +197,20 @@ def main():
                 sess = ort_session(path)
                 package, compile_s, err = compile_relax(relax, path, tmp)
                 ort_times, relax_times, pt_times = [], [], []
+                # Each side starts after IDLE_S: the thread pools spin for a
+                # while after a run (onnxruntime's, OpenMP's), and on two
+                # cores onnxruntime's took a core from `relax bench` (GPT-2:
+                # 0.80 ms against 0.57 ms alone).
                 for _ in range(rounds):
+                    time.sleep(IDLE_S)
                     ort_times.append(median_ms(lambda: sess.run(None, feeds), runs))
+                    time.sleep(IDLE_S)
                     if package is not None:
                         relax_ms, err = time_relax(relax, package, feeds, runs, tmp)
                         if relax_ms is not None:
                             relax_times.append(relax_ms)
                     if pt is not None:
+                        time.sleep(IDLE_S)
                         pt_times.append(time_torch(pt, feeds, runs))
                 ort_ms = min(ort_times)
                 relax_ms = min(relax_times) if relax_times else None

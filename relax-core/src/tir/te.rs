@@ -472,15 +472,7 @@ pub fn maximum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     if !a.dtype().is_float() {
         return a.max(b);
     }
-    // Take `b` when it is larger or NaN, unless `a` already is NaN.
-    let take_b = if is_number(&b) {
-        b.clone().gt(a.clone())
-    } else if is_number(&a) {
-        !b.clone().le(a.clone())
-    } else {
-        b.clone().gt(a.clone()).or(is_nan(&b)).and(!is_nan(&a))
-    };
-    PrimExpr::select(take_b, b, a)
+    nan_propagating(a, b, PrimExpr::gt, PrimExpr::le)
 }
 
 /// `min(a, b)`; for floats NaN when either is NaN (one comparison with a
@@ -489,12 +481,23 @@ pub fn minimum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     if !a.dtype().is_float() {
         return a.min(b);
     }
+    nan_propagating(a, b, PrimExpr::lt, PrimExpr::ge)
+}
+
+/// `b` where it `beats` `a` or is NaN, unless `a` already is NaN; else
+/// `a` (`not_beaten` is the comparison's complement on numbers).
+fn nan_propagating(
+    a: PrimExpr,
+    b: PrimExpr,
+    beats: fn(PrimExpr, PrimExpr) -> PrimExpr,
+    not_beaten: fn(PrimExpr, PrimExpr) -> PrimExpr,
+) -> PrimExpr {
     let take_b = if is_number(&b) {
-        b.clone().lt(a.clone())
+        beats(b.clone(), a.clone())
     } else if is_number(&a) {
-        !b.clone().ge(a.clone())
+        !not_beaten(b.clone(), a.clone())
     } else {
-        b.clone().lt(a.clone()).or(is_nan(&b)).and(!is_nan(&a))
+        beats(b.clone(), a.clone()).or(is_nan(&b)).and(!is_nan(&a))
     };
     PrimExpr::select(take_b, b, a)
 }
