@@ -28,10 +28,11 @@
 //!    along it but contiguously along another loop (a transpose), those two
 //!    loops are cut into square tiles of one vector's lanes instead, each
 //!    whole tile two nested `Vectorized` loops that the LLVM back end
-//!    transposes in registers (`injective.rs`). When the nest does at
-//!    least [`PARALLEL_MIN_WORK`] iterations its outer loops are fused into
-//!    one `Parallel` loop (a one-loop nest is split into `Parallel` chunks
-//!    of [`PARALLEL_CHUNK`] and a tail).
+//!    transposes in registers (`injective.rs`). When the nest writes at
+//!    least a sixteenth of [`PARALLEL_MIN_WORK`] elements (an element
+//!    moves memory, where sixteen multiply-adds share one instruction) its
+//!    outer loops are fused into one `Parallel` loop (a one-loop nest is
+//!    split into `Parallel` chunks of [`PARALLEL_CHUNK`] and a tail).
 //! 2. **Reductions** whose innermost spatial variable `j` is contiguous in
 //!    the output and in some input (a matmul `C[i, j] += A[i, k] * B[k, j]`,
 //!    a column sum): the two innermost spatial loops are tiled into blocks

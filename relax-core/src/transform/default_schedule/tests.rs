@@ -68,7 +68,7 @@ fn symbolic_work_chooses_parallel_loops_at_run_time() {
 "#;
     let after = r#"        n = T.int64()
         with T.block("root"):
-            if n * 128 >= 1048576:
+            if n * 2048 >= 1048576:
                 for ax0 in T.parallel(n):
                     for ax1 in T.vectorized(128):
                         C[ax0, ax1] = A[ax0, ax1] + B[ax1]
