@@ -101,10 +101,10 @@ pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
     };
     // A `Select` the same in every lane is one scalar branch in a vector
     // step (the back end's `lazy_select`).
-    let invariant =
-        |parts: &[&PrimExpr]| lanes.is_some_and(|v| parts.iter().all(|p| !uses_var(p, v)));
     let guarded = match e.kind() {
-        PrimExprKind::Select(c, t, f) if invariant(&[c, t, f]) => false,
+        PrimExprKind::Select(c, t, f) if lanes.is_some_and(|v| lane_invariant(&[c, t, f], v)) => {
+            false
+        }
         PrimExprKind::Select(c, t, f) => sides_guarded(c, &[t, f], lanes),
         PrimExprKind::Call(name, args) if name == "if_then_else" && !args.is_empty() => {
             sides_guarded(&args[0], &args[1..].iter().collect::<Vec<_>>(), None)
@@ -112,6 +112,12 @@ pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
         _ => false,
     };
     guarded || e.children().into_iter().any(|c| guarded_load_in(c, lanes))
+}
+
+/// Whether none of `parts` reads `lanes`: each is the same in every lane
+/// of a vector step over it.
+pub fn lane_invariant(parts: &[&PrimExpr], lanes: &TirVar) -> bool {
+    parts.iter().all(|p| !uses_var(p, lanes))
 }
 
 /// Whether `load`, the chosen side of a `Select` on `cond`, can be read
@@ -138,7 +144,7 @@ pub fn masked_offset(
     lanes: &TirVar,
 ) -> Option<(Buffer, PrimExpr)> {
     let (buffer, mut indices) = unclamped_load(cond, load)?;
-    if !uses_var(cond, lanes) {
+    if lane_invariant(&[cond], lanes) {
         if let PrimExprKind::BufferLoad(_, clamped) = load.kind() {
             indices = clamped.clone();
         }

@@ -31,7 +31,7 @@
 use super::stmt::FuncGen;
 use super::types::{internal, unsupported, value_type, Ll};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
-use crate::tir::affine::uses_var;
+use crate::tir::affine::lane_invariant;
 use inkwell::types::{BasicType, BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
@@ -195,7 +195,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 let invariant = self
                     .lanes
                     .as_ref()
-                    .is_some_and(|l| [c, t, f].iter().all(|e| !uses_var(e, &l.var)));
+                    .is_some_and(|l| lane_invariant(&[c, t, f], &l.var));
                 if (self.lanes.is_none() || invariant) && (has_load(t) || has_load(f)) {
                     return self.lazy_select(c, t, f, d);
                 }

@@ -58,13 +58,8 @@ impl Nest {
         if self.reduce.len() < 2 || n < 2 {
             return None;
         }
-        let (x, y) = self.product_update()?;
         let j = &self.spatial[n - 1];
-        let (a, b) = match (uses_var(x, &j.var), uses_var(y, &j.var)) {
-            (false, true) => (x, y),
-            (true, false) => (y, x),
-            _ => return None,
-        };
+        let (a, b) = self.factors_along(j)?;
         // `i`: the innermost other axis that `A` uses and `B` does not.
         let at = self.spatial[..n - 1]
             .iter()

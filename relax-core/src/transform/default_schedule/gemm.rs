@@ -220,6 +220,18 @@ impl Nest {
         }
     }
 
+    /// The factors `(A, B)` of a product's update split by the column
+    /// axis `j`: `A` free of `j`, `B` reading it (an implicit GEMM's
+    /// weight and image, or a direct convolution's image and weight).
+    pub(super) fn factors_along(&self, j: &Axis) -> Option<(&PrimExpr, &PrimExpr)> {
+        let (x, y) = self.product_update()?;
+        match (uses_var(x, &j.var), uses_var(y, &j.var)) {
+            (false, true) => Some((x, y)),
+            (true, false) => Some((y, x)),
+            _ => None,
+        }
+    }
+
     /// The columns of the packed GEMM's register tile for this nest's
     /// dtype: [`GEMM_NR_VECTORS`] vectors of the target (the knob
     /// `gemm_nr_vectors`).

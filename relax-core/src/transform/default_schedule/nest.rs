@@ -6,6 +6,11 @@ use super::knobs::Knobs;
 use super::symbolic_div::divide_symbolic;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
+use crate::arith::analyzer::Analyzer;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
+use relax_runtime::DataType;
+use std::collections::HashMap;
 
 /// Whether `work` (in plain iterations, over index dtype `dtype`) is
 /// enough to run in parallel: the answer when it is a constant, else the
@@ -66,11 +71,6 @@ const TRANSCENDENTAL_COST: i64 = 16;
 /// runs on the thread pool (EfficientNet's squeeze-excitation scaling of
 /// 56 × 56 × 144 elements took 0.105 ms on one thread).
 const ELEMENT_COST: i64 = 16;
-use crate::arith::analyzer::Analyzer;
-use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
-use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
-use relax_runtime::DataType;
-use std::collections::HashMap;
 
 /// One iteration variable of a canonical nest.
 #[derive(Clone)]
@@ -303,16 +303,9 @@ impl Nest {
             .try_fold(1i64, |n, a| Some(n * a.extent.as_int()?));
         // The factor read along `j` is the weight: no other output axis.
         let n = self.spatial.len();
-        let j = &self.spatial[n - 1].var;
-        let weight =
-            self.product_update()
-                .and_then(|(x, y)| match (uses_var(x, j), uses_var(y, j)) {
-                    (true, false) => Some(x),
-                    (false, true) => Some(y),
-                    _ => None,
-                });
-        let weight_along_j =
-            weight.is_some_and(|w| self.spatial[..n - 1].iter().all(|s| !uses_var(w, &s.var)));
+        let weight_along_j = self
+            .factors_along(&self.spatial[n - 1])
+            .is_some_and(|(_, w)| self.spatial[..n - 1].iter().all(|s| !uses_var(w, &s.var)));
         taps.is_some_and(|t| t < DIRECT_CONV_MAX_TAPS)
             && weight_along_j
             && self.contiguous_reduction()
