@@ -3,10 +3,11 @@
 //!
 //! 1. **Which functions.** A Relax function with a `"Primitive"` attribute whose
 //!    body is one dataflow block of `call_tir` or `call_tir_inplace`
-//!    bindings (each calling a PrimFunc of buffer parameters, one output
-//!    each, its scalar parameters given by the call's `tir_vars`) and whose
-//!    result is a variable or a tuple of variables. Others are left as
-//!    they are.
+//!    bindings (each calling a PrimFunc of buffer parameters, its scalar
+//!    parameters given by the call's `tir_vars`; a call of several outputs,
+//!    such as a legalized `split`, is bound to a tuple, read only by its
+//!    fields `lv[i]`) and whose result is a variable or a tuple of
+//!    variables. Others are left as they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
 //!    parameter per Relax tensor parameter, then one per constant a
 //!    `call_tir` of the group takes (a weight the ONNX importer embedded:
@@ -182,11 +183,16 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     let [block] = seq.blocks.as_slice() else {
         return None;
     };
+    let (fields, aliases) = tuple_fields(&block.bindings)?;
+    let resolve = |v: &Var| aliases.get(v).unwrap_or(v).clone();
     let outputs: Vec<Var> = match seq.body.kind() {
-        ExprKind::Var(v) => vec![v.clone()],
-        ExprKind::Tuple(fields) => fields
+        ExprKind::Var(v) => match fields.get(v) {
+            Some(fs) => fs.clone(),
+            None => vec![resolve(v)],
+        },
+        ExprKind::Tuple(items) => items
             .iter()
-            .map(|f| f.as_var().cloned())
+            .map(|f| f.as_var().filter(|v| !fields.contains_key(*v)).map(resolve))
             .collect::<Option<_>>()?,
         _ => return None,
     };
@@ -267,6 +273,9 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     let mut stmts = Vec::new();
     for binding in &block.bindings {
         let (var, value) = (binding.var(), binding.value());
+        if aliases.contains_key(var) {
+            continue; // a field of a tuple, bound to its buffer
+        }
         let in_place = match value.call_op_name() {
             Some("relax.call_tir") => false,
             Some("relax.call_tir_inplace") => true,
@@ -295,23 +304,30 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
         };
         // An in-place call writes its argument's buffer (`inplace_homes`
         // checked it is a variable); another writes its own.
-        let out = match homes.get(var) {
-            Some(home) => {
-                let b = buffers.get(home)?.clone();
-                buffers.insert(var.clone(), b);
-                None
-            }
-            None if in_place => return None,
-            None => Some(match buffers.get(var) {
-                Some(b) => b.clone(),
-                None => {
-                    let b = buffer_for(var, &tir)?;
-                    buffers.insert(var.clone(), b.clone());
-                    intermediates.push(b.clone());
-                    b
-                }
-            }),
+        let out_vars = match fields.get(var) {
+            Some(fs) if !in_place => fs.clone(),
+            Some(_) => return None,
+            None => vec![var.clone()],
         };
+        let mut out = Vec::with_capacity(out_vars.len());
+        for var in &out_vars {
+            match homes.get(var) {
+                Some(home) => {
+                    let b = buffers.get(home)?.clone();
+                    buffers.insert(var.clone(), b);
+                }
+                None if in_place => return None,
+                None => out.push(match buffers.get(var) {
+                    Some(b) => b.clone(),
+                    None => {
+                        let b = buffer_for(var, &tir)?;
+                        buffers.insert(var.clone(), b.clone());
+                        intermediates.push(b.clone());
+                        b
+                    }
+                }),
+            }
+        }
         let mut given = Vec::with_capacity(args.len() + 1);
         for a in args {
             let b = match a.kind() {
@@ -324,7 +340,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
                         b
                     }
                 },
-                _ => buffers.get(a.as_var()?)?.clone(),
+                _ => buffers.get(&resolve(a.as_var()?))?.clone(),
             };
             given.push(b);
         }
@@ -435,6 +451,34 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
 /// in place, so it maps to `a`'s own home (a parameter, or the variable of
 /// the `call_tir` that first computed it). `None` when an in-place call
 /// has several outputs or writes into a constant.
+/// The tuples of a primitive function's block: for each variable bound
+/// to a `call_tir` of several outputs, a variable per field (the field's
+/// buffer is found by it); and each variable bound to such a field
+/// (`lv[i]`), with the field's variable. `None` for any other use of a
+/// tuple.
+#[allow(clippy::type_complexity)]
+fn tuple_fields(bindings: &[Binding]) -> Option<(HashMap<Var, Vec<Var>>, HashMap<Var, Var>)> {
+    let mut fields: HashMap<Var, Vec<Var>> = HashMap::new();
+    let mut aliases: HashMap<Var, Var> = HashMap::new();
+    for b in bindings {
+        let var = b.var();
+        if let ExprKind::TupleGetItem(tuple, index) = b.value().kind() {
+            let field = fields.get(tuple.as_var()?)?.get(*index)?;
+            aliases.insert(var.clone(), field.clone());
+            continue;
+        }
+        let Some(sinfo) = var.struct_info().and_then(StructInfo::as_tuple) else {
+            continue;
+        };
+        let vars = sinfo
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Var::new_dataflow(format!("{}_{i}", var.name_hint()), Some(s.clone())));
+        fields.insert(var.clone(), vars.collect());
+    }
+    Some((fields, aliases))
+}
+
 fn inplace_homes(bindings: &[Binding]) -> Option<HashMap<Var, Var>> {
     let mut homes: HashMap<Var, Var> = HashMap::new();
     for b in bindings {

@@ -625,3 +625,61 @@ fn fuse_tir_matches_tvm_0_27() {
     ];
     crate::transform::test_util::assert_tvm_cases("fuse_tir", &FuseTIR::default(), SAME, DIFFERENT);
 }
+
+/// A channel shuffle (ShuffleNet's, in NHWC): a concat, the shuffle's
+/// reshape, transpose and reshape, and a split whose two fields feed two
+/// products. The split is a call of two outputs: FuseOps groups it with
+/// its producers, and FuseTIR makes the group one PrimFunc of two result
+/// buffers (the call site a `call_tir` of two `out_sinfo`), which gives
+/// the unfused numbers on every target.
+#[test]
+fn a_split_of_two_outputs_fuses_with_its_producers() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("n", 3, 6), dtype="float32"), b: R.Tensor(("n", 3, 6), dtype="float32"), w: R.Tensor((6, 5), dtype="float32")) -> R.Tensor(("n", 3, 5), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            c = R.concat((a, b), axis=2)
+            r = R.reshape(c, R.shape([n, 3, 2, 6]))
+            t = R.permute_dims(r, axes=[0, 1, 3, 2])
+            s = R.reshape(t, R.shape([n, 3, 12]))
+            parts = R.split(s, indices_or_sections=2, axis=2)
+            p0 = parts[0]
+            p1 = parts[1]
+            m0 = R.matmul(p0, w)
+            m1 = R.matmul(p1, w)
+            gv = R.add(m0, m1)
+            R.output(gv)
+        return gv
+"#;
+    let fused = fuse(&module(text));
+    let printed = fused.to_string();
+    let shuffle = fused
+        .functions()
+        .find_map(|(gv, f)| {
+            (gv.name_hint().starts_with("fused_concat") && gv.name_hint().contains("split"))
+                .then(|| f.as_prim().cloned())
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no fused shuffle PrimFunc in\n{printed}"));
+    let buffers = shuffle
+        .params
+        .iter()
+        .filter(|p| matches!(p, PrimFuncParam::Buffer(_)))
+        .count();
+    assert_eq!(buffers, 4, "two inputs and two results:\n{printed}");
+    // Nothing is left calling a Relax primitive function.
+    assert!(!printed.contains("= cls.fused_"), "{printed}");
+    for batch in [1, 2] {
+        let args = vec![
+            tensor(&[batch, 3, 6], 0.3),
+            tensor(&[batch, 3, 6], 0.7),
+            tensor(&[6, 5], 1.1),
+        ];
+        for target in targets() {
+            same_numbers(text, &args, &target);
+        }
+    }
+}
