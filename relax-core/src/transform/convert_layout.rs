@@ -35,6 +35,8 @@
 //! channels is about three times faster than over a row, and their 1 × 1
 //! convolutions become matrix products, `Conv2dToMatmul`).
 
+mod reshape;
+
 use super::conv2d_winograd::Conv2dWinograd;
 use super::Pass;
 use crate::analysis::vars::free_vars;
@@ -99,7 +101,14 @@ const BINARY: &[&str] = &[
     "relax.subtract",
 ];
 
-/// Reductions whose axes renumber (with `keepdims=True`).
+/// 2-d pools, converted when their input is held NHWC.
+const POOLS: &[&str] = &[
+    "relax.nn.adaptive_avg_pool2d",
+    "relax.nn.avg_pool2d",
+    "relax.nn.max_pool2d",
+];
+
+/// Reductions whose axes renumber.
 const REDUCTIONS: &[&str] = &[
     "relax.max",
     "relax.mean",
@@ -161,6 +170,22 @@ fn permutation(from: &str, to: &str) -> Option<Vec<usize>> {
     seen.sort_unstable();
     seen.dedup();
     (seen.len() == perm.len()).then_some(perm)
+}
+
+/// Axis `a` (negative: from the end) of a tensor of `rank` axes.
+fn axis_in(a: i64, rank: usize) -> Option<usize> {
+    let a = if a < 0 { a + rank as i64 } else { a };
+    usize::try_from(a).ok().filter(|&a| a < rank)
+}
+
+/// `axes` when it names each of its axes once.
+fn permutation_of(axes: &[usize]) -> Option<&[usize]> {
+    let mut seen = axes.to_vec();
+    seen.sort_unstable();
+    seen.iter()
+        .enumerate()
+        .all(|(d, &a)| d == a)
+        .then_some(axes)
 }
 
 /// The inverse permutation.
@@ -365,7 +390,29 @@ impl Rewriter<'_> {
         let Some((held, p)) = self.layouts.remove(var) else {
             return;
         };
-        let value = self.normalize(permute_dims(Expr::var(&held), &inverse(&p)));
+        let back = inverse(&p);
+        let value = match held.struct_info().and_then(StructInfo::as_tuple) {
+            // A tuple held in another layout (a split's): each field
+            // permuted back.
+            Some(fields) => {
+                let mut back_fields = Vec::with_capacity(fields.len());
+                for index in 0..fields.len() {
+                    let field = Expr::tuple_get_item(Expr::var(&held), index);
+                    let Some(field) = self.emit(field, &format!("{}_{index}", held.name_hint()))
+                    else {
+                        return;
+                    };
+                    let name = format!("{}_{index}_t", held.name_hint());
+                    let Some(field) = self.permute(Expr::var(&field), &back, &name) else {
+                        return;
+                    };
+                    back_fields.push(field);
+                }
+                self.normalize(Expr::tuple(back_fields))
+            }
+            None if is_identity(&p) => Expr::var(&held),
+            None => self.normalize(permute_dims(Expr::var(&held), &back)),
+        };
         if let Err(e) = self
             .builder()
             .emit_normalized(Binding::var_binding(var.clone(), value))
@@ -385,14 +432,23 @@ impl Rewriter<'_> {
     /// `binding` rewritten in another layout: the variable holding its
     /// value and the permutation, or `None` to leave it as it is.
     fn convert(&mut self, binding: &VarBinding) -> Option<(Var, Vec<usize>)> {
-        let call = binding.value.as_call()?;
-        let op = binding.value.call_op_name()?;
         // An output of the block keeps its name for the value it leaves
         // with (bound by `materialize`).
         let name = match binding.var.is_dataflow() {
             true => binding.var.name_hint().to_string(),
             false => format!("{}_t", binding.var.name_hint()),
         };
+        // A field of a tuple held in another layout is in that layout.
+        if let ExprKind::TupleGetItem(tuple, index) = binding.value.kind() {
+            let (held, perm) = tuple.as_var().and_then(|v| self.layouts.get(v)).cloned()?;
+            let v = self.emit(Expr::tuple_get_item(Expr::var(&held), *index), &name)?;
+            return Some((v, perm));
+        }
+        let call = binding.value.as_call()?;
+        let op = binding.value.call_op_name()?;
+        if op == "relax.concat" {
+            return self.concat(call, &name);
+        }
         if let Some(layouts) = self.desired.get(op).cloned() {
             if op != "relax.nn.conv2d" || !original_conv2d(call) || layouts[0] == "NCHW" {
                 return None;
@@ -458,22 +514,166 @@ impl Rewriter<'_> {
         if REDUCTIONS.contains(&op) && call.args.len() == 1 {
             let keep = matches!(attr(call, "keepdims"), Some(AttrValue::Bool(true)));
             let axes = attr_ints(call, "axis")?;
-            if !keep || ndim(&call.args[0]) != Some(rank) {
+            if ndim(&call.args[0]) != Some(rank) {
                 return None;
             }
             let inv = inverse(&perm);
-            let mut new_axes = Vec::with_capacity(axes.len());
+            let mut reduced = Vec::with_capacity(axes.len());
             for a in axes {
-                let a = if a < 0 { a + rank as i64 } else { a };
-                let a = usize::try_from(a).ok().filter(|&a| a < rank)?;
-                new_axes.push(AttrValue::Int(inv[a] as i64));
+                reduced.push(axis_in(a, rank)?);
             }
+            let new_axes = reduced.iter().map(|&a| AttrValue::Int(inv[a] as i64));
             let x = self.in_layout(&call.args[0], &perm)?;
-            let attrs = call.attrs.with("axis", AttrValue::Array(new_axes));
+            let attrs = call
+                .attrs
+                .with("axis", AttrValue::Array(new_axes.collect()));
             let v = self.emit(Expr::call_op(op, vec![x], attrs), &name)?;
-            return Some((v, perm));
+            if keep {
+                return Some((v, perm));
+            }
+            // The axes left, numbered among themselves, in held order.
+            let kept: Vec<usize> = perm
+                .iter()
+                .filter(|a| !reduced.contains(a))
+                .copied()
+                .collect();
+            let out = kept
+                .iter()
+                .map(|&a| a - reduced.iter().filter(|&&r| r < a).count());
+            return Some((v, out.collect()));
         }
-        None
+        match op {
+            "relax.split" => self.split(call, &perm, &name),
+            "relax.reshape" => self.reshape(binding, call, &perm, &name),
+            "relax.permute_dims" => self.permute_dims(call, &perm),
+            _ if POOLS.contains(&op) => self.pool(op, call, &perm, &name),
+            _ => None,
+        }
+    }
+
+    /// `R.concat` of a tuple with a field held in another layout: every
+    /// field in that layout, the axis renumbered.
+    fn concat(&mut self, call: &Call, name: &str) -> Option<(Var, Vec<usize>)> {
+        let ExprKind::Tuple(fields) = call.args.first()?.kind() else {
+            return None;
+        };
+        let perm = fields
+            .iter()
+            .find_map(|f| f.as_var().and_then(|v| self.layouts.get(v)))
+            .map(|(_, p)| p.clone())?;
+        let rank = perm.len();
+        if fields.iter().any(|f| ndim(f) != Some(rank)) {
+            return None;
+        }
+        let axis = axis_in(attr_int(call, "axis")?, rank)?;
+        let mut held = Vec::with_capacity(fields.len());
+        for f in fields {
+            held.push(self.in_layout(f, &perm)?);
+        }
+        let attrs = call
+            .attrs
+            .with("axis", AttrValue::Int(inverse(&perm)[axis] as i64));
+        let v = self.emit(
+            Expr::call_op("relax.concat", vec![Expr::tuple(held)], attrs),
+            name,
+        )?;
+        Some((v, perm))
+    }
+
+    /// `R.split` of a value held in another layout: along the renumbered
+    /// axis; each field of the tuple is in the layout.
+    fn split(&mut self, call: &Call, perm: &[usize], name: &str) -> Option<(Var, Vec<usize>)> {
+        let rank = perm.len();
+        if call.args.len() != 1 || ndim(&call.args[0]) != Some(rank) {
+            return None;
+        }
+        let axis = axis_in(attr_int(call, "axis").unwrap_or(0), rank)?;
+        let x = self.in_layout(&call.args[0], perm)?;
+        let attrs = call
+            .attrs
+            .with("axis", AttrValue::Int(inverse(perm)[axis] as i64));
+        let v = self.emit(Expr::call_op("relax.split", vec![x], attrs), name)?;
+        Some((v, perm.to_vec()))
+    }
+
+    /// `R.reshape` of a value held in another layout, as `reshape.rs`
+    /// says; `None` (the value permuted back first) when the reshape
+    /// would need the original layout anyway.
+    fn reshape(
+        &mut self,
+        binding: &VarBinding,
+        call: &Call,
+        perm: &[usize],
+        name: &str,
+    ) -> Option<(Var, Vec<usize>)> {
+        let shape_of = |e: &Expr| {
+            let t = e.struct_info().and_then(StructInfo::as_tensor)?;
+            t.shape_values().map(<[_]>::to_vec)
+        };
+        let from = shape_of(&call.args[0])?;
+        let to = shape_of(&binding.value)?;
+        if from.len() != perm.len() {
+            return None;
+        }
+        let groups = reshape::reshape_groups(&from, &to)?;
+        let (input, output) = reshape::reshape_layouts(perm, &groups);
+        if is_identity(&input) {
+            return None;
+        }
+        let x = self.in_layout(&call.args[0], &input)?;
+        let shape = Expr::shape(output.iter().map(|&a| to[a].clone()).collect());
+        let value = Expr::call_op("relax.reshape", vec![x, shape], call.attrs.clone());
+        let v = self.emit(value, name)?;
+        Some((v, output))
+    }
+
+    /// `R.permute_dims` of a value held in another layout moves no data:
+    /// the held value is the result, in the layout composed of both.
+    fn permute_dims(&mut self, call: &Call, perm: &[usize]) -> Option<(Var, Vec<usize>)> {
+        let rank = perm.len();
+        let (held, _) = call.args[0]
+            .as_var()
+            .and_then(|v| self.layouts.get(v))
+            .cloned()?;
+        let axes: Vec<usize> = match attr_ints(call, "axes") {
+            Some(axes) => axes
+                .into_iter()
+                .map(|a| axis_in(a, rank))
+                .collect::<Option<_>>()?,
+            None => (0..rank).rev().collect(),
+        };
+        if axes.len() != rank || permutation_of(&axes).is_none() {
+            return None;
+        }
+        // Held axis `k` is input axis `perm[k]`, which is output axis
+        // `axes⁻¹[perm[k]]`.
+        let inv = inverse(&axes);
+        Some((held, perm.iter().map(|&a| inv[a]).collect()))
+    }
+
+    /// A 2-d pool of a value held NHWC: the pool in NHWC.
+    fn pool(
+        &mut self,
+        op: &str,
+        call: &Call,
+        perm: &[usize],
+        name: &str,
+    ) -> Option<(Var, Vec<usize>)> {
+        let nhwc = permutation("NCHW", "NHWC")?;
+        if perm != nhwc.as_slice()
+            || call.args.len() != 1
+            || !str_attr_is(call, "layout", "NCHW")
+            || !str_attr_is(call, "out_layout", "NCHW")
+        {
+            return None;
+        }
+        let x = self.in_layout(&call.args[0], perm)?;
+        let attrs = call
+            .attrs
+            .with("layout", AttrValue::from("NHWC"))
+            .with("out_layout", AttrValue::from("NHWC"));
+        let v = self.emit(Expr::call_op(op, vec![x], attrs), name)?;
+        Some((v, perm.to_vec()))
     }
 }
 

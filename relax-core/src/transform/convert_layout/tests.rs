@@ -237,3 +237,111 @@ class Module:
         );
     }
 }
+
+/// How a reshape's axes group, and the layouts it takes and gives.
+#[test]
+fn a_reshape_groups_its_axes_and_carries_the_layout() {
+    use crate::ir::{PrimExpr, TirVar};
+    use reshape::{reshape_groups, reshape_layouts};
+    let n = TirVar::new("n").to_expr();
+    let c = |v: i64| PrimExpr::from(v);
+    // A split of the channels: (n, 116, 28, 28) → (n, 2, 58, 28, 28).
+    let from = [n.clone(), c(116), c(28), c(28)];
+    let to = [n.clone(), c(2), c(58), c(28), c(28)];
+    let groups = reshape_groups(&from, &to).unwrap();
+    assert_eq!(
+        groups,
+        vec![(0..1, 0..1), (1..2, 1..3), (2..3, 3..4), (3..4, 4..5)]
+    );
+    // Held NHWC: the input as it is, the output (n, 28, 28, 2, 58).
+    let (input, output) = reshape_layouts(&[0, 2, 3, 1], &groups);
+    assert_eq!((input, output), (vec![0, 2, 3, 1], vec![0, 3, 4, 1, 2]));
+    // The shuffle's merge, on a value held with the two axes reversed:
+    // first permuted to put them together and in order.
+    let groups = reshape_groups(&[n.clone(), c(58), c(2), c(28), c(28)], &from).unwrap();
+    let (input, output) = reshape_layouts(&[0, 3, 4, 2, 1], &groups);
+    assert_eq!((input, output), (vec![0, 3, 4, 1, 2], vec![0, 2, 3, 1]));
+    // A flatten keeps trailing ones in the last group; a symbolic extent
+    // matched by nothing, or elements that do not add up, give no groups.
+    let flat = reshape_groups(&[n.clone(), c(8), c(1), c(1)], &[n.clone(), c(8)]).unwrap();
+    assert_eq!(flat, vec![(0..1, 0..1), (1..4, 1..2)]);
+    assert_eq!(reshape_groups(&[n.clone(), c(4)], &[c(4), n.clone()]), None);
+    assert_eq!(reshape_groups(&[c(6)], &[c(4)]), None);
+}
+
+/// ShuffleNet's unit: a channel shuffle (concat, reshape, transpose,
+/// reshape, split) between NHWC convolutions, a max pool and a global
+/// average pool. Everything stays NHWC: the shuffle is one transpose of
+/// the last two axes of `(1, 4, 4, 2, 8)`, the pools are NHWC, and only
+/// the image and the flattened output cross layouts.
+const SHUFFLE: &str = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 16, 8, 8), dtype="float32"), w: R.Tensor((8, 16, 1, 1), dtype="float32"), d: R.Tensor((8, 1, 3, 3), dtype="float32"), p: R.Tensor((8, 8, 1, 1), dtype="float32")) -> R.Tensor((1, 16), dtype="float32"):
+        with R.dataflow():
+            a = R.nn.conv2d(x, w)
+            m = R.nn.max_pool2d(a, pool_size=[2, 2], strides=[2, 2])
+            b = R.nn.conv2d(m, d, padding=[1, 1, 1, 1], groups=8)
+            c = R.concat((m, b), axis=1)
+            r = R.reshape(c, R.shape([1, 2, 8, 4, 4]))
+            t = R.permute_dims(r, axes=[0, 2, 1, 3, 4])
+            s = R.reshape(t, R.shape([1, 16, 4, 4]))
+            parts = R.split(s, indices_or_sections=2, axis=1)
+            p0 = parts[0]
+            p1 = parts[1]
+            q = R.nn.conv2d(p1, p)
+            u = R.concat((p0, q), axis=1)
+            g = R.mean(u, axis=[2, 3], keepdims=False)
+            R.output(g)
+        return g
+"#;
+
+#[test]
+fn a_channel_shuffle_stays_nhwc() {
+    let converted = nhwc().run(parse(SHUFFLE)).unwrap();
+    let text = converted.to_string();
+    let permutes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("R.permute_dims("))
+        .collect();
+    // The image, the three weights and the shuffle itself.
+    assert_eq!(permutes.len(), 5, "{text}");
+    assert!(
+        permutes.iter().any(|l| l.contains("axes=[0, 1, 2, 4, 3]")),
+        "{text}"
+    );
+    for want in [
+        r#"layout="NHWC", out_layout="NHWC""#,
+        "R.concat((m, b), axis=3)",
+        "R.shape([1, 4, 4, 2, 8])",
+        "R.split(s, indices_or_sections=2, axis=3)",
+        "R.mean(u, axis=[1, 2], keepdims=False)",
+    ] {
+        assert!(text.contains(want), "{want} in\n{text}");
+    }
+    let consts = [
+        ("w", tensor(&[8, 16, 1, 1], 2)),
+        ("d", tensor(&[8, 1, 3, 3], 3)),
+        ("p", tensor(&[8, 8, 1, 1], 4)),
+    ];
+    let m = BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
+        .run(parse(SHUFFLE))
+        .unwrap();
+    let args: Vec<Value> = vec![tensor(&[1, 16, 8, 8], 1).into()];
+    let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
+    let converted = nhwc().run(m.clone()).unwrap();
+    for exec in [
+        build(&converted, &Target::interpreter()).unwrap(),
+        build(&converted, &Target::host()).unwrap(),
+    ] {
+        let got = run_main_f32(&exec, &args);
+        assert_eq!(got.len(), want.len());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                "element {k}: {g} vs {w}"
+            );
+        }
+    }
+}
