@@ -16,13 +16,25 @@
 //!      layout of their converted operand; an operand of the same rank in
 //!      the original layout (a per-channel bias `(1, C, 1, 1)`, a
 //!      residual) is permuted to it, a scalar is left as it is;
-//!    - reductions with `keepdims=True` and explicit axes (`R.mean(x,
-//!      axis=[2, 3], keepdims=True)`, a global average pool) renumber their
-//!      axes and keep the layout.
-//! 3. Anywhere else (any other operator, a tuple, a call of a function,
-//!    the output of a dataflow block) a converted value is first permuted
-//!    back, bound to its original variable, so every value outside
-//!    keeps its original layout and the function its signature.
+//!    - reductions with explicit axes (`R.mean(x, axis=[2, 3])`, a global
+//!      average pool) renumber their axes; with `keepdims=True` they keep
+//!      the layout, without it the axes left keep their held order;
+//!    - `R.concat` and `R.split` renumber their axis (every field of the
+//!      concat's tuple is brought to the layout; each field of the split's
+//!      tuple, `parts[i]`, is in it);
+//!    - `R.reshape` carries it when its axes group as `reshape.rs` says
+//!      (a channel split `(N, C, H, W) → (N, g, C/g, H, W)` on an NHWC
+//!      value is a reshape to `(N, H, W, g, C/g)`);
+//!    - `R.permute_dims` moves no data: the held value is its result, in
+//!      the two permutations composed (a channel shuffle's transpose then
+//!      becomes a permutation of the last two axes, done where the next
+//!      reshape needs the axes together);
+//!    - 2-d pools (`max_pool2d`, `avg_pool2d`, `adaptive_avg_pool2d`) of a
+//!      value held NHWC are NHWC.
+//! 3. Anywhere else (any other operator, a tuple outside these, a call of
+//!    a function, the output of a dataflow block) a converted value is
+//!    first permuted back, bound to its original variable, so every value
+//!    outside keeps its original layout and the function its signature.
 //!
 //! With a chain of convolutions only the first input and the values that
 //! leave the chain are transposed. `ConvertLayout::for_host()` is the
