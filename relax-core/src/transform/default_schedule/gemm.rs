@@ -1,8 +1,10 @@
 //! Case 5 of the module docs: a matrix product too large for the caches,
 //! `C[.., i, j] = init + Σ_k A(i, k) · B(k, j)` with `B` contiguous along
 //! `j` (`A` in any layout), as a packed, cache-blocked GEMM in the manner
-//! of GotoBLAS and BLIS. A `B` read transposed (the MLP's `x · wᵀ`) stays
-//! with case 4's dot products: packing it is a transpose on every call.
+//! of GotoBLAS and BLIS. A `B` read transposed (`x · wᵀ` with `w` passed
+//! in) is packed only for many rows of a large `B` (a language model's
+//! prefill): packing it is a transpose on every call, and case 4's dot
+//! products read a small one (the MLP's) in place as fast.
 //!
 //! ```text
 //! for jc in N by nc:                           B panels
@@ -121,6 +123,14 @@ pub const GEMM_A_ONCE_MAX: i64 = 1 << 20;
 pub const GEMM_MIN_ROWS: i64 = 32;
 /// The smallest `K` worth packing for.
 pub const GEMM_MIN_DEPTH: i64 = 16;
+/// The smallest `M` worth packing a `B` read transposed for (`x · wᵀ`
+/// with `w` passed in: a language model's prefill): its pack is a
+/// transpose on every call, which the rows must amortize.
+pub const GEMM_TRANSPOSED_B_MIN_ROWS: i64 = 256;
+/// The fewest elements of a `B` read transposed worth packing: a smaller
+/// one stays in the L2 cache, and case 4's dot products read it there at
+/// about the packed schedule's speed (the MLP's, from batch 16 to 256).
+pub const GEMM_TRANSPOSED_B_MIN_ELEMENTS: i64 = 1 << 18;
 
 /// A nest that is a matrix product, with its two factors.
 pub(super) struct Gemm<'a> {
@@ -146,6 +156,10 @@ pub(super) struct Gemm<'a> {
     /// [`super::prepack`] packed at build time): the micro-kernel reads it
     /// where it is, and nothing is packed.
     b_panels: Option<(Buffer, i64)>,
+    /// `B` is not contiguous along `j` (read transposed, `x · wᵀ`): its
+    /// pack reads along `k` and stores element by element, so the packed
+    /// schedule needs more rows to pay ([`Gemm::when`]).
+    b_transposed: bool,
 }
 
 /// Which loop of the packed schedule runs in parallel.
@@ -181,14 +195,12 @@ impl Nest {
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
         let (a, b) = self.product_operands(i, j)?;
         // `B` contiguous along `j`: its pack is a vector copy. A weight read
-        // transposed (`x · wᵀ`) would be packed element by element on
-        // every call, which costs more than the dot products of case 4
-        // read in place (measured on the MLP from batch 16 to 256).
+        // transposed (`x · wᵀ`) is packed element by element on every
+        // call: only for many rows and a large `B` ([`Gemm::when`]).
         let nr = self.gemm_nr();
         let b_panels = panel_layout(b, &j.var, &self.reduce[0].var).filter(|(_, w)| w % nr == 0);
-        if contiguous_b && b_panels.is_none() && !contiguous(&load_coeffs(b, &j.var)) {
-            return None;
-        }
+        let b_transposed =
+            contiguous_b && b_panels.is_none() && !contiguous(&load_coeffs(b, &j.var));
         Some(Gemm {
             nest: self,
             a: a.clone(),
@@ -203,6 +215,7 @@ impl Nest {
             parallel: GemmParallel::Chunks,
             a_once: false,
             b_panels,
+            b_transposed,
         })
     }
 
@@ -538,7 +551,9 @@ impl Gemm<'_> {
     /// `K ≥ GEMM_MIN_DEPTH` (so the reduction is never empty) and
     /// `M · N · K ≥` [`PARALLEL_MIN_WORK`] (so the row chunks always run in
     /// parallel, and smaller products, which fit the caches, are not
-    /// packed).
+    /// packed). A `B` read transposed needs `M ≥`
+    /// [`GEMM_TRANSPOSED_B_MIN_ROWS`] and `K · N ≥`
+    /// [`GEMM_TRANSPOSED_B_MIN_ELEMENTS`].
     pub(super) fn when(&self) -> Choice {
         if self.b_panels.is_some() {
             // Nothing to pack: the register tiles pay from one row up.
@@ -549,8 +564,13 @@ impl Gemm<'_> {
         let at_least =
             |e: &PrimExpr, v: i64| choice(e.clone().cast(idt).ge(PrimExpr::int_of(idt, v)));
         let mut runtime: Option<PrimExpr> = None;
+        let (min_rows, min_b) = match self.b_transposed {
+            true => (GEMM_TRANSPOSED_B_MIN_ROWS, GEMM_TRANSPOSED_B_MIN_ELEMENTS),
+            false => (GEMM_MIN_ROWS, 0),
+        };
         for c in [
-            at_least(&i.extent, GEMM_MIN_ROWS),
+            at_least(&i.extent, min_rows),
+            at_least(&(j.extent.clone() * k.extent.clone()), min_b),
             // A tile more than half full (a 1×1 convolution to 24
             // channels): its padded columns cost less than the in-place
             // schedule's smaller tiles; at half (16 channels) they do not.

@@ -1056,6 +1056,32 @@ class Module:
         return y
 "#;
         assert!(!scheduled(transposed_b, 256).contains("B_pack"));
+        // A large weight read transposed with many rows (a language
+        // model's prefill) is packed, chosen at run time by the rows: 300
+        // rows take the packed side (a B panel's tail of 20 columns), 7
+        // the dot products.
+        let prefill = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 512), dtype="float32"), w: R.Tensor((532, 512), dtype="float32")) -> R.Tensor(("n", 532), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            wt: R.Tensor((512, 532), dtype="float32") = R.permute_dims(w, axes=None)
+            y: R.Tensor((n, 532), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            R.output(y)
+        return y
+"#;
+        let text = scheduled(prefill, 512);
+        assert!(
+            text.contains("B_pack") && text.contains("n >= 256"),
+            "{text}"
+        );
+        let cases: Vec<_> = [7, 300]
+            .into_iter()
+            .map(|n| vec![vec![n, 512], vec![532, 512]])
+            .collect();
+        packed(prefill, &cases);
         let batched = r#"
 @I.ir_module
 class Module:
