@@ -7,7 +7,10 @@
 //!    parameters given by the call's `tir_vars`; a call of several outputs,
 //!    such as a legalized `split`, is bound to a tuple, read only by its
 //!    fields `lv[i]`) and whose result is a variable or a tuple of
-//!    variables. Others are left as they are.
+//!    variables. A tuple (a parameter, or a literal `(x, (x, y))` bound in
+//!    the block) is read through its fields; a tuple parameter stands for
+//!    its tensors, depth first, and the fields no call reads are dropped,
+//!    as TVM drops them. Others are left as they are.
 //! 2. **The fused PrimFunc**, named as the primitive function: one buffer
 //!    parameter per Relax tensor parameter, then one per constant a
 //!    `call_tir` of the group takes (a weight the ONNX importer embedded:
@@ -55,7 +58,8 @@
 //!    returning it, returns two results of one home, or writes a constant
 //!    in place, is left alone.
 //! 4. **The call site.** Every call of the primitive function becomes one
-//!    `R.call_tir` of the fused PrimFunc, its arguments followed by the
+//!    `R.call_tir` of the fused PrimFunc (a tuple argument's tensors each
+//!    bound first, `lv = x[0]`), its arguments followed by the
 //!    lifted constants (several `out_sinfo` for a tuple result), or an
 //!    `R.call_tir_inplace` whose `inplace_indices` name, per result, the
 //!    parameter it was written into (-1 for a result buffer); the
@@ -156,6 +160,10 @@ struct Fused {
     /// Per result, the parameter it is written into in place, or -1 for
     /// a result buffer; empty when every result is one (`call_tir`).
     inplace_indices: Vec<i64>,
+    /// Per tensor of the primitive function's parameters, depth first
+    /// through tuples: whether it is a parameter of the fused PrimFunc (a
+    /// tuple's field no call reads is not, as in TVM).
+    kept: Vec<bool>,
 }
 
 /// The buffer standing for a Relax tensor value in the fused function.
@@ -183,7 +191,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     let [block] = seq.blocks.as_slice() else {
         return None;
     };
-    let (fields, aliases) = tuple_fields(&block.bindings)?;
+    let (fields, aliases) = tuple_fields(&func.params, &block.bindings)?;
     let resolve = |v: &Var| aliases.get(v).unwrap_or(v).clone();
     let outputs: Vec<Var> = match seq.body.kind() {
         ExprKind::Var(v) => match fields.get(v) {
@@ -217,6 +225,9 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     // A shape parameter (FuseOps' `R.Shape([b, s])` of symbolic variables
     // no tensor defines) gives scalar parameters, after the results.
     let mut scalars = Vec::new();
+    // A tuple parameter is its tensors, depth first (the call site passes
+    // them so: `flatten_tuple_args`).
+    let mut leaves: Vec<Var> = Vec::new();
     for p in &func.params {
         if let Some(shape) = p.struct_info().and_then(StructInfo::as_shape) {
             for v in shape.values.as_ref()? {
@@ -225,6 +236,31 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             }
             continue;
         }
+        tuple_leaves(p, &fields, &mut leaves);
+    }
+    // The tensors the calls read, and the results.
+    let mut used: Vec<Var> = outputs.clone();
+    for b in &block.bindings {
+        if let Some(ExprKind::Tuple(args)) = b
+            .value()
+            .as_call()
+            .and_then(|c| c.args.get(1))
+            .map(Expr::kind)
+        {
+            used.extend(args.iter().filter_map(Expr::as_var).map(resolve));
+        }
+    }
+    let kept_params: Vec<bool> = leaves
+        .iter()
+        .map(|l| func.params.contains(l) || used.contains(l))
+        .collect();
+    let leaves: Vec<Var> = leaves
+        .into_iter()
+        .zip(&kept_params)
+        .filter(|(_, k)| **k)
+        .map(|(l, _)| l)
+        .collect();
+    for p in &leaves {
         let b = buffer_for(p, &tir)?;
         buffers.insert(p.clone(), b.clone());
         params.push(PrimFuncParam::Buffer(b));
@@ -273,8 +309,11 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     let mut stmts = Vec::new();
     for binding in &block.bindings {
         let (var, value) = (binding.var(), binding.value());
-        if aliases.contains_key(var) {
-            continue; // a field of a tuple, bound to its buffer
+        if matches!(
+            value.kind(),
+            ExprKind::TupleGetItem(..) | ExprKind::Tuple(_)
+        ) {
+            continue; // a tuple or its field: `tuple_fields` followed it
         }
         let in_place = match value.call_op_name() {
             Some("relax.call_tir") => false,
@@ -443,6 +482,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
         func,
         constants: constants.into_iter().map(|(c, _)| c).collect(),
         inplace_indices,
+        kept: kept_params,
     })
 }
 
@@ -451,32 +491,93 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
 /// in place, so it maps to `a`'s own home (a parameter, or the variable of
 /// the `call_tir` that first computed it). `None` when an in-place call
 /// has several outputs or writes into a constant.
-/// The tuples of a primitive function's block: for each variable bound
-/// to a `call_tir` of several outputs, a variable per field (the field's
-/// buffer is found by it); and each variable bound to such a field
-/// (`lv[i]`), with the field's variable. `None` for any other use of a
-/// tuple.
+/// The tuples of a primitive function: for each tuple parameter, each
+/// variable bound to a tuple (`(x, (x, y))`) and each variable bound to a
+/// `call_tir` of several outputs, a variable per field, by which the
+/// field's buffer is found (a nested tuple's field variable has fields
+/// of its own); and each variable bound to a field (`lv[i]`), with the
+/// field's variable. `None` for any other use of a tuple.
 #[allow(clippy::type_complexity)]
-fn tuple_fields(bindings: &[Binding]) -> Option<(HashMap<Var, Vec<Var>>, HashMap<Var, Var>)> {
+fn tuple_fields(
+    params: &[Var],
+    bindings: &[Binding],
+) -> Option<(HashMap<Var, Vec<Var>>, HashMap<Var, Var>)> {
     let mut fields: HashMap<Var, Vec<Var>> = HashMap::new();
     let mut aliases: HashMap<Var, Var> = HashMap::new();
+    for p in params {
+        if p.struct_info().and_then(StructInfo::as_tuple).is_some() {
+            field_vars(p, &mut fields);
+        }
+    }
     for b in bindings {
         let var = b.var();
-        if let ExprKind::TupleGetItem(tuple, index) = b.value().kind() {
-            let field = fields.get(tuple.as_var()?)?.get(*index)?;
-            aliases.insert(var.clone(), field.clone());
-            continue;
+        match b.value().kind() {
+            ExprKind::TupleGetItem(tuple, index) => {
+                let tuple = tuple.as_var()?;
+                let tuple = aliases.get(tuple).unwrap_or(tuple);
+                let field = fields.get(tuple)?.get(*index)?.clone();
+                aliases.insert(var.clone(), field);
+            }
+            ExprKind::Tuple(items) => {
+                let vars = tuple_item_vars(var.name_hint(), items, &aliases, &mut fields)?;
+                fields.insert(var.clone(), vars);
+            }
+            _ if var.struct_info().and_then(StructInfo::as_tuple).is_some() => {
+                field_vars(var, &mut fields);
+            }
+            _ => {}
         }
-        let Some(sinfo) = var.struct_info().and_then(StructInfo::as_tuple) else {
-            continue;
-        };
-        let vars = sinfo
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Var::new_dataflow(format!("{}_{i}", var.name_hint()), Some(s.clone())));
-        fields.insert(var.clone(), vars.collect());
     }
     Some((fields, aliases))
+}
+
+/// A variable per field of `var`, a tuple, recursively for nested ones.
+fn field_vars(var: &Var, fields: &mut HashMap<Var, Vec<Var>>) {
+    let Some(sinfo) = var.struct_info().and_then(StructInfo::as_tuple) else {
+        return;
+    };
+    let vars: Vec<Var> = sinfo
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Var::new_dataflow(format!("{}_{i}", var.name_hint()), Some(s.clone())))
+        .collect();
+    for v in &vars {
+        field_vars(v, fields);
+    }
+    fields.insert(var.clone(), vars);
+}
+
+/// The field variables of a tuple literal: a variable (or what it is an
+/// alias of), or a nested literal, which gets a variable of its own.
+fn tuple_item_vars(
+    name: &str,
+    items: &[Expr],
+    aliases: &HashMap<Var, Var>,
+    fields: &mut HashMap<Var, Vec<Var>>,
+) -> Option<Vec<Var>> {
+    let mut vars = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        vars.push(match item.kind() {
+            ExprKind::Var(v) => aliases.get(v).unwrap_or(v).clone(),
+            ExprKind::Tuple(nested) => {
+                let name = format!("{name}_{i}");
+                let inner = tuple_item_vars(&name, nested, aliases, fields)?;
+                let v = Var::new_dataflow(name, item.struct_info().cloned());
+                fields.insert(v.clone(), inner);
+                v
+            }
+            _ => return None,
+        });
+    }
+    Some(vars)
+}
+
+/// The tensors of `var`, depth first: itself, or its fields' tensors.
+fn tuple_leaves(var: &Var, fields: &HashMap<Var, Vec<Var>>, out: &mut Vec<Var>) {
+    match fields.get(var) {
+        Some(fs) => fs.iter().for_each(|f| tuple_leaves(f, fields, out)),
+        None => out.push(var.clone()),
+    }
 }
 
 fn inplace_homes(bindings: &[Binding]) -> Option<HashMap<Var, Var>> {
@@ -569,10 +670,18 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
                 })
                 .and_then(|(c, f)| {
                     // A shape argument becomes the call's `tir_vars`.
-                    let (shapes, mut args): (Vec<Expr>, Vec<Expr>) =
+                    let (shapes, tensors): (Vec<Expr>, Vec<Expr>) =
                         c.args.iter().cloned().partition(|a| {
                             a.struct_info().and_then(StructInfo::as_shape).is_some()
                         });
+                    // A tuple argument passes its tensors, each bound first.
+                    let mut args = Vec::with_capacity(tensors.len());
+                    let mut kept = f.kept.iter().copied();
+                    for a in tensors {
+                        let flat = flatten_tuple_arg(a, block.is_dataflow, &mut kept);
+                        bindings.extend(flat.bindings);
+                        args.extend(flat.args);
+                    }
                     args.extend(f.constants.iter().cloned());
                     let tir_vars = match shapes.as_slice() {
                         [] => None,
@@ -605,6 +714,45 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
         None => body,
     };
     Some(func)
+}
+
+/// A call argument's tensors, depth first, and the bindings that take
+/// them out of a tuple.
+#[derive(Default)]
+struct FlatArg {
+    bindings: Vec<Binding>,
+    args: Vec<Expr>,
+}
+
+/// `arg`'s tensors, depth first, those `kept` says: a tuple's fields
+/// bound to variables of their own (`lv = x[0]`), as TVM's FuseTIR binds
+/// them, and a field (or nested tuple) with no tensor kept not bound.
+fn flatten_tuple_arg(arg: Expr, dataflow: bool, kept: &mut impl Iterator<Item = bool>) -> FlatArg {
+    let Some(fields) = arg.struct_info().and_then(StructInfo::as_tuple) else {
+        return match kept.next() {
+            Some(false) => FlatArg::default(),
+            _ => FlatArg {
+                bindings: vec![],
+                args: vec![arg],
+            },
+        };
+    };
+    let mut flat = FlatArg::default();
+    for (i, sinfo) in fields.iter().enumerate() {
+        let var = match dataflow {
+            true => Var::new_dataflow("lv", Some(sinfo.clone())),
+            false => Var::new("lv", Some(sinfo.clone())),
+        };
+        let inner = flatten_tuple_arg(Expr::var(&var), dataflow, kept);
+        if inner.args.is_empty() {
+            continue;
+        }
+        let item = Expr::tuple_get_item(arg.clone(), i).with_struct_info(sinfo.clone());
+        flat.bindings.push(Binding::var_binding(var, item));
+        flat.bindings.extend(inner.bindings);
+        flat.args.extend(inner.args);
+    }
+    flat
 }
 
 /// `R.call_tir(fused, (args…), out_sinfo=…)` for a binding of `var`, or
