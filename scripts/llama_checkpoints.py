@@ -1,7 +1,7 @@
 """Random-weight Llama checkpoints, saved exactly as Hugging Face saves them,
 with transformers' greedy continuations as the oracle for examples/llama.
 
-    /work/venv/bin/python scripts/llama_checkpoints.py OUT_DIR [--fixture DIR]
+    /work/venv/bin/python scripts/llama_checkpoints.py OUT_DIR [--fixture DIR] [--train STEPS]
 
 Writes OUT_DIR/{tiny,small,base}/ (`config.json` + `model.safetensors`,
 float32, from `LlamaForCausalLM(config).save_pretrained`) and beside each an
@@ -16,6 +16,12 @@ docstrings of a fixed list of standard-library modules, with at most the
 model's vocabulary. `expected.json`'s `text` cases record, for fixed text
 prompts, the ids the tokenizer gives, the 64 greedy ids, and their decoded
 text, so the Rust side checks its tokenizer and generation together.
+
+`--train STEPS` trains each model for STEPS steps of next-token prediction
+on that corpus before saving it (random weights otherwise). A random
+model's top two logits are close, so a quantized model's top-1 flips on
+rounding noise; a trained one's are as far apart as a real model's, which
+is what `llama --check --quant q8|q4` should be judged on.
 """
 
 import argparse
@@ -112,7 +118,28 @@ def train_tokenizer(vocab_size):
     return tok
 
 
-def build(name, out, seed):
+def train(model, tok, steps, seed, batch=8, length=128):
+    """`steps` of AdamW on next-token prediction over the tokenized
+    corpus, so that the model's logits are as peaked as a trained model's
+    (a random model's top two logits are close, and a quantized model's
+    top-1 then flips on noise)."""
+    ids = torch.tensor([i for doc in corpus() for i in tok.encode(doc + "\n").ids])
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
+    model.train()
+    for step in range(steps):
+        starts = torch.randint(0, len(ids) - length - 1, (batch,), generator=gen)
+        x = torch.stack([ids[s : s + length] for s in starts])
+        loss = model(input_ids=x, labels=x).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 50 == 0 or step == steps - 1:
+            print(f"  step {step}: loss {loss.item():.3f}", flush=True)
+    model.eval()
+
+
+def build(name, out, seed, train_steps=0):
     torch.manual_seed(seed)
     config = LlamaConfig(
         rms_norm_eps=1e-5,
@@ -135,6 +162,9 @@ def build(name, out, seed):
                 p.normal_(0.0, 1.6 / p.shape[1] ** 0.5)
             else:
                 p.uniform_(0.8, 1.2)
+    tok = train_tokenizer(config.vocab_size)
+    if train_steps:
+        train(model, tok, train_steps, seed)
     os.makedirs(out, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     cases = []
@@ -150,7 +180,6 @@ def build(name, out, seed):
                 pad_token_id=0,
             )
         cases.append({"prompt": prompt, "new_ids": gen[0, len(prompt):].tolist()})
-    tok = train_tokenizer(config.vocab_size)
     tok.save(os.path.join(out, "tokenizer.json"))
     text_cases = []
     for text in TEXT_PROMPTS:
@@ -180,11 +209,18 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--fixture")
     ap.add_argument("--sizes", default="tiny,small,base")
+    ap.add_argument(
+        "--train",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="train each model for STEPS steps on the tokenizer's corpus before saving",
+    )
     args = ap.parse_args()
     for i, name in enumerate(args.sizes.split(",")):
-        build(name, os.path.join(args.out, name), 1234 + i)
+        build(name, os.path.join(args.out, name), 1234 + i, args.train)
         if name == "tiny" and args.fixture:
-            build(name, args.fixture, 1234 + i)
+            build(name, args.fixture, 1234 + i, args.train)
 
 
 if __name__ == "__main__":
