@@ -137,6 +137,18 @@ fn the_host_rule_converts_mobile_nets_only() {
     assert!(err.to_string().contains("relax.nn.max_pool2d"), "{err}");
 }
 
+/// `got` equals `want` within float32 rounding of the reordered sums.
+#[track_caller]
+fn assert_close(got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len());
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "element {k}: {g} vs {w}"
+        );
+    }
+}
+
 fn tensor(shape: &[i64], seed: i64) -> Tensor {
     let n: i64 = shape.iter().product();
     let data = (0..n)
@@ -166,13 +178,7 @@ fn the_converted_block_computes_the_same_values() {
     ];
     for exec in &runs {
         let got = run_main_f32(exec, &args);
-        assert_eq!(got.len(), want.len());
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-                "element {k}: {g} vs {w}"
-            );
-        }
+        assert_close(&got, &want);
     }
 }
 
@@ -229,13 +235,7 @@ class Module:
     let args: Vec<Value> = vec![tensor(&[1, 3, 16, 16], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
-    assert_eq!(got.len(), want.len());
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-            "element {k}: {g} vs {w}"
-        );
-    }
+    assert_close(&got, &want);
 }
 
 /// How a reshape's axes group, and the layouts it takes and gives.
@@ -336,12 +336,6 @@ fn a_channel_shuffle_stays_nhwc() {
         build(&converted, &Target::host()).unwrap(),
     ] {
         let got = run_main_f32(&exec, &args);
-        assert_eq!(got.len(), want.len());
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-                "element {k}: {g} vs {w}"
-            );
-        }
+        assert_close(&got, &want);
     }
 }
