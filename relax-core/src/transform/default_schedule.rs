@@ -28,7 +28,10 @@
 //!    along it but contiguously along another loop (a transpose), those two
 //!    loops are cut into square tiles of one vector's lanes instead, each
 //!    whole tile two nested `Vectorized` loops that the LLVM back end
-//!    transposes in registers (`injective.rs`). When the nest writes at
+//!    transposes in registers (`injective.rs`). When the innermost index
+//!    is read through `c // k` and `c % k` (a channel shuffle), that loop
+//!    is split by `k` into `k` stores whose reads are affine
+//!    (`interleave.rs`). When the nest writes at
 //!    least a sixteenth of [`PARALLEL_MIN_WORK`] elements (an element
 //!    moves memory, where sixteen multiply-adds share one instruction) its
 //!    outer loops are fused into one `Parallel` loop (a one-loop nest is
@@ -127,6 +130,7 @@ mod gemm_bf16;
 mod gemm_int8;
 mod injective;
 mod interior;
+mod interleave;
 mod knobs;
 mod nest;
 mod prepack;

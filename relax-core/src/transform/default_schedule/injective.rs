@@ -18,6 +18,9 @@ impl Nest {
         if let Some(tiled) = self.transpose_tiles(parallel) {
             return tiled;
         }
+        if let Some(split) = self.interleaved(parallel) {
+            return split;
+        }
         let vector = self.vectorizes(&inner.var);
         let inner_kind = if vector {
             ForKind::Vectorized

@@ -56,6 +56,29 @@ fn a_small_broadcast_add_is_vectorized_and_stays_serial() {
     check(ADD_PARAMS, before, after);
 }
 
+/// A channel shuffle's half (NHWC: output channel `c` is channel
+/// `c // 2 + c % 2 * 6` of the concat of `A` and `B`): the channel loop
+/// is split by 2, each half of the pair written out, and the indices and
+/// the `Select` simplify to affine reads of `A` and of `B`
+/// (`interleave.rs`).
+#[test]
+fn a_channel_shuffle_is_split_into_interleaved_stores() {
+    let params = r#"A: T.Buffer((4, 6), "float32"), B: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")"#;
+    let before = r#"        with T.block("root"):
+            for ax0, ax1 in T.grid(4, 6):
+                with T.block("C"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    C[v0, v1] = T.Select(v1 // 2 + v1 % 2 * 6 < 6, A[v0, T.min(v1 // 2 + v1 % 2 * 6, 5)], B[v0, T.max(v1 // 2 + v1 % 2 * 6 - 6, 0)])
+"#;
+    let after = r#"        with T.block("root"):
+            for ax0 in range(4):
+                for ax1_o in range(3):
+                    C[ax0, ax1_o * 2] = A[ax0, ax1_o]
+                    C[ax0, ax1_o * 2 + 1] = B[ax0, ax1_o]
+"#;
+    check(params, before, after);
+}
+
 #[test]
 fn symbolic_work_chooses_parallel_loops_at_run_time() {
     let params = r#"A: T.Buffer((n, 128), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((n, 128), "float32")"#;
