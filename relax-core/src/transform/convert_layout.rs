@@ -178,10 +178,7 @@ fn permutation(from: &str, to: &str) -> Option<Vec<usize>> {
         return None;
     }
     let perm: Vec<usize> = to.chars().map(|c| from.find(c)).collect::<Option<_>>()?;
-    let mut seen = perm.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    (seen.len() == perm.len()).then_some(perm)
+    is_permutation(&perm).then_some(perm)
 }
 
 /// Axis `a` (negative: from the end) of a tensor of `rank` axes.
@@ -190,14 +187,11 @@ fn axis_in(a: i64, rank: usize) -> Option<usize> {
     usize::try_from(a).ok().filter(|&a| a < rank)
 }
 
-/// `axes` when it names each of its axes once.
-fn permutation_of(axes: &[usize]) -> Option<&[usize]> {
+/// Whether `axes` names each of `0 .. axes.len()` once.
+fn is_permutation(axes: &[usize]) -> bool {
     let mut seen = axes.to_vec();
     seen.sort_unstable();
-    seen.iter()
-        .enumerate()
-        .all(|(d, &a)| d == a)
-        .then_some(axes)
+    seen.iter().enumerate().all(|(d, &a)| d == a)
 }
 
 /// The inverse permutation.
@@ -654,7 +648,7 @@ impl Rewriter<'_> {
                 .collect::<Option<_>>()?,
             None => (0..rank).rev().collect(),
         };
-        if axes.len() != rank || permutation_of(&axes).is_none() {
+        if axes.len() != rank || !is_permutation(&axes) {
             return None;
         }
         // Held axis `k` is input axis `perm[k]`, which is output axis

@@ -226,7 +226,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     // no tensor defines) gives scalar parameters, after the results.
     let mut scalars = Vec::new();
     // A tuple parameter is its tensors, depth first (the call site passes
-    // them so: `flatten_tuple_args`).
+    // them so: `flatten_tuple_arg`).
     let mut leaves: Vec<Var> = Vec::new();
     for p in &func.params {
         if let Some(shape) = p.struct_info().and_then(StructInfo::as_shape) {
@@ -486,11 +486,6 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     })
 }
 
-/// Where each in-place result lives (TVM's FuseTIR): the value of
-/// `R.call_tir_inplace(f, (…, a, …), inplace_indices=[i])` is `a`, written
-/// in place, so it maps to `a`'s own home (a parameter, or the variable of
-/// the `call_tir` that first computed it). `None` when an in-place call
-/// has several outputs or writes into a constant.
 /// The tuples of a primitive function: for each tuple parameter, each
 /// variable bound to a tuple (`(x, (x, y))`) and each variable bound to a
 /// `call_tir` of several outputs, a variable per field, by which the
@@ -580,6 +575,11 @@ fn tuple_leaves(var: &Var, fields: &HashMap<Var, Vec<Var>>, out: &mut Vec<Var>) 
     }
 }
 
+/// Where each in-place result lives (TVM's FuseTIR): the value of
+/// `R.call_tir_inplace(f, (…, a, …), inplace_indices=[i])` is `a`, written
+/// in place, so it maps to `a`'s own home (a parameter, or the variable of
+/// the `call_tir` that first computed it). `None` when an in-place call
+/// has several outputs or writes into a constant.
 fn inplace_homes(bindings: &[Binding]) -> Option<HashMap<Var, Var>> {
     let mut homes: HashMap<Var, Var> = HashMap::new();
     for b in bindings {

@@ -564,13 +564,16 @@ impl Gemm<'_> {
         let at_least =
             |e: &PrimExpr, v: i64| choice(e.clone().cast(idt).ge(PrimExpr::int_of(idt, v)));
         let mut runtime: Option<PrimExpr> = None;
-        let (min_rows, min_b) = match self.b_transposed {
-            true => (GEMM_TRANSPOSED_B_MIN_ROWS, GEMM_TRANSPOSED_B_MIN_ELEMENTS),
-            false => (GEMM_MIN_ROWS, 0),
+        let min_rows = match self.b_transposed {
+            true => GEMM_TRANSPOSED_B_MIN_ROWS,
+            false => GEMM_MIN_ROWS,
         };
-        for c in [
-            at_least(&i.extent, min_rows),
-            at_least(&(j.extent.clone() * k.extent.clone()), min_b),
+        let mut conditions = vec![at_least(&i.extent, min_rows)];
+        if self.b_transposed {
+            let elements = j.extent.clone() * k.extent.clone();
+            conditions.push(at_least(&elements, GEMM_TRANSPOSED_B_MIN_ELEMENTS));
+        }
+        conditions.extend([
             // A tile more than half full (a 1×1 convolution to 24
             // channels): its padded columns cost less than the in-place
             // schedule's smaller tiles; at half (16 channels) they do not.
@@ -580,7 +583,8 @@ impl Gemm<'_> {
                 &(i.extent.clone() * j.extent.clone() * k.extent.clone()),
                 PARALLEL_MIN_WORK,
             ),
-        ] {
+        ]);
+        for c in conditions {
             match c {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
