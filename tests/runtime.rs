@@ -395,6 +395,25 @@ fn every_op_runs_on_the_interpreter_with_the_inferred_struct_info() {
             vec![("axes", ints(&[-1]))],
         ),
         (
+            "relax.nn.attention",
+            vec![
+                tensor(&[1, 3, 4, 2], f32_),
+                tensor(&[1, 5, 2, 2], f32_),
+                tensor(&[1, 5, 2, 3], f32_),
+            ],
+            vec![("causal_mask", AttrValue::from("BottomRight"))],
+        ),
+        (
+            "relax.nn.attention_bias",
+            vec![
+                tensor(&[1, 3, 4, 2], f32_),
+                tensor(&[1, 5, 2, 2], f32_),
+                tensor(&[1, 5, 2, 3], f32_),
+                tensor(&[1, 1, 3, 5], f32_),
+            ],
+            vec![],
+        ),
+        (
             "relax.nn.conv2d",
             vec![tensor(&[1, 2, 5, 5], f32_), tensor(&[3, 2, 3, 3], f32_)],
             vec![("padding", ints(&[1]))],

@@ -21,8 +21,12 @@ pub enum AttrType {
     OptInt,
     /// A float.
     Float,
+    /// A float or `None`.
+    OptFloat,
     /// A string.
     Str,
+    /// A string or `None`.
+    OptStr,
     /// A dtype; `void` means "same as the input" or "unknown".
     DataType,
     /// A list of integers.
@@ -118,7 +122,9 @@ fn type_name(ty: AttrType) -> &'static str {
         AttrType::Int => "an integer",
         AttrType::OptInt => "an integer or None",
         AttrType::Float => "a float",
+        AttrType::OptFloat => "a float or None",
         AttrType::Str => "a string",
+        AttrType::OptStr => "a string or None",
         AttrType::DataType => "a dtype",
         AttrType::IntArray => "a list of integers",
         AttrType::OptIntArray => "a list of integers or None",
@@ -187,6 +193,9 @@ fn coerce(ty: AttrType, v: &AttrValue) -> Option<AttrValue> {
         (T::OptInt, _) => int_of(v).map(V::Int),
         (T::Float, V::Float(_)) => Some(v.clone()),
         (T::Float, V::Int(i)) => Some(V::Float(*i as f64)),
+        (T::OptFloat, V::None | V::Float(_)) => Some(v.clone()),
+        (T::OptFloat, V::Int(i)) => Some(V::Float(*i as f64)),
+        (T::OptStr, V::None | V::Str(_)) => Some(v.clone()),
         (T::Number, V::Float(_) | V::Int(_)) => Some(v.clone()),
         (T::Number, V::Bool(b)) => Some(V::Int(*b as i64)),
         (T::Str, V::Str(_)) => Some(v.clone()),

@@ -17,13 +17,14 @@
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
 //! [`create`], [`statistical`], [`search`], [`sorting`], [`set`],
-//! [`datatype`], [`nn`], [`image`], [`vision`], [`qdq`], [`base`].
+//! [`datatype`], [`nn`] (and [`attention`]), [`image`], [`vision`], [`qdq`], [`base`].
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
 // The inference tests spell every dims list the same way (`&[n.clone()]`),
 // which reads better than mixing in `std::slice::from_ref`.
 #![cfg_attr(test, allow(clippy::cloned_ref_to_slice_refs))]
 
+pub mod attention;
 pub mod attr;
 pub mod base;
 pub mod binary;
@@ -188,6 +189,7 @@ const GROUPS: &[&[OpInfo]] = &[
     set::OPS,
     datatype::OPS,
     nn::OPS,
+    attention::OPS,
     image::OPS,
     vision::OPS,
     qdq::OPS,

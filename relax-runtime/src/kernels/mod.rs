@@ -19,6 +19,7 @@
 pub mod activation;
 pub mod alloc;
 mod args;
+pub mod attention;
 pub mod attrs;
 pub mod conv;
 pub mod create;
@@ -54,6 +55,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     reduce::KERNELS,
     create::KERNELS,
     activation::KERNELS,
+    attention::KERNELS,
     linalg::KERNELS,
     manipulate::KERNELS,
     index::KERNELS,

@@ -29,6 +29,7 @@
 //! the op's result: within a few units in the last place (the tests allow
 //! 8).
 
+pub mod attention;
 pub mod binary;
 pub mod create;
 pub mod datatype;
@@ -75,6 +76,7 @@ const TABLES: &[&[(&str, Legalize)]] = &[
     sorting::LEGALIZE,
     datatype::LEGALIZE,
     nn::LEGALIZE,
+    attention::LEGALIZE,
     image::LEGALIZE,
     qdq::LEGALIZE,
 ];

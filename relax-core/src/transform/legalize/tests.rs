@@ -704,6 +704,30 @@ fn cases(n: &PrimExpr, m: &PrimExpr) -> Vec<Case> {
         vec![t(&[n.clone(), d(4)], F32), t(&[d(4)], F32), t(&[d(4)], F32)],
         vec![("axes", ints(&[-1])), ("center", AttrValue::Bool(false))],
     ));
+    // Attention, BSNH: 4 query heads over 2 key heads (grouped), n queries
+    // over m keys; each mask, a given scale, and a broadcast bias.
+    let qkv = || {
+        vec![
+            t(&[d(2), n.clone(), d(4), d(8)], F32),
+            t(&[d(2), m.clone(), d(2), d(8)], F32),
+            t(&[d(2), m.clone(), d(2), d(6)], F32),
+        ]
+    };
+    let mask = |s: &str| ("causal_mask", AttrValue::Str(s.into()));
+    out.push(case("relax.nn.attention", qkv(), vec![]));
+    out.push(case("relax.nn.attention", qkv(), vec![mask("TopLeft")]));
+    out.push(case(
+        "relax.nn.attention",
+        qkv(),
+        vec![mask("BottomRight"), ("scale", AttrValue::Float(0.25))],
+    ));
+    let mut with_bias = qkv();
+    with_bias.push(t(&[d(2), d(1), n.clone(), m.clone()], F32));
+    out.push(case(
+        "relax.nn.attention_bias",
+        with_bias,
+        vec![mask("BottomRight")],
+    ));
     let bn_args = |x: A| {
         vec![
             x,
