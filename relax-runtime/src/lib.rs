@@ -14,6 +14,7 @@
 //! | [`packed`] | the host-function registry (`call_packed`) |
 //! | [`kv_cache`] | the attention KV cache object and its `vm.builtin.attention_kv_cache_*` builtins |
 //! | [`parallel`] | the thread pool parallel loops of compiled kernels run on |
+//! | [`workspace`] | the scratch memory of compiled kernels, reused per thread |
 //! | [`cpu`] | CPU levels: which ahead-of-time code variant this CPU runs |
 //! | [`diagnostic`], [`error`] | what goes wrong, for users |
 
@@ -38,6 +39,7 @@ pub mod serialize;
 pub mod tensor;
 pub mod value;
 pub mod vm;
+pub mod workspace;
 
 pub use data_type::{DataType, ParseDataTypeError, TypeCode};
 pub use diagnostic::{Diagnostic, Span};

@@ -297,7 +297,7 @@ class Module:
 "#;
 
 /// A scratch buffer whose byte size overflows is refused by the generated
-/// code (as a failed `malloc`) and by the loop-level interpreter, before
+/// code (as a failed allocation) and by the loop-level interpreter, before
 /// any product wraps around to a small allocation.
 #[test]
 fn a_scratch_buffer_whose_size_overflows_is_an_error() {
@@ -337,8 +337,8 @@ fn a_failed_allocation_frees_the_enclosing_scratch() {
     )
     .unwrap();
     let calls = |name: &str| ir.matches(&format!("@{name}(")).count();
-    // Two `malloc`s. `free`: both on the way out, and the outer buffer on
-    // each of the inner one's two failure paths (size and null).
-    assert_eq!(calls("malloc"), 2 + 1, "{ir}"); // and its declaration
-    assert_eq!(calls("free"), 2 + 2 + 1, "{ir}");
+    // Two allocations. Frees: both on the way out, and the outer buffer
+    // on each of the inner one's two failure paths (size and null).
+    assert_eq!(calls("relax_workspace_alloc"), 2 + 1, "{ir}"); // and its declaration
+    assert_eq!(calls("relax_workspace_free"), 2 + 2 + 1, "{ir}");
 }

@@ -270,6 +270,24 @@ fn reductions_and_normalizations_round_once() {
         ],
         1,
     );
+    let (q, k, v) = (
+        data(&[1, 3, 4, 2], 16),
+        data(&[1, 5, 2, 2], 17),
+        data(&[1, 5, 2, 3], 18),
+    );
+    let mask = ("causal_mask", KernelAttr::Str("BottomRight".into()));
+    check(
+        "relax.nn.attention",
+        &[q.clone(), k.clone(), v.clone()],
+        &[mask],
+        1,
+    );
+    check(
+        "relax.nn.attention_bias",
+        &[q, k, v, data(&[1, 1, 3, 5], 19)],
+        &[("scale", KernelAttr::Float(0.25))],
+        1,
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The library of a package, loaded with `dlopen`.
 
-use super::SET_PARALLEL_FOR;
+use super::{SET_PARALLEL_FOR, SET_WORKSPACE};
 use crate::error::Error;
 use crate::native::{CompiledKernel, KernelFn, NativeKernel, NativeLibrary};
 use crate::parallel::ParallelBody;
@@ -14,6 +14,10 @@ use std::sync::Arc;
 
 /// The signature of the library's `relax_set_parallel_for`.
 type SetParallelFor = unsafe extern "C" fn(unsafe extern "C" fn(i64, ParallelBody, *mut u8));
+
+/// The signature of the library's `relax_set_workspace`.
+type SetWorkspace =
+    unsafe extern "C" fn(extern "C" fn(i64) -> *mut u8, unsafe extern "C" fn(*mut u8, i64));
 
 /// A `dlopen` handle, closed when the last kernel is dropped.
 struct Handle(*mut libc::c_void);
@@ -155,6 +159,17 @@ pub(super) fn load(
     unsafe {
         let set: SetParallelFor = std::mem::transmute::<*mut libc::c_void, SetParallelFor>(set);
         set(crate::parallel::relax_parallel_for);
+    }
+    if let Ok(set) = handle.symbol(SET_WORKSPACE) {
+        // SAFETY: the library defines `relax_set_workspace` with this
+        // signature (the trampolines `relax compile` links in).
+        unsafe {
+            let set: SetWorkspace = std::mem::transmute::<*mut libc::c_void, SetWorkspace>(set);
+            set(
+                crate::workspace::relax_workspace_alloc,
+                crate::workspace::relax_workspace_free,
+            );
+        }
     }
     let owner: Arc<dyn Send + Sync> = handle.clone();
     let mut table = HashMap::new();

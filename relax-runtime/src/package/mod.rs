@@ -74,6 +74,12 @@ pub const FORMAT_VERSION: u32 = 2;
 /// (*)(int64_t, body, void *))`).
 pub const SET_PARALLEL_FOR: &str = "relax_set_parallel_for";
 
+/// The symbol of the library function that sets the targets of its
+/// `relax_workspace_alloc`/`_free` trampolines (the kernels' scratch,
+/// [`crate::workspace`]). A library linked before it existed has none and
+/// its kernels call `malloc`/`free` themselves.
+pub const SET_WORKSPACE: &str = "relax_set_workspace";
+
 /// The alignment of the weight data in the file, and of each weight in it.
 pub const WEIGHT_ALIGN: usize = 64;
 

@@ -253,8 +253,8 @@ fn low_bits(n: usize) -> u64 {
 /// Names a kernel may not take: the external symbols kernels call.
 fn reserved(symbol: &str) -> bool {
     symbol == super::parallel::PARALLEL_FOR
-        || symbol == "malloc"
-        || symbol == "free"
+        || symbol == super::stmt::WORKSPACE_ALLOC
+        || symbol == super::stmt::WORKSPACE_FREE
         || super::jit::is_host_symbol(symbol)
 }
 

@@ -2,7 +2,7 @@
 //!
 //! 1. The module is optimized for the host CPU, then handed to an MCJIT
 //!    execution engine. External symbols are mapped explicitly: the
-//!    runtime's `relax_parallel_for`, `malloc`/`free` and the libm
+//!    runtime's `relax_parallel_for`, `relax_workspace_alloc`/`_free` and the libm
 //!    functions that calls and LLVM's own lowering of intrinsics
 //!    (`llvm.exp.f32` → `expf`) use, so nothing depends on the executable
 //!    exporting its symbols.
@@ -16,6 +16,7 @@ use super::abi::{emit_kernel, KernelSignature};
 use super::diagnostics::new_context;
 use super::parallel::PARALLEL_FOR;
 use super::partition::{groups, in_parallel};
+use super::stmt::{WORKSPACE_ALLOC, WORKSPACE_FREE};
 use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize, LLVM_GLOBAL};
 use super::types::internal;
 use crate::tir::PrimFunc;
@@ -32,10 +33,6 @@ use std::sync::Arc;
 mod host {
     //! The C functions generated code may call, declared so their addresses
     //! can be taken (and so libm is linked in).
-    extern "C" {
-        pub fn malloc(size: usize) -> *mut u8;
-        pub fn free(p: *mut u8);
-    }
     macro_rules! libm {
         ($($f:ident / $d:ident : $n:tt),* $(,)?) => {
             extern "C" {
@@ -70,8 +67,14 @@ pub(super) fn is_host_symbol(name: &str) -> bool {
 /// Every external symbol the JIT resolves, with its address.
 fn host_symbols() -> Vec<(&'static str, usize)> {
     let mut t = host::table();
-    t.push(("malloc", host::malloc as *const () as usize));
-    t.push(("free", host::free as *const () as usize));
+    t.push((
+        WORKSPACE_ALLOC,
+        relax_runtime::workspace::relax_workspace_alloc as *const () as usize,
+    ));
+    t.push((
+        WORKSPACE_FREE,
+        relax_runtime::workspace::relax_workspace_free as *const () as usize,
+    ));
     t.push((
         PARALLEL_FOR,
         relax_runtime::parallel::relax_parallel_for as *const () as usize,

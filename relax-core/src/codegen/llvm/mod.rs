@@ -66,8 +66,9 @@
 //!   [`relax_runtime::parallel`]. The JIT maps that symbol to the runtime's
 //!   function; an AOT object leaves it to the linker.
 //! - `Allocate` uses the stack (`alloca` in the entry block, 64-byte
-//!   aligned) when its size is a constant of at most 32 KiB, else
-//!   `malloc`/`free` around its body.
+//!   aligned) when its size is a constant of at most 32 KiB, else the
+//!   runtime's scratch allocator (`relax_workspace_alloc`/`_free`, which
+//!   keeps given-back blocks per thread for the next call) around its body.
 //!
 //! # Expressions
 //!
@@ -166,7 +167,8 @@ pub fn jit_reporting(
 
 /// Compiles `funcs` into an ELF/Mach-O object file for the host triple (CPU
 /// `generic`, `opts.cpu`, or the host's with `opts.native_cpu`). It references
-/// `relax_parallel_for` (from relax-runtime), `malloc`/`free` and libm.
+/// `relax_parallel_for` and `relax_workspace_alloc`/`_free` (from
+/// relax-runtime) and libm.
 pub fn emit_object(funcs: &[(String, PrimFunc)], opts: &CodegenOptions) -> Result<Vec<u8>, Error> {
     object::compile(funcs, opts)
 }

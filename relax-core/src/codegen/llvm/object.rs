@@ -6,8 +6,8 @@
 //! dot-product intrinsics, F16C conversions: `target::cpu_extras`), and
 //! written as
 //! position-independent object code. Its undefined symbols are
-//! `relax_parallel_for` (linked from relax-runtime), `malloc`/`free` and
-//! libm functions (`-lm`).
+//! `relax_parallel_for` and `relax_workspace_alloc`/`_free` (linked from
+//! relax-runtime) and libm functions (`-lm`).
 //!
 //! [`compile_parts`] splits the kernels among threads
 //! ([`super::partition`]), one object file each, which a linker takes

@@ -6,7 +6,7 @@
 //!    and each buffer in scope to a pointer to its first element.
 //! 2. Loops count from `min` to `min + extent` in the loop variable's dtype
 //!    (a phi in a header block); the back edge carries the loop's hint.
-//! 3. Failures at run time (a `malloc` returning null, or a scratch size
+//! 3. Failures at run time (a scratch allocation returning null, or a scratch size
 //!    past `isize::MAX` bytes) leave through [`FailMode`]: the kernel
 //!    returns 2, a parallel body sets the flag its caller checks after the
 //!    loop. Either way the heap scratch of the enclosing scopes is freed
@@ -29,6 +29,13 @@ use std::collections::HashMap;
 
 /// Constant-size allocations up to this many bytes go on the stack.
 const STACK_LIMIT: u64 = 32 * 1024;
+
+/// The runtime's scratch allocator (`relax_runtime::workspace`): heap
+/// buffers come from it and go back to it, so a kernel called again
+/// reuses the pages it touched before.
+pub(super) const WORKSPACE_ALLOC: &str = "relax_workspace_alloc";
+/// Gives a block back to [`WORKSPACE_ALLOC`]'s cache.
+pub(super) const WORKSPACE_FREE: &str = "relax_workspace_free";
 
 /// The kernel's return code when a heap allocation fails.
 pub(super) const OUT_OF_MEMORY: u64 = 2;
@@ -77,9 +84,10 @@ pub(super) struct FuncGen<'ctx, 'm> {
     /// fence).
     pub streamed: bool,
     pub fail: FailMode<'ctx>,
-    /// The heap buffers (`malloc`ed, raw pointers) of the enclosing
+    /// The heap buffers (from `relax_workspace_alloc`: raw pointers and
+    /// their sizes in bytes) of the enclosing
     /// `Allocate`s, innermost last: a failure frees them before leaving.
-    pub heap: Vec<PointerValue<'ctx>>,
+    pub heap: Vec<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The kernel's symbol, a prefix for outlined functions.
     pub symbol: String,
     /// Whether the target CPU has AVX512-VNNI: `T.dpbusd` on 16 lanes is
@@ -342,8 +350,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let cont = self.ctx.append_basic_block(self.func, "ok");
         self.b.build_conditional_branch(cond, fail, cont).ll()?;
         self.b.position_at_end(fail);
-        for &raw in self.heap.iter().rev() {
-            self.build_free(raw)?;
+        for &(raw, bytes) in self.heap.iter().rev() {
+            self.build_free(raw, bytes)?;
         }
         match self.fail {
             FailMode::Return => {
@@ -405,7 +413,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             return r;
         }
         // The element count, with negative dims as empty. A count whose
-        // bytes would pass `isize::MAX` fails like a refused `malloc`
+        // bytes would pass `isize::MAX` fails like a refused allocation
         // (before any partial product can wrap): `count > limit / d`.
         let i64t = self.ctx.i64_type();
         let limit = i64t.const_int(isize::MAX as u64 / elem_bytes.max(1), false);
@@ -444,24 +452,15 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .b
             .build_int_mul(count, i64t.const_int(elem_bytes, false), "bytes")
             .ll()?;
-        // malloc(0) may return null: ask for at least a byte.
-        let empty = self
-            .b
-            .build_int_compare(IntPredicate::EQ, bytes, i64t.const_zero(), "empty")
-            .ll()?;
-        let bytes = self
-            .b
-            .build_select(empty, i64t.const_int(1, false), bytes, "size")
-            .ll()?;
         let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
-        let malloc = self.declare("malloc", i8p.fn_type(&[i64t.into()], false));
+        let alloc = self.declare(WORKSPACE_ALLOC, i8p.fn_type(&[i64t.into()], false));
         let raw = self
             .b
-            .build_call(malloc, &[bytes.into()], "raw")
+            .build_call(alloc, &[bytes.into()], "raw")
             .ll()?
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| internal("malloc returned no value"))?
+            .ok_or_else(|| internal("relax_workspace_alloc returned no value"))?
             .into_pointer_value();
         let null = self.b.build_is_null(raw, "null").ll()?;
         self.fail_if(null)?;
@@ -470,19 +469,26 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .build_pointer_cast(raw, elem_ty.ptr_type(AddressSpace::default()), "buf")
             .ll()?;
         self.buffers.insert(buffer.id(), p);
-        self.heap.push(raw);
+        self.heap.push((raw, bytes));
         let r = self.stmt(body);
         self.heap.pop();
         self.restore_buffer(buffer, old);
         r?;
-        self.build_free(raw)
+        self.build_free(raw, bytes)
     }
 
-    /// `free(raw)`.
-    fn build_free(&self, raw: PointerValue<'ctx>) -> Result<(), Error> {
+    /// `relax_workspace_free(raw, bytes)`.
+    fn build_free(&self, raw: PointerValue<'ctx>, bytes: IntValue<'ctx>) -> Result<(), Error> {
         let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
-        let free = self.declare("free", self.ctx.void_type().fn_type(&[i8p.into()], false));
-        self.b.build_call(free, &[raw.into()], "").ll()?;
+        let i64t = self.ctx.i64_type();
+        let ty = self
+            .ctx
+            .void_type()
+            .fn_type(&[i8p.into(), i64t.into()], false);
+        let free = self.declare(WORKSPACE_FREE, ty);
+        self.b
+            .build_call(free, &[raw.into(), bytes.into()], "")
+            .ll()?;
         Ok(())
     }
 

@@ -188,10 +188,12 @@ mod tests {
     }
 
     /// Every `Always` op that is registered has the `out_dtype` attribute
-    /// the pass sets.
+    /// the pass sets, but attention: TVM gives it none either, its result
+    /// has the query's dtype, and its kernels compute in `float32` for a
+    /// half-precision query.
     #[test]
     fn registered_always_ops_have_out_dtype() {
-        for name in ALWAYS {
+        for name in ALWAYS.iter().filter(|n| !n.starts_with("nn.attention")) {
             if let Some(info) = crate::op::lookup(&format!("relax.{name}")) {
                 assert!(info.attr_spec("out_dtype").is_some(), "{name}");
             }
