@@ -6,7 +6,8 @@
 //! Rust holds what is data: the checkpoint's weights (read from
 //! `model.safetensors` through a memory map), one key and one value
 //! [`relax::Value::KvCache`] per layer, the loop over layers, the rotary
-//! tables (from `rope_theta`), the causal mask and the sampler.
+//! tables (from `rope_theta`) and the sampler; the causal mask is
+//! `nn.attention`'s own (`BottomRight`).
 //!
 //! [`Llama::load_quantized`] quantizes the matrices at load, Q8_0 or Q4_0
 //! ([`quant`]), and runs the module's `layer_q8`/`layer_q4` and
@@ -200,16 +201,7 @@ impl Llama {
             ndarray::Array2::from_shape_vec((1, n), tokens.iter().map(|&t| t as i32).collect())
                 .expect("shape");
         let (cos, sin) = self.rotary(self.len, n);
-        let mask = ndarray::Array2::from_shape_fn((n, m), |(i, j)| {
-            if j <= self.len + i {
-                0.0f32
-            } else {
-                f32::NEG_INFINITY
-            }
-        });
-        let mask = Tensor::from_ndarray(&mask);
         let eps = ndarray::arr0(c.rms_norm_eps as f32);
-        let scale = ndarray::arr0(1.0 / (c.head_dim as f32).sqrt());
         let w = &self.weights;
         let mut x = Tensor::from_ndarray(
             &dispatch!(self.variant, embed(&ids, &w.embed)).map_err(err("embed"))?,
@@ -222,8 +214,8 @@ impl Llama {
                 None => dispatch!(
                     self.variant,
                     layer(
-                        &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, norm1, &l.wq, &l.wk,
-                        &l.wv, &l.wo, norm2, &l.w_gate, &l.w_up, &l.w_down,
+                        &x, k, v, &total, &cos, &sin, &eps, norm1, &l.wq, &l.wk, &l.wv, &l.wo,
+                        norm2, &l.w_gate, &l.w_up, &l.w_down,
                     )
                 ),
                 Some(q) => {
@@ -234,19 +226,19 @@ impl Llama {
                         Quant::Q4 => dispatch!(
                             self.variant,
                             layer_q4(
-                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, &q.nibble,
-                                norm1, &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
-                                &wv.scales, &wo.values, &wo.scales, norm2, &wg.values, &wg.scales,
-                                &wu.values, &wu.scales, &wd.values, &wd.scales,
+                                &x, k, v, &total, &cos, &sin, &eps, &q.nibble, norm1, &wq.values,
+                                &wq.scales, &wk.values, &wk.scales, &wv.values, &wv.scales,
+                                &wo.values, &wo.scales, norm2, &wg.values, &wg.scales, &wu.values,
+                                &wu.scales, &wd.values, &wd.scales,
                             )
                         ),
                         _ => dispatch!(
                             self.variant,
                             layer_q8(
-                                &x, k, v, &total, &cos, &sin, &mask, &eps, &scale, norm1,
-                                &wq.values, &wq.scales, &wk.values, &wk.scales, &wv.values,
-                                &wv.scales, &wo.values, &wo.scales, norm2, &wg.values, &wg.scales,
-                                &wu.values, &wu.scales, &wd.values, &wd.scales,
+                                &x, k, v, &total, &cos, &sin, &eps, norm1, &wq.values, &wq.scales,
+                                &wk.values, &wk.scales, &wv.values, &wv.scales, &wo.values,
+                                &wo.scales, norm2, &wg.values, &wg.scales, &wu.values, &wu.scales,
+                                &wd.values, &wd.scales,
                             )
                         ),
                     }
