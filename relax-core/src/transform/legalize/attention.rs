@@ -6,20 +6,25 @@
 //!    (`G` query heads per key head, so grouped-query attention reads the
 //!    key heads in place, with no broadcast copy);
 //! 2. `T_attention_max[b, h, i]`: the maximum over `j` of the logits,
-//!    `scale · score + bias`, with a masked key's logit the dtype's lowest
-//!    value (the causal mask: key `j` is visible to query `i` when
-//!    `j ≤ i + offset`, `offset` 0 or `|seq_len_kv − seq_len|`);
+//!    `scale · score + bias`, to which the causal mask adds 0 for a
+//!    visible key and the dtype's lowest value for a masked one (key `j`
+//!    is visible to query `i` when `j ≤ i + offset`, `offset` 0 or
+//!    `|seq_len_kv − seq_len|`). The mask is added, not selected: with
+//!    the score's load inside a `Select`, the softmax's rows compiled to
+//!    masked gathers (31 against 18 ms for 500 tokens and 12 heads);
 //! 3. `T_attention_expsum[b, h, i]`: `Σ_j exp(logit − max)`;
-//! 4. `T_attention_prob[b, h, i, j]`: `exp(logit − max) / expsum`, 0 for
-//!    a masked key;
+//! 4. `T_attention_prob[b, h, i, j]`: `exp(logit − max) / expsum`, which
+//!    underflows to 0 for a masked key (query `i` always sees key 0, so
+//!    `max` is a visible logit);
 //! 5. `T_attention_bhsd[b, h, i, e]`: `Σ_j prob · v[b, j, h/G, e]`;
 //! 6. `T_attention[b, i, h, e]`: the same, back in BSNH.
 //!
 //! Stage 1 is a dot product along `d` and stage 5 a batched matrix
 //! product, so DefaultSchedule's dot-product, row (the softmax's stages
 //! 2 to 4 together) and tiled or packed GEMM schedules run them; the
-//! logits are recomputed from the score where they are read. `float16` and `bfloat16` operands are read
-//! as `float32`, which every stage computes in; the output is rounded once.
+//! logits are recomputed from the score where they are read. `float16`
+//! and `bfloat16` operands are read as `float32`, which every stage
+//! computes in; the output is rounded once.
 //! Sliding-window attention (`window_size`) is not implemented and is
 //! reported.
 
@@ -118,7 +123,7 @@ fn build(
         let kd = k.at(&[b.clone(), j.clone(), kh(h), d.to_expr()]).cast(acc);
         te::sum(qd * kd, &[d])
     });
-    // The logit of (b, h, i, j), masked to the lowest value.
+    // The logit of (b, h, i, j), the lowest value added when masked.
     let logit = |i: &[PrimExpr]| -> PrimExpr {
         let mut x = score.at(i) * scale.clone();
         if let Some(bias) = bias {
