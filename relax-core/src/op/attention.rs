@@ -35,6 +35,7 @@ use relax_runtime::{DataType, Diagnostic};
 /// The values `causal_mask` may take besides `None`.
 pub const CAUSAL_MASKS: [&str; 2] = ["TopLeft", "BottomRight"];
 
+/// What each axis of a BSNH operand is, for messages.
 const NAMES: [&str; 4] = [
     "batch size",
     "sequence length",
@@ -114,21 +115,14 @@ fn infer_attention(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic
                 ),
             )
         };
-    // (axis of the first, axis of the second, which two): batch of all
-    // three, head_dim of query and key, seq_len_kv and num_kv_heads of key
-    // and value.
-    for (axis, (i, a), (j, b)) in [
-        (0, (0, q), (1, k)),
-        (0, (0, q), (2, v)),
-        (3, (0, q), (1, k)),
-        (1, (1, k), (2, v)),
-        (2, (1, k), (2, v)),
-    ] {
-        let (da, db) = (
-            &a.shape_values().unwrap()[axis],
-            &b.shape_values().unwrap()[axis],
-        );
-        if differ(da, db) {
+    // (the axis, the two operands that must agree on it): the batch of
+    // all three, the head dim of query and key, the sequence length and
+    // the heads of key and value.
+    let dims = [qs, ks, vs];
+    let operands = [q, k, v];
+    for (axis, i, j) in [(0, 0, 1), (0, 0, 2), (3, 0, 1), (1, 1, 2), (2, 1, 2)] {
+        let (a, b) = (operands[i], operands[j]);
+        if differ(&dims[i][axis], &dims[j][axis]) {
             return Err(mismatch(NAMES[axis], (i, a), (j, b)));
         }
     }
