@@ -51,7 +51,8 @@ fn layout(size: usize) -> Option<Layout> {
 
 fn release(p: *mut u8, size: usize) {
     if let Some(l) = layout(size) {
-        // SAFETY: `p` came from `alloc` with this layout (`take`).
+        // SAFETY: `p` came from `alloc` with this layout
+        // (`relax_workspace_alloc`, the same size).
         unsafe { dealloc(p, l) }
     }
 }

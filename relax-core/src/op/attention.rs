@@ -32,8 +32,31 @@ use crate::arith::{Analyzer, Proof};
 use crate::ir::{AttrValue, Call, PrimExpr, StructInfo, TensorStructInfo};
 use relax_runtime::{DataType, Diagnostic};
 
-/// The values `causal_mask` may take besides `None`.
-pub const CAUSAL_MASKS: [&str; 2] = ["TopLeft", "BottomRight"];
+/// Which keys a query sees: the `causal_mask` attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CausalMask {
+    /// Every key (`None`).
+    None,
+    /// Key `j` for query `i` when `j ≤ i`.
+    TopLeft,
+    /// Key `j` for query `i` when `j ≤ i + |seq_len_kv − seq_len|`.
+    BottomRight,
+}
+
+/// The call's `causal_mask`, or an error naming a value that is none of
+/// the three. Inference and the legalization both read it here.
+pub fn causal_mask(call: &Call) -> Result<CausalMask, Diagnostic> {
+    match attr(call, "causal_mask") {
+        Some(AttrValue::Str(s)) if s == "TopLeft" => Ok(CausalMask::TopLeft),
+        Some(AttrValue::Str(s)) if s == "BottomRight" => Ok(CausalMask::BottomRight),
+        Some(AttrValue::Str(s)) => Err(error(
+            call,
+            "op-bad-attr",
+            format!("causal_mask must be \"TopLeft\", \"BottomRight\" or None, found {s:?}"),
+        )),
+        _ => Ok(CausalMask::None),
+    }
+}
 
 /// What each axis of a BSNH operand is, for messages.
 const NAMES: [&str; 4] = [
@@ -66,15 +89,7 @@ fn infer_attention(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic
             ),
         ));
     }
-    if let Some(AttrValue::Str(mask)) = attr(call, "causal_mask") {
-        if !CAUSAL_MASKS.contains(&mask.as_str()) {
-            return Err(error(
-                call,
-                "op-bad-attr",
-                format!("causal_mask must be \"TopLeft\", \"BottomRight\" or None, found {mask:?}"),
-            ));
-        }
-    }
+    causal_mask(call)?;
     for (i, t) in [(0, q), (1, k), (2, v)]
         .into_iter()
         .chain(bias.map(|b| (3, b)))

@@ -30,7 +30,7 @@
 
 use super::{error, Legalize, LegalizeCtx};
 use crate::ir::{AttrValue, Expr, PrimExpr};
-use crate::op::attention::accumulate_dtype;
+use crate::op::attention::{accumulate_dtype, causal_mask, CausalMask};
 use crate::op::infer::attr;
 use crate::tir::te::{self, compute, reduce_axis, Tensor};
 use relax_runtime::Error;
@@ -41,14 +41,6 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
     ("relax.nn.attention_bias", attention),
 ];
 
-/// Which keys a query sees.
-#[derive(Clone, Copy, PartialEq)]
-enum Causal {
-    None,
-    TopLeft,
-    BottomRight,
-}
-
 fn attention(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
     if !matches!(attr(cx.call, "window_size"), None | Some(AttrValue::None)) {
         return Err(error(format!(
@@ -56,17 +48,7 @@ fn attention(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
             cx.name()
         )));
     }
-    let causal = match attr(cx.call, "causal_mask") {
-        Some(AttrValue::Str(s)) if s == "TopLeft" => Causal::TopLeft,
-        Some(AttrValue::Str(s)) if s == "BottomRight" => Causal::BottomRight,
-        Some(AttrValue::Str(s)) => {
-            return Err(error(format!(
-                "{}: causal_mask must be \"TopLeft\", \"BottomRight\" or None, found {s:?}",
-                cx.name()
-            )))
-        }
-        _ => Causal::None,
-    };
+    let causal = cx.check(causal_mask(cx.call))?;
     let scale = match attr(cx.call, "scale") {
         Some(AttrValue::Float(f)) => Some(*f),
         _ => None,
@@ -87,7 +69,7 @@ fn build(
     v: &Tensor,
     bias: Option<&Tensor>,
     scale: Option<f64>,
-    causal: Causal,
+    causal: CausalMask,
     out_dims: Vec<PrimExpr>,
 ) -> Tensor {
     let dtype = q.dtype();
@@ -105,11 +87,11 @@ fn build(
         },
     };
     let offset = match causal {
-        Causal::BottomRight => (seq_kv.clone() - seq.clone()).max(seq.clone() - seq_kv.clone()),
+        CausalMask::BottomRight => (seq_kv.clone() - seq.clone()).max(seq.clone() - seq_kv.clone()),
         _ => PrimExpr::int(0),
     };
     let visible = move |i: &PrimExpr, j: &PrimExpr| match causal {
-        Causal::None => None,
+        CausalMask::None => None,
         _ => Some(j.clone().le(i.clone() + offset.clone())),
     };
     let scores = [batch.clone(), heads.clone(), seq.clone(), seq_kv.clone()];
