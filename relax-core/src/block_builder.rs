@@ -653,6 +653,23 @@ impl BlockBuilder {
         Ok(expr.with_struct_info(sinfo))
     }
 
+    /// `R.call_tir(gv, args, out)`, normalized (not bound: see
+    /// [`BlockBuilder::emit`]).
+    pub fn call_tir(
+        &mut self,
+        gv: GlobalVar,
+        args: Vec<Expr>,
+        out: StructInfo,
+    ) -> Result<Expr, Error> {
+        let call = Expr::call_full(
+            Expr::op("relax.call_tir"),
+            vec![Expr::global_var(gv), Expr::tuple(args)],
+            Attrs::new(),
+            vec![out],
+        );
+        self.normalize(call)
+    }
+
     // ----- the module ---------------------------------------------------
 
     /// Adds `func` under a name derived from `name_hint` (unique in the

@@ -8,7 +8,8 @@
 //!    matrix products), [`Conv2dWinograd`], then [`FoldConstant`] (which
 //!    folds the weight transforms and permutations into constants on the
 //!    reference kernels): the stride-1 3 × 3 convolutions where Winograd
-//!    wins;
+//!    wins; then [`FlashAttention`]: `nn.attention` as one tiled kernel
+//!    with an online softmax, where LegalizeOps would give TVM's composite;
 //! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs, with
 //!    relu propagating NaN (as the reference kernel, numpy and PyTorch do)
 //!    and each PrimFunc recording its op;
@@ -37,8 +38,8 @@
 use super::{Target, TargetKind};
 use crate::transform::{
     AnnotateTIROpPattern, Conv2dToMatmul, Conv2dWinograd, ConvertLayout, DeadCodeElimination,
-    DefaultSchedule, FoldConstant, FuseOps, FuseTIR, LambdaLift, LegalizeOps, PrepackWeights,
-    Sequential,
+    DefaultSchedule, FlashAttention, FoldConstant, FuseOps, FuseTIR, LambdaLift, LegalizeOps,
+    PrepackWeights, Sequential,
 };
 
 /// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
@@ -102,7 +103,8 @@ fn graph_passes(host: bool) -> Sequential {
             .with(ConvertLayout::for_host())
             .with(Conv2dToMatmul)
             .with(Conv2dWinograd::default())
-            .with(FoldConstant);
+            .with(FoldConstant)
+            .with(FlashAttention);
     }
     passes = passes
         .with(legalize_ops())

@@ -424,8 +424,9 @@ fn the_pipeline_has_the_zero_pipeline_order() {
         "DeadCodeElimination",
     ];
     // The loop-level interpreter runs the zero pipeline; the host adds
-    // Winograd convolutions first, its GEMMs' weights in panels after
-    // fusion, and the CPU's default schedules last.
+    // Winograd convolutions and the tiled attention kernel first, its
+    // GEMMs' weights in panels after fusion, and the CPU's default
+    // schedules last.
     assert_eq!(pipeline(&Target::tir_interpreter()).pass_names(), zero);
     let mut host = zero.to_vec();
     host.splice(
@@ -435,6 +436,7 @@ fn the_pipeline_has_the_zero_pipeline_order() {
             "Conv2dToMatmul",
             "Conv2dWinograd",
             "FoldConstant",
+            "FlashAttention",
         ],
     );
     host.insert(host.len() - 1, "PrepackWeights");

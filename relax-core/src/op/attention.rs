@@ -33,7 +33,7 @@ use crate::ir::{AttrValue, Call, PrimExpr, StructInfo, TensorStructInfo};
 use relax_runtime::{DataType, Diagnostic};
 
 /// Which keys a query sees: the `causal_mask` attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CausalMask {
     /// Every key (`None`).
     None,

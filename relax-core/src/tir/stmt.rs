@@ -211,6 +211,27 @@ impl Stmt {
         })
     }
 
+    /// `for var in range(extent)` of `kind`, with no annotations.
+    pub fn for_range(var: &TirVar, extent: impl Into<PrimExpr>, kind: ForKind, body: Stmt) -> Stmt {
+        Stmt::For {
+            loop_var: var.clone(),
+            min: PrimExpr::int_of(var.dtype(), 0),
+            extent: extent.into(),
+            kind,
+            body: Box::new(body),
+            annotations: Attrs::new(),
+        }
+    }
+
+    /// `buffer[indices] = value`
+    pub fn store(buffer: &Buffer, indices: Vec<PrimExpr>, value: PrimExpr) -> Stmt {
+        Stmt::BufferStore {
+            buffer: buffer.clone(),
+            value,
+            indices,
+        }
+    }
+
     /// The no-op `T.evaluate(0)`.
     pub fn no_op() -> Stmt {
         Stmt::Evaluate(PrimExpr::int_of(relax_runtime::DataType::i32(), 0))

@@ -563,7 +563,7 @@ impl Eligible {
         );
         let mut args = vec![prod];
         args.extend(extra.iter().cloned());
-        tir_call(bb, gv, args, y_sinfo)
+        bb.call_tir(gv, args, y_sinfo)
     }
 }
 
@@ -571,30 +571,14 @@ fn tensor_error(e: relax_runtime::TensorError) -> Error {
     Error::Unsupported(format!("Conv2dWinograd: a transform matrix: {e}"))
 }
 
-/// `R.call_tir(gv, args, out)`, normalized.
-fn tir_call(
-    bb: &mut BlockBuilder,
-    gv: crate::ir::GlobalVar,
-    args: Vec<Expr>,
-    out: StructInfo,
-) -> Result<Expr, Error> {
-    let call = Expr::call_full(
-        Expr::op("relax.call_tir"),
-        vec![Expr::global_var(gv), Expr::tuple(args)],
-        Attrs::new(),
-        vec![out],
-    );
-    bb.normalize(call)
-}
-
-/// [`tir_call`], bound to a fresh variable.
+/// [`BlockBuilder::call_tir`], bound to a fresh variable.
 fn call_tir(
     bb: &mut BlockBuilder,
     gv: crate::ir::GlobalVar,
     args: Vec<Expr>,
     out: StructInfo,
 ) -> Result<Expr, Error> {
-    let call = tir_call(bb, gv, args, out)?;
+    let call = bb.call_tir(gv, args, out)?;
     Ok(bb.emit(call)?.into())
 }
 

@@ -41,7 +41,6 @@
 use super::matrices::Matrices;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::AttrValue;
-use crate::ir::Attrs;
 use crate::tir::{Buffer, ForKind, PrimFunc, PrimFuncParam, Stmt};
 use crate::transform::annotate_tir_op_pattern::OP_PATTERN;
 use crate::transform::apply_schedule::IS_SCHEDULED;
@@ -122,25 +121,6 @@ fn combination(terms: impl IntoIterator<Item = (f64, PrimExpr)>) -> PrimExpr {
     sum.unwrap_or_else(|| f32c(0.0))
 }
 
-fn for_(var: &TirVar, extent: impl Into<PrimExpr>, kind: ForKind, body: Stmt) -> Stmt {
-    Stmt::For {
-        loop_var: var.clone(),
-        min: PrimExpr::int(0),
-        extent: extent.into(),
-        kind,
-        body: Box::new(body),
-        annotations: Attrs::new(),
-    }
-}
-
-fn store(buffer: &Buffer, indices: Vec<PrimExpr>, value: PrimExpr) -> Stmt {
-    Stmt::BufferStore {
-        buffer: buffer.clone(),
-        value,
-        indices,
-    }
-}
-
 fn load(buffer: &Buffer, indices: Vec<PrimExpr>) -> PrimExpr {
     PrimExpr::load(buffer, indices)
 }
@@ -197,11 +177,11 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
     let mut stmts = Vec::new();
     for i in 0..alpha {
         let x = TirVar::new("x");
-        stmts.push(for_(
+        stmts.push(Stmt::for_range(
             &x,
             width,
             ForKind::Vectorized,
-            store(&row, vec![i.into(), PrimExpr::var(&x)], f32c(0.0)),
+            Stmt::store(&row, vec![i.into(), PrimExpr::var(&x)], f32c(0.0)),
         ));
     }
     // Columns x of `row` inside the image: pl <= x < pl + w, x < width.
@@ -224,11 +204,11 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
                 vec![n.clone(), c.clone(), y.clone(), col.clone() - pl],
             );
             let old = load(&row, vec![i.into(), col.clone()]);
-            adds.push(for_(
+            adds.push(Stmt::for_range(
                 &x,
                 x1 - x0,
                 ForKind::Vectorized,
-                store(
+                Stmt::store(
                     &row,
                     vec![i.into(), col],
                     combination([(1.0, old), (coef, src)]),
@@ -256,10 +236,15 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
                 c.clone(),
                 t0.clone() + twe,
             ];
-            stmts.push(for_(&tw, tw_n, ForKind::Vectorized, store(&v, at, value)));
+            stmts.push(Stmt::for_range(
+                &tw,
+                tw_n,
+                ForKind::Vectorized,
+                Stmt::store(&v, at, value),
+            ));
         }
     }
-    let body = for_(
+    let body = Stmt::for_range(
         &f,
         batch.clone() * (c_in * th_n),
         ForKind::Parallel,
@@ -321,7 +306,12 @@ pub fn output_transform(
                 (mats.at(r as usize, i as usize), load(&mbuf, at))
             }));
             let at = vec![PrimExpr::int(r), PrimExpr::int(j), twe];
-            stmts.push(for_(&tw, tw_n, ForKind::Vectorized, store(&z, at, value)));
+            stmts.push(Stmt::for_range(
+                &tw,
+                tw_n,
+                ForKind::Vectorized,
+                Stmt::store(&z, at, value),
+            ));
         }
     }
     // The last tile row may cross the bottom edge: rows from `full` on
@@ -353,7 +343,12 @@ pub fn output_transform(
             if epilogue.relu {
                 value = value.max(f32c(0.0));
             }
-            cols.push(for_(&tw, count, ForKind::Vectorized, store(&y, at, value)));
+            cols.push(Stmt::for_range(
+                &tw,
+                count,
+                ForKind::Vectorized,
+                Stmt::store(&y, at, value),
+            ));
         }
         let cols = Stmt::Seq(cols);
         stmts.push(if r < full {
@@ -366,7 +361,7 @@ pub fn output_transform(
             }
         });
     }
-    let body = for_(
+    let body = Stmt::for_range(
         &f,
         batch.clone() * (c_out * th_n),
         ForKind::Parallel,
