@@ -21,6 +21,8 @@
 //! 5. [`FuseOps`], [`FuseTIR`]: fusion (groups of bindings into primitive
 //!    functions, each then one PrimFunc: [`fuse_ops`], [`fuse_tir`], with the
 //!    options that keep the kernels fast);
+//!    then [`RewriteDataflowReshape`] (TVM's build pipeline runs it next):
+//!    a reshape left alone by fusion runs as a view, not a copy;
 //! 6. For `Target::host()`: [`PrepackWeights`], the constant `B` of each
 //!    matrix product in the packed GEMM's panel layout, so no call packs it;
 //! 7. [`DeadCodeElimination`]: unused bindings and unreachable functions
@@ -39,7 +41,7 @@ use super::{Target, TargetKind};
 use crate::transform::{
     AnnotateTIROpPattern, Conv2dToMatmul, Conv2dWinograd, ConvertLayout, DeadCodeElimination,
     DefaultSchedule, FlashAttention, FoldConstant, FuseOps, FuseTIR, LambdaLift, LegalizeOps,
-    PrepackWeights, Sequential,
+    PrepackWeights, RewriteDataflowReshape, Sequential,
 };
 
 /// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
@@ -111,7 +113,8 @@ fn graph_passes(host: bool) -> Sequential {
         .with(AnnotateTIROpPattern)
         .with(FoldConstant)
         .with(fuse_ops())
-        .with(fuse_tir());
+        .with(fuse_tir())
+        .with(RewriteDataflowReshape);
     if host {
         passes = passes.with(PrepackWeights);
     }

@@ -421,9 +421,11 @@ fn the_pipeline_has_the_zero_pipeline_order() {
         "FoldConstant",
         "FuseOps",
         "FuseTIR",
+        "RewriteDataflowReshape",
         "DeadCodeElimination",
     ];
-    // The loop-level interpreter runs the zero pipeline; the host adds
+    // The loop-level interpreter runs the zero pipeline (with TVM build
+    // pipeline's RewriteDataflowReshape); the host adds
     // Winograd convolutions and the tiled attention kernel first, its
     // GEMMs' weights in panels after fusion, and the CPU's default
     // schedules last.
