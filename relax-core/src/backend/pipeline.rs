@@ -8,8 +8,10 @@
 //!    matrix products), [`Conv2dWinograd`], then [`FoldConstant`] (which
 //!    folds the weight transforms and permutations into constants on the
 //!    reference kernels): the stride-1 3 × 3 convolutions where Winograd
-//!    wins; then [`FlashAttention`]: `nn.attention` as one tiled kernel
-//!    with an online softmax, where LegalizeOps would give TVM's composite;
+//!    wins; then [`RewriteAttention`] (an export's decomposed attention as
+//!    one `nn.attention`) and [`FlashAttention`]: `nn.attention` as one
+//!    tiled kernel with an online softmax, where LegalizeOps would give
+//!    TVM's composite;
 //! 2. [`LegalizeOps`]: op calls to `call_tir` of generated PrimFuncs, with
 //!    relu propagating NaN (as the reference kernel, numpy and PyTorch do)
 //!    and each PrimFunc recording its op;
@@ -41,7 +43,7 @@ use super::{Target, TargetKind};
 use crate::transform::{
     AnnotateTIROpPattern, Conv2dToMatmul, Conv2dWinograd, ConvertLayout, DeadCodeElimination,
     DefaultSchedule, FlashAttention, FoldConstant, FuseOps, FuseTIR, LambdaLift, LegalizeOps,
-    PrepackWeights, RewriteDataflowReshape, Sequential,
+    PrepackWeights, RewriteAttention, RewriteDataflowReshape, Sequential,
 };
 
 /// LegalizeOps as step 2 runs it: relu propagates NaN, and each PrimFunc
@@ -106,6 +108,7 @@ fn graph_passes(host: bool) -> Sequential {
             .with(Conv2dToMatmul)
             .with(Conv2dWinograd::default())
             .with(FoldConstant)
+            .with(RewriteAttention)
             .with(FlashAttention);
     }
     passes = passes

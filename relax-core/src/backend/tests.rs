@@ -438,6 +438,7 @@ fn the_pipeline_has_the_zero_pipeline_order() {
             "Conv2dToMatmul",
             "Conv2dWinograd",
             "FoldConstant",
+            "RewriteAttention",
             "FlashAttention",
         ],
     );

@@ -60,6 +60,7 @@ pub mod pass_context;
 pub mod progress;
 pub mod remove_unused_outputs;
 pub mod remove_unused_parameters;
+pub mod rewrite_attention;
 pub mod rewrite_dataflow_reshape;
 #[cfg(test)]
 mod test_util;
@@ -98,6 +99,7 @@ pub use pass_context::PassContext;
 pub use progress::{BuildStage, Progress, ProgressEvent};
 pub use remove_unused_outputs::RemoveUnusedOutputs;
 pub use remove_unused_parameters::RemoveUnusedParameters;
+pub use rewrite_attention::RewriteAttention;
 pub use rewrite_dataflow_reshape::RewriteDataflowReshape;
 pub use to_basic_block_normal_form::{to_basic_block_normal_form, ToBasicBlockNormalForm};
 pub use to_mixed_precision::ToMixedPrecision;
