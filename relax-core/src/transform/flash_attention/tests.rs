@@ -265,3 +265,32 @@ class Module:
     // The window, float64 and a symbolic head count are left alone.
     assert_eq!(text.matches("R.nn.attention(").count(), 3, "{text}");
 }
+
+#[test]
+fn decode_steps_on_short_blocks() {
+    // Three rows (one position of three grouped heads) in a block of
+    // eight, over five key tiles; then two batches of two key heads.
+    check(&Case {
+        q: "1, 1, 3, 8",
+        k: "1, 40, 1, 8",
+        v: "1, 40, 1, 8",
+        bias: None,
+        attrs: ", causal_mask=\"BottomRight\"",
+        dtype: "float32",
+        runs: vec![vec![vec![1, 1, 3, 8], vec![1, 40, 1, 8], vec![1, 40, 1, 8]]],
+    });
+    check(&Case {
+        q: "2, 2, 4, 8",
+        k: "2, 37, 2, 8",
+        v: "2, 37, 2, 12",
+        bias: Some("2, 1, 1, 37"),
+        attrs: "",
+        dtype: "float32",
+        runs: vec![vec![
+            vec![2, 2, 4, 8],
+            vec![2, 37, 2, 8],
+            vec![2, 37, 2, 12],
+            vec![2, 1, 1, 37],
+        ]],
+    });
+}
