@@ -376,7 +376,8 @@ impl MutatorState {
 }
 
 /// Runs `mutator` over every Relax function of `module` and returns the
-/// rewritten module, or every error the rewrites produced.
+/// rewritten module, with the functions the rewrites added to the
+/// builder (a pass's new PrimFuncs), or every error the rewrites produced.
 pub fn mutate_module<M: ExprMutator>(
     mutator: &mut M,
     module: &IRModule,
@@ -391,11 +392,15 @@ pub fn mutate_module<M: ExprMutator>(
         }
     }
     let errors = mutator.builder().take_errors();
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(Error::Compile(errors))
+    if !errors.is_empty() {
+        return Err(Error::Compile(errors));
     }
+    for (gv, f) in mutator.builder().get().functions() {
+        if out.get(gv.name_hint()).is_none() {
+            out.add(gv.clone(), f.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// `expr` with each use of a variable in `map` replaced by its expression

@@ -28,7 +28,7 @@ pub mod kernel;
 use super::Pass;
 use crate::arith::{Analyzer, Proof};
 use crate::ir::{AttrValue, Call, Expr, GlobalVar, IRModule, PrimExpr};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use crate::op::attention::causal_mask;
 use crate::op::infer::attr;
 use kernel::Config;
@@ -49,25 +49,7 @@ impl Pass for FlashAttention {
             state: MutatorState::with_module(&module),
             kernels: HashMap::new(),
         };
-        let mut out = module.clone();
-        for (gv, f) in module.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            let new = m.visit_expr(&Expr::function(func.clone()));
-            if let Some(nf) = new.as_function() {
-                out.add(gv.clone(), nf.clone());
-            }
-        }
-        let errors = m.builder().take_errors();
-        if !errors.is_empty() {
-            return Err(Error::Compile(errors));
-        }
-        // The builder's module holds the kernels.
-        for (gv, f) in m.builder().get().functions() {
-            if out.get(gv.name_hint()).is_none() {
-                out.add(gv.clone(), f.clone());
-            }
-        }
-        Ok(out)
+        mutate_module(&mut m, &module)
     }
 }
 

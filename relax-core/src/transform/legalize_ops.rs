@@ -96,14 +96,8 @@ impl Pass for LegalizeOps {
             state: MutatorState::with_module(&module),
             options: *self,
         };
-        let mut out = mutate_module(&mut m, &module)?;
-        // The PrimFuncs the legalizations added live in the builder's module.
-        for (gv, f) in m.state.builder.get().functions() {
-            if !out.contains(gv) {
-                out.add(gv.clone(), f.clone());
-            }
-        }
-        Ok(out)
+        // With the PrimFuncs the legalizations added to the builder.
+        mutate_module(&mut m, &module)
     }
 }
 

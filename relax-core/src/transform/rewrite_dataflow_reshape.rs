@@ -22,7 +22,7 @@
 use super::legalize::LEGALIZED_FROM;
 use super::Pass;
 use crate::ir::{AttrValue, BaseFunc, Expr, ExprKind, IRModule, VarBinding};
-use crate::mutator::{ExprMutator, MutatorState};
+use crate::mutator::{mutate_module, ExprMutator, MutatorState};
 use relax_runtime::Error;
 
 /// The pass. See the module docs.
@@ -47,19 +47,7 @@ impl Pass for RewriteDataflowReshape {
             state: MutatorState::with_module(&module),
             module: module.clone(),
         };
-        let mut out = module.clone();
-        for (gv, f) in module.functions() {
-            let Some(func) = f.as_relax() else { continue };
-            let new = m.visit_expr(&Expr::function(func.clone()));
-            if let Some(nf) = new.as_function() {
-                out.add(gv.clone(), nf.clone());
-            }
-        }
-        let errors = m.builder().take_errors();
-        if !errors.is_empty() {
-            return Err(Error::Compile(errors));
-        }
-        Ok(out)
+        mutate_module(&mut m, &module)
     }
 }
 

@@ -5,8 +5,8 @@
 
 use super::*;
 use crate::backend::{build, Target};
-use crate::transform::test_util::parse;
-use relax_runtime::{Tensor, Value, VirtualMachine};
+use crate::transform::test_util::{parse, run_main_f32};
+use relax_runtime::{Tensor, Value};
 
 /// PyTorch's export of `scaled_dot_product_attention`: heads split by a
 /// reshape and a transpose, `kᵀ` by a reshape, a transpose and a reshape,
@@ -54,11 +54,7 @@ fn check_numbers(text: &str, mask: impl Fn(i64) -> Vec<i64>) {
     let module = parse(text);
     for s in [5, 19] {
         let args = [values(&[1, s, 16], 0.37), values(&mask(s), 0.11)];
-        let run = |target: &Target| {
-            let exec = build(&module, target).unwrap();
-            let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
-            out.as_tensor().unwrap().to_vec::<f32>().unwrap()
-        };
+        let run = |target: &Target| run_main_f32(&build(&module, target).unwrap(), &args);
         let (want, got) = (run(&Target::interpreter()), run(&Target::host()));
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() < 1e-5, "s = {s}: {g} against {w}");

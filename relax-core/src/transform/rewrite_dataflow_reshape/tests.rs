@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::backend::{build, pipeline, Target};
-use crate::transform::test_util::parse;
+use crate::transform::test_util::{parse, run_main_f32};
 use crate::transform::LegalizeOps;
-use relax_runtime::{Tensor, Value, VirtualMachine};
+use relax_runtime::{Tensor, Value};
 
 const MODULE: &str = r#"
 @I.ir_module
@@ -103,11 +103,7 @@ class Module:
         Value::Tensor(Tensor::from_vec(&[rows, 2, 8], v).unwrap())
     };
     let args = [data(12, 0.37), data(15, 0.71)];
-    let run = |target: &Target| {
-        let exec = build(&module, target).unwrap();
-        let out = VirtualMachine::new(&exec).call("main", &args).unwrap();
-        out.as_tensor().unwrap().to_vec::<f32>().unwrap()
-    };
+    let run = |target: &Target| run_main_f32(&build(&module, target).unwrap(), &args);
     let (want, got) = (run(&Target::interpreter()), run(&Target::host()));
     for (g, w) in got.iter().zip(&want) {
         assert!((g - w).abs() < 1e-5, "{g} against {w}");
