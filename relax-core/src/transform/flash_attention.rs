@@ -22,6 +22,8 @@
 //! symbolic. Anything else is left to LegalizeOps. Calls with the same
 //! sizes, dtype and options share one PrimFunc.
 
+#[path = "flash_attention/decode.rs"]
+mod decode;
 #[path = "flash_attention/kernel.rs"]
 pub mod kernel;
 

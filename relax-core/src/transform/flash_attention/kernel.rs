@@ -39,6 +39,7 @@
 //! `float32`; `float16` and `bfloat16` operands are widened on load and
 //! the output is rounded once.
 
+use super::decode;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::AttrValue;
 use crate::op::attention::CausalMask;
@@ -86,7 +87,7 @@ pub struct Config {
 }
 
 impl Config {
-    fn scale(&self) -> f64 {
+    pub(super) fn scale(&self) -> f64 {
         f64::from_bits(self.scale_bits)
     }
 }
@@ -98,11 +99,11 @@ fn dim(value: Option<i64>, name: &str) -> PrimExpr {
     }
 }
 
-fn load(buffer: &Buffer, indices: Vec<PrimExpr>) -> PrimExpr {
+pub(super) fn load(buffer: &Buffer, indices: Vec<PrimExpr>) -> PrimExpr {
     PrimExpr::load(buffer, indices)
 }
 
-fn let_(var: &TirVar, value: PrimExpr, body: Stmt) -> Stmt {
+pub(super) fn let_(var: &TirVar, value: PrimExpr, body: Stmt) -> Stmt {
     Stmt::LetStmt {
         var: var.clone(),
         value,
@@ -110,7 +111,7 @@ fn let_(var: &TirVar, value: PrimExpr, body: Stmt) -> Stmt {
     }
 }
 
-fn allocate(buffers: Vec<Buffer>, body: Stmt) -> Stmt {
+pub(super) fn allocate(buffers: Vec<Buffer>, body: Stmt) -> Stmt {
     buffers
         .into_iter()
         .rev()
@@ -120,16 +121,16 @@ fn allocate(buffers: Vec<Buffer>, body: Stmt) -> Stmt {
         })
 }
 
-/// The operands, as the PrimFunc's parameters.
-struct Operands {
-    batch: PrimExpr,
-    seq: PrimExpr,
-    seq_kv: PrimExpr,
-    q: Buffer,
-    k: Buffer,
-    v: Buffer,
-    bias: Option<Buffer>,
-    out: Buffer,
+/// The operands, as the PrimFunc's parameters, and their symbolic dims.
+pub(super) struct Operands {
+    pub(super) batch: PrimExpr,
+    pub(super) seq: PrimExpr,
+    pub(super) seq_kv: PrimExpr,
+    pub(super) q: Buffer,
+    pub(super) k: Buffer,
+    pub(super) v: Buffer,
+    pub(super) bias: Option<Buffer>,
+    pub(super) out: Buffer,
 }
 
 /// The kernel: `q, k, v[, bias], out` (module docs).
@@ -185,16 +186,24 @@ pub fn build(cfg: &Config) -> PrimFunc {
         bias,
         out,
     };
-    // A block of 8 rows for a short query (a decode step, one query
-    // position of a few grouped heads): the same instructions as 16, on
-    // vectors that Zen 4 runs two at a time.
+    // A short query (a decode step, one position of a few grouped heads)
+    // takes its rows one at a time, the head dim in the lanes
+    // (`decode.rs`), or else a block of 8 rows: the same instructions as
+    // 16, on vectors that Zen 4 runs two at a time.
     let rows_total = ops.seq.clone() * g;
+    let short = || {
+        if hd % decode::LANES == 0 && hdv % decode::LANES == 0 {
+            decode::rows(cfg, &ops)
+        } else {
+            blocks(cfg, &ops, SHORT_ROWS)
+        }
+    };
     let body = match rows_total.as_int() {
-        Some(r) if r <= SHORT_ROWS => blocks(cfg, &ops, SHORT_ROWS),
+        Some(r) if r <= SHORT_ROWS => short(),
         Some(_) => blocks(cfg, &ops, ROWS),
         None => Stmt::IfThenElse {
             cond: rows_total.le(SHORT_ROWS),
-            then_case: Box::new(blocks(cfg, &ops, SHORT_ROWS)),
+            then_case: Box::new(short()),
             else_case: Some(Box::new(blocks(cfg, &ops, ROWS))),
         },
     };

@@ -268,8 +268,9 @@ class Module:
 
 #[test]
 fn decode_steps_on_short_blocks() {
-    // Three rows (one position of three grouped heads) in a block of
-    // eight, over five key tiles; then two batches of two key heads.
+    // Head dims that are not whole vectors: three rows (one position of
+    // three grouped heads) in a block of eight, over five key tiles; then
+    // two batches of two key heads.
     check(&Case {
         q: "1, 1, 3, 8",
         k: "1, 40, 1, 8",
@@ -291,6 +292,40 @@ fn decode_steps_on_short_blocks() {
             vec![2, 37, 2, 8],
             vec![2, 37, 2, 12],
             vec![2, 1, 1, 37],
+        ]],
+    });
+}
+
+#[test]
+fn decode_steps_one_row_at_a_time() {
+    // Head dims of whole vectors (`decode.rs`): a bias over two batches
+    // of two key heads, a value head dim of its own; then TopLeft with two
+    // positions, which see one and two of the 21 keys.
+    check(&Case {
+        q: "2, 1, 4, 32",
+        k: "2, 45, 2, 32",
+        v: "2, 45, 2, 16",
+        bias: Some("2, 1, 1, 45"),
+        attrs: "",
+        dtype: "float32",
+        runs: vec![vec![
+            vec![2, 1, 4, 32],
+            vec![2, 45, 2, 32],
+            vec![2, 45, 2, 16],
+            vec![2, 1, 1, 45],
+        ]],
+    });
+    check(&Case {
+        q: "1, 2, 2, 16",
+        k: "1, 21, 1, 16",
+        v: "1, 21, 1, 16",
+        bias: None,
+        attrs: ", causal_mask=\"TopLeft\"",
+        dtype: "bfloat16",
+        runs: vec![vec![
+            vec![1, 2, 2, 16],
+            vec![1, 21, 1, 16],
+            vec![1, 21, 1, 16],
         ]],
     });
 }
