@@ -23,7 +23,7 @@
 //! so a row's keys are still in the cache for the next. The head dims
 //! are multiples of [`LANES`] (the caller checks).
 
-use super::kernel::{allocate, let_, load, Config, Operands, KEYS};
+use super::kernel::{allocate, bias_dims, let_, load, Config, Operands, KEYS};
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::op::attention::CausalMask;
 use crate::tir::te;
@@ -128,16 +128,7 @@ pub(super) fn rows(cfg: &Config, ops: &Operands) -> Stmt {
         let mut x = load(&part, vec![c.clone(), PrimExpr::int(0)]);
         if let (Some(bias), Some(ones)) = (&ops.bias, cfg.bias) {
             let at = [be.clone(), h.clone(), s.clone(), jk];
-            let idx = (0..4)
-                .map(|a| {
-                    if ones[a] {
-                        PrimExpr::int(0)
-                    } else {
-                        at[a].clone()
-                    }
-                })
-                .collect();
-            x = x + load(bias, idx).cast(f32);
+            x = x + load(bias, bias_dims(ones, at, 0)).cast(f32);
         }
         let visible = j.lt(kv_end.clone());
         let mask = PrimExpr::select(visible, zero(), PrimExpr::float(f32, f64::NEG_INFINITY));

@@ -103,6 +103,20 @@ pub(super) fn load(buffer: &Buffer, indices: Vec<PrimExpr>) -> PrimExpr {
     PrimExpr::load(buffer, indices)
 }
 
+/// `at` with `fill` along the bias's broadcast dims (`ones`): a bias
+/// element's index (`fill` 0), or the bias's shape (`fill` 1).
+pub(super) fn bias_dims(ones: [bool; 4], at: [PrimExpr; 4], fill: i64) -> Vec<PrimExpr> {
+    (0..4)
+        .map(|a| {
+            if ones[a] {
+                PrimExpr::int(fill)
+            } else {
+                at[a].clone()
+            }
+        })
+        .collect()
+}
+
 pub(super) fn let_(var: &TirVar, value: PrimExpr, body: Stmt) -> Stmt {
     Stmt::LetStmt {
         var: var.clone(),
@@ -158,18 +172,9 @@ pub fn build(cfg: &Config) -> PrimFunc {
         cfg.dtype,
     );
     let full = [batch.clone(), n.into(), seq.clone(), seq_kv.clone()];
-    let bias = cfg.bias.map(|ones| {
-        let shape = (0..4)
-            .map(|a| {
-                if ones[a] {
-                    PrimExpr::int(1)
-                } else {
-                    full[a].clone()
-                }
-            })
-            .collect();
-        Buffer::new("bias", shape, cfg.dtype)
-    });
+    let bias = cfg
+        .bias
+        .map(|ones| Buffer::new("bias", bias_dims(ones, full, 1), cfg.dtype));
     let out = Buffer::new(
         "out",
         vec![batch.clone(), seq.clone(), n.into(), hdv.into()],
@@ -374,16 +379,7 @@ fn blocks(cfg: &Config, ops: &Operands, rows: i64) -> Stmt {
                     if let (Some(bias), Some(ones)) = (&bias, cfg.bias) {
                         let rho = row(&r);
                         let at = [be.clone(), head(rho.clone()), pos(rho), key(c)];
-                        let idx = (0..4)
-                            .map(|a| {
-                                if ones[a] {
-                                    PrimExpr::int(0)
-                                } else {
-                                    at[a].clone()
-                                }
-                            })
-                            .collect();
-                        x = x + load(bias, idx).cast(f32);
+                        x = x + load(bias, bias_dims(ones, at, 0)).cast(f32);
                     }
                     if masked {
                         let j = (j0.clone() + c).cast(i32);
