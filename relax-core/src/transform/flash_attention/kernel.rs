@@ -5,10 +5,12 @@
 //! attention, `G = num_heads / num_kv_heads`) are attended together: for
 //! batch `b` and key head `hk`, row `ρ` of the `seq_len · G` rows is query
 //! position `ρ / G` of head `hk · G + ρ % G`, and every row reads the same
-//! keys and values. A parallel iteration takes a block of [`ROWS`] rows
-//! ([`SHORT_ROWS`] when the query has no more rows in all: a decode step),
+//! keys and values. A parallel iteration takes a block of [`ROWS`] rows,
 //! which are the lanes of every vector in it; the block's rows past the
-//! end read the last row again and are never stored.
+//! end read the last row again and are never stored. A query of at most
+//! [`SHORT_ROWS`] rows in all (a decode step) takes them one at a time
+//! instead, the head dim in the lanes (`decode.rs`), or, when a head dim
+//! is not a whole number of vectors, as one block of [`SHORT_ROWS`].
 //!
 //! **Online softmax** (Milakov and Gimelshein; FlashAttention's tiling).
 //! The keys are visited in tiles of [`KEYS`]; per row, a running maximum
