@@ -8,9 +8,9 @@ use relax_core::ir::IRModule;
 use relax_core::transform::{
     AnnotateTIROpPattern, CanonicalizeBindings, Conv2dToMatmul, Conv2dWinograd, ConvertLayout,
     ConvertToDataflow, DeadCodeElimination, DecomposeOpsForInference, DefaultSchedule,
-    EliminateCommonSubexpr, FakeQuantizationToInteger, FoldConstant, FuseOps, FuseTIR,
-    InlinePrivateFunctions, LambdaLift, LegalizeOps, LiftTransformParams, Pass, PrepackWeights,
-    ToMixedPrecision, ToNonDataflow,
+    EliminateCommonSubexpr, FakeQuantizationToInteger, FlashAttention, FoldConstant, FuseOps,
+    FuseTIR, InlinePrivateFunctions, LambdaLift, LegalizeOps, LiftTransformParams, Pass,
+    PrepackWeights, RewriteAttention, RewriteDataflowReshape, ToMixedPrecision, ToNonDataflow,
 };
 use relax_runtime::DataType;
 
@@ -36,6 +36,9 @@ pub const NAMES: &[&str] = &[
     "Conv2dWinograd",
     "ConvertLayout",
     "Conv2dToMatmul",
+    "RewriteAttention",
+    "FlashAttention",
+    "RewriteDataflowReshape",
     "ToMixedPrecision(float16|bfloat16)",
 ];
 
@@ -97,6 +100,9 @@ pub fn run(spec: &str, module: IRModule) -> Result<IRModule, String> {
                 .map_err(|e| e.to_string())?,
         ),
         "Conv2dToMatmul" => Box::new(Conv2dToMatmul),
+        "RewriteAttention" => Box::new(RewriteAttention),
+        "FlashAttention" => Box::new(FlashAttention),
+        "RewriteDataflowReshape" => Box::new(RewriteDataflowReshape),
         _ => {
             return Err(format!(
                 "no pass named `{name}` (passes: {})",
