@@ -43,6 +43,26 @@ pub enum CausalMask {
     BottomRight,
 }
 
+impl CausalMask {
+    /// The `offset` of "key `j` is visible to query `i` when `j ≤ i +
+    /// offset`": `|seq_len_kv − seq_len|` for `BottomRight`, else 0 (no
+    /// key is hidden without a mask).
+    pub fn offset(self, seq_len: &PrimExpr, seq_len_kv: &PrimExpr) -> PrimExpr {
+        match self {
+            CausalMask::BottomRight => {
+                (seq_len_kv.clone() - seq_len.clone()).max(seq_len.clone() - seq_len_kv.clone())
+            }
+            _ => PrimExpr::int(0),
+        }
+    }
+}
+
+/// Whether the call asks for sliding-window attention (`window_size`
+/// set), which inference accepts and no kernel implements.
+pub fn sliding_window(call: &Call) -> bool {
+    !matches!(attr(call, "window_size"), None | Some(AttrValue::None))
+}
+
 /// The call's `causal_mask`, or an error naming a value that is none of
 /// the three. Inference and the legalization both read it here.
 pub fn causal_mask(call: &Call) -> Result<CausalMask, Diagnostic> {

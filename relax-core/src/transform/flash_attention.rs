@@ -31,7 +31,7 @@ use super::Pass;
 use crate::arith::{Analyzer, Proof};
 use crate::ir::{AttrValue, Call, Expr, GlobalVar, IRModule, PrimExpr};
 use crate::mutator::{mutate_module, ExprMutator, MutatorState};
-use crate::op::attention::causal_mask;
+use crate::op::attention::{causal_mask, sliding_window};
 use crate::op::infer::attr;
 use kernel::Config;
 use relax_runtime::{DataType, Error};
@@ -58,7 +58,7 @@ impl Pass for FlashAttention {
 /// The kernel's configuration for `call`, or `None` when the call is not
 /// eligible (module docs).
 pub fn config(call: &Call) -> Option<Config> {
-    if !matches!(attr(call, "window_size"), None | Some(AttrValue::None)) {
+    if sliding_window(call) {
         return None;
     }
     let causal = causal_mask(call).ok()?;
@@ -92,7 +92,9 @@ pub fn config(call: &Call) -> Option<Config> {
                     return None;
                 }
             }
-            (bias_dtype == dtype).then_some(ones)?;
+            if bias_dtype != dtype {
+                return None;
+            }
             Some(ones)
         }
         _ => return None,

@@ -60,10 +60,7 @@ pub(super) fn rows(cfg: &Config, ops: &Operands) -> Stmt {
             hke.clone() * g + rhoe.clone().floormod(g),
         )
     };
-    let offset = match cfg.causal {
-        CausalMask::BottomRight => (seq_kv.clone() - seq.clone()).max(seq.clone() - seq_kv.clone()),
-        _ => PrimExpr::int(0),
-    };
+    let offset = cfg.causal.offset(seq, seq_kv);
     let causal = cfg.causal != CausalMask::None;
 
     let qv = Buffer::new("qv", vec![hd.into()], f32);

@@ -279,10 +279,7 @@ fn blocks(cfg: &Config, ops: &Operands, rows: i64) -> Stmt {
             hke.clone() * g + rho.floormod(g)
         }
     };
-    let offset = match cfg.causal {
-        CausalMask::BottomRight => (seq_kv.clone() - seq.clone()).max(seq.clone() - seq_kv.clone()),
-        _ => PrimExpr::int(0),
-    };
+    let offset = cfg.causal.offset(seq, seq_kv);
     let causal = cfg.causal != CausalMask::None;
 
     let mut stmts = Vec::new();

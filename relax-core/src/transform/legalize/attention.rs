@@ -30,7 +30,7 @@
 
 use super::{error, Legalize, LegalizeCtx};
 use crate::ir::{AttrValue, Expr, PrimExpr};
-use crate::op::attention::{accumulate_dtype, causal_mask, CausalMask};
+use crate::op::attention::{accumulate_dtype, causal_mask, sliding_window, CausalMask};
 use crate::op::infer::attr;
 use crate::tir::te::{self, compute, reduce_axis, Tensor};
 use relax_runtime::Error;
@@ -42,7 +42,7 @@ pub const LEGALIZE: &[(&str, Legalize)] = &[
 ];
 
 fn attention(cx: &mut LegalizeCtx<'_>) -> Result<Expr, Error> {
-    if !matches!(attr(cx.call, "window_size"), None | Some(AttrValue::None)) {
+    if sliding_window(cx.call) {
         return Err(error(format!(
             "{}: sliding-window attention (window_size) is not supported",
             cx.name()
@@ -86,10 +86,7 @@ fn build(
             None => te::div(te::one(acc), te::unary("sqrt", head_dim.clone().cast(acc))),
         },
     };
-    let offset = match causal {
-        CausalMask::BottomRight => (seq_kv.clone() - seq.clone()).max(seq.clone() - seq_kv.clone()),
-        _ => PrimExpr::int(0),
-    };
+    let offset = causal.offset(&seq, &seq_kv);
     let visible = move |i: &PrimExpr, j: &PrimExpr| match causal {
         CausalMask::None => None,
         _ => Some(j.clone().le(i.clone() + offset.clone())),
