@@ -101,4 +101,46 @@ impl Config {
             tie_word_embeddings: j["tie_word_embeddings"].as_bool().unwrap_or(false),
         })
     }
+
+    /// The multiply-add flops (two per FMA) a prefill of `n` tokens must
+    /// do: every layer's projections and MLP for each token, the attention
+    /// products over the `n·(n+1)/2` query-key pairs a causal mask leaves
+    /// (scores and values), and the `lm_head` for the last token. Norms,
+    /// rotary embeddings, the softmax and the elementwise work are not
+    /// counted, so `flops / seconds` understates the speed a little.
+    pub fn prefill_flops(&self, n: usize) -> f64 {
+        let (h, d) = (self.hidden_size as f64, self.head_dim as f64);
+        let q = self.num_attention_heads as f64 * d;
+        let kv = self.num_key_value_heads as f64 * d;
+        let per_token = 2.0 * h * (2.0 * q + 2.0 * kv + 3.0 * self.intermediate_size as f64);
+        let pairs = (n * (n + 1) / 2) as f64;
+        let attention = 2.0 * 2.0 * self.num_attention_heads as f64 * d * pairs;
+        let layers = self.num_hidden_layers as f64;
+        layers * (n as f64 * per_token + attention) + 2.0 * h * self.vocab_size as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prefill_flops_count_projections_causal_attention_and_one_head_row() {
+        let c = super::Config {
+            vocab_size: 10,
+            hidden_size: 4,
+            intermediate_size: 6,
+            num_hidden_layers: 2,
+            num_attention_heads: 2,
+            num_key_value_heads: 1,
+            head_dim: 2,
+            max_position_embeddings: 8,
+            rms_norm_eps: 1e-5,
+            rope_theta: 1e4,
+            tie_word_embeddings: true,
+        };
+        // Per token and layer: q, o 4×4; k, v 4×2; gate, up, down 4×6:
+        // 2·(16 + 16 + 8 + 8 + 72) = 240. Three tokens: 6 causal pairs,
+        // each 2 heads · 2 dims · 2 products · 2 flops = 16.
+        let want = 2.0 * (3.0 * 240.0 + 6.0 * 16.0) + 2.0 * 4.0 * 10.0;
+        assert_eq!(c.prefill_flops(3), want);
+    }
 }

@@ -121,6 +121,9 @@ fn copy_time(bytes: f64, threads: usize) -> f64 {
     parallel.min(serial)
 }
 
+/// The FMA peak of all the kernel threads together: independent FMA
+/// chains on registers, the widest vectors the CPU has, on every thread at
+/// once (best of 7).
 pub fn measure() -> Limits {
     let threads = threads();
     let (per_call, how) = fma_kernel();

@@ -31,11 +31,12 @@
 //! serving loop would hold them.
 
 mod int8;
-mod limits;
 mod numpy;
 mod reduced;
 mod relax_models;
 mod timing;
+
+use peers::limits;
 
 use candle_core::{Device, Tensor as CTensor};
 use ndarray::{Array1, Array2, Axis};

@@ -1,13 +1,16 @@
-//! `llama-peers DIR [--prompt-ids 1,2,3] [--new-tokens 64] [--rounds 3]
-//! [--python PYTHON]`: greedy generation on one Hugging Face checkpoint by
+//! `llama-peers DIR [--prompt-ids 1,2,3 | --prompt-len N] [--new-tokens 64]
+//! [--rounds 3] [--python PYTHON]`: greedy generation on one Hugging Face checkpoint by
 //! the llama example (relax-rs), by candle-transformers' Llama, and, with
 //! `--python` (a venv with torch and transformers), by PyTorch eager
 //! (`scripts/llama_torch_decode.py`), in interleaved rounds of one run.
 //!
 //! Prints each one's prefill and decode tokens/s (best round), relax-rs's
 //! ratio to each peer, decode's share of the bandwidth bound (a copy of the
-//! weights' bytes timed in the same run), and whether each peer's ids equal
-//! relax-rs's.
+//! weights' bytes timed in the same run), prefill's flops per second and
+//! their share of the FMA peak (measured in the same rounds by the peers
+//! benchmark's `limits::measure`), and whether each peer's ids equal
+//! relax-rs's. `--prompt-len N` makes a prompt of `N` ids, for timing a
+//! long prefill.
 
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::llama as candle_llama;
@@ -151,11 +154,12 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let usage = "usage: llama-peers DIR [--prompt-ids 1,2,3] [--new-tokens 64] [--rounds 3] [--python PYTHON]";
+    let usage = "usage: llama-peers DIR [--prompt-ids 1,2,3 | --prompt-len N] [--new-tokens 64] [--rounds 3] [--python PYTHON]";
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(args.next().ok_or(usage)?);
     let (mut prompt, mut new_tokens, mut rounds, mut python) =
         (vec![1u32, 2, 3], 64usize, 3usize, None);
+    let mut prompt_len = None;
     while let Some(flag) = args.next() {
         let value = args
             .next()
@@ -169,6 +173,7 @@ fn run() -> Result<(), String> {
                     .collect::<Result<_, _>>()
                     .map_err(|e| bad(&e))?
             }
+            "--prompt-len" => prompt_len = Some(value.parse::<usize>().map_err(|e| bad(&e))?),
             "--new-tokens" => new_tokens = value.parse().map_err(|e| bad(&e))?,
             "--rounds" => rounds = value.parse().map_err(|e| bad(&e))?,
             "--python" => python = Some(value),
@@ -179,6 +184,11 @@ fn run() -> Result<(), String> {
         return Err("--new-tokens must be at least 2 and --rounds at least 1".into());
     }
     let mut relax = llama::Llama::load(&dir)?;
+    if let Some(n) = prompt_len {
+        // Spread over the vocabulary, the same ids on every run.
+        let vocab = relax.config.vocab_size;
+        prompt = (0..n).map(|i| ((i * 7919 + 13) % vocab) as u32).collect();
+    }
     let candle = Candle::load(&dir)?;
     let fresh = || Run {
         ids: Vec::new(),
@@ -187,6 +197,7 @@ fn run() -> Result<(), String> {
     };
     let (mut r, mut c, mut t) = (fresh(), fresh(), fresh());
     let mut bound = f64::INFINITY;
+    let mut peak = (0.0, String::new());
     for _ in 0..rounds {
         let (ids, p, d) = relax.generate(&prompt, new_tokens, &mut llama::Sampler::greedy())?;
         r.best(ids, p, d);
@@ -199,6 +210,10 @@ fn run() -> Result<(), String> {
             t.best(ids, p, d);
         }
         bound = bound.min(llama::bandwidth::copy_seconds(relax.weight_bytes(), 3));
+        let limits = peers::limits::measure();
+        if limits.flops > peak.0 {
+            peak = (limits.flops, limits.how);
+        }
     }
     let steps = (new_tokens - 1) as f64;
     let n = prompt.len() as f64;
@@ -236,5 +251,25 @@ fn run() -> Result<(), String> {
     row("relax-rs (llama example)", &r);
     row("candle-transformers", &c);
     row("PyTorch eager", &t);
+    let flops = relax.config.prefill_flops(prompt.len());
+    println!(
+        "prefill: {:.2} GFLOP (Config::prefill_flops); FMA peak {:.1} GFLOPS ({}, best of the rounds)",
+        flops / 1e9,
+        peak.0 / 1e9,
+        peak.1
+    );
+    for (name, run) in [
+        ("relax-rs", &r),
+        ("candle-transformers", &c),
+        ("PyTorch eager", &t),
+    ] {
+        if run.prefill.is_finite() {
+            println!(
+                "  {name}: {:.1} GFLOPS, {:.2} of the peak",
+                flops / run.prefill / 1e9,
+                flops / run.prefill / peak.0
+            );
+        }
+    }
     Ok(())
 }
