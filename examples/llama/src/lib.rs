@@ -23,6 +23,7 @@ pub mod model {
 
 pub mod bandwidth;
 pub mod config;
+pub mod memory;
 pub mod quant;
 pub mod sample;
 pub mod tokenizer;
@@ -154,6 +155,26 @@ impl Llama {
         self.quantized
             .as_ref()
             .map_or(self.weights.bytes, |q| q.bytes)
+    }
+
+    /// Bytes the key and value caches hold: every layer's two, each
+    /// reserving the compiled module's capacity (rows of `(kv heads, head
+    /// dim)` float32) once, when the caches are made.
+    pub fn cache_bytes(&self) -> usize {
+        let c = &self.config;
+        let capacity = CONFIGS
+            .iter()
+            .find(|m| m.name == self.variant)
+            .map_or(0, |m| m.capacity);
+        c.num_hidden_layers * 2 * capacity * c.num_key_value_heads * c.head_dim * 4
+    }
+
+    /// Bytes of the weights copied out of the checkpoint's map at load
+    /// (the rest are read in place), or of the quantized matrices.
+    pub fn copied_weight_bytes(&self) -> usize {
+        self.quantized
+            .as_ref()
+            .map_or(self.weights.copied_bytes, |q| q.bytes)
     }
 
     /// How the matrices are held.

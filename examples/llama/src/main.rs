@@ -1,8 +1,10 @@
 //! `llama <checkpoint dir> (--prompt TEXT | --prompt-ids 1,2,3) [--new-tokens 64]
 //! [--top-k K] [--top-p P] [--temperature T] [--seed S] [--quant f32|q8|q4]`: generates and
 //! prints the new token ids (and their text, when the checkpoint has a
-//! `tokenizer.json`), the prefill and decode throughput, and decode's share
-//! of the bandwidth bound timed in the same run (`bandwidth.rs`).
+//! `tokenizer.json`), the prefill and decode throughput, decode's share
+//! of the bandwidth bound timed in the same run (`bandwidth.rs`), and the
+//! resident memory after loading and after generating beside the weights'
+//! and the caches' bytes (`memory.rs`).
 //!
 //! `--prompt` needs the checkpoint's `tokenizer.json`; `--prompt-ids` runs
 //! on any checkpoint.
@@ -86,6 +88,7 @@ fn run() -> Result<(), String> {
     } else {
         Sampler::greedy()
     };
+    let loaded = llama::memory::Resident::now();
     let (ids, prefill, decode) = model.generate(&prompt, new_tokens, &mut sampler)?;
     let id_text: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
     println!("{}", id_text.join(","));
@@ -115,6 +118,19 @@ fn run() -> Result<(), String> {
             copy * 1e3,
             model.weight_bytes() as f64 / copy / 1e9,
             rate * copy
+        );
+    }
+    if let (Some(before), Some(after)) = (loaded, llama::memory::Resident::now()) {
+        let mb = |b: usize| b as f64 / 1e6;
+        eprintln!(
+            "resident memory: {:.1} MB anonymous and {:.1} MB of mapped files after loading, {:.1} and {:.1} after generating; the weights {:.1} MB ({:.1} MB of them copied or quantized, the rest mapped), the caches {:.1} MB",
+            mb(before.anon),
+            mb(before.file),
+            mb(after.anon),
+            mb(after.file),
+            mb(model.weight_bytes()),
+            mb(model.copied_weight_bytes()),
+            mb(model.cache_bytes())
         );
     }
     Ok(())
