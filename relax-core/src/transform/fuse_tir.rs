@@ -64,8 +64,11 @@
 //!    `R.call_tir_inplace` whose `inplace_indices` name, per result, the
 //!    parameter it was written into (-1 for a result buffer); the
 //!    primitive function is removed.
-//! 5. **Cleanup.** The pass ends, as TVM's does, with
-//!    [`DeadCodeElimination`]: the PrimFuncs the fused functions called,
+//! 5. **Cleanup.** The pass begins, as TVM's does (its first step,
+//!    `ExpandTupleArguments`, ends so), with [`CanonicalizeBindings`]
+//!    over the module: a trivial binding `gv = lv` after a fused call is
+//!    folded, so the call is bound to `gv` itself. It ends, as TVM's does,
+//!    with [`DeadCodeElimination`]: the PrimFuncs the fused functions called,
 //!    which nothing calls any more, leave the module (as do unused pure
 //!    bindings and functions no public function reaches). Running FuseTIR
 //!    alone gives TVM's module: the fused PrimFuncs and the rewritten
@@ -77,7 +80,7 @@
 
 use super::fuse_ops::PRIMITIVE;
 use super::legalize::NOALIAS;
-use super::{DeadCodeElimination, Pass};
+use super::{CanonicalizeBindings, DeadCodeElimination, Pass};
 use crate::ir::expr::{Binding, BindingBlock, ExprKind, GlobalVar, Var};
 use crate::ir::{
     AttrValue, Attrs, BaseFunc, Expr, Function, IRModule, PrimExpr, StructInfo, TirVar,
@@ -113,6 +116,10 @@ impl Pass for FuseTIR {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
+        // TVM's FuseTIR begins with ExpandTupleArguments, which ends with
+        // CanonicalizeBindings over the whole module (the tuple arguments
+        // themselves are flattened in `fuse_function` here).
+        let module = CanonicalizeBindings.run(module)?;
         let mut fused: HashMap<String, Fused> = HashMap::new();
         for (gv, f) in module.functions() {
             let BaseFunc::Relax(func) = f else { continue };
