@@ -244,6 +244,18 @@ impl Lowerer<'_> {
             );
             return None;
         }
+        if matches!(op, BinOp::Shl | BinOp::Shr) && !l.dtype().is_integer() {
+            self.error(
+                "syntax-error",
+                span,
+                format!(
+                    "expected integer operands of `{}`, found {}",
+                    op.text(),
+                    l.dtype()
+                ),
+            );
+            return None;
+        }
         if !self.same_dtype::<S>(&l, &r, &format!("operands of `{}`", op.text()), span) {
             return None;
         }
@@ -260,6 +272,8 @@ impl Lowerer<'_> {
             BinOp::Ge => l.ge(r),
             BinOp::And => l.and(r),
             BinOp::Or => l.or(r),
+            BinOp::Shl => PrimExpr::call(l.dtype(), "shift_left", vec![l, r]),
+            BinOp::Shr => PrimExpr::call(l.dtype(), "shift_right", vec![l, r]),
             BinOp::Div | BinOp::FloorDiv | BinOp::Pow => {
                 return S::div_or_pow(self, op, l, r, span)
             }

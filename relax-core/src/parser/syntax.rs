@@ -7,7 +7,8 @@
 //!    reported separately and precisely.
 //! 2. Every node carries the byte span of its text.
 //! 3. Expressions follow Python's precedence (`or` < `and` < `not` <
-//!    comparisons < `+ -` < `* / // %` < unary `-` < `**` < postfix).
+//!    comparisons < `<< >>` < `+ -` < `* / // %` < unary `-` < `**` <
+//!    postfix).
 //! 4. Loop-level statements (`for i in range(n):` and item assignment
 //!    `C[i, j] = v`, which only `@T.prim_func` bodies have) are parsed into
 //!    [`StmtKind::Unsupported`], so the Relax lowering reports them as
@@ -66,6 +67,10 @@ pub enum BinOp {
     And,
     /// `or`
     Or,
+    /// `<<`: TIR's `shift_left`, of integers.
+    Shl,
+    /// `>>`: TIR's `shift_right`, of integers.
+    Shr,
 }
 
 impl BinOp {
@@ -87,6 +92,8 @@ impl BinOp {
             BinOp::Ge => ">=",
             BinOp::And => "and",
             BinOp::Or => "or",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
         }
     }
 }
@@ -1044,7 +1051,7 @@ impl<'t> Parser<'t> {
     }
 
     fn comparison(&mut self) -> Result<Expr, Diagnostic> {
-        let first = self.arith()?;
+        let first = self.shift()?;
         let mut result: Option<Expr> = None;
         let mut left = first.clone();
         let mut n = 0;
@@ -1066,7 +1073,7 @@ impl<'t> Parser<'t> {
             self.advance();
             self.enter()?;
             n += 1;
-            let right = self.arith()?;
+            let right = self.shift()?;
             let cmp = self.binary(op, left, right.clone());
             // `a < b < c` means `a < b and b < c`.
             result = Some(match result {
@@ -1077,6 +1084,15 @@ impl<'t> Parser<'t> {
         }
         self.leave_n(n);
         Ok(result.unwrap_or(first))
+    }
+
+    /// `a << b`, `a >> b`: below `+` and above comparisons, as in Python.
+    fn shift(&mut self) -> Result<Expr, Diagnostic> {
+        self.left_assoc(Self::arith, |t| match t {
+            Tok::Punct("<<") => Some(BinOp::Shl),
+            Tok::Punct(">>") => Some(BinOp::Shr),
+            _ => None,
+        })
     }
 
     fn arith(&mut self) -> Result<Expr, Diagnostic> {

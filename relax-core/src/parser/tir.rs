@@ -263,6 +263,20 @@ impl Lowerer<'_> {
         let dtype = args.take("dtype", 0);
         let strides = args.take("strides", usize::MAX);
         let mem_scope = args.take("scope", usize::MAX);
+        // `elem_offset=0` is the default, which TVM's printer sometimes
+        // writes out; any other offset is not supported.
+        if let Some(offset) = args.take("elem_offset", usize::MAX) {
+            if !matches!(offset.kind, SK::Int(0)) {
+                self.error(
+                    "unsupported-syntax",
+                    offset.span,
+                    format!(
+                        "expected `elem_offset=0` (buffers start at their data), found {}",
+                        offset.describe()
+                    ),
+                );
+            }
+        }
         if let Some(extra) = args.positional.first() {
             self.error(
                 "syntax-error",
@@ -278,7 +292,7 @@ impl Lowerer<'_> {
                 "unsupported-syntax",
                 k.span,
                 format!(
-                    "expected `shape`, `dtype`, `strides` or `scope` in `{path}`, found `{}`",
+                    "expected `shape`, `dtype`, `strides`, `scope` or `elem_offset` in `{path}`, found `{}`",
                     k.name
                 ),
             );

@@ -10,7 +10,8 @@
 //!    TVM. `T.float32(1.5)`, `T.int32(3)`, … are typed literals (applied to
 //!    a non-literal of another dtype they are casts).
 //! 3. Operators beyond Relax's: `/` (true division, floats only), `//` on
-//!    floats (`T.floor(a / b)`), `**` (`T.pow`), and `-x` of a float `x`
+//!    floats (`T.floor(a / b)`), `**` (`T.pow`), `<<` and `>>` of integers
+//!    (`T.shift_left`, `T.shift_right`), and `-x` of a float `x`
 //!    (`0.0 - x`).
 //! 4. Calls beyond Relax's: `T.Cast("dtype", x)` (also `T.cast(x, "dtype")`),
 //!    `T.if_then_else`, `T.max_value("dtype")`/`T.min_value("dtype")`

@@ -490,6 +490,34 @@ fn loop_level_scalar_extras() {
         store("A[i] ** T.float32(0.5)"),
         "T.pow(A[i], T.float32(0.5))"
     );
+    // `<<` and `>>` are TIR's shifts, below `+` as in Python.
+    assert_eq!(
+        store("T.Cast(\"float32\", B[i] << B[i] + 1 >> 2)"),
+        "T.Cast(\"float32\", T.shift_right(T.shift_left(B[i], B[i] + T.int32(1)), T.int32(2)))"
+    );
+}
+
+/// `elem_offset=0`, which TVM's printer writes on some buffers, is the
+/// default; another offset is an error, as are shifts of floats.
+#[test]
+fn buffers_take_elem_offset_zero_and_shifts_take_integers() {
+    let text = |buffer: &str| {
+        format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def f(A: {buffer}):\n        for i in range(4):\n            A[i] = T.float32(0.0)\n")
+    };
+    let with = module(&text("T.Buffer((4,), \"float32\", elem_offset=0)"));
+    let without = module(&text("T.Buffer((4,), \"float32\")"));
+    assert!(structural_equal_report(&with, &without).is_ok());
+    let head = "@I.ir_module\nclass Module:\n    @T.prim_func\n    def f(A: T.Buffer((4,), \"float32\", elem_offset=2)):\n        for i in range(4):\n            A[i] = A[i] << A[i]\n";
+    let es = errors(head);
+    assert!(
+        es.iter().any(|e| e.contains("expected `elem_offset=0`")),
+        "{es:?}"
+    );
+    assert!(
+        es.iter()
+            .any(|e| e.contains("expected integer operands of `<<`, found float32")),
+        "{es:?}"
+    );
 }
 
 /// Found by the fuzzer: a slice whose bounds have two dtypes was accepted,
