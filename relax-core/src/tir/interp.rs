@@ -23,7 +23,9 @@
 //!    sqrt rsqrt tanh sigmoid erf pow fabs abs floor ceil round nearbyint
 //!    trunc sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh fmod
 //!    if_then_else isnan isinf`, and on integers (and `bool`s) `bitwise_and
-//!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`, and
+//!    bitwise_or bitwise_xor bitwise_not shift_left shift_right`,
+//!    `truncdiv truncmod` (division rounding toward zero, TVM's `T.Div`;
+//!    a divisor of 0 is an `Err`), and
 //!    `dpbusd(acc, a, b)` on `int32` (x86's `vpdpbusd`, one lane: `acc`
 //!    plus the dot product of `a`'s four bytes, unsigned, with `b`'s,
 //!    signed; [`dpbusd`]), the step of an int8 matrix product;
@@ -104,6 +106,8 @@ pub const INTRINSICS: &[&str] = &[
     "bitwise_not",
     "shift_left",
     "shift_right",
+    "truncdiv",
+    "truncmod",
     "dpbusd",
     "dpbf16ps",
     "reinterpret",
@@ -796,7 +800,8 @@ impl Machine {
         let dt = e.dtype();
         let n = match name {
             "bitwise_not" => 1,
-            "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right" => 2,
+            "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right"
+            | "truncdiv" | "truncmod" => 2,
             _ => return Ok(None),
         };
         if args.len() != n || dt.is_float() {
@@ -819,6 +824,19 @@ impl Machine {
             "bitwise_and" => vals[0] & vals[1],
             "bitwise_or" => vals[0] | vals[1],
             "bitwise_xor" => vals[0] ^ vals[1],
+            "truncdiv" | "truncmod" => {
+                let (x, k) = (vals[0], vals[1]);
+                if k == 0 {
+                    return Err(format!("division by zero in `{e}`"));
+                }
+                let div = name == "truncdiv";
+                match (dt.is_uint(), div) {
+                    (true, true) => ((x as u64) / (k as u64)) as i64,
+                    (true, false) => ((x as u64) % (k as u64)) as i64,
+                    (false, true) => x.wrapping_div(k),
+                    (false, false) => x.wrapping_rem(k),
+                }
+            }
             _ => {
                 let (x, k) = (vals[0], vals[1]);
                 // A uint64 amount of 2^63 or more reads as negative: out of

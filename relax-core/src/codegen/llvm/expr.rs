@@ -147,7 +147,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 if d.is_float() {
                     self.float_div_mod(x, y, want_mod)
                 } else {
-                    self.int_div_mod(x, y, d, want_mod)
+                    self.int_div_mod(x, y, d, want_mod, true)
                 }
             }
             K::Min(a, b) | K::Max(a, b) => {
@@ -318,12 +318,18 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.b.build_binop(Op::FSub, x, p, "fmod").ll()
     }
 
-    fn int_div_mod(
+    /// Integer division or remainder, rounding toward negative infinity
+    /// (`floor`: TIR's `floordiv`/`floormod`) or toward zero (`truncdiv`/
+    /// `truncmod`). A divisor of 0 gives `x` (the remainder 0), and of -1
+    /// gives `-x` (wrapping for the minimum), where LLVM's division would
+    /// trap.
+    pub(super) fn int_div_mod(
         &mut self,
         x: BasicValueEnum<'ctx>,
         y: BasicValueEnum<'ctx>,
         d: DataType,
         want_mod: bool,
+        floor: bool,
     ) -> Result<BasicValueEnum<'ctx>, Error> {
         let zero = self.constant_like(x, 0)?;
         let one = self.constant_like(x, 1)?;
@@ -339,6 +345,13 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let safe = self.select(bad, one, y)?;
         let q = self.b.build_binop(Op::SDiv, x, safe, "q").ll()?;
         let r = self.b.build_binop(Op::SRem, x, safe, "r").ll()?;
+        if !floor {
+            if want_mod {
+                return Ok(r);
+            }
+            let neg = self.b.build_binop(Op::Sub, zero, x, "neg").ll()?;
+            return self.select(y_m1, neg, q);
+        }
         // Truncation rounds toward zero; floor semantics step down by one
         // when the remainder is non-zero and its sign differs from the
         // divisor's.

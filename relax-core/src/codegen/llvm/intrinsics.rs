@@ -82,9 +82,8 @@ fn arity(name: &str) -> Option<usize> {
     }
     match name {
         "rsqrt" | "sigmoid" | "abs" | "isnan" | "isinf" | "bitwise_not" => Some(1),
-        "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right" => {
-            Some(2)
-        }
+        "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right"
+        | "truncdiv" | "truncmod" => Some(2),
         "if_then_else" | "dpbusd" | "dpbf16ps" => Some(3),
         "reinterpret" => Some(1),
         _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
@@ -131,6 +130,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         if name == "reinterpret" {
             return self.reinterpret(args, dtype);
+        }
+        if name == "truncdiv" || name == "truncmod" {
+            return self.trunc_div_mod(name, args, dtype);
         }
         if name.starts_with("bitwise_") || name.starts_with("shift_") {
             return self.bitwise(name, args, dtype);
@@ -301,6 +303,29 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             acc = self.b.build_binop(Op::Add, acc, p, "dp_acc").ll()?;
         }
         Ok(acc)
+    }
+
+    /// `truncdiv`/`truncmod` (TVM's `T.Div`/`T.truncmod`): integer division
+    /// rounding toward zero, on integers of `dtype`, guarded as
+    /// [`FuncGen::int_div_mod`] guards floor division.
+    fn trunc_div_mod(
+        &mut self,
+        name: &str,
+        args: &[PrimExpr],
+        dtype: DataType,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        if !dtype.is_integer() || dtype.is_bool() {
+            return Err(unsupported(format!("`T.{name}` of dtype `{dtype}`")));
+        }
+        let (x, y) = (
+            self.expr_as(&args[0], dtype)?,
+            self.expr_as(&args[1], dtype)?,
+        );
+        let (x, y) = match (lanes_of(x), lanes_of(y)) {
+            (Some(n), _) | (None, Some(n)) => (self.with_lanes(x, n)?, self.with_lanes(y, n)?),
+            (None, None) => (x, y),
+        };
+        self.int_div_mod(x, y, dtype.element_of(), name == "truncmod", false)
     }
 
     /// `bitwise_{and,or,xor,not}` and `shift_{left,right}` on integers (or

@@ -784,8 +784,36 @@ fn casts_between_dtypes() {
     );
 }
 
+/// `Q[i] = A[i] div B[i]`, `R[i] = A[i] mod B[i]` over `n` elements, with
+/// floor division (`//`, `%`) or truncating division (`T.truncdiv`,
+/// `T.truncmod`, which TVM prints as `T.Div` and `T.truncmod`).
+fn div_mod_func(n: i64, dtype: DataType, floor: bool) -> PrimFunc {
+    let (a, b) = (buf("A", &[n], dtype), buf("B", &[n], dtype));
+    let (q, r) = (buf("Q", &[n], dtype), buf("R", &[n], dtype));
+    let i = var("i");
+    let (x, y) = (load(&a, &[&i]), load(&b, &[&i]));
+    let (div, rem) = if floor {
+        (x.clone().floordiv(y.clone()), x.floormod(y))
+    } else {
+        (
+            PrimExpr::call(dtype, "truncdiv", vec![x.clone(), y.clone()]),
+            PrimExpr::call(dtype, "truncmod", vec![x, y]),
+        )
+    };
+    let body = Stmt::Seq(vec![
+        store(&q, vec![i.to_expr()], div),
+        store(&r, vec![i.to_expr()], rem),
+    ]);
+    func(vec![bp(&a), bp(&b), bp(&q), bp(&r)], serial(&i, n, body))
+}
+
+/// Floor and truncating division of signed integers, on LLVM against the
+/// documented results (a divisor of 0 gives `x` and remainder 0, of -1
+/// gives `-x`, where LLVM's division would trap), and on the loop
+/// interpreter, which agrees for every other divisor and reports a
+/// division by zero.
 #[test]
-fn floor_div_and_mod_with_negatives() {
+fn floor_and_trunc_div_and_mod_with_negatives() {
     let pairs: Vec<(i64, i64)> = vec![
         (7, 2),
         (-7, 2),
@@ -799,57 +827,66 @@ fn floor_div_and_mod_with_negatives() {
         (5, 0),
     ];
     let n = pairs.len() as i64;
-    for dtype in [DataType::i64(), DataType::i32()] {
-        let (a, b) = (buf("A", &[n], dtype), buf("B", &[n], dtype));
-        let (q, r) = (buf("Q", &[n], dtype), buf("R", &[n], dtype));
-        let i = var("i");
-        let (x, y) = (load(&a, &[&i]), load(&b, &[&i]));
-        let body = Stmt::Seq(vec![
-            store(&q, vec![i.to_expr()], x.clone().floordiv(y.clone())),
-            store(&r, vec![i.to_expr()], x.floormod(y)),
-        ]);
-        let f = func(vec![bp(&a), bp(&b), bp(&q), bp(&r)], serial(&i, n, body));
-        let (xs, ys): (Vec<i64>, Vec<i64>) = pairs
-            .iter()
-            .map(|&(x, y)| {
+    for floor in [true, false] {
+        for dtype in [DataType::i64(), DataType::i32()] {
+            let narrow = |v: i64| {
                 if dtype == DataType::i32() {
-                    (x as i32 as i64, y)
+                    v as i32 as i64
                 } else {
-                    (x, y)
+                    v
                 }
-            })
-            .unzip();
-        let tensor = |v: &[i64]| {
-            if dtype == DataType::i32() {
-                Tensor::from_vec(&[n], v.iter().map(|&x| x as i32).collect()).unwrap()
-            } else {
-                Tensor::from_vec(&[n], v.to_vec()).unwrap()
+            };
+            let xs: Vec<i64> = pairs.iter().map(|&(x, _)| narrow(x)).collect();
+            let ys: Vec<i64> = pairs.iter().map(|&(_, y)| y).collect();
+            let tensor = |v: &[i64]| {
+                if dtype == DataType::i32() {
+                    Tensor::from_vec(&[v.len() as i64], v.iter().map(|&x| x as i32).collect())
+                        .unwrap()
+                } else {
+                    Tensor::from_vec(&[v.len() as i64], v.to_vec()).unwrap()
+                }
+            };
+            let out = run(
+                div_mod_func(n, dtype, floor),
+                &[tensor(&xs), tensor(&ys)],
+                &[(dtype, vec![n]), (dtype, vec![n])],
+                &[],
+            );
+            let (got_q, got_r) = (out[0].to_f64_vec(), out[1].to_f64_vec());
+            let (mut want_q, mut want_r) = (Vec::new(), Vec::new());
+            for (k, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
+                let (wq, wr) = match (floor_div(x, y), floor_mod(x, y)) {
+                    _ if y == 0 => (x, 0),
+                    _ if y == -1 => (x.wrapping_neg(), 0),
+                    _ if !floor => (x / y, x % y),
+                    (Some(q), Some(r)) => (q, r),
+                    _ => unreachable!(),
+                };
+                let (wq, wr) = (narrow(wq) as f64, narrow(wr) as f64);
+                assert_eq!(got_q[k], wq, "{x} / {y} ({dtype}, floor {floor})");
+                assert_eq!(got_r[k], wr, "{x} % {y} ({dtype}, floor {floor})");
+                want_q.push(wq);
+                want_r.push(wr);
             }
-        };
-        let out = run(
-            f,
-            &[tensor(&xs), tensor(&ys)],
-            &[(dtype, vec![n]), (dtype, vec![n])],
-            &[],
-        );
-        let (got_q, got_r) = (out[0].to_f64_vec(), out[1].to_f64_vec());
-        for (k, (&x, &y)) in xs.iter().zip(&ys).enumerate() {
-            // The documented results where floor division is undefined.
-            let (wq, wr) = match (floor_div(x, y), floor_mod(x, y)) {
-                _ if y == 0 => (x, 0),
-                _ if y == -1 => (x.wrapping_neg(), 0),
-                (Some(q), Some(r)) => (q, r),
-                _ => unreachable!(),
-            };
-            let wrap = |v: i64| {
-                if dtype == DataType::i32() {
-                    v as i32 as f64
-                } else {
-                    v as f64
-                }
-            };
-            assert_eq!(got_q[k], wrap(wq), "{x} // {y} ({dtype})");
-            assert_eq!(got_r[k], wrap(wr), "{x} % {y} ({dtype})");
+            // The interpreter, without the last pair (a divisor of 0).
+            let m = (n - 1) as usize;
+            let mut outs = vec![
+                Tensor::zeros(dtype, &[m as i64]).unwrap(),
+                Tensor::zeros(dtype, &[m as i64]).unwrap(),
+            ];
+            let f = div_mod_func(m as i64, dtype, floor);
+            crate::tir::interp::run(&f, &[&tensor(&xs[..m]), &tensor(&ys[..m])], &mut outs, &[])
+                .unwrap();
+            assert_eq!(outs[0].to_f64_vec(), want_q[..m], "floor {floor} ({dtype})");
+            assert_eq!(outs[1].to_f64_vec(), want_r[..m], "floor {floor} ({dtype})");
+            let mut outs = vec![
+                Tensor::zeros(dtype, &[n]).unwrap(),
+                Tensor::zeros(dtype, &[n]).unwrap(),
+            ];
+            let f = div_mod_func(n, dtype, floor);
+            let e = crate::tir::interp::run(&f, &[&tensor(&xs), &tensor(&ys)], &mut outs, &[])
+                .unwrap_err();
+            assert!(e.contains("division by zero"), "{e}");
         }
     }
 }

@@ -14,6 +14,8 @@
 //!    (`T.shift_left`, `T.shift_right`), and `-x` of a float `x`
 //!    (`0.0 - x`).
 //! 4. Calls beyond Relax's: `T.Cast("dtype", x)` (also `T.cast(x, "dtype")`),
+//!    `T.Div(a, b)` (TVM's printing of `tir.Div`: `T.truncdiv` of integers,
+//!    true division of floats),
 //!    `T.if_then_else`, `T.max_value("dtype")`/`T.min_value("dtype")`
 //!    (literals) and the intrinsics the interpreter knows ([`INTRINSICS`]),
 //!    whose result has the first argument's dtype (`bool` for
@@ -73,6 +75,7 @@ impl ScalarSyntax for TirScope {
             "Cast" | "cast" => lw.tir_cast(self, c, name),
             "max_value" | "min_value" => lw.tir_limit(c, name),
             "Select" | "if_then_else" => lw.tir_select(self, c, name),
+            "Div" => lw.tir_div(self, c),
             _ if INTRINSICS.contains(&name) => lw.tir_intrinsic(self, c, name),
             _ => return None,
         })
@@ -331,6 +334,23 @@ impl Lowerer<'_> {
         })
     }
 
+    /// `T.Div(a, b)`, TVM's printing of `tir.Div`: true division of
+    /// floats, `T.truncdiv` (toward zero) of integers.
+    fn tir_div(&mut self, sc: &mut TirScope, c: &ScalarCall<'_>) -> Lowered<PrimExpr> {
+        if !c.arity(self, 2) {
+            return None;
+        }
+        let a = self.tir_expr(sc, &c.args[0]);
+        let b = self.tir_expr(sc, &c.args[1]);
+        let (a, b) = unify::<TirScope>(a?, b?);
+        let b = self.expect_dtype(b, a.dtype(), c.args[1].span)?;
+        Some(if a.dtype().is_float() {
+            a.floordiv(b)
+        } else {
+            PrimExpr::call(a.dtype(), "truncdiv", vec![a, b])
+        })
+    }
+
     /// `T.exp(x)`, `T.pow(x, y)`, … (see [`INTRINSICS`]).
     fn tir_intrinsic(
         &mut self,
@@ -340,7 +360,7 @@ impl Lowerer<'_> {
     ) -> Lowered<PrimExpr> {
         let n = match name {
             "pow" | "atan2" | "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor"
-            | "shift_left" | "shift_right" => 2,
+            | "shift_left" | "shift_right" | "truncdiv" | "truncmod" => 2,
             // The dot-product steps: `T.dpbusd(acc, a, b)` (int32 words),
             // `T.dpbf16ps(acc, a, b)` (a float32 accumulator); the result
             // has the accumulator's dtype.

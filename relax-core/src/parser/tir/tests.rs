@@ -490,6 +490,13 @@ fn loop_level_scalar_extras() {
         store("A[i] ** T.float32(0.5)"),
         "T.pow(A[i], T.float32(0.5))"
     );
+    // TVM prints `tir.Div` as `T.Div`: truncation of integers, true
+    // division of floats.
+    assert_eq!(
+        store("T.Cast(\"float32\", T.Div(B[i], 2) + T.truncmod(B[i], 3))"),
+        "T.Cast(\"float32\", T.truncdiv(B[i], T.int32(2)) + T.truncmod(B[i], T.int32(3)))"
+    );
+    assert_eq!(store("T.Div(A[i], A[i])"), "A[i] // A[i]");
     // `<<` and `>>` are TIR's shifts, below `+` as in Python.
     assert_eq!(
         store("T.Cast(\"float32\", B[i] << B[i] + 1 >> 2)"),
