@@ -477,8 +477,13 @@ impl Lowerer<'_> {
         ok.then(|| seq(out))
     }
 
-    /// `x: T.int32` in a let: the dtype.
+    /// `x: T.int32` in a let: the dtype. TVM's printer writes a let's
+    /// type as `T.let[T.int32]`, which means the same.
     fn tir_dtype_annotation(&mut self, a: &syntax::Expr) -> Option<DataType> {
+        let a = match &a.kind {
+            SK::Subscript(base, index) if base.dotted().as_deref() == Some("T.let") => index,
+            _ => a,
+        };
         match scalar_annotation(a) {
             Some(Ok(dt)) => Some(dt),
             _ => {

@@ -504,6 +504,22 @@ fn loop_level_scalar_extras() {
     );
 }
 
+/// A let's type is written `x: T.float32` or, as TVM's printer writes it,
+/// `x: T.let[T.float32]`: the same `LetStmt`.
+#[test]
+fn a_let_is_typed_either_way() {
+    let text = |ty: &str| {
+        format!("@I.ir_module\nclass Module:\n    @T.prim_func\n    def f(A: T.Buffer((4,), \"float32\")):\n        for i in range(4):\n            v: {ty} = A[i] + T.float32(1.0)\n            A[i] = v * v\n")
+    };
+    let plain = module(&text("T.float32"));
+    let tvm = module(&text("T.let[T.float32]"));
+    assert!(structural_equal_report(&plain, &tvm).is_ok());
+    let Stmt::For { body, .. } = &func(&tvm, "f").body else {
+        panic!("expected a loop");
+    };
+    assert!(matches!(body.as_ref(), Stmt::LetStmt { .. }), "{body:?}");
+}
+
 /// `elem_offset=0`, which TVM's printer writes on some buffers, is the
 /// default; another offset is an error, as are shifts of floats.
 #[test]
