@@ -18,6 +18,10 @@
 //!      `"BottomRight"` keys `j ≤ i + |seq_len_kv − seq_len|` (a decode
 //!      step's queries see the whole cache before them); a masked key has
 //!      probability 0;
+//!    - a query whose every visible key has the logit `-inf` (a bias of
+//!      `-inf` for each, as a boolean mask's "no" becomes) gets zeros, not
+//!      `0/0`: the reference kernel, the legalization and FlashAttention's
+//!      kernel agree on it, as ONNX's `Attention` asks;
 //!    - `window_size` (sliding-window attention) is accepted, as TVM's
 //!      inference does, but no kernel implements it: legalization and the
 //!      reference kernel report it.

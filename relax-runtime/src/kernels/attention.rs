@@ -16,7 +16,10 @@
 //!    `|S − Skv|` for `"BottomRight"` (TVM's `tril(k=offset)`). A masked key
 //!    has probability exactly 0: the softmax runs over the visible keys
 //!    only, their maximum subtracted first. A query with no key (`Skv = 0`)
-//!    gets 0.
+//!    gets 0, and so does a query whose every visible key has the logit
+//!    `-inf` (a bias of `-inf`, a boolean mask's "no", for each of them):
+//!    a fully masked row is zeros, not `0/0`, as FlashAttention's kernel
+//!    and the legalization give (and ONNX's `Attention` asks).
 //! 4. The output is `Σ_j p[b, h, i, j] · v[b, j, h / G, e]`. Everything is
 //!    computed in `f64` and rounded once to the dtype.
 //! 5. `window_size` (sliding-window attention) is not supported: a call
@@ -229,7 +232,10 @@ fn compute<T: Float>(c: &Call) -> Result<Value, String> {
                     p.push(x);
                 }
                 // The softmax over the visible keys; no division when there
-                // is none.
+                // is none, or when the bias masks every one of them.
+                if p.iter().all(|&x| x == f64::NEG_INFINITY) {
+                    p.clear();
+                }
                 let m = p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let mut sum = 0.0;
                 for x in p.iter_mut() {
@@ -407,6 +413,37 @@ mod tests {
         let out = run("relax.nn.attention_bias", &args, &attrs(Some(1.0), None)).unwrap();
         let (b0, b1) = (row(0, [5.0, -15.0 + 20.0]), row(1, [10.0, 35.0 + 20.0]));
         assert_close_f32(&out, &[2, 2, 2, 1], &[b0, b0, b0, b0, b1, b1, b1, b1]);
+    }
+
+    #[test]
+    fn a_row_the_bias_masks_everywhere_is_zeros() {
+        // B = 1, S = 3, N = 2 (Nkv = 1), H = 1, Skv = 2, Hv = 1, scale 1.
+        // Head 0's row 1 has -inf for both keys; head 1's row 0 for key 0,
+        // which is all that row sees under TopLeft.
+        let q = f32s(&[1, 3, 2, 1], &[1.0, 2.0, 0.5, -1.0, 3.0, 1.0]);
+        let k = f32s(&[1, 2, 1, 1], &[1.0, -2.0]);
+        let v = f32s(&[1, 2, 1, 1], &[10.0, 20.0]);
+        let ninf = f64::NEG_INFINITY;
+        #[rustfmt::skip]
+        let bias = f32s(&[1, 2, 3, 2], &[
+            0.0, 0.0,    ninf, ninf,  0.0, 1.0,
+            ninf, 0.0,   0.0, 0.0,    0.0, 0.0,
+        ]);
+        let args = [q, k, v, bias];
+        let go = |mask| {
+            let out = run("relax.nn.attention_bias", &args, &attrs(Some(1.0), mask)).unwrap();
+            let out = out.as_tensor().unwrap().to_f64_vec();
+            assert!(out.iter().all(|x| x.is_finite()), "{out:?}");
+            out
+        };
+        // Output order (i, h): head 0's row 1 is 0; head 1's row 0 is key
+        // 1's value alone.
+        let out = go(None);
+        assert_eq!((out[1], out[2]), (20.0, 0.0), "{out:?}");
+        // TopLeft: row 0 sees key 0 only, which head 1's bias masks.
+        let out = go(Some("TopLeft"));
+        assert_eq!((out[0], out[1], out[2]), (10.0, 0.0, 0.0), "{out:?}");
+        assert!(out[3] > 10.0 && out[3] < 20.0, "{out:?}");
     }
 
     #[test]

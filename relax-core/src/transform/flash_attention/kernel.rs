@@ -28,6 +28,11 @@
 //! out[b, s(r), h(r), e] = Ot[e, r] / l[r]                 0 when l is 0 (no keys)
 //! ```
 //!
+//! `mx` starts at the lowest finite `float32`, not `-inf`, so a row whose
+//! every logit is `-inf` (a bias that masks each key it sees) keeps it,
+//! its exponentials `exp(-inf − mx)` are 0 and so is `l`: the row is
+//! zeros, as the reference kernel and the legalization give.
+//!
 //! Nothing of size `seq_len × seq_len_kv` exists: a block holds its
 //! queries, its output and one tile of probabilities. With a causal mask
 //! the tiles stop at the block's last visible key, so a prefill computes

@@ -329,3 +329,87 @@ fn decode_steps_one_row_at_a_time() {
         ]],
     });
 }
+
+/// A row whose every visible key has a bias of `-inf` (ONNX's boolean
+/// mask that allows none of them) is zeros on every path: the reference
+/// kernel, FlashAttention's kernel on the loop-level interpreter and
+/// through LLVM (its block path, a short block and a decode step), and the
+/// legalization on both. Some rows are fully masked by the bias alone,
+/// some only once the causal mask hides the keys the bias allows.
+#[test]
+fn fully_masked_rows_are_zeros_on_every_path() {
+    use crate::transform::LegalizeOps;
+    // (q, k, v, bias) dims: 18 rows in blocks of 16; a decode step with
+    // head dims of whole vectors; three rows in a short block.
+    let shapes: [[[i64; 4]; 4]; 3] = [
+        [[1, 9, 2, 8], [1, 13, 1, 8], [1, 13, 1, 8], [1, 2, 9, 13]],
+        [[1, 1, 2, 16], [1, 20, 1, 16], [1, 20, 1, 16], [1, 2, 1, 20]],
+        [[1, 1, 3, 8], [1, 11, 1, 8], [1, 11, 1, 8], [1, 3, 1, 11]],
+    ];
+    for (n, [q, k, v, b]) in shapes.into_iter().enumerate() {
+        for causal in [
+            "",
+            ", causal_mask=\"TopLeft\"",
+            ", causal_mask=\"BottomRight\"",
+        ] {
+            let dims = |d: [i64; 4]| d.map(|x| x.to_string()).join(", ");
+            let text = format!(
+                "@I.ir_module\nclass Module:\n    @R.function\n    def main(q: R.Tensor(({}), dtype=\"float32\"), k: R.Tensor(({}), dtype=\"float32\"), v: R.Tensor(({}), dtype=\"float32\"), bias: R.Tensor(({}), dtype=\"float32\")):\n        with R.dataflow():\n            o = R.nn.attention_bias(q, k, v, bias{causal})\n            R.output(o)\n        return o\n",
+                dims(q), dims(k), dims(v), dims(b)
+            );
+            let module = parse(&text);
+            // Row (h, i) of the bias: all -inf for head 0's last query;
+            // -inf up to the query's last visible key under either mask
+            // (j <= i, or j <= i + skv - s), 0 after, for head 1's first.
+            let (heads, s, skv) = (b[1], b[2], b[3]);
+            let mut bias = values((heads * s * skv) as usize, 99 + n as u64);
+            let last = (s - 1) as usize;
+            for j in 0..skv as usize {
+                bias[last * skv as usize + j] = f32::NEG_INFINITY;
+                if j <= (skv - s) as usize {
+                    bias[(s * skv) as usize + j] = f32::NEG_INFINITY;
+                }
+            }
+            let args: Vec<Value> = [q, k, v]
+                .iter()
+                .enumerate()
+                .map(|(a, d)| tensor(d, (n * 7 + a) as u64, "float32"))
+                .chain([Value::Tensor(Tensor::from_vec(&b, bias).unwrap())])
+                .collect();
+            let flash = FlashAttention.run(module.clone()).unwrap();
+            assert!(flash.to_string().contains("flash_attention"), "{flash}");
+            let legal = LegalizeOps::default().run(module.clone()).unwrap();
+            let want = run(&build(&module, &Target::interpreter()).unwrap(), &args);
+            // Output (i, h, e): head 0's last query, and head 1's first
+            // when a causal mask hides its keys past skv - s.
+            let hv = v[3] as usize;
+            let row = |i: usize, h: usize| &want[(i * heads as usize + h) * hv..][..hv];
+            assert!(row(last, 0).iter().all(|&x| x == 0.0), "{want:?}");
+            if !causal.is_empty() {
+                assert!(row(0, 1).iter().all(|&x| x == 0.0), "{causal}: {want:?}");
+            }
+            for (path, m, target) in [
+                (
+                    "FlashAttention, loop interpreter",
+                    &flash,
+                    Target::tir_interpreter(),
+                ),
+                ("FlashAttention, LLVM", &module, Target::host()),
+                (
+                    "legalized, loop interpreter",
+                    &legal,
+                    Target::tir_interpreter(),
+                ),
+                ("legalized, LLVM", &legal, Target::host()),
+            ] {
+                let got = run(&build(m, &target).unwrap(), &args);
+                for (x, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 2e-5 * (1.0 + w.abs()),
+                        "{path}, {q:?}{causal}, element {x}: {g} against {w}"
+                    );
+                }
+            }
+        }
+    }
+}

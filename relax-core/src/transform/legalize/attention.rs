@@ -15,7 +15,13 @@
 //! 3. `T_attention_expsum[b, h, i]`: `Σ_j exp(logit − max)`;
 //! 4. `T_attention_prob[b, h, i, j]`: `exp(logit − max) / expsum`, which
 //!    underflows to 0 for a masked key (query `i` always sees key 0, so
-//!    `max` is a visible logit);
+//!    `max` is a visible logit). A row whose every logit is `-inf` (a bias
+//!    that masks every key the row sees) is zeros, as in the reference
+//!    kernel and FlashAttention: stages 3 and 4 read the maximum as at
+//!    least the lowest finite value, so each exponential is 0, and divide
+//!    by the sum as at least the smallest normal value, so `0 / 0` does
+//!    not arise. Elsewhere neither bound changes a value: the maximum is a
+//!    finite logit and the sum at least 1 (its largest term is `exp(0)`);
 //! 5. `T_attention_bhsd[b, h, i, e]`: `Σ_j prob · v[b, j, h/G, e]`;
 //! 6. `T_attention[b, i, h, e]`: the same, back in BSNH.
 //!
@@ -125,17 +131,25 @@ fn build(
         let j = reduce_axis(seq_kv.clone(), "j");
         te::max(logit(&with_j(r, j.to_expr())), &[j])
     });
+    // The bounds of a fully masked row (module docs), in the accumulator's
+    // dtype.
+    let (finite_min, normal_min) = if acc.bits() == 64 {
+        (f64::MIN, f64::MIN_POSITIVE)
+    } else {
+        (f64::from(f32::MIN), f64::from(f32::MIN_POSITIVE))
+    };
+    let row_max = |r: &[PrimExpr]| max.at(r).max(te::constant(acc, finite_min));
     let expsum = compute("T_attention_expsum", rows, |r| {
         let j = reduce_axis(seq_kv.clone(), "j");
-        let e = te::unary("exp", logit(&with_j(r, j.to_expr())) - max.at(r));
+        let e = te::unary("exp", logit(&with_j(r, j.to_expr())) - row_max(r));
         te::sum(e, &[j])
     });
     // A masked key's logit is the lowest value (or -inf) below a visible
     // one, so its exponential is 0.
     let prob = compute("T_attention_prob", scores.to_vec(), |i| {
         te::div(
-            te::unary("exp", logit(i) - max.at(&i[..3])),
-            expsum.at(&i[..3]),
+            te::unary("exp", logit(i) - row_max(&i[..3])),
+            expsum.at(&i[..3]).max(te::constant(acc, normal_min)),
         )
     });
     // A batched matrix product per (batch, head), then the heads moved
