@@ -19,6 +19,9 @@ use relax_onnx::{from_onnx, from_onnx_file, ImportOptions};
 use relax_runtime::{Tensor, Value, VirtualMachine};
 use std::path::Path;
 
+#[path = "onnx/attention.rs"]
+mod attention;
+
 fn data_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }

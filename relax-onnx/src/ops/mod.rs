@@ -21,7 +21,7 @@
 //! | `resize.rs` | `Resize`, `Upsample` |
 //! | `shape.rs` | `Reshape`, `Flatten`, `Transpose`, `Concat`, `Split`, `Squeeze`, `Unsqueeze`, `Slice`, `Pad`, `Gather`, `Tile`, `Expand`, `Constant`, `ConstantOfShape`, `EyeLike`, `Shape`, `Size`, `Identity` |
 //! | `volume.rs` | 3-d `Conv`, `ConvTranspose`, `MaxPool` and `AveragePool` as 2-d ops over the depth taps |
-//! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap |
+//! | `attention.rs` | `Attention` (opset 23): heads, past keys and values, masks, causal and sliding windows, grouped-query heads, softcap; `relax.nn.attention` where the node is exactly that op, else the composite |
 //! | `llm.rs` | `RotaryEmbedding`, `CausalConvWithState`, `LinearAttention` (unrolled over a known sequence length) |
 //! | `grid.rs` | `GridSample`, `AffineGrid` |
 //! | `index.rs` | `GatherElements`, `GatherND`, `ScatterElements`, `Scatter`, `ScatterND`, `CumSum`, `CumProd`, `Trilu`, `OneHot` |

@@ -7,15 +7,11 @@
 //! the models built here add symbolic lengths and a past cache checked
 //! against attention computed by hand.
 
-use prost::Message;
+use super::{f32_info, int_attr, model, Dim};
 use relax_core::backend::{build, Target};
 use relax_core::ir::IRModule;
 use relax_onnx::backend_test::BackendCase;
-use relax_onnx::proto::{
-    attribute_proto::AttributeType, tensor_proto, tensor_shape_proto, type_proto, AttributeProto,
-    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
-    ValueInfoProto,
-};
+use relax_onnx::proto::{AttributeProto, GraphProto, NodeProto, ValueInfoProto};
 use relax_onnx::{from_onnx, ImportOptions};
 use relax_runtime::{Tensor, Value, VirtualMachine};
 use std::path::Path;
@@ -171,44 +167,6 @@ fn other_forms_keep_the_composite_and_give_onnxs_numbers() {
 
 // ----- models built here ------------------------------------------------
 
-enum Dim {
-    Value(i64),
-    Param(&'static str),
-}
-
-fn f32_info(name: &str, dims: &[Dim]) -> ValueInfoProto {
-    let dim = dims
-        .iter()
-        .map(|d| tensor_shape_proto::Dimension {
-            value: Some(match d {
-                Dim::Value(v) => tensor_shape_proto::dimension::Value::DimValue(*v),
-                Dim::Param(p) => tensor_shape_proto::dimension::Value::DimParam(p.to_string()),
-            }),
-            ..Default::default()
-        })
-        .collect();
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(tensor_proto::DataType::Float as i32),
-                shape: Some(TensorShapeProto { dim }),
-            })),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn int_attr(name: &str, v: i64) -> AttributeProto {
-    AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(AttributeType::Int as i32),
-        i: Some(v),
-        ..Default::default()
-    }
-}
-
 /// One `Attention` node (opset 23) on the node inputs `names` (an empty
 /// name an omitted one), the graph's `inputs`, output `y`.
 fn attention_model(
@@ -231,16 +189,7 @@ fn attention_model(
         output: vec![y],
         ..Default::default()
     };
-    ModelProto {
-        ir_version: Some(9),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(23),
-        }],
-        graph: Some(graph),
-        ..Default::default()
-    }
-    .encode_to_vec()
+    model(23, graph)
 }
 
 /// Deterministic values in [-2, 2).
