@@ -115,7 +115,11 @@ impl Llama {
         let weights = Weights::load(&dir.join("model.safetensors"), &config)?;
         let quantized = match quant {
             Quant::F32 => None,
-            q => Some(weights.quantize(q)?),
+            q => {
+                let quantized = weights.quantize(q)?;
+                weights.release_pages();
+                Some(quantized)
+            }
         };
         let tokenizer = Tokenizer::load(dir)?;
         let d = config.head_dim;

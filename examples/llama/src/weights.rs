@@ -41,6 +41,8 @@ pub struct Weights {
     /// Of those, the bytes copied out of the map at load (tensors stored at
     /// an address that is not a multiple of 4); the rest are read in place.
     pub copied_bytes: usize,
+    /// The checkpoint's map, which the tensors read in place share.
+    map: std::sync::Arc<memmap2::Mmap>,
 }
 
 impl Weights {
@@ -124,7 +126,24 @@ impl Weights {
             lm_head,
             bytes,
             copied_bytes,
+            map,
         })
+    }
+
+    /// Tells the kernel the checkpoint's pages are not needed now, after
+    /// the matrices were quantized into copies: the float32 matrices are
+    /// never read again, so their pages leave the resident set (the few
+    /// read later, the embedding rows of the tokens and the norms, come
+    /// back from the file on their first read). A hint: an error is
+    /// ignored, as the pages would only stay resident.
+    pub fn release_pages(&self) {
+        // SAFETY: the map is a read-only mapping of a file, so dropping
+        // its pages loses nothing: a later read faults them in again from
+        // the file, with the same contents.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
     }
 }
 
@@ -183,6 +202,7 @@ impl Weights {
             lm_head: Some(rt(self.lm_head(), "lm_head".into())?),
             bytes: self.bytes,
             copied_bytes: self.copied_bytes,
+            map: self.map.clone(),
         })
     }
 
