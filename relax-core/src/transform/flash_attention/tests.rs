@@ -44,26 +44,45 @@ struct Case {
 
 impl Case {
     fn text(&self) -> String {
-        let t = |s: &str| format!("R.Tensor(({s}), dtype=\"{}\")", self.dtype);
-        let mut params = format!("q: {}, k: {}, v: {}", t(self.q), t(self.k), t(self.v));
-        let mut args = "q, k, v".to_string();
-        let op = match self.bias {
-            Some(b) => {
-                params += &format!(", bias: {}", t(b));
-                args += ", bias";
-                "attention_bias"
-            }
-            None => "attention",
-        };
-        let vars: String = ["n", "m"]
-            .iter()
-            .filter(|v| format!("{}{}", self.q, self.k).contains(&format!("\"{v}\"")))
-            .map(|v| format!("        {v} = T.int64()\n"))
-            .collect();
-        format!(
-            "@I.ir_module\nclass Module:\n    @R.function\n    def main({params}):\n{vars}        with R.dataflow():\n            o = R.nn.{op}({args}{attrs})\n            R.output(o)\n        return o\n",
-            attrs = self.attrs
-        )
+        attention_text([self.q, self.k, self.v], self.bias, self.attrs, self.dtype)
+    }
+}
+
+/// A module whose `main` is one `nn.attention` (or `nn.attention_bias`
+/// with a `bias` shape) of `q, k, v` of the given TVMScript dims (`"n"`
+/// and `"m"` declared as symbolic variables when used) and attributes.
+fn attention_text(qkv: [&str; 3], bias: Option<&str>, attrs: &str, dtype: &str) -> String {
+    let [q, k, v] = qkv;
+    let t = |s: &str| format!("R.Tensor(({s}), dtype=\"{dtype}\")");
+    let mut params = format!("q: {}, k: {}, v: {}", t(q), t(k), t(v));
+    let mut args = "q, k, v".to_string();
+    let op = match bias {
+        Some(b) => {
+            params += &format!(", bias: {}", t(b));
+            args += ", bias";
+            "attention_bias"
+        }
+        None => "attention",
+    };
+    let vars: String = ["n", "m"]
+        .iter()
+        .filter(|v| format!("{q}{k}").contains(&format!("\"{v}\"")))
+        .map(|v| format!("        {v} = T.int64()\n"))
+        .collect();
+    format!(
+        "@I.ir_module\nclass Module:\n    @R.function\n    def main({params}):\n{vars}        with R.dataflow():\n            o = R.nn.{op}({args}{attrs})\n            R.output(o)\n        return o\n"
+    )
+}
+
+/// Each element of `got` within `tol` (relative, plus `tol` absolute) of
+/// `want`'s; `what` names the comparison in a failure.
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (x, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}, element {x}: {g} against {w}"
+        );
     }
 }
 
@@ -91,15 +110,8 @@ fn check(case: &Case) {
             .collect();
         let want = run(&reference, &args);
         for (target, exec) in [("loop interpreter", &loops), ("LLVM", &native)] {
-            let got = run(exec, &args);
-            assert_eq!(got.len(), want.len());
-            for (x, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    (g - w).abs() <= tol * (1.0 + w.abs()),
-                    "{target}, run {i} {shapes:?}, element {x}: {g} against {w}\n{}",
-                    case.text()
-                );
-            }
+            let what = format!("{target}, run {i} {shapes:?}\n{}", case.text());
+            assert_close(&run(exec, &args), &want, tol, &what);
         }
     }
 }
@@ -353,9 +365,11 @@ fn fully_masked_rows_are_zeros_on_every_path() {
             ", causal_mask=\"BottomRight\"",
         ] {
             let dims = |d: [i64; 4]| d.map(|x| x.to_string()).join(", ");
-            let text = format!(
-                "@I.ir_module\nclass Module:\n    @R.function\n    def main(q: R.Tensor(({}), dtype=\"float32\"), k: R.Tensor(({}), dtype=\"float32\"), v: R.Tensor(({}), dtype=\"float32\"), bias: R.Tensor(({}), dtype=\"float32\")):\n        with R.dataflow():\n            o = R.nn.attention_bias(q, k, v, bias{causal})\n            R.output(o)\n        return o\n",
-                dims(q), dims(k), dims(v), dims(b)
+            let text = attention_text(
+                [&dims(q), &dims(k), &dims(v)],
+                Some(&dims(b)),
+                causal,
+                "float32",
             );
             let module = parse(&text);
             // Row (h, i) of the bias: all -inf for head 0's last query;
@@ -403,12 +417,7 @@ fn fully_masked_rows_are_zeros_on_every_path() {
                 ("legalized, LLVM", &legal, Target::host()),
             ] {
                 let got = run(&build(m, &target).unwrap(), &args);
-                for (x, (g, w)) in got.iter().zip(&want).enumerate() {
-                    assert!(
-                        (g - w).abs() <= 2e-5 * (1.0 + w.abs()),
-                        "{path}, {q:?}{causal}, element {x}: {g} against {w}"
-                    );
-                }
+                assert_close(&got, &want, 2e-5, &format!("{path}, {q:?}{causal}"));
             }
         }
     }
