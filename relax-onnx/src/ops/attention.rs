@@ -81,6 +81,12 @@ fn transpose(cx: &mut Ctx, x: Expr, perm: &[i64]) -> Result<Expr, Error> {
 
 /// `(b, s, h·d)` to `(b, h, s, d)`.
 pub(super) fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
+    let x = heads_last(cx, x, heads)?;
+    transpose(cx, x, &[0, 2, 1, 3])
+}
+
+/// `(b, s, h·d)` to `(b, s, h, d)`: BSNH, the layout of `nn.attention`.
+fn heads_last(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Error> {
     let (dims, _) = cx.tensor(&x)?;
     if dims.len() != 3 {
         return Err(cx.error("a 3-d input must be (batch, sequence, hidden)"));
@@ -94,12 +100,11 @@ pub(super) fn split_heads(cx: &mut Ctx, x: Expr, heads: i64) -> Result<Expr, Err
         )));
     }
     let d = PrimExpr::int(hidden / heads);
-    let x = reshape(
+    reshape(
         cx,
         x,
         vec![dims[0].clone(), dims[1].clone(), PrimExpr::int(heads), d],
-    )?;
-    transpose(cx, x, &[0, 2, 1, 3])
+    )
 }
 
 /// `(b, heads, s, d)` to `(b, heads · reps, s, d)`, each head repeated
@@ -187,7 +192,6 @@ struct Plan {
     three_d: bool,
     q_heads: i64,
     kv_heads: i64,
-    head_size: i64,
     v_head_size: i64,
     /// `causal_mask`, when `is_causal` is set.
     causal: Option<&'static str>,
@@ -302,7 +306,6 @@ fn plan(cx: &Ctx, x: &Inputs) -> Result<Option<Plan>, Error> {
         three_d,
         q_heads: qh,
         kv_heads: kvh,
-        head_size: d,
         v_head_size: dv,
         causal,
     }))
@@ -312,19 +315,9 @@ fn plan(cx: &Ctx, x: &Inputs) -> Result<Option<Plan>, Error> {
 /// docs).
 fn fused(cx: &mut Ctx, x: Inputs, plan: Plan) -> Result<Vec<Expr>, Error> {
     let (qd, dtype) = cx.tensor(&x.q)?;
-    let bshd = |cx: &mut Ctx, e: Expr, heads: i64, size: i64| -> Result<Expr, Error> {
-        let (d, _) = cx.tensor(&e)?;
-        let dims = vec![
-            d[0].clone(),
-            d[1].clone(),
-            PrimExpr::int(heads),
-            PrimExpr::int(size),
-        ];
-        reshape(cx, e, dims)
-    };
     let (kvh, dv) = (plan.kv_heads, plan.v_head_size);
     let q = if plan.three_d {
-        bshd(cx, x.q, plan.q_heads, plan.head_size)?
+        heads_last(cx, x.q, plan.q_heads)?
     } else {
         transpose(cx, x.q, &[0, 2, 1, 3])?
     };
@@ -344,8 +337,8 @@ fn fused(cx: &mut Ctx, x: Inputs, plan: Plan) -> Result<Vec<Expr>, Error> {
             (k, v, Some(pk), Some(pv))
         }
         _ if plan.three_d => {
-            let k = bshd(cx, x.k, kvh, plan.head_size)?;
-            let v = bshd(cx, x.v, kvh, dv)?;
+            let k = heads_last(cx, x.k, kvh)?;
+            let v = heads_last(cx, x.v, kvh)?;
             let present = |cx: &mut Ctx, i: usize, e: &Expr| -> Result<Option<Expr>, Error> {
                 match wanted(cx, i) {
                     true => transpose(cx, e.clone(), &[0, 2, 1, 3]).map(Some),
