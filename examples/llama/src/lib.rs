@@ -174,7 +174,8 @@ impl Llama {
     }
 
     /// Bytes of the weights copied out of the checkpoint's map at load
-    /// (the rest are read in place), or of the quantized matrices.
+    /// (the rest are read in place), or, quantized, the bytes read per
+    /// token (the quantized matrices, and the norms).
     pub fn copied_weight_bytes(&self) -> usize {
         self.quantized
             .as_ref()

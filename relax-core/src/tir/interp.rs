@@ -710,7 +710,7 @@ impl Machine {
         if name == "reinterpret" {
             return self.reinterpret(e, args);
         }
-        if let Some(v) = self.bitwise(e, name, args)? {
+        if let Some(v) = self.integer_intrinsic(e, name, args)? {
             return Ok(v);
         }
         let unary: Option<fn(f64) -> f64> = match name {
@@ -794,9 +794,14 @@ impl Machine {
         Ok(Val::I(i64::from(dpbusd(vals[0], vals[1], vals[2]))))
     }
 
-    /// The bitwise intrinsics and shifts, on integers of the call's dtype;
-    /// `None` for another intrinsic.
-    fn bitwise(&self, e: &PrimExpr, name: &str, args: &[PrimExpr]) -> Result<Option<Val>, String> {
+    /// The integer intrinsics: bitwise ops, shifts and truncating division,
+    /// on integers of the call's dtype; `None` for another intrinsic.
+    fn integer_intrinsic(
+        &self,
+        e: &PrimExpr,
+        name: &str,
+        args: &[PrimExpr],
+    ) -> Result<Option<Val>, String> {
         let dt = e.dtype();
         let n = match name {
             "bitwise_not" => 1,
