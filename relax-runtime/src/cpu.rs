@@ -15,6 +15,11 @@
 //! | `native` | the build machine's own CPU (`Builder::native_cpu`): the user chose it, so it is taken as supported |
 //!
 //! An unknown level is never supported.
+//!
+//! [`vendor`] tells who made the CPU: the schedules' register tile and
+//! cache blocking are chosen per vendor (`Knobs::for_vendor` in
+//! relax-core), since the same instructions are fastest in different
+//! shapes on AMD's and Intel's cores.
 
 /// The levels an x86-64 AOT build emits, best first.
 pub const X86_64_LEVELS: &[&str] = &[V4_VNNI_BF16, "x86-64-v4", "x86-64-v3", "generic"];
@@ -37,6 +42,40 @@ pub fn supports(level: &str) -> bool {
 /// The best of `levels` this CPU supports, if any.
 pub fn best<'a>(levels: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     levels.into_iter().find(|l| supports(l))
+}
+
+/// Who made a CPU, from the vendor string of `cpuid` leaf 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vendor {
+    /// `AuthenticAMD`.
+    Amd,
+    /// `GenuineIntel`.
+    Intel,
+    /// Any other vendor, or a CPU that is not x86-64.
+    Other,
+}
+
+/// Who made this CPU.
+pub fn vendor() -> Vendor {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: leaf 0 of `cpuid` exists on every x86-64 CPU.
+        #[allow(unused_unsafe)]
+        let r = unsafe { std::arch::x86_64::__cpuid(0) };
+        let mut name = [0u8; 12];
+        name[..4].copy_from_slice(&r.ebx.to_le_bytes());
+        name[4..8].copy_from_slice(&r.edx.to_le_bytes());
+        name[8..].copy_from_slice(&r.ecx.to_le_bytes());
+        match &name {
+            b"AuthenticAMD" => Vendor::Amd,
+            b"GenuineIntel" => Vendor::Intel,
+            _ => Vendor::Other,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vendor::Other
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -103,5 +142,22 @@ mod tests {
             assert!(supports("x86-64-v3"));
         }
         assert!(best(X86_64_LEVELS.iter().copied()).is_some());
+    }
+
+    #[test]
+    fn the_vendor_agrees_with_proc_cpuinfo() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let expected = match info
+            .lines()
+            .find_map(|l| l.strip_prefix("vendor_id"))
+            .map(|v| v.trim_start_matches([' ', '\t', ':']).trim())
+        {
+            Some("AuthenticAMD") => Vendor::Amd,
+            Some("GenuineIntel") => Vendor::Intel,
+            _ => Vendor::Other,
+        };
+        assert_eq!(vendor(), expected);
     }
 }

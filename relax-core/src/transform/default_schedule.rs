@@ -118,7 +118,10 @@
 //! the reduction's identity (TVM's guarded init would leave it unwritten).
 //!
 //! The constants are tuned for x86-64 with AVX2 or AVX-512 and `float32`
-//! (`benches/matmul_mlp.rs` and the peers benchmark measure them).
+//! (`benches/matmul_mlp.rs` and the peers benchmark measure them), on an
+//! AMD EPYC; the packed GEMM's register tile and blocking are knobs
+//! ([`Knobs`]) whose values depend on the CPU's vendor
+//! ([`Knobs::for_vendor`]: Intel's AVX-512 cores take their own).
 
 mod conv;
 mod conv_int8;
@@ -203,28 +206,38 @@ pub struct DefaultSchedule {
 }
 
 impl DefaultSchedule {
-    /// Schedules for the CPU this process runs on (the JIT's target).
+    /// Schedules for the CPU this process runs on (the JIT's target),
+    /// with its vendor's knobs ([`Knobs::for_host`]).
     pub fn for_host() -> Self {
-        Self::with_vector_bits(host_vector_bits()).with_bf16(host_bf16())
+        let bits = host_vector_bits();
+        Self::with_vector_bits(bits)
+            .with_bf16(host_bf16())
+            .with_knobs(Knobs::for_host(bits))
     }
 
     /// Schedules for the x86-64 level `cpu` (`x86-64-v4-vnni-bf16`:
     /// AVX-512 with the bfloat16 GEMM, `x86-64-v4`: AVX-512, `x86-64-v3`:
     /// AVX2; anything else: 128-bit SSE2), as the ahead-of-time variants
-    /// are compiled.
+    /// are compiled. The knobs are those of the build host's vendor
+    /// ([`Knobs::for_host`]): a level names instructions, not a core, and
+    /// a package is most often built where it runs; `relax compile
+    /// --tune` measures them for any other.
     pub fn for_cpu(cpu: &str) -> Self {
         let dl = cpu == relax_runtime::cpu::V4_VNNI_BF16;
-        Self::with_vector_bits(match cpu {
+        let bits = match cpu {
             "x86-64-v4" => 512,
             _ if dl => 512,
             "x86-64-v3" => 256,
             "native" => host_vector_bits(),
             _ => 128,
-        })
-        .with_bf16(dl || (cpu == "native" && host_bf16()))
+        };
+        Self::with_vector_bits(bits)
+            .with_bf16(dl || (cpu == "native" && host_bf16()))
+            .with_knobs(Knobs::for_host(bits))
     }
 
-    /// Schedules for vector registers of `bits` (128, 256 or 512).
+    /// Schedules for vector registers of `bits` (128, 256 or 512), with
+    /// [`Knobs::default()`] whatever the host.
     pub fn with_vector_bits(bits: u32) -> Self {
         Self {
             vector_bits: bits.clamp(128, 512),
@@ -252,7 +265,8 @@ impl DefaultSchedule {
     }
 
     /// These schedules with `knobs` for every kernel without tuned ones
-    /// (the default: [`Knobs::default()`], the rules' own choices).
+    /// (the rules' own choices: [`Knobs::for_host`] from `for_host` and
+    /// `for_cpu`, [`Knobs::default()`] from `with_vector_bits`).
     pub fn with_knobs(self, knobs: Knobs) -> Self {
         Self { knobs, ..self }
     }

@@ -51,18 +51,20 @@ fn interpret(func: &PrimFunc, buffers: &mut [Tensor]) {
     kernel.call(&[], buffers, &[]).unwrap();
 }
 
-/// Every candidate (up to `n`) of the one compute kernel of `text`,
-/// interpreted, gives the unscheduled kernel's results; returns how many
-/// there were.
-fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
+/// The one compute kernel (a matmul or a convolution) of `text`,
+/// unscheduled.
+fn gemm_kernel(text: &str) -> PrimFunc {
     let (_, funcs) = unscheduled(text);
-    let (_, func) = funcs
-        .iter()
+    funcs
+        .into_iter()
         .find(|(name, _)| name.contains("matmul") || name.contains("conv2d"))
-        .expect("a GEMM kernel");
-    let schedule = DefaultSchedule::with_vector_bits(512);
-    let cands = candidates(&schedule, func, n, 7);
-    assert_eq!(cands[0].knobs, Knobs::default());
+        .expect("a GEMM kernel")
+        .1
+}
+
+/// Each of `scheduled` (a name and a schedule of `func`), interpreted,
+/// gives `func`'s results on the same random inputs.
+fn agree_with_unscheduled(func: &PrimFunc, scheduled: &[(String, PrimFunc)]) {
     let shapes: Vec<(relax_runtime::DataType, Vec<i64>)> = func
         .buffers()
         .map(|b| {
@@ -85,19 +87,67 @@ fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
     interpret(func, &mut want);
     let out = want.last().unwrap().to_vec::<f32>().unwrap();
     let scale = out.iter().fold(1f32, |m, v| m.max(v.abs()));
-    for c in &cands {
+    for (name, f) in scheduled {
         let mut got = copy();
-        interpret(&c.scheduled, &mut got);
+        interpret(f, &mut got);
         let got = got.last().unwrap().to_vec::<f32>().unwrap();
         for (e, (g, w)) in got.iter().zip(&out).enumerate() {
             assert!(
                 (g - w).abs() <= 1e-5 * scale,
-                "{}: element {e}: {g} vs {w}",
-                tuner::describe(&c.knobs)
+                "{name}: element {e}: {g} vs {w}"
             );
         }
     }
+}
+
+/// Every candidate (up to `n`) of the one compute kernel of `text`,
+/// interpreted, gives the unscheduled kernel's results; returns how many
+/// there were.
+fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
+    let func = gemm_kernel(text);
+    let schedule = DefaultSchedule::with_vector_bits(512);
+    let cands = candidates(&schedule, &func, n, 7);
+    assert_eq!(cands[0].knobs, Knobs::default());
+    let named: Vec<(String, PrimFunc)> = cands
+        .iter()
+        .map(|c| (tuner::describe(&c.knobs), c.scheduled.clone()))
+        .collect();
+    agree_with_unscheduled(&func, &named);
     cands.iter().map(|c| c.knobs).collect()
+}
+
+/// Each vendor's knobs ([`Knobs::for_vendor`]) schedule a GEMM and a
+/// convolution that compute the unscheduled kernels, whatever CPU the
+/// test runs on: Intel's 12-row tile and 256-deep slices (a K of 300 is
+/// a slice and a tail) included.
+#[test]
+fn every_vendors_knobs_compute_the_unscheduled_kernel() {
+    use relax_runtime::cpu::Vendor;
+    let gemm = module(
+        r#"x: R.Tensor((38, 300), dtype="float32"), w: R.Tensor((300, 93), dtype="float32")"#,
+        "(38, 93)",
+        "R.matmul(x, w)",
+    );
+    let conv = module(
+        r#"x: R.Tensor((1, 32, 6, 5), dtype="float32"), w: R.Tensor((130, 32, 3, 3), dtype="float32")"#,
+        "(1, 130, 6, 5)",
+        "R.nn.conv2d(x, w, padding=[1, 1, 1, 1])",
+    );
+    for text in [gemm, conv] {
+        let func = gemm_kernel(&text);
+        let named: Vec<(String, PrimFunc)> = [Vendor::Amd, Vendor::Intel, Vendor::Other]
+            .into_iter()
+            .map(|v| {
+                let knobs = Knobs::for_vendor(v, 512);
+                let f =
+                    DefaultSchedule::with_vector_bits(512).schedule_prim_func_with(&func, knobs);
+                (format!("{v:?}"), f)
+            })
+            .collect();
+        // Intel's knobs act on both (the tile's rows, the GEMM's slices).
+        assert_ne!(format!("{:?}", named[0].1), format!("{:?}", named[1].1));
+        agree_with_unscheduled(&func, &named);
+    }
 }
 
 /// A packed GEMM (38 × 300 × 93, 1.06M multiply-adds): every candidate's
