@@ -82,8 +82,9 @@
 //!    target: a packed GEMM whose inner step is `T.dpbusd` (`vpdpbusd`
 //!    with AVX512-VNNI) on words of four `k`, all four sign combinations
 //!    through offsets and row or column sums (`gemm_int8.rs`).
-//! 9. **`bfloat16` matrix products** on a CPU with AVX512-BF16
-//!    ([`DefaultSchedule::with_bf16`]): `float32` sums of products of two
+//! 9. **`bfloat16` matrix products** on a CPU with AVX512-BF16 where the
+//!    instruction pays ([`DefaultSchedule::with_bf16`],
+//!    [`vdpbf16ps_pays`]): `float32` sums of products of two
 //!    `bfloat16` loads, with constant shapes, are packed into words of two
 //!    consecutive `k` and run on `vdpbf16ps` (`gemm_bf16.rs`), before
 //!    the cases above see them.
@@ -219,9 +220,10 @@ impl DefaultSchedule {
     /// AVX-512 with the bfloat16 GEMM, `x86-64-v4`: AVX-512, `x86-64-v3`:
     /// AVX2; anything else: 128-bit SSE2), as the ahead-of-time variants
     /// are compiled. The knobs are those of the build host's vendor
-    /// ([`Knobs::for_host`]): a level names instructions, not a core, and
-    /// a package is most often built where it runs; `relax compile
-    /// --tune` measures them for any other.
+    /// ([`Knobs::for_host`]), and so is the use of `vdpbf16ps` on the
+    /// level that has it ([`vdpbf16ps_pays`]): a level names
+    /// instructions, not a core, and a package is most often built where
+    /// it runs; `relax compile --tune` measures the knobs for any other.
     pub fn for_cpu(cpu: &str) -> Self {
         let dl = cpu == relax_runtime::cpu::V4_VNNI_BF16;
         let bits = match cpu {
@@ -231,9 +233,14 @@ impl DefaultSchedule {
             "native" => host_vector_bits(),
             _ => 128,
         };
+        let vendor = relax_runtime::cpu::vendor();
+        let bf16 = match cpu {
+            "native" => host_bf16(),
+            _ => dl && vdpbf16ps_pays(vendor),
+        };
         Self::with_vector_bits(bits)
-            .with_bf16(dl || (cpu == "native" && host_bf16()))
-            .with_knobs(Knobs::for_host(bits))
+            .with_bf16(bf16)
+            .with_knobs(Knobs::for_vendor(vendor, bits))
     }
 
     /// Schedules for vector registers of `bits` (128, 256 or 512), with
@@ -314,16 +321,28 @@ impl Default for DefaultSchedule {
     }
 }
 
-/// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`).
+/// Whether the bfloat16 GEMM runs on `vdpbf16ps` on the host: it has
+/// AVX512-BF16 and the instruction pays there ([`vdpbf16ps_pays`]).
 fn host_bf16() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512bf16")
+            && vdpbf16ps_pays(relax_runtime::cpu::vendor())
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
     }
+}
+
+/// Whether `vdpbf16ps` beats the `float32` GEMM on converted operands on
+/// a CPU of `vendor` that has it. Not on Intel's cores: there it issues at
+/// half the rate of the 512-bit FMAs (on a Sapphire Rapids-class Xeon,
+/// 244 against 474 GFLOPS in the peers benchmark's same-run peaks, and
+/// the bf16 GEMM took 1.54–1.57 times the float32 one's time), where on
+/// AMD's Zen 4 the bf16 GEMM ran at 2.3 times the float32 one's speed.
+pub fn vdpbf16ps_pays(vendor: relax_runtime::cpu::Vendor) -> bool {
+    vendor != relax_runtime::cpu::Vendor::Intel
 }
 
 /// The host's vector registers in bits: 512 with AVX-512, 256 with AVX2

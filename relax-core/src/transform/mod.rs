@@ -79,7 +79,9 @@ pub use convert_layout::ConvertLayout;
 pub use convert_to_dataflow::ConvertToDataflow;
 pub use dead_code_elimination::DeadCodeElimination;
 pub use decompose_ops::DecomposeOpsForInference;
-pub use default_schedule::{kernel_key, Blocking, DefaultSchedule, Knobs, PrepackWeights};
+pub use default_schedule::{
+    kernel_key, vdpbf16ps_pays, Blocking, DefaultSchedule, Knobs, PrepackWeights,
+};
 pub use eliminate_common_subexpr::EliminateCommonSubexpr;
 pub use fake_quantization_to_integer::FakeQuantizationToInteger;
 pub use flash_attention::FlashAttention;
