@@ -19,7 +19,6 @@
 //! schedule wrong: every output element sees the same sum either way.
 
 use super::nest::{ranges, Nest};
-use super::TILE_ROWS;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::affine::uses_var;
 use crate::tir::Stmt;
@@ -99,10 +98,10 @@ impl Nest {
         width: i64,
     ) -> Stmt {
         let tile = self.tile(map, Some(i0), j0, width);
-        let Some(interior) = self.interior().filter(|_| std::env::var("NOINT").is_err()) else {
+        let Some(interior) = self.interior() else {
             return tile;
         };
-        match self.tile_inside(&interior.bounds, map, i0) {
+        match self.tile_inside(&interior.bounds, map, i0, self.tile_rows(width)) {
             Some(cond) => Stmt::IfThenElse {
                 cond,
                 then_case: Box::new(
@@ -115,13 +114,14 @@ impl Nest {
         }
     }
 
-    /// Whether the tile at rows `i0` (and the outer axes `map` binds) lies
-    /// within `bounds`.
+    /// Whether the tile of `rows` rows at `i0` (and the outer axes `map`
+    /// binds) lies within `bounds`.
     fn tile_inside(
         &self,
         bounds: &[(usize, i64, i64)],
         map: &HashMap<TirVar, PrimExpr>,
         i0: &PrimExpr,
+        rows: i64,
     ) -> Option<PrimExpr> {
         let n = self.spatial.len();
         let mut cond: Option<PrimExpr> = None;
@@ -130,7 +130,7 @@ impl Nest {
             let int = |v: i64| PrimExpr::int_of(axis.var.dtype(), v);
             // The tile's first and last index along the axis.
             let (first, last) = if p == n - 2 {
-                (i0.clone(), i0.clone() + int(TILE_ROWS - 1))
+                (i0.clone(), i0.clone() + int(rows - 1))
             } else {
                 let at = map.get(&axis.var)?;
                 (at.clone(), at.clone())

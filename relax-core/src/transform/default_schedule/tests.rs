@@ -2856,6 +2856,52 @@ class Module:
         agree(text, &cases, 0.0);
     }
 
+    /// A tile one 512-bit register wide has eight rows where the rows
+    /// come in eights (eight accumulators, as two 256-bit registers a row
+    /// make of four), four elsewhere; every version computes the product.
+    #[test]
+    fn one_register_tiles_have_eight_rows_on_512_bit_targets() {
+        let text = |m: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({m}, 40), dtype="float32"), w: R.Tensor((40, 16), dtype="float32")) -> R.Tensor(({m}, 16), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor(({m}, 16), dtype="float32") = R.matmul(x, w, out_dtype="void")
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let tile = |m: i64, bits: u32| {
+            let s = scheduled(&text(m), bits);
+            if s.contains("T.alloc_buffer((8, 16))") {
+                8
+            } else if s.contains("T.alloc_buffer((4, 16))") {
+                4
+            } else {
+                panic!("no register tile:\n{s}")
+            }
+        };
+        assert_eq!(tile(64, 512), 8);
+        assert_eq!(tile(64, 256), 4);
+        assert_eq!(tile(60, 512), 4);
+        for m in [64, 60] {
+            for bits in [256, 512] {
+                let target = Target::host().with_vector_bits(bits);
+                compare(
+                    &text(m),
+                    &[vec![vec![m, 40], vec![40, 16]]],
+                    1e-5,
+                    0,
+                    &target,
+                );
+            }
+        }
+    }
+
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();
