@@ -30,7 +30,12 @@
 //! indexed access would keep them out of registers).
 //!
 //! Rows are split into at least [`GEMM_MIN_CHUNKS`] chunks (an even number)
-//! so both cores of a 2-core machine get work from a few hundred rows. An
+//! so both cores of a 2-core machine get work from a few hundred rows.
+//! With fewer row tiles than chunks (a batch of one on prepacked weights,
+//! a classifier's last layer), each chunk's column tiles are cut into
+//! `parts` as well, one parallel iteration each, so the threads share the
+//! columns (EfficientNet-B0's 1280 × 1000 classifier at batch 1: 0.70 →
+//! 0.37 ms on a 2-core Xeon). An
 //! `A` contiguous along `k` (a row-major matrix, a convolution's filters)
 //! is read in place ([`Gemm::a_in_place`]): a tile's `GEMM_MR` rows are as
 //! many streams along `k`, and the rows past `M` of the last tile read the
@@ -751,41 +756,63 @@ impl Gemm<'_> {
         let tile_start = |c: PrimExpr| {
             lp.simplify((c * rows.tiles.clone()).floordiv(rows.chunks.clone()) * lp.int(self.mr))
         };
-        let chunk_loop = lp.count("ic_o", rows.chunks.clone(), kind, |ico| {
-            let end = tile_start(ico.clone() + lp.int(1)).min(m.clone());
-            lp.bind("ic", tile_start(ico), |ic| {
-                let mc = end - ic.clone();
-                lp.bind("mc", mc, |mc| {
-                    // Where the tile's A panel is: its own pack, or the
-                    // whole pack at the chunk's tiles and the slice's `k`.
-                    let a_at = match a {
-                        APanel::PerChunk(buf) => Some((buf, lp.int(0), lp.int(0))),
-                        APanel::Whole(buf) => Some((
-                            buf,
-                            lp.simplify(ic.clone().floordiv(lp.int(self.mr))),
-                            sl.kc.clone(),
-                        )),
-                        APanel::InPlace => None,
-                    };
-                    let tiles = lp.count("jt", lp.ceil_div(&sl.nc, nr), ForKind::Serial, |jt| {
-                        lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(nr), |j0| {
-                            lp.count("it", lp.ceil_div(&mc, self.mr), ForKind::Serial, |it| {
-                                lp.bind("i0", ic.clone() + it.clone() * lp.int(self.mr), |i0| {
-                                    let tile = Tile { it, jt, i0, j0 };
-                                    let a = a_at.as_ref().map(|(b, t, k)| (*b, t, k));
-                                    self.micro_kernel(lp, &tile, a, b_pack, base, sl)
+        // With fewer row tiles than chunks (a batch of one), each chunk's
+        // columns are cut into `parts` too, so that every thread gets a
+        // share of them: iteration `p` runs chunk `p / parts`, column
+        // tiles `[q·T/parts, (q+1)·T/parts)` of the panel's `T`, `q = p %
+        // parts`. With rows enough, `parts` is 1.
+        let col_tiles = lp.ceil_div(&sl.nc, nr);
+        let parts = match kind {
+            ForKind::Parallel => lp.simplify(
+                lp.ceil_div_expr(&rows.chunks, &rows.tiles.clone().max(lp.int(1)))
+                    .min(col_tiles.clone()),
+            ),
+            _ => lp.int(1),
+        };
+        let chunk_loop = lp.bind("parts", parts, |parts| {
+            let iterations = lp.simplify(rows.chunks.clone() * parts.clone());
+            lp.count("ic_o", iterations, kind, |p| {
+                let ico = lp.simplify(p.clone().floordiv(parts.clone()));
+                let q = lp.simplify(p.floormod(parts.clone()));
+                let col_start =
+                    |q: PrimExpr| lp.simplify((q * col_tiles.clone()).floordiv(parts.clone()));
+                let (jt_min, jt_end) = (col_start(q.clone()), col_start(q + lp.int(1)));
+                let end = tile_start(ico.clone() + lp.int(1)).min(m.clone());
+                lp.bind("ic", tile_start(ico), |ic| {
+                    let mc = end - ic.clone();
+                    lp.bind("mc", mc, |mc| {
+                        // Where the tile's A panel is: its own pack, or the
+                        // whole pack at the chunk's tiles and the slice's `k`.
+                        let a_at = match a {
+                            APanel::PerChunk(buf) => Some((buf, lp.int(0), lp.int(0))),
+                            APanel::Whole(buf) => Some((
+                                buf,
+                                lp.simplify(ic.clone().floordiv(lp.int(self.mr))),
+                                sl.kc.clone(),
+                            )),
+                            APanel::InPlace => None,
+                        };
+                        let jt_extent = lp.simplify(jt_end - jt_min.clone());
+                        let tiles = lp.range("jt", jt_min, jt_extent, ForKind::Serial, |jt| {
+                            lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(nr), |j0| {
+                                lp.count("it", lp.ceil_div(&mc, self.mr), ForKind::Serial, |it| {
+                                    lp.bind("i0", ic.clone() + it.clone() * lp.int(self.mr), |i0| {
+                                        let tile = Tile { it, jt, i0, j0 };
+                                        let a = a_at.as_ref().map(|(b, t, k)| (*b, t, k));
+                                        self.micro_kernel(lp, &tile, a, b_pack, base, sl)
+                                    })
                                 })
                             })
-                        })
-                    });
-                    match a {
-                        APanel::PerChunk(buf) => {
-                            let pack_a =
-                                self.pack(lp, Side::A, buf, base, &ic, &mc, &sl.kc, &sl.kl);
-                            scope("A_pack", vec![buf.clone()], let_seq(vec![pack_a, tiles]))
+                        });
+                        match a {
+                            APanel::PerChunk(buf) => {
+                                let pack_a =
+                                    self.pack(lp, Side::A, buf, base, &ic, &mc, &sl.kc, &sl.kl);
+                                scope("A_pack", vec![buf.clone()], let_seq(vec![pack_a, tiles]))
+                            }
+                            APanel::Whole(_) | APanel::InPlace => tiles,
                         }
-                        APanel::Whole(_) | APanel::InPlace => tiles,
-                    }
+                    })
                 })
             })
         });
