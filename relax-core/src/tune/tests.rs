@@ -28,6 +28,26 @@ class Module:
     )
 }
 
+/// A packed GEMM, 38 × 300 × 93 (1.06M multiply-adds): tiles, slices and
+/// tails on every knob.
+fn gemm_module() -> String {
+    module(
+        r#"x: R.Tensor((38, 300), dtype="float32"), w: R.Tensor((300, 93), dtype="float32")"#,
+        "(38, 93)",
+        "R.matmul(x, w)",
+    )
+}
+
+/// An implicit GEMM with padding and folded rows, (1, 32, 6, 5) ⊛ (130,
+/// 32, 3, 3).
+fn conv_module() -> String {
+    module(
+        r#"x: R.Tensor((1, 32, 6, 5), dtype="float32"), w: R.Tensor((130, 32, 3, 3), dtype="float32")"#,
+        "(1, 130, 6, 5)",
+        "R.nn.conv2d(x, w, padding=[1, 1, 1, 1])",
+    )
+}
+
 /// The module's PrimFuncs as the host pipeline leaves them before
 /// `DefaultSchedule`.
 fn unscheduled(text: &str) -> (IRModule, Vec<(String, PrimFunc)>) {
@@ -123,16 +143,8 @@ fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
 #[test]
 fn every_vendors_knobs_compute_the_unscheduled_kernel() {
     use relax_runtime::cpu::Vendor;
-    let gemm = module(
-        r#"x: R.Tensor((38, 300), dtype="float32"), w: R.Tensor((300, 93), dtype="float32")"#,
-        "(38, 93)",
-        "R.matmul(x, w)",
-    );
-    let conv = module(
-        r#"x: R.Tensor((1, 32, 6, 5), dtype="float32"), w: R.Tensor((130, 32, 3, 3), dtype="float32")"#,
-        "(1, 130, 6, 5)",
-        "R.nn.conv2d(x, w, padding=[1, 1, 1, 1])",
-    );
+    let gemm = gemm_module();
+    let conv = conv_module();
     for text in [gemm, conv] {
         let func = gemm_kernel(&text);
         let named: Vec<(String, PrimFunc)> = [Vendor::Amd, Vendor::Intel, Vendor::Other]
@@ -154,11 +166,7 @@ fn every_vendors_knobs_compute_the_unscheduled_kernel() {
 /// tiles, blocks and tails stay in bounds and sum the same.
 #[test]
 fn every_candidate_of_a_gemm_computes_the_unscheduled_kernel() {
-    let text = module(
-        r#"x: R.Tensor((38, 300), dtype="float32"), w: R.Tensor((300, 93), dtype="float32")"#,
-        "(38, 93)",
-        "R.matmul(x, w)",
-    );
+    let text = gemm_module();
     let knobs = candidates_agree(&text, 6);
     assert_eq!(knobs.len(), 6, "{knobs:?}");
     // The GEMM's knobs act; the convolution's and the chunk's do not.
@@ -174,11 +182,7 @@ fn every_candidate_of_a_gemm_computes_the_unscheduled_kernel() {
 /// 32, 3, 3): every candidate matches.
 #[test]
 fn every_candidate_of_a_convolution_computes_the_unscheduled_kernel() {
-    let text = module(
-        r#"x: R.Tensor((1, 32, 6, 5), dtype="float32"), w: R.Tensor((130, 32, 3, 3), dtype="float32")"#,
-        "(1, 130, 6, 5)",
-        "R.nn.conv2d(x, w, padding=[1, 1, 1, 1])",
-    );
+    let text = conv_module();
     let knobs = candidates_agree(&text, 4);
     assert_eq!(knobs.len(), 4, "{knobs:?}");
 }
