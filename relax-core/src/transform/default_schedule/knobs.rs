@@ -89,8 +89,9 @@ pub fn vector_registers(bits: u32) -> i64 {
 impl Knobs {
     /// The rules' choices for a CPU of `vendor` with vectors of
     /// `vector_bits`: [`Knobs::default()`], except on Intel with AVX-512,
-    /// where the packed GEMM's tile has [`INTEL_AVX512_GEMM_MR`] rows and
-    /// its blocking is [`INTEL_AVX512_GEMM_BLOCKING`].
+    /// where the packed GEMM's tile has 12 rows and its blocking slices
+    /// `k` by 256 with chunks of 24 rows (`INTEL_AVX512_GEMM_MR` and
+    /// `INTEL_AVX512_GEMM_BLOCKING` in `knobs.rs` say why).
     pub fn for_vendor(vendor: Vendor, vector_bits: u32) -> Knobs {
         match vendor {
             Vendor::Intel if vector_bits >= 512 => Knobs {
