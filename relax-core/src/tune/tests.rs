@@ -130,7 +130,12 @@ fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
     assert_eq!(cands[0].knobs, Knobs::default());
     let named: Vec<(String, PrimFunc)> = cands
         .iter()
-        .map(|c| (tuner::describe(&c.knobs), c.scheduled.clone()))
+        .map(|c| {
+            (
+                tuner::describe(&c.knobs, &schedule.knobs()),
+                c.scheduled.clone(),
+            )
+        })
         .collect();
     agree_with_unscheduled(&func, &named);
     cands.iter().map(|c| c.knobs).collect()

@@ -93,6 +93,9 @@ pub struct TuneReport {
     pub measured: usize,
     /// The wall time of tuning.
     pub elapsed: Duration,
+    /// The schedule's own knobs (its vendor's, [`Knobs::for_vendor`]),
+    /// which each candidate is described against.
+    pub base: Knobs,
 }
 
 impl TuneReport {
@@ -133,7 +136,7 @@ impl TuneReport {
                         best.as_secs_f64() * 1e6,
                         default.as_secs_f64() / best.as_secs_f64().max(1e-12),
                         k.name,
-                        describe(knobs)
+                        describe(knobs, &self.base)
                     ));
                 }
                 KernelOutcome::Failed(why) => {
@@ -158,9 +161,9 @@ impl TuneReport {
     }
 }
 
-/// The knobs that differ from the default, as `name=value`.
-pub fn describe(k: &Knobs) -> String {
-    let d = Knobs::default();
+/// The knobs of `k` that differ from `d` (the schedule's own), as
+/// `name=value`; `default` when none does.
+pub fn describe(k: &Knobs, d: &Knobs) -> String {
     let mut parts = Vec::new();
     if (k.gemm_mr, k.gemm_nr_vectors) != (d.gemm_mr, d.gemm_nr_vectors) {
         parts.push(format!("tile={}x{}v", k.gemm_mr, k.gemm_nr_vectors));
@@ -222,7 +225,10 @@ impl Tuner {
     /// knobs from `db`, or measured and recorded in it (module docs).
     pub fn tune(&self, db: &mut TuningDatabase, funcs: &[(String, PrimFunc)]) -> TuneReport {
         let start = Instant::now();
-        let mut report = TuneReport::default();
+        let mut report = TuneReport {
+            base: self.schedule.knobs(),
+            ..TuneReport::default()
+        };
         let mut seen = HashSet::new();
         let bits = self.schedule.vector_bits();
         for (name, func) in funcs {
