@@ -31,11 +31,19 @@
 //!
 //! Rows are split into at least [`GEMM_MIN_CHUNKS`] chunks (an even number)
 //! so both cores of a 2-core machine get work from a few hundred rows.
-//! With fewer row tiles than chunks (a batch of one on prepacked weights,
-//! a classifier's last layer), each chunk's column tiles are cut into
-//! `parts` as well, one parallel iteration each, so the threads share the
-//! columns (EfficientNet-B0's 1280 × 1000 classifier at batch 1: 0.70 →
-//! 0.37 ms on a 2-core Xeon). An
+//! With few rows (under two register tiles per chunk: a batch of one on
+//! prepacked weights, a classifier's last layer, a pointwise convolution
+//! of a 7 × 7 image in NHWC) and `A` not packed per chunk, the rows are
+//! one chunk and its column tiles are cut into up to
+//! `2 · GEMM_MIN_CHUNKS` parts, one parallel iteration each, so the
+//! threads share the columns and each reads its own share of `B`
+//! (EfficientNet-B0's 1280 × 1000 classifier at batch 1: 0.70 → 0.37 ms
+//! on a 2-core Xeon). With a packed `A` and fewer row tiles than chunks,
+//! each chunk's columns are cut so that every thread gets work. Many
+//! products (at least [`GEMM_BATCH_PARALLEL_MIN`] in the batch axes, a
+//! Winograd convolution's 36) run their batch in parallel instead, each
+//! iteration one whole product with its own B pack (GoogLeNet's
+//! 36 × 192 × 64 × 196 product: 1.32 → 0.85 ms). An
 //! `A` contiguous along `k` (a row-major matrix, a convolution's filters)
 //! is read in place ([`Gemm::a_in_place`]): a tile's `GEMM_MR` rows are as
 //! many streams along `k`, and the rows past `M` of the last tile read the
@@ -120,6 +128,11 @@ pub const WINDOW_BLOCKING: Blocking = Blocking {
 
 /// The fewest row chunks (below `M / mc` the chunks shrink instead).
 pub const GEMM_MIN_CHUNKS: i64 = 4;
+/// The fewest products (the known part of the batch axes' extent) whose
+/// batch runs in parallel, each iteration one whole product, instead of
+/// each product's row chunks: a Winograd convolution's 36 products of
+/// 192 × 64 × 196 (GoogLeNet) forked the thread pool twice per product.
+pub const GEMM_BATCH_PARALLEL_MIN: i64 = 8;
 /// The largest `A` (in elements, padded to whole tiles) packed once for
 /// all of a batch ([`Gemm::a_once`]): 4 MiB of `float32`.
 pub const GEMM_A_ONCE_MAX: i64 = 1 << 20;
@@ -539,6 +552,16 @@ impl Gemm<'_> {
         free && size <= GEMM_A_ONCE_MAX
     }
 
+    /// Whether the batch axes run in parallel, each iteration a whole
+    /// product ([`GemmParallel::Batch`]): their known extent is at least
+    /// [`GEMM_BATCH_PARALLEL_MIN`] products, which share the threads evenly
+    /// with one fork of the pool per call.
+    pub(super) fn batch_parallel(&self) -> bool {
+        let n = self.nest.spatial.len();
+        super::conv::static_product(&self.nest.spatial[..n - 2])
+            .is_some_and(|p| p >= GEMM_BATCH_PARALLEL_MIN)
+    }
+
     /// Whether the micro-kernel reads `A` where it is, unpacked: it is one
     /// load whose offset is contiguous along `k` (a row-major matrix, or
     /// a convolution's filters), so a tile's rows are `GEMM_MR` streams
@@ -657,21 +680,32 @@ impl Gemm<'_> {
         };
         // Row chunks: when they run in parallel, at least GEMM_MIN_CHUNKS,
         // an even number; whole tiles.
-        let chunks = match self.parallel {
-            GemmParallel::Chunks => {
-                lp.round_up(&lp.ceil_div(&m, mc_max).max(lp.int(GEMM_MIN_CHUNKS)), 2)
-            }
-            _ => lp.ceil_div(&m, mc_max).max(lp.int(1)),
-        };
         // Chunk `c` runs tiles `c·T/C .. (c+1)·T/C` of the `T` row tiles:
         // chunk sizes differ by at most one tile, so the threads finish
         // together.
         let row_tiles = lp.ceil_div(&m, self.mr);
+        // Few rows (under two tiles per chunk) read in place or from the
+        // whole pack run as one chunk whose columns are cut into parts
+        // (`slice`): each thread then reads its own share of `B`.
+        let few_rows = (self.parallel == GemmParallel::Chunks
+            && (a_all.is_some() || self.a_in_place()))
+        .then(|| row_tiles.clone().lt(lp.int(2 * GEMM_MIN_CHUNKS)));
+        let chunks = match self.parallel {
+            GemmParallel::Chunks => {
+                let chunks = lp.round_up(&lp.ceil_div(&m, mc_max).max(lp.int(GEMM_MIN_CHUNKS)), 2);
+                match &few_rows {
+                    Some(few) => lp.simplify(PrimExpr::select(few.clone(), lp.int(1), chunks)),
+                    None => chunks,
+                }
+            }
+            _ => lp.ceil_div(&m, mc_max).max(lp.int(1)),
+        };
         let k_blocks = lp.ceil_div(&kk, kc_max);
         let body = lp.bind("chunks", chunks, |chunks| {
             let rows = Rows {
                 tiles: row_tiles.clone(),
                 chunks,
+                few: few_rows.clone(),
             };
             lp.count("jc_o", lp.ceil_div(&nn, nc_max), ForKind::Serial, |jco| {
                 lp.bind("jc", jco * lp.int(nc_max), |jc| {
@@ -756,14 +790,20 @@ impl Gemm<'_> {
         let tile_start = |c: PrimExpr| {
             lp.simplify((c * rows.tiles.clone()).floordiv(rows.chunks.clone()) * lp.int(self.mr))
         };
-        // With fewer row tiles than chunks (a batch of one), each chunk's
-        // columns are cut into `parts` too, so that every thread gets a
-        // share of them: iteration `p` runs chunk `p / parts`, column
-        // tiles `[q·T/parts, (q+1)·T/parts)` of the panel's `T`, `q = p %
-        // parts`. With rows enough, `parts` is 1.
+        // With few rows (`Rows::few`: one chunk) the columns are cut into
+        // up to `2 · GEMM_MIN_CHUNKS` parts; else, with fewer row tiles
+        // than chunks (a packed `A`), each chunk's columns are cut so that
+        // every thread gets a share of them. Iteration `p` runs chunk
+        // `p / parts`, column tiles `[q·T/parts, (q+1)·T/parts)` of the
+        // panel's `T`, `q = p % parts`. With rows enough, `parts` is 1.
         let col_tiles = lp.ceil_div(&sl.nc, nr);
-        let parts = match kind {
-            ForKind::Parallel => lp.simplify(
+        let parts = match (kind, &rows.few) {
+            (ForKind::Parallel, Some(few)) => lp.simplify(PrimExpr::select(
+                few.clone(),
+                col_tiles.clone().min(lp.int(2 * GEMM_MIN_CHUNKS)),
+                lp.int(1),
+            )),
+            (ForKind::Parallel, None) => lp.simplify(
                 lp.ceil_div_expr(&rows.chunks, &rows.tiles.clone().max(lp.int(1)))
                     .min(col_tiles.clone()),
             ),
@@ -1224,6 +1264,10 @@ struct Slice {
 struct Rows {
     tiles: PrimExpr,
     chunks: PrimExpr,
+    /// Whether the rows are few (under `2 · GEMM_MIN_CHUNKS` tiles, `A`
+    /// not packed per chunk): one chunk, its columns in parts. `None`
+    /// where the rule does not apply.
+    few: Option<PrimExpr>,
 }
 
 /// Where the micro-kernel reads `A`: the pack of its row chunk and `k`

@@ -1211,12 +1211,13 @@ class Module:
             .collect();
         packed(channels, &cases);
         // TVM's NHWC data with HWIO weights: the output channel is the
-        // contiguous column of the GEMM.
+        // contiguous column of the GEMM (24 channels: 216 taps, too many
+        // for the direct convolution).
         let nhwc = r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 12, 12, 8), dtype="float32"), k: R.Tensor((3, 3, 8, 20), dtype="float32")) -> R.Tensor(("n", 12, 12, 20), dtype="float32"):
+    def main(x: R.Tensor(("n", 12, 12, 24), dtype="float32"), k: R.Tensor((3, 3, 24, 20), dtype="float32")) -> R.Tensor(("n", 12, 12, 20), dtype="float32"):
         n = T.int64()
         with R.dataflow():
             y: R.Tensor((n, 12, 12, 20), dtype="float32") = R.nn.conv2d(x, k, padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO")
@@ -1225,7 +1226,7 @@ class Module:
 "#;
         let cases: Vec<_> = [1, 3]
             .into_iter()
-            .map(|n| vec![vec![n, 12, 12, 8], vec![3, 3, 8, 20]])
+            .map(|n| vec![vec![n, 12, 12, 24], vec![3, 3, 24, 20]])
             .collect();
         packed(nhwc, &cases);
         let grouped = r#"
@@ -2758,6 +2759,40 @@ class Module:
         let small = text("\"n\"").replace("117", "5");
         let cases = [vec![vec![9, 37, 5], vec![2, 9, 5, 49]]];
         agree(&small, &cases, 1e-5);
+    }
+
+    /// Many products, each large enough to pack for (the Winograd
+    /// product of a convolution, 12 products of 64 × 96 × 200 per image):
+    /// the batch axes run in parallel, one whole product per iteration,
+    /// where each product's row chunks forked the threads twice; the row
+    /// chunks inside are serial. The results agree at batches 1 and 2.
+    #[test]
+    fn many_products_run_their_batch_in_parallel() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((12, 64, 96), dtype="float32"), x: R.Tensor(("n", 12, 96, 200), dtype="float32")) -> R.Tensor(("n", 12, 64, 200), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, 12, 64, 200), dtype="float32") = R.matmul(a, x, out_dtype="void")
+            R.output(y)
+        return y
+"#;
+        for bits in [256, 512] {
+            let s = scheduled(text, bits);
+            assert!(s.contains("for b in T.parallel(n * 12):"), "{s}");
+            assert!(
+                s.contains("B_pack") && s.contains("for ic_o in range("),
+                "{s}"
+            );
+            assert_eq!(s.matches("T.parallel(").count(), 1, "{s}");
+        }
+        let cases: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|n| vec![vec![12, 64, 96], vec![n, 12, 96, 200]])
+            .collect();
+        agree(text, &cases, 1e-5);
     }
 
     /// A maximum over the last axis of `(batch, heads, query, key)` with

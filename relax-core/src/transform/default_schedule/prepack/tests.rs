@@ -191,11 +191,13 @@ class Module:
     }
 }
 
-/// With fewer row tiles than parallel chunks (a classifier at batch 1),
-/// the packed GEMM on panels shares each chunk's columns out as well
-/// (`parts`), so every thread gets work; the results agree with the
-/// oracle at 1, 3 and 40 rows, over 66 column tiles that the parts cut
-/// unevenly.
+/// With few rows (under two register tiles per parallel chunk: a
+/// classifier at batch 1, a 7 × 7 image's pointwise convolution), the
+/// packed GEMM on panels runs one row chunk and cuts its columns into
+/// parts (`parts`), so every thread gets work and reads its own share of
+/// the panels; the results agree with the oracle at 1, 3 and 40 rows,
+/// over 66 column tiles that the parts cut unevenly, and at 200 rows,
+/// where the row chunks run in parallel instead.
 #[test]
 fn a_batch_of_one_shares_the_columns_between_threads() {
     let text = r#"
@@ -223,7 +225,7 @@ class Module:
     );
     let host = build(&m, &Target::host()).unwrap();
     let oracle = build(&m, &Target::interpreter()).unwrap();
-    for rows in [1, 3, 40] {
+    for rows in [1, 3, 40, 200] {
         let x: Vec<f32> = (0..rows * 512)
             .map(|v| ((v * 13 % 29) as f32 - 14.0) / 7.0)
             .collect();
