@@ -45,7 +45,11 @@
 //! in functions with such a depthwise convolution and none that
 //! `Conv2dWinograd` rewrites (the mobile nets: a depthwise convolution vectorized over
 //! channels is about three times faster than over a row, and their 1 × 1
-//! convolutions become matrix products, `Conv2dToMatmul`).
+//! convolutions become matrix products, `Conv2dToMatmul`). In other
+//! functions (ResNet, GoogLeNet) it converts only the stem: its output,
+//! relu and max pool run NHWC, and the value is permuted back to NCHW
+//! before the next convolution (ResNet-18's 7 × 7 stem and pool at batch
+//! 1 on a 2-core Xeon: 1.61 → 1.25 ms with the transpose).
 
 mod reshape;
 
@@ -314,14 +318,14 @@ impl Pass for ConvertLayout {
         for (gv, f) in module.functions() {
             let Some(func) = f.as_relax() else { continue };
             let func = Expr::function(func.clone());
-            if self.host_rule && !host_rule_selects(&func) {
-                continue;
-            }
+            // Elsewhere the host's rule converts only the image's stem.
+            let stems_only = self.host_rule && !host_rule_selects(&func);
             let mut m = Rewriter {
                 state: MutatorState::with_module(&module),
                 desired: &self.desired,
                 layouts: HashMap::new(),
                 host_rule: self.host_rule,
+                stems_only,
                 permuted: HashMap::new(),
             };
             let new = m.visit_expr(&func);
@@ -345,6 +349,8 @@ struct Rewriter<'a> {
     layouts: HashMap<Var, (Var, Vec<usize>)>,
     /// Convert only the convolutions `host_convertible` accepts.
     host_rule: bool,
+    /// Convert only the image's stem (`host_stem`).
+    stems_only: bool,
     /// Values of the original layout already permuted, by permutation.
     permuted: HashMap<(Var, Vec<usize>), Expr>,
 }
@@ -462,7 +468,7 @@ impl Rewriter<'_> {
             // The host's stem: the image stays NCHW, the output is in the
             // new layout.
             let stem = self.host_rule && host_stem(call);
-            if self.host_rule && !stem && !host_convertible(call) {
+            if self.host_rule && !stem && (self.stems_only || !host_convertible(call)) {
                 return None;
             }
             let data = permutation("NCHW", &layouts[0])?;

@@ -339,3 +339,52 @@ fn a_channel_shuffle_stays_nhwc() {
         assert_close(&got, &want);
     }
 }
+
+/// In a function the host's rule leaves NCHW (no depthwise convolution,
+/// a 3 × 3 convolution that Winograd takes: ResNet, GoogLeNet), the
+/// image's stem alone is converted: it writes NHWC, its relu and max pool
+/// run NHWC (vectorized over channels), and one transpose brings the
+/// pooled value back to NCHW for the next convolution. The host build
+/// gives the oracle's numbers.
+#[test]
+fn the_host_rule_converts_the_stem_of_a_winograd_net() {
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 32, 32), dtype="float32"), s: R.Tensor((16, 3, 7, 7), dtype="float32"), w: R.Tensor((16, 16, 3, 3), dtype="float32")) -> R.Tensor((1, 16, 8, 8), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, s, strides=[2, 2], padding=[3, 3, 3, 3])
+            r = R.nn.relu(y)
+            p = R.nn.max_pool2d(r, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+            z = R.nn.conv2d(p, w, padding=[1, 1, 1, 1])
+            R.output(z)
+        return z
+"#;
+    let consts = [
+        ("s", tensor(&[16, 3, 7, 7], 5)),
+        ("w", tensor(&[16, 16, 3, 3], 6)),
+    ];
+    let m = BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
+        .run(parse(text))
+        .unwrap();
+    let converted = ConvertLayout::for_host()
+        .run(m.clone())
+        .unwrap()
+        .to_string();
+    assert!(
+        converted.contains(r#"data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC""#),
+        "{converted}"
+    );
+    assert!(converted.contains(r#"layout="NHWC""#), "{converted}");
+    assert!(!converted.contains(r#"data_layout="NHWC""#), "{converted}");
+    let permuted = converted
+        .lines()
+        .filter(|l| l.contains("R.permute_dims(") && !l.contains("metadata["))
+        .count();
+    assert_eq!(permuted, 1, "{converted}");
+    let args: Vec<Value> = vec![tensor(&[1, 3, 32, 32], 1).into()];
+    let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
+    let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
+    assert_close(&got, &want);
+}
