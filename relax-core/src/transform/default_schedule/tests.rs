@@ -1403,6 +1403,35 @@ class Module:
         assert!(module.contains("% 56 >= 1"), "{module}");
     }
 
+    /// A padded pool's taps test its bounds, so they count as more work
+    /// than a multiply-add: GoogLeNet's 3 × 3 pool over 512 × 14 × 14
+    /// (0.9M taps) runs on the thread pool, a padding-free one of the same
+    /// size does not. Both agree with the reference kernels.
+    #[test]
+    fn a_padded_pool_pays_for_the_thread_pool_sooner() {
+        let text = |padding: i64| {
+            let side = 14 + 2 * padding - 2;
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 512, 14, 14), dtype="float32")) -> R.Tensor((1, 512, {side}, {side}), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.max_pool2d(x, pool_size=[3, 3], strides=[1, 1], padding=[{padding}, {padding}, {padding}, {padding}])
+            R.output(y)
+        return y
+"#
+            )
+        };
+        for (padding, parallel) in [(1, true), (0, false)] {
+            let text = text(padding);
+            let module = scheduled(&text, 512);
+            assert_eq!(module.contains("T.parallel("), parallel, "{module}");
+            agree(&text, &[vec![vec![1, 512, 14, 14]]], 0.0);
+        }
+    }
+
     /// Transposes of every element width, through whole register-transposed
     /// tiles (16 x 16 with 512-bit vectors, 8 x 8 with 256, 4 x 4 with 128)
     /// and the element-by-element tiles at their edges, serial and
