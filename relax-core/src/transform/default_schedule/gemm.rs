@@ -921,7 +921,14 @@ impl Gemm<'_> {
                     // unclamped row is contiguous, else one load per lane.
                     // Any other is left to LLVM: forcing vectors on it
                     // only makes LLVM warn that it could not.
-                    let kind = if rows_contiguous || !guarded_load_in(factor, Some(&row_axis.var)) {
+                    // A strided window's clamped loads are not contiguous
+                    // in the lanes, but stay inside the image at every
+                    // point of the nest, and the pack reads only such
+                    // points: one load per lane (ResNet's stride-2 layers).
+                    let kind = if rows_contiguous
+                        || !guarded_load_in(factor, Some(&row_axis.var))
+                        || self.nest.loads_in_bounds(factor)
+                    {
                         ForKind::Vectorized
                     } else {
                         ForKind::Serial

@@ -44,6 +44,39 @@ pub(super) fn ranges<'a>(axes: impl IntoIterator<Item = &'a Axis>) -> Analyzer {
     an
 }
 
+impl Nest {
+    /// Whether every load of `e` stays inside its buffer at every point
+    /// of the nest's iteration domain: each index is an axis variable of
+    /// the buffer's own extent, or provably in `[0, dim)` for constant
+    /// `dim` given the axes' ranges. Reading such loads on both sides of
+    /// a `Select` (vector code) is then harmless wherever the nest runs.
+    pub(super) fn loads_in_bounds(&self, e: &PrimExpr) -> bool {
+        let axes: Vec<&Axis> = self.spatial.iter().chain(&self.reduce).collect();
+        let an = ranges(axes.iter().copied());
+        let mut loads = Vec::new();
+        collect_loads(e, &mut loads);
+        loads.iter().all(|(buffer, indices)| {
+            buffer.strides().is_empty()
+                && indices.len() == buffer.shape().len()
+                && indices.iter().zip(buffer.shape()).all(|(i, dim)| {
+                    let own_axis = axes.iter().any(|a| {
+                        i.as_var() == Some(&a.var)
+                            && an
+                                .simplify(&(a.extent.clone().cast(dim.dtype()) - dim.clone()))
+                                .as_int()
+                                == Some(0)
+                    });
+                    let bound = an.const_int_bound(i);
+                    own_axis
+                        || dim.as_int().is_some_and(|d| {
+                            bound.min.is_some_and(|lo| lo >= 0)
+                                && bound.max.is_some_and(|hi| hi < d)
+                        })
+                })
+        })
+    }
+}
+
 /// The intrinsics [`Nest::iteration_cost`] counts as expensive.
 const TRANSCENDENTAL: &[&str] = &[
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "tanh", "sigmoid", "erf",

@@ -1183,6 +1183,35 @@ class Module:
         return y
 "#;
         packed(strided, &[vec![vec![1, 3, 30, 30], vec![8, 3, 7, 7]]]);
+        // A stride-2 window over a symbolic batch whose loads are clamped
+        // at zero only (the upper bound holds at every point of the nest,
+        // so `LegalizeOps` leaves it out): its loads stay inside the image
+        // wherever the nest runs, so the B pack's lanes are one vector of
+        // loads.
+        let strided2 = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16, 20, 20), dtype="float32"), k: R.Tensor((24, 16, 3, 3), dtype="float32")) -> R.Tensor(("n", 24, 10, 10), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, 24, 10, 10), dtype="float32") = R.nn.conv2d(x, k, strides=[2, 2], padding=[1, 1, 1, 1])
+            R.output(y)
+        return y
+"#;
+        let module = scheduled(strided2, 512);
+        let lines: Vec<&str> = module.lines().collect();
+        let store = lines
+            .iter()
+            .position(|l| l.contains("B_pack[") && l.contains("= T.Select("))
+            .unwrap_or_else(|| panic!("{module}"));
+        assert!(!lines[store].contains("T.min("), "{module}");
+        assert!(lines[store - 1].contains("T.vectorized("), "{module}");
+        let cases: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|n| vec![vec![n, 16, 20, 20], vec![24, 16, 3, 3]])
+            .collect();
+        packed(strided2, &cases);
         let dilated = r#"
 @I.ir_module
 class Module:
