@@ -126,6 +126,9 @@ pub const WINDOW_BLOCKING: Blocking = Blocking {
     nc: 512,
 };
 
+/// The rows of the register tile for a product of at most this many rows
+/// on prepacked panels ([`Gemm::packed_for_rows`]).
+pub const GEMM_SMALL_MR: i64 = 4;
 /// The fewest row chunks (below `M / mc` the chunks shrink instead).
 pub const GEMM_MIN_CHUNKS: i64 = 4;
 /// The fewest products (the known part of the batch axes' extent) whose
@@ -151,6 +154,7 @@ pub const GEMM_TRANSPOSED_B_MIN_ROWS: i64 = 256;
 pub const GEMM_TRANSPOSED_B_MIN_ELEMENTS: i64 = 1 << 18;
 
 /// A nest that is a matrix product, with its two factors.
+#[derive(Clone)]
 pub(super) struct Gemm<'a> {
     nest: &'a Nest,
     /// The factor of the update's term free of `j`: `A(i, k)`.
@@ -573,6 +577,34 @@ impl Gemm<'_> {
         };
         let offset = Analyzer::new().simplify(&buf.offset_of(idx));
         linear_coeff(&offset, &k.var) == Some(1)
+    }
+
+    /// The packed schedule, on prepacked panels with rows that may be few
+    /// (a symbolic batch, or a constant one of at most
+    /// [`GEMM_SMALL_MR`] rows) run by register tiles of `GEMM_SMALL_MR`
+    /// rows: a tile of twelve rows over one row of `A` repeats its
+    /// broadcasts and multiply-adds twelve times, where four keep the
+    /// loads of the panels the bound (a classifier at batch 1).
+    pub(super) fn packed_for_rows(&self) -> Stmt {
+        let (i, _, _) = self.axes();
+        if self.b_panels.is_none() || self.mr <= GEMM_SMALL_MR {
+            return self.packed();
+        }
+        let small = Gemm {
+            mr: GEMM_SMALL_MR,
+            ..self.clone()
+        };
+        let idt = self.nest.index_dtype();
+        let rows = i.extent.clone().cast(idt);
+        match choice(rows.le(PrimExpr::int_of(idt, GEMM_SMALL_MR))) {
+            Ok(true) => small.packed(),
+            Ok(false) => self.packed(),
+            Err(cond) => Stmt::IfThenElse {
+                cond,
+                then_case: Box::new(small.packed()),
+                else_case: Some(Box::new(self.packed())),
+            },
+        }
     }
 
     /// When the packed schedule pays: `M ≥ GEMM_MIN_ROWS`, `N > NR / 2`,

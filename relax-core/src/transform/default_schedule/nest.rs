@@ -311,7 +311,7 @@ impl Nest {
                 gemm.parallel = super::gemm::GemmParallel::Batch;
             }
             match gemm.when() {
-                Ok(true) => return gemm.packed(),
+                Ok(true) => return gemm.packed_for_rows(),
                 Ok(false) => {}
                 Err(cond) => {
                     return Stmt::IfThenElse {

@@ -195,7 +195,8 @@ class Module:
 /// classifier at batch 1, a 7 × 7 image's pointwise convolution), the
 /// packed GEMM on panels runs one row chunk and cuts its columns into
 /// parts (`parts`), so every thread gets work and reads its own share of
-/// the panels; the results agree with the oracle at 1, 3 and 40 rows,
+/// the panels; up to four rows, its register tiles have four rows. The
+/// results agree with the oracle at 1 and 3 rows (four-row tiles) and 40,
 /// over 66 column tiles that the parts cut unevenly, and at 200 rows,
 /// where the row chunks run in parallel instead.
 #[test]
@@ -221,6 +222,12 @@ class Module:
         .to_string();
     assert!(
         scheduled.contains("_panels[") && scheduled.contains("parts"),
+        "{scheduled}"
+    );
+    // Up to four rows: register tiles of four rows (`GEMM_SMALL_MR`).
+    assert!(scheduled.contains("if n <= 4:"), "{scheduled}");
+    assert!(
+        scheduled.contains("acc = T.alloc_buffer((4, "),
         "{scheduled}"
     );
     let host = build(&m, &Target::host()).unwrap();
