@@ -19,7 +19,8 @@
 //! [`vendor`] tells who made the CPU: the schedules' register tile and
 //! cache blocking are chosen per vendor (`Knobs::for_vendor` in
 //! relax-core), since the same instructions are fastest in different
-//! shapes on AMD's and Intel's cores.
+//! shapes on AMD's and Intel's cores. [`brand`] is its model name, for
+//! reports.
 
 /// The levels an x86-64 AOT build emits, best first.
 pub const X86_64_LEVELS: &[&str] = &[V4_VNNI_BF16, "x86-64-v4", "x86-64-v3", "generic"];
@@ -75,6 +76,38 @@ pub fn vendor() -> Vendor {
     #[cfg(not(target_arch = "x86_64"))]
     {
         Vendor::Other
+    }
+}
+
+/// The CPU's name as its maker gives it (`cpuid` leaves `0x8000_0002` to
+/// `0x8000_0004`, what `/proc/cpuinfo` calls the model name), trimmed;
+/// empty where the CPU has none or is not x86-64.
+pub fn brand() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // SAFETY: leaf 0x8000_0000 exists on every x86-64 CPU; it gives
+        // the highest extended leaf, checked before reading the others.
+        #[allow(unused_unsafe)]
+        let top = unsafe { __cpuid(0x8000_0000) }.eax;
+        if top < 0x8000_0004 {
+            return String::new();
+        }
+        let mut bytes = Vec::with_capacity(48);
+        for leaf in 0x8000_0002u32..=0x8000_0004 {
+            // SAFETY: the leaf is at most the highest extended leaf.
+            #[allow(unused_unsafe)]
+            let r = unsafe { __cpuid(leaf) };
+            for word in [r.eax, r.ebx, r.ecx, r.edx] {
+                bytes.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        String::from_utf8_lossy(&bytes[..end]).trim().to_string()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        String::new()
     }
 }
 
@@ -142,6 +175,23 @@ mod tests {
             assert!(supports("x86-64-v3"));
         }
         assert!(best(X86_64_LEVELS.iter().copied()).is_some());
+    }
+
+    #[test]
+    fn the_brand_agrees_with_proc_cpuinfo() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let Some(model) = info
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .map(|v| v.trim_start_matches([' ', '\t', ':']).trim())
+        else {
+            return;
+        };
+        // The kernel squeezes runs of spaces; so does the comparison.
+        let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(squeeze(&brand()), squeeze(model));
     }
 
     #[test]

@@ -348,6 +348,29 @@ const GEMM_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 
 /// `C = A B` for square `n × n` matrices, relax-rs through one module with
 /// symbolic shapes.
+/// The CPU and the packed GEMM's path on it: the code level the JIT
+/// targets and the register tile and blocking `DefaultSchedule::for_host`
+/// chose for this vendor.
+fn cpu_line() -> String {
+    use relax::cpu;
+    let schedule = relax::transform::DefaultSchedule::for_host();
+    let knobs = schedule.knobs();
+    let bits = schedule.vector_bits();
+    let b = knobs.gemm_blocking;
+    format!(
+        "CPU: {} ({:?}, {}); packed GEMM: {} x {} register tile ({}-bit vectors), kc {}, mc {}, nc {}",
+        cpu::brand(),
+        cpu::vendor(),
+        cpu::best(cpu::X86_64_LEVELS.iter().copied()).unwrap_or("generic"),
+        knobs.gemm_mr,
+        knobs.gemm_nr(bits, 32),
+        bits,
+        b.kc,
+        b.mc,
+        b.nc
+    )
+}
+
 fn gemm_row(vm: &relax::VirtualMachine, n: usize, rounds: usize) -> Row {
     let (a, b) = (arr2(n, n, 20), arr2(n, n, 21));
     let args = [tv(&a), tv(&b)];
@@ -531,6 +554,7 @@ fn main() {
         }
     };
 
+    println!("{}", cpu_line());
     println!(
         "FMA peak: {:.0} GFLOPS ({})",
         limits.flops / 1e9,

@@ -76,7 +76,11 @@ pub fn gemm_bf16_rows(rounds: usize, wanted: &dyn Fn(&str) -> bool) {
         ),
         None => println!(
             "avx512bf16 {}: {how}; no bf16 peak",
-            if bf16 { "detected but not timed" } else { "not detected" }
+            if bf16 {
+                "detected but not timed"
+            } else {
+                "not detected"
+            }
         ),
     }
     println!(

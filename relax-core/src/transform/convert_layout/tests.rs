@@ -182,6 +182,30 @@ fn the_converted_block_computes_the_same_values() {
     }
 }
 
+/// `text` with `consts` bound as constants, and that module through the
+/// host's rule, printed.
+fn host_converted(text: &str, consts: Vec<(&str, Tensor)>) -> (crate::ir::IRModule, String) {
+    let m = BindParams::new("main", consts.into_iter().map(|(n, t)| (n.to_string(), t)))
+        .run(parse(text))
+        .unwrap();
+    let converted = ConvertLayout::for_host()
+        .run(m.clone())
+        .unwrap()
+        .to_string();
+    (m, converted)
+}
+
+/// The stem's attributes: NCHW image, HWIO weight, NHWC output.
+const STEM_LAYOUTS: &str = r#"data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC""#;
+
+/// The `R.permute_dims` of `converted` outside the constant weights.
+fn permutes(converted: &str) -> usize {
+    converted
+        .lines()
+        .filter(|l| l.contains("R.permute_dims(") && !l.contains("metadata["))
+        .count()
+}
+
 /// An image's stem (3 input channels, a constant weight) in a function
 /// the host's rule converts: its data stays NCHW (the image is not
 /// permuted) and its output is NHWC (`out_layout`), which the depthwise
@@ -204,34 +228,21 @@ class Module:
             R.output(v)
         return v
 "#;
-    let consts = [
+    let consts = vec![
         ("s", tensor(&[16, 3, 3, 3], 5)),
         ("w", tensor(&[16, 1, 3, 3], 6)),
         ("p", tensor(&[8, 16, 1, 1], 7)),
         ("q", tensor(&[24, 8, 1, 1], 8)),
     ];
-    let m = BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
-        .run(parse(text))
-        .unwrap();
-    let converted = ConvertLayout::for_host()
-        .run(m.clone())
-        .unwrap()
-        .to_string();
-    assert!(
-        converted.contains(r#"data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC""#),
-        "{converted}"
-    );
+    let (m, converted) = host_converted(text, consts);
+    assert!(converted.contains(STEM_LAYOUTS), "{converted}");
     assert_eq!(
         converted.matches(r#"data_layout="NHWC""#).count(),
         3,
         "{converted}"
     );
     // Besides the constant weights, only the output is permuted.
-    let permuted = converted
-        .lines()
-        .filter(|l| l.contains("R.permute_dims(") && !l.contains("metadata["))
-        .count();
-    assert_eq!(permuted, 1, "{converted}");
+    assert_eq!(permutes(&converted), 1, "{converted}");
     let args: Vec<Value> = vec![tensor(&[1, 3, 16, 16], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
@@ -361,28 +372,15 @@ class Module:
             R.output(z)
         return z
 "#;
-    let consts = [
+    let consts = vec![
         ("s", tensor(&[16, 3, 7, 7], 5)),
         ("w", tensor(&[16, 16, 3, 3], 6)),
     ];
-    let m = BindParams::new("main", consts.map(|(n, t)| (n.to_string(), t)))
-        .run(parse(text))
-        .unwrap();
-    let converted = ConvertLayout::for_host()
-        .run(m.clone())
-        .unwrap()
-        .to_string();
-    assert!(
-        converted.contains(r#"data_layout="NCHW", kernel_layout="HWIO", out_layout="NHWC""#),
-        "{converted}"
-    );
+    let (m, converted) = host_converted(text, consts);
+    assert!(converted.contains(STEM_LAYOUTS), "{converted}");
     assert!(converted.contains(r#"layout="NHWC""#), "{converted}");
     assert!(!converted.contains(r#"data_layout="NHWC""#), "{converted}");
-    let permuted = converted
-        .lines()
-        .filter(|l| l.contains("R.permute_dims(") && !l.contains("metadata["))
-        .count();
-    assert_eq!(permuted, 1, "{converted}");
+    assert_eq!(permutes(&converted), 1, "{converted}");
     let args: Vec<Value> = vec![tensor(&[1, 3, 32, 32], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
