@@ -38,6 +38,18 @@ fn gemm_module() -> String {
     )
 }
 
+/// A GEMM of `rows` × 300 × 93: a 7 × 7 image's pixels in NHWC (49) or
+/// two images' (98).
+fn pixels_module(rows: i64) -> String {
+    module(
+        &format!(
+            r#"x: R.Tensor(({rows}, 300), dtype="float32"), w: R.Tensor((300, 93), dtype="float32")"#
+        ),
+        &format!("({rows}, 93)"),
+        "R.matmul(x, w)",
+    )
+}
+
 /// An implicit GEMM with padding and folded rows, (1, 32, 6, 5) ⊛ (130,
 /// 32, 3, 3).
 fn conv_module() -> String {
@@ -144,10 +156,22 @@ fn candidates_agree(text: &str, n: usize) -> Vec<Knobs> {
 /// Each vendor's knobs ([`Knobs::for_vendor`]) schedule a GEMM and a
 /// convolution that compute the unscheduled kernels, whatever CPU the
 /// test runs on: Intel's 12-row tile and 256-deep slices (a K of 300 is
-/// a slice and a tail) included.
+/// a slice and a tail) included, and its tile of 7 rows for 49 rows and
+/// of 14 for 98 (`rows_tile`: no tile mostly padding).
 #[test]
 fn every_vendors_knobs_compute_the_unscheduled_kernel() {
     use relax_runtime::cpu::Vendor;
+    for (rows, tile) in [(49, 7), (98, 14)] {
+        let func = gemm_kernel(&pixels_module(rows));
+        let knobs = Knobs::for_vendor(Vendor::Intel, 512);
+        let f = DefaultSchedule::with_vector_bits(512).schedule_prim_func_with(&func, knobs);
+        let text = crate::tir::schedule::tests::text(&f);
+        assert!(
+            text.contains(&format!("acc = T.alloc_buffer(({tile}, 32))")),
+            "{text}"
+        );
+        agree_with_unscheduled(&func, &[("Intel".to_string(), f)]);
+    }
     let gemm = gemm_module();
     let conv = conv_module();
     for text in [gemm, conv] {

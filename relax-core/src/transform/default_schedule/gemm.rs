@@ -126,6 +126,32 @@ pub const WINDOW_BLOCKING: Blocking = Blocking {
     nc: 512,
 };
 
+/// The rows of the register tile for `rows` rows with the knob's `mr`:
+/// where `mr` is twelve (Intel's AVX-512 cores) and the rows are
+/// provably a multiple of 14 or 7 but not of 12 (a CNN's pixels in NHWC:
+/// `batch · 49` at 7 × 7, `batch · 196` at 14 × 14), the tile of that
+/// height, so the last tile is not mostly padding: 49 rows took five
+/// tiles of 12 (60 rows), where seven tiles of 7 take 49. A 14 × 32 tile
+/// is 28 accumulators of the 32 registers, a 7 × 32 one 14, enough for
+/// two FMA units of latency four.
+fn rows_tile(mr: i64, rows: &PrimExpr) -> i64 {
+    if mr != super::knobs::INTEL_AVX512_GEMM_MR {
+        return mr;
+    }
+    let divides = |d: i64| {
+        let r = rows.clone();
+        let dt = r.dtype();
+        Analyzer::new()
+            .simplify(&r.floormod(PrimExpr::int_of(dt, d)))
+            .as_int()
+            == Some(0)
+    };
+    if divides(mr) {
+        return mr;
+    }
+    [14, 7].into_iter().find(|&d| divides(d)).unwrap_or(mr)
+}
+
 /// The rows of the register tile for a product of at most this many rows
 /// on prepacked panels ([`Gemm::packed_for_rows`]).
 pub const GEMM_SMALL_MR: i64 = 4;
@@ -223,17 +249,24 @@ impl Nest {
         let b_panels = panel_layout(b, &j.var, &self.reduce[0].var).filter(|(_, w)| w % nr == 0);
         let b_transposed =
             contiguous_b && b_panels.is_none() && !contiguous(&load_coeffs(b, &j.var));
+        let mr = rows_tile(self.knobs.gemm_mr, &i.extent);
+        let blocking = if contiguous_b {
+            self.knobs.gemm_blocking
+        } else {
+            self.knobs.window_blocking
+        };
+        // A chunk packs at most `mc` rows, whole tiles.
+        let blocking = Blocking {
+            mc: (blocking.mc / mr * mr).max(mr),
+            ..blocking
+        };
         Some(Gemm {
             nest: self,
             a: a.clone(),
             b: b.clone(),
             nr,
-            mr: self.knobs.gemm_mr,
-            blocking: if contiguous_b {
-                self.knobs.gemm_blocking
-            } else {
-                self.knobs.window_blocking
-            },
+            mr,
+            blocking,
             parallel: GemmParallel::Chunks,
             a_once: false,
             b_panels,
