@@ -225,15 +225,28 @@ fn conjuncts(c: &PrimExpr, out: &mut Vec<PrimExpr>) {
 /// Whether the load `l` reads inside its buffer whatever its variables'
 /// values: every index's bound lies within `[0, dim)` of a constant dim.
 pub fn in_bounds(l: &PrimExpr) -> bool {
+    in_bounds_under(l, &Analyzer::new(), |_, _| false)
+}
+
+/// [`in_bounds`] for variables in the ranges `an` knows, with `known(index,
+/// dim)` accepting an index known to lie in `[0, dim)` otherwise (a
+/// symbolic dim read at the loop variable that runs over it).
+pub fn in_bounds_under(
+    l: &PrimExpr,
+    an: &Analyzer,
+    known: impl Fn(&PrimExpr, &PrimExpr) -> bool,
+) -> bool {
     let PrimExprKind::BufferLoad(buffer, indices) = l.kind() else {
         return false;
     };
     if !buffer.strides().is_empty() || indices.len() != buffer.shape().len() {
         return false;
     }
-    let an = Analyzer::new();
-    indices.iter().zip(buffer.shape()).all(|(i, d)| {
-        let (Some(d), b) = (d.as_int(), an.const_int_bound(i)) else {
+    indices.iter().zip(buffer.shape()).all(|(i, dim)| {
+        if known(i, dim) {
+            return true;
+        }
+        let (Some(d), b) = (dim.as_int(), an.const_int_bound(i)) else {
             return false;
         };
         b.min.is_some_and(|lo| lo >= 0) && b.max.is_some_and(|hi| hi < d)

@@ -41,8 +41,8 @@
 //!    a column sum): the two innermost spatial loops are tiled into blocks
 //!    of [`TILE_ROWS`] × [`TILE_COLS`] outputs (twice the rows where a
 //!    row is one 512-bit register, so the tile is eight accumulators),
-//!    each accumulated in a local
-//!    buffer `acc` (rows `Unrolled`, columns `Vectorized`) that LLVM keeps
+//!    each accumulated in a local buffer `acc` (rows `Unrolled`, columns
+//!    `Vectorized`) that LLVM keeps
 //!    in registers over the whole reduction: init `acc`, run the reduce
 //!    loops around the update of `acc`, write `acc` to the output. Rows and
 //!    columns that do not fill a tile run row by row, a row of constant

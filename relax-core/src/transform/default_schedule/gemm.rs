@@ -743,8 +743,13 @@ impl Gemm<'_> {
             GemmParallel::Batch => unfuse(&batch, &PrimExpr::var(&fused_batch), lp.dtype),
             _ => identity(&batch),
         };
-        // Row chunks: when they run in parallel, at least GEMM_MIN_CHUNKS,
-        // an even number; whole tiles.
+        // Where the micro-kernel reads A: the whole pack, in place, or
+        // each chunk's own pack.
+        let a_panel = match &a_all {
+            Some(all) => APanel::Whole(all),
+            None if self.a_in_place() => APanel::InPlace,
+            None => APanel::PerChunk(&a_pack),
+        };
         // Chunk `c` runs tiles `c·T/C .. (c+1)·T/C` of the `T` row tiles:
         // chunk sizes differ by at most one tile, so the threads finish
         // together.
@@ -753,8 +758,10 @@ impl Gemm<'_> {
         // whole pack run as one chunk whose columns are cut into parts
         // (`slice`): each thread then reads its own share of `B`.
         let few_rows = (self.parallel == GemmParallel::Chunks
-            && (a_all.is_some() || self.a_in_place()))
+            && !matches!(a_panel, APanel::PerChunk(_)))
         .then(|| row_tiles.clone().lt(lp.int(2 * GEMM_MIN_CHUNKS)));
+        // Row chunks: when they run in parallel, at least GEMM_MIN_CHUNKS,
+        // an even number; whole tiles.
         let chunks = match self.parallel {
             GemmParallel::Chunks => {
                 let chunks = lp.round_up(&lp.ceil_div(&m, mc_max).max(lp.int(GEMM_MIN_CHUNKS)), 2);
@@ -791,12 +798,7 @@ impl Gemm<'_> {
                                         first,
                                         last,
                                     };
-                                    let a = match &a_all {
-                                        Some(all) => APanel::Whole(all),
-                                        None if self.a_in_place() => APanel::InPlace,
-                                        None => APanel::PerChunk(&a_pack),
-                                    };
-                                    self.slice(&lp, &slice, &m, &rows, a, &b_pack, &base)
+                                    self.slice(&lp, &slice, &m, &rows, a_panel, &b_pack, &base)
                                 })
                             })
                         })

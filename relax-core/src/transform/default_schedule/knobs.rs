@@ -9,9 +9,10 @@
 //! EPYC (Zen 4); [`Knobs::for_vendor`] gives each CPU vendor's own (today
 //! Intel's AVX-512 cores take a larger register tile and a smaller `kc`),
 //! and `DefaultSchedule::for_host` and `for_cpu` start from the host's.
-//! A knob only acts where its schedule applies: the register tile and blocking in the packed GEMM (case 5)
-//! and the implicit GEMM (case 6), the row folding in case 6, the chunk
-//! in a one-loop injective nest (case 1). [`Knobs::check`] says whether a
+//! A knob only acts where its schedule applies: the register tile and
+//! blocking in the packed GEMM (case 5) and the implicit GEMM (case 6),
+//! the row folding in case 6, the chunk in a one-loop injective nest
+//! (case 1). [`Knobs::check`] says whether a
 //! value is one the schedules take (a tuning database is user input).
 
 use super::gemm::{Blocking, GEMM_BLOCKING, GEMM_MR, GEMM_NR_VECTORS, WINDOW_BLOCKING};

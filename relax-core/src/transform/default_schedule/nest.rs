@@ -8,6 +8,7 @@ use super::util::*;
 use super::PARALLEL_MIN_WORK;
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
+use crate::tir::affine::{guarded_load, in_bounds_under, loads_of};
 use crate::tir::{Block, Buffer, ForKind, IterKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
@@ -53,27 +54,18 @@ impl Nest {
     pub(super) fn loads_in_bounds(&self, e: &PrimExpr) -> bool {
         let axes: Vec<&Axis> = self.spatial.iter().chain(&self.reduce).collect();
         let an = ranges(axes.iter().copied());
+        let own_axis = |i: &PrimExpr, dim: &PrimExpr| {
+            axes.iter().any(|a| {
+                i.as_var() == Some(&a.var)
+                    && an
+                        .simplify(&(a.extent.clone().cast(dim.dtype()) - dim.clone()))
+                        .as_int()
+                        == Some(0)
+            })
+        };
         let mut loads = Vec::new();
-        collect_loads(e, &mut loads);
-        loads.iter().all(|(buffer, indices)| {
-            buffer.strides().is_empty()
-                && indices.len() == buffer.shape().len()
-                && indices.iter().zip(buffer.shape()).all(|(i, dim)| {
-                    let own_axis = axes.iter().any(|a| {
-                        i.as_var() == Some(&a.var)
-                            && an
-                                .simplify(&(a.extent.clone().cast(dim.dtype()) - dim.clone()))
-                                .as_int()
-                                == Some(0)
-                    });
-                    let bound = an.const_int_bound(i);
-                    own_axis
-                        || dim.as_int().is_some_and(|d| {
-                            bound.min.is_some_and(|lo| lo >= 0)
-                                && bound.max.is_some_and(|hi| hi < d)
-                        })
-                })
-        })
+        loads_of(e, &mut loads);
+        loads.iter().all(|l| in_bounds_under(l, &an, own_axis))
     }
 }
 
@@ -268,8 +260,8 @@ impl Nest {
     }
 
     /// What one iteration costs, in plain iterations: 1 (a reduction's
-    /// multiply-add) or [`ELEMENT_COST`] (an injective nest's element,
-    /// read and written), plus [`TRANSCENDENTAL_COST`] for each `exp`, `log`,
+    /// multiply-add) or [`ELEMENT_COST`] (an injective nest's element, read
+    /// and written), plus [`TRANSCENDENTAL_COST`] for each `exp`, `log`,
     /// `tanh`, … it calls (softmax's exp-heavy loops pay for the thread
     /// pool at a size where an add would not).
     fn iteration_cost(&self) -> i64 {
@@ -362,7 +354,7 @@ impl Nest {
     /// [`GUARDED_TAP_COST`].
     fn in_place_work(&self) -> PrimExpr {
         let work = self.work();
-        match !self.reduce.is_empty() && crate::tir::affine::guarded_load(&self.value) {
+        match !self.reduce.is_empty() && guarded_load(&self.value) {
             true => work * PrimExpr::int(GUARDED_TAP_COST),
             false => work,
         }

@@ -137,6 +137,22 @@ fn weights_that_are_not_always_constant_or_too_narrow_stay() {
 /// The host build (the packed GEMM reading the panels, from one row up)
 /// gives the oracle's numbers: rows from 1 to 50 of a symbolic batch, a
 /// partial last panel, a bias and relu fused as the epilogue.
+/// A `k × n` weight of values in `[-1, 1]`.
+fn weight(k: usize, n: usize) -> Tensor {
+    let w: Vec<f32> = (0..k * n)
+        .map(|v| ((v * 37 % 101) as f32 - 50.0) / 50.0)
+        .collect();
+    Tensor::from_vec(&[k as i64, n as i64], w).unwrap()
+}
+
+/// `rows` rows of `k` inputs of values in `[-2, 2]`.
+fn input(rows: usize, k: usize) -> Tensor {
+    let x: Vec<f32> = (0..rows * k)
+        .map(|v| ((v * 13 % 29) as f32 - 14.0) / 7.0)
+        .collect();
+    Tensor::from_vec(&[rows as i64, k as i64], x).unwrap()
+}
+
 #[test]
 fn the_packed_build_agrees_with_the_oracle() {
     let text = r#"
@@ -152,10 +168,7 @@ class Module:
             R.output(z)
         return z
 "#;
-    let w: Vec<f32> = (0..20 * 72)
-        .map(|v| ((v * 37 % 101) as f32 - 50.0) / 50.0)
-        .collect();
-    let m = bound(text, Tensor::from_vec(&[20, 72], w).unwrap());
+    let m = bound(text, weight(20, 72));
     let lowered = crate::backend::host_pipeline_unscheduled()
         .run(m.clone())
         .unwrap();
@@ -172,12 +185,9 @@ class Module:
     let host = build(&m, &Target::host()).unwrap();
     let oracle = build(&m, &Target::interpreter()).unwrap();
     for rows in [1, 5, 6, 7, 50] {
-        let x: Vec<f32> = (0..rows * 20)
-            .map(|v| ((v * 13 % 29) as f32 - 14.0) / 7.0)
-            .collect();
         let b: Vec<f32> = (0..72).map(|v| (v % 5) as f32 - 2.0).collect();
         let args: Vec<Value> = vec![
-            Tensor::from_vec(&[rows, 20], x).unwrap().into(),
+            input(rows, 20).into(),
             Tensor::from_vec(&[72], b).unwrap().into(),
         ];
         let (got, want) = (run_main_f32(&host, &args), run_main_f32(&oracle, &args));
@@ -212,10 +222,7 @@ class Module:
             R.output(y)
         return y
 "#;
-    let w: Vec<f32> = (0..512 * 2100)
-        .map(|v| ((v * 37 % 101) as f32 - 50.0) / 50.0)
-        .collect();
-    let m = bound(text, Tensor::from_vec(&[512, 2100], w).unwrap());
+    let m = bound(text, weight(512, 2100));
     let scheduled = crate::backend::pipeline(&Target::host())
         .run(m.clone())
         .unwrap()
@@ -233,10 +240,7 @@ class Module:
     let host = build(&m, &Target::host()).unwrap();
     let oracle = build(&m, &Target::interpreter()).unwrap();
     for rows in [1, 3, 40, 200] {
-        let x: Vec<f32> = (0..rows * 512)
-            .map(|v| ((v * 13 % 29) as f32 - 14.0) / 7.0)
-            .collect();
-        let args: Vec<Value> = vec![Tensor::from_vec(&[rows, 512], x).unwrap().into()];
+        let args: Vec<Value> = vec![input(rows, 512).into()];
         let (got, want) = (run_main_f32(&host, &args), run_main_f32(&oracle, &args));
         assert_eq!(got.len(), want.len());
         let scale = want.iter().fold(1f32, |m, v| m.max(v.abs()));
