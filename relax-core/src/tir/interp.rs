@@ -111,6 +111,8 @@ pub const INTRINSICS: &[&str] = &[
     "dpbusd",
     "dpbf16ps",
     "reinterpret",
+    "prefetch",
+    "address_of",
 ];
 
 /// The largest scratch buffer (`Allocate`, `alloc_buffers`) the interpreter
@@ -709,6 +711,14 @@ impl Machine {
         }
         if name == "reinterpret" {
             return self.reinterpret(e, args);
+        }
+        // A cache hint: nothing to do, and its address is never read.
+        if name == "prefetch" {
+            arity(4)?;
+            return Ok(Val::I(0));
+        }
+        if name == "address_of" {
+            return Err("`T.address_of` outside `T.prefetch`".into());
         }
         if let Some(v) = self.integer_intrinsic(e, name, args)? {
             return Ok(v);

@@ -85,7 +85,8 @@ fn arity(name: &str) -> Option<usize> {
         "fmod" | "bitwise_and" | "bitwise_or" | "bitwise_xor" | "shift_left" | "shift_right"
         | "truncdiv" | "truncmod" => Some(2),
         "if_then_else" | "dpbusd" | "dpbf16ps" => Some(3),
-        "reinterpret" => Some(1),
+        "reinterpret" | "address_of" => Some(1),
+        "prefetch" => Some(4),
         _ => LIBM.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
     }
 }
@@ -130,6 +131,12 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         if name == "reinterpret" {
             return self.reinterpret(args, dtype);
+        }
+        if name == "prefetch" {
+            return self.prefetch(args);
+        }
+        if name == "address_of" {
+            return Err(unsupported("`T.address_of` outside `T.prefetch`".to_string()));
         }
         if name == "truncdiv" || name == "truncmod" {
             return self.trunc_div_mod(name, args, dtype);

@@ -21,7 +21,7 @@ use super::expr::{lanes_of, vec_type};
 use super::stmt::FuncGen;
 use super::types::{internal, memory_type, unsupported, Ll};
 use super::vectorize::{linear_coeff, uses_var};
-use crate::ir::prim_expr::PrimExpr;
+use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
 use crate::tir::Buffer;
 use inkwell::types::{BasicType, VectorType};
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
@@ -98,6 +98,45 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 buffer.name()
             ))
         })
+    }
+
+    /// `T.prefetch(T.address_of(B[i…]), rw, locality, cache_type)`: LLVM's
+    /// `llvm.prefetch` of the element's address (x86's `prefetcht0` for a
+    /// read of locality 3). A hint only: it reads nothing and never faults.
+    /// Inside a vector step the address is lane 0's.
+    pub(super) fn prefetch(&mut self, args: &[PrimExpr]) -> Result<BasicValueEnum<'ctx>, Error> {
+        let PrimExprKind::Call(name, inner) = args[0].kind() else {
+            return Err(unsupported("`T.prefetch` of anything but `T.address_of(B[…])`".to_string()));
+        };
+        let [load] = inner.as_slice() else {
+            return Err(unsupported("`T.address_of` takes one buffer element".to_string()));
+        };
+        let (PrimExprKind::BufferLoad(buffer, indices), "address_of") = (load.kind(), name.as_str()) else {
+            return Err(unsupported("`T.prefetch` of anything but `T.address_of(B[…])`".to_string()));
+        };
+        let flag = |e: &PrimExpr, max: i64| {
+            e.as_int()
+                .filter(|v| (0..=max).contains(v))
+                .map(|v| self.ctx.i32_type().const_int(v as u64, false))
+                .ok_or_else(|| unsupported("`T.prefetch` flags other than constants (rw 0-1, locality 0-3, cache type 0-1)".to_string()))
+        };
+        let (rw, locality, cache) = (flag(&args[1], 1)?, flag(&args[2], 3)?, flag(&args[3], 1)?);
+        let base = self.buffer_ptr(buffer)?;
+        let offset = self.offset_expr(buffer, indices)?;
+        let off = match self.lanes {
+            Some(_) => self.at_lane0(&offset)?,
+            None => self.scalar_of(&offset, DataType::i64())?,
+        };
+        let p = self.element(base, off)?;
+        let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
+        let p = self.b.build_pointer_cast(p, i8p, "pf").ll()?;
+        let decl = inkwell::intrinsics::Intrinsic::find("llvm.prefetch")
+            .and_then(|i| i.get_declaration(self.module, &[i8p.into()]))
+            .ok_or_else(|| internal("no LLVM intrinsic llvm.prefetch"))?;
+        self.b
+            .build_call(decl, &[p.into(), rw.into(), locality.into(), cache.into()], "")
+            .ll()?;
+        Ok(self.ctx.i32_type().const_zero().into())
     }
 
     fn access(&self, offset: &PrimExpr) -> Access {

@@ -9,6 +9,7 @@ use relax_runtime::{DataType, Error, Tensor};
 
 mod dpbf16;
 mod dpbusd;
+mod prefetch;
 mod half;
 
 // ---------------------------------------------------------------- helpers

@@ -365,6 +365,8 @@ impl Lowerer<'_> {
             // `T.dpbf16ps(acc, a, b)` (a float32 accumulator); the result
             // has the accumulator's dtype.
             "dpbusd" | "dpbf16ps" => 3,
+            // `T.prefetch(T.address_of(B[i]), rw, locality, cache_type)`.
+            "prefetch" => 4,
             _ => 1,
         };
         if !c.arity(self, n) {
@@ -380,6 +382,8 @@ impl Lowerer<'_> {
         }
         let dt = match name {
             "isnan" | "isinf" => DataType::bool(),
+            "address_of" => DataType::handle(),
+            "prefetch" => DataType::i32(),
             _ => vals[0].dtype(),
         };
         Some(PrimExpr::call(dt, name, vals))

@@ -55,8 +55,12 @@ impl Combiner {
     }
 }
 
-/// Output rows that share each load of a dot-product block.
+/// Output rows that share each load of a dot-product block (and the
+/// columns that share a matrix-vector product's row).
 pub const DOT_ROWS: i64 = 4;
+
+/// Bytes of a cache line, the unit of [`Nest::prefetch_rows`].
+const CACHE_LINE: i64 = 64;
 
 /// The largest group along `k` of grouped loads (see the module docs).
 pub const DOT_MAX_GROUP: i64 = 1024;
@@ -64,6 +68,7 @@ use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{te, Block, Buffer, ForKind, Stmt};
+use relax_runtime::DataType;
 use std::collections::HashMap;
 
 impl Nest {
@@ -205,8 +210,9 @@ impl Nest {
     /// the second-to-last axis go [`DOT_ROWS`] at a time, sharing each
     /// load of the operand that does not depend on the row (a weight row
     /// of `x · wᵀ`); the rows that do not fill a block go one by one, their
-    /// columns in parallel when the nest is (a matrix-vector product has
-    /// no block of rows to share out). When one batch axis too short to
+    /// columns [`DOT_ROWS`] at a time (sharing each load of the row) and
+    /// in parallel when the nest is (a matrix-vector product has no block
+    /// of rows to share out). When one batch axis too short to
     /// share out ([`too_short_to_share`]) is all there is around them, the
     /// threads take (batch, column) pairs, each running its blocks of rows.
     pub(super) fn dot_reduction(&self, parallel: bool) -> Stmt {
@@ -264,24 +270,115 @@ impl Nest {
             body.push(for_(&io, PrimExpr::int_of(idt, 0), tiles, kind, inner));
         }
         if !is_zero(&rest) {
-            let (it, jl) = (fresh(&i.loop_var, "_t"), fresh(&j.loop_var, "_t"));
-            let mut map = identity(batch);
-            map.insert(i.var.clone(), PrimExpr::var(&it));
-            map.insert(j.var.clone(), PrimExpr::var(&jl));
-            let block = self.dot_block(&map, None);
             // The rows left over are all the rows of a matrix-vector
             // product (a decoder's token, `n = 1`): without a batch to
-            // share out, their columns go to the threads.
+            // share out, their columns go to the threads, [`DOT_ROWS`] at
+            // a time sharing each load of the row (independent sums, so
+            // the adds do not wait on one another), then one by one.
             let kind = if parallel && batch.is_empty() {
                 ForKind::Parallel
             } else {
                 ForKind::Serial
             };
-            let inner = for_(&jl, zero(j), j.extent.clone(), kind, block);
-            body.push(for_(&it, full, rest, ForKind::Serial, inner));
+            let it = fresh(&i.loop_var, "_t");
+            let jdt = j.loop_var.dtype();
+            let cols = PrimExpr::int_of(jdt, DOT_ROWS);
+            let col_tiles = an.simplify(&j.extent.clone().floordiv(cols.clone()));
+            let col_full = an.simplify(&(col_tiles.clone() * cols.clone()));
+            let col_rest = an.simplify(&(j.extent.clone() - col_full.clone()));
+            let mut per_row = Vec::new();
+            if !is_zero(&col_tiles) {
+                let jo = fresh(&j.loop_var, "_o");
+                let mut map = identity(batch);
+                map.insert(i.var.clone(), PrimExpr::var(&it));
+                let j0 = PrimExpr::var(&jo) * cols.clone();
+                let mut block = self.dot_block(&map, Some((j, j0.clone())));
+                if let Some(ahead) = self.prefetch_rows(&map, j, j0 + cols) {
+                    block = seq(vec![ahead, block]);
+                }
+                per_row.push(for_(&jo, zero(j), col_tiles, kind, block));
+            }
+            if !is_zero(&col_rest) {
+                let jl = fresh(&j.loop_var, "_t");
+                let mut map = identity(batch);
+                map.insert(i.var.clone(), PrimExpr::var(&it));
+                map.insert(j.var.clone(), PrimExpr::var(&jl));
+                let block = self.dot_block(&map, None);
+                per_row.push(for_(&jl, col_full, col_rest, ForKind::Serial, block));
+            }
+            body.push(for_(&it, full, rest, ForKind::Serial, seq(per_row)));
         }
         let outer = (parallel && !batch.is_empty()).then_some(ForKind::Parallel);
         nest(batch, seq(body), outer)
+    }
+
+    /// A matrix-vector product of grouped (dequantized) weights: a
+    /// prefetch of each cache line of the [`DOT_ROWS`] weight rows from
+    /// `j0` along the axis `j` (the next block's, the last row standing
+    /// in past the end), read while this block computes. A block of such
+    /// rows takes about as long as a load from memory, so the next one
+    /// arrives in time; without it the few vector steps per byte that
+    /// unpacking takes fill the core's window of outstanding loads long
+    /// before enough bytes are in flight (Q8_0 weights stream from memory
+    /// at a third of float32's bytes per second). `None` for other
+    /// nests, whose loads keep up without it.
+    fn prefetch_rows(
+        &self,
+        map: &HashMap<TirVar, PrimExpr>,
+        j: &super::nest::Axis,
+        j0: PrimExpr,
+    ) -> Option<Stmt> {
+        let group = self.dot_group()?;
+        let k = &self.reduce[0];
+        let kdt = k.loop_var.dtype();
+        let an = super::nest::ranges(&self.spatial);
+        let mut loads = Vec::new();
+        collect_loads(&self.value, &mut loads);
+        let (r, p) = (fresh(&k.loop_var, "_pr"), fresh(&k.loop_var, "_pf"));
+        let last = an.simplify(&(j.extent.clone() - PrimExpr::int_of(j.loop_var.dtype(), 1)));
+        let row = (j0 + PrimExpr::var(&r).cast(j.var.dtype())).min(last);
+        let mut stmts = Vec::new();
+        let mut seen = Vec::new();
+        for (b, idx) in loads {
+            if b == self.buffer || seen.contains(&b) || !idx.iter().any(|i| uses_var(i, &j.var)) {
+                continue;
+            }
+            seen.push(b.clone());
+            // Bytes of `b` that `reach` values of `k` (whole groups, at
+            // least 256) span, hence the `k` a cache line spans (whole
+            // groups).
+            let reach = (256 + group - 1) / group * group;
+            let at = |kv: PrimExpr| {
+                let mut m = map.clone();
+                m.insert(j.var.clone(), PrimExpr::var(&j.loop_var));
+                m.insert(k.var.clone(), kv);
+                idx.iter().map(|i| i.substitute_map(&m)).collect::<Vec<_>>()
+            };
+            let span = an.simplify(
+                &(b.offset_of(&at(PrimExpr::int_of(kdt, reach)))
+                    - b.offset_of(&at(PrimExpr::int_of(kdt, 0)))),
+            );
+            let Some(bytes) = span.as_int().map(|e| e * b.dtype().size_in_bytes() as i64) else {
+                continue;
+            };
+            if bytes <= 0 {
+                continue;
+            }
+            let step = (CACHE_LINE * reach / bytes / group).max(1) * group;
+            let lines = an.simplify(&(k.extent.clone() + PrimExpr::int_of(kdt, step - 1)).floordiv(PrimExpr::int_of(kdt, step)));
+            let mut m = map.clone();
+            m.insert(j.var.clone(), row.clone());
+            m.insert(k.var.clone(), PrimExpr::var(&p) * PrimExpr::int_of(kdt, step));
+            let indices = idx.iter().map(|i| an.simplify(&i.substitute_map(&m))).collect();
+            let address = PrimExpr::call(DataType::handle(), "address_of", vec![PrimExpr::load(&b, indices)]);
+            let int = |v: i64| PrimExpr::int_of(DataType::i32(), v);
+            let fetch = Stmt::Evaluate(PrimExpr::call(DataType::i32(), "prefetch", vec![address, int(0), int(3), int(1)]));
+            stmts.push(for_(&p, PrimExpr::int_of(kdt, 0), lines, ForKind::Serial, fetch));
+        }
+        if stmts.is_empty() {
+            return None;
+        }
+        Some(for_(&r, PrimExpr::int_of(kdt, 0), PrimExpr::int_of(kdt, DOT_ROWS), ForKind::Serial, seq(stmts)))
     }
 
     /// The dot products of one output point (`map` binds every spatial

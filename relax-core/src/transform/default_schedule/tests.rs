@@ -991,8 +991,9 @@ class Module:
     /// A decoder's matrix-vector product `x · wᵀ` (one token, `n = 1`):
     /// above [`PARALLEL_MIN_WORK`] (1061 · 1001 multiply-adds) the
     /// columns of the rows left over from the blocks of [`dot::DOT_ROWS`]
-    /// run in parallel; one row, one block and a tail of one, and a tail
-    /// of three rows, at odd sizes (no multiple of the lanes).
+    /// run in parallel, [`dot::DOT_ROWS`] at a time, then the column left
+    /// over; one row, one block and a tail of one, and a tail of three
+    /// rows, at odd sizes (no multiple of the lanes).
     #[test]
     fn a_matrix_vector_product_runs_its_columns_in_parallel() {
         let text = r#"
@@ -1008,9 +1009,10 @@ class Module:
         return y
 "#;
         let text_scheduled = scheduled(text, 512);
+        // 265 blocks of 4 columns in parallel, then the last column.
         assert!(
-            text_scheduled.contains("T.parallel(1061)"),
-            "the columns of the leftover rows are not parallel:\n{text_scheduled}"
+            text_scheduled.contains("T.parallel(265)") && text_scheduled.contains("T.serial(1060, 1061)"),
+            "the columns of the leftover rows are not parallel blocks:\n{text_scheduled}"
         );
         let cases: Vec<_> = [1, 5, 3]
             .into_iter()
@@ -2670,7 +2672,8 @@ class Module:
     /// bytes are vector loads and whose scale is invariant), agreeing with the unscheduled
     /// function on the loop-level interpreter and with the reference
     /// kernels, at 37 output columns (a tail of rows and of columns) and 1
-    /// or 6 rows (a block of DOT_ROWS and a tail of 2).
+    /// or 6 rows (a block of DOT_ROWS and a tail of 2). The rows left over
+    /// prefetch the next block of weight rows ([`dot`]'s `prefetch_rows`).
     #[test]
     fn a_dequantized_matmul_is_a_grouped_dot_product() {
         let q4 = r#"
@@ -2726,6 +2729,14 @@ class Module:
             assert!(!module.contains("alloc_buffer((37, 96)"), "{module}");
             assert!(
                 module.contains("k_g") && module.contains("T.vectorized(16)"),
+                "{module}"
+            );
+            // The matrix-vector product's blocks of weight rows prefetch
+            // the next block's lines, values and scales (in the parallel
+            // and in the serial version, chosen at run time).
+            assert_eq!(
+                module.matches("T.prefetch(T.address_of(").count(),
+                4,
                 "{module}"
             );
             let m: IRModule = text.parse().unwrap();
