@@ -136,7 +136,9 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             return self.prefetch(args);
         }
         if name == "address_of" {
-            return Err(unsupported("`T.address_of` outside `T.prefetch`".to_string()));
+            return Err(unsupported(
+                "`T.address_of` outside `T.prefetch`".to_string(),
+            ));
         }
         if name == "truncdiv" || name == "truncmod" {
             return self.trunc_div_mod(name, args, dtype);

@@ -106,13 +106,21 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// Inside a vector step the address is lane 0's.
     pub(super) fn prefetch(&mut self, args: &[PrimExpr]) -> Result<BasicValueEnum<'ctx>, Error> {
         let PrimExprKind::Call(name, inner) = args[0].kind() else {
-            return Err(unsupported("`T.prefetch` of anything but `T.address_of(B[…])`".to_string()));
+            return Err(unsupported(
+                "`T.prefetch` of anything but `T.address_of(B[…])`".to_string(),
+            ));
         };
         let [load] = inner.as_slice() else {
-            return Err(unsupported("`T.address_of` takes one buffer element".to_string()));
+            return Err(unsupported(
+                "`T.address_of` takes one buffer element".to_string(),
+            ));
         };
-        let (PrimExprKind::BufferLoad(buffer, indices), "address_of") = (load.kind(), name.as_str()) else {
-            return Err(unsupported("`T.prefetch` of anything but `T.address_of(B[…])`".to_string()));
+        let (PrimExprKind::BufferLoad(buffer, indices), "address_of") =
+            (load.kind(), name.as_str())
+        else {
+            return Err(unsupported(
+                "`T.prefetch` of anything but `T.address_of(B[…])`".to_string(),
+            ));
         };
         let flag = |e: &PrimExpr, max: i64| {
             e.as_int()
@@ -134,7 +142,11 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             .and_then(|i| i.get_declaration(self.module, &[i8p.into()]))
             .ok_or_else(|| internal("no LLVM intrinsic llvm.prefetch"))?;
         self.b
-            .build_call(decl, &[p.into(), rw.into(), locality.into(), cache.into()], "")
+            .build_call(
+                decl,
+                &[p.into(), rw.into(), locality.into(), cache.into()],
+                "",
+            )
             .ll()?;
         Ok(self.ctx.i32_type().const_zero().into())
     }

@@ -9,8 +9,8 @@ use relax_runtime::{DataType, Error, Tensor};
 
 mod dpbf16;
 mod dpbusd;
-mod prefetch;
 mod half;
+mod prefetch;
 
 // ---------------------------------------------------------------- helpers
 

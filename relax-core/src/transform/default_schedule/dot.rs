@@ -23,6 +23,16 @@
 //! schedule applies when each is contiguous or invariant in `l`. The
 //! groups run as the chunks do without them; the `k` past the last whole
 //! group is the tail.
+//!
+//! **Matrix-vector products** (the rows that do not fill a block of
+//! [`DOT_ROWS`]: all of a decoder's one token) take their columns
+//! [`DOT_ROWS`] at a time, four weight rows summed in four independent
+//! vectors that share each load of the token's row, so the adds do not
+//! wait on one another. With grouped loads, each block first prefetches
+//! the next block's weight rows (`T.prefetch`, a cache line at a time):
+//! unpacking quantized weights takes a few vector steps per byte, which
+//! fill the core's window of outstanding loads long before enough bytes
+//! are in flight to stream from memory.
 
 use super::nest::Nest;
 use super::util::*;
@@ -365,20 +375,49 @@ impl Nest {
                 continue;
             }
             let step = (CACHE_LINE * reach / bytes / group).max(1) * group;
-            let lines = an.simplify(&(k.extent.clone() + PrimExpr::int_of(kdt, step - 1)).floordiv(PrimExpr::int_of(kdt, step)));
+            let lines = an.simplify(
+                &(k.extent.clone() + PrimExpr::int_of(kdt, step - 1))
+                    .floordiv(PrimExpr::int_of(kdt, step)),
+            );
             let mut m = map.clone();
             m.insert(j.var.clone(), row.clone());
-            m.insert(k.var.clone(), PrimExpr::var(&p) * PrimExpr::int_of(kdt, step));
-            let indices = idx.iter().map(|i| an.simplify(&i.substitute_map(&m))).collect();
-            let address = PrimExpr::call(DataType::handle(), "address_of", vec![PrimExpr::load(&b, indices)]);
+            m.insert(
+                k.var.clone(),
+                PrimExpr::var(&p) * PrimExpr::int_of(kdt, step),
+            );
+            let indices = idx
+                .iter()
+                .map(|i| an.simplify(&i.substitute_map(&m)))
+                .collect();
+            let address = PrimExpr::call(
+                DataType::handle(),
+                "address_of",
+                vec![PrimExpr::load(&b, indices)],
+            );
             let int = |v: i64| PrimExpr::int_of(DataType::i32(), v);
-            let fetch = Stmt::Evaluate(PrimExpr::call(DataType::i32(), "prefetch", vec![address, int(0), int(3), int(1)]));
-            stmts.push(for_(&p, PrimExpr::int_of(kdt, 0), lines, ForKind::Serial, fetch));
+            let fetch = Stmt::Evaluate(PrimExpr::call(
+                DataType::i32(),
+                "prefetch",
+                vec![address, int(0), int(3), int(1)],
+            ));
+            stmts.push(for_(
+                &p,
+                PrimExpr::int_of(kdt, 0),
+                lines,
+                ForKind::Serial,
+                fetch,
+            ));
         }
         if stmts.is_empty() {
             return None;
         }
-        Some(for_(&r, PrimExpr::int_of(kdt, 0), PrimExpr::int_of(kdt, DOT_ROWS), ForKind::Serial, seq(stmts)))
+        Some(for_(
+            &r,
+            PrimExpr::int_of(kdt, 0),
+            PrimExpr::int_of(kdt, DOT_ROWS),
+            ForKind::Serial,
+            seq(stmts),
+        ))
     }
 
     /// The dot products of one output point (`map` binds every spatial

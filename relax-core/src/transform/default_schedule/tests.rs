@@ -1011,7 +1011,8 @@ class Module:
         let text_scheduled = scheduled(text, 512);
         // 265 blocks of 4 columns in parallel, then the last column.
         assert!(
-            text_scheduled.contains("T.parallel(265)") && text_scheduled.contains("T.serial(1060, 1061)"),
+            text_scheduled.contains("T.parallel(265)")
+                && text_scheduled.contains("T.serial(1060, 1061)"),
             "the columns of the leftover rows are not parallel blocks:\n{text_scheduled}"
         );
         let cases: Vec<_> = [1, 5, 3]

@@ -12,17 +12,29 @@ use relax_runtime::{DataType, Tensor};
 
 /// `Out[i] = A[i] · 2`, each step first prefetching `A[min(i + 16, n - 1)]`
 /// (or what `address` makes of that element) with `flags`.
-fn kernel(n: i64, kind: ForKind, address: fn(PrimExpr) -> PrimExpr, flags: [PrimExpr; 3]) -> crate::tir::PrimFunc {
+fn kernel(
+    n: i64,
+    kind: ForKind,
+    address: fn(PrimExpr) -> PrimExpr,
+    flags: [PrimExpr; 3],
+) -> crate::tir::PrimFunc {
     let (a, o) = (buf("A", &[n], f32t()), buf("Out", &[n], f32t()));
     let i = var("i");
-    let ahead = PrimExpr::load(&a, vec![(i.to_expr() + PrimExpr::int(16)).min(PrimExpr::int(n - 1))]);
+    let ahead = PrimExpr::load(
+        &a,
+        vec![(i.to_expr() + PrimExpr::int(16)).min(PrimExpr::int(n - 1))],
+    );
     let [rw, locality, cache] = flags;
     let hint = crate::tir::Stmt::Evaluate(PrimExpr::call(
         DataType::i32(),
         "prefetch",
         vec![address(ahead), rw, locality, cache],
     ));
-    let body = store(&o, vec![i.to_expr()], load(&a, &[&i]) * PrimExpr::float(f32t(), 2.0));
+    let body = store(
+        &o,
+        vec![i.to_expr()],
+        load(&a, &[&i]) * PrimExpr::float(f32t(), 2.0),
+    );
     let body = super::for_(&i, n, kind, crate::tir::Stmt::Seq(vec![hint, body]));
     func(vec![bp(&a), bp(&o)], body)
 }
@@ -81,7 +93,13 @@ class Module:
 "#;
     let m: crate::ir::IRModule = text.parse().unwrap();
     let printed = m.to_string();
-    assert!(printed.contains("T.prefetch(T.address_of(A[T.min(i + 16, 63)])"), "{printed}");
+    assert!(
+        printed.contains("T.prefetch(T.address_of(A[T.min(i + 16, 63)])"),
+        "{printed}"
+    );
     let again: crate::ir::IRModule = printed.parse().unwrap();
-    assert!(crate::ir::structural_equal::structural_equal(&m, &again), "{printed}");
+    assert!(
+        crate::ir::structural_equal::structural_equal(&m, &again),
+        "{printed}"
+    );
 }
