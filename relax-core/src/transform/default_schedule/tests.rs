@@ -2790,7 +2790,6 @@ class Module:
         }
     }
 
-    /// `text` through the host pipeline for vectors of `bits`, printed.
     /// A batched matmul over a symbolic batch (the Winograd product of a
     /// model exported with a symbolic batch): its parallel loop runs over
     /// the batch and the axis after it fused, so a batch of 1 still shares
@@ -2829,6 +2828,44 @@ class Module:
         let small = text("\"n\"").replace("117", "5");
         let cases = [vec![vec![9, 37, 5], vec![2, 9, 5, 49]]];
         agree(&small, &cases, 1e-5);
+    }
+
+    /// A product whose left factor is larger than
+    /// [`reduction::STREAMED_MIN_BYTES`] (a Winograd convolution's
+    /// filters, 16 × 203 × 256 here) and only 16 columns wide (case 2's
+    /// register tiles): each tile's loop over `k` goes a cache line at a
+    /// time, prefetching the next tile's rows (clamped to the last row);
+    /// the results agree at batches 1 and 2, with a tail of rows. A
+    /// small left factor is not prefetched.
+    #[test]
+    fn a_large_left_factor_prefetches_the_next_tile_of_rows() {
+        let text = |rows: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((16, {rows}, 256), dtype="float32"), x: R.Tensor(("n", 16, 256, 16), dtype="float32")) -> R.Tensor(("n", 16, {rows}, 16), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            y: R.Tensor((n, 16, {rows}, 16), dtype="float32") = R.matmul(a, x, out_dtype="void")
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let large = text(203);
+        let s = scheduled(&large, 512);
+        assert!(
+            s.contains("T.prefetch(T.address_of(a[") && s.contains("T.min("),
+            "{s}"
+        );
+        let cases: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|n| vec![vec![16, 203, 256], vec![n, 16, 256, 16]])
+            .collect();
+        agree(&large, &cases, 1e-5);
+        assert!(!scheduled(&text(37), 512).contains("T.prefetch"));
     }
 
     /// Many products, each large enough to pack for (the Winograd
@@ -3007,6 +3044,7 @@ class Module:
         }
     }
 
+    /// `text` through the host pipeline for vectors of `bits`, printed.
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
         let m: IRModule = text.parse().unwrap();
