@@ -484,8 +484,8 @@ pub fn minimum(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     nan_propagating(a, b, PrimExpr::lt, PrimExpr::ge)
 }
 
-/// `b` where it `beats` `a` or is NaN, unless `a` already is NaN; else
-/// `a` (`not_beaten` is the comparison's complement on numbers).
+/// `b` where it `beats` `a` or is NaN, else `a` (`not_beaten` is the
+/// comparison's complement on numbers): NaN when either is.
 fn nan_propagating(
     a: PrimExpr,
     b: PrimExpr,
@@ -497,7 +497,9 @@ fn nan_propagating(
     } else if is_number(&a) {
         !not_beaten(b.clone(), a.clone())
     } else {
-        beats(b.clone(), a.clone()).or(is_nan(&b)).and(!is_nan(&a))
+        // A NaN `a` is never beaten (every comparison with it is false),
+        // so `a` stays unless `b` is NaN too: NaN either way.
+        beats(b.clone(), a.clone()).or(is_nan(&b))
     };
     PrimExpr::select(take_b, b, a)
 }

@@ -399,7 +399,7 @@ fn a_nan_propagating_row_max_is_a_vectorized_dot() {
                     v0, vk = T.axis.remap("SR", [ax0, k0])
                     with T.init():
                         S[v0] = T.float32("-inf")
-                    S[v0] = T.Select((a[v0, vk] > S[v0] or a[v0, vk] != a[v0, vk]) and not S[v0] != S[v0], a[v0, vk], S[v0])
+                    S[v0] = T.Select(a[v0, vk] > S[v0] or a[v0, vk] != a[v0, vk], a[v0, vk], S[v0])
 "#;
     let after = r#"        with T.block("root"):
             for ax0 in range(6):
@@ -409,17 +409,17 @@ fn a_nan_propagating_row_max_is_a_vectorized_dot() {
                         dot[0, k0_l] = T.float32("-inf")
                     for k0_o in range(1):
                         for k0_l_1 in T.vectorized(16):
-                            dot[0, k0_l_1] = T.Select((a[ax0, k0_o * 16 + k0_l_1] > dot[0, k0_l_1] or a[ax0, k0_o * 16 + k0_l_1] != a[ax0, k0_o * 16 + k0_l_1]) and not dot[0, k0_l_1] != dot[0, k0_l_1], a[ax0, k0_o * 16 + k0_l_1], dot[0, k0_l_1])
+                            dot[0, k0_l_1] = T.Select(a[ax0, k0_o * 16 + k0_l_1] > dot[0, k0_l_1] or a[ax0, k0_o * 16 + k0_l_1] != a[ax0, k0_o * 16 + k0_l_1], a[ax0, k0_o * 16 + k0_l_1], dot[0, k0_l_1])
                     for k0_h in T.vectorized(8):
-                        dot[0, k0_h] = T.Select((dot[0, k0_h + 8] > dot[0, k0_h] or dot[0, k0_h + 8] != dot[0, k0_h + 8]) and not dot[0, k0_h] != dot[0, k0_h], dot[0, k0_h + 8], dot[0, k0_h])
+                        dot[0, k0_h] = T.Select(dot[0, k0_h + 8] > dot[0, k0_h] or dot[0, k0_h + 8] != dot[0, k0_h + 8], dot[0, k0_h + 8], dot[0, k0_h])
                     for k0_h_1 in T.vectorized(4):
-                        dot[0, k0_h_1] = T.Select((dot[0, k0_h_1 + 4] > dot[0, k0_h_1] or dot[0, k0_h_1 + 4] != dot[0, k0_h_1 + 4]) and not dot[0, k0_h_1] != dot[0, k0_h_1], dot[0, k0_h_1 + 4], dot[0, k0_h_1])
+                        dot[0, k0_h_1] = T.Select(dot[0, k0_h_1 + 4] > dot[0, k0_h_1] or dot[0, k0_h_1 + 4] != dot[0, k0_h_1 + 4], dot[0, k0_h_1 + 4], dot[0, k0_h_1])
                     for k0_h_2 in T.vectorized(2):
-                        dot[0, k0_h_2] = T.Select((dot[0, k0_h_2 + 2] > dot[0, k0_h_2] or dot[0, k0_h_2 + 2] != dot[0, k0_h_2 + 2]) and not dot[0, k0_h_2] != dot[0, k0_h_2], dot[0, k0_h_2 + 2], dot[0, k0_h_2])
+                        dot[0, k0_h_2] = T.Select(dot[0, k0_h_2 + 2] > dot[0, k0_h_2] or dot[0, k0_h_2 + 2] != dot[0, k0_h_2 + 2], dot[0, k0_h_2 + 2], dot[0, k0_h_2])
                     for k0_h_3 in T.vectorized(1):
-                        dot[0, k0_h_3] = T.Select((dot[0, k0_h_3 + 1] > dot[0, k0_h_3] or dot[0, k0_h_3 + 1] != dot[0, k0_h_3 + 1]) and not dot[0, k0_h_3] != dot[0, k0_h_3], dot[0, k0_h_3 + 1], dot[0, k0_h_3])
+                        dot[0, k0_h_3] = T.Select(dot[0, k0_h_3 + 1] > dot[0, k0_h_3] or dot[0, k0_h_3 + 1] != dot[0, k0_h_3 + 1], dot[0, k0_h_3 + 1], dot[0, k0_h_3])
                     for k0_t in T.serial(16, 20):
-                        dot[0, 0] = T.Select((a[ax0, k0_t] > dot[0, 0] or a[ax0, k0_t] != a[ax0, k0_t]) and not dot[0, 0] != dot[0, 0], a[ax0, k0_t], dot[0, 0])
+                        dot[0, 0] = T.Select(a[ax0, k0_t] > dot[0, 0] or a[ax0, k0_t] != a[ax0, k0_t], a[ax0, k0_t], dot[0, 0])
                     S[ax0] = dot[0, 0]
 "#;
     check(params, before, after);
