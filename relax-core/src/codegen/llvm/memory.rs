@@ -105,19 +105,17 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// read of locality 3). A hint only: it reads nothing and never faults.
     /// Inside a vector step the address is lane 0's.
     pub(super) fn prefetch(&mut self, args: &[PrimExpr]) -> Result<BasicValueEnum<'ctx>, Error> {
-        let PrimExprKind::Call(name, inner) = args[0].kind() else {
-            return Err(unsupported(
-                "`T.prefetch` of anything but `T.address_of(B[…])`".to_string(),
-            ));
+        let element = match args[0].kind() {
+            PrimExprKind::Call(name, inner) if name == "address_of" => match inner.as_slice() {
+                [load] => match load.kind() {
+                    PrimExprKind::BufferLoad(buffer, indices) => Some((buffer, indices)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
         };
-        let [load] = inner.as_slice() else {
-            return Err(unsupported(
-                "`T.address_of` takes one buffer element".to_string(),
-            ));
-        };
-        let (PrimExprKind::BufferLoad(buffer, indices), "address_of") =
-            (load.kind(), name.as_str())
-        else {
+        let Some((buffer, indices)) = element else {
             return Err(unsupported(
                 "`T.prefetch` of anything but `T.address_of(B[…])`".to_string(),
             ));

@@ -69,16 +69,12 @@ impl Combiner {
 /// columns that share a matrix-vector product's row).
 pub const DOT_ROWS: i64 = 4;
 
-/// Bytes of a cache line, the unit of [`Nest::prefetch_rows`].
-const CACHE_LINE: i64 = 64;
-
 /// The largest group along `k` of grouped loads (see the module docs).
 pub const DOT_MAX_GROUP: i64 = 1024;
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{te, Block, Buffer, ForKind, Stmt};
-use relax_runtime::DataType;
 use std::collections::HashMap;
 
 impl Nest {
@@ -297,21 +293,20 @@ impl Nest {
             let col_full = an.simplify(&(col_tiles.clone() * cols.clone()));
             let col_rest = an.simplify(&(j.extent.clone() - col_full.clone()));
             let mut per_row = Vec::new();
+            let mut row_map = identity(batch);
+            row_map.insert(i.var.clone(), PrimExpr::var(&it));
             if !is_zero(&col_tiles) {
                 let jo = fresh(&j.loop_var, "_o");
-                let mut map = identity(batch);
-                map.insert(i.var.clone(), PrimExpr::var(&it));
                 let j0 = PrimExpr::var(&jo) * cols.clone();
-                let mut block = self.dot_block(&map, Some((j, j0.clone())));
-                if let Some(ahead) = self.prefetch_rows(&map, j, j0 + cols) {
+                let mut block = self.dot_block(&row_map, Some((j, j0.clone())));
+                if let Some(ahead) = self.prefetch_rows(&row_map, j, j0 + cols) {
                     block = seq(vec![ahead, block]);
                 }
                 per_row.push(for_(&jo, zero(j), col_tiles, kind, block));
             }
             if !is_zero(&col_rest) {
                 let jl = fresh(&j.loop_var, "_t");
-                let mut map = identity(batch);
-                map.insert(i.var.clone(), PrimExpr::var(&it));
+                let mut map = row_map;
                 map.insert(j.var.clone(), PrimExpr::var(&jl));
                 let block = self.dot_block(&map, None);
                 per_row.push(for_(&jl, col_full, col_rest, ForKind::Serial, block));
@@ -347,6 +342,8 @@ impl Nest {
         let (r, p) = (fresh(&k.loop_var, "_pr"), fresh(&k.loop_var, "_pf"));
         let last = an.simplify(&(j.extent.clone() - PrimExpr::int_of(j.loop_var.dtype(), 1)));
         let row = (j0 + PrimExpr::var(&r).cast(j.var.dtype())).min(last);
+        // Whole groups of `k`, at least 256.
+        let reach = (256 + group - 1) / group * group;
         let mut stmts = Vec::new();
         let mut seen = Vec::new();
         for (b, idx) in loads {
@@ -354,10 +351,8 @@ impl Nest {
                 continue;
             }
             seen.push(b.clone());
-            // Bytes of `b` that `reach` values of `k` (whole groups, at
-            // least 256) span, hence the `k` a cache line spans (whole
-            // groups).
-            let reach = (256 + group - 1) / group * group;
+            // Bytes of `b` that `reach` values of `k` span, hence the `k`
+            // a cache line spans (whole groups).
             let at = |kv: PrimExpr| {
                 let mut m = map.clone();
                 m.insert(j.var.clone(), PrimExpr::var(&j.loop_var));
@@ -374,7 +369,7 @@ impl Nest {
             if bytes <= 0 {
                 continue;
             }
-            let step = (CACHE_LINE * reach / bytes / group).max(1) * group;
+            let step = (CACHE_LINE_BYTES * reach / bytes / group).max(1) * group;
             let lines = an.simplify(
                 &(k.extent.clone() + PrimExpr::int_of(kdt, step - 1))
                     .floordiv(PrimExpr::int_of(kdt, step)),
@@ -389,23 +384,12 @@ impl Nest {
                 .iter()
                 .map(|i| an.simplify(&i.substitute_map(&m)))
                 .collect();
-            let address = PrimExpr::call(
-                DataType::handle(),
-                "address_of",
-                vec![PrimExpr::load(&b, indices)],
-            );
-            let int = |v: i64| PrimExpr::int_of(DataType::i32(), v);
-            let fetch = Stmt::Evaluate(PrimExpr::call(
-                DataType::i32(),
-                "prefetch",
-                vec![address, int(0), int(3), int(1)],
-            ));
             stmts.push(for_(
                 &p,
                 PrimExpr::int_of(kdt, 0),
                 lines,
                 ForKind::Serial,
-                fetch,
+                prefetch(&b, indices),
             ));
         }
         if stmts.is_empty() {

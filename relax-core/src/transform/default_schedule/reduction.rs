@@ -10,16 +10,12 @@ use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
-use relax_runtime::DataType;
 use std::collections::HashMap;
 
 /// The least size of a matrix product's left factor whose rows a case-2
 /// tile prefetches ([`Nest::streamed_rows`]): larger than a core's L2
 /// cache, so read from memory.
 pub const STREAMED_MIN_BYTES: i64 = 2 << 20;
-
-/// Bytes of a cache line.
-const CACHE_LINE_BYTES: i64 = 64;
 
 impl Nest {
     /// Case 3 of the module docs.
@@ -294,7 +290,8 @@ impl Nest {
             fresh(&k_loop.loop_var, "_i"),
             fresh(&i.loop_var, "_p"),
         );
-        let last = Analyzer::new().simplify(&(i.extent.clone() - PrimExpr::int_of(idt, 1)));
+        let an = Analyzer::new();
+        let last = an.simplify(&(i.extent.clone() - PrimExpr::int_of(idt, 1)));
         let next_row = (i0.clone() + PrimExpr::int_of(idt, rows) + PrimExpr::var(&r)).min(last);
         let mut m = map.clone();
         m.insert(i.var.clone(), next_row);
@@ -302,29 +299,17 @@ impl Nest {
             k.var.clone(),
             (PrimExpr::var(&ko) * PrimExpr::int_of(kdt, step)).cast(k.var.dtype()),
         );
-        let an = Analyzer::new();
         let indices = idx
             .iter()
             .map(|e| an.simplify(&e.substitute_map(&m)))
             .collect();
-        let address = PrimExpr::call(
-            DataType::handle(),
-            "address_of",
-            vec![PrimExpr::load(b, indices)],
-        );
-        let flag = |v: i64| PrimExpr::int_of(DataType::i32(), v);
-        let fetch = Stmt::Evaluate(PrimExpr::call(
-            DataType::i32(),
-            "prefetch",
-            vec![address, flag(0), flag(3), flag(1)],
-        ));
         let int = move |v: i64| PrimExpr::int_of(kdt, v);
         let ahead = for_(
             &r,
             PrimExpr::int_of(idt, 0),
             PrimExpr::int_of(idt, rows),
             ForKind::Unrolled,
-            fetch,
+            prefetch(b, indices),
         );
         let k_var = k_loop.loop_var.clone();
         Some(move |update: Stmt| {

@@ -159,6 +159,25 @@ fn fused_parallel(a: &Axis, b: &Axis, body: Stmt) -> Stmt {
     for_(&f, PrimExpr::int_of(dt, 0), total, ForKind::Parallel, body)
 }
 
+/// Bytes of a cache line: the unit of the schedules' prefetches.
+pub(super) const CACHE_LINE_BYTES: i64 = 64;
+
+/// `T.prefetch(T.address_of(b[indices]), 0, 3, 1)`: TVM's hint to read
+/// the cache line holding that element into every level of the cache.
+pub(super) fn prefetch(b: &Buffer, indices: Vec<PrimExpr>) -> Stmt {
+    let address = PrimExpr::call(
+        DataType::handle(),
+        "address_of",
+        vec![PrimExpr::load(b, indices)],
+    );
+    let flag = |v: i64| PrimExpr::int_of(DataType::i32(), v);
+    Stmt::Evaluate(PrimExpr::call(
+        DataType::i32(),
+        "prefetch",
+        vec![address, flag(0), flag(3), flag(1)],
+    ))
+}
+
 /// Every `BufferLoad` in `e`, including those inside indices.
 pub(super) fn collect_loads(e: &PrimExpr, out: &mut Vec<(Buffer, Vec<PrimExpr>)>) {
     if let PrimExprKind::BufferLoad(b, idx) = e.kind() {
