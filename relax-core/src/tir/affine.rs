@@ -78,11 +78,11 @@ pub fn guarded_load(e: &PrimExpr) -> bool {
 }
 
 /// [`guarded_load`] inside a vector step over `lanes`: a padded window's
-/// load `Select(inside, X[clamped], v)` whose unclamped offset is
-/// contiguous in the lanes is not guarded either, as the back end reads it
-/// with a masked load ([`unclamped_load`]), only where the scalar code
-/// would; nor is a `Select` that does not use `lanes` at all, which the
-/// back end branches on once for every lane.
+/// load `Select(inside, X[clamped], v)` is not guarded either, as the back
+/// end reads it masked ([`masked_offset`]: a masked load, or a masked
+/// gather where the unclamped offset is not contiguous in the lanes), only
+/// where the scalar code would; nor is a `Select` that does not use
+/// `lanes` at all, which the back end branches on once for every lane.
 pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
     // `masked`: the vector variable when the first side may be read
     // masked (a `Select`'s; an `if_then_else` branches).
@@ -94,7 +94,7 @@ pub fn guarded_load_in(e: &PrimExpr, lanes: Option<&TirVar>) -> bool {
             loads_of(side, &mut on_sides);
         }
         let is_masked =
-            |l: &PrimExpr| masked.is_some_and(|v| *l == *sides[0] && maskable(cond, l, v));
+            |l: &PrimExpr| masked.is_some() && *l == *sides[0] && unclamped_load(cond, l).is_some();
         on_sides
             .iter()
             .any(|l| !made.contains(l) && !in_bounds(l) && !is_masked(l))
@@ -121,15 +121,17 @@ pub fn lane_invariant(parts: &[&PrimExpr], lanes: &TirVar) -> bool {
 }
 
 /// Whether `load`, the chosen side of a `Select` on `cond`, can be read
-/// as a masked vector load over `lanes` ([`masked_offset`]).
+/// as a masked vector load over `lanes`: its [`masked_offset`] is
+/// contiguous in them.
 pub fn maskable(cond: &PrimExpr, load: &PrimExpr, lanes: &TirVar) -> bool {
-    masked_offset(cond, load, lanes).is_some()
+    masked_offset(cond, load, lanes).is_some_and(|(_, o)| linear_coeff(&o, lanes) == Some(1))
 }
 
 /// The buffer of `load`, the chosen side of a `Select` on `cond`, and the
-/// flat offset of its unclamped indices ([`unclamped_load`]), simplified,
-/// when that offset is contiguous in `lanes`: what a masked vector load
-/// reads.
+/// flat offset of its unclamped indices ([`unclamped_load`]), simplified:
+/// what a masked vector step over `lanes` reads, as one masked load where
+/// the offset is contiguous in `lanes` ([`maskable`]), else as a masked
+/// gather (a strided window's image).
 ///
 /// When `cond` is the same in every lane (a padded NHWC window, whose
 /// lanes are channels), the offset is that of the clamped indices: it
@@ -150,7 +152,7 @@ pub fn masked_offset(
         }
     }
     let offset = Analyzer::new().simplify(&buffer.offset_of(&indices));
-    (linear_coeff(&offset, lanes) == Some(1)).then_some((buffer, offset))
+    Some((buffer, offset))
 }
 
 /// The indices of `load` without its clamps into its buffer
@@ -322,11 +324,12 @@ mod tests {
     /// A padded row `Select(0 <= w - 1 < 12, x[h, clamp(w - 1)], 0)`: the
     /// bounds test makes the clamp the identity, so the load unclamped is
     /// `x[h, w - 1]`, contiguous in `w`, and a vector step over `w` reads
-    /// it masked (not guarded). Without the upper test it is guarded.
+    /// it masked (not guarded); one over `h` reads it as a masked gather.
+    /// Without the upper test it is guarded.
     #[test]
     fn a_padded_row_is_read_masked() {
         let x = Buffer::new("x", vec![int(10), int(12)], DataType::f32());
-        let (_, he) = var("h");
+        let (h, he) = var("h");
         let (w, we) = var("w");
         let e = we.clone() - int(1);
         let clamped = PrimExpr::load(&x, vec![he.clone(), e.clone().min(int(11)).max(int(0))]);
@@ -336,12 +339,13 @@ mod tests {
         assert_eq!(buffer, x);
         assert_eq!(plain, vec![he.clone(), e.clone()]);
         assert!(maskable(&inside, &clamped, &w));
-        let (h, _) = var("h");
         assert!(!maskable(&inside, &clamped, &h), "not contiguous in h");
-        // `h` unclamped and unbounded: guarded, unless read masked over `w`.
+        // `h` unclamped and unbounded: guarded, unless read masked.
         let sel = PrimExpr::select(inside, clamped.clone(), zero.clone());
         assert!(guarded_load(&sel));
         assert!(!guarded_load_in(&sel, Some(&w)));
+        // Over `h` the lanes are a row apart: a masked gather, unguarded.
+        assert!(!guarded_load_in(&sel, Some(&h)));
         let half = e.clone().ge(int(0));
         assert!(unclamped_load(&half, &clamped).is_none());
         assert!(guarded_load_in(

@@ -1,6 +1,8 @@
 //! Masked vector loads: a padded window's `Select(inside, X[clamped], v)`
 //! inside a vector step, as one `llvm.masked.load` of the unclamped,
-//! contiguous elements with `inside` as the mask and `v` where it is off.
+//! contiguous elements with `inside` as the mask and `v` where it is off,
+//! or, where the unclamped offset is not contiguous in the lanes (a
+//! strided window's image), as one `llvm.masked.gather` of them.
 //!
 //! `LegalizeOps` writes a padded read as `Select(0 <= h < H and …,
 //! X[.., max(min(h, H - 1), 0), ..], pad)`: the clamps keep the load inside
@@ -10,15 +12,13 @@
 //! memory. So the load is rewritten with its clamps removed, provided that
 //! for every clamp of `e` the condition has the conjuncts `e >= 0` and
 //! `e < D` (as far as the clamp bounds it), compared in the simplifier's
-//! canonical form, and the unclamped offset is contiguous in the lanes (an
-//! im2col row of a convolution's packed image). Anything else is left to
-//! the usual lane-by-lane code.
+//! canonical form. Anything else is left to the usual lane-by-lane code.
 
 use super::expr::vec_type;
 use super::stmt::FuncGen;
 use super::types::{internal, memory_type, Ll};
 use crate::ir::prim_expr::PrimExpr;
-use crate::tir::affine::masked_offset;
+use crate::tir::affine::{linear_coeff, masked_offset};
 use inkwell::types::BasicType;
 use inkwell::values::BasicValueEnum;
 use inkwell::AddressSpace;
@@ -54,6 +54,19 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             other = self.f32_to_half(other, dtype)?;
         }
         let base = self.buffer_ptr(&buffer)?;
+        if linear_coeff(&offset, &var) != Some(1) {
+            // SAFETY (of the generated code): as below, only the lanes the
+            // mask keeps are read.
+            let v = self.expr_as(&offset, DataType::i64())?;
+            let offsets = self.with_lanes(v, n)?.into_vector_value();
+            let mask = mask.into_vector_value();
+            let v = self.masked_gather(&buffer, base, offsets, mask, other)?;
+            return Ok(Some(if dtype.is_half() {
+                self.half_to_f32(v, dtype)?
+            } else {
+                v
+            }));
+        }
         let off = self.at_lane0(&offset)?;
         // SAFETY (of the generated code): only the lanes the mask keeps are
         // read, and for them the offset equals the clamped one, inside the

@@ -24,7 +24,7 @@ use super::vectorize::{linear_coeff, uses_var};
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind};
 use crate::tir::Buffer;
 use inkwell::types::{BasicType, VectorType};
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue, VectorValue};
 use inkwell::{AddressSpace, IntPredicate};
 use relax_runtime::{DataType, Error};
 
@@ -200,6 +200,55 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     .into_int_value())
             })
             .collect()
+    }
+
+    /// The elements of `buffer` at `offsets` (an `int64` vector) where
+    /// `mask` is on, and `other` where it is off, as one
+    /// `llvm.masked.gather` (AVX-512's `vgatherqps`): the lanes it masks
+    /// off read no memory. Values as stored: half-precision elements are
+    /// not widened.
+    pub(super) fn masked_gather(
+        &mut self,
+        buffer: &Buffer,
+        base: PointerValue<'ctx>,
+        offsets: VectorValue<'ctx>,
+        mask: VectorValue<'ctx>,
+        other: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let n = offsets.get_type().get_size();
+        let elem_ty = memory_type(self.ctx, buffer.dtype())?;
+        let size = buffer.dtype().size_in_bytes().max(1) as u64;
+        let i64t = self.ctx.i64_type();
+        let addr = self.b.build_ptr_to_int(base, i64t, "base").ll()?;
+        let addr = self.splat(addr.into(), n)?;
+        let size_v = self.splat(i64t.const_int(size, false).into(), n)?;
+        let bytes = self.b.build_int_mul(offsets, size_v, "bytes").ll()?;
+        let addrs = self.b.build_int_add(addr, bytes, "addrs").ll()?;
+        let pty = elem_ty.ptr_type(AddressSpace::default());
+        let ptrs = self
+            .b
+            .build_int_to_ptr(addrs, pty.vec_type(n), "ptrs")
+            .ll()?;
+        let vty = vec_type(elem_ty, n)?;
+        let decl = inkwell::intrinsics::Intrinsic::find("llvm.masked.gather")
+            .and_then(|i| {
+                i.get_declaration(
+                    self.module,
+                    &[vty.as_basic_type_enum(), ptrs.get_type().into()],
+                )
+            })
+            .ok_or_else(|| internal("no llvm.masked.gather"))?;
+        let align = self.ctx.i32_type().const_int(size, false);
+        self.b
+            .build_call(
+                decl,
+                &[ptrs.into(), align.into(), mask.into(), other.into()],
+                "gathered",
+            )
+            .ll()?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| internal("llvm.masked.gather returned no value"))
     }
 
     fn lane_count(&self) -> u32 {

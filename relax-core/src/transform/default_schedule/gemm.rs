@@ -985,13 +985,13 @@ impl Gemm<'_> {
                     // A gather whose loads are safe whichever side of a
                     // bounds test is taken (a padded window's clamped
                     // loads) is vector code: a masked load where the
-                    // unclamped row is contiguous, else one load per lane.
+                    // unclamped row is contiguous, else a masked gather
+                    // (a strided window's row: ResNet's stride-2 layers).
                     // Any other is left to LLVM: forcing vectors on it
                     // only makes LLVM warn that it could not.
-                    // A strided window's clamped loads are not contiguous
-                    // in the lanes, but stay inside the image at every
-                    // point of the nest, and the pack reads only such
-                    // points: one load per lane (ResNet's stride-2 layers).
+                    // Loads that stay inside the image at every point of
+                    // the nest, which the pack reads only at, are vector
+                    // code too: one load per lane.
                     let kind = if rows_contiguous
                         || !guarded_load_in(factor, Some(&row_axis.var))
                         || self.nest.loads_in_bounds(factor)
