@@ -16,6 +16,7 @@
 
 use super::lower::lower_blocks;
 use super::stmt::{FailMode, FuncGen};
+use super::target::CpuExtras;
 use super::types::{internal, memory_type, unsupported, value_type, Ll};
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::{Buffer, PrimFunc, PrimFuncParam};
@@ -259,16 +260,13 @@ fn reserved(symbol: &str) -> bool {
 }
 
 /// Adds the kernel `symbol` computing `func` to `module`, for a CPU with
-/// AVX512-VNNI when `vnni`, with AVX512-BF16 when `bf16`, with F16C when
-/// `f16c`.
+/// the instructions of `extras`.
 pub(super) fn emit_kernel<'ctx>(
     ctx: &'ctx Context,
     module: &Module<'ctx>,
     symbol: &str,
     func: &PrimFunc,
-    vnni: bool,
-    bf16: bool,
-    f16c: bool,
+    extras: CpuExtras,
 ) -> Result<(), Error> {
     if symbol.is_empty() || symbol.contains('\0') {
         return Err(unsupported(format!("the kernel symbol {symbol:?}")));
@@ -305,9 +303,10 @@ pub(super) fn emit_kernel<'ctx>(
         impl_fn.add_attribute(AttributeLoc::Param(k as u32), noalias);
     }
     let mut g = FuncGen::new(ctx, module, impl_fn, symbol, FailMode::Return);
-    g.vnni = vnni;
-    g.bf16 = bf16;
-    g.f16c = f16c;
+    g.avx512 = extras.avx512;
+    g.vnni = extras.vnni;
+    g.bf16 = extras.bf16;
+    g.f16c = extras.f16c;
     for (k, b) in buffers.iter().enumerate() {
         let p = nth_param(impl_fn, k)?.into_pointer_value();
         g.buffers.insert(b.id(), p);

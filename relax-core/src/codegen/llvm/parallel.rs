@@ -171,6 +171,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             let placeholder = FailMode::Return;
             let mut g = FuncGen::new(self.ctx, self.module, f, &self.symbol, placeholder);
             g.streaming = self.streaming.clone();
+            g.avx512 = self.avx512;
             g.vnni = self.vnni;
             g.bf16 = self.bf16;
             g.f16c = self.f16c;

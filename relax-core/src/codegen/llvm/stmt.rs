@@ -91,6 +91,9 @@ pub(super) struct FuncGen<'ctx, 'm> {
     pub heap: Vec<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// The kernel's symbol, a prefix for outlined functions.
     pub symbol: String,
+    /// Whether the target CPU has AVX-512: `exp` of 16 `float32` lanes
+    /// scales by `vscalefps` ([`super::math`]).
+    pub avx512: bool,
     /// Whether the target CPU has AVX512-VNNI: `T.dpbusd` on 16 lanes is
     /// then one `vpdpbusd` ([`super::intrinsics`]).
     pub vnni: bool,
@@ -136,6 +139,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
             fail,
             heap: Vec::new(),
             symbol: symbol.to_string(),
+            avx512: false,
             vnni: false,
             bf16: false,
             f16c: false,

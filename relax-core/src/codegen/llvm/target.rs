@@ -78,60 +78,67 @@ pub(super) fn llvm_cpu(level: &str) -> (&str, &str) {
 
 /// The instructions beyond a level's baseline that kernels for `opts` may
 /// use: the host's with `native_cpu`, else what the named level
-/// guarantees (F16C from `x86-64-v3` on, VNNI and BF16 at
-/// `x86-64-v4-vnni-bf16`).
+/// guarantees (F16C from `x86-64-v3` on, AVX-512 from `x86-64-v4` on, VNNI
+/// and BF16 at `x86-64-v4-vnni-bf16`).
 pub(super) fn cpu_extras(opts: &super::CodegenOptions) -> CpuExtras {
     if opts.native_cpu {
-        return CpuExtras {
-            vnni: host_vnni(),
-            bf16: host_bf16(),
-            f16c: host_f16c(),
-        };
+        return host_extras();
     }
     let level = opts.cpu.as_deref().unwrap_or("generic");
     let dl = level == relax_runtime::cpu::V4_VNNI_BF16;
+    let v4 = dl || level == "x86-64-v4";
     CpuExtras {
+        avx512: v4,
         vnni: dl,
         bf16: dl,
-        f16c: dl || matches!(level, "x86-64-v4" | "x86-64-v3"),
+        f16c: v4 || level == "x86-64-v3",
+    }
+}
+
+/// [`cpu_extras`] of the host CPU.
+pub(super) fn host_extras() -> CpuExtras {
+    CpuExtras {
+        avx512: host_has("+avx512f"),
+        vnni: host_vnni(),
+        bf16: host_bf16(),
+        f16c: host_f16c(),
     }
 }
 
 /// See [`cpu_extras`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct CpuExtras {
+    /// AVX-512 Foundation: `exp` scales by `vscalefps` ([`super::math`]).
+    pub avx512: bool,
     pub vnni: bool,
     pub bf16: bool,
     pub f16c: bool,
 }
 
-/// Whether the host CPU has AVX512-VNNI (`vpdpbusd`). Of the named CPU
-/// levels, only `x86-64-v4-vnni-bf16` guarantees it ([`cpu_extras`]).
-pub(super) fn host_vnni() -> bool {
+/// Whether the host CPU has the LLVM feature `feature` (`+avx512f`).
+fn host_has(feature: &str) -> bool {
     init().is_ok()
         && TargetMachine::get_host_cpu_features()
             .to_string_lossy()
             .split(',')
-            .any(|f| f == "+avx512vnni")
+            .any(|f| f == feature)
+}
+
+/// Whether the host CPU has AVX512-VNNI (`vpdpbusd`). Of the named CPU
+/// levels, only `x86-64-v4-vnni-bf16` guarantees it ([`cpu_extras`]).
+pub(super) fn host_vnni() -> bool {
+    host_has("+avx512vnni")
 }
 
 /// Whether the host CPU has AVX512-BF16 (`vdpbf16ps`). Of the named CPU
 /// levels, only `x86-64-v4-vnni-bf16` guarantees it ([`cpu_extras`]).
 pub(super) fn host_bf16() -> bool {
-    init().is_ok()
-        && TargetMachine::get_host_cpu_features()
-            .to_string_lossy()
-            .split(',')
-            .any(|f| f == "+avx512bf16")
+    host_has("+avx512bf16")
 }
 
 /// Whether the host CPU has F16C (`vcvtph2ps`).
 pub(super) fn host_f16c() -> bool {
-    init().is_ok()
-        && TargetMachine::get_host_cpu_features()
-            .to_string_lossy()
-            .split(',')
-            .any(|f| f == "+f16c")
+    host_has("+f16c")
 }
 
 /// A target machine for the host triple: the host's CPU (`native`), else

@@ -585,7 +585,7 @@ fn only_an_accumulation_contracts_into_fmuladd() {
 fn check_f32_unary(
     name: &str,
     xs: &[f32],
-    kinds: [ForKind; 2],
+    kinds: &[ForKind],
     want: impl Fn(f64) -> f64,
     ok: impl Fn(f32, f32, f32, i64) -> bool,
 ) -> Vec<Vec<f32>> {
@@ -598,7 +598,7 @@ fn check_f32_unary(
         PrimExpr::call(f32t(), name, vec![load(&a, &[&i])]),
     );
     let mut all = Vec::new();
-    for kind in kinds {
+    for &kind in kinds {
         let f = func(vec![bp(&a), bp(&c)], for_(&i, n, kind, body.clone()));
         let input = Tensor::from_vec(&[n], xs.to_vec()).unwrap();
         let got = run(f, &[input], &[(f32t(), vec![n])], &[])[0].to_f64_vec();
@@ -621,8 +621,9 @@ fn check_f32_unary(
 }
 
 /// `exp` of `float32` is inline vector code: within two ulps of the
-/// correctly rounded result over the whole range, scalar and vectorized,
-/// with exact specials (0 and `inf` at the ends, NaN through, `exp(0) = 1`).
+/// correctly rounded result over the whole range, scalar and vectorized
+/// (on an AVX-512 host, 16 lanes scaled by `vscalefps`), with exact
+/// specials (0 and `inf` at the ends, NaN through, `exp(0) = 1`).
 #[test]
 fn exp_f32_is_accurate_over_its_whole_range() {
     let mut xs: Vec<f32> = (0..4000).map(|i| -110.0 + i as f32 * 0.05).collect();
@@ -646,9 +647,42 @@ fn exp_f32_is_accurate_over_its_whole_range() {
     let ok = |_: f32, w: f32, g: f32, ulps: i64| {
         ulps <= 2 || (w < f32::MIN_POSITIVE && (g - w).abs() < 1e-44)
     };
-    let kinds = [ForKind::Serial, ForKind::Parallel];
-    for got in check_f32_unary("exp", &xs, kinds, f64::exp, ok) {
+    // Vectorized: 16 lanes scale by `vscalefps` on an AVX-512 host.
+    let kinds = [ForKind::Serial, ForKind::Parallel, ForKind::Vectorized];
+    for got in check_f32_unary("exp", &xs, &kinds, f64::exp, ok) {
         assert_eq!(got[zero_at], 1.0);
+    }
+}
+
+/// A vector step of 16 `float32` lanes scales `exp`'s result by 2^n with
+/// one `vscalefps` where the CPU level has AVX-512 (`x86-64-v4`), and by
+/// building 2^n from its bits below it (`x86-64-v3`, `generic`).
+#[test]
+fn exp_scales_by_vscalefps_with_avx512() {
+    let n = 32;
+    let (a, c) = (buf("A", &[n], f32t()), buf("C", &[n], f32t()));
+    let i = var("i");
+    let body = store(
+        &c,
+        vec![i.to_expr()],
+        PrimExpr::call(f32t(), "exp", vec![load(&a, &[&i])]),
+    );
+    let f = func(vec![bp(&a), bp(&c)], for_(&i, n, ForKind::Vectorized, body));
+    for (cpu, scalef) in [
+        ("x86-64-v4", true),
+        ("x86-64-v3", false),
+        ("generic", false),
+    ] {
+        let opts = CodegenOptions {
+            native_cpu: false,
+            cpu: Some(cpu.to_string()),
+        };
+        let ir = super::emit_llvm_ir(&[("k".to_string(), f.clone())], &opts, false).unwrap();
+        assert_eq!(
+            ir.contains("@llvm.x86.avx512.mask.scalef.ps.512"),
+            scalef,
+            "{cpu}: {ir}"
+        );
     }
 }
 
@@ -675,7 +709,7 @@ fn tanh_f32_is_accurate_on_both_branches() {
         f32::MAX,
     ]);
     let kinds = [ForKind::Serial, ForKind::Vectorized];
-    for got in check_f32_unary("tanh", &xs, kinds, f64::tanh, |_, _, _, ulps| ulps <= 4) {
+    for got in check_f32_unary("tanh", &xs, &kinds, f64::tanh, |_, _, _, ulps| ulps <= 4) {
         let neg_zero = got[neg_zero_at];
         assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
     }
@@ -702,7 +736,7 @@ fn erf_f32_is_accurate_on_both_branches() {
     ]);
     let erf = relax_runtime::kernels::activation::erf;
     let kinds = [ForKind::Serial, ForKind::Vectorized];
-    for got in check_f32_unary("erf", &xs, kinds, erf, |_, _, _, ulps| ulps <= 6) {
+    for got in check_f32_unary("erf", &xs, &kinds, erf, |_, _, _, ulps| ulps <= 6) {
         assert!(got[neg_zero_at].is_sign_negative(), "erf(-0) is -0");
     }
 }
