@@ -241,7 +241,6 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.select(is_small, small, large)
     }
 
-    /// `2^k` as a float of `like`'s type, for an `i32` `k` in `[-126, 127]`.
     /// `y · 2^n` for 16 `float32` lanes (`n` integral), as AVX-512's
     /// `vscalefps` at the current rounding.
     fn scalef_ps_512(
@@ -284,6 +283,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.call_intrinsic("llvm.fmuladd", &[a, b, c])
     }
 
+    /// `2^k` as a float of `like`'s type, for an `i32` `k` in `[-126, 127]`.
     fn pow2_f32(
         &mut self,
         k: BasicValueEnum<'ctx>,

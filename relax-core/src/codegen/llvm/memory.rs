@@ -204,7 +204,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
 
     /// The elements of `buffer` at `offsets` (an `int64` vector) where
     /// `mask` is on, and `other` where it is off, as one
-    /// `llvm.masked.gather` (AVX-512's `vgatherqps`): the lanes it masks
+    /// `llvm.masked.gather` (`vgatherqps` where the CPU has AVX-512 or
+    /// AVX2, one load per lane elsewhere): the lanes it masks
     /// off read no memory. Values as stored: half-precision elements are
     /// not widened.
     pub(super) fn masked_gather(

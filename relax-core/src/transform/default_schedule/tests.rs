@@ -1949,14 +1949,7 @@ class Module:
             );
             for bits in [128, 256, 512] {
                 let target = Target::host().with_vector_bits(bits);
-                let m: IRModule = text.parse().unwrap();
-                let m = crate::transform::Pass::run(&crate::backend::pipeline(&target), m).unwrap();
-                let funcs: Vec<(String, crate::tir::PrimFunc)> = m
-                    .functions()
-                    .filter_map(|(gv, f)| Some((gv.name_hint().to_string(), f.as_prim()?.clone())))
-                    .collect();
-                let opts = crate::codegen::llvm::CodegenOptions::default();
-                let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &opts, false).unwrap();
+                let (m, ir) = built_ir(&text, &target);
                 assert!(ir.contains("call <"), "{ir}");
                 assert!(ir.contains("@llvm.masked.load"), "{m}");
                 let shapes = vec![vec![1, c, hw, hw], vec![filters, c, 3, 3]];
@@ -1989,19 +1982,26 @@ class Module:
             );
             for bits in [128, 256, 512] {
                 let target = Target::host().with_vector_bits(bits);
-                let m: IRModule = text.parse().unwrap();
-                let m = crate::transform::Pass::run(&crate::backend::pipeline(&target), m).unwrap();
-                let funcs: Vec<(String, crate::tir::PrimFunc)> = m
-                    .functions()
-                    .filter_map(|(gv, f)| Some((gv.name_hint().to_string(), f.as_prim()?.clone())))
-                    .collect();
-                let opts = crate::codegen::llvm::CodegenOptions::default();
-                let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &opts, false).unwrap();
+                let (m, ir) = built_ir(&text, &target);
                 assert!(ir.contains("@llvm.masked.gather"), "{m}");
                 let shapes = vec![vec![1, c, hw, hw], vec![filters, c, k, k]];
                 compare(&text, std::slice::from_ref(&shapes), 1e-5, 0, &target);
             }
         }
+    }
+
+    /// The module `text` after the build pipeline for `target`, and the
+    /// LLVM IR of its kernels before optimization.
+    fn built_ir(text: &str, target: &Target) -> (IRModule, String) {
+        let m: IRModule = text.parse().unwrap();
+        let m = crate::transform::Pass::run(&crate::backend::pipeline(target), m).unwrap();
+        let funcs: Vec<(String, crate::tir::PrimFunc)> = m
+            .functions()
+            .filter_map(|(gv, f)| Some((gv.name_hint().to_string(), f.as_prim()?.clone())))
+            .collect();
+        let opts = crate::codegen::llvm::CodegenOptions::default();
+        let ir = crate::codegen::llvm::emit_llvm_ir(&funcs, &opts, false).unwrap();
+        (m, ir)
     }
 
     /// A depthwise convolution (one filter per group) is a window
