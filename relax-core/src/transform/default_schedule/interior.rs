@@ -88,26 +88,35 @@ impl Nest {
         Some(Interior { bounds, value })
     }
 
-    /// A full tile of case 2 (`Nest::tile` at rows `i0`, columns `j0`)
-    /// versioned on the interior (module docs) when the update is guarded.
+    /// A full tile of case 2 (`Nest::tile` of `rows` rows at `i0`,
+    /// columns `j0`) versioned on the interior (module docs) when the
+    /// update is guarded.
     pub(super) fn interior_tile(
         &self,
         map: &HashMap<TirVar, PrimExpr>,
         i0: &PrimExpr,
+        rows: i64,
         j0: &PrimExpr,
         width: i64,
     ) -> Stmt {
-        let tile = self.tile(map, Some(i0), j0, width);
+        let tile = self.tile(map, Some((i0, rows)), j0, width);
         let Some(interior) = self.interior() else {
             return tile;
         };
-        match self.tile_inside(&interior.bounds, map, i0, self.tile_rows(width)) {
+        let inside = self.tile_inside(&interior.bounds, map, i0, rows);
+        let inside = inside.map(|c| crate::arith::analyzer::Analyzer::new().simplify(&c));
+        match inside {
+            // A tile that never lies inside (the last rows of a small
+            // image): only the update as written.
+            Some(cond) if cond.as_int() == Some(0) => tile,
             Some(cond) => Stmt::IfThenElse {
                 cond,
-                then_case: Box::new(
-                    self.with_value(interior.value)
-                        .tile(map, Some(i0), j0, width),
-                ),
+                then_case: Box::new(self.with_value(interior.value).tile(
+                    map,
+                    Some((i0, rows)),
+                    j0,
+                    width,
+                )),
                 else_case: Some(Box::new(tile)),
             },
             None => tile,

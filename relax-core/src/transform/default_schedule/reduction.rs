@@ -133,23 +133,22 @@ impl Nest {
 
     /// A tile of outputs accumulated in a local buffer `acc` (registers,
     /// once LLVM has unrolled the rows): rows `i0 + ii` for `ii` below
-    /// [`Nest::tile_rows`] (`i0` given), else the one row `map` binds; columns
+    /// `rows` (`(i0, rows)` given), else the one row `map` binds; columns
     /// `j0 + jj` for `jj` below `width`. The accumulator is initialized,
     /// updated over the whole reduction, then written to the output.
     pub(super) fn tile(
         &self,
         map: &HashMap<TirVar, PrimExpr>,
-        i0: Option<&PrimExpr>,
+        at: Option<(&PrimExpr, i64)>,
         j0: &PrimExpr,
         width: i64,
     ) -> Stmt {
         let n = self.spatial.len();
         let j = &self.spatial[n - 1];
         let dt = j.loop_var.dtype();
-        let rows = if i0.is_some() {
-            self.tile_rows(width)
-        } else {
-            1
+        let (i0, rows) = match at {
+            Some((i0, rows)) => (Some(i0), rows),
+            None => (None, 1),
         };
         let int = |v: i64| PrimExpr::int_of(dt, v);
         let acc = Buffer::new("acc", vec![int(rows), int(width)], self.buffer.dtype());
@@ -351,7 +350,8 @@ impl Nest {
             _ => TILE_COLS,
         };
         let (idt, jdt) = (i.loop_var.dtype(), j.loop_var.dtype());
-        let rows = PrimExpr::int_of(idt, self.tile_rows(width));
+        let tile_rows = self.tile_rows(width);
+        let rows = PrimExpr::int_of(idt, tile_rows);
         let cols = PrimExpr::int_of(jdt, width);
         let an = Analyzer::new();
         let tiles_i = an.simplify(&i.extent.clone().floordiv(rows.clone()));
@@ -369,40 +369,62 @@ impl Nest {
             ForKind::Serial
         };
         let io = fresh(&i.loop_var, "_o");
-        let jo = fresh(&j.loop_var, "_o");
         // A loop of one iteration is not written: its variable is 0.
         let i0 = match tiles_i.as_int() {
             Some(1) => PrimExpr::int_of(idt, 0),
             _ => PrimExpr::var(&io) * rows.clone(),
         };
-        let j0 = match tiles_j.as_int() {
-            Some(1) => PrimExpr::int_of(jdt, 0),
-            _ => PrimExpr::var(&jo) * cols,
+        // Rows i0 .. i0 + n: full tiles, then the columns they leave.
+        let band = |i0: &PrimExpr, n: i64| {
+            let mut parts = Vec::new();
+            if !is_zero(&tiles_j) {
+                let jo = fresh(&j.loop_var, "_o");
+                let j0 = match tiles_j.as_int() {
+                    Some(1) => PrimExpr::int_of(jdt, 0),
+                    _ => PrimExpr::var(&jo) * PrimExpr::int_of(jdt, width),
+                };
+                let tile = self.interior_tile(&map, i0, n, &j0, width);
+                parts.push(loop_unless_once(
+                    &jo,
+                    tiles_j.clone(),
+                    ForKind::Serial,
+                    tile,
+                ));
+            }
+            if !is_zero(&rest_j) {
+                let ii = fresh(&i.loop_var, "_i");
+                let mut m = map.clone();
+                m.insert(i.var.clone(), add(i0, &PrimExpr::var(&ii)));
+                let row = self.row(&m, full_j.clone(), rest_j.clone());
+                parts.push(for_(
+                    &ii,
+                    PrimExpr::int_of(idt, 0),
+                    PrimExpr::int_of(idt, n),
+                    ForKind::Serial,
+                    row,
+                ));
+            }
+            seq(parts)
         };
-        // Rows i0 .. i0 + TILE_ROWS: full tiles, then the columns they leave.
-        let mut parts = Vec::new();
-        if !is_zero(&tiles_j) {
-            let tile = self.interior_tile(&map, &i0, &j0, width);
-            parts.push(loop_unless_once(&jo, tiles_j, ForKind::Serial, tile));
-        }
-        if !is_zero(&rest_j) {
-            let ii = fresh(&i.loop_var, "_i");
-            let mut m = map.clone();
-            m.insert(i.var.clone(), add(&i0, &PrimExpr::var(&ii)));
-            let row = self.row(&m, full_j, rest_j);
-            parts.push(for_(
-                &ii,
-                PrimExpr::int_of(idt, 0),
-                rows,
-                ForKind::Serial,
-                row,
-            ));
-        }
         let mut body = Vec::new();
         if !is_zero(&tiles_i) {
-            body.push(loop_unless_once(&io, tiles_i, tile_kind, seq(parts)));
+            body.push(loop_unless_once(
+                &io,
+                tiles_i,
+                tile_kind,
+                band(&i0, tile_rows),
+            ));
         }
-        if !is_zero(&rest_i) {
+        // The rows a constant count leaves: a row each is a one-row tile
+        // up to ROW_ACCUMULATOR columns, its vectors independent sums; a
+        // wider row would accumulate in the output at every step of the
+        // reduction, so they are one shorter tile instead (the last rows
+        // of pixels of a 7 × 7 or 14 × 14 NHWC depthwise convolution,
+        // 672 channels wide).
+        let wide = j.extent.as_int().is_none_or(|w| w > ROW_ACCUMULATOR);
+        if let Some(r) = rest_i.as_int().filter(|&r| r > 0 && wide) {
+            body.push(band(&full_i, r));
+        } else if !is_zero(&rest_i) {
             let it = fresh(&i.loop_var, "_t");
             let mut m = map.clone();
             m.insert(i.var.clone(), PrimExpr::var(&it));
