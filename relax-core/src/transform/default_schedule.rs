@@ -47,7 +47,10 @@
 //!    loops around the update of `acc`, write `acc` to the output. Rows and
 //!    columns that do not fill a tile run row by row, a row of constant
 //!    width up to [`ROW_ACCUMULATOR`] as a one-row tile (a batch-1 matmul),
-//!    a wider one accumulating in the output with the `j` loop innermost.
+//!    a wider one accumulating in the output with the `j` loop innermost;
+//!    except that a constant number of rows left over, wider than that,
+//!    are one shorter tile (the last pixels of a 7 × 7 NHWC depthwise
+//!    convolution of 1152 channels).
 //!    The outermost loop (a batch loop, else the rows of tiles) is
 //!    `Parallel` when the nest does at least [`PARALLEL_MIN_WORK`]
 //!    multiply-adds.
