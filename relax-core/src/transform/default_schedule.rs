@@ -44,13 +44,19 @@
 //!    each accumulated in a local buffer `acc` (rows `Unrolled`, columns
 //!    `Vectorized`) that LLVM keeps
 //!    in registers over the whole reduction: init `acc`, run the reduce
-//!    loops around the update of `acc`, write `acc` to the output. Rows and
-//!    columns that do not fill a tile run row by row, a row of constant
-//!    width up to [`ROW_ACCUMULATOR`] as a one-row tile (a batch-1 matmul),
-//!    a wider one accumulating in the output with the `j` loop innermost;
-//!    except that a constant number of rows left over, wider than that,
-//!    are one shorter tile (the last pixels of a 7 × 7 NHWC depthwise
-//!    convolution of 1152 channels).
+//!    loops around the update of `acc`, write `acc` to the output. On a
+//!    512-bit target (32 registers) a matrix product's tiles are wider:
+//!    a whole row of up to `WHOLE_ROW_TILE_COLS` (64) columns
+//!    (a Winograd product's 49), else two vectors, 4 to 8 rows tall.
+//!    A constant number of columns left of the tiles is one tile as tall
+//!    as the others. Rows that do not fill a tile run row by row, a row
+//!    of constant width up to [`ROW_ACCUMULATOR`] as a one-row tile (a
+//!    batch-1 matmul), a wider one accumulating in the output with the
+//!    `j` loop innermost; except that a constant number of rows left
+//!    over, wider than that, are one shorter tile (the last pixels of a
+//!    7 × 7 NHWC depthwise convolution of 1152 channels). A tile's
+//!    columns are unrolled vectors of 16 lanes and one shorter vector
+//!    for the rest.
 //!    The outermost loop (a batch loop, else the rows of tiles) is
 //!    `Parallel` when the nest does at least [`PARALLEL_MIN_WORK`]
 //!    multiply-adds.
@@ -70,7 +76,10 @@
 //!    cache-blocked GEMM in the manner of GotoBLAS/BLIS, whose register
 //!    tile has two vector registers of the target per row (`gemm.rs`).
 //!    Smaller products stay in cases 2 and 4, which read the weights in
-//!    place; with symbolic shapes both are emitted and chosen at run time.
+//!    place, and so, on a 512-bit target, do products at most 64 columns
+//!    wide whose `B` fits the L1 cache (`Gemm::when`): case 2's whole-row
+//!    tiles need no pack and no padded columns. With symbolic shapes
+//!    both are emitted and chosen at run time.
 //! 6. **Implicit GEMMs**: a float reduction over several axes that is a
 //!    matrix product once they are flattened into one, a convolution
 //!    (`conv.rs`): case 5's schedule with the image gathered through the

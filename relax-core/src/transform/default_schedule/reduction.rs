@@ -10,6 +10,7 @@ use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::Attrs;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
+use relax_runtime::DataType;
 use std::collections::HashMap;
 
 /// The least size of a matrix product's left factor whose rows a case-2
@@ -131,6 +132,17 @@ impl Nest {
         }
     }
 
+    /// Whether this nest takes the wide tiles of a matrix product on a
+    /// target with 32 vector registers (512-bit vectors): an update
+    /// `A(i, k) · B(k, j)` that is not a direct convolution (whose tiles
+    /// were measured apart). Its tiles are a whole row of up to
+    /// [`WHOLE_ROW_TILE_COLS`] columns, else two vectors wide, and
+    /// [`wide_product_rows`] tall: 12 to 16 accumulators where the other
+    /// tiles hold 8.
+    fn wide_product_tile(&self, i: &Axis, j: &Axis) -> bool {
+        self.vector_bits >= 512 && !self.direct_conv() && self.product_operands(i, j).is_some()
+    }
+
     /// A tile of outputs accumulated in a local buffer `acc` (registers,
     /// once LLVM has unrolled the rows): rows `i0 + ii` for `ii` below
     /// `rows` (`(i0, rows)` given), else the one row `map` binds; columns
@@ -156,22 +168,10 @@ impl Nest {
         let part = |part: Part| {
             let mut map = map.clone();
             map.extend(identity(&reduce));
-            // Columns: one vectorized loop, or unrolled vectors of
-            // VECTOR_LANES when the width is a multiple of it.
-            let (col_loops, col) = if width > VECTOR_LANES && width % VECTOR_LANES == 0 {
-                let (ju, jv) = (fresh(&j.loop_var, "_u"), fresh(&j.loop_var, "_v"));
-                let col = PrimExpr::var(&ju) * int(VECTOR_LANES) + PrimExpr::var(&jv);
-                let loops = vec![
-                    (ju, width / VECTOR_LANES, ForKind::Unrolled),
-                    (jv, VECTOR_LANES, ForKind::Vectorized),
-                ];
-                (loops, col)
-            } else {
-                let jj = fresh(&j.loop_var, "_i");
-                let col = PrimExpr::var(&jj);
-                (vec![(jj, width, ForKind::Vectorized)], col)
-            };
-            map.insert(j.var.clone(), add(j0, &col));
+            // Columns: unrolled vectors of VECTOR_LANES, then one shorter
+            // vectorized loop for the columns left (a tile as wide as a
+            // Winograd product's 49 columns is three vectors and a lane).
+            let groups = column_groups(width);
             let mut row_loop = None;
             let row = match i0 {
                 Some(i0) => {
@@ -183,34 +183,40 @@ impl Nest {
                 }
                 None => int(0),
             };
-            let acc_index = vec![row, col];
-            let at = PrimExpr::load(&acc, acc_index.clone());
-            let store = match part {
-                Part::Init => {
-                    let init = self.init.as_ref().expect("a reduction has an init");
-                    Stmt::BufferStore {
-                        buffer: acc.clone(),
-                        value: init.substitute_map(&map),
-                        indices: acc_index,
-                    }
-                }
-                Part::Update => {
-                    let value = replace_loads(&self.value, &self.buffer, &at);
-                    Stmt::BufferStore {
-                        buffer: acc.clone(),
-                        value: value.substitute_map(&map),
-                        indices: acc_index,
-                    }
-                }
-                // The output (or the epilogue's) from the accumulator.
-                Part::WriteBack => self.final_store(&map, at),
-            };
-            let body = col_loops
+            let stores = groups
                 .iter()
-                .rev()
-                .fold(store, |body, (v, extent, kind)| {
-                    for_(v, int(0), int(*extent), *kind, body)
-                });
+                .map(|group| {
+                    let (loops, col) = group.loops(&j.loop_var, dt);
+                    let mut map = map.clone();
+                    map.insert(j.var.clone(), add(j0, &col));
+                    let acc_index = vec![row.clone(), col];
+                    let at = PrimExpr::load(&acc, acc_index.clone());
+                    let store = match part {
+                        Part::Init => {
+                            let init = self.init.as_ref().expect("a reduction has an init");
+                            Stmt::BufferStore {
+                                buffer: acc.clone(),
+                                value: init.substitute_map(&map),
+                                indices: acc_index,
+                            }
+                        }
+                        Part::Update => {
+                            let value = replace_loads(&self.value, &self.buffer, &at);
+                            Stmt::BufferStore {
+                                buffer: acc.clone(),
+                                value: value.substitute_map(&map),
+                                indices: acc_index,
+                            }
+                        }
+                        // The output (or the epilogue's) from the accumulator.
+                        Part::WriteBack => self.final_store(&map, at),
+                    };
+                    loops.iter().rev().fold(store, |body, (v, extent, kind)| {
+                        for_(v, int(0), int(*extent), *kind, body)
+                    })
+                })
+                .collect();
+            let body = seq(stores);
             match row_loop {
                 Some(ii) => for_(&ii, int(0), int(rows), ForKind::Unrolled, body),
                 None => body,
@@ -344,13 +350,20 @@ impl Nest {
         let map = identity(batch);
         // A direct convolution's tiles are two vectors of channels wide:
         // each broadcast of an image element feeds two multiply-adds.
+        let wide_product = self.wide_product_tile(i, j);
         let width = match j.extent.as_int() {
             Some(e) if e < TILE_COLS => e.max(1),
             Some(e) if e % (2 * TILE_COLS) == 0 && self.direct_conv() => 2 * TILE_COLS,
+            Some(e) if wide_product && e <= WHOLE_ROW_TILE_COLS => e,
+            Some(_) if wide_product => 2 * TILE_COLS,
             _ => TILE_COLS,
         };
         let (idt, jdt) = (i.loop_var.dtype(), j.loop_var.dtype());
-        let tile_rows = self.tile_rows(width);
+        let tile_rows = if wide_product {
+            wide_product_rows(width)
+        } else {
+            self.tile_rows(width)
+        };
         let rows = PrimExpr::int_of(idt, tile_rows);
         let cols = PrimExpr::int_of(jdt, width);
         let an = Analyzer::new();
@@ -391,7 +404,13 @@ impl Nest {
                     tile,
                 ));
             }
-            if !is_zero(&rest_j) {
+            if let Some(rest) = rest_j.as_int().filter(|&r| r > 0) {
+                // The columns left: a tile as tall as the band (as many
+                // independent sums, where one row at a time was a chain of
+                // scalar multiply-adds for the 49th column of a Winograd
+                // product).
+                parts.push(self.interior_tile(&map, i0, n, &full_j, rest));
+            } else if !is_zero(&rest_j) {
                 let ii = fresh(&i.loop_var, "_i");
                 let mut m = map.clone();
                 m.insert(i.var.clone(), add(i0, &PrimExpr::var(&ii)));
@@ -436,6 +455,25 @@ impl Nest {
     }
 }
 
+/// The widest row a matrix product's tile takes whole on a 512-bit
+/// target (see [`Nest::wide_product_tile`]): four vectors. A Winograd
+/// product of 28 × 28 images has 49 columns (7 × 7 tiles); as tiles of 16
+/// columns plus a column computed row by row, that column cost as much as
+/// the other 48 (GoogLeNet's 96 → 128 channel product: 0.30 ms; as tiles
+/// of 4 rows × 49 columns: 0.15 ms).
+pub const WHOLE_ROW_TILE_COLS: i64 = 4 * VECTOR_LANES;
+
+/// Rows of a matrix product's wide tile `width` columns wide: 8 rows of
+/// one or two vectors, 4 of three or four (16 accumulators at most, with
+/// the vectors of `B` and the broadcast of `A` within 32 registers).
+fn wide_product_rows(width: i64) -> i64 {
+    if width <= 2 * VECTOR_LANES {
+        2 * TILE_ROWS
+    } else {
+        TILE_ROWS
+    }
+}
+
 /// What one loop nest of a tile does.
 #[derive(Clone, Copy)]
 pub(super) enum Part {
@@ -445,4 +483,59 @@ pub(super) enum Part {
     Update,
     /// `output = acc`
     WriteBack,
+}
+
+/// Columns `[start, start + count · lanes)` of a case-2 tile: `count`
+/// unrolled vectors of `lanes` (one vectorized loop when `count` is 1).
+struct ColumnGroup {
+    start: i64,
+    count: i64,
+    lanes: i64,
+}
+
+/// A tile's `width` columns as groups: whole vectors of
+/// [`VECTOR_LANES`], then the columns left as one shorter vector.
+fn column_groups(width: i64) -> Vec<ColumnGroup> {
+    let (whole, left) = if width > VECTOR_LANES {
+        (width / VECTOR_LANES, width % VECTOR_LANES)
+    } else {
+        (0, width)
+    };
+    let mut groups = Vec::new();
+    if whole > 0 {
+        groups.push(ColumnGroup {
+            start: 0,
+            count: whole,
+            lanes: VECTOR_LANES,
+        });
+    }
+    if left > 0 {
+        groups.push(ColumnGroup {
+            start: whole * VECTOR_LANES,
+            count: 1,
+            lanes: left,
+        });
+    }
+    groups
+}
+
+impl ColumnGroup {
+    /// The group's loops (outermost first) over fresh variables named after
+    /// `j`, and the column within the tile they address.
+    fn loops(&self, j: &TirVar, dt: DataType) -> (Vec<(TirVar, i64, ForKind)>, PrimExpr) {
+        let int = |v: i64| PrimExpr::int_of(dt, v);
+        if self.count == 1 {
+            let jj = fresh(j, "_i");
+            let col = add(&int(self.start), &PrimExpr::var(&jj));
+            return (vec![(jj, self.lanes, ForKind::Vectorized)], col);
+        }
+        let (ju, jv) = (fresh(j, "_u"), fresh(j, "_v"));
+        let col = PrimExpr::var(&ju) * int(self.lanes) + PrimExpr::var(&jv);
+        let col = add(&int(self.start), &col);
+        let loops = vec![
+            (ju, self.count, ForKind::Unrolled),
+            (jv, self.lanes, ForKind::Vectorized),
+        ];
+        (loops, col)
+    }
 }

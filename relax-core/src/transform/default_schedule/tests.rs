@@ -193,8 +193,9 @@ fn matmul_is_tiled_with_the_reduction_outside_the_vector_loop() {
                         C[vi, vj] = T.float32(0.0)
                     C[vi, vj] = C[vi, vj] + x[vi, vk] * y[vk, vj]
 "#;
-    // One 4 x 16 tile accumulated in `acc`, the 4 columns right of it row
-    // by row, then the two rows below it.
+    // One 4 x 16 tile accumulated in `acc`, a 4 x 4 tile of the columns
+    // right of it, then the two rows below them, each a one-row tile of a
+    // vector and the 4 columns left.
     let after = r#"        with T.block("root"):
             with T.block("C_acc"):
                 acc = T.alloc_buffer((4, 16))
@@ -208,26 +209,34 @@ fn matmul_is_tiled_with_the_reduction_outside_the_vector_loop() {
                 for ii in T.unroll(4):
                     for jj in T.vectorized(16):
                         C[ii, jj] = acc[ii, jj]
-            for ii in range(4):
-                with T.block("C_acc"):
-                    acc = T.alloc_buffer((1, 4))
+            with T.block("C_acc"):
+                acc = T.alloc_buffer((4, 4))
+                for ii in T.unroll(4):
                     for jj in T.vectorized(4):
-                        acc[0, jj] = T.float32(0.0)
-                    for k in range(8):
+                        acc[ii, jj] = T.float32(0.0)
+                for k in range(8):
+                    for ii in T.unroll(4):
                         for jj in T.vectorized(4):
-                            acc[0, jj] = acc[0, jj] + x[ii, k] * y[k, 16 + jj]
+                            acc[ii, jj] = acc[ii, jj] + x[ii, k] * y[k, 16 + jj]
+                for ii in T.unroll(4):
                     for jj in T.vectorized(4):
-                        C[ii, 16 + jj] = acc[0, jj]
+                        C[ii, 16 + jj] = acc[ii, jj]
             for it in T.serial(4, 6):
                 with T.block("C_acc"):
                     acc = T.alloc_buffer((1, 20))
-                    for jj in T.vectorized(20):
+                    for jj in T.vectorized(16):
                         acc[0, jj] = T.float32(0.0)
+                    for jj in T.vectorized(4):
+                        acc[0, 16 + jj] = T.float32(0.0)
                     for k in range(8):
-                        for jj in T.vectorized(20):
+                        for jj in T.vectorized(16):
                             acc[0, jj] = acc[0, jj] + x[it, k] * y[k, jj]
-                    for jj in T.vectorized(20):
+                        for jj in T.vectorized(4):
+                            acc[0, 16 + jj] = acc[0, 16 + jj] + x[it, k] * y[k, 16 + jj]
+                    for jj in T.vectorized(16):
                         C[it, jj] = acc[0, jj]
+                    for jj in T.vectorized(4):
+                        C[it, 16 + jj] = acc[0, 16 + jj]
 "#;
     check(params, before, after);
 }
@@ -645,13 +654,19 @@ fn a_column_sum_accumulates_the_columns_in_vectors() {
     let after = r#"        with T.block("root"):
             with T.block("S_acc"):
                 acc = T.alloc_buffer((1, 20))
-                for j in T.vectorized(20):
+                for j in T.vectorized(16):
                     acc[0, j] = T.float32(0.0)
+                for j in T.vectorized(4):
+                    acc[0, 16 + j] = T.float32(0.0)
                 for k0 in range(6):
-                    for j in T.vectorized(20):
+                    for j in T.vectorized(16):
                         acc[0, j] = acc[0, j] + a[k0, j]
-                for j in T.vectorized(20):
+                    for j in T.vectorized(4):
+                        acc[0, 16 + j] = acc[0, 16 + j] + a[k0, 16 + j]
+                for j in T.vectorized(16):
                     S[j] = acc[0, j]
+                for j in T.vectorized(4):
+                    S[16 + j] = acc[0, 16 + j]
 "#;
     check(params, before, after);
 }
@@ -3046,9 +3061,10 @@ class Module:
         agree(text, &cases, 0.0);
     }
 
-    /// A tile one 512-bit register wide has eight rows where the rows
-    /// come in eights (eight accumulators, as two 256-bit registers a row
-    /// make of four), four elsewhere; every version computes the product.
+    /// A matrix product's tile one 512-bit register wide has eight rows
+    /// (eight accumulators, as two 256-bit registers a row make of four),
+    /// whether or not the rows come in eights (the rows left are one-row
+    /// tiles); every version computes the product.
     #[test]
     fn one_register_tiles_have_eight_rows_on_512_bit_targets() {
         let text = |m: i64| {
@@ -3077,7 +3093,8 @@ class Module:
         };
         assert_eq!(tile(64, 512), 8);
         assert_eq!(tile(64, 256), 4);
-        assert_eq!(tile(60, 512), 4);
+        assert_eq!(tile(60, 512), 8);
+        assert_eq!(tile(60, 256), 4);
         for m in [64, 60] {
             for bits in [256, 512] {
                 let target = Target::host().with_vector_bits(bits);
@@ -3088,6 +3105,52 @@ class Module:
                     0,
                     &target,
                 );
+            }
+        }
+    }
+
+    /// Winograd's products of 28 x 28 images have 49 columns. On a
+    /// 512-bit target each is one tile of 4 rows x 49 columns (three
+    /// vectors and one lane), neither packed (its `B` fits the L1 cache)
+    /// nor with its 49th column summed row by row; a product 196 columns
+    /// wide is tiles of two vectors and a tile of the 4 columns left, all
+    /// 8 rows tall. On a 256-bit target the larger product is packed, as
+    /// before. Every version computes the product, rows and columns left
+    /// over included.
+    #[test]
+    fn narrow_products_are_whole_row_tiles_on_512_bit_targets() {
+        let text = |o: i64, c: i64, t: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(u: R.Tensor((4, {o}, {c}), dtype="float32"), v: R.Tensor((4, {c}, {t}), dtype="float32")) -> R.Tensor((4, {o}, {t}), dtype="float32"):
+        with R.dataflow():
+            m: R.Tensor((4, {o}, {t}), dtype="float32") = R.matmul(u, v, out_dtype="void")
+            R.output(m)
+        return m
+"#
+            )
+        };
+        let narrow = scheduled(&text(1536, 128, 49), 512);
+        assert!(narrow.contains("T.alloc_buffer((4, 49))"), "{narrow}");
+        assert!(!narrow.contains("B_pack"), "{narrow}");
+        assert!(!narrow.contains("T.alloc_buffer((1, 1))"), "{narrow}");
+        assert!(scheduled(&text(1536, 128, 49), 256).contains("B_pack"));
+        let wide = scheduled(&text(36, 24, 196), 512);
+        assert!(wide.contains("T.alloc_buffer((8, 32))"), "{wide}");
+        assert!(wide.contains("T.alloc_buffer((8, 4))"), "{wide}");
+        for (o, c, t) in [(1536, 128, 49), (36, 24, 196), (13, 5, 49), (20, 7, 61)] {
+            let shapes = [vec![vec![4, o, c], vec![4, c, t]]];
+            for bits in [256, 512] {
+                let target = Target::host().with_vector_bits(bits);
+                compare(&text(o, c, t), &shapes, 1e-4, 0, &target);
+            }
+            // The loop-level interpreter checks every access.
+            if o < 100 {
+                let loops = Target::tir_interpreter().with_vector_bits(512);
+                compare(&text(o, c, t), &shapes, 1e-4, 0, &loops);
             }
         }
     }
