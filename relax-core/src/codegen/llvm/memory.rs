@@ -7,11 +7,14 @@
 //!    a load is broadcast, a store keeps the last lane, the one a serial loop
 //!    would leave), *contiguous* (coefficient exactly 1: one vector load or
 //!    store at the lane-0 offset, aligned to the element only), *strided*
-//!    (a load whose coefficient is a small constant `s`, 2 to
-//!    [`MAX_LOAD_STRIDE`]: one vector load of exactly the span the lanes
-//!    cover, `s · (n - 1) + 1` elements, then a shuffle of every `s`-th
-//!    element; a pool's window at stride 2), or *gather* / *scatter*
-//!    (anything else: one scalar access per lane).
+//!    (a coefficient that is a small constant `s`, 2 to
+//!    [`MAX_LOAD_STRIDE`]: a load is one vector load of exactly the span
+//!    the lanes cover, `s · (n - 1) + 1` elements, then a shuffle of every
+//!    `s`-th element, a pool's window at stride 2; with AVX-512 and 32- or
+//!    64-bit elements a store is a shuffle spreading the lanes and one
+//!    masked store of the span, the elements between the lanes masked
+//!    off; without AVX-512 a strided store is a scatter), or *gather* /
+//!    *scatter* (anything else: one scalar access per lane).
 //! 3. `bool` elements are bytes in memory: loads compare with 0, stores
 //!    zero-extend.
 //! 4. `float16` and `bfloat16` elements are `i16`s in memory: loads widen
@@ -397,7 +400,15 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                     self.mark_streaming(st)?;
                 }
             }
-            // A strided store writes lane by lane (a wide store would
+            // With AVX-512 a strided store of 32- or 64-bit elements is one
+            // masked store of its span, the lanes spread out by a shuffle:
+            // the elements between them are masked off, so not written.
+            Access::Strided(stride) if self.avx512 && matches!(dtype.bits(), 32 | 64) => {
+                let n = self.lane_count();
+                v = self.with_lanes(v, n)?;
+                self.strided_store(base, &offset, v, stride, align)?;
+            }
+            // Elsewhere it writes lane by lane (a wide store would
             // overwrite the elements between the lanes).
             Access::Strided(_) | Access::PerLane => {
                 let offs = self.lane_offsets(&offset)?;
@@ -413,6 +424,65 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+impl<'ctx, 'm> FuncGen<'ctx, 'm> {
+    /// The `n` lanes of `v` stored `stride` elements apart from `offset`'s
+    /// lane-0 value, as one `llvm.masked.store` of the span they cover
+    /// (`stride · (n - 1) + 1` elements) whose mask is on at the lanes'
+    /// elements only: the elements between them are neither read nor
+    /// written (a Winograd output transform's stride-4 columns: one
+    /// `vmovups` with a mask per 16 elements instead of an extract and a
+    /// scalar store per lane).
+    fn strided_store(
+        &mut self,
+        base: PointerValue<'ctx>,
+        offset: &PrimExpr,
+        v: BasicValueEnum<'ctx>,
+        stride: u32,
+        align: u32,
+    ) -> Result<(), Error> {
+        let BasicValueEnum::VectorValue(vec) = v else {
+            return Err(internal("a strided store of a non-vector"));
+        };
+        let n = vec.get_type().get_size();
+        let span = stride * (n - 1) + 1;
+        let i32t = self.ctx.i32_type();
+        let bool_t = self.ctx.bool_type();
+        // Element `e` of the span takes lane `e / stride` where `stride`
+        // divides it; the others are masked off (any lane will do).
+        let picks: Vec<_> = (0..span)
+            .map(|e| i32t.const_int(u64::from(e / stride), false))
+            .collect();
+        let mask: Vec<_> = (0..span)
+            .map(|e| bool_t.const_int(u64::from(e % stride == 0), false))
+            .collect();
+        let undef = vec.get_type().get_undef();
+        let spread = self
+            .b
+            .build_shuffle_vector(vec, undef, VectorType::const_vector(&picks), "spread")
+            .ll()?;
+        let mask = VectorType::const_vector(&mask);
+        let off = self.at_lane0(offset)?;
+        let p = self.element(base, off)?;
+        let vty = spread.get_type();
+        let vp = self
+            .b
+            .build_pointer_cast(p, vty.ptr_type(AddressSpace::default()), "vptr")
+            .ll()?;
+        let decl = inkwell::intrinsics::Intrinsic::find("llvm.masked.store")
+            .and_then(|i| i.get_declaration(self.module, &[vty.into(), vp.get_type().into()]))
+            .ok_or_else(|| internal("no llvm.masked.store"))?;
+        let align = i32t.const_int(u64::from(align), false);
+        self.b
+            .build_call(
+                decl,
+                &[spread.into(), vp.into(), align.into(), mask.into()],
+                "",
+            )
+            .ll()?;
         Ok(())
     }
 }

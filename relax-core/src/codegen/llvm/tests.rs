@@ -1368,6 +1368,56 @@ fn strided_loads_read_their_span_and_shuffle() {
     }
 }
 
+/// With AVX-512, a vectorized store whose lanes are 2 to 4 elements
+/// apart is one `llvm.masked.store` of the span they cover (the elements
+/// between them masked off); without it, stores lane by lane. The values
+/// are the element-by-element ones, the elements between the stored lanes
+/// untouched and the last lane at the buffer's last element.
+#[test]
+fn strided_stores_are_masked_span_stores_with_avx512() {
+    for stride in [2i64, 3, 4] {
+        for n in [7i64, 14, 16] {
+            let len = stride * (n - 1) + 1;
+            let (a, c) = (buf("A", &[len], f32t()), buf("C", &[len], f32t()));
+            let i = var("i");
+            let at = vec![i.to_expr() * stride];
+            let one = PrimExpr::float(f32t(), 1.0);
+            let body = store(&c, at.clone(), PrimExpr::load(&a, at) + one);
+            let f = func(vec![bp(&a), bp(&c)], for_(&i, n, ForKind::Vectorized, body));
+            for (cpu, avx512) in [("x86-64-v4", true), ("x86-64-v3", false)] {
+                let opts = CodegenOptions {
+                    native_cpu: false,
+                    cpu: Some(cpu.to_string()),
+                };
+                let ir =
+                    super::emit_llvm_ir(&[("k".to_string(), f.clone())], &opts, false).unwrap();
+                let what = format!("{cpu}, stride {stride}, {n} lanes: {ir}");
+                assert_eq!(ir.contains("@llvm.masked.store"), avx512, "{what}");
+            }
+            // The JIT compiles for the host: with its AVX-512, where it has
+            // it.
+            let av: Vec<f32> = (0..len).map(|x| x as f32 * 0.5).collect();
+            let out = run(
+                f,
+                &[Tensor::from_vec(&[len], av).unwrap()],
+                &[(f32t(), vec![len])],
+                &[],
+            );
+            let want: Vec<f32> = (0..len)
+                .map(|e| match e % stride {
+                    0 => e as f32 * 0.5 + 1.0,
+                    _ => 0.0,
+                })
+                .collect();
+            assert_eq!(
+                out[0].to_vec::<f32>().unwrap(),
+                want,
+                "stride {stride}, {n} lanes"
+            );
+        }
+    }
+}
+
 #[test]
 fn guarded_loads_only_run_when_chosen() {
     // C[i] = i > 0 ? A[i - 2^40] : A[i] would fault if both sides ran.

@@ -9,6 +9,7 @@ use crate::backend::{build, Target};
 use crate::ir::{BaseFunc, Var};
 use crate::transform::{DeadCodeElimination, FoldConstant};
 use relax_runtime::{Value, VirtualMachine};
+use transforms::PHASE_MIN_TILES;
 
 fn f32t() -> DataType {
     DataType::f32()
@@ -355,6 +356,7 @@ fn f2_matches_the_direct_convolution_at_odd_sizes() {
         (5, 3, 8, 11, 0),
         (6, 33, 5, 5, 1),
         (1, 1, 3, 3, 0),
+        (3, 5, 6, 21, 1),
     ] {
         check(&Case::new(c_in, c_out, h, w, pad), 2, 1e-5);
     }
@@ -362,8 +364,28 @@ fn f2_matches_the_direct_convolution_at_odd_sizes() {
 
 #[test]
 fn f4_matches_the_direct_convolution_at_odd_sizes() {
-    for (c_in, c_out, h, w, pad) in [(3, 5, 7, 9, 1), (5, 3, 10, 13, 0), (7, 17, 6, 6, 1)] {
+    for (c_in, c_out, h, w, pad) in [
+        (3, 5, 7, 9, 1),
+        (5, 3, 10, 13, 0),
+        (7, 17, 6, 6, 1),
+        (2, 3, 5, 37, 1),
+    ] {
         check(&Case::new(c_in, c_out, h, w, pad), 4, 1e-4);
+    }
+}
+
+/// The input transform reads each column of a row's tiles once into
+/// `phase` where the row has at least `PHASE_MIN_TILES` tiles (the odd
+/// sizes above cover both forms), and reads `row` in its combinations
+/// where it has fewer.
+#[test]
+fn wide_rows_of_tiles_are_read_into_phase_once() {
+    for (w, phased) in [(9, false), (37, true)] {
+        let case = Case::new(2, 3, 5, w, 1);
+        let tiles = (w + 3) / 4;
+        assert_eq!(tiles >= PHASE_MIN_TILES, phased);
+        let text = rewritten(&case, 4).to_string();
+        assert_eq!(text.contains("phase = T.alloc_buffer"), phased, "{text}");
     }
 }
 
