@@ -49,7 +49,9 @@
 //!    a whole row of up to `WHOLE_ROW_TILE_COLS` (64) columns
 //!    (a Winograd product's 49), else two vectors, 4 to 8 rows tall.
 //!    A constant number of columns left of the tiles is one tile as tall
-//!    as the others. Rows that do not fill a tile run row by row, a row
+//!    as the others. A sum into one output row (a mean over an image) is
+//!    cut along its first reduce axis into parts summed in parallel, then
+//!    added up (`reduction.rs`, `split_column_sum`). Rows that do not fill a tile run row by row, a row
 //!    of constant width up to [`ROW_ACCUMULATOR`] as a one-row tile (a
 //!    batch-1 matmul), a wider one accumulating in the output with the
 //!    `j` loop innermost; except that a constant number of rows left

@@ -316,6 +316,17 @@ impl Nest {
     /// `C[..] + x · y` (`C` the output at the store's indices, read nowhere
     /// else), with an init: the shape of a matrix product.
     pub(super) fn product_update(&self) -> Option<(&PrimExpr, &PrimExpr)> {
+        let term = self.sum_update()?;
+        let PrimExprKind::Mul(x, y) = term.kind() else {
+            return None;
+        };
+        Some((x, y))
+    }
+
+    /// The term `e` of a float reduction whose update is `C[..] + e` (`C`
+    /// the output at the store's indices, read nowhere else), with an
+    /// init: a sum.
+    pub(super) fn sum_update(&self) -> Option<&PrimExpr> {
         let dt = self.buffer.dtype();
         if !dt.is_float() || dt.lanes() != 1 {
             return None;
@@ -330,13 +341,10 @@ impl Nest {
             (false, true) => l,
             _ => return None,
         };
-        let PrimExprKind::Mul(x, y) = term.kind() else {
-            return None;
-        };
         if term.dtype() != dt || expr_reads(term, &self.buffer) {
             return None;
         }
-        Some((x, y))
+        Some(term)
     }
 }
 

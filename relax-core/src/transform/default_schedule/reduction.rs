@@ -5,7 +5,7 @@
 use super::injective::parallel_parts;
 use super::nest::{Axis, Nest};
 use super::util::*;
-use super::{ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
+use super::{PARALLEL_MIN_WORK, ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::ir::Attrs;
@@ -240,6 +240,113 @@ impl Nest {
         }))
     }
 
+    /// A sum into one output row (every spatial axis but `j` of extent 1:
+    /// a squeeze-and-excitation block's mean over an NHWC image) of
+    /// constant width, over at least [`PARALLEL_MIN_WORK`] / 16 elements
+    /// (each read once, as an elementwise op's): the first reduce axis is
+    /// cut into up to [`SPLIT_PARTS`] parts, each summed into its own row
+    /// of `partial` in parallel (as [`Nest::row`] sums a row: a one-row
+    /// tile up to [`ROW_ACCUMULATOR`] wide), then the rows are added up and the
+    /// epilogue applied (TVM's `rfactor` of the reduction, parallel over
+    /// the factored axis). The sum is reassociated, as the packed GEMM's
+    /// is. One part alone left the second core idle: EfficientNet-B0's
+    /// means ran on one thread at memory speed. `None` where this does
+    /// not apply.
+    fn split_column_sum(&self) -> Option<Stmt> {
+        let n = self.spatial.len();
+        let j = &self.spatial[n - 1];
+        let width = j.extent.as_int().filter(|&w| w >= 1)?;
+        if self.spatial[..n - 1]
+            .iter()
+            .any(|a| a.extent.as_int() != Some(1))
+        {
+            return None;
+        }
+        let term = self.sum_update()?;
+        let k = self.reduce.first()?;
+        let rows = k.extent.as_int()?;
+        let elements = self
+            .reduce
+            .iter()
+            .try_fold(width, |acc, a| acc.checked_mul(a.extent.as_int()?))?;
+        if elements.saturating_mul(16) < PARALLEL_MIN_WORK {
+            return None;
+        }
+        let parts = (2..=SPLIT_PARTS).rev().find(|p| rows % p == 0)?;
+        let chunk = rows / parts;
+        let (kdt, jdt) = (k.var.dtype(), j.loop_var.dtype());
+        let partial = Buffer::new(
+            "partial",
+            vec![PrimExpr::int_of(jdt, parts), PrimExpr::int_of(jdt, width)],
+            self.buffer.dtype(),
+        );
+        let part = fresh(&k.loop_var, "_part");
+        let part_e = PrimExpr::var(&part);
+        // Rows [part · chunk, (part + 1) · chunk) of the first reduce axis.
+        let k_in = Axis {
+            var: fresh(&k.var, "_in"),
+            loop_var: fresh(&k.loop_var, "_in"),
+            extent: PrimExpr::int_of(k.extent.dtype(), chunk),
+        };
+        let row_at =
+            part_e.clone().cast(kdt) * PrimExpr::int_of(kdt, chunk) + PrimExpr::var(&k_in.var);
+        let term = term.substitute_map(&HashMap::from([(k.var.clone(), row_at)]));
+        let slot = vec![part_e.clone(), PrimExpr::var(&j.var)];
+        let sums = Nest {
+            spatial: vec![j.clone()],
+            reduce: std::iter::once(k_in)
+                .chain(self.reduce[1..].iter().cloned())
+                .collect(),
+            buffer: partial.clone(),
+            indices: slot.clone(),
+            value: PrimExpr::load(&partial, slot) + term,
+            init: self.init.clone(),
+            epilogue: None,
+            vector_bits: self.vector_bits,
+            knobs: self.knobs,
+        };
+        // The other spatial axes are 0.
+        let outer: HashMap<TirVar, PrimExpr> = self.spatial[..n - 1]
+            .iter()
+            .map(|a| (a.var.clone(), PrimExpr::int_of(a.var.dtype(), 0)))
+            .collect();
+        let zero_j = PrimExpr::int_of(jdt, 0);
+        let partials = for_(
+            &part,
+            PrimExpr::int_of(part.dtype(), 0),
+            PrimExpr::int_of(part.dtype(), parts),
+            ForKind::Parallel,
+            sums.row(&outer, zero_j.clone(), PrimExpr::int_of(jdt, width)),
+        );
+        // The rows added up, then the epilogue, one vector of columns at a
+        // time.
+        let jv = fresh(&j.loop_var, "_v");
+        let mut map = outer;
+        map.insert(j.var.clone(), PrimExpr::var(&jv));
+        let total = (0..parts)
+            .map(|p| PrimExpr::load(&partial, vec![PrimExpr::int_of(jdt, p), PrimExpr::var(&jv)]))
+            .reduce(|a, b| a + b)
+            .expect("two parts or more");
+        let combine = for_(
+            &jv,
+            zero_j,
+            PrimExpr::int_of(jdt, width),
+            ForKind::Vectorized,
+            self.final_store(&map, total),
+        );
+        Some(Stmt::Block(Box::new(Block {
+            name: format!("{}_split", self.buffer.name()),
+            iter_vars: vec![],
+            iter_values: vec![],
+            reads: vec![],
+            writes: vec![],
+            init: None,
+            body: Box::new(seq(vec![partials, combine])),
+            alloc_buffers: vec![partial],
+            annotations: Attrs::new(),
+        })))
+    }
+
     /// A matrix product's tile of `rows` rows from `i0` whose left factor
     /// `A(i, k)` is a large buffer (at least [`STREAMED_MIN_BYTES`]: a
     /// Winograd convolution's transformed filters, read once a call from
@@ -337,6 +444,9 @@ impl Nest {
 
     /// Case 2 of the module docs.
     pub(super) fn tiled_reduction(&self, parallel: bool) -> Stmt {
+        if let Some(split) = self.split_column_sum() {
+            return split;
+        }
         let n = self.spatial.len();
         if n == 1 {
             let j = &self.spatial[0];
@@ -454,6 +564,11 @@ impl Nest {
         nest(batch, seq(body), outer)
     }
 }
+
+/// The most parts a sum into one output row is cut into
+/// ([`Nest::split_column_sum`]): the largest count from 8 down that
+/// divides its first reduce axis (an image's 112, 56, 28, 14 or 7 rows).
+pub const SPLIT_PARTS: i64 = 8;
 
 /// The widest row a matrix product's tile takes whole on a 512-bit
 /// target (see [`Nest::wide_product_tile`]): four vectors. A Winograd

@@ -3155,6 +3155,50 @@ class Module:
         }
     }
 
+    /// A mean over an image into one row of channels (a squeeze and
+    /// excitation's) is cut along the image's rows into parts summed in
+    /// parallel into `partial`, then added up and divided: 56 rows in 8
+    /// parts of 7, 14 rows of 480 channels (wider than a one-row tile) in
+    /// 7 parts; 11 rows, which no count from 2 to 8 divides, stay one
+    /// sum. Every version agrees with the reference kernels, on LLVM and
+    /// on the loop-level interpreter, which checks every access.
+    #[test]
+    fn a_mean_into_one_row_is_summed_in_parallel_parts() {
+        let text = |h: i64, w: i64, c: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, {h}, {w}, {c}), dtype="float32")) -> R.Tensor((1, 1, 1, {c}), dtype="float32"):
+        with R.dataflow():
+            m: R.Tensor((1, 1, 1, {c}), dtype="float32") = R.mean(x, axis=[1, 2], keepdims=True)
+            R.output(m)
+        return m
+"#
+            )
+        };
+        for (h, w, c, parts) in [
+            (56, 56, 40, Some(8)),
+            (14, 14, 480, Some(7)),
+            (11, 200, 60, None),
+        ] {
+            let module = scheduled(&text(h, w, c), 512);
+            match parts {
+                Some(p) => {
+                    let partial = format!("partial = T.alloc_buffer(({p}, {c}))");
+                    assert!(module.contains(&partial), "{module}");
+                    assert!(module.contains(&format!("T.parallel({p})")), "{module}");
+                }
+                None => assert!(!module.contains("partial"), "{module}"),
+            }
+            let shapes = [vec![vec![1, h, w, c]]];
+            compare(&text(h, w, c), &shapes, 1e-5, 0, &Target::host());
+            let loops = Target::tir_interpreter().with_vector_bits(512);
+            compare(&text(h, w, c), &shapes, 1e-5, 0, &loops);
+        }
+    }
+
     /// `text` through the host pipeline for vectors of `bits`, printed.
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
