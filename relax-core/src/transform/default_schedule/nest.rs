@@ -98,7 +98,7 @@ const TRANSCENDENTAL_COST: i64 = 16;
 /// vector instruction. So an elementwise nest of 64K elements and more
 /// runs on the thread pool (EfficientNet's squeeze-excitation scaling of
 /// 56 × 56 × 144 elements took 0.105 ms on one thread).
-const ELEMENT_COST: i64 = 16;
+pub(super) const ELEMENT_COST: i64 = 16;
 
 /// A reduction's tap whose load tests the bounds of a padded window (a
 /// pool, a padded depthwise convolution): the test, the clamped indices

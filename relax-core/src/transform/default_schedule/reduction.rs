@@ -3,7 +3,7 @@
 //! hoisted).
 
 use super::injective::parallel_parts;
-use super::nest::{Axis, Nest};
+use super::nest::{Axis, Nest, ELEMENT_COST};
 use super::util::*;
 use super::{PARALLEL_MIN_WORK, ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
 use crate::arith::analyzer::Analyzer;
@@ -137,8 +137,8 @@ impl Nest {
     /// `A(i, k) · B(k, j)` that is not a direct convolution (whose tiles
     /// were measured apart). Its tiles are a whole row of up to
     /// [`WHOLE_ROW_TILE_COLS`] columns, else two vectors wide, and
-    /// [`wide_product_rows`] tall: 12 to 16 accumulators where the other
-    /// tiles hold 8.
+    /// [`wide_product_rows`] tall: 8 to 16 accumulators where the other
+    /// tiles hold 4 or 8.
     fn wide_product_tile(&self, i: &Axis, j: &Axis) -> bool {
         self.vector_bits >= 512 && !self.direct_conv() && self.product_operands(i, j).is_some()
     }
@@ -242,13 +242,13 @@ impl Nest {
 
     /// A sum into one output row (every spatial axis but `j` of extent 1:
     /// a squeeze-and-excitation block's mean over an NHWC image) of
-    /// constant width, over at least [`PARALLEL_MIN_WORK`] / 16 elements
-    /// (each read once, as an elementwise op's): the first reduce axis is
-    /// cut into up to [`SPLIT_PARTS`] parts, each summed into its own row
-    /// of `partial` in parallel (as [`Nest::row`] sums a row: a one-row
-    /// tile up to [`ROW_ACCUMULATOR`] wide), then the rows are added up and the
-    /// epilogue applied (TVM's `rfactor` of the reduction, parallel over
-    /// the factored axis). The sum is reassociated, as the packed GEMM's
+    /// constant width, over at least [`PARALLEL_MIN_WORK`] /
+    /// [`ELEMENT_COST`] elements (each read once, as an elementwise op's):
+    /// the first reduce axis is cut into up to [`SPLIT_PARTS`] parts, each
+    /// summed into its own row of `partial` in parallel (as [`Nest::row`]
+    /// sums a row: a one-row tile up to [`ROW_ACCUMULATOR`] wide), then
+    /// the rows are added up and the epilogue applied (TVM's `rfactor` of
+    /// the reduction, parallel over the factored axis). The sum is reassociated, as the packed GEMM's
     /// is. One part alone left the second core idle: EfficientNet-B0's
     /// means ran on one thread at memory speed. `None` where this does
     /// not apply.
@@ -269,7 +269,7 @@ impl Nest {
             .reduce
             .iter()
             .try_fold(width, |acc, a| acc.checked_mul(a.extent.as_int()?))?;
-        if elements.saturating_mul(16) < PARALLEL_MIN_WORK {
+        if elements.saturating_mul(ELEMENT_COST) < PARALLEL_MIN_WORK {
             return None;
         }
         let parts = (2..=SPLIT_PARTS).rev().find(|p| rows % p == 0)?;
