@@ -9,7 +9,7 @@ use crate::backend::{build, Target};
 use crate::ir::{BaseFunc, Var};
 use crate::transform::{DeadCodeElimination, FoldConstant};
 use relax_runtime::{Value, VirtualMachine};
-use transforms::PHASE_MIN_TILES;
+use transforms::{CHANNEL_VECTOR_TILES, PHASE_MIN_TILES};
 
 fn f32t() -> DataType {
     DataType::f32()
@@ -369,23 +369,42 @@ fn f4_matches_the_direct_convolution_at_odd_sizes() {
         (5, 3, 10, 13, 0),
         (7, 17, 6, 6, 1),
         (2, 3, 5, 37, 1),
+        (2, 3, 21, 9, 1),
     ] {
         check(&Case::new(c_in, c_out, h, w, pad), 4, 1e-4);
     }
 }
 
-/// The input transform reads each column of a row's tiles once into
-/// `phase` where the row has at least `PHASE_MIN_TILES` tiles (the odd
-/// sizes above cover both forms), and reads `row` in its combinations
-/// where it has fewer.
+/// The input transform's three forms, by the image's tiles (the odd
+/// sizes above check each against the direct convolution): at most
+/// `CHANNEL_VECTOR_TILES` tiles are the lanes of one vector per channel
+/// (`d`, gathered); more, in rows of at least `PHASE_MIN_TILES`, read each
+/// column of a row's tiles once into `phase`; in narrower rows, `row` is
+/// read in the combinations.
 #[test]
-fn wide_rows_of_tiles_are_read_into_phase_once() {
-    for (w, phased) in [(9, false), (37, true)] {
-        let case = Case::new(2, 3, 5, w, 1);
-        let tiles = (w + 3) / 4;
-        assert_eq!(tiles >= PHASE_MIN_TILES, phased);
+fn the_input_transform_takes_its_form_from_the_tiles() {
+    for (h, w, form) in [(5, 9, "d"), (21, 9, "row"), (5, 37, "phase")] {
+        let case = Case::new(2, 3, h, w, 1);
+        let (th, tw) = ((h + 3) / 4, (w + 3) / 4);
+        let expected = if th * tw <= CHANNEL_VECTOR_TILES {
+            "d"
+        } else if tw >= PHASE_MIN_TILES {
+            "phase"
+        } else {
+            "row"
+        };
+        assert_eq!(expected, form);
         let text = rewritten(&case, 4).to_string();
-        assert_eq!(text.contains("phase = T.alloc_buffer"), phased, "{text}");
+        // The phase form reads its columns out of `row`.
+        let buffers: &[&str] = match form {
+            "phase" => &["row", "phase"],
+            _ => &[form],
+        };
+        for buffer in ["d", "row", "phase"] {
+            let alloc = format!(" {buffer} = T.alloc_buffer");
+            let want = buffers.contains(&buffer);
+            assert_eq!(text.contains(&alloc), want, "{h} x {w}: {text}");
+        }
     }
 }
 

@@ -25,7 +25,11 @@
 //! The row transform accumulates into a zeroed stack buffer one image row
 //! at a time, each a contiguous vector loop over the columns inside the
 //! image, so padding needs no test inside a vector loop; a row outside the
-//! image is skipped by a scalar test. Where a row has at least
+//! image is skipped by a scalar test. An image of at most
+//! [`CHANNEL_VECTOR_TILES`] tiles (14 × 14 by 4, 7 × 7 by 2) is instead
+//! one iteration per `(n, c)` with every tile a lane of the vectors
+//! (`channel_input_transform`): each window point one masked gather, each
+//! value of `V` one contiguous store. Where a row has at least
 //! [`PHASE_MIN_TILES`] tiles, each of a tile's α columns is then read out
 //! of `row` once, with a stride of `m` (one span load and a shuffle per
 //! vector), into `phase`, where the column transform reads it
@@ -162,6 +166,9 @@ pub const PHASE_MIN_TILES: i64 = 8;
 /// `batch` is the PrimFunc's batch dim ([`batch_dim`]). See the module
 /// docs.
 pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> PrimFunc {
+    if geo.tiles_h() * geo.tiles_w() <= CHANNEL_VECTOR_TILES {
+        return channel_input_transform(geo, mats, batch);
+    }
     let f32 = DataType::f32();
     let (m, alpha) = (geo.m, geo.alpha());
     let (th_n, tw_n) = (geo.tiles_h(), geo.tiles_w());
@@ -292,6 +299,124 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
                     body: Box::new(Stmt::Seq(stmts)),
                 },
                 false => Stmt::Seq(stmts),
+            }),
+        },
+    );
+    scheduled(
+        vec![PrimFuncParam::Buffer(data), PrimFuncParam::Buffer(v)],
+        body,
+    )
+}
+
+/// The most tiles of a channel that the input transform computes as the
+/// lanes of one vector ([`channel_input_transform`]): 16, a 512-bit
+/// register of `float32` (a 14 × 14 image's tiles of 4, a 7 × 7 image's
+/// of 2).
+pub const CHANNEL_VECTOR_TILES: i64 = 16;
+
+/// The input transform of an image with at most [`CHANNEL_VECTOR_TILES`]
+/// tiles: one parallel iteration per `(n, c)`, every tile a lane `t` of
+/// its vectors, so each of the α² window points is one masked gather of
+/// the image (zero outside it) and each of `V`'s α² values one store of
+/// the channel's `TH·TW` contiguous columns:
+///
+/// ```text
+/// d[a, b, t] = data[n, c, (t / TW)·m - pad_top + a, (t % TW)·m - pad_left + b]   (0 outside)
+/// e[i, b, t] = Σ_a Bᵀ[i, a] · d[a, b, t]
+/// V[n, i·α + j, c, t] = Σ_b Bᵀ[j, b] · e[i, b, t]
+/// ```
+///
+/// Row by row, a 14 × 14 image's rows of 4 tiles were vectors of 4 lanes
+/// and strided reads (0.115 ms for 256 channels on a 2-core Xeon).
+fn channel_input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> PrimFunc {
+    let f32 = DataType::f32();
+    let (m, alpha) = (geo.m, geo.alpha());
+    let (th_n, tw_n) = (geo.tiles_h(), geo.tiles_w());
+    let (c_in, h, w) = (geo.c_in, geo.h, geo.w);
+    let (pt, pl) = (geo.pad[0], geo.pad[1]);
+    let tiles = th_n * tw_n;
+    let data = Buffer::new(
+        "data",
+        vec![batch.clone(), c_in.into(), h.into(), w.into()],
+        f32,
+    );
+    let v = Buffer::new(
+        "V",
+        vec![
+            batch.clone(),
+            (alpha * alpha).into(),
+            c_in.into(),
+            tiles.into(),
+        ],
+        f32,
+    );
+    let d = Buffer::new("d", vec![alpha.into(), alpha.into(), tiles.into()], f32);
+    let e = Buffer::new("e", vec![alpha.into(), alpha.into(), tiles.into()], f32);
+
+    let f = TirVar::new("f");
+    let fe = PrimExpr::var(&f);
+    let n = fe.clone().floordiv(c_in);
+    let c = fe.clone().floormod(c_in);
+    // One vector loop over the tiles `t` per statement.
+    let over_tiles = |body: &dyn Fn(PrimExpr) -> Stmt| {
+        let t = TirVar::new("t");
+        Stmt::for_range(&t, tiles, ForKind::Vectorized, body(PrimExpr::var(&t)))
+    };
+    let mut stmts = Vec::new();
+    for a in 0..alpha {
+        for b in 0..alpha {
+            stmts.push(over_tiles(&|t| {
+                let y = t.clone().floordiv(tw_n) * m + (a - pt);
+                let x = t.clone().floormod(tw_n) * m + (b - pl);
+                let inside = y
+                    .clone()
+                    .ge(0)
+                    .and(y.clone().lt(h))
+                    .and(x.clone().ge(0))
+                    .and(x.clone().lt(w));
+                let at = vec![
+                    n.clone(),
+                    c.clone(),
+                    y.min(h - 1).max(0),
+                    x.min(w - 1).max(0),
+                ];
+                let value = PrimExpr::select(inside, load(&data, at), f32c(0.0));
+                Stmt::store(&d, vec![a.into(), b.into(), t], value)
+            }));
+        }
+    }
+    for i in 0..alpha {
+        for b in 0..alpha {
+            stmts.push(over_tiles(&|t| {
+                let value = combination((0..alpha).map(|a| {
+                    let at = vec![a.into(), b.into(), t.clone()];
+                    (mats.bt(i as usize, a as usize), load(&d, at))
+                }));
+                Stmt::store(&e, vec![i.into(), b.into(), t], value)
+            }));
+        }
+    }
+    for i in 0..alpha {
+        for j in 0..alpha {
+            stmts.push(over_tiles(&|t| {
+                let value = combination((0..alpha).map(|b| {
+                    let at = vec![i.into(), b.into(), t.clone()];
+                    (mats.bt(j as usize, b as usize), load(&e, at))
+                }));
+                let at = vec![n.clone(), PrimExpr::int(i * alpha + j), c.clone(), t];
+                Stmt::store(&v, at, value)
+            }));
+        }
+    }
+    let body = Stmt::for_range(
+        &f,
+        batch.clone() * c_in,
+        ForKind::Parallel,
+        Stmt::Allocate {
+            buffer: d,
+            body: Box::new(Stmt::Allocate {
+                buffer: e,
+                body: Box::new(Stmt::Seq(stmts)),
             }),
         },
     );
