@@ -309,7 +309,7 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
 }
 
 /// The most tiles of a channel that the input transform computes as the
-/// lanes of one vector ([`channel_input_transform`]): 16, a 512-bit
+/// lanes of one vector (`channel_input_transform`): 16, a 512-bit
 /// register of `float32` (a 14 × 14 image's tiles of 4, a 7 × 7 image's
 /// of 2).
 pub const CHANNEL_VECTOR_TILES: i64 = 16;
