@@ -426,9 +426,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         }
         Ok(())
     }
-}
 
-impl<'ctx, 'm> FuncGen<'ctx, 'm> {
     /// The `n` lanes of `v` stored `stride` elements apart from `offset`'s
     /// lane-0 value, as one `llvm.masked.store` of the span they cover
     /// (`stride · (n - 1) + 1` elements) whose mask is on at the lanes'

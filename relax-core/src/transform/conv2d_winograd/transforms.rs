@@ -162,6 +162,30 @@ pub fn batch_dim(batch: &PrimExpr) -> PrimExpr {
 /// 4 tiles the same either way.
 pub const PHASE_MIN_TILES: i64 = 8;
 
+/// The input transform's parameters, whichever form it takes: `data (N,
+/// C, H, W)` and `V (N, α², C, TH·TW)`.
+fn input_transform_params(geo: &Geometry, batch: &PrimExpr) -> (Buffer, Buffer) {
+    let f32 = DataType::f32();
+    let alpha = geo.alpha();
+    let data = Buffer::new(
+        "data",
+        vec![batch.clone(), geo.c_in.into(), geo.h.into(), geo.w.into()],
+        f32,
+    );
+    let tiles = geo.tiles_h() * geo.tiles_w();
+    let v = Buffer::new(
+        "V",
+        vec![
+            batch.clone(),
+            (alpha * alpha).into(),
+            geo.c_in.into(),
+            tiles.into(),
+        ],
+        f32,
+    );
+    (data, v)
+}
+
 /// The input transform: `data (N, C, H, W)` to `V (N, α², C, TH·TW)`.
 /// `batch` is the PrimFunc's batch dim ([`batch_dim`]). See the module
 /// docs.
@@ -174,17 +198,7 @@ pub fn input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) -> Pri
     let (th_n, tw_n) = (geo.tiles_h(), geo.tiles_w());
     let (c_in, h, w) = (geo.c_in, geo.h, geo.w);
     let (pt, pl) = (geo.pad[0], geo.pad[1]);
-    let data = Buffer::new(
-        "data",
-        vec![batch.clone(), c_in.into(), h.into(), w.into()],
-        f32,
-    );
-    let tiles = PrimExpr::int(th_n * tw_n);
-    let v = Buffer::new(
-        "V",
-        vec![batch.clone(), (alpha * alpha).into(), c_in.into(), tiles],
-        f32,
-    );
+    let (data, v) = input_transform_params(geo, batch);
     // The row transform's columns: every column any tile reads.
     let width = (tw_n - 1) * m + alpha;
     let row = Buffer::new("row", vec![alpha.into(), width.into()], f32);
@@ -335,21 +349,7 @@ fn channel_input_transform(geo: &Geometry, mats: &Matrices, batch: &PrimExpr) ->
     let (c_in, h, w) = (geo.c_in, geo.h, geo.w);
     let (pt, pl) = (geo.pad[0], geo.pad[1]);
     let tiles = th_n * tw_n;
-    let data = Buffer::new(
-        "data",
-        vec![batch.clone(), c_in.into(), h.into(), w.into()],
-        f32,
-    );
-    let v = Buffer::new(
-        "V",
-        vec![
-            batch.clone(),
-            (alpha * alpha).into(),
-            c_in.into(),
-            tiles.into(),
-        ],
-        f32,
-    );
+    let (data, v) = input_transform_params(geo, batch);
     let d = Buffer::new("d", vec![alpha.into(), alpha.into(), tiles.into()], f32);
     let e = Buffer::new("e", vec![alpha.into(), alpha.into(), tiles.into()], f32);
 

@@ -19,6 +19,7 @@
 //! schedule wrong: every output element sees the same sum either way.
 
 use super::nest::{ranges, Nest};
+use crate::arith::analyzer::Analyzer;
 use crate::ir::prim_expr::{PrimExpr, PrimExprKind, TirVar};
 use crate::tir::affine::uses_var;
 use crate::tir::Stmt;
@@ -104,7 +105,7 @@ impl Nest {
             return tile;
         };
         let inside = self.tile_inside(&interior.bounds, map, i0, rows);
-        let inside = inside.map(|c| crate::arith::analyzer::Analyzer::new().simplify(&c));
+        let inside = inside.map(|c| Analyzer::new().simplify(&c));
         match inside {
             // A tile that never lies inside (the last rows of a small
             // image): only the update as written.

@@ -248,10 +248,10 @@ impl Nest {
     /// summed into its own row of `partial` in parallel (as [`Nest::row`]
     /// sums a row: a one-row tile up to [`ROW_ACCUMULATOR`] wide), then
     /// the rows are added up and the epilogue applied (TVM's `rfactor` of
-    /// the reduction, parallel over the factored axis). The sum is reassociated, as the packed GEMM's
-    /// is. One part alone left the second core idle: EfficientNet-B0's
-    /// means ran on one thread at memory speed. `None` where this does
-    /// not apply.
+    /// the reduction, parallel over the factored axis). The sum is
+    /// reassociated, as the packed GEMM's is. One part alone left the
+    /// second core idle: EfficientNet-B0's means ran on one thread at
+    /// memory speed. `None` where this does not apply.
     fn split_column_sum(&self) -> Option<Stmt> {
         let n = self.spatial.len();
         let j = &self.spatial[n - 1];
@@ -504,7 +504,7 @@ impl Nest {
                 let jo = fresh(&j.loop_var, "_o");
                 let j0 = match tiles_j.as_int() {
                     Some(1) => PrimExpr::int_of(jdt, 0),
-                    _ => PrimExpr::var(&jo) * PrimExpr::int_of(jdt, width),
+                    _ => PrimExpr::var(&jo) * cols.clone(),
                 };
                 let tile = self.interior_tile(&map, i0, n, &j0, width);
                 parts.push(loop_unless_once(
