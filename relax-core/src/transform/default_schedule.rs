@@ -81,12 +81,17 @@
 //!    place, and so, on a 512-bit target, do products at most 64 columns
 //!    wide whose `B` fits the L1 cache (`Gemm::when`): case 2's whole-row
 //!    tiles need no pack and no padded columns. With symbolic shapes
-//!    both are emitted and chosen at run time.
+//!    both are emitted and chosen at run time. One product whose `B` rows
+//!    are contiguous and spread over the L1 cache's sets, with an `A` that
+//!    fits L2, reads `B` in place instead, its column panels in parallel
+//!    (`gemm/column_panels.rs`).
 //! 6. **Implicit GEMMs**: a float reduction over several axes that is a
 //!    matrix product once they are flattened into one, a convolution
 //!    (`conv.rs`): case 5's schedule with the image gathered through the
 //!    window into the B pack, the output rows (the batch) in parallel,
-//!    and the filters packed once for all of them.
+//!    and the filters packed once for all of them; a pointwise
+//!    convolution of one image whose pixels case 5 can read in place is
+//!    one product of the whole image instead.
 //! 7. **Window reductions** (a pooling: a reduction whose loads leave
 //!    the input at the borders, through bounds tests and clamped indices):
 //!    the output columns are partitioned into the borders and an interior

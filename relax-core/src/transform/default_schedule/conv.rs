@@ -22,7 +22,10 @@
 //! one product of the batch. A tile then spans several output rows; the
 //! pack and the write-back split the division of a lane's column by the
 //! row width into one scalar division and a carry per lane
-//! ([`super::gemm::split_lane_divisions`]).
+//! ([`super::gemm::split_lane_divisions`]). A pointwise convolution at
+//! stride 1 of one image whose pixels case 5 reads in place
+//! ([`Nest::in_place_implicit_gemm`]) is one product of the whole image,
+//! whatever the filters.
 //!
 //! The nest qualifies when it has at least two reduce axes, a float update
 //! `C[..] + x · y` (and an init), and for its innermost spatial axis `j`
@@ -54,6 +57,13 @@ impl Nest {
     /// reduce axes flattened into one, when it is an implicit GEMM (see
     /// the module docs).
     pub(super) fn implicit_gemm(&self) -> Option<Nest> {
+        self.flattened(false)
+    }
+
+    /// [`Nest::implicit_gemm`], with every output row folded into the
+    /// columns when `whole_image` (one product per image), whatever
+    /// [`rows_per_product`] would choose.
+    fn flattened(&self, whole_image: bool) -> Option<Nest> {
         let n = self.spatial.len();
         if self.reduce.len() < 2 || n < 2 {
             return None;
@@ -90,6 +100,7 @@ impl Nest {
                 r.extent
                     .as_int()
                     .and_then(|h| match self.knobs.conv_rows {
+                        _ if whole_image => (h > 1).then_some(h),
                         1 => None,
                         g if g > 1 && g <= h && h % g == 0 => Some(g),
                         _ => rows_per_product(jw, h, others, nr, i.extent.as_int()),
@@ -175,6 +186,27 @@ impl Nest {
             vector_bits: self.vector_bits,
             knobs: self.knobs,
         }
+    }
+
+    /// The nest as one product per image, every output row folded into
+    /// the columns, on the schedule that reads the image where it is
+    /// (`gemm/column_panels.rs`), when that applies: one image, work
+    /// enough for the thread pool, and [`super::gemm::Gemm::b_in_place`]
+    /// (a pointwise convolution at stride 1 of a 28 × 28 or 14 × 14
+    /// image). Where [`rows_per_product`] would fold fewer rows (fewer
+    /// than 128 filters), each product packed its own rows of the image:
+    /// GoogLeNet's 256 → 64 convolution at 28 × 28 took two products.
+    /// `None` where it does not apply, or the knob `conv_rows` chooses.
+    pub(super) fn in_place_implicit_gemm(&self) -> Option<Stmt> {
+        if self.knobs.conv_rows != 0 {
+            return None;
+        }
+        let flat = self.flattened(true)?;
+        if parallel_choice(&flat.work(), flat.index_dtype()) != Ok(true) {
+            return None;
+        }
+        let gemm = flat.gemm_of(false)?;
+        gemm.b_in_place().then(|| gemm.column_panels())
     }
 
     /// This nest (an [`Nest::implicit_gemm`]) on the packed schedule, the

@@ -66,6 +66,11 @@
 //! schedule runs whatever the number of rows, since nothing is left to
 //! amortize.
 //!
+//! A `B` whose rows are contiguous and fall into many of the L1 cache's
+//! sets, in one product whose `A` fits L2 (a pointwise convolution of one
+//! NCHW image), is not packed either: `column_panels.rs` runs its column
+//! panels in parallel, each reading `B` where it is.
+//!
 //! When the shape is symbolic the packed loops and the register-tiled
 //! schedule of case 2/4 are both emitted, chosen at run time
 //! ([`Gemm::when`]): a batch-1 call does not pack a weight matrix it reads
@@ -82,6 +87,8 @@ use crate::tir::buffer_uses::expr_reads;
 use crate::tir::{Block, Buffer, ForKind, Stmt};
 use relax_runtime::DataType;
 use std::collections::HashMap;
+
+mod column_panels;
 
 /// Rows of the register tile (broadcasts of the A panel per `k`).
 pub const GEMM_MR: i64 = 6;
@@ -726,8 +733,12 @@ impl Gemm<'_> {
             && n * depth * bytes <= WHOLE_ROW_B_MAX_BYTES
     }
 
-    /// The packed schedule (see the module docs).
+    /// The packed schedule (see the module docs), or, for a `B` that
+    /// needs no pack, its column panels in place (`column_panels.rs`).
     pub(super) fn packed(&self) -> Stmt {
+        if self.b_in_place() {
+            return self.column_panels();
+        }
         let nest = self.nest;
         let n = nest.spatial.len();
         let batch = new_loops(&nest.spatial[..n - 2]);
@@ -940,7 +951,8 @@ impl Gemm<'_> {
                                     lp.bind("i0", ic.clone() + it.clone() * lp.int(self.mr), |i0| {
                                         let tile = Tile { it, jt, i0, j0 };
                                         let a = a_at.as_ref().map(|(b, t, k)| (*b, t, k));
-                                        self.micro_kernel(lp, &tile, a, b_pack, base, sl)
+                                        let b = BPanel::Pack(b_pack);
+                                        self.micro_kernel(lp, &tile, a, b, base, sl)
                                     })
                                 })
                             })
@@ -1085,7 +1097,7 @@ impl Gemm<'_> {
         lp: &Loops,
         tile: &Tile,
         a_panel: Option<(&Buffer, &PrimExpr, &PrimExpr)>,
-        b_pack: &Buffer,
+        b_panel: BPanel<'_>,
         base: &HashMap<TirVar, PrimExpr>,
         sl: &Slice,
     ) -> Stmt {
@@ -1119,16 +1131,26 @@ impl Gemm<'_> {
                         lp.simplify(self.a.substitute_map(&map))
                     }
                 };
-                let b = match &self.b_panels {
+                let b = match (&self.b_panels, b_panel) {
                     // Columns `j0 + c` of the packed `B`: `j0` is a multiple
                     // of the tile's columns, which divide `W`.
-                    Some((panels, w)) => {
+                    (Some((panels, w)), _) => {
                         let w = lp.int(*w);
                         let panel = lp.simplify(tile.j0.clone().floordiv(w.clone()));
                         let lane = lp.simplify(tile.j0.clone().floormod(w)) + c.clone();
                         PrimExpr::load(panels, vec![panel, add(&sl.kc, &q), lane])
                     }
-                    None => PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()]),
+                    (None, BPanel::Pack(b_pack)) => {
+                        PrimExpr::load(b_pack, vec![tile.jt.clone(), q, c.clone()])
+                    }
+                    (None, BPanel::InPlace) => {
+                        let (_, j, k) = self.axes();
+                        let mut map = base.clone();
+                        let col = tile.j0.clone() + c.clone();
+                        map.insert(j.var.clone(), col.cast(j.var.dtype()));
+                        map.insert(k.var.clone(), add(&sl.kc, &q).cast(k.var.dtype()));
+                        lp.simplify(self.b.substitute_map(&map))
+                    }
                 };
                 Stmt::BufferStore {
                     buffer: acc.clone(),
@@ -1385,6 +1407,14 @@ enum APanel<'a> {
     PerChunk(&'a Buffer),
     Whole(&'a Buffer),
     /// `A` read in place ([`Gemm::a_in_place`]).
+    InPlace,
+}
+
+/// Where the micro-kernel reads `B` when it is not prepacked: the B pack,
+/// or `B` itself ([`Gemm::b_in_place`]).
+#[derive(Clone, Copy)]
+enum BPanel<'a> {
+    Pack(&'a Buffer),
     InPlace,
 }
 

@@ -315,6 +315,9 @@ impl Nest {
             }
         }
         if let Some(flat) = self.implicit_gemm().filter(|_| !self.direct_conv()) {
+            if let Some(stmt) = self.in_place_implicit_gemm() {
+                return stmt;
+            }
             if let Some(stmt) = flat.implicit_gemm_schedule(self) {
                 return stmt;
             }

@@ -3199,6 +3199,73 @@ class Module:
         }
     }
 
+    /// A pointwise convolution of one image whose rows spread over the L1
+    /// cache's sets reads the image in place, by column panels in
+    /// parallel (`gemm/column_panels.rs`): no `B_pack`, the columns left
+    /// of whole panels as narrower tiles (16 and 4 of 784 and 196
+    /// pixels), the rows in parts where the panels are few, `k` in
+    /// slices past 256. A 56 × 56 image (rows 12544 bytes apart, 16 L1
+    /// sets) is still packed. Each agrees with the reference kernels at
+    /// 256 bits (where rows 28 wide fold into two products instead) and
+    /// 512, the small ones on the loop-level interpreter too.
+    #[test]
+    fn a_pointwise_convolution_reads_its_image_in_place_by_column_panels() {
+        let text = |c: i64, o: i64, h: i64, w: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, {c}, {h}, {w}), dtype="float32"), w: R.Tensor(({o}, {c}, 1, 1), dtype="float32"), b: R.Tensor((1, {o}, 1, 1), dtype="float32")) -> R.Tensor((1, {o}, {h}, {w}), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((1, {o}, {h}, {w}), dtype="float32") = R.nn.conv2d(x, w)
+            z: R.Tensor((1, {o}, {h}, {w}), dtype="float32") = R.add(y, b)
+            r: R.Tensor((1, {o}, {h}, {w}), dtype="float32") = R.nn.relu(z)
+            R.output(r)
+        return r
+"#
+            )
+        };
+        let module = scheduled(&text(256, 128, 28, 28), 512);
+        assert!(!module.contains("B_pack"), "{module}");
+        assert!(module.contains("T.parallel(25)"), "{module}");
+        // An accumulator `cols` wide (its rows are the knob's).
+        let tile = |module: &str, cols: i64| {
+            let end = format!(", {cols}))");
+            module
+                .lines()
+                .any(|l| l.contains("acc") && l.contains("T.alloc_buffer((") && l.ends_with(&end))
+        };
+        assert!(tile(&module, 16), "{module}");
+        // 7 panels (6 and 4 columns), each of 3 parts of the 22 row tiles.
+        let module = scheduled(&text(528, 256, 14, 14), 512);
+        assert!(!module.contains("B_pack"), "{module}");
+        assert!(module.contains("T.parallel(21)"), "{module}");
+        assert!(tile(&module, 4), "{module}");
+        assert!(module.contains("kc_o in range(3)"), "{module}");
+        assert!(scheduled(&text(64, 64, 56, 56), 512).contains("B_pack"));
+        // (channels in, out, height, width, interpreted)
+        let cases = [
+            (256, 128, 28, 28, false),
+            (300, 130, 10, 10, true),
+            (70, 129, 9, 13, true),
+            (230, 140, 7, 11, false),
+        ];
+        for (c, o, h, w, interpreted) in cases {
+            let t = text(c, o, h, w);
+            assert!(!scheduled(&t, 512).contains("B_pack"), "{c} {o} {h} {w}");
+            let shapes = [vec![vec![1, c, h, w], vec![o, c, 1, 1], vec![1, o, 1, 1]]];
+            for bits in [256, 512] {
+                let target = Target::host().with_vector_bits(bits);
+                compare(&t, &shapes, 1e-4, 0, &target);
+                if interpreted && bits == 512 {
+                    let loops = Target::tir_interpreter().with_vector_bits(bits);
+                    compare(&t, &shapes, 1e-4, 0, &loops);
+                }
+            }
+        }
+    }
+
     /// `text` through the host pipeline for vectors of `bits`, printed.
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
