@@ -2174,10 +2174,11 @@ class Module:
 
     /// An image's stem with NCHW data and NHWC output (HWIO weights), its
     /// reduction 27 taps long, runs in place (case 2, not an implicit
-    /// GEMM): tiles of output pixels by two vectors of filters, each image
-    /// element a broadcast, the padded ones one scalar branch. Strides 1
-    /// and 2, 32 and 24 filters, a symbolic batch: the compiled code and
-    /// the scheduled loops agree with the reference kernels.
+    /// GEMM): tiles of output pixels by two vectors of filters (four on a
+    /// 512-bit target where they divide the filters), each image element a
+    /// broadcast, the padded ones one scalar branch. Strides 1 and 2, 32,
+    /// 24 and 64 filters, a symbolic batch: the compiled code and the
+    /// scheduled loops agree with the reference kernels.
     #[test]
     fn a_stem_with_few_taps_is_a_direct_convolution() {
         let module = |co: i64, stride: i64| {
@@ -2198,11 +2199,28 @@ class Module:
             let shapes = |n: i64| vec![vec![n, 3, 20, 20], vec![3, 3, 3, co]];
             (text, vec![shapes(1), shapes(2)], co)
         };
-        for (text, shapes, co) in [module(32, 2), module(24, 1)] {
+        for (text, shapes, co) in [module(32, 2), module(24, 1), module(64, 2)] {
             let module = scheduled(&text, 512);
             assert!(!module.contains("_pack"), "{module}");
-            if co == 32 {
-                assert!(module.contains("acc = T.alloc_buffer((4, 32))"), "{module}");
+            // Four vectors of channels where they divide them (512 bits).
+            let tile = match co {
+                32 => Some("acc = T.alloc_buffer((4, 32))"),
+                64 => Some("acc = T.alloc_buffer((4, 64))"),
+                _ => None,
+            };
+            if let Some(tile) = tile {
+                assert!(module.contains(tile), "{module}");
+            }
+            if co == 64 {
+                let narrow = scheduled(&text, 256);
+                assert!(narrow.contains("acc = T.alloc_buffer((4, 32))"), "{narrow}");
+                compare(
+                    &text,
+                    &shapes,
+                    1e-5,
+                    0,
+                    &Target::host().with_vector_bits(256),
+                );
             }
             let host = Target::host().with_vector_bits(512);
             compare(&text, &shapes, 1e-5, 0, &host);
