@@ -14,7 +14,10 @@
 //! do not vary along), the widest range within [`MAX_BORDER`] of each end
 //! where the simplified update no longer tests that axis. TVM's
 //! `LoopPartition` cuts the loops at the same points; a test per tile keeps
-//! one loop nest, and one copy of the tile code more. Only the simplification
+//! one loop nest, and one copy of the tile code more. Along the tiles' row
+//! axis (an NHWC image's pixels) case 2 also runs the rows in three runs,
+//! `[0, lo)`, `[lo, hi)` and `[hi, extent)` ([`Nest::interior_rows`]), so
+//! the interior's tiles start at its first row. Only the simplification
 //! under all the ranges together is used, so the search cannot make the
 //! schedule wrong: every output element sees the same sum either way.
 
@@ -87,6 +90,17 @@ impl Nest {
         }
         let value = self.simplified_in(&bounds);
         Some(Interior { bounds, value })
+    }
+
+    /// The interior's rows `[lo, hi)` along the tiles' row axis (the
+    /// spatial axis before the innermost), when that axis is guarded and
+    /// has a border at either end.
+    pub(super) fn interior_rows(&self) -> Option<(i64, i64)> {
+        let n = self.spatial.len();
+        let extent = self.spatial.get(n.checked_sub(2)?)?.extent.as_int()?;
+        let interior = self.interior()?;
+        let &(_, lo, hi) = interior.bounds.iter().find(|(p, _, _)| *p == n - 2)?;
+        (lo > 0 || hi < extent).then_some((lo, hi))
     }
 
     /// A full tile of case 2 (`Nest::tile` of `rows` rows at `i0`,

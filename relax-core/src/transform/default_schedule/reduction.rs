@@ -481,11 +481,8 @@ impl Nest {
         let rows = PrimExpr::int_of(idt, tile_rows);
         let cols = PrimExpr::int_of(jdt, width);
         let an = Analyzer::new();
-        let tiles_i = an.simplify(&i.extent.clone().floordiv(rows.clone()));
         let tiles_j = an.simplify(&j.extent.clone().floordiv(cols.clone()));
         let rest_j = an.simplify(&j.extent.clone().floormod(cols.clone()));
-        let rest_i = an.simplify(&i.extent.clone().floormod(rows.clone()));
-        let full_i = an.simplify(&(tiles_i.clone() * rows.clone()));
         let full_j = an.simplify(&(tiles_j.clone() * cols.clone()));
 
         // Parallelize the outermost loop: a batch loop, else the tile rows.
@@ -495,12 +492,8 @@ impl Nest {
         } else {
             ForKind::Serial
         };
-        let io = fresh(&i.loop_var, "_o");
         // A loop of one iteration is not written: its variable is 0.
-        let i0 = match tiles_i.as_int() {
-            Some(1) => PrimExpr::int_of(idt, 0),
-            _ => PrimExpr::var(&io) * rows.clone(),
-        };
+        let io = fresh(&i.loop_var, "_o");
         // Rows i0 .. i0 + n: full tiles, then the columns they leave.
         let band = |i0: &PrimExpr, n: i64| {
             let mut parts = Vec::new();
@@ -539,15 +532,6 @@ impl Nest {
             }
             seq(parts)
         };
-        let mut body = Vec::new();
-        if !is_zero(&tiles_i) {
-            body.push(loop_unless_once(
-                &io,
-                tiles_i,
-                tile_kind,
-                band(&i0, tile_rows),
-            ));
-        }
         // The rows a constant count leaves: a row each is a one-row tile
         // up to ROW_ACCUMULATOR columns, its vectors independent sums; a
         // wider row would accumulate in the output at every step of the
@@ -555,14 +539,52 @@ impl Nest {
         // of pixels of a 7 × 7 or 14 × 14 NHWC depthwise convolution,
         // 672 channels wide).
         let wide = j.extent.as_int().is_none_or(|w| w > ROW_ACCUMULATOR);
-        if let Some(r) = rest_i.as_int().filter(|&r| r > 0 && wide) {
-            body.push(band(&full_i, r));
-        } else if !is_zero(&rest_i) {
-            let it = fresh(&i.loop_var, "_t");
-            let mut m = map.clone();
-            m.insert(i.var.clone(), PrimExpr::var(&it));
-            let row = self.row(&m, zero(j), j.extent.clone());
-            body.push(for_(&it, full_i, rest_i, ForKind::Serial, row));
+        // Rows `[start, start + len)`: full tiles (`io` their loop), then
+        // the rows left.
+        let rows_from = |start: &PrimExpr, len: &PrimExpr, io: &TirVar| {
+            let tiles = an.simplify(&len.clone().floordiv(rows.clone()));
+            let rest = an.simplify(&len.clone().floormod(rows.clone()));
+            let full = an.simplify(&(start.clone() + tiles.clone() * rows.clone()));
+            let mut out = Vec::new();
+            if !is_zero(&tiles) {
+                let i0 = match tiles.as_int() {
+                    Some(1) => start.clone(),
+                    _ => an.simplify(&(start.clone() + PrimExpr::var(io) * rows.clone())),
+                };
+                out.push(loop_unless_once(io, tiles, tile_kind, band(&i0, tile_rows)));
+            }
+            if let Some(r) = rest.as_int().filter(|&r| r > 0 && wide) {
+                out.push(band(&full, r));
+            } else if !is_zero(&rest) {
+                let it = fresh(&i.loop_var, "_t");
+                let mut m = map.clone();
+                m.insert(i.var.clone(), PrimExpr::var(&it));
+                let row = self.row(&m, zero(j), j.extent.clone());
+                out.push(for_(&it, full, rest, ForKind::Serial, row));
+            }
+            out
+        };
+        // A padded image's rows (a depthwise convolution's pixels) in
+        // three runs, the border before its interior, the interior, the
+        // border after (`interior.rs`), each in tiles from its first row:
+        // a grid from row 0 put a 14-pixel image's interior (rows 2 to 11
+        // of a 5 × 5 window) in one tile of three, the other two testing
+        // every tap. Only where the tiles' loop is serial (a batch loop
+        // runs in parallel), so that the runs add no fork of the pool.
+        let runs = match (self.interior_rows(), i.extent.as_int()) {
+            (Some((lo, hi)), Some(e)) if tile_kind == ForKind::Serial => {
+                vec![(0, lo), (lo, hi - lo), (hi, e - hi)]
+            }
+            _ => vec![],
+        };
+        let mut body = Vec::new();
+        if runs.is_empty() {
+            body.extend(rows_from(&PrimExpr::int_of(idt, 0), &i.extent, &io));
+        }
+        for (start, len) in runs.into_iter().filter(|&(_, len)| len > 0) {
+            let io = fresh(&i.loop_var, "_o");
+            let int = |v: i64| PrimExpr::int_of(idt, v);
+            body.extend(rows_from(&int(start), &int(len), &io));
         }
         let outer = batch_parallel.then_some(ForKind::Parallel);
         nest(batch, seq(body), outer)
