@@ -3225,7 +3225,8 @@ class Module:
     /// parallel (`gemm/column_panels.rs`): no `B_pack`, the columns left
     /// of whole panels as narrower tiles (16 and 4 of 784 and 196
     /// pixels), the rows in parts where the panels are few, `k` in
-    /// slices past 256. A 56 × 56 image (rows 12544 bytes apart, 16 L1
+    /// slices past 256; a 7 × 7 image of few filters is one product
+    /// too. A 56 × 56 image (rows 12544 bytes apart, 16 L1
     /// sets) is still packed. Each agrees with the reference kernels at
     /// 256 bits (where rows 28 wide fold into two products instead) and
     /// 512, the small ones on the loop-level interpreter too.
@@ -3264,6 +3265,11 @@ class Module:
         assert!(module.contains("T.parallel(21)"), "{module}");
         assert!(tile(&module, 4), "{module}");
         assert!(module.contains("kc_o in range(3)"), "{module}");
+        // 7 × 7: one panel and 17 columns (16 and 1) of 48 filters, where
+        // each of 7 products was one 7-pixel row.
+        let module = scheduled(&text(832, 48, 7, 7), 512);
+        assert!(!module.contains("B_pack"), "{module}");
+        assert!(tile(&module, 16) && tile(&module, 1), "{module}");
         assert!(scheduled(&text(64, 64, 56, 56), 512).contains("B_pack"));
         // (channels in, out, height, width, interpreted)
         let cases = [
@@ -3271,6 +3277,7 @@ class Module:
             (300, 130, 10, 10, true),
             (70, 129, 9, 13, true),
             (230, 140, 7, 11, false),
+            (500, 48, 7, 7, true),
         ];
         for (c, o, h, w, interpreted) in cases {
             let t = text(c, o, h, w);

@@ -51,7 +51,7 @@ const IN_PLACE_STRIDE_ALIGN_MAX: i64 = 64;
 impl Gemm<'_> {
     /// Whether `B` is read where it is (module docs): a single product
     /// (every batch axis of extent 1, the row chunks in parallel) of
-    /// constant shape, at least two panels wide; `B` not prepacked nor
+    /// constant shape, wider than one panel; `B` not prepacked nor
     /// read transposed but one load contiguous along `j` whose stride
     /// along `k` spreads its rows over the L1 cache's sets; `A` read in
     /// place, at most [`IN_PLACE_A_MAX_BYTES`].
@@ -86,7 +86,7 @@ impl Gemm<'_> {
         linear_coeff(&offset, &j.var) == Some(1)
             && stride >= n
             && gcd(stride_bytes, L1_WAY_BYTES) <= IN_PLACE_STRIDE_ALIGN_MAX
-            && n >= 2 * self.nr
+            && n > self.nr
             && depth >= GEMM_MIN_DEPTH
             && m * depth * a_bytes <= IN_PLACE_A_MAX_BYTES
     }
