@@ -1397,6 +1397,25 @@ class Module:
                 "pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], count_include_pad=True",
                 1e-6,
             ),
+            // Rows of at most one tile: one masked tile per row.
+            (
+                "max_pool2d",
+                [1, 5, 14, 14],
+                "pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1]",
+                0.0,
+            ),
+            (
+                "max_pool2d",
+                [1, 3, 11, 20],
+                "pool_size=[5, 5], strides=[1, 1], padding=[2, 2, 2, 2]",
+                0.0,
+            ),
+            (
+                "avg_pool2d",
+                [1, 3, 13, 13],
+                "pool_size=[3, 3], strides=[1, 1], padding=[1, 1, 1, 1]",
+                1e-6,
+            ),
         ];
         for (op, x, attrs, rtol) in cases {
             let text = pool(op, x, attrs);
@@ -1448,6 +1467,41 @@ class Module:
         assert!(updates.iter().any(|l| clamped(&l)), "{module}");
         assert!(module.contains("T.parallel(3584)"), "{module}");
         assert!(module.contains("% 56 >= 1"), "{module}");
+    }
+
+    /// A padded pool at stride 1 whose rows are at most one tile wide (an
+    /// NCHW 14 × 14 image) runs each interior row as one tile, its column
+    /// tests the masks of the lanes, with no row tests and no tiles of one
+    /// column; at stride 2 (a masked gather per tap) its columns stay
+    /// partitioned.
+    #[test]
+    fn a_narrow_padded_pool_row_is_one_masked_tile() {
+        let text = |stride: i64| {
+            let side = (14 + 2 - 3) / stride + 1;
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 512, 14, 14), dtype="float32")) -> R.Tensor((1, 512, {side}, {side}), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.max_pool2d(x, pool_size=[3, 3], strides=[{stride}, {stride}], padding=[1, 1, 1, 1])
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let module = scheduled(&text(1), 512);
+        let then = module.split("else:").next().unwrap();
+        assert!(then.contains("T.alloc_buffer((1, 14))"), "{module}");
+        assert!(!module.contains("T.alloc_buffer((1, 1))"), "{module}");
+        let update = then
+            .lines()
+            .find(|l| l.trim_start().starts_with("acc") && l.contains("x["))
+            .unwrap();
+        assert!(!update.contains("% 14 >= 1"), "{update}");
+        let strided = scheduled(&text(2), 512);
+        assert!(strided.contains("T.alloc_buffer((1, 1))"), "{strided}");
     }
 
     /// A padded pool's taps test its bounds, so they count as more work
