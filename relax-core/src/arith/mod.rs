@@ -41,3 +41,4 @@ mod simplify;
 mod tests;
 
 pub use analyzer::{Analyzer, ConstIntBound, Proof};
+pub(crate) use canonical::gcd;

@@ -50,8 +50,10 @@ fn guarded_by(e: &PrimExpr, var: &TirVar) -> bool {
 }
 
 impl Nest {
-    /// The update simplified with each axis of `bounds` in its range.
-    fn simplified_in(&self, bounds: &[(usize, i64, i64)]) -> PrimExpr {
+    /// The update simplified with each spatial axis of `bounds` (its
+    /// position, `lo`, `hi`) in `[lo, hi)` and every other axis in its
+    /// extent.
+    pub(super) fn simplified_in(&self, bounds: &[(usize, i64, i64)]) -> PrimExpr {
         let mut an = ranges(self.spatial.iter().chain(&self.reduce));
         for &(p, lo, hi) in bounds {
             an.bind_range(&self.spatial[p].var, Some(lo), Some(hi - 1));

@@ -463,11 +463,12 @@ impl Nest {
         // broadcast of an image element feeds two or four multiply-adds
         // ([`DIRECT_CONV_WIDE_COLS`]).
         let wide_product = self.wide_product_tile(i, j);
-        let direct_wide = self.vector_bits >= 512 && self.direct_conv();
+        let direct = self.direct_conv();
+        let direct_wide = self.vector_bits >= 512 && direct;
         let width = match j.extent.as_int() {
             Some(e) if e < TILE_COLS => e.max(1),
             Some(e) if e % DIRECT_CONV_WIDE_COLS == 0 && direct_wide => DIRECT_CONV_WIDE_COLS,
-            Some(e) if e % (2 * TILE_COLS) == 0 && self.direct_conv() => 2 * TILE_COLS,
+            Some(e) if e % (2 * TILE_COLS) == 0 && direct => 2 * TILE_COLS,
             Some(e) if wide_product && e <= WHOLE_ROW_TILE_COLS => e,
             Some(_) if wide_product => 2 * TILE_COLS,
             _ => TILE_COLS,
@@ -492,8 +493,6 @@ impl Nest {
         } else {
             ForKind::Serial
         };
-        // A loop of one iteration is not written: its variable is 0.
-        let io = fresh(&i.loop_var, "_o");
         // Rows i0 .. i0 + n: full tiles, then the columns they leave.
         let band = |i0: &PrimExpr, n: i64| {
             let mut parts = Vec::new();
@@ -547,6 +546,7 @@ impl Nest {
             let full = an.simplify(&(start.clone() + tiles.clone() * rows.clone()));
             let mut out = Vec::new();
             if !is_zero(&tiles) {
+                // A loop of one iteration is not written: its row is `start`.
                 let i0 = match tiles.as_int() {
                     Some(1) => start.clone(),
                     _ => an.simplify(&(start.clone() + PrimExpr::var(io) * rows.clone())),
@@ -571,21 +571,21 @@ impl Nest {
         // of a 5 × 5 window) in one tile of three, the other two testing
         // every tap. Only where the tiles' loop is serial (a batch loop
         // runs in parallel), so that the runs add no fork of the pool.
+        // Otherwise one run of all the rows. An empty run writes nothing.
+        let int = |v: i64| PrimExpr::int_of(idt, v);
         let runs = match (self.interior_rows(), i.extent.as_int()) {
             (Some((lo, hi)), Some(e)) if tile_kind == ForKind::Serial => {
                 vec![(0, lo), (lo, hi - lo), (hi, e - hi)]
+                    .into_iter()
+                    .map(|(start, len)| (int(start), int(len)))
+                    .collect()
             }
-            _ => vec![],
+            _ => vec![(int(0), i.extent.clone())],
         };
-        let mut body = Vec::new();
-        if runs.is_empty() {
-            body.extend(rows_from(&PrimExpr::int_of(idt, 0), &i.extent, &io));
-        }
-        for (start, len) in runs.into_iter().filter(|&(_, len)| len > 0) {
-            let io = fresh(&i.loop_var, "_o");
-            let int = |v: i64| PrimExpr::int_of(idt, v);
-            body.extend(rows_from(&int(start), &int(len), &io));
-        }
+        let body: Vec<Stmt> = runs
+            .iter()
+            .flat_map(|(start, len)| rows_from(start, len, &fresh(&i.loop_var, "_o")))
+            .collect();
         let outer = batch_parallel.then_some(ForKind::Parallel);
         nest(batch, seq(body), outer)
     }

@@ -28,7 +28,7 @@
 //! checked by simplifying it for the whole range at once: only that last
 //! simplification is used, so the search cannot make the schedule wrong.
 
-use super::nest::{ranges, Nest};
+use super::nest::Nest;
 use super::util::*;
 use crate::ir::prim_expr::{PrimExpr, TirVar};
 use crate::tir::affine::guarded_load;
@@ -70,12 +70,9 @@ impl Nest {
     fn clean_for(&self, cols: (i64, i64), rows: Option<(i64, i64)>) -> Option<PrimExpr> {
         let n = self.spatial.len();
         let j = &self.spatial[n - 1];
-        let mut an = ranges(self.spatial.iter().chain(&self.reduce));
-        an.bind_range(&j.var, Some(cols.0), Some(cols.1 - 1));
-        if let Some((lo, hi)) = rows {
-            an.bind_range(&self.spatial[n - 2].var, Some(lo), Some(hi - 1));
-        }
-        let v = an.simplify(&self.value);
+        let mut bounds = vec![(n - 1, cols.0, cols.1)];
+        bounds.extend(rows.map(|(lo, hi)| (n - 2, lo, hi)));
+        let v = self.simplified_in(&bounds);
         let mut loads = Vec::new();
         collect_loads(&v, &mut loads);
         // Affine, with a stride small enough that a vector of lanes reads
@@ -141,16 +138,6 @@ impl Nest {
             rows: Some(rows),
             interior,
         })
-    }
-
-    /// The update simplified with the rows (the axis before `j`) in
-    /// `rows` and every other axis in its extent: the bounds tests on the
-    /// rows gone, those on the columns kept (each a lane's mask).
-    fn rows_clean(&self, rows: (i64, i64)) -> PrimExpr {
-        let n = self.spatial.len();
-        let mut an = ranges(self.spatial.iter().chain(&self.reduce));
-        an.bind_range(&self.spatial[n - 2].var, Some(rows.0), Some(rows.1 - 1));
-        an.simplify(&self.value)
     }
 
     /// Columns `[start, end)` of the row `map` binds, in tiles of
@@ -224,8 +211,10 @@ impl Nest {
             // tiles of one column each, every tap a scalar test (GoogLeNet's
             // 14 × 14 pools 0.072 → 0.042 ms).
             Some(rows) if width <= WINDOW_TILE && contiguous => {
+                // The rows' bounds tests simplified away, the columns' kept.
+                let (lo, hi) = rows;
                 let masked = Nest {
-                    value: self.rows_clean(rows),
+                    value: self.simplified_in(&[(n - 2, lo, hi)]),
                     ..self.with_new_loops()
                 };
                 seq(masked.window_tiles(&map, 0, width))

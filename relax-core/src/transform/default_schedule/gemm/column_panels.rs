@@ -27,6 +27,7 @@
 //! 28 × 28 image took 0.27 ms packed and 0.19 ms this way.
 
 use super::*;
+use crate::arith::gcd;
 
 /// The most bytes of `A` read in place by every panel: half a core's L2
 /// cache, where it stays while the panels stream past.
@@ -85,7 +86,8 @@ impl Gemm<'_> {
         let stride_bytes = stride * b_bytes;
         linear_coeff(&offset, &j.var) == Some(1)
             && stride >= n
-            && gcd(stride_bytes, L1_WAY_BYTES) <= IN_PLACE_STRIDE_ALIGN_MAX
+            && gcd(stride_bytes.unsigned_abs(), L1_WAY_BYTES as u64)
+                <= IN_PLACE_STRIDE_ALIGN_MAX as u64
             && n > self.nr
             && depth >= GEMM_MIN_DEPTH
             && m * depth * a_bytes <= IN_PLACE_A_MAX_BYTES
@@ -162,23 +164,13 @@ impl Gemm<'_> {
                 .filter(|&(_, w)| w > 0)
                 .map(|(at, w)| tiles(&loops(w), lp.int(full * self.nr + at), &t0, &t1))
                 .collect();
-            match full {
-                0 => seq(narrow),
-                _ => Stmt::IfThenElse {
-                    cond: jt.clone().lt(lp.int(full)),
-                    then_case: Box::new(whole()),
-                    else_case: Some(Box::new(seq(narrow))),
-                },
+            // `b_in_place` takes products wider than one panel: `full` ≥ 1.
+            Stmt::IfThenElse {
+                cond: jt.clone().lt(lp.int(full)),
+                then_case: Box::new(whole()),
+                else_case: Some(Box::new(seq(narrow))),
             }
         });
         super::super::util::nest(&batch, body, None)
-    }
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
     }
 }
