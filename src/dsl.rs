@@ -22,6 +22,11 @@
 //! [`Target::interpreter()`](crate::Target::interpreter) without it.
 //! [`ExecutableCache::backend`] says which.
 //!
+//! With the environment variable `RELAX_PROFILE` set (to anything but `0`)
+//! when the module is first called, its VM times every kernel
+//! ([`VirtualMachine::with_profiling`]); [`ExecutableCache::profile`] reads
+//! the times.
+//!
 //! A module whose functions attach schedules (`#[schedule(matmul =
 //! by_hand)]`) also holds them as `(PrimFunc name, ScheduleFn)` pairs;
 //! its cache is made with [`ExecutableCache::with_schedules`], and the
@@ -43,6 +48,7 @@ pub use relax_runtime::interop::{FromValue, PrimArg, TensorArg};
 /// The runtime entry AOT objects call for parallel loops; an artifact holds
 /// its address so the linker keeps it beside the static library.
 pub use relax_runtime::parallel::relax_parallel_for;
+pub use relax_runtime::vm::KernelTime;
 /// A value computed on first access (the std `LazyLock`: a `static` holding
 /// the generated `IRModule`).
 pub use std::sync::LazyLock as Lazy;
@@ -141,7 +147,7 @@ impl ExecutableCache {
         self.vm
             .get_or_init(|| {
                 if let Some(artifact) = self.aot {
-                    return artifact.load().map(|exec| VirtualMachine::new(&exec));
+                    return artifact.load().map(|exec| new_vm(&exec));
                 }
                 let exec = if self.schedules.is_empty() {
                     crate::build(module, &jit_target())
@@ -149,7 +155,7 @@ impl ExecutableCache {
                     apply_schedules(module, self.schedules)
                         .and_then(|scheduled| crate::build(&scheduled, &jit_target()))
                 };
-                exec.map(|exec| VirtualMachine::new(&exec))
+                exec.map(|exec| new_vm(&exec))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -158,6 +164,34 @@ impl ExecutableCache {
     /// Whether the module has been compiled (successfully or not).
     pub fn is_built(&self) -> bool {
         self.vm.get().is_some()
+    }
+
+    /// The time spent in each kernel, longest first: empty unless
+    /// `RELAX_PROFILE` was set when the module was first called (see the
+    /// module docs) and it has run since.
+    pub fn profile(&self) -> Vec<KernelTime> {
+        match self.vm.get() {
+            Some(Ok(vm)) => vm.profile(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Forgets the kernel times recorded so far (see
+    /// [`ExecutableCache::profile`]).
+    pub fn reset_profile(&self) {
+        if let Some(Ok(vm)) = self.vm.get() {
+            vm.reset_profile();
+        }
+    }
+}
+
+/// The VM of a generated module: timing its kernels when `RELAX_PROFILE`
+/// is set (to anything but `0`).
+fn new_vm(exec: &Executable) -> VirtualMachine {
+    let vm = VirtualMachine::new(exec);
+    match std::env::var("RELAX_PROFILE") {
+        Ok(v) if !v.is_empty() && v != "0" => vm.with_profiling(),
+        _ => vm,
     }
 }
 
@@ -417,6 +451,26 @@ class Module:
         let first = cache.vm(&module).unwrap() as *const VirtualMachine;
         let again = cache.vm(&module).unwrap() as *const VirtualMachine;
         assert_eq!(first, again, "the VM is built once");
+    }
+
+    #[test]
+    fn relax_profile_times_the_kernels_of_a_generated_module() {
+        // Other tests of this process may now build profiling VMs too,
+        // which changes nothing but their timing.
+        std::env::set_var("RELAX_PROFILE", "1");
+        let module: IRModule = ADD.parse().unwrap();
+        let cache = ExecutableCache::new(7);
+        assert!(cache.profile().is_empty(), "nothing built, nothing timed");
+        for _ in 0..3 {
+            call(&module, &cache, "main", &[vector(&[1.0]), vector(&[2.0])]).unwrap();
+        }
+        let profile = cache.profile();
+        assert_eq!(profile.len(), 1, "{profile:?}");
+        assert_eq!(profile[0].calls, 3);
+        cache.reset_profile();
+        assert!(cache.profile().is_empty(), "reset forgets the calls");
+        call(&module, &cache, "main", &[vector(&[1.0]), vector(&[2.0])]).unwrap();
+        assert_eq!(cache.profile()[0].calls, 1, "and profiling goes on");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! calls the one layer function in a loop. Each entry of `CONFIGS` is one
 //! Relax module, `llama_<name>`; `main.rs` picks the one whose dims equal
 //! the checkpoint's `config.json`; `OUT_DIR/dispatch.rs` is the macro
-//! that calls a function of the module chosen by name.
+//! that calls a function of the module chosen by name, and `executable`,
+//! that module's compiled form.
 
 use std::fmt::Write as _;
 
@@ -28,6 +29,11 @@ fn main() {
     let mut dispatch = String::from(
         "macro_rules! dispatch {\n    ($name:expr, $f:ident ( $($arg:expr),* $(,)? )) => {\n        match $name {\n",
     );
+    // `executable(name)`: the compiled form of the module `llama_<name>`
+    // (for its kernel profile).
+    let mut executable = String::from(
+        "/// The compiled form of the module of the configuration `name`.\nfn executable(name: &str) -> &'static relax::dsl::ExecutableCache {\n    match name {\n",
+    );
     for c in CONFIGS {
         let (name, h, nh, kv, d, i, v, cap) = (
             c.name,
@@ -42,6 +48,11 @@ fn main() {
         writeln!(
             dispatch,
             "            {name:?} => crate::model::llama_{name}::$f($($arg),*),"
+        )
+        .unwrap();
+        writeln!(
+            executable,
+            "        {name:?} => &crate::model::llama_{name}::__RELAX_EXECUTABLE,"
         )
         .unwrap();
         // The quantized functions (`layer_q8`, `layer_q4`, `head_q8`,
@@ -77,6 +88,9 @@ fn main() {
     dispatch.push_str(
         "            other => unreachable!(\"no compiled module {other}\"),\n        }\n    };\n}\n",
     );
+    executable
+        .push_str("        other => unreachable!(\"no compiled module {other}\"),\n    }\n}\n");
+    dispatch.push_str(&executable);
     let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
     std::fs::write(dir.join("dispatch.rs"), dispatch).unwrap();
     let path = dir.join("model.rs");

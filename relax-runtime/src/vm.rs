@@ -201,6 +201,15 @@ impl VirtualMachine {
         out
     }
 
+    /// Forgets the times recorded so far; profiling goes on (to time one
+    /// phase of a run, such as a decoder's token-by-token steps after its
+    /// prefill).
+    pub fn reset_profile(&self) {
+        if let Some(Ok(mut p)) = self.profile.as_ref().map(|p| p.lock()) {
+            p.clear();
+        }
+    }
+
     fn record(&self, name: &str, start: Option<std::time::Instant>) {
         let (Some(profile), Some(start)) = (&self.profile, start) else {
             return;

@@ -187,6 +187,14 @@ impl Llama {
         self.quantized.as_ref().map_or(Quant::F32, |q| q.quant)
     }
 
+    /// The time each kernel took since the last [`Llama::generate`]'s
+    /// prefill (its decode steps), longest first: empty unless the
+    /// environment variable `RELAX_PROFILE` was set before the first call
+    /// (see `relax::dsl`).
+    pub fn profile(&self) -> Vec<relax::dsl::KernelTime> {
+        executable(self.variant).profile()
+    }
+
     /// Empties the caches (new ones; the old ones are dropped).
     pub fn reset(&mut self) -> Result<(), Error> {
         let c = &self.config;
@@ -317,6 +325,7 @@ impl Llama {
         let start = std::time::Instant::now();
         let mut logits = self.forward(prompt)?;
         let prefill = start.elapsed().as_secs_f64();
+        executable(self.variant).reset_profile();
         let start = std::time::Instant::now();
         let mut out = Vec::with_capacity(new_tokens);
         for i in 0..new_tokens {

@@ -14,6 +14,9 @@
 //! greedy ids for each prompt, and for text prompts the tokenizer's ids and
 //! the decoded text) and says which prompts match.
 //!
+//! With `RELAX_PROFILE=1` in the environment it also prints where each
+//! decode step's time went, kernel by kernel.
+//!
 //! `--quant q8` or `q4` quantizes the matrices at load (Q8_0, Q4_0:
 //! `quant.rs`); the bound is then that of the quantized bytes. With
 //! `--check`, a quantized model is held to transformers' greedy ids by
@@ -106,6 +109,26 @@ fn run() -> Result<(), String> {
         model.quant(),
         model.weight_bytes() as f64 / 1e6
     );
+    let profile = model.profile();
+    if !profile.is_empty() {
+        // RELAX_PROFILE: where each decode step's time went.
+        let steps = new_tokens.saturating_sub(1).max(1) as f64;
+        let total: f64 = profile.iter().map(|k| k.total.as_secs_f64()).sum();
+        eprintln!(
+            "decode profile: {:.3} ms a token in kernels, {:.3} ms a token outside them",
+            total * 1e3 / steps,
+            (decode - total).max(0.0) * 1e3 / steps
+        );
+        for k in profile.iter().take(16) {
+            eprintln!(
+                "  {:>8.3} ms/token {:>5.1}% {:>6} calls  {}",
+                k.total.as_secs_f64() * 1e3 / steps,
+                100.0 * k.total.as_secs_f64() / total,
+                k.calls,
+                k.name
+            );
+        }
+    }
     // The bound: each decoded token reads every weight once, no faster
     // than a copy of as many bytes, timed now (the bandwidth of a shared
     // machine moves from minute to minute).
