@@ -138,7 +138,10 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
                 }
                 _ => self.arith(d, a, b, Op::Add, Op::FAdd),
             },
-            K::Add(a, b) => self.arith(d, a, b, Op::Add, Op::FAdd),
+            K::Add(a, b) => match self.word_load(e)? {
+                Some(words) => Ok(words),
+                None => self.arith(d, a, b, Op::Add, Op::FAdd),
+            },
             K::Sub(a, b) => self.arith(d, a, b, Op::Sub, Op::FSub),
             K::Mul(a, b) => self.arith(d, a, b, Op::Mul, Op::FMul),
             K::Div(a, b) | K::Mod(a, b) => {

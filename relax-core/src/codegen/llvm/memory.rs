@@ -177,7 +177,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         r
     }
 
-    fn element(
+    pub(super) fn element(
         &self,
         base: PointerValue<'ctx>,
         offset: IntValue<'ctx>,
@@ -187,7 +187,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         unsafe { self.b.build_in_bounds_gep(base, &[offset], "elem").ll() }
     }
 
-    fn lane_offsets(&mut self, offset: &PrimExpr) -> Result<Vec<IntValue<'ctx>>, Error> {
+    pub(super) fn lane_offsets(&mut self, offset: &PrimExpr) -> Result<Vec<IntValue<'ctx>>, Error> {
         let v = self.expr_as(offset, DataType::i64())?;
         let BasicValueEnum::VectorValue(vec) = v else {
             return Err(internal("per-lane offsets that are not a vector"));
@@ -261,7 +261,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
 
     /// `len` consecutive elements of `buffer` from `offset`'s lane-0
     /// value, as one vector load aligned to the element only.
-    fn vector_load(
+    pub(super) fn vector_load(
         &mut self,
         buffer: &Buffer,
         base: PointerValue<'ctx>,

@@ -81,7 +81,10 @@
 //! negative operands); a zero divisor gives the dividend instead of
 //! trapping (the VM never passes one). On floats `Div` is true division and
 //! `Mod` is `a - floor(a / b) * b`. `Min`/`Max` on floats are
-//! `llvm.minnum`/`maxnum`. Intrinsics: see [`intrinsics`].
+//! `llvm.minnum`/`maxnum`. Intrinsics: see [`intrinsics`]. A 32-bit word
+//! written as the sum of four consecutive bytes (`T.dpbusd`'s operands),
+//! one word per lane of consecutive words, is one vector load of the bytes
+//! ([`words`]).
 //!
 //! Malformed or unsupported IR (an unbound variable, a buffer that is not a
 //! parameter or allocated, a wrong number of indices, an unknown intrinsic,
@@ -110,6 +113,7 @@ mod target;
 mod transpose;
 mod types;
 mod vectorize;
+mod words;
 
 #[cfg(test)]
 mod differential;

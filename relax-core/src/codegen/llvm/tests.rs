@@ -11,6 +11,7 @@ mod dpbf16;
 mod dpbusd;
 mod half;
 mod prefetch;
+mod words;
 
 // ---------------------------------------------------------------- helpers
 
