@@ -21,7 +21,7 @@
 //!       "vector_bits": 512,
 //!       "knobs": {"gemm_mr": 8, "gemm_nr_vectors": 2, "gemm_kc": 2048, "gemm_mc": 48,
 //!                 "gemm_nc": 1024, "window_kc": 256, "window_mc": 96, "window_nc": 512,
-//!                 "conv_rows": 0, "parallel_chunk": 4096},
+//!                 "conv_rows": 0, "parallel_chunk": 4096, "reduction_rows": 0},
 //!       "default_us": 812.5, "best_us": 701.0, "candidates": 8
 //!     }
 //!   ]
@@ -30,7 +30,9 @@
 //!
 //! Reading checks everything: a malformed file, a record without a field
 //! or with a knob the schedules do not take is an error naming the record,
-//! the field, what it must be and what it is.
+//! the field, what it must be and what it is. `reduction_rows` alone may
+//! be missing (0, the rule's choice), as in databases written before it
+//! was a knob.
 
 use crate::transform::{Blocking, Knobs};
 use serde_json::{json, Value as Json};
@@ -214,8 +216,12 @@ fn found(v: Option<&Json>) -> String {
     }
 }
 
+/// The knob a record may lack, read as 0 (the rule's choice): databases
+/// written before it was a knob.
+const OPTIONAL_KNOB: &str = "reduction_rows";
+
 /// The knob fields, in the order of [`Knobs`].
-const KNOB_FIELDS: [&str; 10] = [
+const KNOB_FIELDS: [&str; 11] = [
     "gemm_mr",
     "gemm_nr_vectors",
     "gemm_kc",
@@ -226,9 +232,10 @@ const KNOB_FIELDS: [&str; 10] = [
     "window_nc",
     "conv_rows",
     "parallel_chunk",
+    "reduction_rows",
 ];
 
-fn knob_values(k: &Knobs) -> [i64; 10] {
+fn knob_values(k: &Knobs) -> [i64; 11] {
     [
         k.gemm_mr,
         k.gemm_nr_vectors,
@@ -240,6 +247,7 @@ fn knob_values(k: &Knobs) -> [i64; 10] {
         k.window_blocking.nc,
         k.conv_rows,
         k.parallel_chunk,
+        k.reduction_rows,
     ]
 }
 
@@ -311,9 +319,12 @@ fn read_record(item: &Json) -> Result<Record, String> {
             found(knobs_json)
         ));
     }
-    let mut v = [0i64; 10];
+    let mut v = [0i64; 11];
     for (slot, name) in v.iter_mut().zip(KNOB_FIELDS) {
         let x = knobs_json.and_then(|k| k.get(name));
+        if x.is_none() && name == OPTIONAL_KNOB {
+            continue;
+        }
         *slot = x
             .and_then(integer)
             .ok_or_else(|| format!("`knobs.{name}` must be an integer, found {}", found(x)))?;
@@ -333,6 +344,7 @@ fn read_record(item: &Json) -> Result<Record, String> {
         },
         conv_rows: v[8],
         parallel_chunk: v[9],
+        reduction_rows: v[10],
     };
     knobs
         .check(vector_bits)
@@ -424,11 +436,24 @@ mod tests {
                 "\"best_us\": -1",
                 "`best_us` must be a number of at least 0",
             ),
+            (
+                "\"reduction_rows\": 0",
+                "\"reduction_rows\": 30",
+                "reduction_rows must be 0 (the rule's) or a row count up to 24, found 30",
+            ),
         ] {
             assert!(good.contains(from), "{from}\n{good}");
             let e = TuningDatabase::from_json(&good.replace(from, to)).unwrap_err();
             assert!(e.contains(says), "{from} -> {to}: {e}");
         }
+        // A database written before `reduction_rows` was a knob reads it
+        // as the rule's choice.
+        let older = good
+            .replace("\"reduction_rows\": 0,", "")
+            .replace(",\n        \"reduction_rows\": 0", "");
+        assert!(!older.contains("reduction_rows"), "{older}");
+        let back = TuningDatabase::from_json(&older).unwrap();
+        assert_eq!(back, db);
         assert!(TuningDatabase::from_json("{")
             .unwrap_err()
             .contains("invalid JSON"));

@@ -53,6 +53,7 @@ const MC: [i64; 5] = [24, 48, 96, 192, 384];
 const NC: [i64; 4] = [256, 512, 1024, 2048];
 const CONV_ROWS: [i64; 9] = [1, 2, 3, 4, 7, 8, 14, 16, 28];
 const CHUNKS: [i64; 3] = [1024, 16384, 65536];
+const REDUCTION_ROWS: [i64; 8] = [2, 3, 4, 6, 8, 12, 16, 24];
 
 /// `mc` rounded down to a multiple of `mr` (at least `mr`).
 fn whole_tiles(mc: i64, mr: i64) -> i64 {
@@ -72,7 +73,7 @@ fn with_blocking(k: &Knobs, window: bool, f: impl Fn(&mut Blocking)) -> Knobs {
 }
 
 /// The knobs and their values (module docs).
-pub const DIMENSIONS: [Dimension; 9] = [
+pub const DIMENSIONS: [Dimension; 10] = [
     (
         "gemm_tile",
         |k, i| {
@@ -127,6 +128,16 @@ pub const DIMENSIONS: [Dimension; 9] = [
             })
         },
         CONV_ROWS.len(),
+    ),
+    (
+        "reduction_rows",
+        |k, i| {
+            Some(Knobs {
+                reduction_rows: REDUCTION_ROWS[i],
+                ..*k
+            })
+        },
+        REDUCTION_ROWS.len(),
     ),
     (
         "parallel_chunk",

@@ -216,6 +216,23 @@ fn every_candidate_of_a_convolution_computes_the_unscheduled_kernel() {
     assert_eq!(knobs.len(), 4, "{knobs:?}");
 }
 
+/// A batched product of case 2's register tiles (a Winograd
+/// convolution's: 6 products of 37 × 64 by 64 × 16): `reduction_rows`
+/// acts on it (tiles of 2 to 24 rows, 37 rows leaving tails), the GEMM's
+/// knobs do not, and every candidate matches.
+#[test]
+fn every_candidate_of_a_batched_product_computes_the_unscheduled_kernel() {
+    let text = module(
+        r#"a: R.Tensor((6, 37, 64), dtype="float32"), x: R.Tensor((1, 6, 64, 16), dtype="float32")"#,
+        "(1, 6, 37, 16)",
+        "R.matmul(a, x)",
+    );
+    let knobs = candidates_agree(&text, 8);
+    assert!(knobs.len() > 4, "{knobs:?}");
+    assert!(knobs[1..].iter().all(|k| k.reduction_rows > 0), "{knobs:?}");
+    assert!(knobs.iter().all(|k| k.gemm_mr == Knobs::default().gemm_mr));
+}
+
 /// An elementwise kernel has no knob that changes its loops but the
 /// chunk of a one-loop nest; a small one has none at all.
 #[test]

@@ -179,6 +179,9 @@ pub fn describe(k: &Knobs, d: &Knobs) -> String {
     if k.conv_rows != d.conv_rows {
         parts.push(format!("conv_rows={}", k.conv_rows));
     }
+    if k.reduction_rows != d.reduction_rows {
+        parts.push(format!("reduction_rows={}", k.reduction_rows));
+    }
     if k.parallel_chunk != d.parallel_chunk {
         parts.push(format!("chunk={}", k.parallel_chunk));
     }

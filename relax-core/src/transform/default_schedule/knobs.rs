@@ -12,8 +12,8 @@
 //! and `DefaultSchedule::for_host` and `for_cpu` start from the host's.
 //! A knob only acts where its schedule applies: the register tile and
 //! blocking in the packed GEMM (case 5) and the implicit GEMM (case 6),
-//! the row folding in case 6, the chunk in a one-loop injective nest
-//! (case 1). [`Knobs::check`] says whether a
+//! the row folding in case 6, the rows of a register tile in case 2, the
+//! chunk in a one-loop injective nest (case 1). [`Knobs::check`] says whether a
 //! value is one the schedules take (a tuning database is user input).
 
 use super::gemm::{Blocking, GEMM_BLOCKING, GEMM_MR, GEMM_NR_VECTORS, WINDOW_BLOCKING};
@@ -37,6 +37,12 @@ pub struct Knobs {
     /// `g` that many rows (where `g` does not divide the height, the
     /// rule's choice).
     pub conv_rows: i64,
+    /// Rows of a case-2 register tile (a reduction contiguous along its
+    /// last spatial axis: Winograd's batched products, a direct
+    /// convolution, a matmul too small to pack): 0 is the rule's choice
+    /// (`reduction.rs`), `r` that many rows where `r` times the tile's
+    /// vectors fits [`reduction_accumulators`], else the rule's.
+    pub reduction_rows: i64,
     /// Iterations per parallel chunk of a one-loop nest
     /// ([`PARALLEL_CHUNK`]).
     pub parallel_chunk: i64,
@@ -50,6 +56,7 @@ impl Default for Knobs {
             gemm_blocking: GEMM_BLOCKING,
             window_blocking: WINDOW_BLOCKING,
             conv_rows: 0,
+            reduction_rows: 0,
             parallel_chunk: PARALLEL_CHUNK,
         }
     }
@@ -88,6 +95,18 @@ pub const INTEL_AVX512_WINDOW_BLOCKING: Blocking = Blocking {
     kc: 1024,
     ..WINDOW_BLOCKING
 };
+
+/// The most accumulator registers a case-2 tile of [`Knobs::reduction_rows`]
+/// takes on any target: 24 of AVX-512's 32 ([`reduction_accumulators`]).
+pub const REDUCTION_ACCUMULATORS: i64 = 24;
+
+/// The accumulator registers a case-2 tile of [`Knobs::reduction_rows`]
+/// may take with vectors of `bits`: three quarters of the register file
+/// (24 of AVX-512's 32, 12 of AVX2's 16), the rest for the vectors of
+/// the right operand and a broadcast, as the packed GEMM's tile leaves.
+pub fn reduction_accumulators(bits: u32) -> i64 {
+    vector_registers(bits) * 3 / 4
+}
 
 /// The element widths of the float dtypes a packed GEMM runs on.
 const FLOAT_BITS: [u32; 3] = [16, 32, 64];
@@ -142,8 +161,8 @@ impl Knobs {
     ///   vectors or whole steps of them;
     /// - each block size is positive, `mc` a multiple of `MR` and `nc` of
     ///   the tile's columns (the packs hold whole tiles);
-    /// - the row folding and the parallel chunk are not negative / are
-    ///   positive.
+    /// - the row folding is not negative, a case-2 tile's rows are 0 to
+    ///   [`REDUCTION_ACCUMULATORS`], and the parallel chunk is positive.
     pub fn check(&self, vector_bits: u32) -> Result<(), String> {
         let regs = vector_registers(vector_bits);
         let (mr, nv) = (self.gemm_mr, self.gemm_nr_vectors);
@@ -198,6 +217,12 @@ impl Knobs {
             return Err(format!(
                 "conv_rows must be 0 (the rule's) or a row count, found {}",
                 self.conv_rows
+            ));
+        }
+        if !(0..=REDUCTION_ACCUMULATORS).contains(&self.reduction_rows) {
+            return Err(format!(
+                "reduction_rows must be 0 (the rule's) or a row count up to {REDUCTION_ACCUMULATORS}, found {}",
+                self.reduction_rows
             ));
         }
         if self.parallel_chunk < 1 {
@@ -287,5 +312,12 @@ mod tests {
             ..Knobs::default()
         };
         assert!(k.check(512).unwrap_err().contains("parallel_chunk"));
+        for rows in [-1, 25] {
+            let k = Knobs {
+                reduction_rows: rows,
+                ..Knobs::default()
+            };
+            assert!(k.check(512).unwrap_err().contains("reduction_rows"));
+        }
     }
 }

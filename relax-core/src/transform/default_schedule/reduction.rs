@@ -3,6 +3,7 @@
 //! hoisted).
 
 use super::injective::parallel_parts;
+use super::knobs::reduction_accumulators;
 use super::nest::{Axis, Nest, ELEMENT_COST};
 use super::util::*;
 use super::{PARALLEL_MIN_WORK, ROW_ACCUMULATOR, TILE_COLS, TILE_ROWS, VECTOR_LANES};
@@ -347,6 +348,38 @@ impl Nest {
         })))
     }
 
+    /// The load of a matrix product's left factor `A(i, k)` when it is a
+    /// large buffer (at least [`STREAMED_MIN_BYTES`], so read from memory)
+    /// contiguous along the one reduce axis `k`: its buffer and indices.
+    fn streamed_left_factor(&self) -> Option<(Buffer, Vec<PrimExpr>)> {
+        let n = self.spatial.len();
+        let [k] = self.reduce.as_slice() else {
+            return None;
+        };
+        let (i, j) = (
+            self.spatial.get(n.checked_sub(2)?)?,
+            self.spatial.get(n - 1)?,
+        );
+        let (a, _) = self.product_operands(i, j)?;
+        let mut loads = Vec::new();
+        collect_loads(a, &mut loads);
+        let mut streams = loads.into_iter().filter(|(b, idx)| {
+            let bytes = b
+                .shape()
+                .iter()
+                .try_fold(b.dtype().size_in_bytes() as i64, |acc, d| {
+                    d.as_int().map(|d| acc * d)
+                });
+            idx.iter().any(|e| uses_var(e, &i.var))
+                && bytes.is_some_and(|bytes| bytes >= STREAMED_MIN_BYTES)
+                && linear_coeff(&b.offset_of(idx), &k.var) == Some(1)
+        });
+        match (streams.next(), streams.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
     /// A matrix product's tile of `rows` rows from `i0` whose left factor
     /// `A(i, k)` is a large buffer (at least [`STREAMED_MIN_BYTES`]: a
     /// Winograd convolution's transformed filters, read once a call from
@@ -369,28 +402,9 @@ impl Nest {
         let ([k], [k_loop]) = (self.reduce.as_slice(), reduce) else {
             return None;
         };
-        let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
-        let (a, _) = self.product_operands(i, j)?;
+        let i = &self.spatial[n - 2];
         let extent = k.extent.as_int()?;
-        let mut loads = Vec::new();
-        collect_loads(a, &mut loads);
-        let streams: Vec<_> = loads
-            .into_iter()
-            .filter(|(b, idx)| {
-                let bytes = b
-                    .shape()
-                    .iter()
-                    .try_fold(b.dtype().size_in_bytes() as i64, |acc, d| {
-                        d.as_int().map(|d| acc * d)
-                    });
-                idx.iter().any(|e| uses_var(e, &i.var))
-                    && bytes.is_some_and(|bytes| bytes >= STREAMED_MIN_BYTES)
-                    && linear_coeff(&b.offset_of(idx), &k.var) == Some(1)
-            })
-            .collect();
-        let [(b, idx)] = streams.as_slice() else {
-            return None;
-        };
+        let (b, idx) = self.streamed_left_factor()?;
         let step = CACHE_LINE_BYTES / b.dtype().size_in_bytes().max(1) as i64;
         if extent < step || extent % step != 0 {
             return None;
@@ -415,13 +429,14 @@ impl Nest {
             .iter()
             .map(|e| an.simplify(&e.substitute_map(&m)))
             .collect();
+        let b = b.clone();
         let int = move |v: i64| PrimExpr::int_of(kdt, v);
         let ahead = for_(
             &r,
             PrimExpr::int_of(idt, 0),
             PrimExpr::int_of(idt, rows),
             ForKind::Unrolled,
-            prefetch(b, indices),
+            prefetch(&b, indices),
         );
         let k_var = k_loop.loop_var.clone();
         Some(move |update: Stmt| {
@@ -474,10 +489,22 @@ impl Nest {
             _ => TILE_COLS,
         };
         let (idt, jdt) = (i.loop_var.dtype(), j.loop_var.dtype());
-        let tile_rows = if wide_product {
-            wide_product_rows(width)
+        let rule_rows = if wide_product {
+            // One vector wide, a product whose left factor streams from
+            // memory takes four rows: fewer streams of `A` at once.
+            if width <= VECTOR_LANES && self.streamed_left_factor().is_some() {
+                TILE_ROWS
+            } else {
+                wide_product_rows(width)
+            }
         } else {
             self.tile_rows(width)
+        };
+        // The knob's rows, where their accumulators fit.
+        let vectors = (width + VECTOR_LANES - 1) / VECTOR_LANES;
+        let tile_rows = match self.knobs.reduction_rows {
+            r if r > 0 && r * vectors <= reduction_accumulators(self.vector_bits) => r,
+            _ => rule_rows,
         };
         let rows = PrimExpr::int_of(idt, tile_rows);
         let cols = PrimExpr::int_of(jdt, width);
