@@ -119,6 +119,12 @@
 //! ahead-of-time CPU level, [`DefaultSchedule::with_vector_bits`]); only
 //! case 5's register tile depends on it.
 //!
+//! The work a nest is measured by (`Nest::work`) is its multiply-adds,
+//! but sixteen per iteration where it reads each element of an operand
+//! once (a matrix-vector product's weight: one token's projections in a
+//! decoder), as an elementwise nest's elements count: such a nest is
+//! bound by memory, not by arithmetic.
+//!
 //! Symbolic extents: a nest whose amount of work is not a constant gets
 //! both versions, chosen at run time by `if work >= PARALLEL_MIN_WORK`, so
 //! a batch of one does not pay the thread pool's dispatch. A `Vectorized`

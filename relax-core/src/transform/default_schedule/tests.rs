@@ -2968,6 +2968,50 @@ class Module:
         agree(&small, &cases, 1e-5);
     }
 
+    /// A matrix-vector product reads each weight once, so its work is
+    /// counted as an elementwise nest's (`Nest::work`): one token's
+    /// 768 × 768 projection (0.6M multiply-adds, a decoder's `x · wᵀ`)
+    /// runs on the thread pool; with a symbolic count of tokens, at run
+    /// time when it is one (`n <= 1`, or enough multiply-adds); 8 rows of
+    /// 128 outputs reuse each weight 8 times and stay on one thread below
+    /// the threshold. Each agrees with the reference kernels.
+    #[test]
+    fn a_matrix_vector_product_streams_its_weights_on_every_thread() {
+        let text = |rows: &str, outs: i64| {
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({rows}, 768), dtype="float32"), w: R.Tensor(({outs}, 768), dtype="float32")) -> R.Tensor(({rows}, {outs}), dtype="float32"):
+        with R.dataflow():
+            t = R.permute_dims(w)
+            y = R.matmul(x, t)
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let one = scheduled(&text("1", 768), 512);
+        assert!(one.contains("T.parallel("), "{one}");
+        let symbolic = scheduled(&text("\"n\"", 768), 512);
+        assert!(symbolic.contains("n <= 1"), "{symbolic}");
+        let batch = scheduled(&text("8", 128), 512);
+        assert!(!batch.contains("T.parallel("), "{batch}");
+        for (rows, n, outs) in [
+            ("1", 1, 768),
+            ("\"n\"", 1, 768),
+            ("\"n\"", 3, 768),
+            ("8", 8, 128),
+        ] {
+            agree(
+                &text(rows, outs),
+                &[vec![vec![n, 768], vec![outs, 768]]],
+                1e-4,
+            );
+        }
+    }
+
     /// A product whose left factor is larger than
     /// [`reduction::STREAMED_MIN_BYTES`] (a Winograd convolution's
     /// filters, 16 × 203 × 256 here) and only 16 columns wide (case 2's
