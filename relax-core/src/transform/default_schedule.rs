@@ -121,9 +121,10 @@
 //!
 //! The work a nest is measured by (`Nest::work`) is its multiply-adds,
 //! but sixteen per iteration where it reads each element of an operand
-//! once (a matrix-vector product's weight: one token's projections in a
-//! decoder), as an elementwise nest's elements count: such a nest is
-//! bound by memory, not by arithmetic.
+//! once, or each byte of two 4-bit weights twice (a matrix-vector
+//! product's weight: one token's projections in a decoder), as an
+//! elementwise nest's elements count: such a nest is bound by memory,
+//! not by arithmetic.
 //!
 //! Symbolic extents: a nest whose amount of work is not a constant gets
 //! both versions, chosen at run time by `if work >= PARALLEL_MIN_WORK`, so

@@ -321,25 +321,42 @@ impl Nest {
         // offset is affine in the loop variables it uses, each step of one
         // variable passing over all the elements of the finer ones
         // (`W[j, k]`, also through `k // 32, k % 32`; not a window's
-        // `x[h + kh]`); the reuse is then the extents of the loops it does
-        // not use.
+        // `x[h + kh]`); or, nearly, when those loops' iterations are at
+        // most twice the buffer's elements (a byte of two 4-bit weights,
+        // `Wp[j, k // 32, k % 16]` shifted by `k % 32 // 16`). The reuse is
+        // then the extents of the loops it does not use.
         let reuse_of = |b: &Buffer, idx: &[PrimExpr]| -> Option<PrimExpr> {
             let offset = an.simplify(&b.offset_of(idx));
             let mut steps: Vec<(i64, Option<i64>)> = Vec::new();
+            let mut affine = true;
             let mut reuse = PrimExpr::int(1);
+            let mut used_iterations = Some(1i64);
             for a in &axes {
                 if !uses_var(&offset, &a.var) {
                     reuse = reuse * a.extent.clone();
                     continue;
                 }
-                let c = linear_coeff(&offset, &a.var).filter(|c| *c != 0)?;
-                steps.push((c.abs(), a.extent.as_int()));
+                used_iterations = used_iterations
+                    .zip(a.extent.as_int())
+                    .and_then(|(n, e)| n.checked_mul(e));
+                match linear_coeff(&offset, &a.var).filter(|c| *c != 0) {
+                    Some(c) => steps.push((c.abs(), a.extent.as_int())),
+                    None => affine = false,
+                }
             }
             steps.sort();
-            let disjoint = steps
-                .windows(2)
-                .all(|w| w[0].1.is_some_and(|e| w[1].0 >= w[0].0 * e));
-            disjoint.then(|| an.simplify(&reuse))
+            let disjoint = affine
+                && steps
+                    .windows(2)
+                    .all(|w| w[0].1.is_some_and(|e| w[1].0 >= w[0].0 * e));
+            let elements = b
+                .shape()
+                .iter()
+                .try_fold(1i64, |n, d| d.as_int().and_then(|d| n.checked_mul(d)));
+            let at_most_twice = used_iterations
+                .zip(elements)
+                .is_some_and(|(n, e)| n <= 2 * e);
+            (disjoint || at_most_twice).then(|| an.simplify(&reuse))
         };
         let reuses: Vec<PrimExpr> = loads
             .iter()

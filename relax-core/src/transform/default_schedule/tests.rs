@@ -2974,7 +2974,8 @@ class Module:
     /// runs on the thread pool; with a symbolic count of tokens, at run
     /// time when it is one (`n <= 1`, or enough multiply-adds); 8 rows of
     /// 128 outputs reuse each weight 8 times and stay on one thread below
-    /// the threshold. Each agrees with the reference kernels.
+    /// the threshold; 4-bit weights two to a byte are streamed too. Each
+    /// float32 case agrees with the reference kernels.
     #[test]
     fn a_matrix_vector_product_streams_its_weights_on_every_thread() {
         let text = |rows: &str, outs: i64| {
@@ -2998,6 +2999,27 @@ class Module:
         assert!(symbolic.contains("n <= 1"), "{symbolic}");
         let batch = scheduled(&text("8", 128), 512);
         assert!(!batch.contains("T.parallel("), "{batch}");
+        // 4-bit weights two to a byte: each byte is read twice, still
+        // streamed (the Llama example's Q4_0 projections).
+        let nibbles = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 768), dtype="float32"), wp: R.Tensor((768, 24, 1, 16), dtype="uint8"), shift: R.Tensor((1, 1, 2, 1), dtype="uint8"), s: R.Tensor((768, 24, 1, 1), dtype="float32")) -> R.Tensor((1, 768), dtype="float32"):
+        with R.dataflow():
+            h = R.right_shift(wp, shift)
+            q = R.bitwise_and(h, R.const(15, "uint8"))
+            c = R.astype(q, "float32")
+            z = R.subtract(c, R.const(8.0, "float32"))
+            w = R.multiply(z, s)
+            v = R.reshape(w, R.shape([768, 768]))
+            t = R.permute_dims(v)
+            y = R.matmul(x, t)
+            R.output(y)
+        return y
+"#;
+        let nibbles = scheduled(nibbles, 512);
+        assert!(nibbles.contains("T.parallel("), "{nibbles}");
         for (rows, n, outs) in [
             ("1", 1, 768),
             ("\"n\"", 1, 768),
