@@ -276,7 +276,8 @@ impl Nest {
     /// The nest's work: its iterations times [`Nest::iteration_cost`],
     /// or, for a reduction that reads each element of an operand once
     /// ([`Nest::unreused_operand`]: a matrix-vector product's weight, a
-    /// sum's input), its iterations times [`ELEMENT_COST`] where that is
+    /// sum's input; a byte of two 4-bit weights twice), its iterations
+    /// times [`ELEMENT_COST`] where that is
     /// more: each multiply-add then moves a new element through memory,
     /// as an injective nest's element does, and gains as much from a
     /// second core (a decoder's 768 × 768 projection of one token, 0.6M
@@ -305,10 +306,10 @@ impl Nest {
     }
 
     /// For a reduction, the reuse of its operand read least often, among
-    /// those whose elements distinct iterations tell apart: the product of
-    /// the extents of the loops its indices do not use (1 when every
-    /// iteration reads an element of its own). `None` for an injective
-    /// nest or one without such a load.
+    /// those whose elements distinct iterations (nearly) tell apart: the
+    /// product of the extents of the loops its indices do not use (1 when
+    /// every iteration reads an element of its own, or a byte at most two
+    /// read). `None` for an injective nest or one without such a load.
     fn unreused_operand(&self) -> Option<PrimExpr> {
         if self.reduce.is_empty() {
             return None;

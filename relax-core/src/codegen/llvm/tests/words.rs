@@ -68,6 +68,21 @@ fn bytes(len: i64, dtype: DataType) -> Tensor {
     }
 }
 
+/// `f` on `input` through the JIT equals the interpreter's `n` words;
+/// returns its LLVM IR before optimization.
+fn compiled_as_interpreted(f: PrimFunc, input: Tensor, n: i64, case: &str) -> String {
+    let mut want = [Tensor::zeros(DataType::i32(), &[n]).unwrap()];
+    interp::run(&f, &[&input], &mut want, &[]).unwrap();
+    let got = run(f.clone(), &[input], &[(DataType::i32(), vec![n])], &[]);
+    assert_eq!(
+        got[0].to_vec::<i32>().unwrap(),
+        want[0].to_vec::<i32>().unwrap(),
+        "{case}"
+    );
+    crate::codegen::llvm::emit_llvm_ir(&[("kernel".to_string(), f)], &Default::default(), false)
+        .unwrap()
+}
+
 #[test]
 fn a_word_of_consecutive_bytes_is_one_vector_load_and_equals_the_interpreter() {
     let u8t = DataType::uint(8);
@@ -87,42 +102,14 @@ fn a_word_of_consecutive_bytes_is_one_vector_load_and_equals_the_interpreter() {
     let n = 37;
     for (dtype, form, stride, one_load) in cases {
         let f = word_kernel(n, stride, dtype, form, ForKind::Vectorized);
-        let input = bytes(stride * (n - 1) + 4, dtype);
-        let mut want = [Tensor::zeros(DataType::i32(), &[n]).unwrap()];
-        interp::run(&f, &[&input], &mut want, &[]).unwrap();
-        let got = run(f.clone(), &[input], &[(DataType::i32(), vec![n])], &[]);
         let case = format!("{dtype} {form:?} stride {stride}");
-        assert_eq!(
-            got[0].to_vec::<i32>().unwrap(),
-            want[0].to_vec::<i32>().unwrap(),
-            "{case}"
-        );
-        let ir = crate::codegen::llvm::emit_llvm_ir(
-            &[("kernel".to_string(), f)],
-            &Default::default(),
-            false,
-        )
-        .unwrap();
+        let ir = compiled_as_interpreted(f, bytes(stride * (n - 1) + 4, dtype), n, &case);
         assert_eq!(ir.contains("load <64 x i8>"), one_load, "{case}\n{ir}");
         assert_eq!(ir.contains("bitcast <64 x i8>"), one_load, "{case}");
     }
     // Outside a vector step a word is one 32-bit load too.
     let f = word_kernel(n, 4, i8t, Form::Masked, ForKind::Serial);
-    let input = bytes(4 * n, i8t);
-    let mut want = [Tensor::zeros(DataType::i32(), &[n]).unwrap()];
-    interp::run(&f, &[&input], &mut want, &[]).unwrap();
-    let got = run(f.clone(), &[input], &[(DataType::i32(), vec![n])], &[]);
-    assert_eq!(
-        got[0].to_vec::<i32>().unwrap(),
-        want[0].to_vec::<i32>().unwrap(),
-        "serial"
-    );
-    let ir = crate::codegen::llvm::emit_llvm_ir(
-        &[("kernel".to_string(), f)],
-        &Default::default(),
-        false,
-    )
-    .unwrap();
+    let ir = compiled_as_interpreted(f, bytes(4 * n, i8t), n, "serial");
     assert!(
         ir.contains("load i32, i32*") && !ir.contains("load i8, i8*"),
         "{ir}"
