@@ -19,7 +19,7 @@
 //!    best time. Rounds continue until the default has run
 //!    [`TIME_BUDGET`] or [`MAX_ROUNDS`] times (at least [`MIN_ROUNDS`]).
 //! 5. Before each timed call the candidate's buffers are flushed from the
-//!    caches ([`flush`], MetaSchedule's `enable_cpu_cache_flush`): in a
+//!    caches (`flush`, MetaSchedule's `enable_cpu_cache_flush`): in a
 //!    model a kernel's weights come from memory, not from the cache its
 //!    previous call left them in. Timed warm, two of ResNet-50's tuned
 //!    convolutions ran faster alone but 4–15% slower in the model than

@@ -41,7 +41,7 @@ pub struct Knobs {
     /// last spatial axis: Winograd's batched products, a direct
     /// convolution, a matmul too small to pack): 0 is the rule's choice
     /// (`reduction.rs`), `r` that many rows where `r` times the tile's
-    /// vectors fits [`reduction_accumulators`], else the rule's.
+    /// vectors fits `reduction_accumulators`, else the rule's.
     pub reduction_rows: i64,
     /// Iterations per parallel chunk of a one-loop nest
     /// ([`PARALLEL_CHUNK`]).
@@ -97,7 +97,7 @@ pub const INTEL_AVX512_WINDOW_BLOCKING: Blocking = Blocking {
 };
 
 /// The most accumulator registers a case-2 tile of [`Knobs::reduction_rows`]
-/// takes on any target: 24 of AVX-512's 32 ([`reduction_accumulators`]).
+/// takes on any target: 24 of AVX-512's 32 (`reduction_accumulators`).
 pub const REDUCTION_ACCUMULATORS: i64 = 24;
 
 /// The accumulator registers a case-2 tile of [`Knobs::reduction_rows`]
@@ -162,7 +162,7 @@ impl Knobs {
     /// - each block size is positive, `mc` a multiple of `MR` and `nc` of
     ///   the tile's columns (the packs hold whole tiles);
     /// - the row folding is not negative, a case-2 tile's rows are 0 to
-    ///   [`REDUCTION_ACCUMULATORS`], and the parallel chunk is positive.
+    ///   `REDUCTION_ACCUMULATORS`, and the parallel chunk is positive.
     pub fn check(&self, vector_bits: u32) -> Result<(), String> {
         let regs = vector_registers(vector_bits);
         let (mr, nv) = (self.gemm_mr, self.gemm_nr_vectors);
