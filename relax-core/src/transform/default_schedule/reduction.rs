@@ -429,7 +429,6 @@ impl Nest {
             .iter()
             .map(|e| an.simplify(&e.substitute_map(&m)))
             .collect();
-        let b = b.clone();
         let int = move |v: i64| PrimExpr::int_of(kdt, v);
         let ahead = for_(
             &r,
