@@ -376,6 +376,54 @@ fn call_packed_in_an_impure_function() {
     );
 }
 
+/// `R::print` and `R::assert_op` lower to TVM's ops, the format first
+/// (after the condition); a format that is not a string literal, an
+/// unknown keyword and a call inside a dataflow block are spanned errors.
+#[test]
+fn print_and_assert_op() {
+    let l = ok(r#"pub mod m {
+        #[function(pure = false)]
+        pub fn f(x: Tensor![(2,), f32], ok: Tensor![(), bool]) -> Tensor![(2,), f32] {
+            R::print(x, format = "x = {}");
+            R::assert_op(ok, x, format = "bad: {}");
+            R::print(x);
+            x
+        }
+    }"#);
+    let t = text(&l);
+    assert!(t.contains(r#"R.print(x, format=R.str("x = {}"))"#), "{t}");
+    assert!(
+        t.contains(r#"R.assert_op(ok, x, format=R.str("bad: {}"))"#),
+        "{t}"
+    );
+    assert!(t.contains(r#"R.print(x, format=R.str(""))"#), "{t}");
+    let wrap = |body: &str| {
+        format!(
+            r#"pub mod m {{
+        #[function(pure = false)]
+        pub fn f(x: Tensor![(2,), f32]) -> Tensor![(2,), f32] {{
+            {body}
+            x
+        }}
+    }}"#
+        )
+    };
+    let src = wrap("R::print(x, format = x);");
+    let e = one_error_at(&src, "x);", 0);
+    assert!(e.message.contains("as a string literal"), "{}", e.message);
+    let src = wrap(r#"R::print(x, fmt = "{}");"#);
+    let e = one_error_at(&src, "fmt", 0);
+    assert!(
+        e.message.contains("unknown keyword argument `fmt`"),
+        "{}",
+        e.message
+    );
+    let src = wrap("R::dataflow! { R::print(x); let y = R::add(x, x); R::output(y); }");
+    assert!(errs(&src).iter().any(|e| e
+        .message
+        .contains("impure call `R::print` inside `R::dataflow!`")));
+}
+
 #[test]
 fn function_item_form() {
     let attr = tokens("pure = false");

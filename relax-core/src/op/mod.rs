@@ -17,7 +17,7 @@
 //! One file per op group, as in TVM's `python/tvm/relax/op/`: [`binary`],
 //! [`unary`], [`ternary`], [`linear_algebra`], [`manipulate`], [`index`],
 //! [`create`], [`statistical`], [`search`], [`sorting`], [`set`],
-//! [`datatype`], [`nn`] (and [`attention`]), [`image`], [`vision`], [`qdq`], [`base`].
+//! [`datatype`], [`nn`] (and [`attention`]), [`image`], [`vision`], [`qdq`], [`base`], [`debug`] (`print`, `assert_op`).
 //! Shared inference helpers are in [`infer`]; attribute schemas in [`attr`].
 
 // The inference tests spell every dims list the same way (`&[n.clone()]`),
@@ -30,6 +30,7 @@ pub mod base;
 pub mod binary;
 pub mod create;
 pub mod datatype;
+pub mod debug;
 pub mod image;
 pub mod index;
 pub mod infer;
@@ -195,6 +196,7 @@ const GROUPS: &[&[OpInfo]] = &[
     qdq::OPS,
     memory::OPS,
     base::OPS,
+    debug::OPS,
 ];
 
 static BY_NAME: Lazy<HashMap<&'static str, &'static OpInfo>> = Lazy::new(|| {

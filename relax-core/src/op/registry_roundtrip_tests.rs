@@ -113,6 +113,10 @@ const SPECIAL_FORMS: &[&str] = &[
     "relax.call_dps_packed",
     "relax.make_closure",
     "relax.invoke_closure",
+    // Impure, and printed with the format as a keyword after the values:
+    // `op::debug`'s test covers their text.
+    "relax.print",
+    "relax.assert_op",
 ];
 
 /// A module whose `main` calls `op` with `attrs` (besides the required ones).

@@ -61,6 +61,7 @@ impl Lowerer<'_> {
                 self.call_tir(e, &name, &mut a)
             }
             "call_dps_packed" => self.call_dps_packed(e, &mut a),
+            "print" | "assert_op" => self.debug_call(e, &name, &mut a),
             "call_packed" | "call_pure_packed" => self.call_packed(e, &name, &mut a),
             "shape" => {
                 let v = self.one_arg(e, &mut a, "values", "R.shape")?;
@@ -287,6 +288,54 @@ impl Lowerer<'_> {
     }
 
     /// `R.<op>(args…, attr=value…, sinfo_args=…)`
+    /// `R.print(*values, format="")` and `R.assert_op(condition, *values,
+    /// format="")`: the format (a string or `R.str`) goes before the
+    /// values in the call's arguments, after the condition, as TVM has it.
+    fn debug_call(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
+        let format = match a.take("format", usize::MAX) {
+            Some(f) => match &f.kind {
+                SK::Str(s) => Some(Expr::string(s.clone())),
+                _ => match self.rexpr(f)? {
+                    s if matches!(s.kind(), crate::ir::ExprKind::StringImm(_)) => Some(s),
+                    other => {
+                        self.error(
+                            "syntax-error",
+                            f.span,
+                            format!("expected the format of `R.{name}` as a string, found {other}"),
+                        );
+                        None
+                    }
+                },
+            },
+            None => Some(Expr::string("")),
+        };
+        let items: Vec<syntax::Expr> = a.positional.drain(..).cloned().collect();
+        if name == "assert_op" && items.is_empty() {
+            self.error(
+                "syntax-error",
+                e.span,
+                "expected a condition as the first argument of `R.assert_op`, found none",
+            );
+            return None;
+        }
+        let (values, format) = (self.rexprs(&items)?, format?);
+        let args = match name {
+            "print" => std::iter::once(format).chain(values).collect(),
+            _ => {
+                let mut values = values.into_iter();
+                let cond = values.next()?;
+                [cond, format].into_iter().chain(values).collect()
+            }
+        };
+        let call = Expr::call_full(
+            Expr::op(&format!("relax.{name}")),
+            args,
+            Attrs::new(),
+            vec![],
+        );
+        Some(self.derive(call, e.span))
+    }
+
     fn op_call(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
         let op_name = format!("relax.{name}");
         let Some(info) = crate::op::lookup(&op_name) else {

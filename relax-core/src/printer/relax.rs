@@ -387,6 +387,20 @@ impl Printer {
                 }
                 return format!("R.call_packed({})", parts.join(", "));
             }
+            // TVM's forms: the format as a keyword after the values.
+            ExprKind::Op(op)
+                if (op.name() == "relax.print" && !c.args.is_empty())
+                    || (op.name() == "relax.assert_op" && c.args.len() >= 2) =>
+            {
+                let at = usize::from(op.name() == "relax.assert_op");
+                for (i, a) in c.args.iter().enumerate() {
+                    if i != at {
+                        parts.push(self.expr(a));
+                    }
+                }
+                parts.push(format!("format={}", self.expr(&c.args[at])));
+                return format!("R.{}({})", op_path(op.name()), parts.join(", "));
+            }
             ExprKind::Op(op) => format!("R.{}", op_path(op.name())),
             ExprKind::GlobalVar(_) | ExprKind::Var(_) => self.expr(&c.op),
             _ => format!("({})", self.expr(&c.op)),

@@ -9,7 +9,8 @@
 //! 2. Left alone: the `call_*` family, `shape_of`, `shape_to_tensor` and
 //!    `tensor_to_shape` (they are already at the level below), `nonzero`,
 //!    `unique` and `vision.all_class_non_max_suppression` (their sizes or
-//!    work depend on the data; the VM runs their kernels), calls of things that are not registered ops, and —
+//!    work depend on the data; the VM runs their kernels), `print` and
+//!    `assert_op` (effects the VM performs), calls of things that are not registered ops, and —
 //!    as TVM does — calls whose shapes are not fully known: an argument
 //!    tensor of unknown dtype or rank, or a result tensor of unknown dtype or
 //!    dims (the output buffer could not be allocated).
@@ -44,7 +45,8 @@ use relax_runtime::Error;
 
 /// The ops never legalized: they already call into the level below, or
 /// (`shape_of` and the shape/tensor conversions, the closure ops,
-/// `nonzero`, `unique`, non-maximum suppression, `memory.view`) the VM implements them, as TVM's VM builtins do.
+/// `nonzero`, `unique`, non-maximum suppression, `memory.view`, `print`,
+/// `assert_op`) the VM implements them, as TVM's VM builtins do.
 pub const SKIPPED_OPS: &[&str] = &[
     "relax.call_tir",
     "relax.call_tir_inplace",
@@ -60,6 +62,8 @@ pub const SKIPPED_OPS: &[&str] = &[
     "relax.unique",
     "relax.vision.all_class_non_max_suppression",
     "relax.memory.view",
+    "relax.print",
+    "relax.assert_op",
 ];
 
 /// The pass. See the module docs. `LegalizeOps::default()` gives TVM

@@ -23,6 +23,7 @@ pub mod attention;
 pub mod attrs;
 pub mod conv;
 pub mod create;
+pub mod debug;
 mod dispatch;
 pub mod elementwise;
 pub mod grid;
@@ -68,6 +69,7 @@ const TABLES: &[&[(&str, Kernel)]] = &[
     vision::KERNELS,
     qdq::KERNELS,
     memory::KERNELS,
+    debug::KERNELS,
 ];
 
 /// The kernel of the op named `op` (`relax.add`).

@@ -129,6 +129,7 @@ impl FnCx<'_> {
                 }
                 "call_tir" => self.call_tir(&args, whole),
                 "call_packed" => self.call_packed(&args, whole),
+                "print" | "assert_op" => self.debug_call(&path, &args, whole),
                 "shape" => self.shape_value(&args, whole),
                 "prim" => self.prim_value(&args, whole),
                 "dtype" => self.dtype_value(&args, whole),
@@ -465,6 +466,60 @@ impl FnCx<'_> {
         let range = SpanRange::of(whole);
         let value = self.normalize(call, range)?;
         self.check_purity(&value, range, "`R::call_packed`");
+        Ok(value)
+    }
+
+    /// `R::print(x, …, format = "…")` and `R::assert_op(cond, x, …, format
+    /// = "…")` (`op::debug`): the format, a string literal, is optional.
+    fn debug_call(&mut self, path: &str, args: &Args, whole: &syn::Expr) -> Lowering<Expr> {
+        let mut format = Ok(String::new());
+        for k in &args.keywords {
+            format = match (k.key.to_string().as_str(), k.value) {
+                (
+                    "format",
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }),
+                ) => Ok(s.value()),
+                ("format", other) => Err(self.error(FrontendError::spanned(
+                    other,
+                    format!(
+                        "expected the format of `R::{path}` as a string literal, found {}",
+                        describe_expr(other)
+                    ),
+                ))),
+                (key, _) => Err(self.error(FrontendError::spanned(
+                    k.whole,
+                    format!("unknown keyword argument `{key}` of `R::{path}`: expected `format`"),
+                ))),
+            };
+        }
+        if path == "assert_op" && args.positional.is_empty() {
+            return Err(self.error(FrontendError::spanned(
+                whole,
+                "`R::assert_op` takes the condition first, as in `R::assert_op(ok, x, format = \"…\")`",
+            )));
+        }
+        let values = self.leaves(&args.positional);
+        let (format, values) = (Expr::string(format?), values?);
+        let args = match path {
+            "print" => std::iter::once(format).chain(values).collect(),
+            _ => {
+                let mut values = values.into_iter();
+                let cond = values.next().ok_or(Failed)?;
+                [cond, format].into_iter().chain(values).collect()
+            }
+        };
+        let call = Expr::call_full(
+            Expr::op(&format!("relax.{path}")),
+            args,
+            Attrs::new(),
+            vec![],
+        );
+        let range = SpanRange::of(whole);
+        let value = self.normalize(call, range)?;
+        self.check_purity(&value, range, &format!("`R::{path}`"));
         Ok(value)
     }
 
