@@ -4,7 +4,8 @@
 //! 1. **Which functions.** A Relax function with a `"Primitive"` attribute whose
 //!    body is one dataflow block of `call_tir` or `call_tir_inplace`
 //!    bindings (each calling a PrimFunc of buffer parameters, its scalar
-//!    parameters given by the call's `tir_vars`; a call of several outputs,
+//!    parameters given by `R.prim_value` arguments, in order, then by the
+//!    call's `tir_vars`; a call of several outputs,
 //!    such as a legalized `split`, is bound to a tuple, read only by its
 //!    fields `lv[i]`) and whose result is a variable or a tuple of
 //!    variables. A tuple (a parameter, or a literal `(x, (x, y))` bound in
@@ -16,17 +17,27 @@
 //!    `call_tir` of the group takes (a weight the ONNX importer embedded:
 //!    the call site passes it, as TVM's `FuseTIR` lifts constants), then one
 //!    per result, shaped by their StructInfo (in symbolic variables of its
-//!    own), then one scalar per value of a shape parameter (FuseOps' symbolic
-//!    variables that no tensor defines; the call site passes that shape as
-//!    `tir_vars`). Each `call_tir`'s
+//!    own). A shape parameter (FuseOps' symbolic variables that no tensor
+//!    defines) gives one scalar per value: in `FuseTIR::default()`, as in
+//!    TVM, where the parameter was, among the tensor parameters (the call
+//!    site passes each value as an `R.prim_value` there); in the build's
+//!    FuseTIR (item 3's option on), after the results (the call site
+//!    passes the shape as `tir_vars`). Each `call_tir`'s
 //!    PrimFunc body is copied in binding order with its buffers replaced by
 //!    the fused function's (its symbolic variables unified with the dims of
 //!    the buffers it is given, [`Substitute`]; its loop and block
 //!    variables fresh, so a PrimFunc called twice defines distinct ones); a
 //!    value that is neither a parameter nor a result becomes an
 //!    intermediate buffer, allocated by the fused function's root block, as
-//!    are the buffers the copied root blocks allocated. The fused PrimFunc
-//!    carries `tirx.noalias`, as TVM's.
+//!    are the buffers the copied root blocks allocated (per call, in
+//!    `FuseTIR::default()` as in TVM, the callee's own allocations, then the
+//!    intermediates it computes; the other way round in the build's, whose
+//!    inlining goes in that order). The fused PrimFunc
+//!    carries `tirx.noalias`, as TVM's. In `FuseTIR::default()`, a block
+//!    that accesses one buffer through several regions (a PrimFunc given
+//!    one tensor for two parameters) keeps the first only, in its reads and
+//!    in its writes, as TVM's FuseTIR merges them; the build's keeps every
+//!    region, which the schedule primitives and buffer compaction read.
 //! 3. **Inlining, an option** ([`FuseTIR::inline_producers`]; off in
 //!    `FuseTIR::default()`, which is TVM's pass and keeps every intermediate
 //!    a buffer; on in the build pipeline, `backend::fuse_tir()`). It is a
@@ -59,7 +70,8 @@
 //!    in place, is left alone.
 //! 4. **The call site.** Every call of the primitive function becomes one
 //!    `R.call_tir` of the fused PrimFunc (a tuple argument's tensors each
-//!    bound first, `lv = x[0]`), its arguments followed by the
+//!    bound first, `lv = x[0]`; a shape argument's values as in item 2),
+//!    its arguments followed by the
 //!    lifted constants (several `out_sinfo` for a tuple result), or an
 //!    `R.call_tir_inplace` whose `inplace_indices` name, per result, the
 //!    parameter it was written into (-1 for a result buffer); the
@@ -104,6 +116,10 @@ impl FuseTIR {
     /// Whether each intermediate computed by an injective nest is inlined
     /// into its readers, and the indices then simplified (item 3 of the
     /// module docs). Off in TVM; on in `backend::pipeline`, for speed.
+    /// On, the fused PrimFunc also takes a group's shape values after its
+    /// results (passed as `tir_vars`), allocates a call's intermediates
+    /// before its callee's own buffers, and keeps every access region of a
+    /// block (item 2).
     pub fn inline_producers(mut self, on: bool) -> Self {
         self.inline_producers = on;
         self
@@ -171,6 +187,16 @@ struct Fused {
     /// through tuples: whether it is a parameter of the fused PrimFunc (a
     /// tuple's field no call reads is not, as in TVM).
     kept: Vec<bool>,
+    /// Whether a shape argument's values are passed as `R.prim_value`s
+    /// in its place (TVM's layout) rather than as the call's `tir_vars`.
+    shapes_as_values: bool,
+}
+
+/// An input of the fused PrimFunc: a tensor of a parameter, or a value
+/// of a shape parameter.
+enum Input {
+    Tensor(Var),
+    Scalar(TirVar),
 }
 
 /// The buffer standing for a Relax tensor value in the fused function.
@@ -226,24 +252,31 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     let homes = inplace_homes(&block.bindings)?;
     let mut buffers: HashMap<Var, Buffer> = HashMap::new();
     let mut params = Vec::new();
-    // The tensor parameters, in order: the positions of the fused call's
-    // arguments.
-    let mut tensor_params: Vec<&Var> = Vec::new();
+    // TVM's layout (`FuseTIR::default()`): a shape parameter's scalars
+    // stay where the parameter was, among the inputs, and the call site
+    // passes them as `R.prim_value`s. The build's (`inline_producers`):
+    // after the results, passed as the call's `tir_vars`.
+    let tvm_layout = !inline_producers;
+    // The inputs, in order (the positions of the fused call's arguments):
+    // a tensor, or `None` for a scalar of a shape parameter in TVM's layout.
+    let mut tensor_params: Vec<Option<&Var>> = Vec::new();
     // A shape parameter (FuseOps' `R.Shape([b, s])` of symbolic variables
-    // no tensor defines) gives scalar parameters, after the results.
+    // no tensor defines) gives scalar parameters.
     let mut scalars = Vec::new();
-    // A tuple parameter is its tensors, depth first (the call site passes
-    // them so: `flatten_tuple_arg`).
-    let mut leaves: Vec<Var> = Vec::new();
+    // Each parameter's tensors (a tuple's, depth first: the call site
+    // passes them so, `flatten_tuple_arg`), or its scalars.
+    let mut slots: Vec<Input> = Vec::new();
     for p in &func.params {
         if let Some(shape) = p.struct_info().and_then(StructInfo::as_shape) {
             for v in shape.values.as_ref()? {
                 let v = v.substitute_map(&tir);
-                scalars.push(PrimFuncParam::Scalar(v.as_var()?.clone()));
+                slots.push(Input::Scalar(v.as_var()?.clone()));
             }
             continue;
         }
+        let mut leaves = Vec::new();
         tuple_leaves(p, &fields, &mut leaves);
+        slots.extend(leaves.into_iter().map(Input::Tensor));
     }
     // The tensors the calls read, and the results.
     let mut used: Vec<Var> = outputs.clone();
@@ -257,21 +290,26 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             used.extend(args.iter().filter_map(Expr::as_var).map(resolve));
         }
     }
-    let kept_params: Vec<bool> = leaves
-        .iter()
-        .map(|l| func.params.contains(l) || used.contains(l))
-        .collect();
-    let leaves: Vec<Var> = leaves
-        .into_iter()
-        .zip(&kept_params)
-        .filter(|(_, k)| **k)
-        .map(|(l, _)| l)
-        .collect();
-    for p in &leaves {
-        let b = buffer_for(p, &tir)?;
-        buffers.insert(p.clone(), b.clone());
-        params.push(PrimFuncParam::Buffer(b));
-        tensor_params.push(p);
+    let mut kept_params: Vec<bool> = Vec::new();
+    for slot in &slots {
+        match slot {
+            Input::Tensor(leaf) => {
+                let kept = func.params.contains(leaf) || used.contains(leaf);
+                kept_params.push(kept);
+                if !kept {
+                    continue;
+                }
+                let b = buffer_for(leaf, &tir)?;
+                buffers.insert(leaf.clone(), b.clone());
+                params.push(PrimFuncParam::Buffer(b));
+                tensor_params.push(Some(leaf));
+            }
+            Input::Scalar(v) if tvm_layout => {
+                params.push(PrimFuncParam::Scalar(v.clone()));
+                tensor_params.push(None);
+            }
+            Input::Scalar(v) => scalars.push(PrimFuncParam::Scalar(v.clone())),
+        }
     }
     // A result written in place into a parameter is that parameter (the
     // fused call is a `call_tir_inplace`); any other has a result buffer,
@@ -286,7 +324,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             return None; // two results in one buffer
         }
         homes_of_results.push(home);
-        if let Some(i) = tensor_params.iter().position(|p| *p == home) {
+        if let Some(i) = tensor_params.iter().position(|p| *p == Some(home)) {
             if home == o {
                 return None; // a parameter returned as is
             }
@@ -302,7 +340,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
     // write only the arguments it names.
     if homes
         .values()
-        .any(|h| tensor_params.contains(&h) && !homes_of_results.contains(&h))
+        .any(|h| tensor_params.contains(&Some(h)) && !homes_of_results.contains(&h))
     {
         return None;
     }
@@ -356,6 +394,8 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             None => vec![var.clone()],
         };
         let mut out = Vec::with_capacity(out_vars.len());
+        // The intermediates this call computes.
+        let mut computed = Vec::new();
         for var in &out_vars {
             match homes.get(var) {
                 Some(home) => {
@@ -368,15 +408,23 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
                     None => {
                         let b = buffer_for(var, &tir)?;
                         buffers.insert(var.clone(), b.clone());
-                        intermediates.push(b.clone());
+                        computed.push(b.clone());
                         b
                     }
                 }),
             }
         }
+        // The buffers given to the component's buffer parameters, and the
+        // values of its scalar ones: a `R.prim_value` argument's, then the
+        // call's `tir_vars`.
         let mut given = Vec::with_capacity(args.len() + 1);
+        let mut values: Vec<PrimExpr> = Vec::new();
         for a in args {
             let b = match a.kind() {
+                ExprKind::PrimValue(v) => {
+                    values.push(v.clone());
+                    continue;
+                }
                 ExprKind::Constant(_) => match constants.iter().find(|(c, _)| c.ptr_eq(a)) {
                     Some((_, b)) => b.clone(),
                     None => {
@@ -391,7 +439,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             given.push(b);
         }
         given.extend(out);
-        // The component's scalar parameters take its `tir_vars`, in order,
+        // The component's scalar parameters take those values, in order,
         // in the fused function's variables.
         let formals: Vec<&Buffer> = component
             .params
@@ -409,7 +457,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
                 PrimFuncParam::Buffer(_) => None,
             })
             .collect();
-        let values = tir_vars.map_or(&[][..], Vec::as_slice);
+        values.extend(tir_vars.into_iter().flatten().cloned());
         if formals.len() != given.len() || scalar_params.len() != values.len() {
             return None;
         }
@@ -419,7 +467,7 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             renew_defs: true,
             ..Substitute::default()
         };
-        for (v, value) in scalar_params.iter().zip(values) {
+        for (v, value) in scalar_params.iter().zip(&values) {
             sub.vars.insert((*v).clone(), value.substitute_map(&tir));
         }
         for (formal, actual) in formals.into_iter().zip(&given) {
@@ -433,17 +481,31 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
             }
             sub.buffers.insert(formal.id(), actual.clone());
         }
-        match sub.stmt(&component.body) {
-            // The component's root block: its allocations move to the
-            // fused function's root block.
+        // The component's root block: its allocations move to the fused
+        // function's root block, as TVM orders them before the
+        // intermediates the call computes (after them in the build, whose
+        // inlining goes in that order).
+        let allocated = match sub.stmt(&component.body) {
             Stmt::Block(root) if root.iter_vars.is_empty() && root.init.is_none() => {
-                intermediates.extend(root.alloc_buffers.iter().cloned());
                 stmts.push(*root.body);
+                root.alloc_buffers
             }
-            other => stmts.push(other),
-        }
+            other => {
+                stmts.push(other);
+                Vec::new()
+            }
+        };
+        let (first, then) = match tvm_layout {
+            true => (allocated, computed),
+            false => (computed, allocated),
+        };
+        intermediates.extend(first);
+        intermediates.extend(then);
     }
     let mut body = Stmt::Seq(stmts);
+    if tvm_layout {
+        body = first_region_per_buffer(&body);
+    }
     let mut kept = Vec::new();
     for b in intermediates {
         if !inline_producers {
@@ -490,7 +552,28 @@ fn fuse_function(module: &IRModule, func: &Function, inline_producers: bool) -> 
         constants: constants.into_iter().map(|(c, _)| c).collect(),
         inplace_indices,
         kept: kept_params,
+        shapes_as_values: tvm_layout,
     })
+}
+
+/// `s` with each block's reads, and its writes, keeping only the first
+/// region of each buffer, as TVM's FuseTIR merges them once the calls'
+/// buffers are replaced (a PrimFunc reading two parameters given the same
+/// tensor reads one buffer; TVM keeps the first of its regions).
+fn first_region_per_buffer(s: &Stmt) -> Stmt {
+    let s = s
+        .try_map_children(|c| Ok::<_, std::convert::Infallible>(first_region_per_buffer(c)))
+        .unwrap_or_else(|never| match never {});
+    match s {
+        Stmt::Block(mut b) => {
+            for regions in [&mut b.reads, &mut b.writes] {
+                let mut seen = std::collections::HashSet::new();
+                regions.retain(|r| seen.insert(r.buffer.id()));
+            }
+            Stmt::Block(b)
+        }
+        other => other,
+    }
 }
 
 /// The tuples of a primitive function: for each tuple parameter, each
@@ -676,18 +759,27 @@ fn rewrite_calls(func: &Function, fused: &HashMap<String, Fused>) -> Option<Func
                     _ => None,
                 })
                 .and_then(|(c, f)| {
-                    // A shape argument becomes the call's `tir_vars`.
-                    let (shapes, tensors): (Vec<Expr>, Vec<Expr>) =
-                        c.args.iter().cloned().partition(|a| {
-                            a.struct_info().and_then(StructInfo::as_shape).is_some()
-                        });
-                    // A tuple argument passes its tensors, each bound first.
-                    let mut args = Vec::with_capacity(tensors.len());
+                    // A shape argument passes its values, each a
+                    // `R.prim_value` in its place (TVM's layout) or the
+                    // call's `tir_vars`; a tuple argument its tensors,
+                    // each bound first.
+                    let mut shapes = Vec::new();
+                    let mut args = Vec::with_capacity(c.args.len());
                     let mut kept = f.kept.iter().copied();
-                    for a in tensors {
-                        let flat = flatten_tuple_arg(a, block.is_dataflow, &mut kept);
-                        bindings.extend(flat.bindings);
-                        args.extend(flat.args);
+                    for a in &c.args {
+                        match a.struct_info().and_then(StructInfo::as_shape) {
+                            Some(shape) if f.shapes_as_values => {
+                                let values = shape.values.as_ref()?;
+                                args.extend(values.iter().cloned().map(Expr::prim_value));
+                            }
+                            Some(_) => shapes.push(a.clone()),
+                            None => {
+                                let flat =
+                                    flatten_tuple_arg(a.clone(), block.is_dataflow, &mut kept);
+                                bindings.extend(flat.bindings);
+                                args.extend(flat.args);
+                            }
+                        }
                     }
                     args.extend(f.constants.iter().cloned());
                     let tir_vars = match shapes.as_slice() {
