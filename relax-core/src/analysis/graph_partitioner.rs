@@ -19,11 +19,13 @@
 //!    paths is at most broadcast — the epilogue `matmul → add → relu`.
 //! 2. Phases 0 and 1, **elementwise and broadcast** nodes: fuse into `d`
 //!    when the relation is at most injective or a comm-reduce, the nodes
-//!    between are at most injective, and `d` itself is at most broadcast, a
-//!    comm-reduce or out-elementwise-fusable — chains of elementwise ops,
-//!    and an elementwise producer of a reduction or a matmul.
-//! 3. Phase 1, **injective** nodes (transpose, reshape): fuse into `d` when
-//!    every node on the paths, `d` included, is at most injective. With
+//!    between are at most injective, and `d`'s group is at most injective,
+//!    a comm-reduce or out-elementwise-fusable — chains of elementwise ops,
+//!    and an elementwise producer of a reshape or concatenation, of a
+//!    reduction or of a matmul.
+//! 3. Phase 1, **injective** nodes (transpose, reshape, a `TupleGetItem`,
+//!    a `split` whose fields are read): fuse into `d` when every node on
+//!    the paths, `d` and its group included, is at most injective. With
 //!    [`GraphPartitioner::with_injective_weights`] (the build pipeline's
 //!    choice, for speed; TVM does not), also into a `d` that is
 //!    out-elementwise-fusable
@@ -37,17 +39,26 @@
 //!    4.2 ms of the model's 6.8).
 //! 4. **Dequantizes** of weights (a group that reads nothing but the
 //!    block's inputs, one of them of an integer dtype: int8 or packed int4
-//!    values times their group's scale): in phase 1 an elementwise or
-//!    broadcast group of this kind also fuses into an injective `d` (the
-//!    reshape from `(N, K / G, G)` groups back to `(N, K)`), and an
-//!    injective group of this kind into an out-elementwise-fusable `d`
-//!    with nothing between, as a single weight's transpose does. The
+//!    values times their group's scale, which rule 2 fuses into the
+//!    reshape from `(N, K / G, G)` groups back to `(N, K)`): with
+//!    `injective_weights`, an injective group of this kind joins an
+//!    out-elementwise-fusable `d` with nothing between, as a single
+//!    weight's transpose does. The
 //!    dequantize then runs inside the matmul's kernel, on the integers as
 //!    they are loaded (MLC's `decode` fused into its GEMV), instead of
 //!    writing a float32 copy of the weights on every call.
 //! 5. Comm-reduce, tuple and opaque nodes do not start a fusion (others may
 //!    fuse into a comm-reduce). Nodes without a value (the block's inputs)
 //!    are never in a group with others.
+//! 6. With `injective_producers` (the build pipeline's choice; TVM does
+//!    not), rule 3 does not look at `d`'s group: an injective node also
+//!    joins a group that holds a comm-reduce or an out-elementwise-fusable
+//!    op, when `d` itself is at most injective — a reshape of an
+//!    activation that a convolution's epilogue `add` reads runs inside the
+//!    convolution's kernel instead of as a kernel of its own.
+//!
+//! [`PartitionOptions`] turns the departures on: `injective_weights`
+//! (rule 3's second half and rule 4) and `injective_producers` (rule 6).
 //!
 //! A group has a pattern kind too, the largest of its members' (TVM's
 //! `CombinePattern`), and the rules read the kinds of groups, not of
@@ -73,6 +84,20 @@ use crate::op::OpPatternKind;
 
 /// TVM's `kMaxFusedOps`.
 pub const DEFAULT_MAX_GROUP_SIZE: usize = 256;
+
+/// The departures from TVM's rules a partition may take, all off by
+/// default (TVM's rules); the build pipeline turns them on for speed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionOptions {
+    /// An injective node reading only the block's inputs (a weight's
+    /// transpose) or dequantizing integer weights joins the
+    /// out-elementwise-fusable node it feeds (the module docs, rule 3).
+    pub injective_weights: bool,
+    /// An injective node joins its post-dominator's group whatever that
+    /// group's kind, where TVM refuses a group holding a comm-reduce or an
+    /// out-elementwise-fusable op (the module docs, rule 6).
+    pub injective_producers: bool,
+}
 
 /// The partition of a block's nodes into fusion groups. See the module docs.
 #[derive(Clone, Debug)]
@@ -185,6 +210,26 @@ impl GraphPartitioner {
         max_group_size: usize,
         injective_weights: bool,
     ) -> Self {
+        let options = PartitionOptions {
+            injective_weights,
+            ..PartitionOptions::default()
+        };
+        Self::with_options(graph, tree, kinds, max_group_size, options)
+    }
+
+    /// [`GraphPartitioner::new`] with the departures from TVM's rules that
+    /// `options` turns on (the module docs, rules 3 and 6).
+    pub fn with_options(
+        graph: &IndexedForwardGraph,
+        tree: &PostDominatorTree,
+        kinds: &[OpPatternKind],
+        max_group_size: usize,
+        options: PartitionOptions,
+    ) -> Self {
+        let PartitionOptions {
+            injective_weights,
+            injective_producers,
+        } = options;
         let n = graph.len();
         let mut p = GraphPartitioner {
             parent: (0..n).collect(),
@@ -222,17 +267,15 @@ impl GraphPartitioner {
                     K::ElemWise | K::Broadcast => {
                         (rank(relation) <= rank(K::Injective) || relation == K::CommReduce)
                             && all_between(&|k| rank(k) <= rank(K::Injective))
-                            && (rank(sink) <= rank(K::Broadcast)
+                            && (rank(sink) <= rank(K::Injective)
                                 || sink == K::CommReduce
-                                || sink == K::OutEWiseFusable
-                                || (phase == 1
-                                    && sink == K::Injective
-                                    && p.dequantizes_inputs(graph, i)))
+                                || sink == K::OutEWiseFusable)
                     }
                     K::Injective => {
                         phase == 1
                             && ((rank(relation) <= rank(K::Injective)
-                                && all_between(&|k| rank(k) <= rank(K::Injective)))
+                                && all_between(&|k| rank(k) <= rank(K::Injective))
+                                && (injective_producers || rank(sink) <= rank(K::Injective)))
                                 || (injective_weights
                                     && between.is_empty()
                                     && sink == K::OutEWiseFusable
@@ -348,6 +391,19 @@ mod tests {
         kind_of: &dyn Fn(&str) -> OpPatternKind,
         injective_weights: bool,
     ) -> Vec<Vec<String>> {
+        let options = PartitionOptions {
+            injective_weights,
+            ..PartitionOptions::default()
+        };
+        groups_with_options(text, kind_of, options)
+    }
+
+    /// [`groups_of`] with the departures of `options`.
+    fn groups_with_options(
+        text: &str,
+        kind_of: &dyn Fn(&str) -> OpPatternKind,
+        options: PartitionOptions,
+    ) -> Vec<Vec<String>> {
         let m: IRModule = text.parse().unwrap();
         let f = m.get_relax("main").unwrap();
         let g = IndexedForwardGraph::from_block(&f.body.as_seq().unwrap().blocks[0]);
@@ -360,14 +416,9 @@ mod tests {
                 None => K::Opaque,
             })
             .collect();
-        let groups = GraphPartitioner::with_injective_weights(
-            &g,
-            &t,
-            &kinds,
-            DEFAULT_MAX_GROUP_SIZE,
-            injective_weights,
-        )
-        .groups();
+        let groups =
+            GraphPartitioner::with_options(&g, &t, &kinds, DEFAULT_MAX_GROUP_SIZE, options)
+                .groups();
         let mut out: Vec<Vec<String>> = Vec::new();
         for root in 0..g.len() {
             let members: Vec<String> = (0..g.len())
@@ -417,8 +468,8 @@ class Module:
     }
 
     /// A channel shuffle (reshape, transpose, reshape of an activation)
-    /// before a convolution is a group of its own; the convolution takes
-    /// its epilogue.
+    /// before a convolution is a group of its own, with the `relu` before
+    /// it (rule 2); the convolution takes its epilogue.
     #[test]
     fn an_injective_op_on_an_activation_stays_out_of_a_convolution() {
         let text = r#"
@@ -438,14 +489,50 @@ class Module:
 "#;
         assert_eq!(
             groups_of(text, &by_op),
-            [vec!["s0", "s1", "s2"], vec!["c", "y"]]
+            [vec!["r", "s0", "s1", "s2"], vec!["c", "y"]]
+        );
+    }
+
+    /// Rules 2, 3 and 6 around a convolution: an elementwise op fuses
+    /// into the reshape after it (its post-dominator is injective), but
+    /// that reshape, read by the convolution's epilogue `add`, stays out of
+    /// the convolution's group by TVM's rules (the group holds an
+    /// out-elementwise-fusable op) and joins it with `injective_producers`.
+    #[test]
+    fn an_injective_op_joins_a_convolutions_epilogue_only_with_injective_producers() {
+        let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 8, 4, 4), dtype="float32"), w: R.Tensor((8, 8, 1, 1), dtype="float32"), v: R.Tensor((8,), dtype="float32")) -> R.Tensor((1, 8, 4, 4), dtype="float32"):
+        with R.dataflow():
+            c = R.nn.conv2d(x, w)
+            e = R.exp(v)
+            r = R.reshape(e, R.shape([1, 8, 1, 1]))
+            y = R.add(c, r)
+            R.output(y)
+        return y
+"#;
+        let tvm = PartitionOptions::default();
+        assert_eq!(
+            groups_with_options(text, &by_op, tvm),
+            [vec!["e", "r"], vec!["c", "y"]]
+        );
+        let producers = PartitionOptions {
+            injective_producers: true,
+            ..tvm
+        };
+        assert_eq!(
+            groups_with_options(text, &by_op, producers),
+            [vec!["c", "e", "r", "y"]]
         );
     }
 
     /// Group-quantized weights: a Q4_0 dequantize (nibbles shifted out of
     /// bytes, less 8, times each group's scale) and its reshape and
     /// transpose join the matmul that reads them; the same chain on a
-    /// float input (an activation) stays out, as the channel shuffle does.
+    /// float input (an activation) stays out, as the channel shuffle does
+    /// (one group of its own: the product fuses into the reshape, rule 2).
     #[test]
     fn a_dequantize_of_integer_weights_joins_its_matmul() {
         let text = r#"
@@ -473,7 +560,7 @@ class Module:
             groups_of(text, &by_op),
             [
                 vec!["h", "q", "c", "z", "w", "w2", "wt", "y"],
-                vec!["g2", "gt"]
+                vec!["g", "g2", "gt"]
             ]
         );
     }

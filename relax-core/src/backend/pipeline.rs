@@ -56,9 +56,14 @@ pub fn legalize_ops() -> LegalizeOps {
 
 /// FuseOps as step 5 runs it: a weight's injective op (the MLP's
 /// `permute_dims`) joins the matmul that reads it
-/// (`FuseOps::injective_weights`), where TVM's FuseOps leaves it alone.
+/// (`FuseOps::injective_weights`), and an injective op joins a group that
+/// holds a matmul, a convolution or a reduction through an op after it
+/// (`FuseOps::injective_producers`: a reshape read by a convolution's
+/// epilogue `add`), where TVM's FuseOps leaves both alone.
 pub fn fuse_ops() -> FuseOps {
-    FuseOps::default().injective_weights(true)
+    FuseOps::default()
+        .injective_weights(true)
+        .injective_producers(true)
 }
 
 /// FuseTIR as step 5 runs it: producers inlined into their readers

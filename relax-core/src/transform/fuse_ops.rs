@@ -4,9 +4,12 @@
 //! 1. **What fuses.** The pass runs after `LegalizeOps` and
 //!    `AnnotateTIROpPattern`: a binding `lv = R.call_tir(cls.f, (…),
 //!    out_sinfo=…)`, or `R.call_tir_inplace(…)` as in TVM, has the pattern
-//!    kind of its PrimFunc (`op_pattern`);
-//!    every other binding (op calls, tuples, calls of functions) is opaque
-//!    and stays alone. A `call_tir` may pass `tir_vars` (a shape of known
+//!    kind of its PrimFunc (`op_pattern`; a legalized `split`, bound to a
+//!    tuple, is injective); a field read `lv[i]` is injective too, except
+//!    of a packed-weights parameter (one after the function's
+//!    `num_input`), as in TVM, so a `split` fuses with the ops reading its
+//!    fields; every other binding (op calls, tuples, calls of functions) is
+//!    opaque and stays alone. A `call_tir` may pass `tir_vars` (a shape of known
 //!    values), as legalized ops on dims like `b * s` do. The
 //!    [`GraphPartitioner`] groups each dataflow block's bindings by TVM's
 //!    rules; other blocks are left alone, so nothing fuses across an impure
@@ -17,7 +20,10 @@
 //!    number appended if the name is taken). Its parameters are the values
 //!    the group reads from outside and the constants it passes (`param_0`,
 //!    …; the call site passes the constant), in order of first use as TVM
-//!    orders them (with their StructInfo, so symbolic dims come along),
+//!    orders them (with their StructInfo, so symbolic dims come along; a
+//!    tuple from outside that the group reads only through its fields is
+//!    passed as those fields, `x_0`, …, as TVM passes it, each field read
+//!    moving to the call site),
 //!    then, when the members use
 //!    symbolic variables those parameters do not define (a `(b * s, n)`
 //!    tensor reshaped to `(b, s, n)`), one `R.Shape([b, s])` parameter
@@ -37,18 +43,24 @@
 //!    all (TVM's "dead group").
 //!
 //! `FuseOps::default()` is TVM 0.27's pass (checked on TVM's own test cases
-//! in `fuse_ops_matches_tvm_0_27`). One option departs from it, for speed,
-//! and the build pipeline turns it on (`backend::fuse_ops()`):
+//! in `fuse_ops_matches_tvm_0_27`). Two options depart from it, for speed,
+//! and the build pipeline turns them on (`backend::fuse_ops()`):
 //! [`FuseOps::injective_weights`], an injective op of the block's inputs
-//! only (a weight's transpose) joining the matmul or convolution reading it.
+//! only (a weight's transpose) joining the matmul or convolution reading it,
+//! and [`FuseOps::injective_producers`], an injective op joining the group
+//! of the op after it when that group holds a matmul, a convolution or a
+//! reduction (a reshape read by a convolution's epilogue `add`).
 //!
 //! A module run through FuseOps alone still builds and runs: a call of a
 //! primitive function is an ordinary call. `FuseTIR` then turns each
 //! primitive function into one PrimFunc.
 
 use super::annotate_tir_op_pattern::OP_PATTERN;
+use super::lift_transform_params::NUM_INPUT;
 use super::Pass;
-use crate::analysis::graph_partitioner::{GraphPartitioner, DEFAULT_MAX_GROUP_SIZE};
+use crate::analysis::graph_partitioner::{
+    GraphPartitioner, PartitionOptions, DEFAULT_MAX_GROUP_SIZE,
+};
 use crate::analysis::indexed_forward_graph::IndexedForwardGraph;
 use crate::analysis::post_dominator_tree::PostDominatorTree;
 use crate::analysis::vars::free_vars;
@@ -64,20 +76,21 @@ pub const PRIMITIVE: &str = "Primitive";
 /// Operator fusion. See the module docs.
 ///
 /// `FuseOps::default()` groups as TVM's pass does; the build pipeline
-/// turns on [`FuseOps::injective_weights`] (`backend::fuse_ops`).
+/// turns on [`FuseOps::injective_weights`] and
+/// [`FuseOps::injective_producers`] (`backend::fuse_ops`).
 #[derive(Clone, Copy, Debug)]
 pub struct FuseOps {
     /// The largest number of bindings in one group (TVM's
     /// `fuse_opt_level`-independent `kMaxFusedOps`).
     pub max_group_size: usize,
-    injective_weights: bool,
+    options: PartitionOptions,
 }
 
 impl Default for FuseOps {
     fn default() -> Self {
         FuseOps {
             max_group_size: DEFAULT_MAX_GROUP_SIZE,
-            injective_weights: false,
+            options: PartitionOptions::default(),
         }
     }
 }
@@ -90,7 +103,19 @@ impl FuseOps {
     /// pipeline: FuseTIR then inlines the transpose as an index swap and the
     /// weight is read in place.
     pub fn injective_weights(mut self, on: bool) -> Self {
-        self.injective_weights = on;
+        self.options.injective_weights = on;
+        self
+    }
+
+    /// Whether an injective binding joins the group of the binding that
+    /// post-dominates it even when that group holds a matmul, a
+    /// convolution or a reduction (a reshape of an activation read by a
+    /// convolution's epilogue `add`), which TVM's FuseOps refuses (the
+    /// partitioner's rule 6, [`PartitionOptions::injective_producers`]).
+    /// On in the build pipeline: the reshape is then an index change
+    /// inside the convolution's kernel, not a kernel of its own.
+    pub fn injective_producers(mut self, on: bool) -> Self {
+        self.options.injective_producers = on;
         self
     }
 }
@@ -101,8 +126,8 @@ impl Pass for FuseOps {
     }
 
     fn run(&self, module: IRModule) -> Result<IRModule, Error> {
-        Ok(outline_groups(&module, |_, block, taken| {
-            fuse_block(&module, block, self, taken)
+        Ok(outline_groups(&module, |func, block, taken| {
+            fuse_block(&module, func, block, self, taken)
         }))
     }
 }
@@ -177,8 +202,28 @@ pub(super) fn with_call_sites(
     BindingBlock::dataflow(bindings)
 }
 
-/// The pattern kind of a binding's value (see the module docs, point 1).
-fn kind_of(module: &IRModule, value: &Expr) -> OpPatternKind {
+/// The parameters of `func` after its first `num_input` (the packed
+/// weights of `LiftTransformParams`); none without the attribute.
+fn packed_params(func: &Function) -> HashSet<&Var> {
+    match func.attrs.get(NUM_INPUT) {
+        Some(AttrValue::Int(k)) => {
+            let k = usize::try_from(*k).unwrap_or(0);
+            func.params.iter().skip(k).collect()
+        }
+        _ => HashSet::new(),
+    }
+}
+
+/// The pattern kind of a binding's value (see the module docs, point 1);
+/// `packed`: the function's packed-weight parameters, whose fields are
+/// opaque.
+fn kind_of(module: &IRModule, value: &Expr, packed: &HashSet<&Var>) -> OpPatternKind {
+    if let ExprKind::TupleGetItem(tuple, _) = value.kind() {
+        return match tuple.as_var() {
+            Some(v) if packed.contains(v) => OpPatternKind::Opaque,
+            _ => OpPatternKind::Injective,
+        };
+    }
     let Some(call) = value.as_call() else {
         return OpPatternKind::Opaque;
     };
@@ -234,26 +279,28 @@ fn callee_name(value: &Expr) -> Option<String> {
 /// functions.
 fn fuse_block(
     module: &IRModule,
+    func: &Function,
     block: &BindingBlock,
     options: &FuseOps,
     taken: &mut HashSet<String>,
 ) -> (BindingBlock, Vec<(GlobalVar, Function)>) {
     let graph = IndexedForwardGraph::from_block(block);
     let tree = PostDominatorTree::new(&graph);
+    let packed = packed_params(func);
     let kinds: Vec<OpPatternKind> = graph
         .nodes
         .iter()
         .map(|n| match &n.value {
-            Some(v) => kind_of(module, v),
+            Some(v) => kind_of(module, v, &packed),
             None => OpPatternKind::Opaque,
         })
         .collect();
-    let groups = GraphPartitioner::with_injective_weights(
+    let groups = GraphPartitioner::with_options(
         &graph,
         &tree,
         &kinds,
         options.max_group_size,
-        options.injective_weights,
+        options.options,
     )
     .groups();
     // The graph's nodes: the block's free variables first, then one per
@@ -311,7 +358,10 @@ fn fuse_block(
         match existing {
             Some(same) => {
                 taken.remove(gv.name_hint());
-                site[0] = call_site_calling(&site[0], same);
+                // The call follows the fields it passes (`lv = x[0]`).
+                if let Some(call) = site.iter().position(|b| b.value().as_call().is_some()) {
+                    site[call] = call_site_calling(&site[call], same);
+                }
             }
             None => fused.push((gv, func)),
         }
@@ -336,6 +386,28 @@ pub(super) fn make_group(
 ) -> Option<(GlobalVar, Function, Vec<Binding>)> {
     let in_group: HashSet<usize> = group.iter().copied().collect();
     let last = *group.last()?;
+    let bound: HashSet<&Var> = group.iter().map(|&m| &graph.nodes[m].var).collect();
+    // A tuple from outside the group that the members read only through
+    // its fields (`x[0]`) is passed as those fields, as TVM passes a
+    // partially used tuple: each field read is a parameter (`x_0`), and
+    // its `TupleGetItem` binding moves to the call site, before the call.
+    // Tuple -> (index, member) of each field read.
+    let mut field_reads: HashMap<Var, Vec<(usize, usize)>> = HashMap::new();
+    let mut read_whole: HashSet<Var> = HashSet::new();
+    for &m in group {
+        let value = graph.nodes[m].value.as_ref()?;
+        match value.kind() {
+            ExprKind::TupleGetItem(t, i) => match t.as_var() {
+                Some(v) if !bound.contains(v) => {
+                    field_reads.entry(v.clone()).or_default().push((*i, m));
+                }
+                _ => {}
+            },
+            _ => read_whole.extend(free_vars(value)),
+        }
+    }
+    field_reads.retain(|v, _| !read_whole.contains(v));
+    let hoisted: HashSet<usize> = field_reads.values().flatten().map(|&(_, m)| m).collect();
     // Outputs: members visible after the block or read outside the group,
     // only after the call site.
     let mut outputs = Vec::new();
@@ -350,9 +422,13 @@ pub(super) fn make_group(
         if outside.iter().any(|&c| c < last) {
             return None;
         }
-        if node.extern_ref || !outside.is_empty() || m == last {
+        // A field read moved to the call site stays visible there.
+        if !hoisted.contains(&m) && (node.extern_ref || !outside.is_empty() || m == last) {
             outputs.push(m);
         }
+    }
+    if outputs.is_empty() {
+        return None;
     }
     // Parameters: what the members read from outside (and, lifted, the
     // constants they pass), in order of first use as TVM orders them: a
@@ -360,7 +436,6 @@ pub(super) fn make_group(
     // fields), a `TupleGetItem`'s tuple; then any other free variable.
     let mut outside: Vec<Var> = Vec::new();
     let mut sources: Vec<Expr> = Vec::new();
-    let bound: HashSet<&Var> = group.iter().map(|&m| &graph.nodes[m].var).collect();
     for &m in group {
         let value = graph.nodes[m].value.as_ref()?;
         for a in tvm_arguments(value)
@@ -435,7 +510,31 @@ pub(super) fn make_group(
     let mut params: Vec<Var> = Vec::new();
     let mut map: HashMap<Var, Var> = HashMap::new();
     let mut lifted: Vec<(Expr, Var)> = Vec::new();
+    // The call's arguments, and the field reads moved before it.
+    let mut args: Vec<Expr> = Vec::new();
+    let mut field_bindings: Vec<Binding> = Vec::new();
     for s in &sources {
+        if let Some(reads) = s.as_var().and_then(|v| Some((v, field_reads.get(v)?))) {
+            let (tuple, reads) = reads;
+            let mut made: Vec<(usize, Var)> = Vec::new();
+            for &(index, m) in reads {
+                let read = &graph.nodes[m].var;
+                let p = match made.iter().find(|(i, _)| *i == index) {
+                    Some((_, p)) => p.clone(),
+                    None => {
+                        let p = Var::new(format!("{}_{index}", tuple.name_hint()), sinfo_of(read));
+                        made.push((index, p.clone()));
+                        params.push(p.clone());
+                        args.push(read.to_expr());
+                        field_bindings.push(block.bindings[m - first_binding].clone());
+                        p
+                    }
+                };
+                map.insert(read.clone(), p);
+            }
+            continue;
+        }
+        args.push(s.clone());
         let p = match s.as_var() {
             Some(v) => {
                 let p = Var::new(v.name_hint(), sinfo_of(v));
@@ -458,6 +557,9 @@ pub(super) fn make_group(
     let mut body = Vec::with_capacity(group.len());
     let mut names = Vec::new();
     for &m in group {
+        if hoisted.contains(&m) {
+            continue;
+        }
         let binding = &block.bindings[m - first_binding];
         let old = binding.var();
         let new = if outputs.contains(&m) {
@@ -507,7 +609,6 @@ pub(super) fn make_group(
         [one] => one.clone(),
         many => StructInfo::tuple(many.to_vec()),
     };
-    let mut args: Vec<Expr> = sources.clone();
     if !undefined.is_empty() {
         let values: Vec<PrimExpr> = undefined.iter().map(TirVar::to_expr).collect();
         args.push(Expr::shape(values.clone()).with_struct_info(StructInfo::shape(values)));
@@ -528,7 +629,8 @@ pub(super) fn make_group(
             site
         }
     };
-    Some((gv, func, site))
+    field_bindings.extend(site);
+    Some((gv, func, field_bindings))
 }
 
 /// The call-site binding `site` (`v = f(args)`) calling `gv` instead.

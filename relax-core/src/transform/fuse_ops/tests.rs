@@ -465,8 +465,10 @@ fn fuse_ops_matches_tvm_0_27() {
         "test_edge_with_call_dps_packed",
         "test_fuse_parallel_injective",
         "test_fuse_simple",
+        "test_fuse_tuple_get_elemwise",
         "test_inception_like",
         "test_layer_norm_silu",
+        "test_multiple_paths",
         "test_multiple_relax_functions",
         "test_packed_params",
         "test_partially_used_tuple_param",
@@ -477,15 +479,12 @@ fn fuse_ops_matches_tvm_0_27() {
         "test_softmax",
         "test_symbolic_shape_aware_fuse",
         "test_symbolic_shape_aware_fuse_2",
+        "test_tuple_consecutive",
+        "test_tuple_get_root",
+        "test_tuple_intermediate",
         "test_tuple_root",
     ];
-    const DIFFERENT: &[(&str, &str)] = &[
-        ("test_fuse_tuple_get_elemwise", "at function fused_sigmoid_tanh_exp_multiply_add: lhs is a Relax function, rhs is absent"),
-        ("test_multiple_paths", "at function fused_conv2d_reshape_add_reshape1_add2: lhs is a Relax function, rhs is absent"),
-        ("test_tuple_consecutive", "at function fused_concatenate_add1_concatenate_add1_concatenate_add1_concatenate1: lhs is a Relax function, rhs is absent"),
-        ("test_tuple_get_root", "at function fused_split: lhs is absent, rhs is a Relax function"),
-        ("test_tuple_intermediate", "at function fused_concatenate_squeeze2_add1: lhs is a Relax function, rhs is absent"),
-    ];
+    const DIFFERENT: &[(&str, &str)] = &[];
     crate::transform::test_util::assert_tvm_cases("fuse_ops", &FuseOps::default(), SAME, DIFFERENT);
 }
 
@@ -541,5 +540,157 @@ fn a_data_operand_transpose_stays_out_of_the_product() {
         &FuseOps::default().injective_weights(true),
         &before,
         &expected,
+    );
+}
+
+/// A `split` (a `call_tir` of several outputs, bound to a tuple) joins the
+/// group of the elementwise ops that read its fields, `TupleGetItem`s and
+/// all, as TVM's `fused_split_sigmoid_tanh_exp_multiply_add`: a field read
+/// is injective, so the split fuses into the `add` where its paths meet,
+/// and the tuple never leaves the group. FuseTIR (TVM's, and the build's)
+/// makes the group one PrimFunc, whose numbers are the unfused module's.
+#[test]
+fn a_split_fuses_with_the_elementwise_ops_reading_its_fields() {
+    use crate::backend::{build, Target};
+    use crate::transform::FuseTIR;
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let text = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 12), dtype="float32"), y: R.Tensor((2, 12), dtype="float32")) -> R.Tensor((1, 4), dtype="float32"):
+        with R.dataflow():
+            s = R.multiply(x, y)
+            m = R.sum(s, axis=[0], keepdims=True)
+            parts = R.split(m, indices_or_sections=3, axis=1)
+            p0 = parts[0]
+            a = R.sigmoid(p0)
+            p1 = parts[1]
+            b = R.tanh(p1)
+            p2 = parts[2]
+            c = R.exp(p2)
+            d = R.subtract(b, c)
+            gv = R.add(a, d)
+            R.output(gv)
+        return gv
+"#;
+    let m = module(text);
+    let legal = AnnotateTIROpPattern
+        .run(LegalizeOps::default().run(m.clone()).unwrap())
+        .unwrap();
+    let fused = FuseOps::default().run(legal).unwrap();
+    crate::analysis::well_formed(&fused).unwrap_or_else(|e| panic!("{e:?}\n{fused}"));
+    let primitive: Vec<(&str, &Function)> = fused
+        .functions()
+        .filter_map(|(gv, f)| {
+            let f = f.as_relax()?;
+            f.attrs.get(PRIMITIVE).map(|_| (gv.name_hint(), f))
+        })
+        .collect();
+    let names: Vec<&str> = primitive.iter().map(|(n, _)| *n).collect();
+    // The product and its reduction are a group of their own; the split
+    // starts the other, with the three field reads.
+    assert_eq!(
+        names,
+        [
+            "fused_multiply_sum",
+            "fused_split_tir_sigmoid_tir_tanh_tir_exp_subtract_add"
+        ],
+        "{fused}"
+    );
+    let group = primitive[1].1;
+    let bindings = &group.body.as_seq().unwrap().blocks[0].bindings;
+    assert_eq!(bindings.len(), 9, "{fused}");
+    let reads = bindings
+        .iter()
+        .filter(|b| matches!(b.value().kind(), ExprKind::TupleGetItem(..)))
+        .count();
+    assert_eq!(reads, 3, "{fused}");
+    // main calls the two groups and nothing else.
+    let main = fused.get_relax("main").unwrap();
+    assert_eq!(
+        main.body.as_seq().unwrap().blocks[0].bindings.len(),
+        2,
+        "{fused}"
+    );
+    let run = |m: &IRModule| {
+        let args = vec![
+            Value::Tensor(
+                Tensor::from_vec(&[2, 12], (0..24).map(|i| (i as f32 * 0.3).sin()).collect())
+                    .unwrap(),
+            ),
+            Value::Tensor(
+                Tensor::from_vec(&[2, 12], (0..24).map(|i| (i as f32 * 0.7).cos()).collect())
+                    .unwrap(),
+            ),
+        ];
+        let exec = build(m, &Target::tir_interpreter()).unwrap_or_else(|e| panic!("{e}\n{m}"));
+        VirtualMachine::new(&exec).call("main", &args).unwrap()
+    };
+    let want = run(&m);
+    for fuse_tir in [FuseTIR::default(), crate::backend::fuse_tir()] {
+        let tir = fuse_tir.run(fused.clone()).unwrap();
+        crate::analysis::well_formed(&tir).unwrap_or_else(|e| panic!("{e:?}\n{tir}"));
+        assert!(
+            tir.functions().all(|(_, f)| f
+                .as_relax()
+                .is_none_or(|f| f.attrs.get(PRIMITIVE).is_none())),
+            "a group FuseTIR did not fuse:\n{tir}"
+        );
+        assert!(
+            tir.get("fused_split_tir_sigmoid_tir_tanh_tir_exp_subtract_add")
+                .is_some_and(|f| f.as_prim().is_some()),
+            "{tir}"
+        );
+        let got = run(&tir);
+        let (w, g) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
+        assert!(w.allclose(g, 1e-5, 1e-6), "{w} vs {g}\n{tir}");
+    }
+}
+
+/// TVM's FuseOps keeps an injective op (a reshape) out of a group holding
+/// a matmul, even when the op it feeds is the matmul's elementwise
+/// epilogue; the build's `injective_producers` puts it in.
+#[test]
+fn a_reshape_read_by_an_epilogue_joins_it_only_with_injective_producers() {
+    let before = with_kernels(
+        r#"
+    @T.prim_func(private=True)
+    def reshape(A: T.Buffer((8,), "float32"), B: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 2})
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def add2(A: T.Buffer((2, 4), "float32"), B: T.Buffer((2, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+        T.func_attr({"op_pattern": 0})
+        T.evaluate(0)
+
+    @R.function
+    def main(x: R.Tensor((2, 8), dtype="float32"), w: R.Tensor((8, 4), dtype="float32"), v: R.Tensor((8,), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            mm = R.call_tir(cls.matmul, (x, w), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            rs = R.call_tir(cls.reshape, (v,), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            gv = R.call_tir(cls.add2, (mm, rs), out_sinfo=R.Tensor((2, 4), dtype="float32"))
+            R.output(gv)
+        return gv
+"#,
+    );
+    let names = |pass: &FuseOps| {
+        let after = pass.run(module(&before)).unwrap();
+        crate::analysis::well_formed(&after).unwrap_or_else(|e| panic!("{e:?}\n{after}"));
+        after
+            .functions()
+            .filter(|(_, f)| {
+                f.as_relax()
+                    .is_some_and(|f| f.attrs.get(PRIMITIVE).is_some())
+            })
+            .map(|(gv, _)| gv.name_hint().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&FuseOps::default()), ["fused_matmul_add2"]);
+    assert_eq!(
+        names(&FuseOps::default().injective_producers(true)),
+        ["fused_matmul_reshape_add2"]
     );
 }
