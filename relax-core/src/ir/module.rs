@@ -1,7 +1,9 @@
 //! `IRModule`: global functions by name.
 //!
-//! 1. Each [`GlobalVar`] (a unique name) maps to a Relax [`Function`] or a
-//!    loop-level [`PrimFunc`].
+//! 1. Each [`GlobalVar`] (a unique name) maps to a Relax [`Function`], a
+//!    loop-level [`PrimFunc`], or an external function by its symbol
+//!    (TVM's `ExternFunc` bound as a global, `f = R.ExternFunc("f")` in the
+//!    class: a call of it is a call of the host function of that name).
 //! 2. Functions are kept sorted by name, the order TVM prints them in.
 //! 3. Immutable in use: passes build a new module (`with_function`), and
 //!    cloning shares every function.
@@ -27,6 +29,9 @@ pub enum BaseFunc {
     Relax(Function),
     /// A loop-level function.
     Prim(PrimFunc),
+    /// An external function, by its symbol (TVM's `ExternFunc` as a
+    /// module-level function).
+    Extern(String),
 }
 
 impl BaseFunc {
@@ -35,20 +40,24 @@ impl BaseFunc {
         match self {
             BaseFunc::Relax(f) => f.struct_info(),
             BaseFunc::Prim(f) => f.struct_info(),
+            BaseFunc::Extern(symbol) => Expr::extern_func(symbol.clone())
+                .struct_info()
+                .cloned()
+                .unwrap_or_else(StructInfo::object),
         }
     }
     /// The Relax function, if this is one.
     pub fn as_relax(&self) -> Option<&Function> {
         match self {
             BaseFunc::Relax(f) => Some(f),
-            BaseFunc::Prim(_) => None,
+            BaseFunc::Prim(_) | BaseFunc::Extern(_) => None,
         }
     }
     /// The PrimFunc, if this is one.
     pub fn as_prim(&self) -> Option<&PrimFunc> {
         match self {
             BaseFunc::Prim(f) => Some(f),
-            BaseFunc::Relax(_) => None,
+            BaseFunc::Relax(_) | BaseFunc::Extern(_) => None,
         }
     }
 }
@@ -143,5 +152,59 @@ impl IRModule {
             Some(f) => e.with_struct_info(f.struct_info()),
             None => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::{DeadCodeElimination, Pass};
+
+    /// `f = R.ExternFunc("symbol")` in the class: parsed and printed back,
+    /// kept by dead-code elimination even when nothing calls it (as TVM
+    /// keeps external functions), and a call of the global is a call of
+    /// the host function of that symbol.
+    #[test]
+    fn an_extern_function_is_a_module_function() {
+        let text = r#"
+@I.ir_module
+class Module:
+    double = R.ExternFunc("test.module.double")
+    unused = R.ExternFunc("test.module.unused")
+
+    @R.function(pure=False)
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Object:
+        cls = Module
+        y: R.Object = cls.double(x)
+        return y
+"#;
+        let m: IRModule = text.parse().unwrap();
+        assert_eq!(
+            m.get("double"),
+            Some(&BaseFunc::Extern("test.module.double".into()))
+        );
+        let printed = m.to_string();
+        assert!(
+            printed.contains(r#"    double = R.ExternFunc("test.module.double")"#),
+            "{printed}"
+        );
+        let again: IRModule = printed.parse().unwrap();
+        crate::ir::structural_equal_report(&m, &again).unwrap();
+        let kept = DeadCodeElimination::default().run(m.clone()).unwrap();
+        assert!(kept.get("unused").is_some(), "{kept}");
+
+        use relax_runtime::{Tensor, Value, VirtualMachine};
+        relax_runtime::packed::register_packed("test.module.double", |args| {
+            let t = args[0].as_tensor().ok_or("a tensor")?;
+            let v: Vec<f32> = t.to_vec().map_err(|e| e.to_string())?;
+            let doubled = v.iter().map(|x| x * 2.0).collect();
+            Ok(Value::Tensor(
+                Tensor::from_vec(&[2], doubled).map_err(|e| e.to_string())?,
+            ))
+        });
+        let exec = crate::backend::build(&m, &crate::backend::Target::tir_interpreter()).unwrap();
+        let x = Value::Tensor(Tensor::from_vec(&[2], vec![1.0f32, 3.0]).unwrap());
+        let y = VirtualMachine::new(&exec).call("main", &[x]).unwrap();
+        assert_eq!(y.as_tensor().unwrap().to_vec::<f32>().unwrap(), [2.0, 6.0]);
     }
 }

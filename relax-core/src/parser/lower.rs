@@ -364,6 +364,7 @@ impl<'s> Lowerer<'s> {
         enum Pending<'a> {
             Relax(&'a FuncDef, Option<RelaxSig>),
             Prim(Option<PrimFunc>),
+            Extern(String),
         }
         let mut pending: Vec<(String, Pending)> = Vec::new();
         let mut first_def: HashMap<String, Span> = HashMap::new();
@@ -377,11 +378,43 @@ impl<'s> Lowerer<'s> {
                 StmtKind::FuncDef(f) => f,
                 StmtKind::Pass | StmtKind::Import => continue,
                 StmtKind::Expr(e) if matches!(e.kind, SK::Str(_)) => continue,
+                // `f = R.ExternFunc("symbol")`: an external function.
+                StmtKind::Assign { targets, value, .. }
+                    if targets.len() == 1
+                        && matches!(value.as_call(), Some((p, _, _)) if p == "R.ExternFunc") =>
+                {
+                    let name = &targets[0];
+                    let symbol = match value.as_call() {
+                        Some((_, [arg], [])) => match &arg.kind {
+                            SK::Str(s) => Some(s.clone()),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(symbol) = symbol else {
+                        self.error(
+                            "syntax-error",
+                            value.span,
+                            "expected `R.ExternFunc(\"symbol\")` with one string",
+                        );
+                        continue;
+                    };
+                    if first_def.insert(name.name.clone(), name.span).is_some() {
+                        self.error(
+                            "duplicate-function",
+                            name.span,
+                            format!("duplicate function `{}` in the module", name.name),
+                        );
+                        continue;
+                    }
+                    pending.push((name.name.clone(), Pending::Extern(symbol)));
+                    continue;
+                }
                 _ => {
                     self.error(
                         "syntax-error",
                         s.span,
-                        "expected a `@R.function` or `@T.prim_func` definition in the module class, found another statement",
+                        "expected a `@R.function` or `@T.prim_func` definition, or `f = R.ExternFunc(\"f\")`, in the module class, found another statement",
                     );
                     continue;
                 }
@@ -433,6 +466,10 @@ impl<'s> Lowerer<'s> {
                     (f.struct_info(), Some(f.into()))
                 }
                 Pending::Prim(Some(pf)) => (pf.struct_info(), Some(pf.clone().into())),
+                Pending::Extern(symbol) => {
+                    let f = BaseFunc::Extern(symbol.clone());
+                    (f.struct_info(), Some(f))
+                }
                 _ => (StructInfo::object(), None),
             };
             if let Some(b) = base {
@@ -459,7 +496,7 @@ impl<'s> Lowerer<'s> {
                     stmt_refs(&def.body, class.name.name.as_str(), &mut r);
                     r
                 }
-                Pending::Prim(_) => HashSet::new(),
+                Pending::Prim(_) | Pending::Extern(_) => HashSet::new(),
             })
             .collect();
         let order = callees_first(&names, &refs);
@@ -472,6 +509,7 @@ impl<'s> Lowerer<'s> {
             let gv = GlobalVar::new(&name);
             match p {
                 Pending::Prim(Some(pf)) => funcs.push((gv, pf.into())),
+                Pending::Extern(symbol) => funcs.push((gv, BaseFunc::Extern(symbol))),
                 Pending::Relax(def, Some(sig)) => {
                     self.escaped.clear();
                     self.analyzer = Analyzer::new();

@@ -128,6 +128,11 @@ fn module_body(m: &IRModule, consts: Constants) -> (String, Constants) {
         match func {
             BaseFunc::Relax(f) => p.function(gv.name_hint(), f, true),
             BaseFunc::Prim(f) => p.prim_func(gv.name_hint(), f),
+            BaseFunc::Extern(symbol) => p.line(&format!(
+                "{} = R.ExternFunc({})",
+                gv.name_hint(),
+                prim::quote(symbol)
+            )),
         }
     }
     if m.is_empty() && m.attrs().is_empty() {

@@ -63,7 +63,7 @@ impl Pass for CanonicalizeBindings {
             .functions()
             .filter_map(|(gv, f)| match f {
                 BaseFunc::Relax(func) => Some((gv.clone(), func.clone())),
-                BaseFunc::Prim(_) => None,
+                BaseFunc::Prim(_) | BaseFunc::Extern(_) => None,
             })
             .collect();
         let mut rebound = Vec::new();

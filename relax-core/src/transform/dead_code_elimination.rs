@@ -70,11 +70,13 @@ impl DeadCodeElimination {
     }
 }
 
-/// Whether a module-level function has external linkage.
+/// Whether a module-level function has external linkage (an external
+/// function always has, as in TVM).
 fn is_public(f: &BaseFunc) -> bool {
     let attrs = match f {
         BaseFunc::Relax(f) => &f.attrs,
         BaseFunc::Prim(f) => &f.attrs,
+        BaseFunc::Extern(_) => return true,
     };
     attrs.get(attr::GLOBAL_SYMBOL).is_some()
 }

@@ -351,7 +351,7 @@ fn fuse_block(
             .map(|(g, f): &(GlobalVar, Function)| (g.clone(), f))
             .chain(module.functions().filter_map(|(g, f)| match f {
                 BaseFunc::Relax(f) => Some((g.clone(), f)),
-                BaseFunc::Prim(_) => None,
+                BaseFunc::Prim(_) | BaseFunc::Extern(_) => None,
             }))
             .find(|(_, f)| crate::ir::structural_equal(*f, &func))
             .map(|(g, _)| g);

@@ -36,7 +36,7 @@ mod call_tir;
 use super::shape::{is_trivial, ShapeHeap};
 use crate::analysis::vars::free_vars;
 use crate::ir::{
-    AttrValue, Binding, BindingBlock, Call, Expr, ExprKind, Function, IRModule, PrimExpr,
+    AttrValue, BaseFunc, Binding, BindingBlock, Call, Expr, ExprKind, Function, IRModule, PrimExpr,
     PrimExprKind, StructInfo, Var, VarMap, VarSet,
 };
 use relax_runtime::executable::{
@@ -406,10 +406,15 @@ impl FunctionCompiler<'_> {
     fn call(&mut self, c: &Call) -> Result<Arg, Error> {
         match c.op.kind() {
             ExprKind::Op(op) => self.op_call(op.name(), c),
+            // A global bound to an external function calls the host
+            // function of its symbol.
             ExprKind::GlobalVar(gv) => {
-                let i = self.function_index(gv.name_hint())?;
+                let callee = match self.module.get(gv.name_hint()) {
+                    Some(BaseFunc::Extern(symbol)) => Callee::Packed(self.packed_index(symbol)?),
+                    _ => Callee::Function(self.function_index(gv.name_hint())?),
+                };
                 let args = self.args(&c.args)?;
-                Ok(self.emit_call(Callee::Function(i), args))
+                Ok(self.emit_call(callee, args))
             }
             ExprKind::ExternFunc(name) => {
                 let i = self.packed_index(name)?;

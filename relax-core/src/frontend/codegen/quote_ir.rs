@@ -78,6 +78,10 @@ pub fn quote_module(module: &IRModule) -> TokenStream {
                 let f = q.prim_func(f);
                 quote!(::relax::ir::BaseFunc::Prim(#f))
             }
+            BaseFunc::Extern(symbol) => {
+                let symbol = Literal::string(symbol);
+                quote!(::relax::ir::BaseFunc::Extern(#symbol.to_string()))
+            }
         };
         let stmts = q.statements();
         let item = format_ident!("__relax_function_{i}");

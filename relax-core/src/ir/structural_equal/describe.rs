@@ -87,11 +87,12 @@ pub(super) fn purity(pure: bool) -> &'static str {
     }
 }
 
-/// A Relax function or a PrimFunc.
-pub(super) fn base_func(f: &BaseFunc) -> &'static str {
+/// A Relax function, a PrimFunc or an external function.
+pub(super) fn base_func(f: &BaseFunc) -> String {
     match f {
-        BaseFunc::Relax(_) => "a Relax function",
-        BaseFunc::Prim(_) => "a PrimFunc",
+        BaseFunc::Relax(_) => "a Relax function".into(),
+        BaseFunc::Prim(_) => "a PrimFunc".into(),
+        BaseFunc::Extern(symbol) => format!("the external function {symbol:?}"),
     }
 }
 

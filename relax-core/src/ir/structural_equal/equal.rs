@@ -263,6 +263,7 @@ impl Comparer {
         match (a, b) {
             (BaseFunc::Relax(fa), BaseFunc::Relax(fb)) => self.function(fa, fb),
             (BaseFunc::Prim(fa), BaseFunc::Prim(fb)) => self.prim_func(fa, fb),
+            (BaseFunc::Extern(a), BaseFunc::Extern(b)) if a == b => Ok(()),
             _ => self.fail(describe::base_func(a), describe::base_func(b)),
         }
     }

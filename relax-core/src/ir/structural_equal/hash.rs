@@ -49,6 +49,7 @@ enum Tag {
     Slice,
     Stmt,
     BufferUse,
+    Extern,
 }
 
 /// The state of one structural hash (see the module docs of
@@ -153,6 +154,10 @@ impl HashWalker {
             BaseFunc::Prim(f) => {
                 self.tag(Tag::Prim);
                 self.prim_func(f)
+            }
+            BaseFunc::Extern(symbol) => {
+                self.tag(Tag::Extern);
+                self.put(symbol.as_str())
             }
         }
     }

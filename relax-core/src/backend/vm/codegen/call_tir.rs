@@ -97,6 +97,12 @@ impl FunctionCompiler<'_> {
                     self.name
                 )))
             }
+            Some(BaseFunc::Extern(symbol)) => {
+                return Err(error(format!(
+                    "call_tir in `{}`: `{callee}` is the external function {symbol:?}, not a PrimFunc (call it with `R.call_dps_packed`)",
+                    self.name
+                )))
+            }
             None => {
                 return Err(error(format!(
                     "call_tir in `{}`: the module has no function `{callee}`",

@@ -14,7 +14,7 @@ fn prim(params: &str, body: &str) -> PrimFunc {
     let (_, f) = m.functions().next().unwrap();
     match f {
         BaseFunc::Prim(p) => p.clone(),
-        BaseFunc::Relax(_) => panic!("not a prim_func"),
+        BaseFunc::Relax(_) | BaseFunc::Extern(_) => panic!("not a prim_func"),
     }
 }
 
