@@ -55,7 +55,7 @@ use super::args::{
     view,
 };
 use super::dispatch::{
-    dispatch, unsupported, with_any, with_float, with_num, Float, Num, Scalar, Wide,
+    dispatch, unsupported, with_any, with_float, with_int, with_num, Float, Num, Scalar, Wide,
 };
 use super::{Kernel, KernelAttrs};
 use crate::data_type::DataType;
@@ -207,7 +207,7 @@ macro_rules! binary_kernels {
     ($($f:ident => $name:literal, $via:ident($kind:expr);)*) => {$(
         #[doc = concat!("`", $name, "`.")]
         fn $f(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-            $via($kind, args)
+            with_scalars(args, |args| $via($kind, args))
         }
     )*};
 }
@@ -242,6 +242,64 @@ fn round_to<T: Scalar>(v: f64) -> f64 {
         Wide::Float(f) => f,
         Wide::Int(i) => i as f64,
     }
+}
+
+/// A binary kernel over operands of which either or both may be prim
+/// values (`Value::Int`, `Value::Float`, `Value::Bool`, TVM's `R.Prim`
+/// operands). A prim value next to a tensor is a 0-d tensor of the
+/// tensor's dtype (converted as a C cast); two prim values are computed as
+/// 0-d tensors of the first one's kind (`int64`, `float64` or `bool`) and
+/// the result is a prim value again.
+fn with_scalars(
+    args: &[Value],
+    f: impl FnOnce(&[Value]) -> Result<Value, String>,
+) -> Result<Value, String> {
+    let is_prim = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+    if !args.iter().any(is_prim) {
+        return f(args);
+    }
+    check_arity(args, 2)?;
+    let dtype = match args.iter().find_map(Value::as_tensor) {
+        Some(t) => t.dtype(),
+        None => match &args[0] {
+            Value::Float(_) => DataType::f64(),
+            Value::Bool(_) => DataType::bool(),
+            _ => DataType::i64(),
+        },
+    };
+    let both = args.iter().all(is_prim);
+    let operands = args
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) => prim_tensor(Wide::Int(i128::from(*i)), dtype).map(Value::Tensor),
+            Value::Float(x) => prim_tensor(Wide::Float(*x), dtype).map(Value::Tensor),
+            Value::Bool(b) => prim_tensor(Wide::Int(i128::from(*b)), dtype).map(Value::Tensor),
+            v => Ok(v.clone()),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = f(&operands)?;
+    if !both {
+        return Ok(out);
+    }
+    let Value::Tensor(t) = &out else {
+        return Ok(out);
+    };
+    if t.dtype().is_bool() || t.dtype().is_float() {
+        let v = t.to_f64_vec().first().copied().unwrap_or(0.0);
+        return Ok(match t.dtype().is_bool() {
+            true => Value::Bool(v != 0.0),
+            false => Value::Float(v),
+        });
+    }
+    with_int!(t.dtype(), T => {
+        let first = view::<T>(t)?.iter().next().map_or(0, |&e| int_of(e));
+        Ok(Value::Int(first as i64))
+    })
+}
+
+/// A 0-d tensor of `dtype` holding `v` (converted as a C cast).
+fn prim_tensor(v: Wide, dtype: DataType) -> Result<Tensor, String> {
+    with_any!(dtype, T => Ok(Tensor::scalar(T::from_wide(v))))
 }
 
 /// An integer binary op computed on `i128`s (the operands exactly, the
@@ -352,57 +410,61 @@ fn shift(left: bool, a: i128, b: i128, bits: u32) -> i128 {
 
 /// `floor_divide`.
 fn floor_divide(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_div_mod(DivMod::FloorDiv, args)
+    with_scalars(args, |args| binary_div_mod(DivMod::FloorDiv, args))
 }
 
 /// `floor_mod`.
 fn floor_mod(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_div_mod(DivMod::FloorMod, args)
+    with_scalars(args, |args| binary_div_mod(DivMod::FloorMod, args))
 }
 
 /// `mod` (C's `fmod`).
 fn mod_(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_div_mod(DivMod::Mod, args)
+    with_scalars(args, |args| binary_div_mod(DivMod::Mod, args))
 }
 
 /// `logical_and`.
 fn logical_and(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_bool(args, |p, q| p && q)
+    with_scalars(args, |args| binary_bool(args, |p, q| p && q))
 }
 
 /// `logical_or`.
 fn logical_or(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_bool(args, |p, q| p || q)
+    with_scalars(args, |args| binary_bool(args, |p, q| p || q))
 }
 
 /// `logical_xor`.
 fn logical_xor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_bool(args, |p, q| p != q)
+    with_scalars(args, |args| binary_bool(args, |p, q| p != q))
 }
 
 /// `bitwise_and`.
 fn bitwise_and(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_int(args, true, |p, q, _| Ok(p & q))
+    with_scalars(args, |args| binary_int(args, true, |p, q, _| Ok(p & q)))
 }
 
 /// `bitwise_or`.
 fn bitwise_or(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_int(args, true, |p, q, _| Ok(p | q))
+    with_scalars(args, |args| binary_int(args, true, |p, q, _| Ok(p | q)))
 }
 
 /// `bitwise_xor`.
 fn bitwise_xor(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_int(args, true, |p, q, _| Ok(p ^ q))
+    with_scalars(args, |args| binary_int(args, true, |p, q, _| Ok(p ^ q)))
 }
 
 /// `left_shift`.
 fn left_shift(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_int(args, false, |p, q, bits| Ok(shift(true, p, q, bits)))
+    with_scalars(args, |args| {
+        binary_int(args, false, |p, q, bits| Ok(shift(true, p, q, bits)))
+    })
 }
 
 /// `right_shift` (arithmetic on signed types).
 fn right_shift(args: &[Value], _: &KernelAttrs) -> Result<Value, String> {
-    binary_int(args, false, |p, q, bits| Ok(shift(false, p, q, bits)))
+    with_scalars(args, |args| {
+        binary_int(args, false, |p, q, bits| Ok(shift(false, p, q, bits)))
+    })
 }
 
 /// The single tensor argument of a unary op.
@@ -865,6 +927,70 @@ mod tests {
         )
         .unwrap();
         assert_tensor::<bool>(&out, &[2, 0], &[]);
+    }
+
+    #[test]
+    fn prim_value_operands_are_scalars() {
+        // A prim value next to a tensor is a 0-d tensor of its dtype.
+        let a = tv(&[2, 2], vec![1.0f32, 2.0, 3.0, 4.0]);
+        assert_tensor(
+            &run("relax.multiply", &[a.clone(), Value::Float(0.5)], &[]).unwrap(),
+            &[2, 2],
+            &[0.5f32, 1.0, 1.5, 2.0],
+        );
+        assert_tensor(
+            &run("relax.subtract", &[Value::Float(10.0), a.clone()], &[]).unwrap(),
+            &[2, 2],
+            &[9.0f32, 8.0, 7.0, 6.0],
+        );
+        assert_tensor(
+            &run("relax.less", &[a, Value::Float(2.5)], &[]).unwrap(),
+            &[2, 2],
+            &[true, true, false, false],
+        );
+        let i = tv(&[3], vec![7i32, -7, 8]);
+        assert_tensor(
+            &run("relax.floor_divide", &[i.clone(), Value::Int(2)], &[]).unwrap(),
+            &[3],
+            &[3i32, -4, 4],
+        );
+        assert_tensor(
+            &run("relax.right_shift", &[i, Value::Int(1)], &[]).unwrap(),
+            &[3],
+            &[3i32, -4, 4],
+        );
+        let b = tv(&[2], vec![true, false]);
+        assert_tensor(
+            &run("relax.logical_and", &[b, Value::Bool(true)], &[]).unwrap(),
+            &[2],
+            &[true, false],
+        );
+        // Two prim values give a prim value.
+        assert_eq!(
+            run("relax.add", &[Value::Int(2), Value::Int(3)], &[]),
+            Ok(Value::Int(5))
+        );
+        assert_eq!(
+            run(
+                "relax.multiply",
+                &[Value::Float(1.5), Value::Float(2.0)],
+                &[]
+            ),
+            Ok(Value::Float(3.0))
+        );
+        assert_eq!(
+            run("relax.greater", &[Value::Int(2), Value::Int(3)], &[]),
+            Ok(Value::Bool(false))
+        );
+        assert_eq!(
+            run(
+                "relax.logical_xor",
+                &[Value::Bool(true), Value::Bool(false)],
+                &[]
+            ),
+            Ok(Value::Bool(true))
+        );
+        assert!(run("relax.floor_mod", &[Value::Int(1), Value::Int(0)], &[]).is_err());
     }
 
     #[test]
