@@ -9,13 +9,20 @@
 //! | `bitwise_and`, `bitwise_or`, `bitwise_xor` | integer or `bool` | the operands' |
 //! | `left_shift`, `right_shift` | integer | the operands' |
 //!
+//! An operand may be a `R.Prim` (a PrimValue: a parameter `s: R.Prim("float32")`
+//! or `T.float32`, `R.prim_value(…)`), TVM's scalar operand: it broadcasts
+//! as a 0-d tensor of its dtype, so `R.multiply(A, s)` with `A` a
+//! `R.Tensor((m, 16), "float32")` is a `R.Tensor((m, 16), "float32")`,
+//! and two `R.Prim`s give a `R.Prim` of the result dtype (without a value,
+//! as TVM's). Its dtype follows the rules above as a tensor's does.
+//!
 //! `floor_divide` and `floor_mod` round the quotient toward negative
 //! infinity (Python's `//` and `%`: the remainder has the divisor's sign);
 //! `mod` is C's `fmod` (truncated quotient: the remainder has the
 //! dividend's sign).
 
-use super::infer::binary_broadcast;
-use super::unary::{check_dtype, is_integer};
+use super::infer::{arg_name, binary_broadcast, error, tensor_or_prim_arg};
+use super::unary::is_integer;
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
 use crate::ir::{Call, StructInfo};
@@ -36,8 +43,17 @@ fn check_both(
     code: &'static str,
     what: &str,
 ) -> Result<(), Diagnostic> {
-    check_dtype(call, 0, ok, code, what)?;
-    check_dtype(call, 1, ok, code, what)
+    for i in 0..2 {
+        let dtype = tensor_or_prim_arg(call, i)?.dtype;
+        if !dtype.is_void() && !ok(dtype) {
+            return Err(error(
+                call,
+                code,
+                format!("{} must have {what}, found {dtype}", arg_name(call, i)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn infer_logical(call: &Call, ana: &Analyzer) -> Result<StructInfo, Diagnostic> {
@@ -196,7 +212,7 @@ mod tests {
             "relax.add",
             &[t(&[d(3)], F32), shape(&[d(3)])],
             &[],
-            "add: x2 must be a tensor, found R.Shape([3])",
+            "add: x2 must be a tensor or a R.Prim, found R.Shape([3])",
         );
         assert_fails(
             "relax.add",
@@ -271,6 +287,71 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn prim_operands_are_scalars() {
+        use crate::ir::{PrimExpr, StructInfo};
+        let p = |dtype| arg(StructInfo::prim(dtype));
+        let m = sym("m");
+        assert_infers(
+            "relax.multiply",
+            &[t(&[m.clone(), d(16)], F32), p(F32)],
+            &[],
+            "R.Tensor((m, 16), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.subtract",
+            &[p(F32), t(&[d(3)], F32)],
+            &[],
+            "R.Tensor((3,), dtype=\"float32\")",
+        );
+        assert_infers(
+            "relax.less",
+            &[tn(2, F32), p(F32)],
+            &[],
+            "R.Tensor(dtype=\"bool\", ndim=2)",
+        );
+        assert_infers(
+            "relax.add",
+            &[t(&[], I64), p(I64)],
+            &[],
+            "R.Tensor((), dtype=\"int64\")",
+        );
+        // Two Prims give a Prim, also when their values are known.
+        assert_infers("relax.add", &[p(F32), p(F32)], &[], "R.Prim(\"float32\")");
+        let n = arg(StructInfo::prim_value(PrimExpr::int(4)));
+        assert_infers(
+            "relax.multiply",
+            &[n.clone(), p(I64)],
+            &[],
+            "R.Prim(\"int64\")",
+        );
+        assert_infers("relax.greater_equal", &[n, p(I64)], &[], "R.Prim(\"bool\")");
+        assert_infers(
+            "relax.logical_or",
+            &[p(BOOL), t(&[d(2)], BOOL)],
+            &[],
+            "R.Tensor((2,), dtype=\"bool\")",
+        );
+        assert_fails(
+            "relax.multiply",
+            &[t(&[d(3)], F32), p(I64)],
+            &[],
+            "multiply: dtypes differ: x1 is float32, x2 is int64",
+        );
+        assert_fails(
+            "relax.left_shift",
+            &[t(&[d(3)], I32), p(F32)],
+            &[],
+            "left_shift: x2 must have an integer dtype, found float32",
+        );
+        assert_fails(
+            "relax.add",
+            &[t(&[d(3)], F32), arg(StructInfo::object())],
+            &[],
+            "add: x2 must be a tensor or a R.Prim, found R.Object",
+        );
     }
 
     #[test]

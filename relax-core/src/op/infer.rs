@@ -77,6 +77,34 @@ pub fn tensor_arg(call: &Call, i: usize) -> Result<&TensorStructInfo, Diagnostic
     })
 }
 
+/// Whether argument `i` is a `R.Prim` (a PrimValue).
+pub fn is_prim_arg(call: &Call, i: usize) -> bool {
+    arg_sinfo(call, i).is_ok_and(|s| s.as_prim().is_some())
+}
+
+/// Argument `i` as a tensor, a `R.Prim` counting as a 0-d tensor of its
+/// dtype (the binary ops' scalar operands); an error naming what it is
+/// otherwise.
+pub fn tensor_or_prim_arg(call: &Call, i: usize) -> Result<TensorStructInfo, Diagnostic> {
+    let s = arg_sinfo(call, i)?;
+    if let Some(t) = s.as_tensor() {
+        return Ok(t.clone());
+    }
+    if let Some(p) = s.as_prim() {
+        if let Some(t) = StructInfo::tensor(vec![], p.dtype).as_tensor() {
+            return Ok(t.clone());
+        }
+    }
+    Err(error(
+        call,
+        "op-arg-not-tensor",
+        format!(
+            "{} must be a tensor or a R.Prim, found {s}",
+            arg_name(call, i)
+        ),
+    ))
+}
+
 /// A tensor StructInfo from optional dims: known dims give a shape, else
 /// `ndim` (possibly unknown) is kept.
 pub fn tensor(
@@ -169,14 +197,23 @@ pub fn broadcast(
 
 /// The result StructInfo of a broadcasting binary op on arguments 0 and 1;
 /// `out_dtype` overrides the unified dtype (comparisons give `bool`).
+/// A `R.Prim` operand (a PrimValue) is a scalar of its dtype: a 0-d tensor
+/// for broadcasting, and two of them give a `R.Prim` of the result dtype
+/// (no value, as TVM's). TVM broadcasts a `R.Prim` as a shape `(1,)`, which
+/// differs from this only next to a 0-d tensor (TVM infers `(1,)` where its
+/// legalization computes `()`).
 pub fn binary_broadcast(
     call: &Call,
     ana: &Analyzer,
     out_dtype: Option<DataType>,
 ) -> Result<StructInfo, Diagnostic> {
-    let (x, y) = (tensor_arg(call, 0)?, tensor_arg(call, 1)?);
+    let (x, y) = (tensor_or_prim_arg(call, 0)?, tensor_or_prim_arg(call, 1)?);
     let dtype = unify_dtype(call, 0, x.dtype, 1, y.dtype)?;
     let dtype = out_dtype.unwrap_or(dtype);
+    if is_prim_arg(call, 0) && is_prim_arg(call, 1) {
+        return Ok(StructInfo::prim(dtype));
+    }
+    let (x, y) = (&x, &y);
     let ndim = if x.is_unknown_ndim() || y.is_unknown_ndim() {
         UNKNOWN_NDIM
     } else {
