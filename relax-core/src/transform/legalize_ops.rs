@@ -10,7 +10,9 @@
 //!    `tensor_to_shape` (they are already at the level below), `nonzero`,
 //!    `unique` and `vision.all_class_non_max_suppression` (their sizes or
 //!    work depend on the data; the VM runs their kernels), `print` and
-//!    `assert_op` (effects the VM performs), calls of things that are not registered ops, and —
+//!    `assert_op` (effects the VM performs), calls of things that are not registered ops, a
+//!    binary op with a `R.Prim` operand of unknown value (the VM runs its
+//!    kernel; see [`super::legalize`]'s `binary`), and —
 //!    as TVM does — calls whose shapes are not fully known: an argument
 //!    tensor of unknown dtype or rank, or a result tensor of unknown dtype or
 //!    dims (the output buffer could not be allocated).
@@ -173,6 +175,12 @@ pub fn legalize_call_with(
         .iter()
         .all(|a| a.struct_info().is_some_and(|s| known(s, false, false)));
     if !args_known || !known(out, true, true) {
+        return Ok(None);
+    }
+    if info.pattern == crate::op::OpPatternKind::Broadcast
+        && crate::op::binary::OPS.iter().any(|o| o.name == info.name)
+        && legalize::binary::leaves(call)
+    {
         return Ok(None);
     }
     let f = legalize::lookup(op.name())

@@ -14,6 +14,15 @@
 //! logical ops are `and`, `or`, `!=` on `bool`s; the bitwise ones and the
 //! shifts are the intrinsics `bitwise_and`, …, `shift_left`,
 //! `shift_right` (on `bool`s, the logical ops).
+//!
+//! A `R.Prim` operand of known value (`R.prim_value(T.float32(0.5))`,
+//! `R.Prim(value=n)`) is written into the body as a scalar constant operand
+//! is. One of unknown value (a parameter `s: R.Prim("float32")`) is not
+//! legalized: LegalizeOps leaves the call, which the VM runs with the op's
+//! reference kernel. TVM makes it a scalar parameter of the PrimFunc,
+//! which the call passes; this project's kernels take only `int64` scalars
+//! from the shape heap (`tir::abi`), so a float PrimValue from a register
+//! cannot reach one yet.
 
 use super::{broadcast_index, broadcast_shape, Legalize, LegalizeCtx};
 use crate::ir::{Expr, ExprKind, PrimExpr};
@@ -24,7 +33,12 @@ fn binary(cx: &mut LegalizeCtx<'_>, f: fn(PrimExpr, PrimExpr) -> PrimExpr) -> Re
     let name = format!("T_{}", cx.name());
     // A scalar constant operand is written into the body as a literal, the
     // second operand first, as TVM's `_try_convert_to_scalar_const` does.
-    if let Some(b) = scalar_literal(&cx.call.args[1]) {
+    // (A `R.Prim` first operand is always written in, so the second is
+    // then the computation's input.)
+    let prim_first = cx.call.args[0]
+        .struct_info()
+        .is_some_and(|s| s.as_prim().is_some());
+    if let Some(b) = scalar_literal(&cx.call.args[1]).filter(|_| !prim_first) {
         return cx.te1(&[0], |xs| {
             let a = &xs[0];
             Ok(compute(&name, a.shape().to_vec(), |i| f(a.at(i), b)))
@@ -49,9 +63,15 @@ fn binary(cx: &mut LegalizeCtx<'_>, f: fn(PrimExpr, PrimExpr) -> PrimExpr) -> Re
     })
 }
 
-/// The value of a 0-d constant as a TIR literal of its dtype: floats, and
-/// integers and `bool`s whose value a double holds exactly.
+/// The value of a scalar operand as a TIR expression: a `R.Prim` of known
+/// value (`R.prim_value(…)`, `R.Prim(value=n)`: a symbolic one becomes a
+/// scalar parameter of the PrimFunc, passed in `tir_vars`), or a 0-d
+/// constant as a literal of its dtype (floats, and integers and `bool`s
+/// whose value a double holds exactly).
 fn scalar_literal(e: &Expr) -> Option<PrimExpr> {
+    if let Some(p) = e.struct_info().and_then(|s| s.as_prim()) {
+        return p.value.clone();
+    }
     let ExprKind::Constant(t) = e.kind() else {
         return None;
     };
@@ -105,6 +125,16 @@ fn floor_mod_(a: PrimExpr, b: PrimExpr) -> PrimExpr {
     let signs_differ = r.clone().lt(zero.clone()).ne_(b.clone().lt(zero.clone()));
     let fix = r.clone().ne_(zero).and(signs_differ);
     PrimExpr::select(fix, r.clone() + b, r)
+}
+
+/// Whether LegalizeOps leaves this call of a binary op: a `R.Prim` operand
+/// of unknown value (see the module docs).
+pub(crate) fn leaves(call: &crate::ir::Call) -> bool {
+    call.args.iter().any(|a| {
+        a.struct_info()
+            .and_then(|s| s.as_prim())
+            .is_some_and(|p| p.value.is_none())
+    })
 }
 
 /// `pow(a, b)`; a float `a` raised to a constant 2, 3 or 4 (GELU's `x³`)

@@ -2274,3 +2274,70 @@ class Module:
         }
     }
 }
+
+/// Binary ops with `R.Prim` operands, built for the loop-level interpreter
+/// and (with the `llvm` feature) LLVM, give the reference kernels' numbers
+/// (`Target::interpreter()`). A `R.Prim` of known value is written into the
+/// PrimFunc; one of unknown value (the parameter `s`) leaves its call to
+/// the VM, which runs the op's reference kernel; two `R.Prim`s give a
+/// prim value.
+#[test]
+fn binary_ops_take_prim_operands_on_every_target() {
+    use crate::backend::{build as build_exec, Target};
+    use relax_runtime::{Tensor, Value, VirtualMachine};
+    let module: IRModule = r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("m", 16), dtype="float32"), s: R.Prim("float32"), k: R.Prim("int64")):
+        m = T.int64()
+        with R.dataflow():
+            a = R.multiply(x, s)
+            b = R.add(a, R.prim_value(T.float32(0.5)))
+            c = R.subtract(R.prim_value(T.float32(1)), b)
+            d = R.less(c, s)
+            e = R.multiply(k, R.prim_value(T.int64(3)))
+            R.output(c, d, e)
+        return (c, d, e)
+"#
+    .parse()
+    .unwrap();
+    let legal = LegalizeOps::default().run(module.clone()).unwrap();
+    let text = legal.to_string();
+    assert!(text.contains("R.multiply(x, s)"), "{text}");
+    assert!(text.contains("R.less(c, s)"), "{text}");
+    assert!(
+        text.contains("R.multiply(k, R.prim_value(3))") || text.contains("R.multiply(k,"),
+        "{text}"
+    );
+    assert_eq!(text.matches("R.call_tir(").count(), 2, "{text}");
+    let data: Vec<f32> = (0..32).map(|i| (i as f32 * 0.37).sin()).collect();
+    let args = [
+        Value::Tensor(Tensor::from_vec(&[2, 16], data).unwrap()),
+        Value::Float(1.5),
+        Value::Int(7),
+    ];
+    let run = |m: &IRModule, target: &Target| {
+        let exec = build_exec(m, target).unwrap_or_else(|e| panic!("{target:?}: {e}\n{m}"));
+        VirtualMachine::new(&exec).call("main", &args).unwrap()
+    };
+    let want = run(&module, &Target::interpreter());
+    let Value::Tuple(w) = &want else {
+        panic!("a tuple: {want:?}")
+    };
+    assert_eq!(w[2], Value::Int(21));
+    let mut targets = vec![Target::tir_interpreter()];
+    if cfg!(feature = "llvm") {
+        targets.push(Target::host());
+    }
+    for target in targets {
+        let got = run(&module, &target);
+        let Value::Tuple(g) = &got else {
+            panic!("a tuple: {got:?}")
+        };
+        let (wc, gc) = (w[0].as_tensor().unwrap(), g[0].as_tensor().unwrap());
+        assert!(wc.allclose(gc, 1e-6, 1e-6), "{target:?}: {wc} vs {gc}");
+        assert_eq!(w[1], g[1], "{target:?}");
+        assert_eq!(w[2], g[2], "{target:?}");
+    }
+}
