@@ -19,7 +19,7 @@
 use super::infer::{arg_name, arg_sinfo, error};
 use super::{Arity, OpInfo, OpPatternKind};
 use crate::arith::Analyzer;
-use crate::ir::{Call, ExprKind, StructInfo, StructInfoKind, UNKNOWN_NDIM};
+use crate::ir::{Call, Expr, ExprKind, StructInfo, StructInfoKind, UNKNOWN_NDIM};
 use relax_runtime::Diagnostic;
 
 /// An error unless argument `i` is a string (`R.str("…")`).
@@ -67,6 +67,24 @@ fn infer_assert_op(call: &Call, _: &Analyzer) -> Result<StructInfo, Diagnostic> 
     }
     format_arg(call, 1)?;
     Ok(StructInfo::tuple(vec![]))
+}
+
+/// The call of `relax.print` or `relax.assert_op` (`op`, without the
+/// `relax.` prefix) on `values` as written, the condition first for
+/// `assert_op`: the format goes first, after the condition, as TVM orders
+/// the arguments. `None` for an `assert_op` without a condition.
+pub fn call(op: &str, format: Expr, values: Vec<Expr>) -> Option<Expr> {
+    let mut values = values.into_iter();
+    let args: Vec<Expr> = match op {
+        "assert_op" => [values.next()?, format].into_iter().chain(values).collect(),
+        _ => std::iter::once(format).chain(values).collect(),
+    };
+    Some(Expr::call_full(
+        Expr::op(&format!("relax.{op}")),
+        args,
+        crate::ir::Attrs::new(),
+        vec![],
+    ))
 }
 
 /// The debugging ops.

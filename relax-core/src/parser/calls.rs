@@ -287,7 +287,6 @@ impl Lowerer<'_> {
         ok.then(|| Attrs::from_pairs(pairs))
     }
 
-    /// `R.<op>(args…, attr=value…, sinfo_args=…)`
     /// `R.print(*values, format="")` and `R.assert_op(condition, *values,
     /// format="")`: the format (a string or `R.str`) goes before the
     /// values in the call's arguments, after the condition, as TVM has it.
@@ -319,23 +318,11 @@ impl Lowerer<'_> {
             return None;
         }
         let (values, format) = (self.rexprs(&items)?, format?);
-        let args = match name {
-            "print" => std::iter::once(format).chain(values).collect(),
-            _ => {
-                let mut values = values.into_iter();
-                let cond = values.next()?;
-                [cond, format].into_iter().chain(values).collect()
-            }
-        };
-        let call = Expr::call_full(
-            Expr::op(&format!("relax.{name}")),
-            args,
-            Attrs::new(),
-            vec![],
-        );
+        let call = crate::op::debug::call(name, format, values)?;
         Some(self.derive(call, e.span))
     }
 
+    /// `R.<op>(args…, attr=value…, sinfo_args=…)`
     fn op_call(&mut self, e: &syntax::Expr, name: &str, a: &mut Args<'_>) -> Lowered<Expr> {
         let op_name = format!("relax.{name}");
         let Some(info) = crate::op::lookup(&op_name) else {

@@ -503,20 +503,7 @@ impl FnCx<'_> {
         }
         let values = self.leaves(&args.positional);
         let (format, values) = (Expr::string(format?), values?);
-        let args = match path {
-            "print" => std::iter::once(format).chain(values).collect(),
-            _ => {
-                let mut values = values.into_iter();
-                let cond = values.next().ok_or(Failed)?;
-                [cond, format].into_iter().chain(values).collect()
-            }
-        };
-        let call = Expr::call_full(
-            Expr::op(&format!("relax.{path}")),
-            args,
-            Attrs::new(),
-            vec![],
-        );
+        let call = crate::op::debug::call(path, format, values).ok_or(Failed)?;
         let range = SpanRange::of(whole);
         let value = self.normalize(call, range)?;
         self.check_purity(&value, range, &format!("`R::{path}`"));
