@@ -63,7 +63,17 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let (steps, rest) = (n / width, n % width);
         let t = start.get_type();
         let first = known_divisor(min);
-        if steps == 1 {
+        if steps == 1 && rest == 0 && !self.avx512 && width > 8 && width % 8 != 0 {
+            // Without AVX-512, a step of 9 to 15 lanes as a step of 8 and
+            // one of the rest: as one 9-lane step, the ninth lane of a
+            // padded depthwise window's sum came out wrong on an AVX2 CPU
+            // (Zen 3, LLVM 14; `depthwise_conv2d_is_a_window_reduction`).
+            // Its masked loads alone, compiled and run apart, were right.
+            self.vector_step(var, start, 8, first, body)?;
+            let eight = t.const_int(8, false);
+            let base = self.b.build_int_add(start, eight, "base").ll()?;
+            self.vector_step(var, base, (width - 8) as u32, gcd(first, 8), body)?;
+        } else if steps == 1 {
             self.vector_step(var, start, width as u32, first, body)?;
         } else {
             let zero = t.const_zero();
