@@ -160,6 +160,7 @@ mod fold_rows;
 mod gemm;
 mod gemm_bf16;
 mod gemm_int8;
+mod groups;
 mod injective;
 mod interior;
 mod interleave;

@@ -102,10 +102,10 @@ class Module:
 
 /// `text` (`BLOCK` or a variant) with its weights and bias bound as
 /// constants (an ONNX model's initializers), the depthwise weight of
-/// `depthwise_in` input channels per group.
-fn block_with_constants(text: &str, depthwise_in: i64) -> crate::ir::IRModule {
+/// `group_in` input channels per group.
+fn block_with_constants(text: &str, group_in: i64) -> crate::ir::IRModule {
     let consts = [
-        ("w", tensor(&[16, depthwise_in, 3, 3], 2)),
+        ("w", tensor(&[16, group_in, 3, 3], 2)),
         ("b", tensor(&[1, 16, 1, 1], 3)),
         ("p", tensor(&[24, 16, 1, 1], 4)),
     ];
@@ -114,15 +114,23 @@ fn block_with_constants(text: &str, depthwise_in: i64) -> crate::ir::IRModule {
         .unwrap()
 }
 
-/// The build's rule converts a block whose weights are constants, and
-/// leaves as they are a function without depthwise convolutions (here
+/// The build's rule converts a block whose weights are constants, with
+/// a depthwise convolution or a grouped one (RegNet's), and leaves as
+/// they are a function without grouped convolutions (here
 /// one whose 3 × 3 convolution Winograd takes) and one whose weights are
 /// passed in (they would be permuted on every call); the layouts a user
 /// asks for are checked.
 #[test]
-fn the_host_rule_converts_mobile_nets_only() {
+fn the_host_rule_converts_nets_with_grouped_convolutions_only() {
     let converted = ConvertLayout::for_host()
         .run(block_with_constants(BLOCK, 1))
+        .unwrap();
+    assert!(converted.to_string().contains("data_layout=\"NHWC\""));
+    let grouped = BLOCK
+        .replace(", groups=16)", ", groups=4)")
+        .replace("w: R.Tensor((16, 1, 3, 3)", "w: R.Tensor((16, 4, 3, 3)");
+    let converted = ConvertLayout::for_host()
+        .run(block_with_constants(&grouped, 4))
         .unwrap();
     assert!(converted.to_string().contains("data_layout=\"NHWC\""));
     let plain = BLOCK

@@ -79,24 +79,7 @@ impl Nest {
         let mut spatial = self.spatial[..n - 3].to_vec();
         spatial.push(folded);
         spatial.push(j.clone());
-        let an = super::nest::ranges(spatial.iter().chain(&self.reduce));
-        let sub = |e: &PrimExpr| an.simplify(&e.substitute_map(&map));
-        let epilogue = self.epilogue.as_ref().map(|epi| super::epilogue::Epilogue {
-            indices: epi.indices.iter().map(sub).collect(),
-            value: sub(&epi.value),
-            ..epi.clone()
-        });
-        Some(Nest {
-            spatial,
-            reduce: self.reduce.clone(),
-            buffer: self.buffer.clone(),
-            indices: self.indices.iter().map(sub).collect(),
-            value: sub(&self.value),
-            init: self.init.as_ref().map(sub),
-            epilogue,
-            vector_bits: self.vector_bits,
-            knobs: self.knobs,
-        })
+        Some(self.with_axes(spatial, &map))
     }
 }
 

@@ -384,6 +384,9 @@ impl Nest {
         if let Some(folded) = self.rows_folded() {
             return folded.schedule();
         }
+        if let Some(split) = self.groups_split() {
+            return split.schedule_in_place();
+        }
         if let Some(gemm) = self.gemm_int8() {
             return gemm.schedule();
         }
@@ -480,6 +483,31 @@ impl Nest {
             self.window_reduction(parallel, &window)
         } else {
             self.plain_reduction(parallel)
+        }
+    }
+
+    /// This nest over the spatial axes `spatial`, its old variables
+    /// replaced by `map` (in terms of the new axes) and simplified in the
+    /// new axes' ranges: the loops of a TVM `split`, `fuse` or `reorder`
+    /// of spatial loops (`fold_rows.rs`, `groups.rs`).
+    pub(super) fn with_axes(&self, spatial: Vec<Axis>, map: &HashMap<TirVar, PrimExpr>) -> Nest {
+        let an = ranges(spatial.iter().chain(&self.reduce));
+        let sub = |e: &PrimExpr| an.simplify(&e.substitute_map(map));
+        let epilogue = self.epilogue.as_ref().map(|epi| Epilogue {
+            indices: epi.indices.iter().map(sub).collect(),
+            value: sub(&epi.value),
+            ..epi.clone()
+        });
+        Nest {
+            spatial,
+            reduce: self.reduce.clone(),
+            buffer: self.buffer.clone(),
+            indices: self.indices.iter().map(sub).collect(),
+            value: sub(&self.value),
+            init: self.init.as_ref().map(sub),
+            epilogue,
+            vector_bits: self.vector_bits,
+            knobs: self.knobs,
         }
     }
 

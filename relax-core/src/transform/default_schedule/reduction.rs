@@ -115,8 +115,10 @@ impl Nest {
 
     /// Rows of a case-2 register tile `width` columns wide:
     /// [`TILE_ROWS`], or twice as many where a row is one vector register
-    /// (a 512-bit target, `width` at most [`VECTOR_LANES`]) and the rows
-    /// are a constant multiple of that. The tile is then eight
+    /// (`width` at most [`VECTOR_LANES`] on a 512-bit target, 8 on a
+    /// 256-bit one: a group of a grouped convolution, `groups.rs`) and
+    /// the rows are a constant multiple of that (on a 256-bit target,
+    /// else the most rows from 5 to 7 that divide them). The tile is then eight
     /// accumulators either way, the independent chains that two FMA units
     /// of four cycles' latency need: four one-register rows kept a Xeon's
     /// FMAs half idle (ResNet-18's Winograd products, 16 columns wide, ran
@@ -126,9 +128,16 @@ impl Nest {
         let rows = n
             .checked_sub(2)
             .and_then(|p| self.spatial[p].extent.as_int());
-        let one_register = self.vector_bits >= 512 && width <= VECTOR_LANES;
+        let lanes = (i64::from(self.vector_bits) / 32).min(VECTOR_LANES);
+        let one_register = self.vector_bits >= 256 && width <= lanes;
         match rows {
             Some(m) if one_register && m % (2 * TILE_ROWS) == 0 => 2 * TILE_ROWS,
+            // On a 256-bit target, the most rows up to that dividing the
+            // rows: 7 for RegNet's 28, 14 and 7 pixels of a row.
+            Some(m) if one_register && self.vector_bits < 512 => (TILE_ROWS + 1..2 * TILE_ROWS)
+                .rev()
+                .find(|r| m % r == 0)
+                .unwrap_or(TILE_ROWS),
             _ => TILE_ROWS,
         }
     }
