@@ -3424,6 +3424,51 @@ class Module:
         }
     }
 
+    /// A packed GEMM with under half as many rows as columns (`B` more
+    /// than twice `A`) runs its rows as one chunk whose column tiles are
+    /// cut into parallel parts, each thread reading its own share of `B`:
+    /// 50 rows by 128 columns (9 row tiles of 6, 8 column tiles of 16 at
+    /// 256 bits) in 8 parts; 70 rows by 128 columns in 4 chunks of rows.
+    /// Both agree with the reference kernels, with a symbolic row count
+    /// too (the choice then made at run time).
+    #[test]
+    fn a_product_whose_b_outweighs_its_a_cuts_its_columns_into_parts() {
+        let text = |m: &str, k: i64, n: i64| {
+            let decl = match m.starts_with('"') {
+                true => "m = T.int64()\n        ",
+                false => "",
+            };
+            format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({m}, {k}), dtype="float32"), w: R.Tensor(({k}, {n}), dtype="float32")) -> R.Tensor(({m}, {n}), dtype="float32"):
+        {decl}with R.dataflow():
+            y: R.Tensor(({m}, {n}), dtype="float32") = R.matmul(x, w)
+            R.output(y)
+        return y
+"#
+            )
+        };
+        let module = scheduled(&text("50", 300, 128), 256);
+        assert!(module.contains("ic_o in T.parallel(8)"), "{module}");
+        let module = scheduled(&text("70", 300, 128), 256);
+        assert!(module.contains("ic_o in T.parallel(4)"), "{module}");
+        for (rows, m) in [(50, "50"), (70, "70"), (50, "\"m\""), (70, "\"m\"")] {
+            let shapes = [vec![vec![rows, 300], vec![300, 128]]];
+            for bits in [256, 512] {
+                compare(
+                    &text(m, 300, 128),
+                    &shapes,
+                    1e-4,
+                    0,
+                    &Target::host().with_vector_bits(bits),
+                );
+            }
+        }
+    }
+
     /// `text` through the host pipeline for vectors of `bits`, printed.
     fn scheduled(text: &str, bits: u32) -> String {
         let target = Target::host().with_vector_bits(bits);
