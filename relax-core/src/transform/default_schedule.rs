@@ -48,6 +48,10 @@
 //!    512-bit target (32 registers) a matrix product's tiles are wider:
 //!    a whole row of up to `WHOLE_ROW_TILE_COLS` (64) columns
 //!    (a Winograd product's 49), else two vectors, 4 to 8 rows tall.
+//!    A grouped convolution in NHWC, whose image is read at its group's
+//!    channel (`c // g`), first has its channel axis split by the group
+//!    width and the groups moved outside the pixels (`groups.rs`), so a
+//!    tile is pixels by one group's channels.
 //!    A constant number of columns left of the tiles is one tile as tall
 //!    as the others. A sum into one output row (a mean over an image) is
 //!    cut along its first reduce axis into parts summed in parallel, then
