@@ -25,6 +25,20 @@ pub fn run_main_f32(exec: &Executable, args: &[Value]) -> Vec<f32> {
     out.as_tensor().unwrap().to_vec::<f32>().unwrap()
 }
 
+/// `got` equals `want` within float32 rounding of reordered sums
+/// (`1e-4` relative, absolute below 1); a failure names `what` and the
+/// element.
+#[track_caller]
+pub fn assert_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "{what}, element {k}: {g} vs {w}"
+        );
+    }
+}
+
 /// `pass` turns `before` into a module structurally equal to `expected`.
 #[track_caller]
 pub fn assert_pass(pass: &impl Pass, before: IRModule, expected: IRModule) {

@@ -12,7 +12,9 @@
 //!    symbolic extent `n` runs `n / MAX_LANES` full steps while at least
 //!    that many iterations remain, then the `n % MAX_LANES` left over as a
 //!    scalar loop (the same body with the loop variable a scalar); a
-//!    negative extent runs nothing, as a serial loop would.
+//!    negative extent runs nothing, as a serial loop would. Without
+//!    AVX-512 a step of 9 to 15 lanes runs as a step of 8 and one of the
+//!    rest (see `vector_step`).
 //! 3. Two nested `Vectorized` loops that transpose are one block of
 //!    vectors transposed in registers ([`super::transpose`]).
 //! 4. Any other `Vectorized` loop (a body of several statements, a
@@ -63,17 +65,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         let (steps, rest) = (n / width, n % width);
         let t = start.get_type();
         let first = known_divisor(min);
-        if steps == 1 && rest == 0 && !self.avx512 && width > 8 && width % 8 != 0 {
-            // Without AVX-512, a step of 9 to 15 lanes as a step of 8 and
-            // one of the rest: as one 9-lane step, the ninth lane of a
-            // padded depthwise window's sum came out wrong on an AVX2 CPU
-            // (Zen 3, LLVM 14; `depthwise_conv2d_is_a_window_reduction`).
-            // Its masked loads alone, compiled and run apart, were right.
-            self.vector_step(var, start, 8, first, body)?;
-            let eight = t.const_int(8, false);
-            let base = self.b.build_int_add(start, eight, "base").ll()?;
-            self.vector_step(var, base, (width - 8) as u32, gcd(first, 8), body)?;
-        } else if steps == 1 {
+        if steps == 1 {
             self.vector_step(var, start, width as u32, first, body)?;
         } else {
             let zero = t.const_zero();
@@ -137,6 +129,8 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         self.loop_over(var, rest, end, d.is_int(), LoopHint::None, body)
     }
 
+    /// One step of `n` lanes from `base`, whose known divisor is
+    /// `base_divisor`.
     fn vector_step(
         &mut self,
         var: &TirVar,
@@ -145,6 +139,17 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         base_divisor: i64,
         body: &Stmt,
     ) -> Result<(), Error> {
+        if !self.avx512 && n > 8 && n % 8 != 0 {
+            // Without AVX-512, a step of 9 to 15 lanes runs as a step of 8
+            // and one of the rest: as one 9-lane step, the ninth lane of a
+            // padded depthwise window's sum came out wrong on an AVX2 CPU
+            // (Zen 3, LLVM 14; `depthwise_conv2d_is_a_window_reduction`).
+            // Its masked loads alone, compiled and run apart, were right.
+            self.vector_step(var, base, 8, base_divisor, body)?;
+            let eight = base.get_type().const_int(8, false);
+            let base = self.b.build_int_add(base, eight, "base").ll()?;
+            return self.vector_step(var, base, n - 8, gcd(base_divisor, 8), body);
+        }
         self.lanes = Some(Lanes {
             var: var.clone(),
             base,

@@ -4,7 +4,7 @@
 use super::*;
 use crate::backend::{build, Target};
 use crate::ir::structural_equal::assert_structural_equal;
-use crate::transform::test_util::{assert_pass, parse, run_main_f32};
+use crate::transform::test_util::{assert_close, assert_pass, parse, run_main_f32};
 use crate::transform::BindParams;
 use relax_runtime::{Tensor, Value};
 
@@ -145,18 +145,6 @@ fn the_host_rule_converts_nets_with_grouped_convolutions_only() {
     assert!(err.to_string().contains("relax.nn.max_pool2d"), "{err}");
 }
 
-/// `got` equals `want` within float32 rounding of the reordered sums.
-#[track_caller]
-fn assert_close(got: &[f32], want: &[f32]) {
-    assert_eq!(got.len(), want.len());
-    for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-            "element {k}: {g} vs {w}"
-        );
-    }
-}
-
 fn tensor(shape: &[i64], seed: i64) -> Tensor {
     let n: i64 = shape.iter().product();
     let data = (0..n)
@@ -186,7 +174,7 @@ fn the_converted_block_computes_the_same_values() {
     ];
     for exec in &runs {
         let got = run_main_f32(exec, &args);
-        assert_close(&got, &want);
+        assert_close(&got, &want, "the converted module");
     }
 }
 
@@ -254,7 +242,7 @@ class Module:
     let args: Vec<Value> = vec![tensor(&[1, 3, 16, 16], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
-    assert_close(&got, &want);
+    assert_close(&got, &want, "the converted module");
 }
 
 /// How a reshape's axes group, and the layouts it takes and gives.
@@ -355,7 +343,7 @@ fn a_channel_shuffle_stays_nhwc() {
         build(&converted, &Target::host()).unwrap(),
     ] {
         let got = run_main_f32(&exec, &args);
-        assert_close(&got, &want);
+        assert_close(&got, &want, "the converted module");
     }
 }
 
@@ -392,5 +380,5 @@ class Module:
     let args: Vec<Value> = vec![tensor(&[1, 3, 32, 32], 1).into()];
     let want = run_main_f32(&build(&m, &Target::interpreter()).unwrap(), &args);
     let got = run_main_f32(&build(&m, &Target::host()).unwrap(), &args);
-    assert_close(&got, &want);
+    assert_close(&got, &want, "the converted module");
 }

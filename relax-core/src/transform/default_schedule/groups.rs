@@ -62,9 +62,7 @@ impl Nest {
         let split = self.with_axes(spatial, &map);
         split.contiguous_reduction().then_some(split)
     }
-}
 
-impl Nest {
     /// The group width `g` of a grouped convolution's image load: the
     /// first load of an input with an index that sums a reduce variable
     /// and a `e // g` of `var` (`rc + c // g · icg`), `g` a constant. A

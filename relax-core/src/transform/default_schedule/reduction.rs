@@ -113,16 +113,19 @@ impl Nest {
         })
     }
 
-    /// Rows of a case-2 register tile `width` columns wide:
-    /// [`TILE_ROWS`], or twice as many where a row is one vector register
-    /// (`width` at most [`VECTOR_LANES`] on a 512-bit target, 8 on a
-    /// 256-bit one: a group of a grouped convolution, `groups.rs`) and
-    /// the rows are a constant multiple of that (on a 256-bit target,
-    /// else the most rows from 5 to 7 that divide them). The tile is then eight
-    /// accumulators either way, the independent chains that two FMA units
-    /// of four cycles' latency need: four one-register rows kept a Xeon's
-    /// FMAs half idle (ResNet-18's Winograd products, 16 columns wide, ran
-    /// at 0.19 of the FMA peak).
+    /// Rows of a case-2 register tile `width` columns wide. [`TILE_ROWS`]
+    /// by default. Where a row is one vector register (`width` at most
+    /// [`VECTOR_LANES`] on a 512-bit target, at most 8 on a 256-bit one:
+    /// a group of a grouped convolution, `groups.rs`), more rows:
+    /// - twice [`TILE_ROWS`] where that divides the rows;
+    /// - else, on a 256-bit target only, the most rows from
+    ///   `TILE_ROWS + 1` up that divide them (7 for RegNet's rows of 28,
+    ///   14 and 7 pixels).
+    ///
+    /// The tile is then about eight accumulators either way, the
+    /// independent chains that two FMA units of four cycles' latency need:
+    /// four one-register rows kept a Xeon's FMAs half idle (ResNet-18's
+    /// Winograd products, 16 columns wide, ran at 0.19 of the FMA peak).
     pub(super) fn tile_rows(&self, width: i64) -> i64 {
         let n = self.spatial.len();
         let rows = n
@@ -132,8 +135,6 @@ impl Nest {
         let one_register = self.vector_bits >= 256 && width <= lanes;
         match rows {
             Some(m) if one_register && m % (2 * TILE_ROWS) == 0 => 2 * TILE_ROWS,
-            // On a 256-bit target, the most rows up to that dividing the
-            // rows: 7 for RegNet's 28, 14 and 7 pixels of a row.
             Some(m) if one_register && self.vector_bits < 512 => (TILE_ROWS + 1..2 * TILE_ROWS)
                 .rev()
                 .find(|r| m % r == 0)

@@ -5,7 +5,7 @@
 use super::*;
 use crate::backend::{build, Target};
 use crate::ir::structural_equal::assert_structural_equal;
-use crate::transform::test_util::{parse, run_main_f32};
+use crate::transform::test_util::{assert_close, parse, run_main_f32};
 use crate::transform::BindParams;
 use relax_runtime::Value;
 
@@ -191,13 +191,7 @@ class Module:
             Tensor::from_vec(&[72], b).unwrap().into(),
         ];
         let (got, want) = (run_main_f32(&host, &args), run_main_f32(&oracle, &args));
-        assert_eq!(got.len(), want.len());
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!(
-                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
-                "{rows} rows, element {k}: {g} vs {w}"
-            );
-        }
+        assert_close(&got, &want, &format!("{rows} rows"));
     }
 }
 
