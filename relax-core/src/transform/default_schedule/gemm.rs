@@ -70,6 +70,10 @@
 //! not packed: the micro-kernel reads the panels in place, and the packed
 //! schedule runs whatever the number of rows, since nothing is left to
 //! amortize.
+//! A single row on such panels (a classifier at batch 1, a decode step)
+//! is a GEMV bound by how fast the panels stream in: `gemm/gemv.rs` runs
+//! it with whole panels, two per task, where the register tiles read half
+//! a panel's row per pass.
 //!
 //! A `B` whose rows are contiguous and fall into many of the L1 cache's
 //! sets, in one product whose `A` fits L2 (a pointwise convolution of one
@@ -94,6 +98,7 @@ use relax_runtime::DataType;
 use std::collections::HashMap;
 
 mod column_panels;
+mod gemv;
 
 /// Rows of the register tile (broadcasts of the A panel per `k`).
 pub const GEMM_MR: i64 = 6;
@@ -638,11 +643,27 @@ impl Gemm<'_> {
 
     /// The packed schedule, on prepacked panels with rows that may be few
     /// (a symbolic batch, or a constant one of at most
-    /// [`GEMM_SMALL_MR`] rows) run by register tiles of `GEMM_SMALL_MR`
-    /// rows: a tile of twelve rows over one row of `A` repeats its
-    /// broadcasts and multiply-adds twelve times, where four keep the
-    /// loads of the panels the bound (a classifier at batch 1).
+    /// [`GEMM_SMALL_MR`] rows): one row as a GEMV (`gemm/gemv.rs`), else
+    /// register tiles of `GEMM_SMALL_MR` rows up to that many rows
+    /// ([`Gemm::packed_for_tiles`]); both chosen at run time when the rows
+    /// are symbolic.
     pub(super) fn packed_for_rows(&self) -> Stmt {
+        let (i, _, _) = self.axes();
+        if self.b_panels.is_none() {
+            return self.packed_for_tiles();
+        }
+        let idt = self.nest.index_dtype();
+        let rows = i.extent.clone().cast(idt);
+        let gemv = || self.gemv().expect("B is in panels");
+        let tiles = || self.packed_for_tiles();
+        branch(&choice(rows.eq_(PrimExpr::int_of(idt, 1))), gemv, tiles)
+    }
+
+    /// The packed schedule, where prepacked panels take register tiles of
+    /// `GEMM_SMALL_MR` rows up to that many rows: a tile of twelve rows
+    /// over one row of `A` repeats its broadcasts and multiply-adds twelve
+    /// times, where four keep the loads of the panels the bound.
+    fn packed_for_tiles(&self) -> Stmt {
         let (i, _, _) = self.axes();
         if self.b_panels.is_none() || self.mr <= GEMM_SMALL_MR {
             return self.packed();
@@ -1247,8 +1268,8 @@ pub(super) fn tile_store(
     last: &Choice,
 ) -> Stmt {
     let mut map = base.clone();
-    map.insert(i.var.clone(), (i0.clone() + r).cast(i.var.dtype()));
-    map.insert(j.var.clone(), (j0.clone() + c.clone()).cast(j.var.dtype()));
+    map.insert(i.var.clone(), add(i0, &r).cast(i.var.dtype()));
+    map.insert(j.var.clone(), add(j0, &c).cast(j.var.dtype()));
     // The lanes of a float tile's column `c` (`< nr`): divisions of the
     // column by an output row's width (folded rows, `conv.rs`) split into
     // a carry per lane.

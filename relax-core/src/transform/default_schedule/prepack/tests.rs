@@ -199,8 +199,10 @@ class Module:
 /// classifier at batch 1, a 7 × 7 image's pointwise convolution), the
 /// packed GEMM on panels runs one row chunk and cuts its columns into
 /// parts (`parts`), so every thread gets work and reads its own share of
-/// the panels; up to four rows, its register tiles have four rows. The
-/// results agree with the oracle at 1 and 3 rows (four-row tiles) and 40,
+/// the panels; up to four rows, its register tiles have four rows. One
+/// row runs as a GEMV, each task reading two whole panels. The results
+/// agree with the oracle at 1 row (the GEMV, 66 panels), 3 rows (four-row
+/// tiles) and 40,
 /// over 66 column tiles that the parts cut unevenly, and at 200 rows,
 /// where the row chunks run in parallel instead.
 #[test]
@@ -225,12 +227,16 @@ class Module:
         scheduled.contains("_panels[") && scheduled.contains("parts"),
         "{scheduled}"
     );
-    // Up to four rows: register tiles of four rows (`GEMM_SMALL_MR`).
-    assert!(scheduled.contains("if n <= 4:"), "{scheduled}");
+    // One row: a GEMV over pairs of panels (`gemm/gemv.rs`); up to four
+    // rows: register tiles of four rows (`GEMM_SMALL_MR`).
+    assert!(scheduled.contains("if n == 1:"), "{scheduled}");
     assert!(
-        scheduled.contains("acc = T.alloc_buffer((4, "),
+        scheduled.contains("acc = T.alloc_buffer((2, 32))")
+            && scheduled.contains("_panels[T.min(p * 2 + r"),
         "{scheduled}"
     );
+    assert!(scheduled.contains("if n <= 4:"), "{scheduled}");
+    assert!(scheduled.contains("= T.alloc_buffer((4, "), "{scheduled}");
     let host = build(&m, &Target::host()).unwrap();
     let oracle = build(&m, &Target::interpreter()).unwrap();
     for rows in [1, 3, 40, 200] {
@@ -244,5 +250,49 @@ class Module:
                 "{rows} rows, element {k}: {g} vs {w}"
             );
         }
+    }
+}
+
+/// A product of one row known at build time runs as a GEMV alone, with
+/// no run-time choice. It agrees with the oracle, with its epilogue, for an even
+/// number of panels whose last pair crosses `N` (100 columns: 4 panels)
+/// and an odd one, whose last task reads its one panel twice (72: 3).
+#[test]
+fn a_product_of_one_row_reads_pairs_of_panels() {
+    for cols in [100, 72] {
+        let text = format!(
+            r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 300), dtype="float32"), w: R.Tensor((300, {cols}), dtype="float32"), b: R.Tensor(({cols},), dtype="float32")):
+        with R.dataflow():
+            y = R.matmul(x, w)
+            a = R.add(y, b)
+            z = R.nn.relu(a)
+            R.output(z)
+        return z
+"#
+        );
+        let m = bound(&text, weight(300, cols));
+        let scheduled = crate::backend::pipeline(&Target::host())
+            .run(m.clone())
+            .unwrap()
+            .to_string();
+        assert!(
+            scheduled.contains("acc = T.alloc_buffer((2, 32))")
+                && !scheduled.contains("if n == 1")
+                && !scheduled.contains("T.alloc_buffer((4, "),
+            "{scheduled}"
+        );
+        let host = build(&m, &Target::host()).unwrap();
+        let oracle = build(&m, &Target::interpreter()).unwrap();
+        let b: Vec<f32> = (0..cols).map(|v| (v % 5) as f32 - 2.0).collect();
+        let args: Vec<Value> = vec![
+            input(1, 300).into(),
+            Tensor::from_vec(&[cols as i64], b).unwrap().into(),
+        ];
+        let (got, want) = (run_main_f32(&host, &args), run_main_f32(&oracle, &args));
+        assert_close(&got, &want, &format!("{cols} columns"));
     }
 }
