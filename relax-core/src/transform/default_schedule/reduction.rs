@@ -482,17 +482,23 @@ impl Nest {
         let (i, j) = (&self.spatial[n - 2], &self.spatial[n - 1]);
         let batch = &self.spatial[..n - 2];
         let map = identity(batch);
-        // A direct convolution's tiles are two vectors of channels wide,
-        // four on a 512-bit target where they divide the channels: each
+        // A direct convolution's tiles on a 512-bit target are two vectors
+        // of channels wide, four where they divide the channels: each
         // broadcast of an image element feeds two or four multiply-adds
-        // ([`DIRECT_CONV_WIDE_COLS`]).
+        // ([`DIRECT_CONV_WIDE_COLS`]). On a 256-bit target they are
+        // TILE_COLS wide, two registers: 4 × 32 was 16 accumulators, all
+        // of AVX2's registers, and spilled (ResNet-50's 7 × 7 stem: 3.8–5.2
+        // ms as 4 × 32, 1.9–3.1 ms as 4 × 16 on a 2-core Zen 3; 6 × 16
+        // was no faster).
         let wide_product = self.wide_product_tile(i, j);
         let direct = self.direct_conv();
         let direct_wide = self.vector_bits >= 512 && direct;
         let width = match j.extent.as_int() {
             Some(e) if e < TILE_COLS => e.max(1),
             Some(e) if e % DIRECT_CONV_WIDE_COLS == 0 && direct_wide => DIRECT_CONV_WIDE_COLS,
-            Some(e) if e % (2 * TILE_COLS) == 0 && direct => 2 * TILE_COLS,
+            Some(e) if e % (2 * TILE_COLS) == 0 && direct && self.vector_bits >= 512 => {
+                2 * TILE_COLS
+            }
             Some(e) if wide_product && e <= WHOLE_ROW_TILE_COLS => e,
             Some(_) if wide_product => 2 * TILE_COLS,
             _ => TILE_COLS,
