@@ -975,8 +975,8 @@ impl Gemm<'_> {
                             )),
                             APanel::InPlace => None,
                         };
-                        let jt_extent = lp.simplify(jt_end - jt_min.clone());
-                        let tiles = lp.range("jt", jt_min, jt_extent, ForKind::Serial, |jt| {
+                        // The tiles of column tile `jt`, `lp.nr` columns wide.
+                        let column = |lp: &Loops, jt: PrimExpr| {
                             lp.bind("j0", sl.jc.clone() + jt.clone() * lp.int(nr), |j0| {
                                 lp.count("it", lp.ceil_div(&mc, self.mr), ForKind::Serial, |it| {
                                     lp.bind("i0", ic.clone() + it.clone() * lp.int(self.mr), |i0| {
@@ -987,7 +987,34 @@ impl Gemm<'_> {
                                     })
                                 })
                             })
-                        });
+                        };
+                        let tiles = match self.narrow_last_tile(&sl.nc) {
+                            // The last column tile, mostly padding, in
+                            // tiles half as wide (see `narrow_last_tile`).
+                            Some((last, width)) => {
+                                let narrow = Loops {
+                                    dtype: lp.dtype,
+                                    an: Analyzer::new(),
+                                    nr: width,
+                                    mr: lp.mr,
+                                };
+                                let wide_end = jt_end.clone().min(lp.int(last));
+                                let extent =
+                                    lp.simplify((wide_end - jt_min.clone()).max(lp.int(0)));
+                                let wide = lp.range("jt", jt_min, extent, ForKind::Serial, |jt| {
+                                    column(lp, jt)
+                                });
+                                let has_last = choice(jt_end.gt(lp.int(last)));
+                                let tail = || column(&narrow, lp.int(last));
+                                seq(vec![wide, branch(&has_last, tail, || seq(vec![]))])
+                            }
+                            None => {
+                                let jt_extent = lp.simplify(jt_end - jt_min.clone());
+                                lp.range("jt", jt_min, jt_extent, ForKind::Serial, |jt| {
+                                    column(lp, jt)
+                                })
+                            }
+                        };
                         match a {
                             APanel::PerChunk(buf) => {
                                 let pack_a =
@@ -1001,6 +1028,24 @@ impl Gemm<'_> {
             })
         });
         let_seq(pack_b.into_iter().chain([chunk_loop]).collect())
+    }
+
+    /// `(last, width)` when the last column tile is mostly padding: the
+    /// panel's `nc` columns are a constant, all of `N` (one panel), and
+    /// leave at most half a tile (`NR / 2`, at least 8 lanes) to the last
+    /// of its tiles, `last`. That tile then runs `width` = `NR / 2`
+    /// columns wide: half the multiply-adds. A 7 × 7 image's 49 pixels
+    /// are three tiles of 16 and one column; with the fourth tile whole,
+    /// a quarter of the products' work was padding (ResNet-50's
+    /// 512 → 2048 pointwise convolution in NCHW, 1.07–1.26 ms against
+    /// onnxruntime's 0.9 on a 2-core Zen 3).
+    fn narrow_last_tile(&self, nc: &PrimExpr) -> Option<(i64, i64)> {
+        let (_, j, _) = self.axes();
+        let n = j.extent.as_int()?;
+        let half = self.nr / 2;
+        let left = n % self.nr;
+        let one_panel = nc.as_int() == Some(n);
+        (one_panel && half >= 8 && (1..=half).contains(&left)).then_some((n / self.nr, half))
     }
 
     /// Fills `pack` (`[tiles, kk, R]`, `R` = [`GEMM_MR`] or `NR`)

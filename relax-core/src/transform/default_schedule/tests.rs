@@ -2290,6 +2290,42 @@ class Module:
         }
     }
 
+    /// A pointwise convolution of one 7 × 7 NCHW image whose filters are
+    /// too large to read in place by every column panel (a packed product
+    /// of 49 columns) on a 256-bit target: three column tiles of 16 and,
+    /// for the one column left, a tile half as wide (8), not a fourth
+    /// tile of 16 that is mostly padding; a 5 × 5 image's 25 columns leave
+    /// 9, a tile of 16 as before. The compiled code agrees with the
+    /// reference kernels.
+    #[test]
+    fn a_last_column_tile_mostly_padding_is_half_as_wide() {
+        for (hw, narrow) in [(7, true), (5, false)] {
+            let text = format!(
+                r#"
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 288, {hw}, {hw}), dtype="float32"), w: R.Tensor((1024, 288, 1, 1), dtype="float32")) -> R.Tensor((1, 1024, {hw}, {hw}), dtype="float32"):
+        with R.dataflow():
+            y: R.Tensor((1, 1024, {hw}, {hw}), dtype="float32") = R.nn.conv2d(x, w)
+            z: R.Tensor((1, 1024, {hw}, {hw}), dtype="float32") = R.nn.relu(y)
+            R.output(z)
+        return z
+"#
+            );
+            let module = scheduled(&text, 256);
+            assert!(module.contains("B_pack"), "{module}");
+            assert_eq!(
+                module.contains("T.alloc_buffer((6, 8))"),
+                narrow,
+                "{module}"
+            );
+            let shapes = vec![vec![vec![1, 288, hw, hw], vec![1024, 288, 1, 1]]];
+            let target = Target::host().with_vector_bits(256);
+            compare(&text, &shapes, 1e-5, 0, &target);
+        }
+    }
+
     /// An int8 `R.matmul` (`out_dtype="int32"`) of operands of dtypes `ta`
     /// and `tb` with shapes `sa`, `sb`, returning its output `out`
     /// (`out_shape`) after `epilogue` (bindings reading `mm`).
