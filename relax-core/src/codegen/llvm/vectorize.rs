@@ -139,7 +139,7 @@ impl<'ctx, 'm> FuncGen<'ctx, 'm> {
         base_divisor: i64,
         body: &Stmt,
     ) -> Result<(), Error> {
-        if !self.avx512 && n > 8 && n % 8 != 0 {
+        if !self.avx512 && n > 8 && !n.is_multiple_of(8) {
             // Without AVX-512, a step of 9 to 15 lanes runs as a step of 8
             // and one of the rest: as one 9-lane step, the ninth lane of a
             // padded depthwise window's sum came out wrong on an AVX2 CPU
