@@ -153,22 +153,35 @@ fn input(rows: usize, k: usize) -> Tensor {
     Tensor::from_vec(&[rows as i64, k as i64], x).unwrap()
 }
 
-#[test]
-fn the_packed_build_agrees_with_the_oracle() {
-    let text = r#"
+/// `main(x, w, b) = relu(x · w + b)`, `x` of `(rows, k)` (`rows` a
+/// constant or a quoted symbolic dim), `w` of `(k, n)`.
+fn dense_relu(rows: &str, k: usize, n: usize) -> String {
+    let symbolic = rows.starts_with('"');
+    let declare = if symbolic {
+        format!("        {} = T.int64()\n", rows.trim_matches('"'))
+    } else {
+        String::new()
+    };
+    format!(
+        r#"
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 20), dtype="float32"), w: R.Tensor((20, 72), dtype="float32"), b: R.Tensor((72,), dtype="float32")):
-        n = T.int64()
-        with R.dataflow():
+    def main(x: R.Tensor(({rows}, {k}), dtype="float32"), w: R.Tensor(({k}, {n}), dtype="float32"), b: R.Tensor(({n},), dtype="float32")):
+{declare}        with R.dataflow():
             y = R.matmul(x, w)
             a = R.add(y, b)
             z = R.nn.relu(a)
             R.output(z)
         return z
-"#;
-    let m = bound(text, weight(20, 72));
+"#
+    )
+}
+
+#[test]
+fn the_packed_build_agrees_with_the_oracle() {
+    let text = dense_relu("\"n\"", 20, 72);
+    let m = bound(&text, weight(20, 72));
     let lowered = crate::backend::host_pipeline_unscheduled()
         .run(m.clone())
         .unwrap();
@@ -260,20 +273,7 @@ class Module:
 #[test]
 fn a_product_of_one_row_reads_pairs_of_panels() {
     for cols in [100, 72] {
-        let text = format!(
-            r#"
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 300), dtype="float32"), w: R.Tensor((300, {cols}), dtype="float32"), b: R.Tensor(({cols},), dtype="float32")):
-        with R.dataflow():
-            y = R.matmul(x, w)
-            a = R.add(y, b)
-            z = R.nn.relu(a)
-            R.output(z)
-        return z
-"#
-        );
+        let text = dense_relu("1", 300, cols);
         let m = bound(&text, weight(300, cols));
         let scheduled = crate::backend::pipeline(&Target::host())
             .run(m.clone())
