@@ -385,6 +385,23 @@ pub(super) fn branch(
     }
 }
 
+/// `first`, then `then()` where `choice` holds: unconditionally when it
+/// is known to, under an `if` when it is decided at run time.
+pub(super) fn then_if(first: Stmt, choice: &Choice, then: impl FnOnce() -> Stmt) -> Stmt {
+    match choice {
+        Ok(false) => first,
+        Ok(true) => seq(vec![first, then()]),
+        Err(cond) => seq(vec![
+            first,
+            Stmt::IfThenElse {
+                cond: cond.clone(),
+                then_case: Box::new(then()),
+                else_case: None,
+            },
+        ]),
+    }
+}
+
 /// `version(first, last)` for the values `first` and `last` choose: one
 /// version of a tile's write-back per kind of `k` slice.
 pub(super) fn per_slice(
@@ -649,12 +666,12 @@ impl Gemm<'_> {
     /// are symbolic.
     pub(super) fn packed_for_rows(&self) -> Stmt {
         let (i, _, _) = self.axes();
-        if self.b_panels.is_none() {
+        let Some((panels, w)) = &self.b_panels else {
             return self.packed_for_tiles();
-        }
+        };
         let idt = self.nest.index_dtype();
         let rows = i.extent.clone().cast(idt);
-        let gemv = || self.gemv().expect("B is in panels");
+        let gemv = || self.gemv(panels, *w);
         let tiles = || self.packed_for_tiles();
         branch(&choice(rows.eq_(PrimExpr::int_of(idt, 1))), gemv, tiles)
     }
@@ -1005,8 +1022,7 @@ impl Gemm<'_> {
                                     column(lp, jt)
                                 });
                                 let has_last = choice(jt_end.gt(lp.int(last)));
-                                let tail = || column(&narrow, lp.int(last));
-                                seq(vec![wide, branch(&has_last, tail, || seq(vec![]))])
+                                then_if(wide, &has_last, || column(&narrow, lp.int(last)))
                             }
                             None => {
                                 let jt_extent = lp.simplify(jt_end - jt_min.clone());
@@ -1150,18 +1166,7 @@ impl Gemm<'_> {
                         fill(full.clone(), rest.clone(), zeros, true),
                     ])
                 };
-                match choice(rest.clone().gt(lp.int(0))) {
-                    Ok(false) => whole,
-                    Ok(true) => seq(vec![whole, edge()]),
-                    Err(cond) => seq(vec![
-                        whole,
-                        Stmt::IfThenElse {
-                            cond,
-                            then_case: Box::new(edge()),
-                            else_case: None,
-                        },
-                    ]),
-                }
+                then_if(whole, &choice(rest.clone().gt(lp.int(0))), edge)
             })
         })
     }

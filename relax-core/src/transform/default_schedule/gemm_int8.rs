@@ -59,7 +59,7 @@
 //!
 //! [`DefaultSchedule`]: super::DefaultSchedule
 
-use super::gemm::{branch, choice, let_seq, per_slice, scope, tile_store, Choice, Loops};
+use super::gemm::{branch, choice, let_seq, per_slice, scope, then_if, tile_store, Choice, Loops};
 use super::nest::Nest;
 use super::util::*;
 use super::PARALLEL_MIN_WORK;
@@ -708,18 +708,7 @@ impl GemmInt8<'_> {
                         zero_rows,
                     ])
                 };
-                match choice(rest.clone().gt(lp.int(0))) {
-                    Ok(false) => whole,
-                    Ok(true) => seq(vec![whole, edge()]),
-                    Err(cond) => seq(vec![
-                        whole,
-                        Stmt::IfThenElse {
-                            cond,
-                            then_case: Box::new(edge()),
-                            else_case: None,
-                        },
-                    ]),
-                }
+                then_if(whole, &choice(rest.clone().gt(lp.int(0))), edge)
             })
         })
     }

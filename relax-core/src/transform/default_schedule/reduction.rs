@@ -496,9 +496,7 @@ impl Nest {
         let width = match j.extent.as_int() {
             Some(e) if e < TILE_COLS => e.max(1),
             Some(e) if e % DIRECT_CONV_WIDE_COLS == 0 && direct_wide => DIRECT_CONV_WIDE_COLS,
-            Some(e) if e % (2 * TILE_COLS) == 0 && direct && self.vector_bits >= 512 => {
-                2 * TILE_COLS
-            }
+            Some(e) if e % (2 * TILE_COLS) == 0 && direct_wide => 2 * TILE_COLS,
             Some(e) if wide_product && e <= WHOLE_ROW_TILE_COLS => e,
             Some(_) if wide_product => 2 * TILE_COLS,
             _ => TILE_COLS,

@@ -27,10 +27,9 @@ use super::*;
 pub const GEMV_PANELS: i64 = 2;
 
 impl Gemm<'_> {
-    /// The GEMV schedule of the module docs for a product of one row;
-    /// `None` unless `B` is in panels.
-    pub(super) fn gemv(&self) -> Option<Stmt> {
-        let (panels, w) = self.b_panels.clone()?;
+    /// The GEMV schedule of the module docs for a product of one row
+    /// whose `B` is `panels`, `w` columns each (`Gemm::b_panels`).
+    pub(super) fn gemv(&self, panels: &Buffer, w: i64) -> Stmt {
         let nest = self.nest;
         let n = nest.spatial.len();
         let batch = new_loops(&nest.spatial[..n - 2]);
@@ -69,7 +68,7 @@ impl Gemm<'_> {
                     map.insert(k.var.clone(), q.clone().cast(k.var.dtype()));
                     let a = lp.simplify(self.a.substitute_map(&map));
                     let panel = lp.simplify((first.clone() + r.clone()).min(last_panel.clone()));
-                    let b = PrimExpr::load(&panels, vec![panel, q.clone(), c.clone()]);
+                    let b = PrimExpr::load(panels, vec![panel, q.clone(), c.clone()]);
                     let at = PrimExpr::load(&acc, vec![r.clone(), c.clone()]);
                     Stmt::BufferStore {
                         buffer: acc.clone(),
@@ -115,6 +114,6 @@ impl Gemm<'_> {
             let write = branch(&whole, whole_tile, edge_tile);
             scope("acc", vec![acc.clone()], seq(vec![init, update, write]))
         });
-        Some(super::super::util::nest(&batch, body, None))
+        super::super::util::nest(&batch, body, None)
     }
 }
